@@ -1,0 +1,47 @@
+"""ember: PyTorch's user API on NumPy (CPU) and CuPy (CUDA). `import ember as torch`.
+
+This file is the public face: it re-exports; it defines nothing of its own.
+"""
+from . import dtypes as _dtypes
+from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype,
+                     finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
+                     int, int8, int16, int32, int64, long, promote_types, result_type,
+                     set_default_dtype, short, uint8, can_cast)
+from .device import device
+from ._state import set_default_device
+from ._tensor import Size, Tensor
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                     seed, set_rng_state)
+from . import ops as _ops
+from .ops.pointwise import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
+from .ops.shape import *  # noqa: F401,F403
+from .ops.indexing import *  # noqa: F401,F403
+from .ops.linalg import *  # noqa: F401,F403
+from .ops.creation import *  # noqa: F401,F403
+from .ops.creation import LEGACY_TYPES as _LEGACY
+from . import autograd, cuda
+from .autograd import (enable_grad, inference_mode, is_grad_enabled,
+                       is_inference_mode_enabled, no_grad, set_grad_enabled)
+from ._printing import get_printoptions, set_printoptions
+
+globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
+
+strided = "torch.strided"
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def numel(input):
+    return input.numel()

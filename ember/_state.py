@@ -1,0 +1,33 @@
+"""Switches the ops read on every call: grad mode (thread-local, as in PyTorch) and the
+default device. Kept on the lowest floor so ops can read them without importing autograd."""
+import threading
+
+
+class _GradState(threading.local):
+    def __init__(self):
+        self.enabled = True      # no_grad / enable_grad / set_grad_enabled
+        self.inference = False   # inference_mode
+
+
+grad = _GradState()
+
+_default_devices = []
+
+
+def default_device():
+    """The device factory functions use when none is given (None means the CPU)."""
+    return _default_devices[-1] if _default_devices else None
+
+
+def set_default_device(dev):
+    _default_devices.clear()
+    if dev is not None:
+        _default_devices.append(dev)
+
+
+def push_default_device(dev):
+    _default_devices.append(dev)
+
+
+def pop_default_device():
+    _default_devices.pop()

@@ -1,0 +1,483 @@
+"""The Tensor: a backend array plus device and autograd metadata.
+
+Operators and most methods are bound onto the class by `ember.ops` (this file does not
+import it). What lives here is what a tensor *is*: its array, its view and version
+bookkeeping, its autograd fields, and conversions to Python and NumPy.
+"""
+import builtins
+import warnings
+
+import numpy as np
+
+from . import dtypes as _dt
+from ._state import grad as _grad_state
+from .device import CPU, backend_of, canonical
+
+__all__ = ["Tensor", "Size", "VersionCounter"]
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as `torch.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+class VersionCounter:
+    """Bumped by every in-place write; shared by a tensor, its views and `detach()`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+_new = object.__new__
+_FROM_NUMPY = _dt.FROM_NUMPY
+
+
+def _make(cls, array, device, base=None, version=None):
+    t = _new(cls)
+    t._array = array
+    t._device = device
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._vc = version if version is not None else VersionCounter()
+    t._base = base
+    t._view_fn = None
+    t._grad = None
+    return t
+
+
+class Tensor:
+    __slots__ = ("_array", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
+                 "_base", "_view_fn", "_grad", "__dict__", "__weakref__")
+    # Rarely set fields live in the instance dict, with these class-level defaults.
+    _hooks = None          # dict: id -> hook, on a leaf (a non-leaf's hooks sit on its grad_fn)
+    _retains_grad = False
+    _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
+    _fn_version = 0        # version at which a view's grad_fn was last derived from its base
+    _is_param = False
+    __array_priority__ = 1000  # NumPy defers to our reflected operators
+
+    # ---- construction -----------------------------------------------------------------
+    def __new__(cls, *args, device=None):
+        """`ember.Tensor(2, 3)` (uninitialised), `Tensor([1, 2])`, `Tensor(size)`: default dtype."""
+        from .ops.creation import legacy_new
+        return legacy_new(cls, _dt.get_default_dtype(), args, device)
+
+    @classmethod
+    def _wrap(cls, array, device=CPU):
+        return _make(cls, array, device)
+
+    def __reduce_ex__(self, proto):
+        from .serialization import reduce_tensor
+        return reduce_tensor(self)
+
+    # ---- metadata -----------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return _FROM_NUMPY[self._array.dtype]
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def shape(self):
+        return Size(self._array.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._array.shape)
+        return self._array.shape[_wrap_dim(dim, self._array.ndim)]
+
+    def dim(self):
+        return self._array.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._array.ndim
+
+    def numel(self):
+        return self._array.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._array.itemsize
+
+    @property
+    def itemsize(self):
+        return self._array.itemsize
+
+    @property
+    def nbytes(self):
+        return self._array.nbytes
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def is_meta(self):
+        return False
+
+    @property
+    def layout(self):
+        from . import strided
+        return strided
+
+    def get_device(self):
+        return -1 if self._device.type == "cpu" else self._device.index
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def stride(self, dim=None):
+        item = self._array.itemsize
+        strides = tuple(s // item for s in self._array.strides)
+        # NumPy leaves a size-1 or empty axis's stride arbitrary; report PyTorch's.
+        shape = self._array.shape
+        if 0 in shape or 1 in shape:
+            strides = _normalise_strides(shape, strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._array.ndim)]
+
+    def storage_offset(self):
+        if self._base is None:
+            return 0
+        return (_data_ptr(self._array) - _data_ptr(self._base._array)) // self._array.itemsize
+
+    def data_ptr(self):
+        return _data_ptr(self._array)
+
+    def is_contiguous(self, memory_format=None):
+        expected = 1
+        shape, strides = self._array.shape, self.stride()
+        for size, stride in zip(reversed(shape), reversed(strides)):
+            if size != 1:
+                if stride != expected:
+                    return size == 0
+                expected *= size
+        return True
+
+    def _is_view(self):
+        return self._base is not None
+
+    # ---- autograd fields ----------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        flag = builtins.bool(flag)
+        if self._grad_fn is not None and not flag:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = flag
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        if self._base is not None and self._fn_version != self._vc.value:
+            _refresh_view_grad_fn(self)
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you indeed "
+                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on "
+                "the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
+                "access the leaf Tensor instead.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._device != self._device:
+                raise RuntimeError("assigned grad has data located on a different device")
+            if value._array.shape != self._array.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def _version(self):
+        return self._vc.value
+
+    @property
+    def data(self):
+        """The same memory outside autograd, with a version counter of its own."""
+        return _make(Tensor, self._array, self._device)
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
+        self._array = other._array
+        self._device = other._device
+
+    def detach(self):
+        """The same memory and version counter, outside the graph."""
+        return _make(Tensor, self._array, self._device, version=self._vc)
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
+                               "using DistributedDataParallel (DDP) for training, ...")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self):
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if not self._retains_grad:
+            self._retains_grad = True
+            self._grad_fn._retain(self)
+
+    def register_hook(self, hook):
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .ops._graph import RemovableHandle
+        fn = self.grad_fn
+        if fn is not None:
+            return fn._register_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = {}
+        return RemovableHandle(self._hooks, hook)
+
+    # ---- conversions to Python and NumPy --------------------------------------------------
+    def numpy(self, *, force=False):
+        if force:
+            return self.detach().cpu().resolve()._array
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if self._device.type != "cpu":
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. "
+                            "Use Tensor.cpu() to copy the tensor to host memory first.")
+        return self._array
+
+    def resolve(self):
+        return self
+
+    def _host(self):
+        """The array in host memory (a copy for device tensors)."""
+        arr = self._array
+        return arr if self._device.type == "cpu" else backend_of(self._device).to_host(arr)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def tolist(self):
+        arr = self._host()
+        if arr.dtype == _dt.bfloat16.np:
+            arr = arr.astype(np.float32)
+        return arr.tolist()
+
+    def item(self):
+        if self._array.size != 1:
+            raise RuntimeError(f"a Tensor with {self._array.size} elements cannot be converted to Scalar")
+        arr = self._host()
+        if arr.dtype == _dt.bfloat16.np:
+            arr = arr.astype(np.float32)
+        return arr.reshape(()).item()
+
+    def __len__(self):
+        if self._array.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._array.shape[0]
+
+    def __iter__(self):
+        if self._array.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        n = self._array.size
+        if n != 1:
+            if n == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self.item())
+
+    def __float__(self):
+        return builtins.float(self._scalar("float"))
+
+    def __int__(self):
+        return builtins.int(self._scalar("int"))
+
+    def __complex__(self):
+        return builtins.complex(self._scalar("complex"))
+
+    def _scalar(self, kind):
+        if self._array.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype.is_complex or self._array.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._printing import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._array.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return object.__format__(repr(self), spec)
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._array.__dlpack__(**({"stream": stream} if stream is not None else {}))
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+    def __deepcopy__(self, memo):
+        from .ops._copying import deepcopy_tensor
+        return deepcopy_tensor(self, memo)
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._array.__cuda_array_interface__
+
+
+# ---- helpers the ops share -------------------------------------------------------------
+def _wrap_dim(dim, ndim):
+    """A dim in [-ndim, ndim) made non-negative, or PyTorch's IndexError."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n if ndim > 0 else 0
+
+
+def _normalise_strides(shape, strides):
+    """PyTorch's strides for size-0/1 axes: the product of the sizes to the right."""
+    out = list(strides)
+    expected = 1
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] <= 1:
+            out[i] = expected
+        expected *= max(shape[i], 1)
+    return tuple(out)
+
+
+def _data_ptr(arr):
+    if isinstance(arr, np.ndarray):
+        return arr.__array_interface__["data"][0]
+    return arr.data.ptr
+
+
+def _refresh_view_grad_fn(view):
+    """After an in-place write through any alias, a view's grad_fn is rebuilt from its base."""
+    view._fn_version = view._vc.value
+    base = view._base
+    if not (base._requires_grad and _grad_state.enabled) or view._view_fn is None:
+        return
+    fresh = view._view_fn(base)
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
+    view._requires_grad = True
+
+
+def make_tensor(array, device=CPU):
+    """A new leaf tensor over `array` (the ops' constructor)."""
+    return _make(Tensor, array, device)
+
+
+def make_view(array, source):
+    """A tensor over `array`, a view of `source`'s memory: shares base and version counter."""
+    base = source._base if source._base is not None else source
+    t = _make(Tensor, array, source._device, base, source._vc)
+    t._fn_version = source._vc.value
+    return t
+
+
+def check_device(device):
+    return canonical(device)

@@ -1,0 +1,330 @@
+"""The backward engine: `backward()` and `autograd.grad()`.
+
+It walks the graph from the roots in dependency order: it first counts each node's
+consumers, then runs a node once every gradient meant for it has arrived. Gradients an op
+returns are reduced to its input's shape (broadcasting) and cast to its dtype here, in one
+place, as PyTorch's engine does; the formulas need not care.
+"""
+from .._state import grad as _grad_state
+from .._tensor import Tensor, _make
+from ..ops._graph import AccumulateGrad, edge
+
+__all__ = ["backward", "grad"]
+
+
+def _tensors(x):
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _root_grads(outputs, grad_outputs, create_graph):
+    grads = _tensors(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs"
+                           if not grads else
+                           f"got {len(grads)} tensors and {len(outputs)} gradients")
+    roots = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        if g is None:
+            if out._array.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not (out.dtype.is_floating_point or out.dtype.is_complex):
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {out.dtype}")
+            g = _make(Tensor, out._device.__class__ and _ones_like(out._array), out._device)
+        elif not isinstance(g, Tensor):
+            from ..ops.creation import tensor as _tensor
+            g = _tensor(g, dtype=out.dtype, device=out._device)
+        elif g._array.shape != out._array.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{g.shape} and output[{i}] has a shape of {out.shape}.")
+        if not create_graph:
+            g = g.detach()
+        roots.append((edge(out), g))
+    return roots
+
+
+def _ones_like(arr):
+    from ..device import backend_of  # noqa: F401  (arrays know their module via type)
+    out = arr.copy()
+    out[...] = 1
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    outputs = _tensors(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_grads(outputs, grad_tensors, create_graph)
+    only = None
+    if inputs is not None:
+        inputs = _tensors(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        only = [edge(t) for t in inputs]
+        captured = _run(roots, retain_graph, create_graph, capture=only, accumulate=False)
+        for t, g in zip(inputs, captured):
+            if g is not None:
+                _accumulate_into(t, g, create_graph, set())
+        return
+    _run(roots, retain_graph, create_graph, capture=None, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    outputs = _tensors(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = _tensors(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots = _root_grads(outputs, grad_outputs, create_graph)
+    captured = _run(roots, retain_graph, create_graph,
+                    capture=[edge(t) for t in inputs], accumulate=False)
+    result = []
+    for t, g in zip(inputs, captured):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            if materialize_grads:
+                g = _make(Tensor, _zeros_like(t._array), t._device)
+        result.append(g)
+    return tuple(result)
+
+
+def _zeros_like(arr):
+    out = arr.copy()
+    out[...] = 0
+    return out
+
+
+def _run(roots, retain_graph, create_graph, capture, accumulate):
+    """Execute the graph below `roots` ((edge, grad) pairs). With `capture` (a list of edges)
+    return the gradient arriving at each of them instead of accumulating into leaves."""
+    deps = _count_dependencies([e[0] for e, _ in roots if e[0] is not None])
+    wanted = None
+    captured = None
+    if capture is not None:
+        captured = [None] * len(capture)
+        wanted = {}
+        for i, (node, nr) in enumerate(capture):
+            if node is not None:
+                wanted.setdefault(node, []).append((nr, i))
+        needed = _needed_nodes(deps, wanted)
+    buffers = {}
+    for (node, nr), g in roots:
+        if node is None:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _num_outputs(node)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    ready = [n for n in buffers if deps.get(n, 0) == 0]
+    handed_out = {id(g._array) for _, g in roots}
+    previous_mode = _grad_state.enabled
+    _grad_state.enabled = create_graph
+    executed = []
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None) or [None] * _num_outputs(node)
+            grads = _call_pre_hooks(node, grads)
+            if wanted is not None:
+                for nr, i in wanted.get(node, ()):
+                    captured[i] = grads[nr]
+                if node not in needed:
+                    _release_children(node, deps, ready)
+                    continue
+            if type(node) is AccumulateGrad:
+                if accumulate and grads[0] is not None:
+                    _accumulate_into(node.variable, grads[0], create_graph, handed_out)
+                continue
+            if all(g is None for g in grads):
+                _release_children(node, deps, ready)
+                continue
+            grads = _materialize(node, grads)
+            results = node.backward(*grads)
+            if type(results) is not tuple:
+                results = (results,) if not isinstance(results, list) else tuple(results)
+            if len(results) != len(node._next):
+                if len(results) > len(node._next) and all(r is None for r in results[len(node._next):]):
+                    results = results[:len(node._next)]
+                else:
+                    raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                                       f"gradients (expected {len(node._next)}, got {len(results)})")
+            if node._hooks:
+                for hook in list(node._hooks.values()):
+                    new = hook(results, tuple(grads))
+                    if new is not None:
+                        results = tuple(new)
+            executed.append(node)
+            for i, (g, (child, nr)) in enumerate(zip(results, node._next)):
+                if child is None:
+                    continue
+                if g is not None:
+                    g = _validate(node, i, g)
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * _num_outputs(child)
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                d = deps[child] - 1
+                deps[child] = d
+                if d == 0:
+                    ready.append(child)
+    finally:
+        _grad_state.enabled = previous_mode
+        if not retain_graph:
+            for node in executed:
+                node._release()
+    return captured
+
+
+def _count_dependencies(roots):
+    deps = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for child, _ in node._next:
+            if child is None:
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    for r in roots:
+        deps.setdefault(r, 0)
+    return deps
+
+
+def _needed_nodes(deps, wanted):
+    """Nodes from which a captured edge can be reached: only these run in `grad()`."""
+    needed = set()
+    order = []  # post-order over the graph
+    visited = set()
+    for start in deps:
+        if start in visited:
+            continue
+        stack = [(start, iter(start._next))]
+        visited.add(start)
+        while stack:
+            node, children = stack[-1]
+            for child, _ in children:
+                if child is not None and child not in visited:
+                    visited.add(child)
+                    stack.append((child, iter(child._next)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    for node in order:
+        if node in wanted or any(c in needed for c, _ in node._next if c is not None):
+            needed.add(node)
+    return needed
+
+
+def _num_outputs(node):
+    meta = getattr(node, "_out_meta", None)
+    return len(meta) if meta is not None else 1
+
+
+def _release_children(node, deps, ready):
+    for child, _ in node._next:
+        if child is not None:
+            deps[child] -= 1
+            if deps[child] == 0:
+                ready.append(child)
+
+
+def _materialize(node, grads):
+    """Outputs that received no gradient get zeros, as PyTorch does for built-in nodes."""
+    if all(g is not None for g in grads) or not node._materialize_grads:
+        return grads
+    meta = node._out_meta
+    from ..ops.creation import zeros
+    return [g if g is not None else zeros(meta[i][0], dtype=meta[i][1], device=meta[i][2])
+            for i, g in enumerate(grads)]
+
+
+def _call_pre_hooks(node, grads):
+    if node._pre_hooks:
+        grads = list(grads)
+        for nr, hooks in node._pre_hooks.items():
+            for hook in list(hooks.values()):
+                if grads[nr] is not None:
+                    new = hook(grads[nr])
+                    if new is not None:
+                        grads[nr] = new
+    if node._retained:
+        for nr, ref in node._retained.items():
+            t = ref()
+            g = grads[nr]
+            if t is not None and g is not None:
+                t._grad = g.detach() if t._grad is None else t._grad + g.detach()
+    if node._node_prehooks:
+        for hook in list(node._node_prehooks.values()):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(new)
+    return grads
+
+
+def _validate(node, i, g):
+    """PyTorch's validate_outputs: reduce a broadcast gradient, cast it to the input's dtype."""
+    shape, dtype = node._meta[i]
+    arr = g._array
+    if arr.shape != shape:
+        if not _expandable(shape, arr.shape):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} "
+                               f"- got {list(arr.shape)} but expected shape compatible with "
+                               f"{list(shape)}")
+        g = g.sum_to_size(shape)
+    if g._array.dtype != dtype:
+        from ..dtypes import FROM_NUMPY
+        g = g.to(FROM_NUMPY[dtype])
+    return g
+
+
+def _expandable(shape, target):
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _accumulate_into(leaf, g, create_graph, handed_out):
+    hooks = leaf._hooks
+    if hooks:
+        for hook in list(hooks.values()):
+            new = hook(g)
+            if new is not None:
+                g = new
+    if leaf._grad is None:
+        if create_graph:
+            leaf._grad = g
+            return
+        arr = g._array
+        # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves.
+        if arr.base is not None or id(arr) in handed_out or not arr.flags.writeable:
+            arr = arr.copy()
+        handed_out.add(id(arr))
+        leaf._grad = _make(Tensor, arr, leaf._device)
+    elif create_graph or leaf._grad._requires_grad:
+        leaf._grad = leaf._grad + g
+    else:
+        leaf._grad._array += g._array
+        leaf._grad._vc.value += 1

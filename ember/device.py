@@ -1,0 +1,188 @@
+"""Devices and the array backends behind them.
+
+A device names where a tensor lives ('cpu', 'cuda:0'); its backend owns the array module
+(`xp`: NumPy for the CPU, CuPy for CUDA) and the transfers. The backend is looked up by
+device type on every use, never fixed at import, so CuPy is imported only when a CUDA
+tensor is first made, and the tests can register a NumPy-backed stand-in for 'cuda'.
+"""
+import numpy as np
+
+__all__ = ["device", "register_backend", "backend_of", "CPU"]
+
+
+class device:
+    """`ember.device('cuda:1')`, `device('cuda', 1)`, `device(1)`, `device(other_device)`."""
+
+    __slots__ = ("type", "index")
+
+    def __new__(cls, type, index=None):
+        if isinstance(type, device):
+            if index is not None:
+                raise TypeError("device(): a device object takes no index")
+            return type
+        if isinstance(type, int) and not isinstance(type, bool):
+            type, index = "cuda", type
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
+        if ":" in type:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
+            type, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            index = int(idx)
+        if type not in _KNOWN_TYPES:
+            raise RuntimeError(
+                "Expected one of cpu, cuda, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
+                f"maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at "
+                f"start of device string: {type}")
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative")
+        key = (type, index)
+        dev = _CACHE.get(key)
+        if dev is None:
+            dev = object.__new__(cls)
+            object.__setattr__(dev, "type", type)
+            object.__setattr__(dev, "index", index)
+            _CACHE[key] = dev
+        return dev
+
+    def __setattr__(self, name, value):
+        raise AttributeError("device objects are immutable")
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (str(self),))
+
+    def __enter__(self):  # `with ember.device('cpu'):` sets the default device
+        from . import _state
+        _state.push_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        from . import _state
+        _state.pop_default_device()
+
+
+_CACHE = {}
+_KNOWN_TYPES = {"cpu", "cuda", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+                "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone"}
+CPU = device("cpu")
+
+
+class CpuBackend:
+    """NumPy arrays in host memory."""
+
+    xp = np
+    name = "cpu"
+
+    @staticmethod
+    def is_available():
+        return True
+
+    @staticmethod
+    def device_count():
+        return 1
+
+    @staticmethod
+    def from_host(array, index):
+        return array
+
+    @staticmethod
+    def to_host(array):
+        return array
+
+    @staticmethod
+    def synchronize(index):
+        pass
+
+
+class CudaBackend:
+    """CuPy arrays in GPU memory; CuPy is imported on first use only."""
+
+    name = "cuda"
+    _cupy = None
+
+    @classmethod
+    def _module(cls):
+        if cls._cupy is None:
+            try:
+                import cupy
+            except ImportError:
+                raise AssertionError("Torch not compiled with CUDA enabled") from None
+            cls._cupy = cupy
+        return cls._cupy
+
+    @property
+    def xp(self):
+        return self._module()
+
+    @classmethod
+    def is_available(cls):
+        try:
+            return cls._module().cuda.runtime.getDeviceCount() > 0
+        except Exception:
+            return False
+
+    @classmethod
+    def device_count(cls):
+        try:
+            return cls._module().cuda.runtime.getDeviceCount()
+        except Exception:
+            return 0
+
+    def from_host(self, array, index):
+        cp = self._module()
+        with cp.cuda.Device(index or 0):
+            return cp.asarray(array)
+
+    def to_host(self, array):
+        return array.get()
+
+    def synchronize(self, index):
+        cp = self._module()
+        with cp.cuda.Device(index or 0):
+            cp.cuda.runtime.deviceSynchronize()
+
+
+_BACKENDS = {"cpu": CpuBackend(), "cuda": CudaBackend()}
+
+
+def register_backend(device_type, backend):
+    """Put `backend` behind `device_type`; return the one it replaces (tests use this)."""
+    previous = _BACKENDS.get(device_type)
+    _BACKENDS[device_type] = backend
+    return previous
+
+
+def backend_of(dev):
+    try:
+        return _BACKENDS[dev.type]
+    except KeyError:
+        raise RuntimeError(f"ember has no backend for device type '{dev.type}'") from None
+
+
+def canonical(dev):
+    """A tensor's device: a CUDA device always carries its index, as in PyTorch."""
+    dev = device(dev)
+    if dev.type == "cpu":
+        return CPU
+    if dev.index is None:
+        from . import cuda
+        return device(dev.type, cuda.current_device())
+    return dev

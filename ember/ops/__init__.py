@@ -1,0 +1,92 @@
+"""Every tensor operation, grouped by family, and their binding onto `Tensor`.
+
+Each family module lists its public functions in `__all__` (re-exported as `ember.<name>`)
+and the Tensor methods it provides in `METHODS`; the Python operators are bound here, once.
+"""
+import numpy as np
+
+from .._tensor import Tensor
+from . import conversion, creation, indexing, linalg, pointwise, reduction, shape
+from . import _graph
+
+# PyTorch never warns on 0/0, log(0) or overflow: NumPy is told so once here, since a
+# per-call `np.errstate` would cost more than a whole small op.
+np.seterr(all="ignore")
+
+FAMILIES = (pointwise, reduction, shape, indexing, linalg, creation, conversion)
+
+for _family in FAMILIES:
+    for _name in _family.METHODS:
+        setattr(Tensor, _name, getattr(_family, _name))
+
+
+def _reflected(op):
+    def method(self, other):
+        return op(other, self)
+    return method
+
+
+def _rdiv(self, other):
+    return pointwise.div(other, self)
+
+
+_OPERATORS = {
+    "__add__": pointwise.add, "__radd__": pointwise.add, "__iadd__": pointwise.add_,
+    "__sub__": pointwise.sub, "__rsub__": _reflected(pointwise.sub), "__isub__": pointwise.sub_,
+    "__mul__": pointwise.mul, "__rmul__": pointwise.mul, "__imul__": pointwise.mul_,
+    "__truediv__": pointwise.div, "__rtruediv__": _rdiv, "__itruediv__": pointwise.div_,
+    "__floordiv__": pointwise.floor_divide, "__rfloordiv__": _reflected(pointwise.floor_divide),
+    "__ifloordiv__": pointwise.floor_divide_,
+    "__mod__": pointwise.remainder, "__rmod__": _reflected(pointwise.remainder),
+    "__imod__": pointwise.remainder_,
+    "__pow__": pointwise.pow, "__rpow__": _reflected(pointwise.pow), "__ipow__": pointwise.pow_,
+    "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
+    "__neg__": pointwise.neg, "__pos__": lambda self: self, "__abs__": pointwise.abs,
+    "__invert__": pointwise.bitwise_not,
+    "__and__": pointwise.bitwise_and, "__rand__": pointwise.bitwise_and,
+    "__or__": pointwise.bitwise_or, "__ror__": pointwise.bitwise_or,
+    "__xor__": pointwise.bitwise_xor, "__rxor__": pointwise.bitwise_xor,
+    "__iand__": lambda s, o: _graph.inplace(s, lambda x: pointwise.bitwise_and(x, o), (o,)),
+    "__ior__": lambda s, o: _graph.inplace(s, lambda x: pointwise.bitwise_or(x, o), (o,)),
+    "__ixor__": lambda s, o: _graph.inplace(s, lambda x: pointwise.bitwise_xor(x, o), (o,)),
+    "__lshift__": pointwise.bitwise_left_shift, "__rshift__": pointwise.bitwise_right_shift,
+    "__rlshift__": _reflected(pointwise.bitwise_left_shift),
+    "__rrshift__": _reflected(pointwise.bitwise_right_shift),
+    "__eq__": pointwise.eq, "__ne__": pointwise.ne, "__lt__": pointwise.lt,
+    "__le__": pointwise.le, "__gt__": pointwise.gt, "__ge__": pointwise.ge,
+}
+
+
+def _operator(op):
+    """Python's protocol: an operand we do not take gives NotImplemented (so `t == None` is
+    False and `t + "a"` a TypeError), where the function form raises PyTorch's TypeError."""
+    def method(self, *other):
+        if other and not isinstance(other[0], _OPERAND_TYPES):
+            return NotImplemented
+        return op(self, *other)
+    method.__name__ = getattr(op, "__name__", "operator")
+    return method
+
+
+_OPERAND_TYPES = (Tensor, bool, int, float, complex, np.generic)
+for _name, _op in _OPERATORS.items():
+    setattr(Tensor, _name, _operator(_op))
+Tensor.__hash__ = lambda self: id(self)
+
+
+def _matrix_transpose(self):
+    if self._array.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self._array.ndim}-D tensor.")
+    return self.transpose(-2, -1)
+
+
+def _T(self):
+    return self.permute(tuple(range(self._array.ndim - 1, -1, -1))) if self._array.ndim != 2 \
+        else self.t()
+
+
+Tensor.T = property(_T)
+Tensor.mT = property(_matrix_transpose)
+Tensor.H = property(lambda self: self.t().conj() if self.ndim == 2 else self.conj())
+Tensor.mH = property(lambda self: _matrix_transpose(self).conj())

@@ -1,0 +1,379 @@
+"""The one op mechanism: how an op's result joins the autograd graph.
+
+An op computes its forward on backend arrays, then calls `record(NodeClass, inputs, out)`.
+If grad mode is on and an input requires grad, `record` makes a node (the result's
+`grad_fn`, named as PyTorch names it: `MulBackward0`) holding edges to the inputs' nodes.
+The node's `backward` is written with ember ops on Tensors, so the engine can build a graph
+of the backward pass itself (`create_graph=True`). User `autograd.Function`s are nodes too.
+
+In-place ops go through `inplace`, out= through `write_out`: one path each for every op.
+"""
+import weakref
+
+from .._state import grad as _grad_state
+from .._tensor import Tensor, _make, make_tensor
+
+__all__ = ["Node", "AccumulateGrad", "record", "inplace", "write_out", "RemovableHandle"]
+
+
+class RemovableHandle:
+    """Returned by hook registrations; `remove()` takes the hook out again."""
+
+    _next_id = 0
+
+    def __init__(self, hooks_dict, hook):
+        RemovableHandle._next_id += 1
+        self.id = RemovableHandle._next_id
+        self._hooks = weakref.ref(hooks_dict) if hasattr(hooks_dict, "__weakref__") else (lambda d=hooks_dict: d)
+        hooks_dict[self.id] = hook
+
+    def remove(self):
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that weakref can point at (handles must not keep a freed node alive)."""
+    __slots__ = ("__weakref__",)
+
+
+class Node:
+    """A backward function in the graph. Subclasses define `backward(self, *grad_outputs)`.
+
+    Fields set by `record`: `_next` (edges: (node, output_nr) per input, node None for an
+    input that needs no gradient) and `_meta` ((shape, numpy dtype) per input: the engine
+    reduces broadcast gradients and casts to the input's dtype with it).
+    """
+
+    _saved = ()
+    _freed = False
+    _pre_hooks = None    # output_nr -> {id: hook}: tensor hooks of this node's outputs
+    _retained = None     # output_nr -> weakref of a tensor that called retain_grad()
+    _hooks = None        # post hooks: hook(grad_inputs, grad_outputs)
+    _node_prehooks = None
+    _materialize_grads = True
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    @property
+    def next_functions(self):
+        return self._next
+
+    @property
+    def needs_input_grad(self):
+        return tuple(edge[0] is not None for edge in self._next)
+
+    @property
+    def metadata(self):
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self.__dict__["_metadata"] = {}
+        return d
+
+    # ---- saved tensors --------------------------------------------------------------
+    def save_for_backward(self, *tensors):
+        self._saved = tuple(None if t is None else _save(self, t) for t in tensors)
+
+    save = save_for_backward
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
+        return tuple(None if s is None else _unpack(self, s) for s in self._saved)
+
+    def _release(self):
+        if self._saved:
+            self._saved = ()
+            self._freed = True
+
+    # ---- hooks ------------------------------------------------------------------------
+    def _register_tensor_hook(self, output_nr, hook):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(output_nr, _HookDict())
+        return RemovableHandle(hooks, hook)
+
+    def _retain(self, tensor):
+        if self._retained is None:
+            self._retained = {}
+        self._retained[tensor._output_nr] = weakref.ref(tensor)
+
+    def register_hook(self, hook):
+        """`hook(grad_inputs, grad_outputs)` runs after this node; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = _HookDict()
+        return RemovableHandle(self._hooks, hook)
+
+    def register_prehook(self, hook):
+        """`hook(grad_outputs)` runs before this node; may return new grad_outputs."""
+        if self._node_prehooks is None:
+            self._node_prehooks = _HookDict()
+        return RemovableHandle(self._node_prehooks, hook)
+
+    def backward(self, *grad_outputs):
+        raise NotImplementedError(f"{type(self).__name__} has no backward")
+
+    def apply(self, *grad_outputs):
+        return self.backward(*grad_outputs)
+
+    __call__ = apply
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds incoming gradients into `leaf.grad`."""
+
+    def __init__(self, leaf):
+        self.variable = leaf
+        self._next = ()
+        self._meta = ()
+
+
+def _save(node, t):
+    """Remember a tensor for backward with its version; an output of `node` is kept without
+    its grad_fn (that would be a reference cycle) and gets it back on unpacking."""
+    if t._grad_fn is node:
+        return (None, t._array, t._device, t._vc, t._vc.value, t._output_nr)
+    return (t, None, None, None, t._vc.value, None)
+
+
+def _unpack(node, saved):
+    t, array, device, vc, version, output_nr = saved
+    if t is None:
+        t = _make(Tensor, array, device, version=vc)
+        t._requires_grad, t._grad_fn, t._output_nr = True, node, output_nr
+    else:
+        vc = t._vc
+    if vc.value != version:
+        raise RuntimeError(_modified_message(t, vc.value, version))
+    return t
+
+
+def _modified_message(t, now, expected):
+    shape = list(t._array.shape)
+    where = ""
+    if t._grad_fn is not None:
+        where = f", which is output {t._output_nr} of {type(t._grad_fn).__name__},"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [torch.{t.dtype._legacy} {shape}]{where} is at version {now}; "
+            f"expected version {expected} instead. Hint: enable anomaly detection to find the "
+            "operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True).")
+
+
+def edge(t):
+    """The edge into the graph for input `t`: its grad_fn, its leaf accumulator, or none."""
+    if not t._requires_grad:
+        if t._base is not None and t._base._requires_grad and t.grad_fn is not None:
+            return (t._grad_fn, t._output_nr)
+        return (None, 0)
+    fn = t._grad_fn if t._base is None else t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    acc = t._grad_accumulator
+    acc = acc() if acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._grad_accumulator = weakref.ref(acc)
+    return (acc, 0)
+
+
+def record(cls, inputs, *outputs):
+    """Make `outputs` the results of a new `cls` node over `inputs` when autograd must track
+    it; return the node (to save tensors and attributes on) or None."""
+    if not _grad_state.enabled:
+        return None
+    for t in inputs:
+        if t._requires_grad:
+            break
+    else:
+        return None
+    node = cls.__new__(cls)
+    node._next = tuple([edge(t) for t in inputs])
+    node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
+    for i, out in enumerate(outputs):
+        if out is not None:
+            out._requires_grad = True
+            out._grad_fn = node
+            out._output_nr = i
+    return node
+
+
+def needs_grad(*inputs):
+    """Whether an op over these tensors would be recorded."""
+    if not _grad_state.enabled:
+        return False
+    for t in inputs:
+        if t._requires_grad:
+            return True
+    return False
+
+
+# ---- in-place ops ------------------------------------------------------------------------
+def inplace(self, compute, others=()):
+    """Run an in-place op: `compute(self)` gives the new value of `self` out of place (an
+    ember op, so the graph is built for it); its array is written into self's memory.
+
+    `others` are the tensor operands, to know whether autograd must track the write.
+    Self keeps its identity and memory; its version is bumped; the graph is rewired so that
+    `self` (or, for a view, its base through PyTorch's CopySlices) is the op's output.
+    """
+    tracked = _grad_state.enabled and (self._requires_grad or _any_requires_grad(others)
+                                       or (self._base is not None and self._base._requires_grad))
+    if tracked:
+        _check_leaf_inplace(self)
+    if not tracked:
+        value = compute(self)
+        _store(self, value)
+        self._vc.value += 1
+        return self
+    if self._base is not None and self._view_fn is not None:
+        _inplace_on_view(self, compute)
+        return self
+    # Out of place on a copy of self standing where self stands in the graph (the node may
+    # save it, and self's memory is about to change), then self becomes the op's output.
+    before = _alias(self)
+    before._array = before._array.copy()
+    value = compute(before)
+    _store(self, value)
+    self._vc.value += 1
+    self._grad_fn, self._output_nr = value._grad_fn, value._output_nr
+    self._requires_grad = value._requires_grad
+    return self
+
+
+def _inplace_on_view(view, compute):
+    """In-place on a view, tracked: the base becomes the output of a CopySlices node.
+    Only the view's region is copied (the op may save it), never the whole base."""
+    base, view_fn = view._base, view._view_fn
+    base_before = _alias(base)
+    value = compute(view_fn(base_before).clone())
+    _store(view, value)
+    base._vc.value += 1
+    new_base = CopySlices.apply(base_before, value, view_fn)
+    base._grad_fn, base._output_nr = new_base._grad_fn, new_base._output_nr
+    base._requires_grad = new_base._requires_grad
+    from .._tensor import _refresh_view_grad_fn
+    _refresh_view_grad_fn(view)
+
+
+def _alias(t):
+    """A new tensor object over `t`'s memory standing where `t` stands in the graph."""
+    a = make_tensor(t._array, t._device)
+    fn = t.grad_fn
+    if fn is not None:
+        a._requires_grad, a._grad_fn, a._output_nr = True, fn, t._output_nr
+    return a
+
+
+def _store(self, value):
+    """Write an op's result into `self`'s memory, with PyTorch's shape and cast checks."""
+    arr = value._array
+    if arr.shape != self._array.shape:
+        from .pointwise import broadcast_shapes_or_none
+        if broadcast_shapes_or_none(arr.shape, self._array.shape) != self._array.shape:
+            raise RuntimeError(
+                f"output with shape {list(self._array.shape)} doesn't match the broadcast shape "
+                f"{list(_broadcast_shape_for_message(arr.shape, self._array.shape))}")
+    src, dst = value.dtype, self.dtype
+    if src is not dst and src._category > dst._category:
+        raise RuntimeError(f"result type {_type_name(src)} can't be cast to the desired output "
+                           f"type {_type_name(dst)}")
+    if value._device != self._device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {value._device} and {self._device}!")
+    self._array[...] = arr
+
+
+def _broadcast_shape_for_message(a, b):
+    import numpy as np
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        return a
+
+
+def _type_name(d):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+
+
+def _any_requires_grad(tensors):
+    for t in tensors:
+        if isinstance(t, Tensor) and t._requires_grad:
+            return True
+    return False
+
+
+def _check_leaf_inplace(t):
+    if t._requires_grad and t._grad_fn is None and t._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = t._base
+    if base is not None and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+class CopySlices(Node):
+    """The base after an in-place write into one of its views: the base's gradient outside
+    the view, and the written value's gradient inside it."""
+
+    @staticmethod
+    def apply(base_before, value, view_fn):
+        out = make_tensor(base_before._array, base_before._device)
+        node = record(CopySlices, (base_before, value), out)
+        if node is not None:
+            node.view_fn = view_fn
+        return out
+
+    def backward(self, grad):
+        grad_base = grad.clone()
+        self.view_fn(grad_base).zero_()
+        return grad_base, self.view_fn(grad)
+
+
+# ---- out= ----------------------------------------------------------------------------------
+def write_out(out, result, fname):
+    """`op(..., out=out)`: PyTorch resizes a mismatched `out` (it must be castable to) and
+    refuses when autograd would have to track the write."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _grad_state.enabled and (result._requires_grad or out._requires_grad):
+        raise RuntimeError(f"{fname}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    src, dst = result.dtype, out.dtype
+    if src is not dst and src._category > dst._category:
+        raise RuntimeError(f"result type {_type_name(src)} can't be cast to the desired output "
+                           f"type {_type_name(dst)}")
+    if out._array.shape != result._array.shape:
+        if out._array.size:
+            import warnings
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out._array.shape)}, which does not match the required output "
+                          f"shape {list(result._array.shape)}. This behavior is deprecated, and "
+                          "in a future PyTorch release outputs will not be resized unless they "
+                          "have zero elements. You can explicitly reuse an out tensor t by "
+                          "resizing it, inplace, to zero elements with t.resize_(0).",
+                          UserWarning, stacklevel=3)
+        out._array = result._array.astype(out._array.dtype, copy=True)
+    else:
+        out._array[...] = result._array
+    out._vc.value += 1
+    return out

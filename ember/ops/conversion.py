@@ -1,0 +1,141 @@
+"""Moving and converting tensors: `to` in all its call forms, `cpu`, `cuda`, `type`, and the
+dtype shorthands (`.float()`, `.long()` ...). A conversion is differentiable
+(`ToCopyBackward0`): the gradient goes back to the source's dtype and device."""
+import builtins
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._tensor import Tensor, make_tensor
+from ..device import backend_of, canonical, device as _device_cls
+from ._graph import Node, record
+
+__all__ = []
+METHODS = ["to", "cpu", "cuda", "type", "type_as", "float", "double", "half", "bfloat16",
+           "int", "long", "short", "char", "byte", "bool", "cfloat", "cdouble"]
+
+
+class ToCopyBackward0(Node):
+    def backward(self, grad):
+        return to(grad, device=self.source_device, dtype=_dt.FROM_NUMPY[self._meta[0][1]])
+
+
+def _move(array, src, dst):
+    if src == dst:
+        return array
+    if src.type != "cpu":
+        array = backend_of(src).to_host(array)
+    if dst.type != "cpu":
+        array = backend_of(dst).from_host(array, dst.index)
+    return array
+
+
+def _parse_to(args, kwargs):
+    """PyTorch's `to` overloads: (device, dtype), (dtype), (tensor), with keywords."""
+    dev = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    args = list(args)
+    if args and isinstance(args[0], Tensor):
+        other = args.pop(0)
+        dev, dtype = other._device, other.dtype
+    elif args and (isinstance(args[0], (str, _device_cls)) or
+                   (isinstance(args[0], builtins.int) and not isinstance(args[0], builtins.bool))):
+        if isinstance(args[0], str) and args[0].startswith("torch."):
+            dtype = args.pop(0)
+        else:
+            dev = args.pop(0)
+    if args and (isinstance(args[0], _dt.dtype) or isinstance(args[0], type)):
+        dtype = args.pop(0)
+    if args and isinstance(args[0], builtins.bool):  # legacy positional non_blocking, copy
+        args.pop(0)
+        if args:
+            copy = args.pop(0)
+    if args:
+        raise TypeError(f"to() received an invalid combination of arguments - got "
+                        f"({', '.join(type(a).__name__ for a in args)})")
+    return dev, dtype, copy
+
+
+def to(self, *args, **kwargs):
+    dev, dtype, copy = _parse_to(args, dict(kwargs))
+    dst = self._device if dev is None else canonical(dev)
+    d = self.dtype if dtype is None else _dt.to_dtype(dtype)
+    if dst == self._device and d is self.dtype and not copy:
+        return self
+    arr = _move(self._array, self._device, dst)
+    if arr.dtype != d.np:
+        arr = arr.astype(d.np)
+    elif arr is self._array:
+        arr = arr.copy()
+    out = make_tensor(arr, dst)
+    node = record(ToCopyBackward0, (self,), out) if (d.is_floating_point or d.is_complex) else None
+    if node is not None:
+        node.source_device = self._device
+    return out
+
+
+def cpu(self, memory_format=None):
+    return to(self, "cpu")
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    if device is None:
+        from .. import cuda as _cuda
+        device = _cuda.current_device()
+    if isinstance(device, builtins.int):
+        device = f"cuda:{device}"
+    dev = canonical(device)
+    if dev.type != "cuda":
+        raise RuntimeError(f"Invalid device, must be cuda device")
+    return to(self, dev)
+
+
+def type(self, dtype=None, non_blocking=False, **kwargs):
+    if dtype is None:
+        prefix = "torch.cuda." if self._device.type == "cuda" else "torch."
+        return prefix + self.dtype._legacy
+    if isinstance(dtype, str) and dtype.startswith("torch.cuda."):
+        return to(self, "cuda", _dt.to_dtype(dtype[len("torch.cuda."):]))
+    is_cuda = getattr(dtype, "_is_cuda", None)
+    if is_cuda:
+        return to(self, "cuda", dtype._legacy_dtype)
+    if is_cuda is False and self._device.type != "cpu":
+        return to(self, "cpu", dtype._legacy_dtype)
+    return to(self, _dt.to_dtype(dtype))
+
+
+def type_as(self, other):
+    return to(self, other.dtype)
+
+
+def _shorthand(d):
+    def convert(self, memory_format=None):
+        return to(self, d)
+    convert.__name__ = d.name
+    return convert
+
+
+float = _shorthand(_dt.float32)
+double = _shorthand(_dt.float64)
+half = _shorthand(_dt.float16)
+bfloat16 = _shorthand(_dt.bfloat16)
+int = _shorthand(_dt.int32)
+long = _shorthand(_dt.int64)
+short = _shorthand(_dt.int16)
+char = _shorthand(_dt.int8)
+byte = _shorthand(_dt.uint8)
+bool = _shorthand(_dt.bool)
+cfloat = _shorthand(_dt.complex64)
+cdouble = _shorthand(_dt.complex128)
+
+
+def view_dtype(self, dtype):
+    """`t.view(dtype)`: the same bytes read as another dtype."""
+    d = _dt.to_dtype(dtype)
+    from .shape import make_view_of
+    return make_view_of(self, self._array.view(d.np), lambda b: view_dtype(b, d))

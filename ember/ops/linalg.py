@@ -1,0 +1,182 @@
+"""Matrix products: `matmul` for every rank combination, `mm`, `bmm`, `mv`, `dot`.
+
+Forwards call the backend's BLAS-backed matmul on arrays; backwards are matmuls again,
+so second derivatives come for free. A gradient over broadcast batch dimensions is summed
+back to the input's shape by the engine.
+"""
+from .._tensor import Tensor, make_tensor
+from ._graph import Node, record
+from .pointwise import xp_of
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "vdot"]
+METHODS = ["matmul", "mm", "bmm", "mv", "dot", "inner", "vdot"]
+
+
+def _type_name(t):
+    from ._graph import _type_name as name
+    return name(t.dtype)
+
+
+def _check_same(a, b, what):
+    if not isinstance(b, Tensor):
+        raise TypeError(f"{what}(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(b).__name__}")
+    if a._array.dtype is not b._array.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_c_name(a)} != {_c_name(b)}")
+    if a._device != b._device:
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                           f"devices, {a._device} and {b._device}!")
+
+
+def _c_name(t):
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(t.dtype.name, t.dtype.name)
+
+
+def _product(a, b, node_cls):
+    out = make_tensor(xp_of(a).matmul(a._array, b._array), a._device)
+    node = record(node_cls, (a, b), out)
+    if node is not None:
+        node.save_for_backward(a, b)
+    return out
+
+
+class MmBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = grad.mm(b.t().conj()) if self._next[0][0] is not None else None
+        gb = a.t().conj().mm(grad) if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def mm(input, mat2, *, out=None):
+    _check_same(input, mat2, "mm")
+    if input._array.ndim != 2 or mat2._array.ndim != 2:
+        bad, n = (input, "self") if input._array.ndim != 2 else (mat2, "mat2")
+        raise RuntimeError(f"{n} must be a matrix")
+    if input._array.shape[1] != mat2._array.shape[0]:
+        (m, k), (k2, n) = input._array.shape, mat2._array.shape
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    return _out(_product(input, mat2, MmBackward0), out, "mm")
+
+
+class BmmBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = grad.bmm(b.transpose(1, 2).conj()) if self._next[0][0] is not None else None
+        gb = a.transpose(1, 2).conj().bmm(grad) if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def bmm(input, mat2, *, out=None):
+    _check_same(input, mat2, "bmm")
+    if input._array.ndim != 3 or mat2._array.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if input._array.ndim != 3
+                           else "batch2 must be a 3D tensor")
+    (b1, n, m), (b2, m2, p) = input._array.shape, mat2._array.shape
+    if b1 != b2 or m != m2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b1}, {m}] but got: [{b2}, {m2}].")
+    return _out(_product(input, mat2, BmmBackward0), out, "bmm")
+
+
+class MvBackward0(Node):
+    def backward(self, grad):
+        a, v = self.saved_tensors
+        ga = grad.unsqueeze(1) * v.conj() if self._next[0][0] is not None else None
+        gv = a.t().conj().mv(grad) if self._next[1][0] is not None else None
+        return ga, gv
+
+
+def mv(input, vec, *, out=None):
+    _check_same(input, vec, "mv")
+    if input._array.ndim != 2 or vec._array.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._array.ndim}, "
+                           f"{vec._array.ndim}")
+    if input._array.shape[1] != vec._array.shape[0]:
+        n, m = input._array.shape
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{m}), vec "
+                           f"({vec._array.shape[0]})")
+    return _out(_product(input, vec, MvBackward0), out, "mv")
+
+
+class DotBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = grad * b.conj() if self._next[0][0] is not None else None
+        gb = grad * a.conj() if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def dot(input, tensor, *, out=None):
+    if input._array.ndim != 1 or tensor._array.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input._array.ndim}D and "
+                           f"{tensor._array.ndim}D tensors")
+    if input._array.dtype is not tensor._array.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_type_name(input)} and {_type_name(tensor)}")
+    n, m = input._array.shape[0], tensor._array.shape[0]
+    if n != m:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                           f"have the same number of elements, but got {n} and {m} elements "
+                           "respectively")
+    _check_same(input, tensor, "dot")
+    return _out(_product(input, tensor, DotBackward0), out, "dot")
+
+
+def vdot(input, other, *, out=None):
+    return dot(input.conj(), other, out=out)
+
+
+def inner(input, other, *, out=None):
+    if input._array.ndim == 0 or other._array.ndim == 0:
+        return _out(input * other, out, "inner")
+    return _out(matmul(input, other.transpose(-1, 0) if other._array.ndim > 1 else other)
+                if other._array.ndim <= 2 else
+                (input.unsqueeze(-2) @ other.movedim(-1, -2)).squeeze(-2), out, "inner")
+
+
+class MatmulBackward0(Node):
+    """Batched, broadcast matmul of tensors of rank >= 2 (1-D operands are lifted first)."""
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = grad.matmul(b.mT.conj()) if self._next[0][0] is not None else None
+        gb = a.mT.conj().matmul(grad) if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def matmul(input, other, *, out=None):
+    _check_same(input, other, "matmul")
+    na, nb = input._array.ndim, other._array.ndim
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{na}D and {nb}D")
+    if na == 1 and nb == 1:
+        return dot(input, other, out=out)
+    if na == 2 and nb == 2:
+        return mm(input, other, out=out)
+    if na == 2 and nb == 1:
+        return mv(input, other, out=out)
+    if na == 1:
+        return _out(matmul(input.unsqueeze(0), other).squeeze(-2), out, "matmul")
+    if nb == 1:
+        return _out(matmul(input, other.unsqueeze(-1)).squeeze(-1), out, "matmul")
+    ka, kb = input._array.shape[-1], other._array.shape[-2]
+    if ka != kb:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input._array.shape[0]}, {ka}] but got: "
+                           f"[{other._array.shape[0]}, {kb}].")
+    try:
+        return _out(_product(input, other, MatmulBackward0), out, "matmul")
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a must match the size of tensor b at non-singleton "
+                           f"dimension") from None
+
+
+def _out(res, out, fname):
+    if out is None:
+        return res
+    from ._graph import write_out
+    return write_out(out, res, fname)

@@ -1,0 +1,813 @@
+"""Pointwise ops: arithmetic, comparison, logic and elementwise math, with derivatives.
+
+Binary ops promote their operands with PyTorch's rules (`dtypes.promote_operands`) and
+hand NumPy/CuPy arrays that already have the result dtype, so the backend's own promotion
+never decides anything. Each op's backward sits right below its forward.
+"""
+import builtins
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._tensor import Tensor, make_tensor
+from ..device import _BACKENDS
+from ._graph import Node, inplace, record, write_out
+
+__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+           "floor_divide", "remainder", "rsub", "pow", "neg", "negative", "abs", "absolute", "exp",
+           "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "conj", "sgn", "sign", "clamp",
+           "clip", "clamp_min", "clamp_max", "where", "maximum", "minimum", "eq", "ne", "lt", "le",
+           "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+           "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift"]
+METHODS = [n for n in __all__ if n not in ("where",)] + [
+    "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "subtract_", "multiply_", "divide_",
+    "true_divide_", "neg_", "abs_", "exp_", "log_", "sqrt_", "sin_", "cos_", "tanh_",
+    "sigmoid_", "relu_", "clip_", "clamp_min_", "clamp_max_", "floor_divide_", "remainder_",
+    "logical_not_", "bitwise_not_", "where"]
+
+_FROM_NUMPY = _dt.FROM_NUMPY
+_PROMOTED = {}  # (dtype, dim?, dtype-or-scalar-type, dim?) -> dtype; filled as types appear
+
+
+def xp_of(t):
+    """The array module of a tensor's device."""
+    return _BACKENDS[t._device.type].xp
+
+
+# ---- operands --------------------------------------------------------------------------
+def _as_scalar(x, fname):
+    if isinstance(x, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"{fname}(): argument 'other' (position 2) must be Tensor, not "
+                    f"{type(x).__name__}")
+
+
+def _promote(da, na, db, nb):
+    """Result dtype for two operands, each a dtype (or a Python number's type) with whether
+    it has dimensions (None for a Python number). Cached: dispatch runs it on every op."""
+    key = (da, na, db, nb, _dt._default[0])
+    d = _PROMOTED.get(key)
+    if d is None:
+        ops = [(x if isinstance(x, _dt.dtype) else _dt.scalar_dtype(x()), n)
+               for x, n in ((da, na), (db, nb))]
+        d = _PROMOTED[key] = _dt.promote_operands(ops)
+    return d
+
+
+def operands(a, b, fname="op"):
+    """Two operands as (array-or-number, array-or-number, result dtype, device), arrays
+    already cast to the result dtype. One of `a`, `b` is a Tensor."""
+    if isinstance(a, Tensor):
+        aa, dev = a._array, a._device
+        if isinstance(b, Tensor):
+            ba = b._array
+            if b._device is not dev:
+                dev = common_device(a, b)
+            if aa.dtype is ba.dtype:
+                return aa, ba, _FROM_NUMPY[aa.dtype], dev
+            d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, _FROM_NUMPY[ba.dtype], ba.ndim > 0)
+            if aa.dtype is not d.np:
+                aa = aa.astype(d.np)
+            if ba.dtype is not d.np:
+                ba = ba.astype(d.np)
+            return aa, ba, d, dev
+        b = _as_scalar(b, fname)
+        d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, type(b), None)
+        if aa.dtype is not d.np:
+            aa = aa.astype(d.np)
+        return aa, b, d, dev
+    ba, dev = b._array, b._device
+    a = _as_scalar(a, fname)
+    d = _promote(_FROM_NUMPY[ba.dtype], ba.ndim > 0, type(a), None)
+    if ba.dtype is not d.np:
+        ba = ba.astype(d.np)
+    return a, ba, d, dev
+
+
+def common_device(a, b):
+    """The device of an op over a and b: equal devices, or a 0-dim CPU tensor beside a
+    tensor elsewhere (PyTorch lets CPU scalars mix)."""
+    da, db = a._device, b._device
+    if da == db:
+        return da
+    if db.type == "cpu" and b._array.ndim == 0:
+        return da
+    if da.type == "cpu" and a._array.ndim == 0:
+        return db
+    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                       f"devices, {da} and {db}!")
+
+
+def _on(arr, dev, src_dev):
+    """Move a 0-dim CPU operand's array to `dev` when it mixes with a device tensor."""
+    if dev is src_dev or dev.type == "cpu":
+        return arr
+    return _BACKENDS[dev.type].from_host(arr, dev.index)
+
+
+def _wrap_result(arr, dev):
+    return make_tensor(arr, dev)
+
+
+def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=False):
+    """The body of a binary op: promote, compute `fn(x, y)` on arrays, record the node."""
+    x, y, d, dev = operands(a, b, fname)
+    if float_result and not (d.is_floating_point or d.is_complex):
+        f = _dt.get_default_dtype().np
+        x = x.astype(f) if not isinstance(x, (builtins.int, builtins.float, builtins.bool)) else x
+        y = y.astype(f) if not isinstance(y, (builtins.int, builtins.float, builtins.bool)) else y
+    if dev.type != "cpu":
+        if isinstance(a, Tensor) and a._device is not dev:
+            x = _on(x, dev, a._device)
+        if isinstance(b, Tensor) and b._device is not dev:
+            y = _on(y, dev, b._device)
+    res = make_tensor(fn(x, y), dev)
+    if out is not None:
+        return write_out(out, res, fname)
+    if node_cls is not None:
+        ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+        inputs = (a, b) if ta and tb else ((a,) if ta else (b,))
+        node = record(node_cls, inputs, res)
+        if node is not None:
+            node.scalar = None if ta and tb else (b if ta else a)
+            node.scalar_first = not ta
+            if node_cls.saves:
+                node.save_for_backward(*inputs)
+    return res
+
+
+# ---- arithmetic ------------------------------------------------------------------------
+class AddBackward0(Node):
+    saves = False  # alpha is applied to `other` by a MulBackward0 before the add
+
+    def backward(self, grad):
+        return grad if len(self._next) == 1 else (grad, grad)
+
+
+class SubBackward0(Node):
+    saves = False
+
+    def backward(self, grad):
+        if len(self._next) == 1:
+            return -grad if self.scalar_first else grad
+        return grad, -grad
+
+
+class MulBackward0(Node):
+    saves = True
+
+    def backward(self, grad):
+        saved = self.saved_tensors
+        if len(saved) == 1:
+            return grad * _conj_scalar(self.scalar)
+        a, b = saved
+        ga = grad * b.conj() if self._next[0][0] is not None else None
+        gb = grad * a.conj() if self._next[1][0] is not None else None
+        return ga, gb
+
+
+class DivBackward0(Node):
+    saves = True
+
+    def backward(self, grad):
+        saved = self.saved_tensors
+        if len(saved) == 1:
+            (t,) = saved
+            if self.scalar_first:  # scalar / t
+                return -grad * self.scalar / (t * t).conj()
+            return grad / _conj_scalar(self.scalar)
+        a, b = saved
+        ga = grad / b.conj() if self._next[0][0] is not None else None
+        gb = -grad * a.conj() / (b * b).conj() if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def _conj_scalar(s):
+    return s.conjugate() if isinstance(s, builtins.complex) else s
+
+
+def add(input, other, *, alpha=1, out=None):
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return binary(input, other, _np_add, AddBackward0, "add", out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    _check_bool_sub(input, other)
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return binary(input, other, _np_sub, SubBackward0, "sub", out)
+
+
+def _check_bool_sub(a, b):
+    if (isinstance(a, Tensor) and a._array.dtype == np.bool_ and
+            (not isinstance(b, Tensor) or b._array.dtype == np.bool_)) or \
+            (isinstance(b, Tensor) and b._array.dtype == np.bool_ and isinstance(a, builtins.bool)):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+
+
+def rsub(input, other, *, alpha=1):
+    return sub(other, input * alpha if alpha != 1 else input)
+
+
+def mul(input, other, *, out=None):
+    return binary(input, other, _np_mul, MulBackward0, "mul", out)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    if rounding_mode is None:
+        return binary(input, other, _np_div, DivBackward0, "div", out, float_result=True)
+    if rounding_mode == "trunc":
+        return binary(input, other, _trunc_div, None, "div", out)
+    if rounding_mode == "floor":
+        return floor_divide(input, other, out=out)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+def _trunc_div(x, y):
+    if _is_int(x) and _is_int(y):
+        if _has_zero(y):
+            raise RuntimeError("ZeroDivisionError")
+        q = x // y
+        return q + ((q < 0) & (q * y != x))  # floor -> toward zero where the division is inexact
+    return np.trunc(x / y)
+
+
+def _np_add(x, y):
+    return x + y
+
+
+def _np_sub(x, y):
+    return x - y
+
+
+def _np_mul(x, y):
+    return x * y
+
+
+def _np_div(x, y):
+    return x / y
+
+
+def floor_divide(input, other, *, out=None):
+    return binary(input, other, _floordiv, None, "floor_divide", out)
+
+
+def _floordiv(x, y):
+    if _is_int(x) and _is_int(y) and _has_zero(y):
+        raise RuntimeError("ZeroDivisionError")
+    return x // y
+
+
+def remainder(input, other, *, out=None):
+    return binary(input, other, _remainder, RemainderBackward0, "remainder", out)
+
+
+def _remainder(x, y):
+    if _is_int(x) and _is_int(y) and _has_zero(y):
+        raise RuntimeError("ZeroDivisionError")
+    return x % y
+
+
+class RemainderBackward0(Node):
+    saves = True
+
+    def backward(self, grad):
+        saved = self.saved_tensors
+        if len(saved) == 1:
+            if self.scalar_first:
+                (b,) = saved
+                return -grad * floor_divide(self.scalar, b)
+            return grad
+        a, b = saved
+        return grad, -grad * floor_divide(a, b)
+
+
+def _is_int(x):
+    if isinstance(x, (builtins.int, builtins.bool)):
+        return True
+    return hasattr(x, "dtype") and x.dtype.kind in "iub"
+
+
+def _has_zero(y):
+    if isinstance(y, (builtins.int, builtins.bool)):
+        return y == 0
+    return builtins.bool((y == 0).any())
+
+
+class PowBackward0(Node):
+    """t ** scalar."""
+    saves = True
+
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        e = self.scalar
+        if e == 0:
+            return grad * 0
+        return grad * (e * t ** (e - 1)).conj()
+
+
+class PowBackward1(Node):
+    """t ** t."""
+    saves = True
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = gb = None
+        if self._next[0][0] is not None:
+            ga = grad * (b * a ** where(b == 0, 1.0, b - 1)).conj()
+            ga = where(b == 0, 0.0, ga)
+        if self._next[1][0] is not None:
+            r = a ** b
+            gb = grad * (r * where((a == 0) & (b >= 0), 0.0, log(a))).conj()
+        return ga, gb
+
+
+class PowBackward2(Node):
+    """scalar ** t."""
+    saves = True
+
+    def backward(self, grad):
+        (b,) = self.saved_tensors
+        base = self.scalar
+        r = base ** b
+        if base == 0:
+            return grad * where(b >= 0, 0.0, r * math.log(base) if base > 0 else r)
+        return grad * (r * _scalar_log(base)).conj()
+
+
+def _scalar_log(x):
+    import cmath
+    return math.log(x) if (not isinstance(x, builtins.complex) and x > 0) else cmath.log(x)
+
+
+def _pow_arrays(x, y):
+    if _is_int(x) and _is_int(y) and isinstance(y, (builtins.int, np.ndarray)) and np.any(np.asarray(y) < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return x ** y
+
+
+def pow(input, exponent, *, out=None):
+    if isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        cls = PowBackward1
+    elif isinstance(input, Tensor):
+        cls = PowBackward0
+    else:
+        cls = PowBackward2
+    return binary(input, exponent, _pow_arrays, cls, "pow", out)
+
+
+
+
+# ---- unary math --------------------------------------------------------------------------
+def unary(input, fn, node_cls, save, out=None, fname="op", to_float=True):
+    """The body of a unary op. `save`: 'input', 'result' or None: what backward needs."""
+    arr = input._array
+    if to_float and arr.dtype.kind in "biu":
+        arr = arr.astype(_dt.get_default_dtype().np)
+    res = make_tensor(fn(arr), input._device)
+    if out is not None:
+        return write_out(out, res, fname)
+    node = record(node_cls, (input,), res)
+    if node is not None and save is not None:
+        node.save_for_backward(input if save == "input" else res)
+    return res
+
+
+class NegBackward0(Node):
+    def backward(self, grad):
+        return -grad
+
+
+def neg(input, *, out=None):
+    if input._array.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+    return unary(input, np.negative, NegBackward0, None, out, "neg", to_float=False)
+
+
+negative = neg
+
+
+class AbsBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * t.sgn()
+
+
+def abs(input, *, out=None):
+    return unary(input, np.abs, AbsBackward0, "input", out, "abs", to_float=False)
+
+
+absolute = abs
+
+
+class ExpBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * r.conj()
+
+
+def exp(input, *, out=None):
+    return unary(input, np.exp, ExpBackward0, "result", out, "exp")
+
+
+class LogBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad / t.conj()
+
+
+def log(input, *, out=None):
+    return unary(input, np.log, LogBackward0, "input", out, "log")
+
+
+class SqrtBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad / (2 * r.conj())
+
+
+def sqrt(input, *, out=None):
+    return unary(input, np.sqrt, SqrtBackward0, "result", out, "sqrt")
+
+
+class SinBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * t.cos().conj()
+
+
+def sin(input, *, out=None):
+    return unary(input, np.sin, SinBackward0, "input", out, "sin")
+
+
+class CosBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * -t.sin().conj()
+
+
+def cos(input, *, out=None):
+    return unary(input, np.cos, CosBackward0, "input", out, "cos")
+
+
+class TanhBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * (1 - r * r).conj()
+
+
+def tanh(input, *, out=None):
+    return unary(input, np.tanh, TanhBackward0, "result", out, "tanh")
+
+
+class SigmoidBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * (r * (1 - r)).conj()
+
+
+def _sigmoid(x):
+    # exp of -|x| never overflows; both branches are exact where they are used.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def sigmoid(input, *, out=None):
+    return unary(input, _sigmoid, SigmoidBackward0, "result", out, "sigmoid")
+
+
+class ReluBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * (r > 0)
+
+
+def _relu(x):
+    return np.maximum(x, x.dtype.type(0)) if x.dtype != np.bool_ else x
+
+
+def relu(input):
+    if input._array.dtype == np.bool_:
+        raise RuntimeError('"clamp_min_scalar_cpu" not implemented for \'Bool\'')
+    return unary(input, _relu, ReluBackward0, "result", None, "relu", to_float=False)
+
+
+def conj(input):
+    return input if not input.dtype.is_complex else unary(input, np.conj, ConjBackward0, None, None, "conj", to_float=False)
+
+
+class ConjBackward0(Node):
+    def backward(self, grad):
+        return grad.conj()
+
+
+class SgnBackward0(Node):
+    def backward(self, grad):
+        return grad * 0
+
+
+def sgn(input):
+    return unary(input, _sgn, SgnBackward0, None, None, "sgn", to_float=False)
+
+
+def sign(input, *, out=None):
+    if input.dtype.is_complex:
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                           "Please use torch.sgn instead.")
+    return unary(input, _sgn, SgnBackward0, None, out, "sign", to_float=False)
+
+
+def _sgn(x):
+    if x.dtype.kind == "c":
+        a = np.abs(x)
+        return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
+    if x.dtype == np.bool_:
+        return x.copy()
+    return np.sign(x)
+
+
+# ---- clamp, where, maximum, minimum -------------------------------------------------------
+class ClampBackward1(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        mask = ones_mask = None
+        if self.min is not None:
+            mask = t >= self.min
+        if self.max is not None:
+            ones_mask = t <= self.max
+            mask = ones_mask if mask is None else mask & ones_mask
+        return grad * mask
+
+
+class ClampBackward0(Node):
+    """clamp with tensor bounds."""
+
+    def backward(self, grad):
+        t, lo, hi = self.saved_tensors
+        gt = grad
+        glo = ghi = None
+        in_range = None
+        if lo is not None:
+            in_range = t >= lo
+            glo = grad * (t < lo)
+        if hi is not None:
+            below = t <= hi
+            in_range = below if in_range is None else in_range & below
+            ghi = grad * (t > hi)
+            if lo is not None:
+                glo = grad * ((t < lo) & (lo <= hi))
+                ghi = grad * ((t > hi) | (lo > hi))
+        gt = grad * in_range
+        res = [gt]
+        if lo is not None:
+            res.append(glo)
+        if hi is not None:
+            res.append(ghi)
+        return tuple(res)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor(input, min, max, out)
+    arr = input._array
+    d = input.dtype
+    for bound in (min, max):
+        if bound is not None:
+            d = _promote(d, arr.ndim > 0, type(_as_scalar(bound, "clamp")), None)
+    if arr.dtype is not d.np:
+        arr = arr.astype(d.np)
+    res = np.clip(arr, min, max) if min is None or max is None or min <= max else np.full_like(arr, max)
+    res = make_tensor(np.asarray(res, dtype=d.np) if not isinstance(res, np.ndarray) else res, input._device)
+    if out is not None:
+        return write_out(out, res, "clamp")
+    node = record(ClampBackward1, (input,), res)
+    if node is not None:
+        node.min, node.max = min, max
+        node.save_for_backward(input)
+    return res
+
+
+def _clamp_tensor(input, min, max, out):
+    res = input
+    if min is not None:
+        res = maximum(res, min) if isinstance(min, Tensor) else clamp(res, min=min)
+    if max is not None:
+        res = minimum(res, max) if isinstance(max, Tensor) else clamp(res, max=max)
+    if out is not None:
+        return write_out(out, res, "clamp")
+    return res
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+class WhereBackward0(Node):
+    def backward(self, grad):
+        (cond,) = self.saved_tensors
+        ga = where(cond, grad, 0) if self.a_tracked else None
+        gb = where(cond, 0, grad) if self.b_tracked else None
+        res = []
+        if self.a_tensor:
+            res.append(ga)
+        if self.b_tensor:
+            res.append(gb)
+        return tuple(res)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
+    if condition._array.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_dt_name(condition.dtype)}")
+    ta, tb = isinstance(input, Tensor), isinstance(other, Tensor)
+    if ta or tb:
+        x, y, d, dev = operands(input, other, "where")
+    else:
+        d = _dt.promote_operands([(_dt.scalar_dtype(input), None), (_dt.scalar_dtype(other), None)])
+        x, y, dev = input, other, condition._device
+    if condition._device != dev and condition._array.ndim != 0:
+        common_device(condition, input if ta else other)
+    res = np.where(condition._array, x, y)
+    if res.dtype != d.np:
+        res = res.astype(d.np)
+    res = make_tensor(res, dev)
+    if out is not None:
+        return write_out(out, res, "where")
+    inputs = tuple(t for t in (input, other) if isinstance(t, Tensor))
+    node = record(WhereBackward0, inputs, res)
+    if node is not None:
+        node.a_tensor, node.b_tensor = ta, tb
+        node.a_tracked = ta and input._requires_grad
+        node.b_tracked = tb and other._requires_grad
+        node.save_for_backward(condition)
+    return res
+
+
+def _dt_name(d):
+    from ._graph import _type_name
+    return _type_name(d)
+
+
+class MaximumBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        pick_a = (a > b) if self.is_max else (a < b)
+        tie = a == b
+        w = pick_a + tie * 0.5
+        return grad * w, grad * (1 - w)
+
+
+def maximum(input, other, *, out=None):
+    res = binary(input, other, np.maximum, MaximumBackward0, "maximum", out)
+    if res._grad_fn is not None and type(res._grad_fn) is MaximumBackward0:
+        res._grad_fn.is_max = True
+    return res
+
+
+def minimum(input, other, *, out=None):
+    res = binary(input, other, np.minimum, MinimumBackward0, "minimum", out)
+    if res._grad_fn is not None and type(res._grad_fn) is MinimumBackward0:
+        res._grad_fn.is_max = False
+    return res
+
+
+class MinimumBackward0(MaximumBackward0):
+    pass
+
+
+# ---- comparison and logic (no gradient) -----------------------------------------------------
+def _compare(fn, name):
+    def op(input, other, *, out=None):
+        return binary(input, other, fn, None, name, out)
+    op.__name__ = name
+    return op
+
+
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne")
+lt = _compare(np.less, "lt")
+le = _compare(np.less_equal, "le")
+gt = _compare(np.greater, "gt")
+ge = _compare(np.greater_equal, "ge")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _logical(fn, name):
+    def op(input, other, *, out=None):
+        x = input._array
+        y = other._array if isinstance(other, Tensor) else other
+        if isinstance(other, Tensor) and other._device != input._device:
+            common_device(input, other)
+        res = make_tensor(fn(x, y), input._device)
+        return write_out(out, res, name) if out is not None else res
+    op.__name__ = name
+    return op
+
+
+logical_and = _logical(np.logical_and, "logical_and")
+logical_or = _logical(np.logical_or, "logical_or")
+logical_xor = _logical(np.logical_xor, "logical_xor")
+
+
+def logical_not(input, *, out=None):
+    res = make_tensor(np.logical_not(input._array), input._device)
+    return write_out(out, res, "logical_not") if out is not None else res
+
+
+def _bitwise(fn, name):
+    def op(input, other, *, out=None):
+        x, y, d, dev = operands(input, other, name)
+        if d.is_floating_point or d.is_complex:
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'{_dt_name(d)}\'')
+        res = make_tensor(fn(x, y), dev)
+        return write_out(out, res, name) if out is not None else res
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+bitwise_left_shift = _bitwise(np.left_shift, "bitwise_left_shift")
+bitwise_right_shift = _bitwise(np.right_shift, "bitwise_right_shift")
+
+
+def bitwise_not(input, *, out=None):
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise RuntimeError(f'"bitwise_not_cpu" not implemented for \'{_dt_name(input.dtype)}\'')
+    res = make_tensor(np.invert(input._array), input._device)
+    return write_out(out, res, "bitwise_not") if out is not None else res
+
+
+def broadcast_shapes_or_none(*shapes):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+
+
+# ---- in-place forms ------------------------------------------------------------------------
+def add_(self, other, *, alpha=1):
+    return inplace(self, lambda s: add(s, other, alpha=alpha), (other,))
+
+
+def sub_(self, other, *, alpha=1):
+    return inplace(self, lambda s: sub(s, other, alpha=alpha), (other,))
+
+
+def mul_(self, other):
+    return inplace(self, lambda s: mul(s, other), (other,))
+
+
+def div_(self, other, *, rounding_mode=None):
+    return inplace(self, lambda s: div(s, other, rounding_mode=rounding_mode), (other,))
+
+
+def pow_(self, exponent):
+    return inplace(self, lambda s: pow(s, exponent), (exponent,))
+
+
+def clamp_(self, min=None, max=None):
+    return inplace(self, lambda s: clamp(s, min, max), (min, max))
+
+
+def _inplace_unary(op):
+    def method(self, *args, **kwargs):
+        return inplace(self, lambda s: op(s, *args, **kwargs),
+                       tuple(a for a in args if isinstance(a, Tensor)))
+    method.__name__ = op.__name__ + "_"
+    return method
+
+
+subtract, multiply, divide, true_divide = sub, mul, div, div
+subtract_, multiply_, divide_, true_divide_ = sub_, mul_, div_, div_
+neg_, abs_, exp_, log_, sqrt_, sin_, cos_, tanh_, sigmoid_, relu_, sign_, sgn_ = (
+    _inplace_unary(f) for f in (neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, sign, sgn))
+clip_ = clamp_
+clamp_min_ = _inplace_unary(clamp_min)
+clamp_max_ = _inplace_unary(clamp_max)
+floor_divide_ = _inplace_unary(floor_divide)
+remainder_ = _inplace_unary(remainder)
+logical_not_ = _inplace_unary(logical_not)
+bitwise_not_ = _inplace_unary(bitwise_not)

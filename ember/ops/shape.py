@@ -1,0 +1,498 @@
+"""Shape ops: views (view, reshape, expand, permute, transpose, squeeze, unsqueeze, narrow,
+select, unbind, flatten), copies (clone, contiguous) and joins (cat, stack).
+
+A view op returns a tensor over a NumPy/CuPy view of its input's memory, sharing the base
+and version counter, and remembers how to redo itself from the base (`_view_fn`), so an
+in-place write through the view can rewire the base's graph (`_graph.inplace`).
+"""
+import builtins
+
+import numpy as np
+
+from .._tensor import Tensor, _make, _wrap_dim, make_tensor
+from ._graph import Node, record
+
+__all__ = ["reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
+           "narrow", "select", "unbind", "clone", "cat", "concat", "concatenate", "stack",
+           "swapaxes", "swapdims", "movedim", "moveaxis", "expand_copy", "broadcast_to"]
+METHODS = ["view", "view_as", "reshape", "reshape_as", "flatten", "squeeze", "unsqueeze",
+           "permute", "transpose", "t", "narrow", "select", "unbind", "clone", "contiguous",
+           "expand", "expand_as", "swapaxes", "swapdims", "movedim", "moveaxis", "broadcast_to"]
+
+
+def make_view_of(source, array, replay):
+    """The result of a view op: `array` views `source`'s memory; `replay(base)` redoes the
+    chain of view ops from the root base (for in-place writes through the view)."""
+    base = source._base if source._base is not None else source
+    out = _make(Tensor, array, source._device, base, source._vc)
+    out._fn_version = source._vc.value
+    parent = source._view_fn
+    if source._base is None:
+        out._view_fn = replay
+    elif parent is not None:
+        out._view_fn = lambda b: replay(parent(b))
+    return out
+
+
+def _size_args(size):
+    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, Tensor)):
+        size = tuple(size[0])
+    return tuple(builtins.int(s) for s in size)
+
+
+def _infer_size(size, numel):
+    neg = [i for i, s in enumerate(size) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for s in size:
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s}")
+    if neg:
+        known = 1
+        for s in size:
+            if s != -1:
+                known *= s
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+        size = list(size)
+        size[neg[0]] = numel // known
+        return tuple(size)
+    n = 1
+    for s in size:
+        n *= s
+    if n != numel:
+        raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+    return size
+
+
+class ViewBackward0(Node):
+    def backward(self, grad):
+        return grad.reshape(self._meta[0][0])
+
+
+def view(self, *size):
+    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, tuple, list)):
+        from .conversion import view_dtype
+        return view_dtype(self, size[0])
+    shape = _infer_size(_size_args(size), self._array.size)
+    try:
+        arr = self._array.reshape(shape, copy=False)
+    except ValueError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.") from None
+    out = make_view_of(self, arr, lambda b: b.view(shape))
+    record(ViewBackward0, (self,), out)
+    return out
+
+
+def view_as(self, other):
+    return view(self, other.shape)
+
+
+class ReshapeAliasBackward0(ViewBackward0):
+    pass
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    pass
+
+
+def reshape(input, *shape):
+    shape = _infer_size(_size_args(shape), input._array.size)
+    try:
+        arr = input._array.reshape(shape, copy=False)
+    except ValueError:
+        arr = input._array.reshape(shape)  # not viewable: a copy, as PyTorch's reshape makes
+        out = make_tensor(arr, input._device)
+        record(UnsafeViewBackward0, (input,), out)
+        return out
+    out = make_view_of(input, arr, lambda b: b.reshape(shape))
+    record(ViewBackward0, (input,), out)
+    return out
+
+
+def reshape_as(self, other):
+    return reshape(self, other.shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    shape = input._array.shape
+    if not shape:
+        return reshape(input, 1)
+    s, e = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+
+
+class ExpandBackward0(Node):
+    def backward(self, grad):
+        return grad.sum_to_size(self._meta[0][0])
+
+
+def _xp(t):
+    from .pointwise import xp_of
+    return xp_of(t)
+
+
+def expand(self, *sizes):
+    sizes = _size_args(sizes)
+    shape = self._array.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand(torch.{self.dtype._legacy}{{{list(shape)}}}, size={list(sizes)}): "
+                           "the number of sizes provided ({}) must be greater or equal to the "
+                           "number of dimensions in the tensor ({})".format(len(sizes), len(shape)))
+    lead = len(sizes) - len(shape)
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   "leading, non-existing dimension 0")
+            target.append(s)
+            continue
+        cur = shape[i - lead]
+        if s == -1:
+            s = cur
+        elif cur != s and cur != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
+                               f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
+                               f"{list(sizes)}.  Tensor sizes: {list(shape)}")
+        target.append(s)
+    target = tuple(target)
+    if target == shape:
+        arr = self._array.view()
+    else:
+        arr = _xp(self).broadcast_to(self._array, target)
+    out = make_view_of(self, arr, lambda b: b.expand(target))
+    record(ExpandBackward0, (self,), out)
+    return out
+
+
+def expand_as(self, other):
+    return expand(self, other.shape)
+
+
+def broadcast_to(input, size):
+    return expand(input, size)
+
+
+def expand_copy(input, size):
+    return expand(input, size).clone()
+
+
+class PermuteBackward0(Node):
+    def backward(self, grad):
+        inverse = [0] * len(self.dims)
+        for i, d in enumerate(self.dims):
+            inverse[d] = i
+        return grad.permute(inverse)
+
+
+def permute(input, *dims):
+    dims = _size_args(dims)
+    n = input._array.ndim
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. input."
+                           f"dim() = {n} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(dims)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    out = make_view_of(input, input._array.transpose(dims), lambda b: b.permute(dims))
+    node = record(PermuteBackward0, (input,), out)
+    if node is not None:
+        node.dims = dims
+    return out
+
+
+class TransposeBackward0(Node):
+    def backward(self, grad):
+        return grad.transpose(self.dim0, self.dim1)
+
+
+def transpose(input, dim0, dim1):
+    n = input._array.ndim
+    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    axes = list(range(n))
+    axes[d0], axes[d1] = axes[d1], axes[d0]
+    out = make_view_of(input, input._array.transpose(axes), lambda b: b.transpose(d0, d1))
+    node = record(TransposeBackward0, (input,), out)
+    if node is not None:
+        node.dim0, node.dim1 = d0, d1
+    return out
+
+
+swapaxes = swapdims = transpose
+
+
+class TBackward0(TransposeBackward0):
+    pass
+
+
+def t(input):
+    n = input._array.ndim
+    if n > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
+    if n < 2:
+        out = make_view_of(input, input._array.view(), lambda b: b.t())
+        record(AliasBackward0, (input,), out)
+        return out
+    out = make_view_of(input, input._array.T, lambda b: b.t())
+    node = record(TBackward0, (input,), out)
+    if node is not None:
+        node.dim0, node.dim1 = 0, 1
+    return out
+
+
+class AliasBackward0(Node):
+    def backward(self, grad):
+        return grad
+
+
+def movedim(input, source, destination):
+    n = input._array.ndim
+    src = [source] if isinstance(source, builtins.int) else list(source)
+    dst = [destination] if isinstance(destination, builtins.int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    src = [_wrap_dim(d, n) for d in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    order = [d for d in range(n) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, order)
+
+
+moveaxis = movedim
+
+
+class SqueezeBackward0(Node):
+    def backward(self, grad):
+        return grad.reshape(self._meta[0][0])
+
+
+class SqueezeBackward1(SqueezeBackward0):
+    pass
+
+
+class SqueezeBackward2(SqueezeBackward0):
+    pass
+
+
+def squeeze(input, dim=None):
+    shape = input._array.shape
+    if dim is None:
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+        cls = SqueezeBackward0
+    else:
+        dims = (dim,) if isinstance(dim, (builtins.int, np.integer)) else tuple(dim)
+        axes = tuple(sorted({_wrap_dim(d, len(shape)) for d in dims}))
+        axes = tuple(a for a in axes if shape and shape[a] == 1)
+        cls = SqueezeBackward1 if isinstance(dim, (builtins.int, np.integer)) else SqueezeBackward2
+    arr = input._array.squeeze(axes) if axes else input._array.view()
+    out = make_view_of(input, arr, lambda b: b.squeeze(dim))
+    record(cls, (input,), out)
+    return out
+
+
+class UnsqueezeBackward0(Node):
+    def backward(self, grad):
+        return grad.squeeze(self.dim)
+
+
+def unsqueeze(input, dim):
+    n = input._array.ndim
+    d = _wrap_dim(dim, n + 1)
+    arr = _xp(input).expand_dims(input._array, d)
+    out = make_view_of(input, arr, lambda b: b.unsqueeze(d))
+    node = record(UnsqueezeBackward0, (input,), out)
+    if node is not None:
+        node.dim = d
+    return out
+
+
+class NarrowBackward0(Node):
+    def backward(self, grad):
+        from .creation import zeros
+        shape, dtype = self._meta[0]
+        full = zeros(shape, dtype=grad.dtype, device=grad.device)
+        full.narrow(self.dim, self.start, self.length).copy_(grad)
+        return full
+
+
+class SliceBackward0(NarrowBackward0):
+    pass
+
+
+def narrow(input, dim, start, length):
+    shape = input._array.shape
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, len(shape))
+    start = builtins.int(start)
+    if start < 0:
+        start += shape[d]
+    if not 0 <= start <= shape[d] or length < 0 or start + length > shape[d]:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({shape[d]}).")
+    index = (slice(None),) * d + (slice(start, start + length),)
+    out = make_view_of(input, input._array[index], lambda b: b.narrow(d, start, length))
+    node = record(SliceBackward0, (input,), out)
+    if node is not None:
+        node.dim, node.start, node.length = d, start, length
+    return out
+
+
+class SelectBackward0(Node):
+    def backward(self, grad):
+        from .creation import zeros
+        full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
+        full.select(self.dim, self.index).copy_(grad)
+        return full
+
+
+def select(input, dim, index):
+    shape = input._array.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, len(shape))
+    i = builtins.int(index)
+    if not -shape[d] <= i < shape[d]:
+        raise IndexError(f"index {i} is out of bounds for dimension {d} with size {shape[d]}")
+    i %= shape[d]
+    arr = input._array[(slice(None),) * d + (i,)]
+    out = make_view_of(input, arr, lambda b: b.select(d, i))
+    node = record(SelectBackward0, (input,), out)
+    if node is not None:
+        node.dim, node.index = d, i
+    return out
+
+
+class UnbindBackward0(Node):
+    def backward(self, *grads):
+        return stack(grads, self.dim)
+
+
+def unbind(input, dim=0):
+    shape = input._array.shape
+    if not shape:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, len(shape))
+    prefix = (slice(None),) * d
+    outs = []
+    for i in range(shape[d]):
+        outs.append(make_view_of(input, input._array[prefix + (i,)],
+                                 lambda b, i=i: b.select(d, i)))
+    node = record(UnbindBackward0, (input,), *outs)
+    if node is not None:
+        node.dim = d
+        node._out_meta = tuple((o._array.shape, o.dtype, o._device) for o in outs)
+    return tuple(outs)
+
+
+class CloneBackward0(Node):
+    def backward(self, grad):
+        return grad
+
+
+def clone(input, *, memory_format=None):
+    out = make_tensor(input._array.copy(), input._device)
+    record(CloneBackward0, (input,), out)
+    return out
+
+
+def contiguous(self, memory_format=None):
+    if self.is_contiguous():
+        return self
+    return clone(self)
+
+
+class CatBackward0(Node):
+    def backward(self, grad):
+        res, start = [], 0
+        for size in self.sizes:
+            res.append(grad.narrow(self.dim, start, size) if size else None)
+            start += size
+        return tuple(res)
+
+
+def _check_joinable(tensors, fname):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{fname}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        "not Tensor")
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{fname}(): expected a non-empty list of Tensors")
+    dev = tensors[0]._device
+    for t in tensors[1:]:
+        if t._device != dev:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                               f"two devices, {dev} and {t._device}!")
+    return tensors
+
+
+def cat(tensors, dim=0, *, out=None):
+    from .. import dtypes as _dt
+    tensors = _check_joinable(tensors, "cat")
+    # PyTorch skips 1-D empty tensors in cat (a legacy rule kept for compatibility)
+    parts = [t for t in tensors if not (t._array.ndim == 1 and t._array.size == 0)] or tensors[:1]
+    ref = parts[0]._array
+    d = _wrap_dim(dim, ref.ndim)
+    for i, t in enumerate(parts):
+        a = t._array
+        if a.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
+                               f"{a.ndim}")
+        for k in range(ref.ndim):
+            if k != d and a.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                                   f"size {ref.shape[k]} but got size {a.shape[k]} for tensor "
+                                   f"number {i} in the list.")
+    dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in parts])
+    arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in parts]
+    res = make_tensor(_xp(parts[0]).concatenate(arrays, axis=d), parts[0]._device)
+    if out is not None:
+        from ._graph import write_out
+        return write_out(out, res, "cat")
+    node = record(CatBackward0, tuple(tensors), res)
+    if node is not None:
+        node.dim = d
+        node.sizes = [t._array.shape[d] if t in parts else 0 for t in tensors]
+    return res
+
+
+concat = concatenate = cat
+
+
+class StackBackward0(Node):
+    def backward(self, grad):
+        return grad.unbind(self.dim)
+
+
+def stack(tensors, dim=0, *, out=None):
+    tensors = _check_joinable(tensors, "stack")
+    shape = tensors[0]._array.shape
+    for i, t in enumerate(tensors):
+        if t._array.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} "
+                               f"at entry 0 and {list(t._array.shape)} at entry {i}")
+    d = _wrap_dim(dim, len(shape) + 1)
+    from .. import dtypes as _dt
+    dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in tensors])
+    arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in tensors]
+    res = make_tensor(_xp(tensors[0]).stack(arrays, axis=d), tensors[0]._device)
+    if out is not None:
+        from ._graph import write_out
+        return write_out(out, res, "stack")
+    node = record(StackBackward0, tuple(tensors), res)
+    if node is not None:
+        node.dim = d
+    return res
