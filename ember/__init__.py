@@ -13,12 +13,7 @@ from ._tensor import Size, Tensor
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 from . import ops as _ops
-from .ops.pointwise import *  # noqa: F401,F403
-from .ops.reduction import *  # noqa: F401,F403
-from .ops.shape import *  # noqa: F401,F403
-from .ops.indexing import *  # noqa: F401,F403
-from .ops.linalg import *  # noqa: F401,F403
-from .ops.creation import *  # noqa: F401,F403
+from .ops import *  # noqa: F401,F403  (every op family's public functions)
 from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, cuda
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
@@ -29,19 +24,4 @@ globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
 
 strided = "torch.strided"
 __version__ = "0.1.0"
-
-
-def is_tensor(obj):
-    return isinstance(obj, Tensor)
-
-
-def is_floating_point(input):
-    return input.is_floating_point()
-
-
-def is_complex(input):
-    return input.is_complex()
-
-
-def numel(input):
-    return input.numel()
+from ._tensor import is_tensor, is_floating_point, is_complex, numel

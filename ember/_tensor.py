@@ -13,7 +13,8 @@ from . import dtypes as _dt
 from ._state import grad as _grad_state
 from .device import CPU, backend_of, canonical
 
-__all__ = ["Tensor", "Size", "VersionCounter"]
+__all__ = ["Tensor", "Size", "VersionCounter", "is_tensor", "is_floating_point", "is_complex",
+           "numel"]
 
 
 class Size(tuple):
@@ -481,3 +482,19 @@ def make_view(array, source):
 
 def check_device(device):
     return canonical(device)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def numel(input):
+    return input.numel()

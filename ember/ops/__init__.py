@@ -1,19 +1,28 @@
 """Every tensor operation, grouped by family, and their binding onto `Tensor`.
 
-Each family module lists its public functions in `__all__` (re-exported as `ember.<name>`)
-and the Tensor methods it provides in `METHODS`; the Python operators are bound here, once.
+Each family module lists its public functions in `__all__` (re-exported as `ember.<name>`),
+the Tensor methods it provides in `METHODS`, and optionally the `ember.nn.functional`
+names in `FUNCTIONAL`; the Python operators are bound here, once.
 """
+import importlib
+
 import numpy as np
 
 from .._tensor import Tensor
-from . import conversion, creation, indexing, linalg, pointwise, reduction, shape
-from . import _graph
+from . import _graph, linalg, pointwise
+
+FAMILY_NAMES = ("pointwise", "unary", "reduction", "sorting", "shape", "rearrange", "indexing",
+                "gather_scatter", "linalg", "creation", "conversion", "random_ops", "conv",
+                "pooling", "activation", "loss", "normalization", "sparse")
+FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
+__all__ = sorted({name for family in FAMILIES for name in family.__all__})
+globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})
+FUNCTIONAL = {name: getattr(family, name)
+              for family in FAMILIES for name in getattr(family, "FUNCTIONAL", ())}
 
 # PyTorch never warns on 0/0, log(0) or overflow: NumPy is told so once here, since a
 # per-call `np.errstate` would cost more than a whole small op.
 np.seterr(all="ignore")
-
-FAMILIES = (pointwise, reduction, shape, indexing, linalg, creation, conversion)
 
 for _family in FAMILIES:
     for _name in _family.METHODS:

@@ -1,0 +1,4 @@
+"""Normalisation, dropout and embedding ops."""
+
+__all__ = []
+METHODS = []

@@ -1,0 +1,4 @@
+"""Pooling: max/avg/adaptive/lp pooling and unpooling, with derivatives."""
+
+__all__ = []
+METHODS = []

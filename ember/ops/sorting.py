@@ -1,0 +1,4 @@
+"""Order statistics: sort, argsort, topk, kthvalue, median, mode, unique, msort."""
+
+__all__ = []
+METHODS = []

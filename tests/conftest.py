@@ -1,0 +1,43 @@
+"""Shared test fixtures: a stand-in CUDA device backed by NumPy (this machine has no GPU), so
+device plumbing (transfers, `.to`, mixing errors, `device='cuda:0'` in reprs) is tested."""
+import numpy as np
+import pytest
+
+import ember
+from ember import device as _device_mod
+
+
+class NumpyCudaStandIn:
+    """Pretends to be CUDA with one device; arrays stay NumPy arrays (copied on transfer)."""
+
+    xp = np
+    name = "cuda"
+
+    def is_available(self):
+        return True
+
+    def device_count(self):
+        return 1
+
+    def from_host(self, array, index):
+        return np.array(array, copy=True)
+
+    def to_host(self, array):
+        return np.array(array, copy=True)
+
+    def synchronize(self, index):
+        pass
+
+
+@pytest.fixture
+def fake_cuda():
+    previous = _device_mod.register_backend("cuda", NumpyCudaStandIn())
+    try:
+        yield ember.device("cuda:0")
+    finally:
+        _device_mod.register_backend("cuda", previous)
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
