@@ -37,7 +37,7 @@ def _root_grads(outputs, grad_outputs, create_graph):
             if not (out.dtype.is_floating_point or out.dtype.is_complex):
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {out.dtype}")
-            g = _make(Tensor, out._device.__class__ and _ones_like(out._array), out._device)
+            g = _make(Tensor, _ones_like(out._array), out._device)
         elif not isinstance(g, Tensor):
             from ..ops.creation import tensor as _tensor
             g = _tensor(g, dtype=out.dtype, device=out._device)
@@ -51,8 +51,7 @@ def _root_grads(outputs, grad_outputs, create_graph):
 
 
 def _ones_like(arr):
-    from ..device import backend_of  # noqa: F401  (arrays know their module via type)
-    out = arr.copy()
+    out = arr.copy()  # same module, dtype and shape as the output, whatever its backend
     out[...] = 1
     return out
 
@@ -140,7 +139,8 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or [None] * _num_outputs(node)
-            grads = _call_pre_hooks(node, grads)
+            if node._pre_hooks or node._retained or node._node_prehooks:
+                grads = _call_pre_hooks(node, grads)
             if wanted is not None:
                 for nr, i in wanted.get(node, ()):
                     captured[i] = grads[nr]
@@ -151,30 +151,37 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                 if accumulate and grads[0] is not None:
                     _accumulate_into(node.variable, grads[0], create_graph, handed_out)
                 continue
-            if all(g is None for g in grads):
-                _release_children(node, deps, ready)
-                continue
-            grads = _materialize(node, grads)
+            missing = 0
+            for g in grads:
+                if g is None:
+                    missing += 1
+            if missing:
+                if missing == len(grads):  # nothing reached this node: skip it
+                    _release_children(node, deps, ready)
+                    continue
+                grads = _materialize(node, grads)
             results = node.backward(*grads)
             if type(results) is not tuple:
                 results = (results,) if not isinstance(results, list) else tuple(results)
-            if len(results) != len(node._next):
-                if len(results) > len(node._next) and all(r is None for r in results[len(node._next):]):
-                    results = results[:len(node._next)]
-                else:
-                    raise RuntimeError(f"function {node.name()} returned an incorrect number of "
-                                       f"gradients (expected {len(node._next)}, got {len(results)})")
+            edges = node._next
+            if len(results) != len(edges):
+                results = _check_count(node, results)
             if node._hooks:
                 for hook in list(node._hooks.values()):
                     new = hook(results, tuple(grads))
                     if new is not None:
                         results = tuple(new)
             executed.append(node)
-            for i, (g, (child, nr)) in enumerate(zip(results, node._next)):
+            meta = node._meta
+            for i, g in enumerate(results):
+                child, nr = edges[i]
                 if child is None:
                     continue
                 if g is not None:
-                    g = _validate(node, i, g)
+                    shape, dtype = meta[i]
+                    arr = g._array
+                    if arr.shape != shape or arr.dtype is not dtype:
+                        g = _validate(node, i, g)
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * _num_outputs(child)
@@ -189,6 +196,14 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
             for node in executed:
                 node._release()
     return captured
+
+
+def _check_count(node, results):
+    n = len(node._next)
+    if len(results) > n and all(r is None for r in results[n:]):
+        return results[:n]
+    raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                       f"(expected {n}, got {len(results)})")
 
 
 def _count_dependencies(roots):

@@ -77,9 +77,11 @@ def _operator(op):
     return method
 
 
-_OPERAND_TYPES = (Tensor, bool, int, float, complex, np.generic)
+_OPERAND_TYPES = (Tensor, bool, int, float, complex, np.generic, np.ndarray)
+_COMPARISONS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 for _name, _op in _OPERATORS.items():
-    setattr(Tensor, _name, _operator(_op))
+    # Arithmetic raises PyTorch's TypeError itself; comparisons must say NotImplemented.
+    setattr(Tensor, _name, _operator(_op) if _name in _COMPARISONS else _op)
 Tensor.__hash__ = lambda self: id(self)
 
 

@@ -10,6 +10,8 @@ In-place ops go through `inplace`, out= through `write_out`: one path each for e
 """
 import weakref
 
+_new = object.__new__
+
 from .._state import grad as _grad_state
 from .._tensor import Tensor, _make, make_tensor
 
@@ -177,21 +179,25 @@ def _modified_message(t, now, expected):
             "torch.autograd.set_detect_anomaly(True).")
 
 
+_NO_EDGE = (None, 0)
+
+
 def edge(t):
     """The edge into the graph for input `t`: its grad_fn, its leaf accumulator, or none."""
-    if not t._requires_grad:
-        if t._base is not None and t._base._requires_grad and t.grad_fn is not None:
-            return (t._grad_fn, t._output_nr)
-        return (None, 0)
-    fn = t._grad_fn if t._base is None else t.grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    acc = t._grad_accumulator
-    acc = acc() if acc is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
-        t._grad_accumulator = weakref.ref(acc)
-    return (acc, 0)
+    if t._requires_grad:
+        fn = t._grad_fn if t._base is None else t.grad_fn
+        if fn is not None:
+            return (fn, t._output_nr)
+        acc = t._grad_accumulator
+        acc = acc() if acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(t)
+            t._grad_accumulator = weakref.ref(acc)
+        return (acc, 0)
+    # A view that was not tracked when made joins the graph once its base does (in-place).
+    if t._base is not None and t._base._requires_grad and t.grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    return _NO_EDGE
 
 
 def record(cls, inputs, *outputs):
@@ -204,9 +210,14 @@ def record(cls, inputs, *outputs):
             break
     else:
         return None
-    node = cls.__new__(cls)
+    node = _new(cls)
     node._next = tuple([edge(t) for t in inputs])
     node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
+    if len(outputs) == 1:
+        out = outputs[0]
+        out._requires_grad = True
+        out._grad_fn = node
+        return node
     for i, out in enumerate(outputs):
         if out is not None:
             out._requires_grad = True

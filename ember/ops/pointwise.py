@@ -6,11 +6,13 @@ never decides anything. Each op's backward sits right below its forward.
 """
 import builtins
 import math
+import operator
 
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, make_tensor
+from .._state import grad as _grad_state
+from .._tensor import Tensor, _make, make_tensor
 from ..device import _BACKENDS
 from ._graph import Node, inplace, record, write_out
 
@@ -60,8 +62,11 @@ def _promote(da, na, db, nb):
 
 def operands(a, b, fname="op"):
     """Two operands as (array-or-number, array-or-number, result dtype, device), arrays
-    already cast to the result dtype. One of `a`, `b` is a Tensor."""
+    already cast to the result dtype. One of `a`, `b` is a Tensor (a NumPy array counts as
+    one, as in PyTorch)."""
     if isinstance(a, Tensor):
+        if type(b) is np.ndarray:
+            b = make_tensor(b, a._device) if a._device.type == "cpu" else _host_operand(b, a)
         aa, dev = a._array, a._device
         if isinstance(b, Tensor):
             ba = b._array
@@ -80,12 +85,19 @@ def operands(a, b, fname="op"):
         if aa.dtype is not d.np:
             aa = aa.astype(d.np)
         return aa, b, d, dev
+    if type(a) is np.ndarray:
+        return operands(make_tensor(a), b, fname)
     ba, dev = b._array, b._device
     a = _as_scalar(a, fname)
     d = _promote(_FROM_NUMPY[ba.dtype], ba.ndim > 0, type(a), None)
     if ba.dtype is not d.np:
         ba = ba.astype(d.np)
     return a, ba, d, dev
+
+
+def _host_operand(arr, like):
+    from .creation import tensor
+    return tensor(arr)
 
 
 def common_device(a, b):
@@ -113,6 +125,9 @@ def _wrap_result(arr, dev):
     return make_tensor(arr, dev)
 
 
+_np_add, _np_sub, _np_mul, _np_div = operator.add, operator.sub, operator.mul, operator.truediv
+
+
 def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=False):
     """The body of a binary op: promote, compute `fn(x, y)` on arrays, record the node."""
     x, y, d, dev = operands(a, b, fname)
@@ -125,30 +140,38 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
             x = _on(x, dev, a._device)
         if isinstance(b, Tensor) and b._device is not dev:
             y = _on(y, dev, b._device)
-    res = make_tensor(fn(x, y), dev)
+    res = _make(Tensor, fn(x, y), dev)
     if out is not None:
         return write_out(out, res, fname)
-    if node_cls is not None:
+    if node_cls is not None and _grad_state.enabled:
         ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
         inputs = (a, b) if ta and tb else ((a,) if ta else (b,))
         node = record(node_cls, inputs, res)
         if node is not None:
-            node.scalar = None if ta and tb else (b if ta else a)
-            node.scalar_first = not ta
+            if not (ta and tb):  # nodes default to two tensor operands (BinaryNode)
+                node.scalar = b if ta else a
+                node.scalar_first = not ta
             if node_cls.saves:
                 node.save_for_backward(*inputs)
     return res
 
 
+class BinaryNode(Node):
+    """A node of a binary op; `scalar` holds a Python-number operand, if one was given."""
+    saves = True
+    scalar = None
+    scalar_first = False
+
+
 # ---- arithmetic ------------------------------------------------------------------------
-class AddBackward0(Node):
+class AddBackward0(BinaryNode):
     saves = False  # alpha is applied to `other` by a MulBackward0 before the add
 
     def backward(self, grad):
         return grad if len(self._next) == 1 else (grad, grad)
 
 
-class SubBackward0(Node):
+class SubBackward0(BinaryNode):
     saves = False
 
     def backward(self, grad):
@@ -157,7 +180,7 @@ class SubBackward0(Node):
         return grad, -grad
 
 
-class MulBackward0(Node):
+class MulBackward0(BinaryNode):
     saves = True
 
     def backward(self, grad):
@@ -170,7 +193,7 @@ class MulBackward0(Node):
         return ga, gb
 
 
-class DivBackward0(Node):
+class DivBackward0(BinaryNode):
     saves = True
 
     def backward(self, grad):
@@ -239,22 +262,6 @@ def _trunc_div(x, y):
     return np.trunc(x / y)
 
 
-def _np_add(x, y):
-    return x + y
-
-
-def _np_sub(x, y):
-    return x - y
-
-
-def _np_mul(x, y):
-    return x * y
-
-
-def _np_div(x, y):
-    return x / y
-
-
 def floor_divide(input, other, *, out=None):
     return binary(input, other, _floordiv, None, "floor_divide", out)
 
@@ -275,7 +282,7 @@ def _remainder(x, y):
     return x % y
 
 
-class RemainderBackward0(Node):
+class RemainderBackward0(BinaryNode):
     saves = True
 
     def backward(self, grad):
@@ -301,7 +308,7 @@ def _has_zero(y):
     return builtins.bool((y == 0).any())
 
 
-class PowBackward0(Node):
+class PowBackward0(BinaryNode):
     """t ** scalar."""
     saves = True
 
@@ -313,7 +320,7 @@ class PowBackward0(Node):
         return grad * (e * t ** (e - 1)).conj()
 
 
-class PowBackward1(Node):
+class PowBackward1(BinaryNode):
     """t ** t."""
     saves = True
 
@@ -329,7 +336,7 @@ class PowBackward1(Node):
         return ga, gb
 
 
-class PowBackward2(Node):
+class PowBackward2(BinaryNode):
     """scalar ** t."""
     saves = True
 
@@ -669,7 +676,7 @@ def _dt_name(d):
     return _type_name(d)
 
 
-class MaximumBackward0(Node):
+class MaximumBackward0(BinaryNode):
     def backward(self, grad):
         a, b = self.saved_tensors
         pick_a = (a > b) if self.is_max else (a < b)

@@ -58,8 +58,15 @@ def as_array(x):
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    d = _sum_dtype(input, dtype)
     arr = input._array
+    if dim is None and dtype is None and out is None and not keepdim and arr.dtype.kind in "fc":
+        # the common full sum, without the general path's bookkeeping
+        res = make_tensor(as_array(arr.sum()), input._device)
+        node = record(SumBackward0, (input,), res)
+        if node is not None:
+            node.axes, node.keepdim = tuple(range(arr.ndim)), False
+        return res
+    d = _sum_dtype(input, dtype)
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)

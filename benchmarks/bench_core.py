@@ -1,0 +1,70 @@
+"""Core speed, ember beside PyTorch in one run: per-op time on tiny tensors without and
+with grad, a small backward `(a * b).sum().backward()`, and a 1024x1024 float32 matmul.
+Prints each time and the ratio ember / PyTorch (lower is better; 1.0 is parity).
+
+    python benchmarks/bench_core.py [--quick]
+"""
+import sys
+import timeit
+
+import numpy as np
+
+import ember
+
+try:
+    import torch
+except ImportError:  # still useful alone: prints ember's times
+    torch = None
+
+
+def best_time(fn, number, repeat=7):
+    """Seconds per call: the best of `repeat` runs of `number` calls (least disturbed)."""
+    fn()
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def cases(lib, quick):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    a, b = lib.tensor(x), lib.tensor(y)
+    ag, bg = lib.tensor(x, requires_grad=True), lib.tensor(y, requires_grad=True)
+    n = 200 if quick else 2000
+    m1 = lib.tensor(rng.standard_normal((1024, 1024)).astype(np.float32))
+    m2 = lib.tensor(rng.standard_normal((1024, 1024)).astype(np.float32))
+
+    def backward():
+        (ag * bg).sum().backward()
+
+    return [
+        ("add, tiny, no grad", lambda: a + b, n),
+        ("mul, tiny, no grad", lambda: a * b, n),
+        ("exp, tiny, no grad", lambda: a.exp(), n),
+        ("sum, tiny, no grad", lambda: a.sum(), n),
+        ("a + 1.0, tiny, no grad", lambda: a + 1.0, n),
+        ("view, tiny, no grad", lambda: a.view(3, 1), n),
+        ("add, tiny, with grad", lambda: ag + bg, n),
+        ("mul, tiny, with grad", lambda: ag * bg, n),
+        ("exp, tiny, with grad", lambda: ag.exp(), n),
+        ("(a * b).sum().backward()", backward, n // 4),
+        ("matmul 1024x1024 float32", lambda: m1 @ m2, 3 if quick else 10),
+    ]
+
+
+def main():
+    quick = "--quick" in sys.argv
+    if torch is not None:
+        torch.set_num_threads(2)  # this machine's cores; ember's BLAS uses them too
+    ours = cases(ember, quick)
+    theirs = cases(torch, quick) if torch is not None else [None] * len(ours)
+    print(f"{'case':32} {'ember':>12} {'torch':>12} {'ratio':>7}")
+    for (name, fn, n), other in zip(ours, theirs):
+        t_e = best_time(fn, n)
+        if other is None:
+            print(f"{name:32} {t_e * 1e6:10.2f}us")
+            continue
+        t_t = best_time(other[1], n)
+        print(f"{name:32} {t_e * 1e6:10.2f}us {t_t * 1e6:10.2f}us {t_e / t_t:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
