@@ -93,8 +93,10 @@ class Tensor:
         return _make(cls, array, device)
 
     def __reduce_ex__(self, proto):
-        from .serialization import reduce_tensor
-        return reduce_tensor(self)
+        # Plain pickling (multiprocessing, copy): the host array, the class, requires_grad.
+        # ember.save writes PyTorch's checkpoint format through its own pickler instead.
+        return (_rebuild, (type(self), self._host(), str(self._device), self._requires_grad,
+                           self.__dict__ or None))
 
     # ---- metadata -----------------------------------------------------------------------
     @property
@@ -420,12 +422,40 @@ class Tensor:
         return self._array.__dlpack_device__()
 
     def __deepcopy__(self, memo):
-        from .ops._copying import deepcopy_tensor
-        return deepcopy_tensor(self, memo)
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.  If you were attempting to "
+                               "deepcopy a module, this may be because of a torch.nn.utils."
+                               "weight_norm usage, see https://github.com/pytorch/pytorch/pull/"
+                               "103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        import copy
+        new = _make(type(self), self._array.copy(), self._device)
+        new._requires_grad = self._requires_grad
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        for k, v in self.__dict__.items():
+            if not k.startswith("_grad_acc"):
+                new.__dict__[k] = copy.deepcopy(v, memo)
+        memo[id(self)] = new
+        return new
 
     @property
     def __cuda_array_interface__(self):
         return self._array.__cuda_array_interface__
+
+
+def _rebuild(cls, array, device, requires_grad, state):
+    from .device import canonical
+    dev = canonical(device)
+    if dev.type != "cpu":
+        array = backend_of(dev).from_host(array, dev.index)
+    t = _make(cls, array, dev)
+    t._requires_grad = requires_grad
+    if state:
+        t.__dict__.update(state)
+    return t
 
 
 # ---- helpers the ops share -------------------------------------------------------------

@@ -8,8 +8,9 @@ from .._tensor import Tensor, make_tensor
 from ._graph import Node, record
 from .pointwise import xp_of
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "vdot"]
-METHODS = ["matmul", "mm", "bmm", "mv", "dot", "inner", "vdot"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "vdot", "addmm"]
+METHODS = ["matmul", "mm", "bmm", "mv", "dot", "inner", "vdot", "addmm"]
+FUNCTIONAL = ["linear"]
 
 
 def _type_name(t):
@@ -180,3 +181,45 @@ def _out(res, out, fname):
         return res
     from ._graph import write_out
     return write_out(out, res, fname)
+
+
+class AddmmBackward0(Node):
+    def backward(self, grad):
+        bias, a, b = self.saved_tensors
+        g_bias = grad * self.beta if self._next[0][0] is not None else None
+        g_a = grad.mm(b.t().conj()) * self.alpha if self._next[1][0] is not None else None
+        g_b = a.t().conj().mm(grad) * self.alpha if self._next[2][0] is not None else None
+        return g_bias, g_a, g_b
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
+    _check_same(mat1, mat2, "addmm")
+    if mat1._array.ndim != 2 or mat2._array.ndim != 2:
+        raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1._array.ndim)
+                           if mat1._array.ndim != 2 else
+                           "mat2 must be a matrix, got {}-D tensor".format(mat2._array.ndim))
+    (m, k), (k2, n) = mat1._array.shape, mat2._array.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    xp = xp_of(mat1)
+    prod = xp.matmul(mat1._array, mat2._array)
+    if alpha != 1:
+        prod *= alpha
+    bias = input._array if beta == 1 else input._array * beta
+    res = make_tensor((prod + bias).astype(prod.dtype, copy=False), mat1._device)
+    if out is not None:
+        return _out(res, out, "addmm")
+    node = record(AddmmBackward0, (input, mat1, mat2), res)
+    if node is not None:
+        node.alpha, node.beta = alpha, beta
+        node.save_for_backward(input, mat1, mat2)
+    return res
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias: addmm for a batch of vectors, as PyTorch records it."""
+    if input._array.ndim == 2 and bias is not None:
+        return addmm(bias, input, weight.t())
+    out = matmul(input, weight.t())
+    return out if bias is None else out + bias

@@ -1,0 +1,22 @@
+"""`ember.nn.functional`: the functional forms of nn's math. Every function lives with its
+op family in `ember.ops` (with its derivative); this namespace gathers them as PyTorch's
+`torch.nn.functional` does."""
+from ..ops import FUNCTIONAL as _FUNCTIONAL
+from ..ops import __all__ as _ops_all
+from .. import ops as _ops
+
+globals().update(_FUNCTIONAL)
+# PyTorch's functional namespace also holds many top-level ops (relu, conv2d, softmax ...)
+for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+              "conv_transpose2d", "conv_transpose3d", "avg_pool1d", "max_pool1d", "max_pool2d",
+              "max_pool3d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
+              "pixel_unshuffle", "dropout", "alpha_dropout", "feature_alpha_dropout",
+              "batch_norm", "instance_norm", "layer_norm", "group_norm", "embedding",
+              "embedding_bag", "softmax", "log_softmax", "cosine_similarity", "pairwise_distance",
+              "pdist", "hardshrink", "threshold", "selu", "celu", "prelu", "rrelu", "bilinear",
+              "kl_div", "binary_cross_entropy_with_logits", "ctc_loss", "hinge_embedding_loss",
+              "margin_ranking_loss", "poisson_nll_loss", "cosine_embedding_loss",
+              "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle"):
+    if _name in _ops_all and _name not in globals():
+        globals()[_name] = getattr(_ops, _name)
+__all__ = sorted(n for n in globals() if not n.startswith("_"))
