@@ -1,0 +1,23 @@
+"""`ember.optim`: optimisers with PyTorch's update formulas, and `lr_scheduler`."""
+import importlib
+
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD"]
+# Optimisers written alongside, one file each (each lists its class in __all__).
+for _name in ("adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "radam",
+              "lbfgs", "asgd", "rprop", "sparse_adam"):
+    try:
+        _mod = importlib.import_module(f".{_name}", __name__)
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{_name}":
+            raise
+        continue
+    globals().update({n: getattr(_mod, n) for n in _mod.__all__})
+    __all__ += list(_mod.__all__)
+try:
+    lr_scheduler = importlib.import_module(".lr_scheduler", __name__)
+except ModuleNotFoundError as e:
+    if e.name != f"{__name__}.lr_scheduler":
+        raise
