@@ -1,10 +1,14 @@
 """Shared test fixtures: a stand-in CUDA device backed by NumPy (this machine has no GPU), so
 device plumbing (transfers, `.to`, mixing errors, `device='cuda:0'` in reprs) is tested."""
+import sys
+
 import numpy as np
 import pytest
 
 import ember
-from ember import device as _device_mod
+import ember.device  # noqa: F401  (the module: `ember.device` the attribute is the class)
+
+_device_mod = sys.modules["ember.device"]
 
 
 class NumpyCudaStandIn:
