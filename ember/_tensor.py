@@ -226,6 +226,9 @@ class Tensor:
         self._requires_grad = flag
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            # PyTorch's method words it differently from the property setter
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
