@@ -55,10 +55,13 @@ class VersionCounter:
 
 _new = object.__new__
 _FROM_NUMPY = _dt.FROM_NUMPY
+_np_generic = np.generic
 
 
 def _make(cls, array, device, base=None, version=None):
     t = _new(cls)
+    if isinstance(array, _np_generic):  # NumPy ufuncs give scalars for 0-d arrays
+        array = np.asarray(array)
     t._array = array
     t._device = device
     t._requires_grad = False
