@@ -1,4 +1,636 @@
-"""Activation functions and the softmax family."""
+"""Activation functions and the softmax family, with derivatives.
 
-__all__ = []
-METHODS = []
+Each forward computes on backend arrays (float16/bfloat16 in float32, as PyTorch's opmath
+does) and records a node named as PyTorch's; every backward is written with ember ops, so
+second derivatives work. In-place forms (`elu_`, `F.leaky_relu(x, inplace=True)` ...) go
+through `_graph.inplace` and name their node as PyTorch does (`EluBackward1` ...).
+
+`erf` is taken from `ember.ops.unary` when that family provides it; otherwise a local,
+float64-accurate `_erf_array` (series + continued fraction) serves GELU.
+"""
+import builtins
+import math
+import warnings
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._tensor import Tensor, _wrap_dim, make_tensor
+from ._graph import Node, record
+from ._graph import inplace as _inplace
+from .pointwise import relu as _relu_op
+from .pointwise import relu_, sigmoid, tanh, where, xp_of
+
+__all__ = ["selu", "selu_", "celu", "celu_", "prelu", "rrelu", "rrelu_", "hardshrink",
+           "threshold", "threshold_", "softmax", "log_softmax"]
+METHODS = ["softmax", "log_softmax", "hardshrink", "prelu"]
+FUNCTIONAL = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu",
+              "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardtanh", "hardtanh_",
+              "hardsigmoid", "hardswish", "softplus", "softsign", "tanhshrink", "softshrink",
+              "hardshrink", "threshold", "threshold_", "glu", "logsigmoid", "prelu", "rrelu",
+              "rrelu_", "softmax", "softmin", "log_softmax", "gumbel_softmax"]
+
+_LOW = None
+
+
+def _low_precision():
+    global _LOW
+    if _LOW is None:
+        _LOW = (np.dtype(np.float16), _dt.bfloat16.np)
+    return _LOW
+
+
+def _type_name(d):
+    from ._graph import _type_name as name
+    return name(d)
+
+
+def _check_float(input, kernel):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(input.dtype)}\'')
+
+
+def _compute(arr, fn):
+    """fn(arr) in opmath: half and bfloat16 computed in float32, cast back."""
+    if arr.dtype in _low_precision():
+        return fn(arr.astype(np.float32)).astype(arr.dtype)
+    return fn(arr)
+
+
+def _act(input, fn, node_cls, attrs=None, kernel=None):
+    """A pointwise activation: forward `fn` on the array, node saving the input."""
+    if kernel is not None:
+        _check_float(input, kernel)
+    res = make_tensor(_compute(input._array, fn), input._device)
+    node = record(node_cls, (input,), res)
+    if node is not None:
+        node.save_for_backward(input)
+        if attrs:
+            node.__dict__.update(attrs)
+    return res
+
+
+def _in_place(input, op, node_cls, *args):
+    return _inplace(input, lambda s: op(s, *args, _node=node_cls), ())
+
+
+# ---- relu and its clipped / leaky relatives ---------------------------------------------------
+def relu(input, inplace=False):
+    """`F.relu` (the op itself is `ember.relu`, in pointwise.py)."""
+    return relu_(input) if inplace else _relu_op(input)
+
+
+class HardtanhBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ((x > self.min_val) & (x < self.max_val))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, _node=HardtanhBackward0):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return _in_place(input, hardtanh, HardtanhBackward0, min_val, max_val)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        lo, hi = math.ceil(min_val), math.floor(max_val)
+        return make_tensor(xp_of(input).clip(input._array, lo, hi).astype(input._array.dtype),
+                           input._device)
+    return _act(input, lambda a: a.clip(min_val, max_val), _node,
+                {"min_val": min_val, "max_val": max_val})
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+class LeakyReluBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * where(x > 0, 1.0, self.negative_slope)
+
+
+class LeakyReluBackward1(LeakyReluBackward0):
+    pass
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False, *, _node=LeakyReluBackward0):
+    if inplace:
+        return _in_place(input, leaky_relu, LeakyReluBackward1, negative_slope)
+    return _act(input, lambda a: np.where(a > 0, a, a * negative_slope).astype(a.dtype), _node,
+                {"negative_slope": negative_slope}, "leaky_relu_cpu")
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+class ThresholdBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * (x > self.threshold)
+
+
+class ThresholdBackward1(ThresholdBackward0):
+    pass
+
+
+def threshold(input, threshold, value, inplace=False, *, _node=ThresholdBackward0):
+    if inplace:
+        return _in_place(input, globals()["threshold"], ThresholdBackward1, threshold, value)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        xp = xp_of(input)
+        a = input._array
+        return make_tensor(xp.where(a > threshold, a, value).astype(a.dtype), input._device)
+    th = threshold
+    return _act(input, lambda a: np.where(a > th, a, a.dtype.type(value)).astype(a.dtype), _node,
+                {"threshold": th})
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+# ---- the ELU family ---------------------------------------------------------------------------
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class EluBackward0(Node):
+    """out = scale*x (x > 0), scale*alpha*(exp(x*input_scale) - 1) otherwise."""
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        neg = (x * self.input_scale).exp() * (self.scale * self.alpha * self.input_scale)
+        return grad * where(x > 0, self.scale, neg)
+
+
+class EluBackward1(EluBackward0):
+    pass
+
+
+class CeluBackward0(EluBackward0):
+    pass
+
+
+class CeluBackward1(EluBackward0):
+    pass
+
+
+def _elu(input, alpha, scale, input_scale, node, kernel="elu_cpu"):
+    def fn(a):
+        neg = np.expm1(a * a.dtype.type(input_scale)) * a.dtype.type(scale * alpha)
+        return np.where(a > 0, a * a.dtype.type(scale), neg).astype(a.dtype)
+    return _act(input, fn, node, {"alpha": alpha, "scale": scale, "input_scale": input_scale},
+                kernel)
+
+
+def elu(input, alpha=1.0, inplace=False, *, _node=EluBackward0):
+    if inplace:
+        return _in_place(input, elu, EluBackward1, alpha)
+    return _elu(input, alpha, 1.0, 1.0, _node)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False, *, _node=EluBackward0):
+    if inplace:
+        return _in_place(input, selu, EluBackward1)
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0, _node)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False, *, _node=CeluBackward0):
+    if inplace:
+        return _in_place(input, celu, CeluBackward1, alpha)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _elu(input, alpha, 1.0, 1.0 / alpha, _node)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+# ---- erf (for GELU) ---------------------------------------------------------------------------
+def _erf_array(x):
+    """erf to float64 accuracy on any backend: a positive-term series below 3, the continued
+    fraction of erfc above."""
+    xp = np if isinstance(x, np.ndarray) else _array_module(x)
+    dt = x.dtype
+    a = xp.abs(x.astype(np.float64))
+    s = xp.minimum(a, 3.0)
+    term = s.copy()
+    total = s.copy()
+    two_s2 = 2.0 * s * s
+    for n in builtins.range(1, 90):
+        term = term * two_s2 / (2 * n + 1)
+        total = total + term
+    small = 2.0 / math.sqrt(math.pi) * xp.exp(-s * s) * total
+    b = xp.maximum(a, 3.0)
+    f = b.copy()
+    for k in builtins.range(80, 0, -1):
+        f = b + (k / 2.0) / f
+    large = 1.0 - xp.exp(-b * b) / (math.sqrt(math.pi) * f)
+    res = xp.where(a < 3.0, small, large)
+    return (xp.sign(x) * res).astype(dt)
+
+
+def _array_module(arr):
+    import importlib
+    return importlib.import_module(type(arr).__module__.split(".")[0])
+
+
+class ErfBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ((-(x * x)).exp() * (2.0 / math.sqrt(math.pi)))
+
+
+def _erf(input):
+    from . import unary
+    op = getattr(unary, "erf", None)
+    if op is not None:
+        return op(input)
+    return _act(input, _erf_array, ErfBackward0)
+
+
+def _erf_arr(a):
+    from . import unary
+    if getattr(unary, "erf", None) is not None:
+        return unary.erf(make_tensor(a))._array
+    return _erf_array(a)
+
+
+# ---- GELU, SiLU, Mish -------------------------------------------------------------------------
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+class GeluBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        if self.approximate == "tanh":
+            inner = (x + x * x * x * 0.044715) * _SQRT_2_PI
+            t = tanh(inner)
+            d_inner = (x * x * (3 * 0.044715) + 1) * _SQRT_2_PI
+            d = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * d_inner
+        else:
+            cdf = (_erf(x * (1 / math.sqrt(2.0))) + 1) * 0.5
+            pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+            d = cdf + x * pdf
+        return grad * d
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate == "tanh":
+        def fn(a):
+            inner = (a + a * a * a * a.dtype.type(0.044715)) * a.dtype.type(_SQRT_2_PI)
+            return (a * a.dtype.type(0.5) * (1 + np.tanh(inner))).astype(a.dtype)
+    else:
+        def fn(a):
+            return (a * a.dtype.type(0.5) * (1 + _erf_arr(a * a.dtype.type(1 / math.sqrt(2.0))))
+                    ).astype(a.dtype)
+    return _act(input, fn, GeluBackward0, {"approximate": approximate}, "GeluKernelImpl")
+
+
+def _sigmoid_arr(a):
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
+
+
+class SiluBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        s = sigmoid(x)
+        return grad * (s * (1 + x * (1 - s)))
+
+
+def silu(input, inplace=False):
+    if inplace:
+        return inplace_(input, silu)
+    return _act(input, lambda a: (a * _sigmoid_arr(a)).astype(a.dtype), SiluBackward0, None,
+                "silu_cpu")
+
+
+class MishBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        t = tanh(softplus(x))
+        return grad * (t + x * sigmoid(x) * (1 - t * t))
+
+
+def mish(input, inplace=False):
+    if inplace:
+        return inplace_(input, mish)
+    return _act(input, lambda a: (a * np.tanh(np.logaddexp(a.dtype.type(0), a))).astype(a.dtype),
+                MishBackward0, None, "mish_cpu")
+
+
+def inplace_(input, op):
+    return _inplace(input, op, ())
+
+
+# ---- hard sigmoid / swish, softplus, shrinks ---------------------------------------------------
+class HardsigmoidBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ((x > -3.0) & (x < 3.0)) * (1.0 / 6.0)
+
+
+def hardsigmoid(input, inplace=False):
+    if inplace:
+        return inplace_(input, hardsigmoid)
+    return _act(input, lambda a: ((a + 3).clip(0, 6) / a.dtype.type(6)).astype(a.dtype),
+                HardsigmoidBackward0, None, "hardsigmoid_cpu")
+
+
+class HardswishBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * where(x < -3.0, 0.0, where(x <= 3.0, x / 3.0 + 0.5, 1.0))
+
+
+def hardswish(input, inplace=False):
+    if inplace:
+        return inplace_(input, hardswish)
+    return _act(input, lambda a: (a * (a + 3).clip(0, 6) / a.dtype.type(6)).astype(a.dtype),
+                HardswishBackward0, None, "hardswish_cpu")
+
+
+class SoftplusBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        bx = x * self.beta
+        return grad * where(bx > self.threshold, 1.0, sigmoid(bx))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    def fn(a):
+        ba = a * a.dtype.type(beta)
+        soft = np.logaddexp(a.dtype.type(0), ba) / a.dtype.type(beta)
+        return np.where(ba > threshold, a, soft).astype(a.dtype)
+    return _act(input, fn, SoftplusBackward0, {"beta": beta, "threshold": threshold},
+                "softplus_cpu")
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+class SoftshrinkBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * (x.abs() > self.lambd)
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
+                           f"{_type_name(input.dtype)}, but found {lambd:g}")
+    def fn(a):
+        lam = a.dtype.type(lambd)
+        return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, 0)).astype(a.dtype)
+    return _act(input, fn, SoftshrinkBackward0, {"lambd": lambd}, "softshrink_cpu")
+
+
+class HardshrinkBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * ((x > self.lambd) | (x < -self.lambd))
+
+
+def hardshrink(input, lambd=0.5):
+    def fn(a):
+        return np.where((a > lambd) | (a < -lambd), a, 0).astype(a.dtype)
+    return _act(input, fn, HardshrinkBackward0, {"lambd": lambd}, "hardshrink_cpu")
+
+
+class LogSigmoidBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return grad * sigmoid(-x)
+
+
+def logsigmoid(input):
+    def fn(a):
+        return (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
+    return _act(input, fn, LogSigmoidBackward0, None, "log_sigmoid_cpu")
+
+
+# ---- GLU, PReLU, RReLU -------------------------------------------------------------------------
+class GluBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        h = x.shape[self.dim] // 2
+        a, b = x.narrow(self.dim, 0, h), x.narrow(self.dim, h, h)
+        s = sigmoid(b)
+        from .shape import stack
+        # stacked on a new axis before the halves, then merged: the two halves back to back
+        return stack([grad * s, grad * a * s * (1 - s)], self.dim).reshape(x.shape)
+
+
+def glu(input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    _check_float(input, "glu_cpu")
+    h = n // 2
+
+    def fn(arr):
+        a = arr[(slice(None),) * d + (slice(0, h),)]
+        b = arr[(slice(None),) * d + (slice(h, n),)]
+        return (a * _sigmoid_arr(b)).astype(arr.dtype)
+    return _act(input, fn, GluBackward0, {"dim": d})
+
+
+class PreluKernelBackward0(Node):
+    def backward(self, grad):
+        x, w = self.saved_tensors
+        pos = x > 0
+        gx = grad * where(pos, 1.0, w) if self._next[0][0] is not None else None
+        gw = grad * where(pos, 0.0, x) if self._next[1][0] is not None else None
+        return gx, gw
+
+
+def prelu(input, weight):
+    n = weight.numel()
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {n} and channel size = {channels}.")
+    if weight.ndim > 1 or (weight.ndim == 1 and input.ndim >= 2):
+        shape = [1] * input.ndim
+        if input.ndim >= 2:
+            shape[1] = n
+        weight = weight.reshape(shape) if input.ndim >= 1 else weight.reshape(())
+    x, w = input._array, weight._array
+    if w.dtype != x.dtype:
+        w = w.astype(x.dtype)
+    res = make_tensor(_compute(x, lambda a: np.where(a > 0, a, a * w.astype(a.dtype))
+                               .astype(a.dtype)), input._device)
+    node = record(PreluKernelBackward0, (input, weight), res)
+    if node is not None:
+        node.save_for_backward(input, weight)
+    return res
+
+
+class RreluWithNoiseBackward0(Node):
+    def backward(self, grad):
+        (noise,) = self.saved_tensors
+        return grad * noise
+
+
+class RreluWithNoiseBackward1(RreluWithNoiseBackward0):
+    pass
+
+
+def rrelu(input, lower=1.0 / 8.0, upper=1.0 / 3.0, training=False, inplace=False, *,
+          generator=None, _node=RreluWithNoiseBackward0):
+    if inplace:
+        return _inplace(input, lambda s: rrelu(s, lower, upper, training, generator=generator,
+                                              _node=RreluWithNoiseBackward1), ())
+    _check_float(input, "leaky_relu_cpu")
+    arr = input._array
+    xp = xp_of(input)
+    if training:
+        from ..random import generator_for
+        rng = generator_for(input._device, generator).rng
+        slopes = lower + (upper - lower) * rng.random(arr.shape)
+        noise = xp.where(arr >= 0, 1.0, slopes).astype(arr.dtype)
+    else:
+        noise = xp.where(arr >= 0, 1.0, (lower + upper) / 2).astype(arr.dtype)
+    res = make_tensor((arr * noise).astype(arr.dtype), input._device)
+    node = record(_node, (input,), res)
+    if node is not None:
+        node.save_for_backward(make_tensor(noise, input._device))
+    return res
+
+
+def rrelu_(input, lower=1.0 / 8.0, upper=1.0 / 3.0, training=False, generator=None):
+    return rrelu(input, lower, upper, training, inplace=True, generator=generator)
+
+
+# ---- softmax family ---------------------------------------------------------------------------
+def _implicit_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_args(input, dim, _stacklevel, dtype, name):
+    if isinstance(_stacklevel, _dt.dtype):  # torch.softmax(x, dim, dtype) positionally
+        dtype, _stacklevel = _stacklevel, 3
+    if dim is None:
+        dim = _implicit_dim(name, input.ndim, _stacklevel + 1)
+    if dtype is not None:
+        input = input.to(_dt.to_dtype(dtype))
+    return input, _wrap_dim(dim, input.ndim)
+
+
+def _shifted(a, d):
+    """a - max(a) along d (0-dim arrays work as 1-element rows)."""
+    if a.size == 0:
+        return a
+    m = a.max(axis=d, keepdims=True)
+    # a row of -inf (or inf) would give nan from inf - inf; PyTorch gives nan there too
+    return a - m
+
+
+class SoftmaxBackward0(Node):
+    def backward(self, grad):
+        (y,) = self.saved_tensors
+        gy = grad * y
+        return gy - y * gy.sum(self.dim, keepdim=True)
+
+
+class LogSoftmaxBackward0(Node):
+    def backward(self, grad):
+        (y,) = self.saved_tensors
+        return grad - y.exp() * grad.sum(self.dim, keepdim=True)
+
+
+def _softmax_forward(input, d, log, node_cls):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{"log_" if log else ""}softmax_lastdim_kernel_impl" not '
+                                  f"implemented for '{_type_name(input.dtype)}'")
+    arr = input._array
+    zero_d = arr.ndim == 0
+    if zero_d:
+        arr = arr.reshape(1)
+
+    def fn(a):
+        xp = np if isinstance(a, np.ndarray) else _array_module(a)
+        z = _shifted(a, d)
+        e = xp.exp(z)
+        s = e.sum(axis=d, keepdims=True)
+        return (z - xp.log(s)).astype(a.dtype) if log else (e / s).astype(a.dtype)
+    out = _compute(arr, fn)
+    if zero_d:
+        out = out.reshape(())
+    res = make_tensor(out, input._device)
+    node = record(node_cls, (input,), res)
+    if node is not None:
+        node.dim = d
+        node.save_for_backward(res)
+    return res
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, d = _softmax_args(input, dim, _stacklevel, dtype, "softmax")
+    return _softmax_forward(input, d, False, SoftmaxBackward0)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, d = _softmax_args(input, dim, _stacklevel, dtype, "log_softmax")
+    return _softmax_forward(input, d, True, LogSoftmaxBackward0)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if isinstance(_stacklevel, _dt.dtype):
+        dtype, _stacklevel = _stacklevel, 3
+    if dim is None:
+        dim = _implicit_dim("softmin", input.ndim, _stacklevel + 1)
+    if dtype is not None:
+        input = input.to(_dt.to_dtype(dtype))
+    return softmax(-input, dim)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning,
+                      stacklevel=2)
+    from ..random import generator_for
+    rng = generator_for(logits._device, None).rng
+    arr = logits._array
+    xp = xp_of(logits)
+    u = rng.random(arr.shape)
+    # -log(Exponential(1)): Exponential(1) = -log(1 - U)
+    gumbels = make_tensor((-xp.log(-xp.log1p(-u))).astype(arr.dtype), logits._device)
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    d = _wrap_dim(dim, logits.ndim)
+    ys = y_soft._array
+    idx = ys.argmax(axis=d)
+    idx = xp.expand_dims(idx, d)
+    shape = [1] * ys.ndim
+    shape[d] = ys.shape[d]
+    hot = (xp.arange(ys.shape[d]).reshape(shape) == idx).astype(ys.dtype)
+    return make_tensor(hot, logits._device) - y_soft.detach() + y_soft
