@@ -65,11 +65,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         inputs = _tensors(inputs)
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         only = [edge(t) for t in inputs]
         captured = _run(roots, retain_graph, create_graph, capture=only, accumulate=False)
         for t, g in zip(inputs, captured):
-            if g is not None:
+            # a non-leaf that retains its grad already got it from its retain hook
+            if g is not None and not (t._grad_fn is not None and t._retains_grad):
                 _accumulate_into(t, g, create_graph, set())
         return
     _run(roots, retain_graph, create_graph, capture=None, accumulate=True)
@@ -91,11 +92,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     captured = _run(roots, retain_graph, create_graph,
                     capture=[edge(t) for t in inputs], accumulate=False)
     result = []
-    for t, g in zip(inputs, captured):
+    for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
             if materialize_grads:
                 g = _make(Tensor, _zeros_like(t._array), t._device)
