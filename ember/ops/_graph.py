@@ -8,6 +8,7 @@ of the backward pass itself (`create_graph=True`). User `autograd.Function`s are
 
 In-place ops go through `inplace`, out= through `write_out`: one path each for every op.
 """
+import re
 import weakref
 
 _new = object.__new__
@@ -141,6 +142,9 @@ class Node:
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds incoming gradients into `leaf.grad`."""
 
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
     def __init__(self, leaf):
         self.variable = leaf
         self._next = ()
@@ -171,12 +175,14 @@ def _modified_message(t, now, expected):
     shape = list(t._array.shape)
     where = ""
     if t._grad_fn is not None:
-        where = f", which is output {t._output_nr} of {type(t._grad_fn).__name__},"
+        # PyTorch names the op here, without the node's "Backward0" suffix
+        op = re.sub(r"Backward\d*$", "", type(t._grad_fn).__name__)
+        where = f", which is output {t._output_nr} of {op},"
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [torch.{t.dtype._legacy} {shape}]{where} is at version {now}; "
             f"expected version {expected} instead. Hint: enable anomaly detection to find the "
             "operation that failed to compute its gradient, with "
-            "torch.autograd.set_detect_anomaly(True).")
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 _NO_EDGE = (None, 0)
@@ -345,6 +351,9 @@ def _check_leaf_inplace(t):
 class CopySlices(Node):
     """The base after an in-place write into one of its views: the base's gradient outside
     the view, and the written value's gradient inside it."""
+
+    def name(self):
+        return "torch::autograd::CopySlices"
 
     @staticmethod
     def apply(base_before, value, view_fn):
