@@ -102,6 +102,11 @@ class set_grad_enabled(_Mode):
     def clone(self):
         return _Scoped(self.mode)
 
+    def __call__(self, fn):
+        # as a decorator it must not stay switched: PyTorch restores the mode at decoration
+        _grad.enabled, _grad.inference = self._prev
+        return super().__call__(fn)
+
 
 class _Scoped(_Mode):
     """set_grad_enabled as a decorator: the switch happens on each call, not at decoration."""
