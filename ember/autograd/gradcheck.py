@@ -106,12 +106,19 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_derivatives(*args):
         ins, gos = args[:n_in], args[n_in:]
-        outs = _outputs(func, ins)
-        pairs = [(o, g) for o, g in zip(outs, gos) if o._requires_grad]
-        grads = engine.grad([o for o, _ in pairs], [t for t in ins if isinstance(t, Tensor) and
-                                                     t._requires_grad],
-                            [g for _, g in pairs], create_graph=True, allow_unused=True)
-        return tuple(g for g in grads if g is not None)
+        # the finite differences run with grad mode off; these derivatives need it on
+        prev = _grad.enabled
+        _grad.enabled = True
+        try:
+            outs = _outputs(func, ins)
+            pairs = [(o, g) for o, g in zip(outs, gos) if o._requires_grad]
+            grads = engine.grad([o for o, _ in pairs], [t for t in ins if isinstance(t, Tensor)
+                                                         and t._requires_grad],
+                                [g for _, g in pairs], create_graph=prev, allow_unused=True,
+                                materialize_grads=True)
+        finally:
+            _grad.enabled = prev
+        return grads
 
     return gradcheck(first_derivatives, inputs + tuple(grad_outputs), eps=eps, atol=atol,
                      rtol=rtol, raise_exception=raise_exception)
