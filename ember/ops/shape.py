@@ -394,7 +394,8 @@ def select(input, dim, index):
     if not -shape[d] <= i < shape[d]:
         raise IndexError(f"index {i} is out of bounds for dimension {d} with size {shape[d]}")
     i %= shape[d]
-    arr = input._array[(slice(None),) * d + (i,)]
+    # the trailing Ellipsis keeps a 0-d result a view (a bare int index gives a NumPy scalar)
+    arr = input._array[(slice(None),) * d + (i, Ellipsis)]
     out = make_view_of(input, arr, lambda b: b.select(d, i))
     node = record(SelectBackward0, (input,), out)
     if node is not None:
@@ -415,7 +416,7 @@ def unbind(input, dim=0):
     prefix = (slice(None),) * d
     outs = []
     for i in range(shape[d]):
-        outs.append(make_view_of(input, input._array[prefix + (i,)],
+        outs.append(make_view_of(input, input._array[prefix + (i, Ellipsis)],
                                  lambda b, i=i: b.select(d, i)))
     node = record(UnbindBackward0, (input,), *outs)
     if node is not None:
