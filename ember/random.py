@@ -3,6 +3,7 @@
 Same seed, same numbers (within ember; PyTorch's own streams are not reproduced).
 `manual_seed` seeds the CPU generator and every CUDA generator, made or yet to be made.
 """
+import contextlib
 import os
 import pickle
 
@@ -33,8 +34,8 @@ class Generator:
     def manual_seed(self, seed):
         seed = int(seed)
         if seed < -(1 << 63) or seed >= (1 << 64):
-            raise RuntimeError(f"Overflow when unpacking long")
-        self._initial = seed & ((1 << 64) - 1)
+            raise ValueError("Overflow when unpacking long long")
+        self._initial = seed & ((1 << 64) - 1)  # a negative seed wraps, as in PyTorch
         self._rng = None
         return self
 
@@ -48,18 +49,55 @@ class Generator:
     def get_state(self):
         """The generator's state as a uint8 tensor, as PyTorch returns it."""
         from ._tensor import Tensor
-        state = (self._initial, self.rng.bit_generator.state)
+        state = (self._initial, _capture(self.rng))
         return Tensor._wrap(np.frombuffer(pickle.dumps(state), dtype=np.uint8).copy())
 
     def set_state(self, new_state):
-        raw = bytes(new_state.numpy().tobytes())
-        initial, bit_state = pickle.loads(raw)  # a state this module made: plain dicts and ints
+        from ._tensor import Tensor
+        if not isinstance(new_state, Tensor) or new_state.dtype.name != "uint8":
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = bytes(new_state._host().tobytes())
+        try:
+            # Only a state this module made is accepted: a tuple of ints, dicts and bytes.
+            initial, bit_state = _StateUnpickler(raw).load()
+        except Exception:
+            raise RuntimeError("Invalid mt19937 state") from None
         self._initial = initial
-        self.rng.bit_generator.state = bit_state
+        _restore(self.rng, bit_state)
         return self
+
+    def graphsafe_get_state(self):
+        return self.get_state()
 
     def __repr__(self):
         return f"<ember.Generator object at {hex(id(self))}>"
+
+
+def _capture(rng):
+    """A picklable snapshot of a backend generator's stream position."""
+    bit = rng.bit_generator
+    if isinstance(bit, np.random.BitGenerator):
+        return bit.state
+    return bytes(bit._state.get().tobytes())  # CuPy: the cuRAND states, copied to the host
+
+
+def _restore(rng, state):
+    bit = rng.bit_generator
+    if isinstance(bit, np.random.BitGenerator):
+        bit.state = state
+    else:
+        bit._state.set(np.frombuffer(state, dtype=np.int8))  # CuPy: back into device memory
+
+
+class _StateUnpickler(pickle.Unpickler):
+    """Loads generator states: plain containers only, never a class from the data."""
+
+    def __init__(self, raw):
+        import io
+        super().__init__(io.BytesIO(raw))
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"unexpected class {module}.{name} in an RNG state")
 
 
 default_generator = Generator("cpu")
@@ -108,20 +146,20 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
-class fork_rng:
-    """Context manager: random draws inside it leave the default generators as they were."""
-
-    def __init__(self, devices=None, enabled=True):
-        self.enabled = enabled
-
-    def __enter__(self):
-        if self.enabled:
-            self._saved = [(g, g._initial, g._rng and g._rng.bit_generator.state)
-                           for g in [default_generator, *_cuda_generators.values()]]
-
-    def __exit__(self, *exc):
-        if self.enabled:
-            for g, initial, state in self._saved:
-                g._initial, g._rng = initial, None
-                if state is not None:
-                    g.rng.bit_generator.state = state
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type=None):
+    """Random draws inside the block leave the default generators as they were (also a
+    decorator, as PyTorch's is)."""
+    if not enabled:
+        yield
+        return
+    saved = [(g, g._initial, None if g._rng is None else _capture(g._rng))
+             for g in [default_generator, *_cuda_generators.values()]]
+    try:
+        yield
+    finally:
+        for g, initial, state in saved:
+            g._initial, g._rng = initial, None
+            if state is not None:
+                _restore(g.rng, state)

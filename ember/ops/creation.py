@@ -10,6 +10,7 @@ from .. import _state
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import CPU, backend_of, canonical
+from ._graph import Node
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full",
            "zeros_like", "ones_like", "empty_like", "full_like", "arange", "range", "linspace",
@@ -17,7 +18,7 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "emp
 METHODS = ["new_tensor", "new_zeros", "new_ones", "new_empty", "new_full", "zero_", "fill_"]
 
 
-# ---- where and of what type ----------------------------------------------------------------
+# ---- where, of what type, how big ------------------------------------------------------------
 def resolve_device(device):
     if device is None:
         dev = _state.default_device()
@@ -30,81 +31,285 @@ def _on_device(array, dev):
     return array if dev.type == "cpu" else backend_of(dev).from_host(array, dev.index)
 
 
-def _finish(array, dev, requires_grad):
+def check_factory_grad(d, requires_grad):
+    if requires_grad and not (d.is_floating_point or d.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+
+
+def _finish(array, dev, requires_grad, d=None):
+    d = d or _dt.FROM_NUMPY[array.dtype]
+    check_factory_grad(d, requires_grad)
     t = make_tensor(_on_device(array, dev), dev)
-    if requires_grad:
-        t.requires_grad_(True)
+    t._requires_grad = builtins.bool(requires_grad)
     return t
 
 
-def _shape(size):
-    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer)):
-        size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, (builtins.int, np.integer)) and not (isinstance(s, Tensor) and s.numel() == 1):
-            raise TypeError(f"zeros(): argument 'size' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__}")
+def _is_int(x):
+    return isinstance(x, (builtins.int, np.integer)) and not isinstance(x, (builtins.bool, np.bool_))
+
+
+def size_arg(size, fname, varargs=True):
+    """A shape from `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(Size)`, with PyTorch's errors
+    (which differ between `f(*size)` and `f(size)` signatures)."""
+    if len(size) == 1 and not (_is_int(size[0]) or _is_int_tensor(size[0])):
+        one = size[0]
+        if not isinstance(one, (tuple, list)):
+            raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(one).__name__}")
+        for i, s in enumerate(one):
+            if not (_is_int(s) or _is_int_tensor(s)):
+                if varargs:
+                    raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at "
+                                    f"pos {i + 1} with error \"type must be tuple of ints,but got "
+                                    f"{type(s).__name__}\"")
+                raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"but found element of type {type(s).__name__} at pos {i}")
+        size = one
+    else:
+        for i, s in enumerate(size):
+            if not (_is_int(s) or _is_int_tensor(s)):
+                raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at pos "
+                                f"{i + 1} with error \"type must be tuple of ints,but got "
+                                f"{type(s).__name__}\"")
     shape = tuple(builtins.int(s) for s in size)
     for s in shape:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+            if fname == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
     return shape
+
+
+def _is_int_tensor(s):
+    return isinstance(s, Tensor) and s._array.ndim == 0 and not (s.dtype.is_floating_point
+                                                                 or s.dtype.is_complex)
+
+
+_shape = size_arg
 
 
 def _float_dtype(dtype):
     return _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
 
 
+# The C++ type names PyTorch's conversion errors print.
+_C_TYPES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+            "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _convert_scalar(value, d, type_name=None):
+    """A Python number as a value of dtype `d`, with PyTorch's overflow check: integers wrap
+    into unsigned types from as low as -max, floats must fit, NaN never becomes an integer."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if d is _dt.bool:
+        return builtins.bool(value)
+    name = type_name or _C_TYPES[d.name]
+    bad = RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if isinstance(value, builtins.complex) and not d.is_complex:
+        if value.imag != 0:
+            raise bad
+        value = value.real
+    if d.is_complex:
+        return value
+    if d.is_floating_point:
+        fmax = builtins.float(_dt.finfo(d).max)
+        if math.isfinite(value) and builtins.abs(value) > fmax:
+            raise bad
+        return value
+    info = np.iinfo(d.np)
+    if isinstance(value, builtins.float):
+        if not math.isfinite(value):
+            raise bad
+        value = builtins.int(value)  # truncation toward zero, as C++ casts
+    lo = -builtins.int(info.max) if info.min == 0 else builtins.int(info.min)
+    if not lo <= value <= info.max:
+        raise bad
+    return value % (builtins.int(info.max) + 1) if info.min == 0 else value
+
+
+def _scalar_type(value):
+    """The dtype PyTorch gives a fill value: NumPy scalars keep theirs, Python floats take
+    the default dtype."""
+    if isinstance(value, np.generic):
+        return _dt.from_numpy_dtype(value.dtype)
+    return _dt.scalar_dtype(value)
+
+
 # ---- from data -------------------------------------------------------------------------------
-def _infer_array(data):
-    """A host array from Python data, typed as PyTorch infers: Python floats take the
-    default dtype, ints int64, bools bool; NumPy arrays and tensors keep their dtype."""
+def _is_sequence(x):
+    return isinstance(x, (list, tuple, builtins.range, np.ndarray)) and not (
+        isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def _compute_sizes(data):
+    """The shape, read along the first elements (PyTorch's compute_sizes)."""
+    sizes = []
+    seq = data
+    while _is_sequence(seq) or isinstance(seq, str):
+        if isinstance(seq, str) or len(sizes) >= 64:
+            raise ValueError(f"too many dimensions '{type(seq).__name__}'")
+        sizes.append(len(seq))
+        if not len(seq):
+            break
+        seq = seq[0]
+    return sizes
+
+
+_BUILTIN_NUMBERS = {builtins.bool, builtins.int, builtins.float, builtins.complex}
+
+
+def _infer(obj, sizes, dim, flags):
+    """Check `obj` has shape `sizes[dim:]` and give the promoted dtype of its leaves (None
+    for no leaves). `flags` collects whether tensors appear (they need a slower copy)."""
+    if dim == len(sizes):
+        return _leaf_dtype(obj, flags)
+    if isinstance(obj, np.ndarray):
+        if obj.ndim == 0:
+            raise TypeError("len() of unsized object")
+        if tuple(obj.shape) != tuple(sizes[dim:dim + obj.ndim]) or obj.ndim != len(sizes) - dim:
+            _check_lengths(obj, sizes, dim)
+        return _dt.from_numpy_dtype(obj.dtype)
+    if not _is_sequence(obj):
+        raise TypeError("not a sequence")
+    if len(obj) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(obj)})")
+    types = set(map(type, obj))
+    d = None
+    if dim == len(sizes) - 1 and types <= _BUILTIN_NUMBERS:
+        for ty in types:  # a leaf row of plain numbers: a handful of types, not one per element
+            d = _promote(d, _dt.scalar_dtype(ty(0)))
+        return d
+    for item in obj:
+        d = _promote(d, _infer(item, sizes, dim + 1, flags))
+    return d
+
+
+def _check_lengths(arr, sizes, dim):
+    for k, n in enumerate(arr.shape):
+        if dim + k >= len(sizes):
+            raise TypeError(f"'{type(arr).__name__}' object cannot be interpreted as an integer")
+        if n != sizes[dim + k]:
+            raise ValueError(f"expected sequence of length {sizes[dim + k]} at dim {dim + k} "
+                             f"(got {n})")
+    raise TypeError("not a sequence")
+
+
+def _leaf_dtype(x, flags):
+    if type(x) in _BUILTIN_NUMBERS:
+        return _dt.scalar_dtype(x)
+    if isinstance(x, np.generic):
+        return _dt.from_numpy_dtype(x.dtype)
+    if isinstance(x, Tensor):
+        flags["tensor"] = True
+        return x.dtype
+    if isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    if _is_sequence(x):
+        flags["ragged"] = True  # a deeper list where a number belongs: fails when stored
+        return None
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _promote(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return _dt.promote_types(a, b)
+
+
+def _check_numpy(arr):
+    _dt.from_numpy_dtype(arr.dtype)
+    if any(s < 0 for s in arr.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    if not arr.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. "
+                         "Conversion between byte orders is currently not supported.")
+
+
+def _data_to_array(data, dtype=None, type_name=None):
+    """A host array from Python data, typed as PyTorch infers: Python floats take the default
+    dtype, ints int64, bools bool, NumPy values and tensors theirs; mixed leaves promote."""
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, Tensor):
-        return data._host()
+        arr = data._host()
+        return arr if dtype is None else arr.astype(dtype.np)
     if isinstance(data, np.ndarray):
-        return data
-    if isinstance(data, np.generic):
-        return np.asarray(data)
-    if isinstance(data, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
-        return np.asarray(data, dtype=_dt.scalar_dtype(data).np)
+        _check_numpy(data)
+        return data if dtype is None else data.astype(dtype.np)
+    if not _is_sequence(data) and hasattr(data, "__array__") and not isinstance(data, np.generic):
+        return _data_to_array(np.asarray(data), dtype)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = list(bytes(data))
+    sizes = _compute_sizes(data)
+    flags = {}
+    inferred = _infer(data, sizes, 0, flags) if sizes else _leaf_dtype(data, flags)
+    inferred = inferred or _dt.get_default_dtype()
+    d = dtype or inferred
+    if inferred.is_complex and not d.is_complex:
+        raise TypeError("must be real number, not complex")
+    if flags.get("tensor"):
+        data = _tensors_to_numbers(data)
+    if flags.get("ragged"):
+        _raise_ragged(data, sizes, d)
+    if not sizes:  # one number
+        if isinstance(data, builtins.int) and not (d.is_floating_point or d.is_complex) \
+                and not -(1 << 63) <= data < (1 << 63):
+            raise ValueError("Overflow when unpacking long long")
+        return np.asarray(_convert_scalar(data, d, type_name or d.name), dtype=d.np)
+    if d.is_floating_point or d.is_complex or d is _dt.bool:
+        wide = np.complex128 if d.is_complex else (np.bool_ if d is _dt.bool else np.float64)
+        return np.asarray(data, dtype=wide).astype(d.np, copy=False)
+    try:
+        wide = np.asarray(data, dtype=np.float64 if inferred.is_floating_point else np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if wide.dtype.kind == "f":
+        wide = np.trunc(wide)
+    _check_int_range(wide, d, type_name or d.name)
+    return wide.astype(d.np)
+
+
+def _check_int_range(wide, d, name):
+    info = np.iinfo(d.np)
+    lo = -builtins.int(info.max) if info.min == 0 else builtins.int(info.min)
+    if wide.size and (builtins.bool((wide < lo).any()) or builtins.bool((wide > info.max).any())
+                      or (wide.dtype.kind == "f" and not builtins.bool(np.isfinite(wide).all()))):
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def _tensors_to_numbers(data):
+    if isinstance(data, Tensor):
+        if data._array.size != 1:
+            if data.dtype.is_floating_point or data.dtype.is_complex:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return data.item()
     if isinstance(data, (list, tuple)):
-        if any(isinstance(x, Tensor) for x in data):
-            parts = [_infer_array(x) for x in data]
-            d = _dt.promote_operands([(_dt.FROM_NUMPY[p.dtype], 1) for p in parts])
-            return np.stack([p.astype(d.np) for p in parts]) if parts else np.zeros(0, np.float32)
-        if not data:
-            return np.zeros(0, dtype=_dt.get_default_dtype().np)
-        try:
-            arr = np.asarray(data)
-        except ValueError as e:
-            raise ValueError(f"expected sequence of equal lengths: {e}") from None
-        if arr.dtype == np.float64 and not _has_numpy_float64(data):
-            arr = arr.astype(_dt.get_default_dtype().np)
-        elif arr.dtype == np.complex128:
-            arr = arr.astype(_dt.scalar_dtype(1j).np)
-        elif arr.dtype.kind in "iu" and arr.dtype != np.int64:
-            arr = arr.astype(np.int64) if not _has_numpy_scalars(data) else arr
-        elif arr.dtype.kind in "OUS":
-            raise TypeError(f"new(): invalid data type '{type(_first_leaf(data)).__name__}'")
-        return arr
-    if hasattr(data, "__array__") or hasattr(data, "__array_interface__"):
-        return np.asarray(data)
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-
-
-def _first_leaf(data):
-    while isinstance(data, (list, tuple)) and data:
-        data = data[0]
+        return [_tensors_to_numbers(x) for x in data]
     return data
 
 
-def _has_numpy_float64(data):
-    leaf = _first_leaf(data)
-    return isinstance(leaf, (np.floating, np.ndarray))
-
-
-def _has_numpy_scalars(data):
-    return isinstance(_first_leaf(data), (np.generic, np.ndarray))
+def _raise_ragged(data, sizes, d):
+    """A list where a number belongs: PyTorch fails storing it, in the target dtype's words."""
+    leaf = data
+    for _ in sizes:
+        bad = [x for x in leaf if _is_sequence(x)] if isinstance(leaf, (list, tuple)) else []
+        if bad:
+            leaf = bad[0]
+            break
+        leaf = leaf[0]
+    name = type(leaf).__name__
+    if d.is_floating_point or d.is_complex:
+        raise TypeError(f"must be real number, not {name}")
+    raise TypeError(f"'{name}' object cannot be interpreted as an integer")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -116,56 +321,51 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       UserWarning, stacklevel=2)
         if device is None:
             device = data._device
-    arr = _infer_array(data)
-    if dtype is not None:
-        arr = _cast(arr, _dt.to_dtype(dtype))
-    else:
-        _dt.from_numpy_dtype(arr.dtype)
-    arr = np.array(arr, copy=True, order="C")
+    d = _dt.to_dtype(dtype) if dtype is not None else None
+    arr = np.array(_data_to_array(data, d), copy=True, order="C")
     return _finish(arr, resolve_device(device), requires_grad)
-
-
-def _cast(arr, d):
-    if arr.dtype == d.np:
-        return arr
-    return arr.astype(d.np)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Shares memory with `data` where it can: a tensor or array of the right dtype and device."""
     dtype = _dt.to_dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
-        out = data
-        if dtype is not None and dtype is not data.dtype or device is not None:
-            out = data.to(device=device, dtype=dtype)
-        return out
+        if (dtype is not None and dtype is not data.dtype) or (
+                device is not None and canonical(device) != data._device):
+            return data.to(device=device, dtype=dtype)
+        return data
     if isinstance(data, np.ndarray):
         dev = resolve_device(device)
-        arr = data if dtype is None else _cast(data, dtype)
-        _dt.from_numpy_dtype(arr.dtype)
+        _check_numpy(data)
+        arr = data if dtype is None or data.dtype == dtype.np else data.astype(dtype.np)
         return make_tensor(_on_device(arr, dev), dev)
     return tensor(data, dtype=dtype, device=device)
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    t = as_tensor(obj, dtype=dtype, device=device) if not copy else tensor(obj, dtype=dtype, device=device)
+    if copy:
+        t = (obj.detach().clone() if isinstance(obj, Tensor) else tensor(obj))
+        t = as_tensor(t, dtype=dtype, device=device)
+    else:
+        t = as_tensor(obj, dtype=dtype, device=device)
+        if copy is False and isinstance(obj, (Tensor, np.ndarray)) and not _shares(t, obj):
+            raise ValueError("can't alias tensor from the given object: a copy is required")
     if requires_grad:
+        t = t.detach() if t is obj else t
         t.requires_grad_(True)
     return t
+
+
+def _shares(t, obj):
+    arr = obj._array if isinstance(obj, Tensor) else obj
+    return t._array is arr or np.shares_memory(t._host(), arr) if t._device.type == "cpu" else False
 
 
 def from_numpy(ndarray):
     """A tensor sharing `ndarray`'s memory (writes through either show in both)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    _dt.from_numpy_dtype(ndarray.dtype)
-    if any(s < 0 for s in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
-    if not ndarray.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte order. "
-                         "Conversion between byte orders is currently not supported.")
+    _check_numpy(ndarray)
     return make_tensor(ndarray, CPU)
 
 
@@ -189,226 +389,414 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 
 # ---- filled ------------------------------------------------------------------------------------
-def _filled(fill, size, dtype, device, requires_grad, fname):
-    shape = _shape(size)
+def _filled(fill, shape, dtype, device, requires_grad, out, fname):
+    """zeros/ones/empty/full: dtype from `out` when not given; `out` is resized silently."""
+    if out is not None:
+        if dtype is not None and _dt.to_dtype(dtype) is not out.dtype:
+            raise RuntimeError(f"dtype {_type_name(_dt.to_dtype(dtype))} does not match dtype "
+                               f"of out parameter ({_type_name(out.dtype)})")
+        dtype = out.dtype
+        device = out._device if device is None else device
     dev = resolve_device(device)
     d = _float_dtype(dtype)
+    check_factory_grad(d, requires_grad)
     xp = backend_of(dev).xp
     if fill is None:
         arr = xp.empty(shape, dtype=d.np)
-    elif fill == 0:
+    elif fill == 0 and not isinstance(fill, builtins.complex):
         arr = xp.zeros(shape, dtype=d.np)
     else:
-        arr = xp.full(shape, fill, dtype=d.np)
+        arr = xp.full(shape, _convert_scalar(fill, d), dtype=d.np)
     t = make_tensor(arr, dev)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    t._requires_grad = builtins.bool(requires_grad)
+    return t if out is None else factory_out(out, t, fname)
+
+
+def _type_name(d):
+    from ._graph import _type_name as name
+    return name(d)
+
+
+def factory_out(out, t, fname):
+    """A factory's out=: PyTorch resizes `out` to the result without a warning."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._array.shape != t._array.shape:
+        from .._state import grad
+        if grad.enabled and out._requires_grad:
+            raise RuntimeError(f"{fname}(): functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires grad.")
+        out._array = t._array.astype(out._array.dtype, copy=False)
+        out._vc.value += 1
+        return out
+    from ._graph import write_out
+    return write_out(out, t, fname)
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
-    t = _filled(0, size, dtype, device, requires_grad, "zeros")
-    return _maybe_out(out, t, "zeros")
+    return _filled(0, size_arg(size, "zeros"), dtype, device, requires_grad, out, "zeros")
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
-    t = _filled(1, size, dtype, device, requires_grad, "ones")
-    return _maybe_out(out, t, "ones")
+    return _filled(1, size_arg(size, "ones"), dtype, device, requires_grad, out, "ones")
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    t = _filled(None, size, dtype, device, requires_grad, "empty")
-    return _maybe_out(out, t, "empty")
+    return _filled(None, size_arg(size, "empty"), dtype, device, requires_grad, out, "empty")
 
 
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
     return empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
+    shape = size_arg((size,), "full", varargs=False) if not _is_int(size) else None
+    if shape is None:
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     if isinstance(fill_value, Tensor):
+        if dtype is None and out is None:
+            dtype = fill_value.dtype
         fill_value = fill_value.item()
-    if dtype is None:
-        dtype = _dt.scalar_dtype(fill_value)
-    t = _filled(fill_value, (tuple(size),) if not isinstance(size, builtins.int) else (size,),
-                dtype, device, requires_grad, "full")
-    return _maybe_out(out, t, "full")
+    if dtype is None and out is None:
+        dtype = _scalar_type(fill_value)
+    return _filled(fill_value, shape, dtype, device, requires_grad, out, "full")
 
 
-def _maybe_out(out, t, fname):
-    if out is None:
-        return t
-    from ._graph import write_out
-    return write_out(out, t, fname)
-
-
-def _like(input, dtype, device):
+def _like(input, dtype, device, fname):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     return (input.dtype if dtype is None else _dt.to_dtype(dtype),
             input._device if device is None else device)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    d, dev = _like(input, dtype, device)
-    return zeros(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
+    d, dev = _like(input, dtype, device, "zeros_like")
+    return _filled(0, input._array.shape, d, dev, requires_grad, None, "zeros_like")
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    d, dev = _like(input, dtype, device)
-    return ones(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
+    d, dev = _like(input, dtype, device, "ones_like")
+    return _filled(1, input._array.shape, d, dev, requires_grad, None, "ones_like")
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    d, dev = _like(input, dtype, device)
-    return empty(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
+    d, dev = _like(input, dtype, device, "empty_like")
+    return _filled(None, input._array.shape, d, dev, requires_grad, None, "empty_like")
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    d, dev = _like(input, dtype, device)
-    return full(input.shape, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
+    d, dev = _like(input, dtype, device, "full_like")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _filled(fill_value, input._array.shape, d, dev, requires_grad, None, "full_like")
 
 
-def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **kwargs):
-    d, dev = _like(self, dtype, device)
-    return tensor(data, dtype=d, device=dev, requires_grad=requires_grad)
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+    d, dev = _like(self, dtype, device, "new_tensor")
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    arr = np.array(_data_to_array(data, d), copy=True, order="C")
+    return _finish(arr, resolve_device(dev), requires_grad)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
-    d, dev = _like(self, dtype, device)
-    return zeros(*size, dtype=d, device=dev, requires_grad=requires_grad)
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    d, dev = _like(self, dtype, device, "new_zeros")
+    return _filled(0, size_arg(size, "new_zeros"), d, dev, requires_grad, None, "new_zeros")
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
-    d, dev = _like(self, dtype, device)
-    return ones(*size, dtype=d, device=dev, requires_grad=requires_grad)
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+             pin_memory=False):
+    d, dev = _like(self, dtype, device, "new_ones")
+    return _filled(1, size_arg(size, "new_ones"), d, dev, requires_grad, None, "new_ones")
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
-    d, dev = _like(self, dtype, device)
-    return empty(*size, dtype=d, device=dev, requires_grad=requires_grad)
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    d, dev = _like(self, dtype, device, "new_empty")
+    return _filled(None, size_arg(size, "new_empty"), d, dev, requires_grad, None, "new_empty")
 
 
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kwargs):
-    d, dev = _like(self, dtype, device)
-    return full(size, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=False):
+    if _is_int(size):
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    d, dev = _like(self, dtype, device, "new_full")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _filled(fill_value, size_arg((size,), "new_full", varargs=False), d, dev, requires_grad, None,
+                   "new_full")
 
 
 # ---- in-place fills ------------------------------------------------------------------------
+class _FillNode(Node):
+    """fill_/zero_: no gradient reaches the old value; a tensor fill value gets the sum."""
+
+    def backward(self, grad):
+        grads = []
+        for (fn, _), (shape, npd) in zip(self._next, self._meta):
+            if fn is None:
+                grads.append(None)
+            elif shape == grad._array.shape:
+                grads.append(zeros_like(grad))
+            else:  # the 0-dim fill value
+                grads.append(grad.sum().to(_dt.FROM_NUMPY[npd]))
+        return grads[0] if len(grads) == 1 else tuple(grads)
+
+
+class ZeroBackward0(_FillNode):
+    pass
+
+
+class FillBackward2(_FillNode):
+    pass
+
+
+class FillBackward3(_FillNode):
+    pass
+
+
 def fill_(self, value):
     from ._graph import inplace
-    if isinstance(value, Tensor) and value._array.ndim != 0:
-        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                           f"{value._array.ndim} dimensions.")
-    return inplace(self, lambda s: _fill_value(s, value), (value,))
-
-
-def _fill_value(s, value):
-    """The out-of-place value of `s.fill_(value)`: `value` everywhere, in s's dtype."""
-    from .pointwise import add
     if isinstance(value, Tensor):
-        # differentiable in `value`: zeros of s's shape plus value
-        return add(zeros_like(s, dtype=s.dtype).detach(), value.to(s.dtype))
-    return make_tensor(backend_of(s._device).xp.full(s._array.shape, value, dtype=s._array.dtype),
-                       s._device)
+        if value._array.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._array.ndim} dimensions.")
+        return inplace(self, lambda s: _filled_like(s, value, FillBackward3), (value,))
+    if not isinstance(value, (builtins.bool, builtins.int, builtins.float, builtins.complex,
+                              np.generic)):
+        raise TypeError(f"fill_() received an invalid combination of arguments - got "
+                        f"({type(value).__name__})")
+    return inplace(self, lambda s: _filled_like(s, value, FillBackward2))
+
+
+def _filled_like(s, value, node_cls):
+    """The out-of-place value of `s.fill_(value)`: `value` everywhere, in s's dtype."""
+    from ._graph import record
+    inputs = (s,)
+    if isinstance(value, Tensor):
+        inputs = (s, value)
+        value = value.item()
+    xp = backend_of(s._device).xp
+    v = _convert_scalar(value, s.dtype)
+    arr = xp.zeros(s._array.shape, s._array.dtype) if v == 0 else \
+        xp.full(s._array.shape, v, dtype=s._array.dtype)
+    t = make_tensor(arr, s._device)
+    record(node_cls, inputs, t)
+    return t
 
 
 def zero_(self):
-    return fill_(self, 0)
+    from ._graph import inplace
+    return inplace(self, lambda s: _filled_like(s, 0, ZeroBackward0))
 
 
 # ---- ranges --------------------------------------------------------------------------------------
+def _number(v):
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _is_float_arg(v):
+    return isinstance(v, (builtins.float, np.floating)) or (
+        isinstance(v, Tensor) and v.dtype.is_floating_point)
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    start, end, step = vals
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    is_float = builtins.any(_is_float_arg(v) for v in (start, end, step))
+    start, end, step = _number(start), _number(end), _number(step)
     if dtype is None:
-        is_float = any(isinstance(v, builtins.float) for v in vals)
-        d = _dt.get_default_dtype() if is_float else _dt.int64
+        d = out.dtype if out is not None else (_dt.get_default_dtype() if is_float else _dt.int64)
     else:
         d = _dt.to_dtype(dtype)
-    n = builtins.max(0, math.ceil((end - start) / step))
-    arr = (start + np.arange(n, dtype=np.float64) * step) if d.is_floating_point else \
-        np.arange(start, start + n * step, step, dtype=np.int64)[:n]
-    t = _finish(arr.astype(d.np), resolve_device(device), requires_grad)
-    return _maybe_out(out, t, "arange")
+    if d is _dt.bool or d.is_complex:
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{_type_name(d)}\'')
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if d.is_floating_point:
+        n = math.ceil((end - start) / step) if math.isfinite(step) else 1
+        # PyTorch accumulates in double for float/double, in float for half/bfloat16
+        acc = np.float32 if d in (_dt.float16, _dt.bfloat16) else np.float64
+        arr = acc(start) + np.arange(n, dtype=acc) * acc(step)
+    else:
+        istart, iend, istep = builtins.int(start), builtins.int(end), builtins.int(step)
+        if d is _dt.int64:  # integer arithmetic on the truncated bounds
+            sgn = (istep > 0) - (istep < 0)
+            n = (iend - istart + istep - sgn) // istep
+        else:
+            n = math.ceil((end - start) / step)
+        if istep == 0:
+            raise RuntimeError("step must be nonzero")
+        arr = istart + np.arange(builtins.max(n, 0), dtype=np.int64) * istep
+    arr = arr.astype(d.np)
+    t = _finish(arr, resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "arange")
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def _fmt(x):
+    return f"{x:g}" if isinstance(x, builtins.float) else str(x)
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
     import warnings
     warnings.warn("torch.range is deprecated and will be removed in a future release because its "
                   "behavior is inconsistent with Python's range builtin. Instead, use torch.arange, "
                   "which produces values in [start, end).", UserWarning, stacklevel=2)
     if end is None:
         start, end = 0, start
+    start, end, step = _number(start), _number(end), _number(step)
+    d = _float_dtype(dtype)
     n = builtins.int(math.floor((end - start) / step)) + 1
     arr = start + np.arange(n, dtype=np.float64) * step
-    return _finish(arr.astype(_float_dtype(dtype).np), resolve_device(device), requires_grad)
+    t = _finish(arr.astype(d.np), resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "range")
+
+
+def _steps_arg(start, end, steps, fname):
+    if not _is_int(steps):
+        got = ", ".join(type(v).__name__ for v in (start, end, steps))
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of:")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return builtins.int(steps)
+
+
+def _line(start, end, steps, d, fname):
+    """PyTorch's linspace kernel: start and end converted to the dtype first, the first half
+    counted up from start and the second down from end, in the dtype's own arithmetic."""
+    if d is _dt.bool:
+        raise NotImplementedError(f'"{fname}_cpu" not implemented for \'Bool\'')
+    i = np.arange(steps)
+    if d.is_floating_point or d.is_complex:
+        # (c10::Half and BFloat16 compute in float)
+        work = np.float32 if d in (_dt.float16, _dt.bfloat16) else d.np.type
+        start, end = work(d.np.type(start)), work(d.np.type(end))
+        idx = i.astype(work)
+    else:
+        work = np.float64  # an integer dtype steps in double
+        start, end = builtins.int(start), builtins.int(end)
+        idx = i.astype(np.float64)
+    if steps == 1:
+        return np.full(1, start, dtype=work)
+    step = (np.asarray(end, work) - np.asarray(start, work)) / work(steps - 1)
+    step = np.asarray(step, dtype=work)
+    halfway = steps // 2
+    up = start + step * idx
+    down = end - step * (steps - i - 1).astype(idx.dtype)
+    return np.where(i < halfway, up, down).astype(work, copy=False)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    start, end = [v.item() if isinstance(v, Tensor) else v for v in (start, end)]
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    d = _float_dtype(dtype)
-    # PyTorch fills the second half from the end, so the last value is exactly `end`
-    step = (end - start) / (steps - 1) if steps > 1 else 0
-    i = np.arange(steps, dtype=np.float64)
-    half = steps // 2
-    arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
-    t = _finish(arr.astype(d.np), resolve_device(device), requires_grad)
-    return _maybe_out(out, t, "linspace")
+    is_complex = builtins.any(isinstance(_number(v), builtins.complex) for v in (start, end))
+    steps = _steps_arg(start, end, steps, "linspace")
+    start, end = _number(start), _number(end)
+    if dtype is None:
+        d = out.dtype if out is not None else (
+            _dt.scalar_dtype(1j) if is_complex else _dt.get_default_dtype())
+    else:
+        d = _dt.to_dtype(dtype)
+    arr = _line(start, end, steps, d, "linspace").astype(d.np)
+    t = _finish(arr, resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "linspace")
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    exps = linspace(start, end, steps, dtype=_dt.float64)._array
-    d = _float_dtype(dtype)
-    t = _finish(np.power(base, exps).astype(d.np), resolve_device(device), requires_grad)
-    return _maybe_out(out, t, "logspace")
+    steps = _steps_arg(start, end, steps, "logspace")
+    start, end = _number(start), _number(end)
+    d = _dt.to_dtype(dtype) if dtype is not None else (
+        out.dtype if out is not None else _dt.get_default_dtype())
+    exps = _line(start, end, steps, d, "logspace")
+    # the power is taken in double (std::pow(double base, exponent)), then converted
+    wide = np.complex128 if d.is_complex else np.float64
+    arr = np.power(np.asarray(base, dtype=wide), exps.astype(wide)).astype(d.np)
+    t = _finish(arr, resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "logspace")
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    for name, v, pos in (("n", n, 1), ("m", m, 2)):
+        if v is not None and not _is_int(v):
+            raise TypeError(f"eye(): argument '{name}' (position {pos}) must be int, not "
+                            f"{type(v).__name__}")
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     m = n if m is None else m
-    t = _finish(np.eye(n, m, dtype=_float_dtype(dtype).np), resolve_device(device), requires_grad)
-    return _maybe_out(out, t, "eye")
+    d = _dt.to_dtype(dtype) if dtype is not None else (
+        out.dtype if out is not None else _dt.get_default_dtype())
+    t = _finish(np.eye(n, m, dtype=d.np), resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "eye")
 
 
 # ---- legacy constructors -------------------------------------------------------------------------
-def legacy_new(cls, dtype, args, device):
+def legacy_new(cls, dtype, args, device, exact_dtype=False):
     """`ember.Tensor(...)` and `FloatTensor(...)`: sizes give an uninitialised tensor, data is
-    copied into `dtype`, a tensor of that dtype is aliased, nothing gives an empty one."""
+    copied into `dtype`, a tensor is aliased (of that dtype for the typed classes), nothing
+    gives an empty one."""
     dev = resolve_device(device)
     if not args:
         return make_tensor(_on_device(np.empty((0,), dtype.np), dev), dev)
     first = args[0]
     if len(args) == 1 and isinstance(first, Tensor):
-        if first.dtype is not dtype:
-            raise TypeError(f"expected {dtype._legacy[:-len('Tensor')] or dtype.name} "
-                            f"(got {first.dtype._legacy[:-len('Tensor')]})")
+        if exact_dtype and first.dtype is not dtype:
+            raise TypeError(f"expected {_options(dtype)} (got {_options(first.dtype)})")
         return first.detach()
-    if all(isinstance(a, (builtins.int, np.integer)) and not isinstance(a, builtins.bool) for a in args):
-        return make_tensor(_on_device(np.empty(_shape(args), dtype.np), dev), dev)
-    if len(args) == 1 and isinstance(first, tuple) and type(first).__name__ == "Size":
-        return make_tensor(_on_device(np.empty(_shape(args), dtype.np), dev), dev)
+    if builtins.all(_is_int(a) for a in args) or (
+            len(args) == 1 and isinstance(first, tuple) and type(first).__name__ == "Size"):
+        return make_tensor(_on_device(np.empty(size_arg(args, "new"), dtype.np), dev), dev)
     if len(args) == 1:
-        arr = _infer_array(first)
+        if not (_is_sequence(first) or isinstance(first, str)):
+            name = type(first).__name__
+            if isinstance(first, np.generic):
+                name = f"numpy.{name}"
+            raise TypeError(f"new(): data must be a sequence (got {name})")
+        arr = _data_to_array(first, dtype, dtype.np.name if dtype.name != "bfloat16" else None)
         return make_tensor(_on_device(np.array(arr, dtype=dtype.np, copy=True), dev), dev)
     raise TypeError(f"new() received an invalid combination of arguments - got "
                     f"({', '.join(type(a).__name__ for a in args)})")
+
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _options(d):
+    return (f"TensorOptions(dtype={_CPP_NAMES[d.name]}, device=cpu, layout=Strided, "
+            "requires_grad=false (default), pinned_memory=false (default), "
+            "memory_format=(nullopt))")
 
 
 class _LegacyTensorMeta(type):
@@ -420,7 +808,7 @@ class _LegacyTensorMeta(type):
 
     def __call__(cls, *args, device=None):
         dev = "cuda" if cls._is_cuda else device
-        return legacy_new(Tensor, cls._legacy_dtype, args, dev)
+        return legacy_new(Tensor, cls._legacy_dtype, args, dev, exact_dtype=True)
 
     def __repr__(cls):
         return f"<class '{cls.__module__}.{cls.__name__}'>"
