@@ -1,4 +1,566 @@
-"""Loss functions."""
+"""Loss functions, with every `reduction`. The losses tutorials print (`MseLossBackward0`,
+`NllLossBackward0`, binary cross-entropy, smooth L1, Huber) have their own nodes; the others
+are compositions of differentiable ops, as they are in PyTorch."""
+import math
+import warnings
 
-__all__ = []
+import numpy as np
+
+from .. import dtypes as _dt
+from .._tensor import Tensor, make_tensor
+from ._graph import Node, record
+from .pointwise import xp_of
+
+__all__ = ["binary_cross_entropy_with_logits", "kl_div", "hinge_embedding_loss",
+           "margin_ranking_loss", "poisson_nll_loss", "cosine_embedding_loss",
+           "triplet_margin_loss", "ctc_loss"]
 METHODS = []
+FUNCTIONAL = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+              "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+              "poisson_nll_loss", "gaussian_nll_loss", "margin_ranking_loss",
+              "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
+              "multilabel_margin_loss", "multi_margin_loss", "cosine_embedding_loss",
+              "triplet_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss"]
+
+
+# ---- reduction ------------------------------------------------------------------------------
+def legacy_reduction(size_average, reduce, reduction):
+    """PyTorch's translation of the deprecated size_average/reduce flags."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' "
+                  "instead." if (size_average is None or size_average) and reduce is not False
+                  else "size_average and reduce args will be deprecated, please use "
+                  "reduction='sum' instead." if reduce is not False else
+                  "size_average and reduce args will be deprecated, please use reduction='none' "
+                  "instead.", UserWarning, stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def reduce(loss, reduction):
+    _check_reduction(reduction)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _reduce_array(arr, reduction):
+    if reduction == "mean":
+        return np.asarray(arr.mean()) if isinstance(arr, np.ndarray) else arr.mean()
+    if reduction == "sum":
+        return np.asarray(arr.sum()) if isinstance(arr, np.ndarray) else arr.sum()
+    return arr
+
+
+def _reduce_grad(grad, shape, reduction):
+    """The gradient of a reduced loss, spread back over the elementwise losses."""
+    if reduction == "none":
+        return grad
+    n = math.prod(shape) if reduction == "mean" else 1
+    return grad.expand(shape) / n if n != 1 else grad.expand(shape)
+
+
+def _warn_size(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+
+
+def _pair(input, target, fname):
+    """input and target broadcast together, arrays in their promoted dtype."""
+    from .pointwise import operands
+    x, y, d, dev = operands(input, target, fname)
+    x, y = np.broadcast_arrays(x, y) if isinstance(x, np.ndarray) else xp_of(input).broadcast_arrays(x, y)
+    return x, y, d, dev
+
+
+# ---- regression losses with their own nodes --------------------------------------------------
+class MseLossBackward0(Node):
+    def backward(self, grad):
+        input, target = self.saved_tensors
+        g = _reduce_grad(grad, self.shape, self.reduction) * 2 * (input - target)
+        return g, -g
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    x, y, d, dev = _pair(input, target, "mse_loss")
+    diff = x - y
+    out = make_tensor(_reduce_array(diff * diff, reduction), dev)
+    if weight is not None:
+        return _weighted(((input - target) ** 2), weight, reduction)
+    node = record(MseLossBackward0, (input, target), out)
+    if node is not None:
+        node.shape, node.reduction = diff.shape, reduction
+        node.save_for_backward(input, target)
+    return out
+
+
+def _weighted(loss, weight, reduction):
+    return reduce_loss(loss * weight, reduction)
+
+
+def reduce_loss(loss, reduction):
+    return reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _warn_size(input, target)
+    loss = (input - target).abs()
+    return reduce_loss(loss * weight if weight is not None else loss, reduction)
+
+
+class SmoothL1LossBackward0(Node):
+    def backward(self, grad):
+        input, target = self.saved_tensors
+        diff = input - target
+        beta = self.beta
+        if beta == 0:
+            local = diff.sign()
+        else:
+            local = (diff / beta).clamp(-1, 1) if self.huber is None else \
+                (diff).clamp(-self.huber, self.huber)
+        g = _reduce_grad(grad, self.shape, self.reduction) * local
+        return g, -g
+
+
+class HuberLossBackward0(SmoothL1LossBackward0):
+    pass
+
+
+def _smooth(input, target, reduction, beta, huber, fname, cls):
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    x, y, d, dev = _pair(input, target, fname)
+    diff = np.abs(x - y) if isinstance(x, np.ndarray) else xp_of(input).abs(x - y)
+    xp = np if isinstance(diff, np.ndarray) else xp_of(input)
+    if huber is None:
+        loss = diff - 0.5 * beta if beta == 0 else \
+            xp.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
+    else:
+        loss = xp.where(diff < huber, 0.5 * diff * diff, huber * (diff - 0.5 * huber))
+    out = make_tensor(_reduce_array(loss.astype(d.np, copy=False), reduction), dev)
+    node = record(cls, (input, target), out)
+    if node is not None:
+        node.shape, node.reduction, node.beta, node.huber = diff.shape, reduction, beta, huber
+        node.save_for_backward(input, target)
+    return out
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _smooth(input, target, reduction, beta, None, "smooth_l1_loss", SmoothL1LossBackward0)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        diff = (input - target).abs()
+        loss = (diff < delta) * 0.5 * diff * diff + (diff >= delta) * delta * (diff - 0.5 * delta)
+        return reduce_loss(loss * weight, reduction)
+    return _smooth(input, target, reduction, 1.0, delta, "huber_loss", HuberLossBackward0)
+
+
+# ---- classification losses --------------------------------------------------------------------
+class NllLossBackward0(Node):
+    def backward(self, grad):
+        # The loss is linear in the input: its gradient is a constant selector times grad.
+        sel = make_tensor(self.selector, self.device)
+        if self.reduction == "none":
+            g = grad.unsqueeze(1) if sel.dim() > 1 else grad
+        else:
+            g = grad
+        return g * sel
+
+
+class NllLoss2DBackward0(NllLossBackward0):
+    pass
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x = input._array
+    t = target._array
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}"
+                           if t.dtype.kind != "f" else
+                           "expected scalar type Long but found Float")
+    if x.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
+    batched = x.ndim > 1
+    if batched and t.shape[0] != x.shape[0]:
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                         f"({t.shape[0]}).")
+    if x.ndim > 2 and t.shape[1:] != x.shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(x.shape)}, target: {list(t.shape)})")
+    xp = xp_of(input)
+    C = x.shape[1] if batched else x.shape[0]
+    xc = xp.moveaxis(x, 1, -1) if batched else x[None]  # (..., C)
+    tt = t if batched else t.reshape(1)
+    valid = tt != ignore_index
+    safe = xp.where(valid, tt, 0)
+    if bool(((safe < 0) | (safe >= C)).any()):
+        bad = int(tt[valid & ((tt < 0) | (tt >= C))].reshape(-1)[0])
+        raise IndexError(f"Target {bad} is out of bounds.")
+    w = weight._array[safe] if weight is not None else xp.ones(safe.shape, dtype=x.dtype)
+    w = xp.where(valid, w, 0).astype(x.dtype)
+    picked = xp.take_along_axis(xc, safe[..., None], axis=-1)[..., 0]
+    losses = -picked * w
+    total = w.sum()
+    if reduction == "none":
+        out_arr = losses if batched else losses[0]
+        scale = -w
+    elif reduction == "sum":
+        out_arr = losses.sum()
+        scale = -w
+    else:
+        out_arr = losses.sum() / total  # nan when every target is ignored, as in PyTorch
+        scale = -w / total
+    selector = xp.zeros(xc.shape, dtype=x.dtype)
+    xp.put_along_axis(selector, safe[..., None], scale[..., None].astype(x.dtype), axis=-1)
+    selector = xp.moveaxis(selector, -1, 1) if batched else selector[0]
+    out = make_tensor(xp.asarray(out_arr, dtype=x.dtype), input._device)
+    node = record(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, (input,), out)
+    if node is not None:
+        node.selector, node.device, node.reduction = selector, input._device, reduction
+    return out
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    from .activation import log_softmax
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
+    logp = log_softmax(input, class_dim)
+    wshape = [1] * input.dim()
+    wshape[class_dim] = n_classes
+    if target.is_floating_point():  # class probabilities
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
+                               f"{list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        terms = logp * target
+        if weight is not None:
+            terms = terms * weight.view(wshape)
+        loss = -terms.sum(class_dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() / n_classes) if input.numel() else loss.sum() / 0
+        return reduce_loss(loss, reduction)
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0:
+        return nll
+    ignore = target == ignore_index
+    smooth = -(logp * weight.view(wshape)).sum(class_dim) if weight is not None \
+        else -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            kept = target[~ignore].flatten()
+            smooth = smooth.sum() / weight.gather(0, kept).sum()
+        else:
+            smooth = smooth.sum() / (~ignore).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+class BinaryCrossEntropyBackward0(Node):
+    def backward(self, grad):
+        input, target, weight = self.saved_tensors
+        eps = 1e-12
+        local = (input - target) / ((1 - input) * input).clamp(min=eps)
+        if weight is not None:
+            local = local * weight
+        g = _reduce_grad(grad, self.shape, self.reduction) * local
+        gt = None
+        if self._next[1][0] is not None:
+            gt = _reduce_grad(grad, self.shape, self.reduction) * \
+                ((1 - input).clamp(min=eps).log() - input.clamp(min=eps).log())
+            if weight is not None:
+                gt = gt * weight
+        return g, gt
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         "size.")
+    x, y = input._array, target._array.astype(input._array.dtype, copy=False)
+    xp = xp_of(input)
+    if bool(((x < 0) | (x > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    # PyTorch clamps each log at -100 so a saturated probability gives a finite loss
+    loss = -(y * xp.maximum(xp.log(x), -100) + (1 - y) * xp.maximum(xp.log1p(-x), -100))
+    if weight is not None:
+        loss = loss * weight._array
+    out = make_tensor(_reduce_array(loss.astype(x.dtype, copy=False), reduction), input._device)
+    node = record(BinaryCrossEntropyBackward0, (input, target), out)
+    if node is not None:
+        node.shape, node.reduction = x.shape, reduction
+        node.save_for_backward(input, target, weight)
+    return out
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    from .activation import logsigmoid
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    # log(sigmoid(x)) and log(1 - sigmoid(x)) = log(sigmoid(-x)), both stable
+    if pos_weight is not None:
+        loss = -(pos_weight * target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    else:
+        loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return reduce_loss(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
+    if reduction == "batchmean":
+        red = "sum"
+    else:
+        red = legacy_reduction(size_average, reduce, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        from .unary import xlogy
+        loss = xlogy(target, target) - target * input
+    out = reduce_loss(loss, red)
+    if reduction == "batchmean" and input.dim() != 0:
+        out = out / input.shape[0]
+    return out
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return reduce_loss(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    _check_reduction(reduction)
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    from ..autograd.grad_mode import no_grad
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return reduce_loss(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return reduce_loss((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    from .pointwise import where
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    margin_part = (margin - input).clamp(min=0)
+    loss = where(target == 1, input, 0.0) + where(target == -1, margin_part, 0.0)
+    return reduce_loss(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    from .activation import softplus
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return reduce_loss(softplus(-target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    from .activation import logsigmoid
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(dim=input.dim() - 1) / input.size(-1)
+    return reduce_loss(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.dim() > 1 else input.unsqueeze(0)
+    t = target.reshape(-1)
+    picked = x.gather(1, t.unsqueeze(1))
+    terms = (margin - picked + x).clamp(min=0)
+    if p == 2:
+        terms = terms * terms
+    if weight is not None:
+        terms = terms * weight[t].unsqueeze(1)
+    from .creation import ones_like
+    mask = ones_like(x).scatter(1, t.unsqueeze(1), 0.0)
+    loss = (terms * mask).sum(1) / x.size(1)
+    if input.dim() == 1:
+        loss = loss.squeeze(0)
+    return reduce_loss(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x = input if input.dim() > 1 else input.unsqueeze(0)
+    t = target if target.dim() > 1 else target.unsqueeze(0)
+    tt = t._array
+    C = x.shape[1]
+    # targets are the leading non-negative entries of each row, up to the first -1
+    stop = np.argmax(np.concatenate([tt, -np.ones((tt.shape[0], 1), tt.dtype)], 1) < 0, axis=1)
+    is_target = np.zeros(x.shape, dtype=bool)
+    for row in range(tt.shape[0]):  # rows, not elements: the target lists differ in length
+        is_target[row, tt[row, :stop[row]]] = True
+    losses = []
+    for row in range(tt.shape[0]):
+        js = tt[row, :stop[row]]
+        xr = x[row]
+        others = make_tensor(~is_target[row], input._device)
+        total = 0
+        for j in js:
+            total = total + ((1 - (xr[int(j)] - xr)).clamp(min=0) * others).sum()
+        losses.append(total / C if len(js) else (xr * 0).sum())
+    from .shape import stack
+    loss = stack(losses)
+    if input.dim() == 1:
+        loss = loss.squeeze(0)
+    return reduce_loss(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    from .pointwise import where
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    eps = 1e-12
+    dim = input1.dim() - 1
+    prod = (input1 * input2).sum(dim)
+    mag = ((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)
+    cos = prod / mag.sqrt()
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0), 0.0)
+    return reduce_loss(loss, reduction)
+
+
+def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    diff = x1 - x2 + eps
+    return diff.norm(p, dim=-1, keepdim=keepdim)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    d_pos = _pairwise_distance(anchor, positive, p, eps)
+    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        from .pointwise import minimum
+        d_neg = minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
+    return reduce_loss((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    dist = distance_function or (lambda a, b: _pairwise_distance(a, b))
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        from .pointwise import minimum
+        d_neg = minimum(d_neg, dist(positive, negative))
+    return reduce_loss((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist temporal classification: the forward (alpha) recursion in log space,
+    vectorised over the batch and the extended label sequence; differentiable through ops."""
+    from .reduction import logsumexp
+    from .shape import stack
+    from .creation import full
+    T, N, C = log_probs.shape
+    il = [int(v) for v in (input_lengths.tolist() if isinstance(input_lengths, Tensor)
+                           else input_lengths)]
+    tl = [int(v) for v in (target_lengths.tolist() if isinstance(target_lengths, Tensor)
+                           else target_lengths)]
+    tgt = targets._array if isinstance(targets, Tensor) else np.asarray(targets)
+    losses = []
+    offset = 0
+    for b in range(N):  # sequences differ in length; each is vectorised over its labels
+        lab = tgt[b, :tl[b]] if tgt.ndim == 2 else tgt[offset:offset + tl[b]]
+        offset += tl[b]
+        ext = np.full(2 * len(lab) + 1, blank, dtype=np.int64)
+        ext[1::2] = lab
+        S = len(ext)
+        skip = np.zeros(S, dtype=bool)
+        skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+        lp = log_probs[:, b, :]
+        neg_inf = full((S,), -math.inf, dtype=log_probs.dtype)
+        idx = make_tensor(ext)
+        first = lp[0][idx]
+        keep0 = make_tensor(np.arange(S) < 2)
+        alpha = first.masked_fill(~keep0, -math.inf)
+        skip_t = make_tensor(skip)
+        for t in range(1, il[b]):
+            shifted1 = alpha.roll(1).masked_fill(make_tensor(np.arange(S) == 0), -math.inf)
+            shifted2 = alpha.roll(2).masked_fill(~skip_t, -math.inf)
+            alpha = logsumexp(stack([alpha, shifted1, shifted2]), 0) + lp[t][idx]
+        tail = alpha[-2:] if S > 1 else alpha[-1:]
+        nll = -logsumexp(tail, 0)
+        if zero_infinity and math.isinf(nll.item()):
+            nll = nll * 0
+        losses.append(nll)
+    loss = stack(losses)
+    if reduction == "mean":
+        lengths = make_tensor(np.maximum(np.asarray(tl, dtype=np.float64), 1).astype(
+            log_probs._array.dtype))
+        return (loss / lengths).mean()
+    return reduce_loss(loss, reduction)

@@ -184,6 +184,7 @@ def step_with_hooks(step):
                 loss = closure()
         with no_grad():
             step(self)
+        self._opt_called = True  # lr schedulers warn when stepped before the optimizer
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, (), {})
         return loss
