@@ -132,10 +132,11 @@ def _convert_scalar(value, d, type_name=None):
 
 
 def _scalar_type(value):
-    """The dtype PyTorch gives a fill value: NumPy scalars keep theirs, Python floats take
-    the default dtype."""
+    """The dtype PyTorch gives a fill value: bool, int64, or the default float or complex
+    (a NumPy scalar counts as a number of its kind; np.bool_ as a float, as in PyTorch)."""
     if isinstance(value, np.generic):
-        return _dt.from_numpy_dtype(value.dtype)
+        kind = value.dtype.kind
+        value = 1 if kind in "iu" else (1j if kind == "c" else 1.0)
     return _dt.scalar_dtype(value)
 
 
