@@ -355,7 +355,16 @@ class NarrowBackward0(Node):
 
 
 class SliceBackward0(NarrowBackward0):
-    pass
+    step = 1  # `x[::2]` (indexing sets it); narrow's slices are contiguous
+
+    def backward(self, grad):
+        if self.step == 1:
+            return NarrowBackward0.backward(self, grad)
+        from .creation import zeros
+        full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
+        stop = self.start + (self.length - 1) * self.step + 1 if self.length else self.start
+        full[(slice(None),) * self.dim + (slice(self.start, stop, self.step),)].copy_(grad)
+        return full
 
 
 def narrow(input, dim, start, length):
