@@ -27,7 +27,7 @@ METHODS = [n for n in __all__ if n not in ("where",)] + [
     "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "subtract_", "multiply_", "divide_",
     "true_divide_", "neg_", "abs_", "exp_", "log_", "sqrt_", "sin_", "cos_", "tanh_",
     "sigmoid_", "relu_", "clip_", "clamp_min_", "clamp_max_", "floor_divide_", "remainder_",
-    "logical_not_", "bitwise_not_", "where"]
+    "logical_not_", "bitwise_not_", "sign_", "sgn_", "where"]
 
 _FROM_NUMPY = _dt.FROM_NUMPY
 _PROMOTED = {}  # (dtype, dim?, dtype-or-scalar-type, dim?) -> dtype; filled as types appear
@@ -40,10 +40,10 @@ def xp_of(t):
 
 # ---- operands --------------------------------------------------------------------------
 def _as_scalar(x, fname):
+    if isinstance(x, np.generic):  # first: np.float64 is a float subclass of its own type
+        return x.item()
     if isinstance(x, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
         return x
-    if isinstance(x, np.generic):
-        return x.item()
     raise TypeError(f"{fname}(): argument 'other' (position 2) must be Tensor, not "
                     f"{type(x).__name__}")
 
@@ -141,8 +141,6 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
         if isinstance(b, Tensor) and b._device is not dev:
             y = _on(y, dev, b._device)
     res = _make(Tensor, fn(x, y), dev)
-    if out is not None:
-        return write_out(out, res, fname)
     if node_cls is not None and _grad_state.enabled:
         ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
         inputs = (a, b) if ta and tb else ((a,) if ta else (b,))
@@ -153,6 +151,8 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
                 node.scalar_first = not ta
             if node_cls.saves:
                 node.save_for_backward(*inputs)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return write_out(out, res, fname)
     return res
 
 
@@ -209,6 +209,15 @@ class DivBackward0(BinaryNode):
         return ga, gb
 
 
+class DivBackward2(BinaryNode):
+    """Division with a rounding mode: a step function, so a zero gradient."""
+    saves = False
+
+    def backward(self, grad):
+        zero = grad * 0
+        return zero if len(self._next) == 1 else (zero, zero)
+
+
 def _conj_scalar(s):
     return s.conjugate() if isinstance(s, builtins.complex) else s
 
@@ -246,9 +255,9 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return binary(input, other, _np_div, DivBackward0, "div", out, float_result=True)
     if rounding_mode == "trunc":
-        return binary(input, other, _trunc_div, None, "div", out)
+        return binary(input, other, _trunc_div, DivBackward2, "div", out)
     if rounding_mode == "floor":
-        return floor_divide(input, other, out=out)
+        return binary(input, other, _floordiv, DivBackward2, "div", out)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
 
@@ -379,11 +388,11 @@ def unary(input, fn, node_cls, save, out=None, fname="op", to_float=True):
     if to_float and arr.dtype.kind in "biu":
         arr = arr.astype(_dt.get_default_dtype().np)
     res = make_tensor(fn(arr), input._device)
-    if out is not None:
-        return write_out(out, res, fname)
     node = record(node_cls, (input,), res)
     if node is not None and save is not None:
         node.save_for_backward(input if save == "input" else res)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return write_out(out, res, fname)
     return res
 
 
@@ -504,7 +513,7 @@ def _relu(x):
 
 def relu(input):
     if input._array.dtype == np.bool_:
-        raise RuntimeError('"clamp_min_scalar_cpu" not implemented for \'Bool\'')
+        raise RuntimeError("Boolean inputs not supported for relu")
     return unary(input, _relu, ReluBackward0, "result", None, "relu", to_float=False)
 
 
@@ -528,7 +537,7 @@ def sgn(input):
 
 def sign(input, *, out=None):
     if input.dtype.is_complex:
-        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
                            "Please use torch.sgn instead.")
     return unary(input, _sgn, SgnBackward0, None, out, "sign", to_float=False)
 
@@ -596,12 +605,12 @@ def clamp(input, min=None, max=None, *, out=None):
         arr = arr.astype(d.np)
     res = np.clip(arr, min, max) if min is None or max is None or min <= max else np.full_like(arr, max)
     res = make_tensor(np.asarray(res, dtype=d.np) if not isinstance(res, np.ndarray) else res, input._device)
-    if out is not None:
-        return write_out(out, res, "clamp")
     node = record(ClampBackward1, (input,), res)
     if node is not None:
         node.min, node.max = min, max
         node.save_for_backward(input)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return write_out(out, res, "clamp")
     return res
 
 
@@ -640,7 +649,7 @@ class WhereBackward0(Node):
         return tuple(res)
 
 
-def where(condition, input=None, other=None, *, out=None):
+def _where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
@@ -659,8 +668,6 @@ def where(condition, input=None, other=None, *, out=None):
     if res.dtype != d.np:
         res = res.astype(d.np)
     res = make_tensor(res, dev)
-    if out is not None:
-        return write_out(out, res, "where")
     inputs = tuple(t for t in (input, other) if isinstance(t, Tensor))
     node = record(WhereBackward0, inputs, res)
     if node is not None:
@@ -668,7 +675,32 @@ def where(condition, input=None, other=None, *, out=None):
         node.a_tracked = ta and input._requires_grad
         node.b_tracked = tb and other._requires_grad
         node.save_for_backward(condition)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return write_out(out, res, "where")
     return res
+
+
+class _Where:
+    """`torch.where(condition, input, other)`; as a Tensor method the tensor is `input`:
+    `x.where(condition, y)` (a descriptor, since METHODS binds this same object)."""
+
+    __name__ = __qualname__ = "where"
+    __doc__ = _where.__doc__
+
+    def __call__(self, condition, input=None, other=None, *, out=None):
+        return _where(condition, input, other, out=out)
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+
+        def method(condition, other):
+            return _where(condition, obj, other)
+        method.__name__ = "where"
+        return method
+
+
+where = _Where()
 
 
 def _dt_name(d):
@@ -742,11 +774,11 @@ def logical_not(input, *, out=None):
     return write_out(out, res, "logical_not") if out is not None else res
 
 
-def _bitwise(fn, name):
+def _bitwise(fn, name, kernel=None):
     def op(input, other, *, out=None):
         x, y, d, dev = operands(input, other, name)
         if d.is_floating_point or d.is_complex:
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'{_dt_name(d)}\'')
+            raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for \'{_dt_name(d)}\'')
         res = make_tensor(fn(x, y), dev)
         return write_out(out, res, name) if out is not None else res
     op.__name__ = name
@@ -756,13 +788,13 @@ def _bitwise(fn, name):
 bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
 bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
-bitwise_left_shift = _bitwise(np.left_shift, "bitwise_left_shift")
-bitwise_right_shift = _bitwise(np.right_shift, "bitwise_right_shift")
+bitwise_left_shift = _bitwise(np.left_shift, "bitwise_left_shift", "lshift")
+bitwise_right_shift = _bitwise(np.right_shift, "bitwise_right_shift", "rshift")
 
 
 def bitwise_not(input, *, out=None):
     if input.dtype.is_floating_point or input.dtype.is_complex:
-        raise RuntimeError(f'"bitwise_not_cpu" not implemented for \'{_dt_name(input.dtype)}\'')
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_dt_name(input.dtype)}\'')
     res = make_tensor(np.invert(input._array), input._device)
     return write_out(out, res, "bitwise_not") if out is not None else res
 
