@@ -348,7 +348,7 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, l
     if not mt and not st:
         if size is None:
             raise TypeError(f"normal() received an invalid combination of arguments - got "
-                            f"({type(mean).__name__}, {type(std).__name__})")
+                            f"({type(mean).__name__}, {type(std).__name__}), but expected one of:")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
         t = randn(*size_arg((size,), "normal"), generator=generator, dtype=dtype,

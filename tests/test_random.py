@@ -1,0 +1,310 @@
+"""Random sampling: seeding and generators (same seed, same numbers; independent generators;
+state round trips; fork_rng), the distributions' statistics, autograd behaviour of the
+samplers, devices (the `fake_cuda` stand-in), and parity of shapes, dtypes and errors."""
+import numpy as np
+import pytest
+
+import ember
+from ember.random import fork_rng, generator_for
+
+
+# ---- seeding and generators ------------------------------------------------------------------
+def test_manual_seed_repeats_the_stream():
+    ember.manual_seed(0)
+    a = ember.rand(3)
+    ember.manual_seed(0)
+    b = ember.rand(3)
+    assert a.tolist() == b.tolist()
+    c = ember.rand(3)
+    assert a.tolist() != c.tolist()
+
+
+@pytest.mark.parametrize("draw", [
+    lambda g: ember.rand(4, generator=g), lambda g: ember.randn(4, generator=g),
+    lambda g: ember.randint(0, 10, (4,), generator=g), lambda g: ember.randperm(6, generator=g),
+    lambda g: ember.normal(0.0, 1.0, (4,), generator=g),
+    lambda g: ember.multinomial(ember.ones(5), 3, generator=g),
+    lambda g: ember.bernoulli(ember.full((6,), 0.5), generator=g),
+    lambda g: ember.poisson(ember.full((4,), 3.0), generator=g),
+    lambda g: ember.empty(4).uniform_(generator=g), lambda g: ember.empty(4).normal_(generator=g),
+    lambda g: ember.empty(4).exponential_(generator=g),
+    lambda g: ember.empty(4).random_(0, 100, generator=g)])
+def test_generator_argument_is_reproducible_and_independent(draw):
+    g = ember.Generator().manual_seed(123)
+    a = draw(g)
+    ember.rand(10)  # the global stream moving does not touch g
+    g.manual_seed(123)
+    assert draw(g).tolist() == a.tolist()
+
+
+def test_generator_does_not_advance_the_global_one():
+    ember.manual_seed(5)
+    ember.rand(2, generator=ember.Generator().manual_seed(1))
+    a = ember.rand(3)
+    ember.manual_seed(5)
+    assert ember.rand(3).tolist() == a.tolist()
+
+
+def test_get_state_set_state_round_trip():
+    g = ember.Generator().manual_seed(7)
+    state = g.get_state()
+    assert state.dtype is ember.uint8 and state.dim() == 1
+    a = ember.randn(5, generator=g)
+    g.set_state(state)
+    assert ember.randn(5, generator=g).tolist() == a.tolist()
+    ember.manual_seed(3)
+    s = ember.get_rng_state()
+    x = ember.rand(4)
+    ember.set_rng_state(s)
+    assert ember.rand(4).tolist() == x.tolist()
+
+
+def test_set_state_rejects_other_tensors():
+    with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
+        ember.Generator().set_state(ember.zeros(3))
+
+
+def test_seed_values():
+    g = ember.Generator()
+    assert g.initial_seed() == 67280421310721
+    assert ember.manual_seed(-1).initial_seed() == 2 ** 64 - 1
+    assert ember.initial_seed() == 2 ** 64 - 1
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        ember.manual_seed(2 ** 64)
+    s = ember.seed()
+    assert ember.initial_seed() == s
+
+
+def test_fork_rng_restores_the_stream():
+    ember.manual_seed(11)
+    with fork_rng():
+        inside = ember.rand(3)
+    after = ember.rand(3)
+    assert inside.tolist() == after.tolist()
+
+    @fork_rng()
+    def draw():
+        return ember.rand(2)
+    ember.manual_seed(2)
+    draw()
+    b = ember.rand(2)
+    ember.manual_seed(2)
+    assert ember.rand(2).tolist() == b.tolist()
+
+
+def test_generator_device_must_match(fake_cuda):
+    g = ember.Generator("cpu")
+    with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator"):
+        ember.rand(2, device="cuda", generator=g)
+
+
+def test_cuda_draws_come_from_the_cuda_generator(fake_cuda):
+    ember.manual_seed(4)
+    a = ember.rand(3, device="cuda")
+    assert a.device == fake_cuda
+    ember.manual_seed(4)
+    b = ember.rand(3, device="cuda")
+    assert a.tolist() == b.tolist()
+    gen = generator_for(fake_cuda)
+    assert gen is generator_for(fake_cuda) and gen is not ember.default_generator
+    t = ember.zeros(4, device="cuda").normal_()
+    assert t.device == fake_cuda
+    assert ember.randn_like(t).device == fake_cuda
+    assert ember.multinomial(ember.ones(3, device="cuda"), 2).device == fake_cuda
+
+
+# ---- distributions ------------------------------------------------------------------------------
+N = 20000
+
+
+def _np(t):
+    return t.detach().double().numpy()
+
+
+def test_rand_and_randn_moments():
+    ember.manual_seed(0)
+    u = _np(ember.rand(N))
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.02
+    z = _np(ember.randn(N, dtype=ember.float64))
+    assert abs(z.mean()) < 0.03 and abs(z.std() - 1) < 0.03
+    c = ember.randn(N, dtype=ember.complex64).numpy()
+    assert abs(c.var() - 1) < 0.05 and abs(c.real.var() - 0.5) < 0.03
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_uniform_stays_below_one(dtype):
+    u = _np(ember.rand(N, dtype=getattr(ember, dtype)))
+    assert u.min() >= 0 and u.max() < 1
+
+
+def test_randint_and_randperm():
+    x = ember.randint(-3, 4, (N,)).numpy()
+    assert x.min() == -3 and x.max() == 3
+    p = ember.randperm(50).numpy()
+    assert sorted(p.tolist()) == list(range(50))
+    assert ember.randint(5, (2, 3), dtype=ember.float32).dtype is ember.float32
+
+
+def test_normal_overloads_broadcast_and_scale():
+    m = ember.tensor([0.0, 100.0])
+    out = _np(ember.normal(m.expand(N, 2), ember.tensor([1.0, 0.0])))
+    assert abs(out[:, 0].mean()) < 0.05 and (out[:, 1] == 100).all()
+    x = _np(ember.normal(5.0, 2.0, (N,)))
+    assert abs(x.mean() - 5) < 0.1 and abs(x.std() - 2) < 0.1
+
+
+def test_inplace_sampler_statistics():
+    assert abs(_np(ember.empty(N).uniform_(-2, 3)).mean() - 0.5) < 0.05
+    assert abs(_np(ember.empty(N).normal_(1, 2)).std() - 2) < 0.1
+    assert abs(_np(ember.empty(N).exponential_(4.0)).mean() - 0.25) < 0.02
+    g = _np(ember.empty(N).geometric_(0.25))
+    assert g.min() >= 1 and abs(g.mean() - 4) < 0.2 and (g == np.round(g)).all()
+    ln = np.log(_np(ember.empty(N).log_normal_(0.5, 0.25)))
+    assert abs(ln.mean() - 0.5) < 0.02 and abs(ln.std() - 0.25) < 0.02
+    assert abs(np.median(_np(ember.empty(N).cauchy_(3.0, 1.0))) - 3) < 0.1
+    assert abs(_np(ember.empty(N).bernoulli_(0.3)).mean() - 0.3) < 0.02
+    assert abs(_np(ember.poisson(ember.full((N,), 3.0))).mean() - 3) < 0.1
+
+
+def test_random_ranges_follow_the_dtype():
+    assert _np(ember.zeros(N, dtype=ember.int8).random_()).max() <= 127
+    assert _np(ember.zeros(N, dtype=ember.int8).random_()).min() >= 0
+    assert set(ember.zeros(100, dtype=ember.bool).random_().tolist()) == {False, True}
+    assert _np(ember.zeros(N).random_(5)).max() == 4
+    x = _np(ember.zeros(N).random_(2, 5))
+    assert x.min() == 2 and x.max() == 4
+
+
+def test_bernoulli_probabilities():
+    p = ember.tensor([0.0, 1.0, 0.5]).expand(N, 3)
+    b = _np(ember.bernoulli(p))
+    assert (b[:, 0] == 0).all() and (b[:, 1] == 1).all() and abs(b[:, 2].mean() - 0.5) < 0.02
+
+
+def test_multinomial_with_replacement_frequencies():
+    p = ember.tensor([[0.1, 0.2, 0.7], [0.0, 0.5, 0.5]])
+    draws = ember.multinomial(p, N, replacement=True).numpy()
+    freq = np.stack([np.bincount(r, minlength=3) / N for r in draws])
+    np.testing.assert_allclose(freq, p.numpy(), atol=0.02)
+
+
+def test_multinomial_without_replacement():
+    rows = ember.multinomial(ember.ones(100, 6), 6).numpy()
+    assert all(sorted(r) == list(range(6)) for r in rows)
+    # zero-probability categories come only after every positive one
+    firsts = ember.multinomial(ember.tensor([0.0, 1.0, 0.0, 3.0]).expand(500, 4), 2).numpy()
+    assert set(map(tuple, np.sort(firsts, axis=1))) == {(1, 3)}
+    # sequential sampling: the second draw's law given the first
+    second = np.stack([ember.multinomial(ember.tensor([0.1, 0.2, 0.7]), 2).numpy()
+                       for _ in range(3000)])[:, 1]
+    np.testing.assert_allclose(np.bincount(second, minlength=3) / 3000,
+                               [0.2 * 0.1 / 0.8 + 0.7 * 0.1 / 0.3, 0.1 * 0.2 / 0.9 + 0.7 * 0.2 / 0.3,
+                                0.1 * 0.7 / 0.9 + 0.2 * 0.7 / 0.8], atol=0.03)
+
+
+# ---- autograd ----------------------------------------------------------------------------------
+def test_leaf_requiring_grad_is_refused_outside_no_grad():
+    w = ember.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        w.uniform_()
+    with ember.no_grad():  # as nn.init does
+        w.uniform_(-1, 1)
+        w.normal_()
+    assert w.requires_grad and w.grad_fn is None
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda y: y.uniform_(), "UniformBackward0"), (lambda y: y.normal_(), "NormalBackward0"),
+    (lambda y: y.bernoulli_(0.5), "BernoulliBackward2"),
+    (lambda y: y.bernoulli_(ember.ones(3)), "BernoulliBackward1"),
+    (lambda y: y.random_(), "RandomBackward2"), (lambda y: y.random_(5), "RandomBackward1"),
+    (lambda y: y.random_(1, 5), "RandomBackward0"),
+    (lambda y: y.exponential_(), "ExponentialBackward0"),
+    (lambda y: y.geometric_(0.5), "GeometricBackward0"),
+    (lambda y: y.log_normal_(), "LogNormalBackward0"), (lambda y: y.cauchy_(), "CauchyBackward0")])
+def test_inplace_samplers_give_zero_gradient(call, name):
+    x = ember.ones(3, requires_grad=True)
+    y = call(x * 2)
+    assert type(y.grad_fn).__name__ == name
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_normal_and_bernoulli_nodes_match_pytorch(torch):
+    for lib in (torch, ember):
+        m = lib.zeros(3, requires_grad=True)
+        s = lib.ones(3, requires_grad=True)
+        names = [type(lib.normal(m, s).grad_fn).__name__, type(lib.normal(m, 2.0).grad_fn).__name__,
+                 type(lib.normal(1.0, s).grad_fn).__name__,
+                 type(lib.bernoulli(lib.full((3,), 0.5, requires_grad=True)).grad_fn).__name__,
+                 type(lib.poisson(s).grad_fn).__name__]
+        assert names == ["NormalBackward3", "NormalBackward1", "NormalBackward2",
+                         "BernoulliBackward0", "PoissonBackward0"]
+        y = lib.normal(m, s)
+        y.sum().backward()
+        assert m.grad.tolist() == [0.0] * 3 and s.grad.tolist() == [0.0] * 3
+
+
+def test_inplace_sampler_bumps_version_and_writes_through_views():
+    base = ember.zeros(4, 4)
+    v = base[1]
+    before = base._version
+    v.fill_(0).uniform_(5, 6)
+    assert base._version > before
+    assert (base.numpy()[1] >= 5).all() and (base.numpy()[0] == 0).all()
+
+
+def test_factory_requires_grad_and_out():
+    t = ember.rand(2, requires_grad=True)
+    assert t.requires_grad and t.is_leaf
+    out = ember.empty(5)
+    r = ember.randn(3, out=out)
+    assert r is out and out.shape == (3,)
+    out64 = ember.empty(3, dtype=ember.float64)
+    assert ember.rand(3, out=out64).dtype is ember.float64
+    with pytest.raises(RuntimeError, match="dtype Double does not match dtype of out parameter"):
+        ember.rand(3, dtype=ember.float64, out=ember.empty(3))
+
+
+# ---- parity: shapes, dtypes and messages ----------------------------------------------------
+PARITY_CASES = [
+    "L.rand(2, 3)", "L.rand((2, 3), dtype=L.float64)", "L.rand(2, dtype=L.float16)",
+    "L.randn(4, dtype=L.complex64)", "L.randint(5, (3,))", "L.randint(2, 5, (3, 2))",
+    "L.randint(5, (3,), dtype=L.float32)", "L.randperm(7)", "L.randperm(3, dtype=L.float64)",
+    "L.normal(L.zeros(3, 1), L.ones(2))", "L.normal(L.zeros(3, dtype=L.float64), 1.)",
+    "L.normal(0, 1, (2,))", "L.normal(2., L.ones(3, dtype=L.float64))",
+    "L.bernoulli(L.ones(3, dtype=L.int64), 0.3)", "L.multinomial(L.ones(2, 5), 3)",
+    "L.multinomial(L.ones(0, 5), 2)", "L.poisson(L.ones(3, dtype=L.float64))",
+    "L.randint_like(L.ones(3, dtype=L.int32), 5)", "L.rand_like(L.ones(2, 2), dtype=L.float64)",
+    "L.ones(3, dtype=L.int64).geometric_(0.5)", "L.ones(3, dtype=L.uint8).random_()",
+    "L.rand(3, out=L.empty(2))", "L.randint(3, (3,), out=L.empty(3))",
+    # errors
+    "L.rand(2, dtype=L.int64)", "L.randn(2, dtype=L.int32)", "L.randint(5, 5, (3,))",
+    "L.randint(300, (3,), dtype=L.uint8)", "L.randint(5, (3,), dtype=L.bool)", "L.randint(5, 3)",
+    "L.randperm(-1)", "L.randperm(300, dtype=L.uint8)", "L.normal(L.zeros(3), L.ones(2))",
+    "L.normal(L.zeros(3), -1.)", "L.normal(0., -L.ones(3))", "L.normal(0., 1.)",
+    "L.bernoulli(L.full((3,), 1.5))", "L.bernoulli(L.ones(3), 1.5)",
+    "L.multinomial(L.ones(5), 6)", "L.multinomial(L.ones(2, 2, 5), 3)",
+    "L.multinomial(-L.ones(5), 1)", "L.multinomial(L.zeros(5), 1)",
+    "L.multinomial(L.ones(5, dtype=L.int64), 1)", "L.multinomial(L.ones(5), 0)",
+    "L.poisson(-L.ones(3))", "L.ones(3).uniform_(1, 0)", "L.ones(3).uniform_(0, float('inf'))",
+    "L.ones(3).normal_(0, -1)", "L.ones(3).bernoulli_(L.full((2,), 0.5))",
+    "L.ones(3).random_(5, 2)", "L.ones(3, dtype=L.uint8).random_(300)",
+    "L.ones(3).exponential_(0)", "L.ones(3, dtype=L.int64).exponential_()",
+    "L.ones(3).geometric_(1.5)", "L.ones(3).log_normal_(1, 0)", "L.ones(3).cauchy_(0, -1)",
+    "L.ones(3, dtype=L.int64).cauchy_()", "L.rand(3, dtype=L.float64, out=L.empty(3))",
+    "L.randint(5, (3,), requires_grad=True)",
+]
+
+
+def _outcome(lib, src):
+    try:
+        r = eval(src, {"L": lib})
+    except Exception as e:  # the outcome compared is the error itself
+        return ("error", type(e).__name__, str(e).split("\n")[0])
+    return ("tensor", str(r.dtype).split(".")[-1], tuple(r.shape), r.requires_grad)
+
+
+@pytest.mark.parametrize("src", PARITY_CASES)
+def test_parity_meta_and_errors(torch, src):
+    assert _outcome(ember, src) == _outcome(torch, src)
