@@ -67,9 +67,14 @@ def _compute(xp, arr, kernel, wide=False):
 
 
 def _opmath(fn):
-    """A binary array function computed in float32 for half types, rounded once."""
+    """A binary array function computed in float32 for half types, rounded once. A Python
+    number operand takes the array's dtype first (PyTorch's wrapped numbers)."""
     def run(x, y):
         dt = x.dtype if hasattr(x, "dtype") else y.dtype
+        if not hasattr(x, "dtype"):
+            x = _module(y).asarray(x, dtype=dt)
+        elif not hasattr(y, "dtype"):
+            y = _module(x).asarray(y, dtype=dt)
         if dt in _HALF:
             x = x.astype(np.float32) if hasattr(x, "astype") else x
             y = y.astype(np.float32) if hasattr(y, "astype") else y
@@ -987,7 +992,16 @@ class XlogyBackward2(BinaryNode):
 
 def _xlogy_arrays(x, y):
     xp = _module(x, y)
-    res = x * xp.log(y)
+    dt = x.dtype if hasattr(x, "dtype") else y.dtype
+    x = x if hasattr(x, "dtype") else xp.asarray(x, dtype=dt)
+    y = y if hasattr(y, "dtype") else xp.asarray(y, dtype=dt)
+    if dt in _HALF:  # PyTorch rounds log(y) to the half type before the product
+        logy = xp.log(y.astype(np.float32)).astype(dt).astype(np.float32)
+        return _xlogy_finish(xp, x.astype(np.float32), y, x.astype(np.float32) * logy).astype(dt)
+    return _xlogy_finish(xp, x, y, x * xp.log(y))
+
+
+def _xlogy_finish(xp, x, y, res):
     res = xp.where(x == 0, 0, res)
     return xp.where(xp.isnan(y), np.nan, res).astype(res.dtype, copy=False)
 
@@ -1007,10 +1021,12 @@ def xlogy(input, other, *, out=None):
         cls = XlogyBackward0
     else:
         cls = XlogyBackward2 if isinstance(input, Tensor) else XlogyBackward1
-    return binary(input, other, _opmath(_xlogy_arrays), cls, "xlogy", out, float_result=True)
+    return binary(input, other, _xlogy_arrays, cls, "xlogy", out, float_result=True)
 
 
-class _HeavisideBackward(Node):
+class _HeavisideBackward(BinaryNode):
+    saves = False
+
     def backward(self, grad):
         raise RuntimeError("derivative for aten::heaviside is not implemented")
 
@@ -1273,9 +1289,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype.is_complex and equal_nan:
         raise RuntimeError("isclose with equal_nan=True is not supported for complex inputs.")
     if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
     if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
     xp = xp_of(input)
     a, b = input._array, other._array
     if other._device != input._device:
@@ -1398,8 +1414,31 @@ def float_power(input, exponent, *, out=None):
 _inplace = _pw._inplace_unary
 exp2_, expm1_, log2_, log10_, log1p_, rsqrt_, reciprocal_ = (
     _inplace(f) for f in (exp2, expm1, log2, log10, log1p, rsqrt, reciprocal))
-tan_, asin_, acos_, atan_, sinh_, cosh_, asinh_, acosh_, atanh_ = (
-    _inplace(f) for f in (tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh))
+tan_, asin_, acos_, atan_, sinh_, cosh_ = (_inplace(f) for f in (tan, asin, acos, atan, sinh, cosh))
+
+
+def _no_inplace_derivative(name, fn):
+    """PyTorch records asinh_/acosh_/atanh_ with a node whose backward is not implemented."""
+    def backward(self, grad):
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not "
+                                  "implemented.")
+    node_cls = type(name.capitalize() + "Backward1", (Node,), {"backward": backward})
+
+    def method(self):
+        def compute(s):
+            res = fn(s)
+            if res._grad_fn is not None:
+                res._grad_fn = None
+                record(node_cls, (s,), res)
+            return res
+        return inplace(self, compute)
+    method.__name__ = name + "_"
+    return node_cls, method
+
+
+AsinhBackward1, asinh_ = _no_inplace_derivative("asinh", asinh)
+AcoshBackward1, acosh_ = _no_inplace_derivative("acosh", acosh)
+AtanhBackward1, atanh_ = _no_inplace_derivative("atanh", atanh)
 arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, atanh_
 atan2_ = _inplace(atan2)
 arctan2_ = atan2_
