@@ -4,6 +4,7 @@ Each family module lists its public functions in `__all__` (re-exported as `embe
 the Tensor methods it provides in `METHODS`, and optionally the `ember.nn.functional`
 names in `FUNCTIONAL`; the Python operators are bound here, once.
 """
+import builtins
 import importlib
 
 import numpy as np
@@ -93,8 +94,16 @@ def _matrix_transpose(self):
 
 
 def _T(self):
-    return self.permute(tuple(range(self._array.ndim - 1, -1, -1))) if self._array.ndim != 2 \
-        else self.t()
+    ndim = self._array.ndim
+    if ndim == 2:
+        return self.t()
+    import warnings
+    warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                  "is deprecated and it will throw an error in a future release. Consider `x.mT` "
+                  "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
+                  "-1))` to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
+    # `range` here is ember.range (the families' names fill this module): use builtins'
+    return self.permute(tuple(builtins.range(ndim - 1, -1, -1)))
 
 
 Tensor.T = property(_T)
