@@ -56,6 +56,15 @@ class VersionCounter:
 _new = object.__new__
 _FROM_NUMPY = _dt.FROM_NUMPY
 _np_generic = np.generic
+# names PyTorch's messages use for dtypes (C++ scalar types, short legacy names)
+_C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+           "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+           "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_LEGACY_SHORT = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
 
 
 def _make(cls, array, device, base=None, version=None):
@@ -199,6 +208,8 @@ class Tensor:
         return _data_ptr(self._array)
 
     def is_contiguous(self, memory_format=None):
+        if self._array.size == 0:
+            return True
         expected = 1
         shape, strides = self._array.shape, self.stride()
         for size, stride in zip(reversed(shape), reversed(strides)):
@@ -266,12 +277,21 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
+            if value._array.shape != self._array.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size "
+                                   f"'{list(value._array.shape)}' to a tensor of size "
+                                   f"'{list(self._array.shape)}'. Please ensure that the gradient "
+                                   "and the tensor are the same size")
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_C_TYPE[value.dtype.name]}' to "
+                    f"a tensor with grad_dtype '{_LEGACY_SHORT[self.dtype.name]}'. The gradient "
+                    "must match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
+                    "set the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                    "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+                    "its gradient may break downstream systems that assume they match.")
             if value._device != self._device:
                 raise RuntimeError("assigned grad has data located on a different device")
-            if value._array.shape != self._array.shape:
-                raise RuntimeError("assigned grad has data of a different size")
         self._grad = value
 
     @grad.deleter
@@ -422,7 +442,10 @@ class Tensor:
     def __dlpack__(self, stream=None, **kwargs):
         if self._requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        return self._array.__dlpack__(**({"stream": stream} if stream is not None else {}))
+        if stream is not None:
+            kwargs["stream"] = stream
+        # max_version must reach the array: without it NumPy imports the memory read-only
+        return self._array.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         return self._array.__dlpack_device__()
