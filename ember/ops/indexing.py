@@ -1,50 +1,96 @@
-"""Indexing: `t[...]` and `t[...] = v`, `copy_`, and `nonzero`.
+"""Indexing: `t[...]` and `t[...] = v`, `index_put`, `copy_`, and `nonzero`.
 
 Basic indices (ints, slices, None, Ellipsis) make views through a chain of view ops
 (select, slice, unsqueeze), so the result's grad_fn is PyTorch's (`SelectBackward0` for
 `x[:, 1]`). A write `t[idx] = v` is `copy_`/`fill_` on such a view: with autograd, the
 base becomes the output of CopySlices (see `_graph.inplace`).
+
+Advanced indices (integer and boolean tensors, lists) follow PyTorch's order: the basic
+items are applied first as views (an int is a `select`, so it never joins the advanced
+dims), then the remaining index arrays (one per dim of the view, a k-dim mask counting k)
+gather a copy (`IndexBackward0`) or are written through `index_put_`. Where the advanced
+dims land is then NumPy's rule on the view: in place when adjacent, in front otherwise.
+The gradient of a gather is an accumulating `index_put` done with `bincount` on linear
+indices (`accumulate_flat`), never `np.add.at`.
 """
 import builtins
+import warnings
 
 import numpy as np
 
 from .._state import grad as _grad_state
-from .._tensor import Tensor, _wrap_dim, make_tensor
-from ._graph import Node, inplace, record
+from .._tensor import Tensor, make_tensor
+from ._graph import Node, _type_name, inplace, record
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
 
-__all__ = ["nonzero"]
-METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero"]
+__all__ = ["nonzero", "index_put", "argwhere"]
+METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero", "index_put", "index_put_",
+           "argwhere"]
+
+def _xp(t):
+    from .pointwise import xp_of
+    return xp_of(t)
+
+
+# ---- parsing an index --------------------------------------------------------------------------
+def _as_items(index):
+    """The index as a tuple of items (PyTorch's treatSequenceAsTuple for lists)."""
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32:
+        for obj in index:
+            if isinstance(obj, (Tensor, list, tuple, slice)) or obj is None or obj is Ellipsis:
+                warnings.warn(
+                    "Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                    "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                    "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                    "which will result either in an error or a different result", UserWarning,
+                    stacklevel=4)
+                return tuple(index)
+    return (index,)
 
 
 def _expand_index(index, ndim):
     """The index as a tuple with Ellipsis expanded, and whether it is all basic."""
-    if not isinstance(index, tuple):
-        index = (index,)
+    items = _as_items(index)
     basic = True
     consumed = 0
-    for i in index:
+    for i in items:
         if i is None or i is Ellipsis:
             continue
-        if isinstance(i, (builtins.bool, np.bool_)):
+        t = type(i)
+        if t is builtins.int or t is slice:
+            consumed += 1
+        elif t is builtins.bool or t is np.bool_:
             basic = False
-        elif isinstance(i, (builtins.int, np.integer, slice)):
+        elif isinstance(i, (builtins.int, np.integer)):
             consumed += 1
-        elif isinstance(i, Tensor) and i._array.ndim == 0 and i._array.dtype.kind in "iu":
+        elif isinstance(i, Tensor):
+            kind = i._array.dtype.kind
+            if i._array.dtype == np.uint8 or kind == "b":
+                basic = False
+                consumed += i._array.ndim
+            else:
+                consumed += 1
+                if i._array.ndim or kind not in "iu":
+                    basic = False
+        elif isinstance(i, (list, tuple, np.ndarray)):
+            basic = False
             consumed += 1
+        elif isinstance(i, str):
+            raise TypeError("new(): invalid data type 'str'")
         else:
-            basic = False
-            consumed += i._array.ndim if isinstance(i, Tensor) and i._array.dtype == np.bool_ else 1
-    ells = [k for k, i in enumerate(index) if i is Ellipsis]
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(i).__name__})")
+    ells = [k for k, i in enumerate(items) if i is Ellipsis]
     if len(ells) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if ells:
         k = ells[0]
-        index = index[:k] + (slice(None),) * (ndim - consumed) + index[k + 1:]
-    return index, basic
+        items = items[:k] + (slice(None),) * (ndim - consumed) + items[k + 1:]
+    return items, basic
 
 
 def _slice(t, dim, start, stop, step):
@@ -80,6 +126,326 @@ def _basic_getitem(t, index):
     return t
 
 
+def _index_array(i, dev, xp):
+    """An advanced index item as a backend array (bool or integer)."""
+    if isinstance(i, Tensor):
+        arr = i._array
+        if i._device != dev:
+            if i._device.type != "cpu":
+                raise RuntimeError(f"indices should be either on cpu or on the same device as the "
+                                   f"indexed tensor ({dev})")
+            arr = xp.asarray(arr)
+        if arr.dtype not in (np.int64, np.int32, np.uint8, np.bool_):
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    else:
+        # a sequence becomes an index tensor: bool stays bool, anything else is cast to long
+        from .creation import tensor
+        try:
+            arr = tensor(i)._array
+        except (TypeError, ValueError):
+            raise TypeError(f"new(): invalid data type '{_first_leaf_type(i)}'") from None
+        if arr.dtype != np.bool_:
+            arr = arr.astype(np.int64)
+        if xp is not np:
+            arr = xp.asarray(arr)
+    if arr.dtype == np.uint8:
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                      "torch.bool instead.", UserWarning, stacklevel=4)
+        arr = arr.astype(np.bool_)
+    return arr
+
+
+def _first_leaf_type(x):
+    while isinstance(x, (list, tuple)) and x:
+        x = x[0]
+    return type(x).__name__
+
+
+def _prepare(self, items):
+    """Apply the basic items of an (Ellipsis-expanded) index as views; return the view and
+    its advanced index: a tuple with, per dim of the view, slice(None) or an index array."""
+    xp = _xp(self)
+    t, dim = self, 0
+    adv = []  # (dim, array)
+    for i in items:
+        if i is None:
+            t = unsqueeze(t, dim)
+            dim += 1
+        elif isinstance(i, slice):
+            t = _slice(t, dim, i.start, i.stop, 1 if i.step is None else i.step)
+            dim += 1
+        elif isinstance(i, (builtins.bool, np.bool_)) or (
+                isinstance(i, Tensor) and i._array.ndim == 0 and i._array.dtype.kind == "b"):
+            t = unsqueeze(t, dim)
+            adv.append((dim, xp.zeros(1 if builtins.bool(i) else 0, dtype=np.int64)))
+            dim += 1
+        elif isinstance(i, (builtins.int, np.integer)) or (
+                isinstance(i, Tensor) and i._array.ndim == 0 and i._array.dtype.kind in "iu"
+                and i._array.dtype != np.uint8):
+            if t._array.ndim == 0:
+                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
+                                 "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            t = select(t, dim, builtins.int(i))
+        else:
+            arr = _index_array(i, self._device, xp)
+            adv.append((dim, arr))
+            dim += arr.ndim if arr.dtype == np.bool_ else 1
+    return t, _finish_index(t._array.shape, adv, xp)
+
+
+def _finish_index(shape, adv, xp):
+    """Check masks, broadcasting and bounds; the index tuple for the view's array."""
+    for d, arr in adv:
+        if arr.dtype == np.bool_:
+            for j, n in enumerate(arr.shape):
+                if d + j >= len(shape) or shape[d + j] != n:
+                    raise IndexError(f"The shape of the mask {list(arr.shape)} at index {j} does "
+                                     f"not match the shape of the indexed tensor {list(shape)} "
+                                     f"at index {d + j}")
+    if len(adv) == 1 and adv[0][1].dtype == np.bool_ and adv[0][1].ndim:
+        d, arr = adv[0]
+        return (slice(None),) * d + (arr,)
+    per_dim = []
+    for d, arr in adv:
+        if arr.dtype == np.bool_:
+            per_dim.extend(zip(range(d, d + arr.ndim), arr.nonzero()) if arr.ndim
+                           else [(d, xp.zeros(builtins.int(arr), np.int64))])
+        else:
+            per_dim.append((d, arr))
+    shapes = [a.shape for _, a in per_dim]
+    try:
+        bshape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
+                         f"shapes {', '.join(str(list(s)) for s in shapes)}") from None
+    _check_bounds(shape, per_dim, bshape, xp)
+    index = [slice(None)] * (per_dim[-1][0] + 1)
+    for d, arr in per_dim:
+        index[d] = arr
+    return tuple(index)
+
+
+def _check_bounds(shape, per_dim, bshape, xp):
+    bad_any = False
+    for d, arr in per_dim:
+        if arr.size and (builtins.int(arr.min()) < -shape[d] or builtins.int(arr.max()) >= shape[d]):
+            bad_any = True
+            break
+    if not bad_any:
+        return
+    # PyTorch reports the first bad element in iteration order, then the first bad dim of it.
+    bad = xp.stack([xp.broadcast_to((arr < -shape[d]) | (arr >= shape[d]), bshape).reshape(-1)
+                    for d, arr in per_dim])
+    pos = builtins.int(bad.any(axis=0).argmax())
+    k = builtins.int(bad[:, pos].argmax())
+    d, arr = per_dim[k]
+    value = builtins.int(xp.broadcast_to(arr, bshape).reshape(-1)[pos])
+    # PyTorch names the position among the index tensors, not the tensor's dim
+    raise IndexError(f"index {value} is out of bounds for dimension {k} with size {shape[d]}")
+
+
+def _result_shape(shape, index):
+    """The shape `array[index]` has, for an index made by `_finish_index`."""
+    out, adv, adv_at, dim, prev_adv, separated = [], [], None, 0, None, False
+    for k, i in enumerate(index):
+        if isinstance(i, slice):
+            out.append(shape[dim])
+            dim += 1
+            continue
+        if adv_at is None:
+            adv_at = len(out)
+        elif prev_adv != k - 1:
+            separated = True
+        prev_adv = k
+        if i.dtype == np.bool_:
+            adv.append((builtins.int(i.sum()),))
+            dim += i.ndim
+        else:
+            adv.append(i.shape)
+            dim += 1
+    bshape = list(np.broadcast_shapes(*adv)) if adv else []
+    if separated:
+        adv_at = 0
+    return tuple(out[:adv_at] + bshape + out[adv_at:] + list(shape[dim:]))
+
+
+# ---- gather and scatter-add on linear indices --------------------------------------------------
+def linear_index(shape, index, xp):
+    """The flat (C-order) positions in an array of `shape` that `array[index]` reads, shaped
+    as the result; without materialising an arange over the whole array."""
+    lin = None
+    stride = 1
+    strides = []
+    for n in reversed(shape):
+        strides.append(stride)
+        stride *= n
+    strides.reverse()
+    for d, n in enumerate(shape):
+        coord = xp.arange(n, dtype=np.int64) * strides[d]
+        coord = xp.broadcast_to(coord.reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1)), shape)
+        part = coord[index]
+        lin = part if lin is None else lin + part
+    if lin is None:  # a 0-dim array
+        return xp.zeros(_result_shape(shape, index), np.int64)
+    return lin
+
+
+def accumulate_flat(flat, lin, vals):
+    """`flat[lin] += vals` with repeated positions adding up; `flat` is 1-D and contiguous,
+    `lin` and `vals` are 1-D of one length."""
+    if lin.size == 0:
+        return
+    if type(flat) is not np.ndarray:  # CuPy: atomic adds on the device are the fast path
+        import cupy  # only reached for CuPy arrays
+        cupy.add.at(flat, lin, vals)
+        return
+    kind = flat.dtype.kind
+    if lin.size * 8 >= flat.size and (kind == "f" or flat.dtype.name == "bfloat16"):
+        flat += np.bincount(lin, weights=vals.astype(np.float64, copy=False),
+                            minlength=flat.size).astype(flat.dtype, copy=False)
+    elif lin.size * 8 >= flat.size and kind == "c":
+        re = np.bincount(lin, weights=vals.real.astype(np.float64), minlength=flat.size)
+        im = np.bincount(lin, weights=vals.imag.astype(np.float64), minlength=flat.size)
+        flat += (re + 1j * im).astype(flat.dtype, copy=False)
+    else:
+        positions, sums = segment_reduce(lin, vals, np.add)
+        flat[positions] += sums
+
+
+def segment_reduce(lin, vals, ufunc):
+    """(unique positions, ufunc-reduction of the values at each), by sorting (NumPy)."""
+    order = np.argsort(lin, kind="stable")
+    sl = lin[order]
+    starts = np.flatnonzero(np.concatenate(([True], sl[1:] != sl[:-1])))
+    return sl[starts], ufunc.reduceat(vals[order], starts)
+
+
+# ---- the gather (`x[idx]`) and its inverse (`index_put`) -----------------------------------------
+class IndexBackward0(Node):
+    def backward(self, grad):
+        from .creation import zeros
+        full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
+        return _index_put(full, self.index, grad, True)
+
+
+def _index(t, index):
+    out = make_tensor(t._array[index], t._device)
+    node = record(IndexBackward0, (t,), out)
+    if node is not None:
+        node.index = index
+    return out
+
+
+class IndexPutBackward0(Node):
+    def backward(self, grad):
+        g_self = g_values = None
+        if self._next[0][0] is not None:
+            g_self = grad if self.accumulate else _index_put(grad, self.index, _zero(grad), False)
+        if self._next[1][0] is not None:
+            g_values = _index(grad, self.index)
+        return g_self, g_values
+
+
+def _zero(like):
+    return make_tensor(_xp(like).zeros((), like._array.dtype), like._device)
+
+
+def _broadcast_values(vals, shape, index, xp, strip=False):
+    target = _result_shape(shape, index)
+    if strip:  # `x[idx] = v` drops v's leading size-1 dims (PyTorch's slicePrefix1sSize)
+        k = 0
+        while k < vals.ndim - len(target) and vals.shape[k] == 1:
+            k += 1
+        vals = vals.reshape(vals.shape[k:])
+    if vals.shape != target:
+        try:
+            vals = xp.broadcast_to(vals, target)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(vals.shape)} cannot "
+                               f"be broadcast to indexing result of shape {list(target)}") from None
+    return vals
+
+
+def _put_arrays(arr, index, vals, accumulate, xp):
+    """Write (or add) `vals` into `arr[index]` in place; `arr` is C-contiguous."""
+    if accumulate:
+        vals = _broadcast_values(vals, arr.shape, index, xp)
+        lin = linear_index(arr.shape, index, xp)
+        accumulate_flat(arr.reshape(-1), lin.reshape(-1), vals.reshape(-1))
+    else:
+        arr[index] = vals
+
+
+def _index_put(t, index, values, accumulate):
+    """Out of place `t[index] = values` (or `+=`): `values` a Tensor of t's dtype."""
+    xp = _xp(t)
+    arr = t._array.copy(order="C")
+    vals = _broadcast_values(values._array, arr.shape, index, xp)
+    _put_arrays(arr, index, vals, accumulate, xp)
+    out = make_tensor(arr, t._device)
+    node = record(IndexPutBackward0, (t, values), out)
+    if node is not None:
+        node.index, node.accumulate = index, accumulate
+    return out
+
+
+def _put_index(t, indices):
+    """The index tuple of `index_put(t, indices, ...)`: tensors (or None) one per dim."""
+    if isinstance(indices, Tensor) or not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, "
+                        f"not {type(indices).__name__}")
+    if len(indices) > t._array.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t._array.ndim} (got "
+                         f"{len(indices)})")
+    xp = _xp(t)
+    adv, dim = [], 0
+    for i in indices:
+        if i is None:
+            dim += 1
+            continue
+        if not isinstance(i, Tensor):
+            raise TypeError("index_put(): argument 'indices' must be tuple of Tensors, not "
+                            f"{type(i).__name__}")
+        arr = _index_array(i, t._device, xp)
+        adv.append((dim, arr))
+        dim += arr.ndim if arr.dtype == np.bool_ else 1
+    if not adv:
+        return (Ellipsis,)
+    return _finish_index(t._array.shape, adv, xp)
+
+
+def _check_put_dtype(t, values):
+    if values.dtype is not t.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_type_name(t.dtype)} for the destination and "
+                           f"{_type_name(values.dtype)} for the source.")
+
+
+def index_put(input, indices, values, accumulate=False):
+    """Out of place `input[indices] = values` (`+=` with accumulate); differentiable."""
+    _check_put_dtype(input, values)
+    return _index_put(input, _put_index(input, indices), values, accumulate)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    _check_put_dtype(self, values)
+    index = _put_index(self, indices)
+    if not (_grad_state.enabled and (self._requires_grad or values._requires_grad or (
+            self._base is not None and self._base._requires_grad))):
+        xp = _xp(self)
+        vals = _broadcast_values(values._array, self._array.shape, index, xp)
+        if accumulate and not self._array.flags.c_contiguous:
+            arr = self._array.copy()
+            _put_arrays(arr, index, vals, True, xp)
+            self._array[...] = arr
+        else:
+            _put_arrays(self._array, index, vals, accumulate, xp)
+        self._vc.value += 1
+        return self
+    return inplace(self, lambda s: _index_put(s, index, values, accumulate), (values,))
+
+
+# ---- __getitem__ / __setitem__ -----------------------------------------------------------------
 def __getitem__(self, index):
     idx, basic = _expand_index(index, self._array.ndim)
     if basic:
@@ -89,86 +455,10 @@ def __getitem__(self, index):
             from .shape import AliasBackward0
             record(AliasBackward0, (self,), out)
         return out
-    return _advanced_getitem(self, idx)
+    view, np_idx = _prepare(self, idx)
+    return _index(view, np_idx)
 
 
-# ---- advanced indexing (integer and boolean tensors) ---------------------------------------------
-def _array_index(i, dev):
-    if isinstance(i, Tensor):
-        if i._device != dev and i._array.ndim:
-            raise RuntimeError(f"indices should be either on cpu or on the same device as the "
-                               f"indexed tensor ({dev})")
-        arr = i._array
-        if arr.dtype.kind not in "biu":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return arr
-    if isinstance(i, (list, tuple)):
-        arr = np.asarray(i)
-        if arr.dtype.kind == "f":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return arr
-    if isinstance(i, slice) and i.step is not None and i.step <= 0:
-        raise ValueError("step must be greater than zero")
-    return i
-
-
-class IndexBackward0(Node):
-    def backward(self, grad):
-        from .creation import zeros
-        full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
-        return index_put(full, self.index, grad, accumulate=True)
-
-
-def _advanced_getitem(self, idx):
-    np_idx = tuple(_array_index(i, self._device) for i in idx)
-    try:
-        arr = self._array[np_idx]
-    except IndexError as e:
-        raise IndexError(str(e).replace("axis", "dimension")) from None
-    out = make_tensor(arr, self._device)
-    node = record(IndexBackward0, (self,), out)
-    if node is not None:
-        node.index = np_idx
-    return out
-
-
-class IndexPutBackward0(Node):
-    def backward(self, grad):
-        g_self = grad
-        if not self.accumulate:
-            g_self = grad.clone()
-            g_self._array[self.index] = 0
-        g_values = make_tensor(grad._array[self.index], grad._device)
-        if grad._requires_grad:  # double backward through an index: use the op
-            g_values = grad[_tensor_index(self.index, grad)]
-        return (g_self, g_values) if len(self._next) == 2 else g_self
-
-
-def _tensor_index(np_idx, like):
-    return tuple(make_tensor(i, like._device) if isinstance(i, np.ndarray) else i for i in np_idx)
-
-
-def index_put(input, indices, values, accumulate=False):
-    """Out of place `input[indices] = values` (or `+=` with accumulate); differentiable."""
-    np_idx = tuple(_array_index(i, input._device) for i in indices) if isinstance(indices, tuple) \
-        else (_array_index(indices, input._device),)
-    arr = input._array.copy()
-    vals = values._array if isinstance(values, Tensor) else values
-    if isinstance(values, Tensor) and vals.dtype != arr.dtype:
-        vals = vals.astype(arr.dtype)
-    if accumulate:
-        np.add.at(arr, np_idx, vals)  # repeated indices must add up
-    else:
-        arr[np_idx] = vals
-    out = make_tensor(arr, input._device)
-    inputs = (input, values) if isinstance(values, Tensor) else (input,)
-    node = record(IndexPutBackward0, inputs, out)
-    if node is not None:
-        node.index, node.accumulate = np_idx, accumulate
-    return out
-
-
-# ---- writes ------------------------------------------------------------------------------------
 def _tracked_write(self, value):
     return _grad_state.enabled and (
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
@@ -179,14 +469,13 @@ def __setitem__(self, index, value):
     idx, basic = _expand_index(index, self._array.ndim)
     if isinstance(value, Tensor) and value._device != self._device and value._array.ndim:
         raise RuntimeError(f"expected device {self._device} but got device {value._device}")
-    if not _tracked_write(self, value):
-        np_idx = idx if basic else tuple(_array_index(i, self._device) for i in idx)
-        self._array[np_idx] = value._host() if isinstance(value, Tensor) and \
-            value._device.type != self._device.type else \
-            (value._array if isinstance(value, Tensor) else value)
-        self._vc.value += 1
-        return
     if basic:
+        if not _tracked_write(self, value):
+            self._array[idx] = value._host() if isinstance(value, Tensor) and \
+                value._device.type != self._device.type else \
+                (value._array if isinstance(value, Tensor) else value)
+            self._vc.value += 1
+            return
         target = _basic_getitem(self, idx)
         if target is self:
             target = make_view_of(self, self._array.view(), lambda b: b[...])
@@ -197,14 +486,40 @@ def __setitem__(self, index, value):
             fill_(target, value)
         return
     value_t = value if isinstance(value, Tensor) else _scalar_like(value, self)
-    inplace(self, lambda s: index_put(s, idx, value_t), (value_t,))
+    if value_t._device != self._device:
+        from .conversion import _move
+        value_t = make_tensor(_move(value_t._array, value_t._device, self._device), self._device)
+    _check_put_dtype(self, value_t)
+    view, np_idx = _prepare(self, idx)
+    xp = _xp(self)
+    vals = value_t._array
+    if vals.ndim:
+        k = 0
+        while k < vals.ndim and vals.shape[k] == 1:
+            k += 1
+        if k:
+            value_t = value_t.reshape(vals.shape[k:])
+    _broadcast_values(value_t._array, view._array.shape, np_idx, xp)
+    if not _tracked_write(self, value_t):
+        view._array[np_idx] = value_t._array
+        self._vc.value += 1
+        return
+    inplace(view, lambda s: _index_put(s, np_idx, value_t, False), (value_t,))
 
 
 def _scalar_like(value, like):
     from .creation import tensor
+    if isinstance(value, (list, tuple)) or not isinstance(
+            value, (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_name(like)}")
     return tensor(value, dtype=like.dtype, device=like._device)
 
 
+def _legacy_name(t):
+    return f"torch.{t.dtype._legacy}"
+
+
+# ---- copy_ -------------------------------------------------------------------------------------
 class CopyBackwards(Node):
     def backward(self, grad):
         from .creation import zeros_like
@@ -245,10 +560,23 @@ def _broadcast_or(shape, src):
         else src._array.shape
 
 
-def nonzero(input, *, as_tuple=False):
-    idx = input._array.nonzero() if input._array.ndim else np.nonzero(np.atleast_1d(input._array))
+# ---- nonzero -----------------------------------------------------------------------------------
+def nonzero(input, *, out=None, as_tuple=False):
+    arr = input._array
+    xp = _xp(input)
     if as_tuple:
-        return tuple(make_tensor(i.astype(np.int64), input._device) for i in idx)
-    stacked = np.stack(idx, axis=1) if idx else np.zeros((0, 0), np.int64)
-    return make_tensor(stacked.astype(np.int64).reshape(-1, builtins.max(input._array.ndim, 0)),
-                       input._device)
+        idx = arr.nonzero() if arr.ndim else xp.nonzero(arr.reshape(1))
+        return tuple(make_tensor(i.astype(np.int64, copy=False), input._device) for i in idx)
+    if arr.ndim == 0:
+        res = xp.zeros((1 if builtins.bool(arr) else 0, 0), np.int64)
+    else:
+        res = xp.stack(arr.nonzero(), axis=1).astype(np.int64, copy=False)
+    res = make_tensor(res, input._device)
+    if out is not None:
+        from ._graph import write_out
+        return write_out(out, res, "nonzero")
+    return res
+
+
+def argwhere(input):
+    return nonzero(input)
