@@ -224,14 +224,14 @@ def _promote(a, b):
 
 
 def _check_numpy(arr):
-    _dt.from_numpy_dtype(arr.dtype)
-    if any(s < 0 for s in arr.strides):
+    if any(st < 0 for st in arr.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
                          "work around this by making a copy of your array  with array.copy().) ")
     if not arr.dtype.isnative:
         raise ValueError("given numpy array has byte order different from the native byte order. "
                          "Conversion between byte orders is currently not supported.")
+    _dt.from_numpy_dtype(arr.dtype)
 
 
 def _data_to_array(data, dtype=None, type_name=None):
@@ -642,19 +642,19 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if d.is_floating_point:
-        n = math.ceil((end - start) / step) if math.isfinite(step) else 1
+        n = math.ceil((end - start) / step)
         # PyTorch accumulates in double for float/double, in float for half/bfloat16
         acc = np.float32 if d in (_dt.float16, _dt.bfloat16) else np.float64
         arr = acc(start) + np.arange(n, dtype=acc) * acc(step)
     else:
         istart, iend, istep = builtins.int(start), builtins.int(end), builtins.int(step)
         if d is _dt.int64:  # integer arithmetic on the truncated bounds
+            if istep == 0:
+                raise RuntimeError("step must be nonzero")
             sgn = (istep > 0) - (istep < 0)
             n = (iend - istart + istep - sgn) // istep
-        else:
+        else:  # the count in double, the values from the truncated start and step
             n = math.ceil((end - start) / step)
-        if istep == 0:
-            raise RuntimeError("step must be nonzero")
         arr = istart + np.arange(builtins.max(n, 0), dtype=np.int64) * istep
     arr = arr.astype(d.np)
     t = _finish(arr, resolve_device(device), requires_grad)
