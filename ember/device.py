@@ -21,6 +21,9 @@ class device:
                 raise TypeError("device(): a device object takes no index")
             return type
         if isinstance(type, int) and not isinstance(type, bool):
+            # PyTorch 2.x: a bare index means the current accelerator, and there must be one
+            if not backend_of(device("cuda")).is_available():
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
