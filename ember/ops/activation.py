@@ -399,7 +399,9 @@ class SoftshrinkBackward0(Node):
 
 def softshrink(input, lambd=0.5):
     if lambd < 0:
-        raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
+        top = float(np.finfo(np.float32 if input.dtype is _dt.bfloat16 else
+                             input._array.dtype).max) if input.dtype.is_floating_point else 0
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
                            f"{_type_name(input.dtype)}, but found {lambd:g}")
     def fn(a):
         lam = a.dtype.type(lambd)
@@ -556,6 +558,8 @@ def _shifted(a, d):
 class SoftmaxBackward0(Node):
     def backward(self, grad):
         (y,) = self.saved_tensors
+        if y.ndim == 0:  # a 0-dim softmax is the constant 1
+            return grad * 0
         gy = grad * y
         return gy - y * gy.sum(self.dim, keepdim=True)
 
@@ -563,6 +567,8 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     def backward(self, grad):
         (y,) = self.saved_tensors
+        if y.ndim == 0:
+            return grad * 0
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
 
 

@@ -597,7 +597,7 @@ def _check_indices(indices, fname):
 
 def _legacy_type(t):
     prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
-    return prefix + t.dtype._legacy + "Tensor"
+    return prefix + t.dtype._legacy
 
 
 def _embedding_renorm(weight, idx, max_norm, norm_type):

@@ -1,0 +1,50 @@
+"""Flatten and Unflatten."""
+from .module import Module
+
+__all__ = ["Flatten", "Unflatten"]
+
+
+class Flatten(Module):
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self._require_tuple_int(unflattened_size)
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def _require_tuple_int(self, input):
+        if isinstance(input, (tuple, list)):
+            for idx, elem in enumerate(input):
+                if not isinstance(elem, int):
+                    raise TypeError("unflattened_size must be tuple of ints, but found element "
+                                    f"of type {type(elem).__name__} at pos {idx}")
+            return
+        raise TypeError(f"unflattened_size must be a tuple of ints, but found type "
+                        f"{type(input).__name__}")
+
+    def forward(self, input):
+        if hasattr(input, "unflatten"):
+            return input.unflatten(self.dim, self.unflattened_size)
+        shape = list(input.shape)
+        d = self.dim % len(shape)
+        sizes = list(self.unflattened_size)
+        if -1 in sizes:
+            known = 1
+            for s in sizes:
+                if s != -1:
+                    known *= s
+            sizes[sizes.index(-1)] = shape[d] // known if known else 0
+        return input.reshape(shape[:d] + sizes + shape[d + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
