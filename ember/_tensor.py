@@ -407,12 +407,16 @@ class Tensor:
         return builtins.bool(self.item())
 
     def __float__(self):
+        if self._requires_grad:
+            _warn_scalar_with_grad()
         return builtins.float(self._scalar("float"))
 
     def __int__(self):
         return builtins.int(self._scalar("int"))
 
     def __complex__(self):
+        if self._requires_grad:
+            _warn_scalar_with_grad()
         return builtins.complex(self._scalar("complex"))
 
     def _scalar(self, kind):
@@ -473,6 +477,11 @@ class Tensor:
     @property
     def __cuda_array_interface__(self):
         return self._array.__cuda_array_interface__
+
+
+def _warn_scalar_with_grad():
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                  "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
 
 
 def _rebuild(cls, array, device, requires_grad, state):
