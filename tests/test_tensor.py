@@ -304,9 +304,20 @@ def test_bool_float_int_index(torch):
 
 
 def test_requires_grad_tensor_to_python(torch):
+    import warnings
     for T in (ember, torch):
         x = T.tensor([2.5], requires_grad=True)
-        assert float(x) == 2.5 and x.item() == 2.5 and x.tolist() == [2.5]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert x.item() == 2.5 and x.tolist() == [2.5] and int(x) == 2 and bool(x)
+        if T is torch:  # PyTorch warns once per process: its warning is checked on ember only
+            continue
+        with pytest.warns(UserWarning, match="^Converting a tensor with requires_grad=True to a "
+                          "scalar may lead to unexpected behavior.\nConsider using "
+                          "tensor.detach\(\) first."):
+            assert float(x) == 2.5
+        with pytest.warns(UserWarning, match="^Converting a tensor with requires_grad=True"):
+            assert complex(x) == 2.5
 
 
 def test_format(torch):
