@@ -343,15 +343,26 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """as_tensor with copy control; a tensor that requires grad stays in the graph unless
+    told otherwise (PyTorch 2.x's new default, announced by its warning)."""
     if copy:
-        t = (obj.detach().clone() if isinstance(obj, Tensor) else tensor(obj))
-        t = as_tensor(t, dtype=dtype, device=device)
+        src = obj.detach().clone() if isinstance(obj, Tensor) else tensor(obj)
+        t = as_tensor(src, dtype=dtype, device=device)
     else:
         t = as_tensor(obj, dtype=dtype, device=device)
         if copy is False and isinstance(obj, (Tensor, np.ndarray)) and not _shares(t, obj):
             raise ValueError("can't alias tensor from the given object: a copy is required")
-    if requires_grad:
+    if isinstance(obj, Tensor) and obj._requires_grad and not copy:
+        if requires_grad is None:
+            import warnings
+            warnings.warn("torch.asarray: unspecified requires_grad now defaults to "
+                          "obj.requires_grad instead of False. Pass requires_grad=False "
+                          "explicitly to get the old behavior and silence this warning.",
+                          UserWarning, stacklevel=2)
+        elif not requires_grad:
+            t = t.detach()
+    if requires_grad and not t._requires_grad:
         t = t.detach() if t is obj else t
         t.requires_grad_(True)
     return t

@@ -66,7 +66,8 @@ register(
         S(([1, 2],)), S(([1, 2],), {"dtype": "float64"}), S((F64,)), S((I64,), {"dtype": "float32"})),
         grad=False),
     OpInfo("asarray", _fn("asarray"), _const(
-        S(([1, 2.5],)), S((F64,), {"dtype": "float32"}), S((I64,), {"copy": True})), grad=False),
+        S(([1, 2.5],)), S((F64,), {"dtype": "float32"}, grad=()), S((I64,), {"copy": True}),
+        S((F64,), {"requires_grad": False})), grad=False),
     OpInfo("scalar_tensor", _fn("scalar_tensor"), _const(
         S((3,)), S((2.5,), {"dtype": "float64"}), S((True,))), grad=False),
     OpInfo("frombuffer", lambda lib, *a, **k: lib.frombuffer(bytearray(b"\x01\x02\x03\x04"), **_kw(lib, k)),
