@@ -1,0 +1,186 @@
+"""Activation functions beyond the op table: in-place forms, grad_fn names, warnings,
+errors, numerical stability and low-precision dtypes, beside PyTorch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as EF
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def _pair(a, requires_grad=False):
+    return (ember.tensor(a, requires_grad=requires_grad),
+            torch.tensor(a, requires_grad=requires_grad))
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("relu", {}), ("relu6", {}), ("leaky_relu", {"negative_slope": 0.2}), ("elu", {}),
+    ("selu", {}), ("celu", {"alpha": 0.5}), ("hardtanh", {"min_val": -0.5}), ("silu", {}),
+    ("mish", {}), ("hardsigmoid", {}), ("hardswish", {}), ("threshold", {"threshold": 0.1, "value": 2.0}),
+    ("rrelu", {}),
+])
+def test_inplace_forms_modify_input_and_name_grad_fn(name, kwargs):
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    e_leaf, t_leaf = _pair(a, True)
+    e, t = e_leaf * 1, t_leaf * 1
+    ev, tv = e._version, t._version
+    ye = getattr(EF, name)(e, inplace=True, **kwargs)
+    yt = getattr(TF, name)(t, inplace=True, **kwargs)
+    assert ye is e
+    assert e._version == ev + 1 and t._version == tv + 1
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-6, atol=1e-7)
+    assert ye.grad_fn.name() == yt.grad_fn.name()
+    ye.sum().backward()
+    yt.sum().backward()
+    np.testing.assert_allclose(e_leaf.grad.numpy(), t_leaf.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_underscore_functions():
+    a = np.random.default_rng(1).standard_normal((3, 4))
+    for name, args in [("elu_", ()), ("leaky_relu_", (0.3,)), ("hardtanh_", ()),
+                       ("relu_", ()), ("celu_", ()), ("selu_", ()), ("threshold_", (0.0, 5.0)),
+                       ("rrelu_", ())]:
+        e, t = _pair(a.copy())
+        assert getattr(EF, name)(e, *args) is e
+        getattr(TF, name)(t, *args)
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6, atol=1e-7)
+    for name in ("selu_", "celu_", "threshold_", "rrelu_"):
+        assert hasattr(ember, name)
+
+
+def test_inplace_on_leaf_requiring_grad_raises():
+    x = ember.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        EF.elu(x, inplace=True)
+
+
+def test_softmax_implicit_dim_warning():
+    x = ember.randn(2, 3) if hasattr(ember, "randn") else ember.tensor(np.ones((2, 3)))
+    for name in ("softmax", "log_softmax", "softmin"):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            getattr(EF, name)(x)
+        assert any(f"Implicit dimension choice for {name} has been deprecated" in str(m.message)
+                   for m in w)
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 3), 1), ((3,), 0), ((2, 3, 4), 0), ((2, 3, 4, 5), 1)])
+def test_softmax_implicit_dim_choice(shape, dim):
+    a = np.random.default_rng(0).standard_normal(shape)
+    e, t = _pair(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(EF.softmax(e).numpy(), TF.softmax(t).numpy(), rtol=1e-12)
+
+
+def test_softmax_large_logits_stable():
+    a = np.array([[1e4, -1e4, 0.0], [5e3, 5e3, 5e3]])
+    for dt in (np.float32, np.float64):
+        e, t = _pair(a.astype(dt))
+        for name in ("softmax", "log_softmax"):
+            ye, yt = getattr(EF, name)(e, 1), getattr(TF, name)(t, 1)
+            assert np.isfinite(ye.numpy()).all()
+            np.testing.assert_allclose(ye.numpy(), yt.numpy(), rtol=1e-6)
+
+
+def test_softmax_dtype_argument():
+    e, t = _pair(np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32))
+    ye = ember.softmax(e, 1, ember.float64)
+    assert ye.dtype == ember.float64
+    np.testing.assert_allclose(ye.numpy(), torch.softmax(t, 1, torch.float64).numpy())
+    assert EF.log_softmax(e, 1, dtype=ember.float64).dtype == ember.float64
+
+
+def test_gelu_matches_torch_over_range():
+    a = np.linspace(-10, 10, 2001)
+    e, t = _pair(a)
+    np.testing.assert_allclose(EF.gelu(e).numpy(), TF.gelu(t).numpy(), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(EF.gelu(e, approximate="tanh").numpy(),
+                               TF.gelu(t, approximate="tanh").numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["gelu", "silu", "elu", "softplus", "logsigmoid", "mish",
+                                  "hardswish", "leaky_relu"])
+def test_low_precision_dtypes(name):
+    a = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    for ed, td in ((ember.float16, torch.float16), (ember.bfloat16, torch.bfloat16)):
+        ye = getattr(EF, name)(ember.tensor(a).to(ed))
+        yt = getattr(TF, name)(torch.tensor(a).to(td))
+        assert ye.dtype == ed
+        np.testing.assert_allclose(ye.float().numpy(), yt.float().numpy(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("name", ["elu", "gelu", "silu", "softplus", "leaky_relu", "logsigmoid"])
+def test_integer_input_errors(name):
+    with pytest.raises(NotImplementedError) as ee:
+        getattr(EF, name)(ember.tensor([1, 2, 3]))
+    with pytest.raises(NotImplementedError) as te:
+        getattr(TF, name)(torch.tensor([1, 2, 3]))
+    assert str(ee.value) == str(te.value)
+
+
+def test_integer_inputs_that_work():
+    e, t = _pair(np.array([-3, 0, 4, 9]))
+    for f in (lambda L, x: L.nn.functional.hardtanh(x), lambda L, x: L.nn.functional.relu6(x),
+              lambda L, x: L.nn.functional.threshold(x, 1, 7)):
+        ye, yt = f(ember, e), f(torch, t)
+        assert str(ye.dtype).split(".")[-1] == str(yt.dtype).split(".")[-1]
+        assert ye.tolist() == yt.tolist()
+
+
+def test_rrelu_training_is_random_and_seeded():
+    x = -ember.ones(200)
+    ember.manual_seed(0)
+    a = EF.rrelu(x, 0.1, 0.3, training=True)
+    ember.manual_seed(0)
+    b = EF.rrelu(x, 0.1, 0.3, training=True)
+    assert (a.numpy() == b.numpy()).all()
+    assert ((-a.numpy() >= 0.1) & (-a.numpy() <= 0.3)).all()
+    assert len(set(a.numpy().tolist())) > 10
+    np.testing.assert_allclose(EF.rrelu(x, 0.1, 0.3).numpy(), -0.2 * np.ones(200), rtol=1e-6)
+
+
+def test_rrelu_gradient_uses_the_drawn_slopes():
+    x = ember.tensor(-np.ones(50), requires_grad=True)
+    y = EF.rrelu(x, training=True)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), y.detach().numpy() / -1.0)
+
+
+def test_gumbel_softmax():
+    ember.manual_seed(0)
+    logits = ember.tensor(np.random.default_rng(0).standard_normal((5, 4)), requires_grad=True)
+    y = EF.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(y.sum(1).detach().numpy(), np.ones(5))
+    h = EF.gumbel_softmax(logits, hard=True)
+    hn = h.detach().numpy()
+    assert set(np.unique(hn).round(6).tolist()) <= {0.0, 1.0}
+    assert (hn.sum(1) == 1).all()
+    h.sum().backward()
+    assert logits.grad is not None
+
+
+def test_prelu_method_and_error():
+    x = ember.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)))
+    w = ember.tensor([0.1, 0.2, 0.3], dtype=ember.float64)
+    np.testing.assert_allclose(x.prelu(w).numpy(), TF.prelu(torch.tensor(x.numpy()),
+                                                             torch.tensor(w.numpy())).numpy())
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size"):
+        ember.prelu(x, ember.tensor([0.1, 0.2]))
+
+
+def test_double_backward_softmax():
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = lib.nn.functional.log_softmax(x, 1)
+        (g,) = lib.autograd.grad((y * lib.tensor(a)).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        if lib is ember:
+            ember_gg = gg.numpy()
+        else:
+            np.testing.assert_allclose(ember_gg, gg.numpy(), rtol=1e-10)

@@ -1,0 +1,183 @@
+"""Normalisation, dropout and embedding ops beyond the op table: running statistics,
+second derivatives, errors and warnings, beside PyTorch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as EF
+from ember.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def _with_grad(f):
+    def g(*args):
+        with ember.enable_grad():
+            return f(*args)
+    return g
+
+
+def test_batch_norm_updates_running_stats_like_torch():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 3, 4))
+    erm, erv = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    trm, trv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    v0 = erm._version
+    EF.batch_norm(ember.tensor(x), erm, erv, training=True, momentum=0.3)
+    TF.batch_norm(torch.tensor(x), trm, trv, training=True, momentum=0.3)
+    np.testing.assert_allclose(erm.numpy(), trm.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(erv.numpy(), trv.numpy(), rtol=1e-12)
+    assert erm._version > v0
+
+
+def test_batch_norm_eval_uses_running_stats():
+    rng = np.random.default_rng(1)
+    x, rm, rv = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.uniform(0.5, 2, 3)
+    ye = EF.batch_norm(ember.tensor(x), ember.tensor(rm), ember.tensor(rv))
+    yt = TF.batch_norm(torch.tensor(x), torch.tensor(rm), torch.tensor(rv))
+    np.testing.assert_allclose(ye.numpy(), yt.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, w, b: EF.batch_norm(x, None, None, w, b, training=True),
+    lambda x, w, b: EF.layer_norm(x, (4,), w.sum() * ember.ones(4, dtype=ember.float64), b.sum()
+                                  * ember.ones(4, dtype=ember.float64)),
+    lambda x, w, b: EF.group_norm(x.reshape(2, 3, 4), 3, w, b),
+    lambda x, w, b: EF.instance_norm(x.reshape(2, 3, 4), weight=w, bias=b),
+])
+def test_norm_double_backward(fn):
+    rng = np.random.default_rng(2)
+    x = ember.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal(3), requires_grad=True)
+    b = ember.tensor(rng.standard_normal(3), requires_grad=True)
+    assert gradcheck(fn, (x, w, b))
+    assert gradgradcheck(_with_grad(fn), (x, w, b))
+
+
+def test_batch_norm_double_backward_matches_torch():
+    rng = np.random.default_rng(3)
+    a, wa = rng.standard_normal((4, 3, 2)), rng.standard_normal(3)
+    res = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        w = lib.tensor(wa, requires_grad=True)
+        y = lib.nn.functional.batch_norm(x, None, None, w, None, training=True)
+        (gx,) = lib.autograd.grad((y * y * y).sum(), x, create_graph=True)
+        gx2, gw2 = lib.autograd.grad((gx * gx).sum(), (x, w))
+        res.append((gx2.detach().numpy(), gw2.detach().numpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-8, atol=1e-10)
+
+
+def test_error_messages_match_torch():
+    cases = [
+        lambda L: L.nn.functional.layer_norm(L.zeros(2, 3), (4,)),
+        lambda L: L.nn.functional.group_norm(L.zeros(2, 4, 3), 3),
+        lambda L: L.nn.functional.batch_norm(L.zeros(2, 4), L.zeros(3), L.ones(3)),
+        lambda L: L.nn.functional.batch_norm(L.zeros(1, 4), L.zeros(4), L.ones(4), training=True),
+        lambda L: L.nn.functional.embedding(L.tensor([5]), L.zeros(3, 2)),
+        lambda L: L.nn.functional.embedding(L.tensor([1]), L.zeros(3, 2), padding_idx=3),
+        lambda L: L.nn.functional.one_hot(L.tensor([-1, 3])),
+        lambda L: L.nn.functional.dropout(L.zeros(3), 1.5),
+        lambda L: L.nn.functional.dropout1d(L.zeros(1, 2, 3, 4)),
+        lambda L: L.nn.functional.instance_norm(L.zeros(2, 3, 1)),
+        lambda L: L.nn.functional.embedding_bag(L.tensor([1, 2]), L.zeros(3, 2)),
+    ]
+    for case in cases:
+        with pytest.raises(Exception) as te:
+            case(torch)
+        with pytest.raises(Exception) as ee:
+            case(ember)
+        assert type(ee.value) is type(te.value)
+        assert str(ee.value) == str(te.value)
+
+
+def test_dropout2d_warnings():
+    for shape in ((3, 4), (2, 3, 4)):
+        with warnings.catch_warnings(record=True) as we:
+            warnings.simplefilter("always")
+            EF.dropout2d(ember.ones(*shape))
+        with warnings.catch_warnings(record=True) as wt:
+            warnings.simplefilter("always")
+            TF.dropout2d(torch.ones(*shape))
+        assert [str(w.message) for w in we] == [str(w.message) for w in wt]
+
+
+def test_dropout_functional_forms():
+    x = ember.ones(4, 5)
+    assert EF.dropout(x, training=False) is x
+    assert ember.dropout(x, 0.5, False) is x
+    y = EF.dropout(x * 1, p=1.0)
+    assert (y.numpy() == 0).all()
+    z = ember.ones(4, 5)
+    ember.manual_seed(0)
+    out = EF.dropout(z, 0.5, inplace=True)
+    assert out is z
+    assert set(np.unique(z.numpy()).tolist()) <= {0.0, 2.0}
+    ember.manual_seed(0)
+    n = ember.tensor(np.random.default_rng(0).standard_normal(20000))
+    a = EF.alpha_dropout(n, 0.3, training=True).numpy()
+    assert abs(a.mean()) < 0.05 and abs(a.std() - 1) < 0.05  # self-normalising
+
+
+def test_dropout_gradient_is_the_mask():
+    ember.manual_seed(0)
+    x = ember.ones(100, requires_grad=True)
+    y = EF.dropout(x, 0.4)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), y.detach().numpy())
+    assert y.grad_fn.name() == "MulBackward0"
+
+
+def test_embedding_double_backward():
+    rng = np.random.default_rng(4)
+    idx = ember.tensor([[0, 2, 2], [1, 0, 3]])
+    w = ember.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    f = lambda w: EF.embedding(idx, w) ** 2  # noqa: E731
+    assert gradcheck(f, (w,))
+    assert gradgradcheck(_with_grad(f), (w,))
+
+
+def test_embedding_bag_double_backward_and_psw():
+    rng = np.random.default_rng(5)
+    idx, off = ember.tensor([1, 2, 4, 4, 3, 0, 5]), ember.tensor([0, 2, 2, 5])
+    w = ember.tensor(rng.standard_normal((6, 3)), requires_grad=True)
+    p = ember.tensor(rng.standard_normal(7), requires_grad=True)
+    f = lambda w, p: EF.embedding_bag(idx, w, off, mode="sum", per_sample_weights=p) ** 2  # noqa
+    assert gradcheck(f, (w, p))
+    assert gradgradcheck(_with_grad(f), (w, p))
+    for mode in ("mean", "max"):
+        g = lambda w: EF.embedding_bag(idx, w, off, mode=mode) ** 2  # noqa: E731
+        assert gradcheck(g, (w,))
+
+
+def test_embedding_bag_empty_bags_are_zero():
+    w = ember.tensor(np.arange(12.0).reshape(4, 3))
+    for mode in ("sum", "mean", "max"):
+        out = EF.embedding_bag(ember.tensor([1, 2]), w, ember.tensor([0, 0, 2]), mode=mode)
+        ref = TF.embedding_bag(torch.tensor([1, 2]), torch.tensor(w.numpy()),
+                               torch.tensor([0, 0, 2]), mode=mode)
+        np.testing.assert_allclose(out.numpy(), ref.numpy())
+
+
+def test_one_hot():
+    y = EF.one_hot(ember.tensor([[0, 2], [1, 1]]), 4)
+    assert y.dtype == ember.int64
+    assert y.shape == (2, 2, 4)
+    np.testing.assert_array_equal(y.numpy(), TF.one_hot(torch.tensor([[0, 2], [1, 1]]), 4).numpy())
+
+
+def test_normalize_and_rms_norm_match_torch():
+    a = np.random.default_rng(6).standard_normal((3, 4, 2))
+    e, t = ember.tensor(a), torch.tensor(a)
+    for kw in ({}, {"p": 1, "dim": 0}, {"p": float("inf"), "dim": -1}, {"p": 3, "dim": 2}):
+        np.testing.assert_allclose(EF.normalize(e, **kw).numpy(), TF.normalize(t, **kw).numpy(),
+                                   rtol=1e-12)
+    np.testing.assert_allclose(EF.rms_norm(e, (2,)).numpy(), TF.rms_norm(t, (2,)).numpy(),
+                               rtol=1e-12)
+    e32, t32 = ember.tensor(a.astype(np.float32)), torch.tensor(a.astype(np.float32))
+    np.testing.assert_allclose(EF.rms_norm(e32, (4, 2)).numpy(), TF.rms_norm(t32, (4, 2)).numpy(),
+                               rtol=1e-5)
