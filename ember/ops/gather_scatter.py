@@ -251,13 +251,18 @@ def _scatter_array(input, d, idx, src, reduce):
     return out
 
 
+_warned_reduce = False
+
+
 def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
     if src is None:
         src = value
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     tensor_src = isinstance(src, Tensor)
-    if tensor_src and reduce is not None:
+    global _warned_reduce
+    if tensor_src and reduce is not None and not _warned_reduce:
+        _warned_reduce = True  # PyTorch's TORCH_WARN_ONCE
         import warnings
         warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will "
                       "be removed in a future PyTorch release. Use torch.scatter_reduce instead "
@@ -306,6 +311,9 @@ class ScatterReduceBackward0(Node):
         from .pointwise import where
         self_t, src, result = self.saved_tensors
         d, index, reduce = self.dim, self.index, self.reduce
+        if reduce not in _REDUCTIONS:  # 'max'/'min' run forward only, as in PyTorch
+            raise RuntimeError("Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                               f"'amin' but got {reduce}.")
         if reduce == "sum":
             g_self, g_src = grad, gather(grad, d, index)
         elif reduce == "prod":
@@ -333,8 +341,6 @@ class ScatterReduceBackward0(Node):
             value = gather(result, d, index)
             self_is = (self_t == result).to(grad.dtype)
             src_is = (src == value).to(grad.dtype)
-            if not self.include_self:
-                self_is = scatter(self_is, d, index, 0)
             spread = grad / scatter_add(self_is, d, index, src_is)
             g_self = self_is * spread
             g_src = src_is * gather(spread, d, index)
@@ -344,7 +350,7 @@ class ScatterReduceBackward0(Node):
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
-    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    name, reduce = reduce, {"max": "amax", "min": "amin"}.get(reduce, reduce)
     if reduce not in _REDUCTIONS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
@@ -374,7 +380,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
         return write_out(out, res, "scatter_reduce")
     node = record(ScatterReduceBackward0, (input, src_n), res)
     if node is not None:
-        node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
+        node.dim, node.index, node.reduce, node.include_self = d, index, name, include_self
         node.save_for_backward(input, src_n, res)
     return res
 
@@ -676,6 +682,8 @@ def _ctype(t):
 
 
 def masked_fill_(self, mask, value):
+    if mask._array.dtype == np.bool_:
+        _broadcast(self._array.shape, mask._array.shape)
     return inplace(self, lambda s: masked_fill(s, mask, value), (value,))
 
 
@@ -718,7 +726,19 @@ class MaskedScatterBackward0(Node):
         return g_self, g_src
 
 
+def _check_scatter_mask(mask):
+    if mask._array.dtype == np.uint8:
+        import warnings
+        warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is "
+                      "now deprecated,please use a mask with dtype torch.bool instead.",
+                      UserWarning, stacklevel=3)
+    if mask._array.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_type_name(mask.dtype)}")
+
+
 def masked_scatter(input, mask, source):
+    _check_scatter_mask(mask)
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{_type_name(mask.dtype)}")
@@ -741,6 +761,7 @@ def masked_scatter(input, mask, source):
 
 
 def masked_scatter_(self, mask, source):
+    _check_scatter_mask(mask)
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{_type_name(mask.dtype)}")

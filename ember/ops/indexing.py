@@ -24,8 +24,7 @@ from ._graph import Node, _type_name, inplace, record
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere"]
-METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero", "index_put", "index_put_",
-           "argwhere"]
+METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero", "index_put_", "argwhere"]
 
 def _xp(t):
     from .pointwise import xp_of
@@ -389,22 +388,19 @@ def _index_put(t, index, values, accumulate):
     return out
 
 
-def _put_index(t, indices):
-    """The index tuple of `index_put(t, indices, ...)`: tensors (or None) one per dim."""
+def _put_index(t, indices, fname="index_put", arg=0):
+    """The index tuple of `index_put(t, indices, ...)`: one tensor per dim (a mask: k dims)."""
     if isinstance(indices, Tensor) or not isinstance(indices, (tuple, list)):
-        raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, "
-                        f"not {type(indices).__name__}")
+        raise TypeError(f"{fname}(): argument 'indices' (position {arg + 1}) must be tuple of "
+                        f"Tensors, not {type(indices).__name__}")
     if len(indices) > t._array.ndim:
         raise IndexError(f"too many indices for tensor of dimension {t._array.ndim} (got "
                          f"{len(indices)})")
     xp = _xp(t)
     adv, dim = [], 0
-    for i in indices:
-        if i is None:
-            dim += 1
-            continue
+    for k, i in enumerate(indices):
         if not isinstance(i, Tensor):
-            raise TypeError("index_put(): argument 'indices' must be tuple of Tensors, not "
+            raise TypeError(f"expected Tensor as element {k} in argument {arg}, but got "
                             f"{type(i).__name__}")
         arr = _index_array(i, t._device, xp)
         adv.append((dim, arr))
@@ -424,12 +420,23 @@ def _check_put_dtype(t, values):
 def index_put(input, indices, values, accumulate=False):
     """Out of place `input[indices] = values` (`+=` with accumulate); differentiable."""
     _check_put_dtype(input, values)
-    return _index_put(input, _put_index(input, indices), values, accumulate)
+    return _index_put(input, _put_index(input, indices, "index_put", 1), values, accumulate)
+
+
+def _index_put_method(self, indices, values, accumulate=False):
+    _check_put_dtype(self, values)
+    return _index_put(self, _put_index(self, indices), values, accumulate)
+
+
+# The method's messages count arguments after self (PyTorch's argument parser), so it is a
+# function of its own, bound here rather than through METHODS.
+_index_put_method.__name__ = "index_put"
+Tensor.index_put = _index_put_method
 
 
 def index_put_(self, indices, values, accumulate=False):
     _check_put_dtype(self, values)
-    index = _put_index(self, indices)
+    index = _put_index(self, indices, "index_put_")
     if not (_grad_state.enabled and (self._requires_grad or values._requires_grad or (
             self._base is not None and self._base._requires_grad))):
         xp = _xp(self)
@@ -538,13 +545,27 @@ def _copied(s, src):
     from .conversion import _move
     from .pointwise import xp_of
     shape = s._array.shape
-    if np.broadcast_shapes(shape, src._array.shape) != shape if _broadcastable(shape, src) else True:
+    if not _broadcastable(shape, src):
+        raise RuntimeError(_size_mismatch(shape, src._array.shape))
+    if np.broadcast_shapes(shape, src._array.shape) != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
                            f"{list(_broadcast_or(shape, src))}")
     arr = xp_of(s).broadcast_to(_move(src._array, src._device, s._device), shape)
     out = make_tensor(arr.astype(s._array.dtype, copy=False), s._device)
     record(CopyBackwards, (s, src), out)
     return out
+
+
+def _size_mismatch(a_shape, b_shape):
+    """PyTorch's message for shapes that do not broadcast."""
+    n = builtins.max(len(a_shape), len(b_shape))
+    for k in range(1, n + 1):
+        a = a_shape[-k] if k <= len(a_shape) else 1
+        b = b_shape[-k] if k <= len(b_shape) else 1
+        if a != b and a != 1 and b != 1:
+            return (f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                    f"non-singleton dimension {n - k}")
+    return ""
 
 
 def _broadcastable(shape, src):
