@@ -1,0 +1,173 @@
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d, with PyTorch's arguments,
+parameter shapes, default initialisation (kaiming_uniform_ with a=sqrt(5)) and reprs."""
+import math
+
+from ...ops.creation import empty
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+
+
+def _ntuple(n, value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class _ConvNd(Module):
+    _nd = 2
+    transposed = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None,
+                 output_padding=0):
+        super().__init__()
+        n = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        valid_modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in valid_modes:
+            raise ValueError(f"padding_mode must be one of {valid_modes}, but got "
+                             f"padding_mode='{padding_mode}'")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in _ntuple(n, stride)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(n, kernel_size)
+        self.stride = _ntuple(n, stride)
+        self.padding = padding if isinstance(padding, str) else _ntuple(n, padding)
+        self.dilation = _ntuple(n, dilation)
+        self.output_padding = _ntuple(n, output_padding)
+        self.groups, self.padding_mode = groups, padding_mode
+        shape = ((in_channels, out_channels // groups) if self.transposed
+                 else (out_channels, in_channels // groups)) + self.kernel_size
+        self.weight = Parameter(empty(shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self):
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * len(self.padding):
+            s += ", padding={padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += ", dilation={dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += ", output_padding={output_padding}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__, **{"bias": self.bias})
+
+    def _padded(self, input):
+        """Non-zero padding modes pad explicitly, then convolve without padding."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        pad = []
+        for p in reversed(self.padding):
+            pad += [p, p]
+        return F.pad(input, pad, mode=self.padding_mode), 0
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.__dict__.setdefault("padding_mode", "zeros")
+
+
+class _Conv(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input, weight, bias):
+        x, padding = self._padded(input)
+        return getattr(F, self._fn_name)(x, weight, bias, self.stride, padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_Conv):
+    _nd = 1
+    _fn_name = "conv1d"
+
+
+class Conv2d(_Conv):
+    _nd = 2
+    _fn_name = "conv2d"
+
+
+class Conv3d(_Conv):
+    _nd = 3
+    _fn_name = "conv3d"
+
+
+class _ConvTranspose(_ConvNd):
+    transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, output_padding)
+
+    def _output_padding(self, input, output_size):
+        if output_size is None:
+            return self.output_padding
+        n = self._nd
+        output_size = list(output_size)[-n:]
+        spatial = input.shape[-n:]
+        out = []
+        for d in range(n):
+            base = ((spatial[d] - 1) * self.stride[d] - 2 * self.padding[d] +
+                    self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            extra = output_size[d] - base
+            if not 0 <= extra < max(self.stride[d], self.dilation[d]):
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {base} to {base + self.stride[d] - 1} (for an "
+                                 f"input of {list(spatial)})")
+            out.append(extra)
+        return tuple(out)
+
+    def forward(self, input, output_size=None):
+        op = self._output_padding(input, output_size)
+        return getattr(F, self._fn_name)(input, self.weight, self.bias, self.stride, self.padding, op,
+                        self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTranspose):
+    _nd = 1
+    _fn_name = "conv_transpose1d"
+
+
+class ConvTranspose2d(_ConvTranspose):
+    _nd = 2
+    _fn_name = "conv_transpose2d"
+
+
+class ConvTranspose3d(_ConvTranspose):
+    _nd = 3
+    _fn_name = "conv_transpose3d"

@@ -1,0 +1,2 @@
+"""`ember.utils`: data loading (`ember.utils.data`) and other helpers, as `torch.utils`."""
+from . import data  # noqa: F401

@@ -1,0 +1,15 @@
+"""`ember.utils.data`: datasets, samplers, collation and the DataLoader, as `torch.utils.data`."""
+from . import distributed  # noqa: F401
+from ._collate import default_collate, default_convert
+from .dataloader import DataLoader, WorkerInfo, get_worker_info
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
+                      Subset, TensorDataset, random_split)
+from .distributed import DistributedSampler
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
+                      SubsetRandomSampler, WeightedRandomSampler)
+
+__all__ = ["DataLoader", "Dataset", "IterableDataset", "TensorDataset", "ConcatDataset",
+           "ChainDataset", "StackDataset", "Subset", "random_split", "default_collate",
+           "default_convert", "get_worker_info", "WorkerInfo", "Sampler", "SequentialSampler",
+           "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+           "DistributedSampler"]
