@@ -263,10 +263,10 @@ def _erf(input):
     return _act(input, _erf_array, ErfBackward0)
 
 
-def _erf_arr(a):
+def _erf_arr(a, device):
     from . import unary
     if getattr(unary, "erf", None) is not None:
-        return unary.erf(make_tensor(a))._array
+        return unary.erf(make_tensor(a, device))._array
     return _erf_array(a)
 
 
@@ -297,9 +297,11 @@ def gelu(input, approximate="none"):
             inner = (a + a * a * a * a.dtype.type(0.044715)) * a.dtype.type(_SQRT_2_PI)
             return (a * a.dtype.type(0.5) * (1 + np.tanh(inner))).astype(a.dtype)
     else:
+        dev = input._device
+
         def fn(a):
-            return (a * a.dtype.type(0.5) * (1 + _erf_arr(a * a.dtype.type(1 / math.sqrt(2.0))))
-                    ).astype(a.dtype)
+            return (a * a.dtype.type(0.5) *
+                    (1 + _erf_arr(a * a.dtype.type(1 / math.sqrt(2.0)), dev))).astype(a.dtype)
     return _act(input, fn, GeluBackward0, {"approximate": approximate}, "GeluKernelImpl")
 
 

@@ -159,13 +159,13 @@ _SHAPES = {"dropout1d": ((4, 3, 5), (3, 5)), "dropout2d": ((2, 3, 4, 5), (4, 3, 
            "dropout3d": ((2, 3, 2, 4, 5), (3, 2, 4, 5))}
 
 
-def deterministic_drop(train_kw):
+def deterministic_drop(train_kw, shape=(4, 3, 5)):
     """Eval mode (identity), p=0 and p=1: the same values in both libraries."""
     def samples(rng):
         return [
-            Sample((randn(rng, 4, 3, 5),), {train_kw: False, "p": 0.3}),
-            Sample((randn(rng, 4, 3, 5),), {train_kw: True, "p": 0.0}),
-            Sample((randn(rng, 4, 3, 5),), {train_kw: True, "p": 1.0}),
+            Sample((randn(rng, *shape),), {train_kw: False, "p": 0.3}),
+            Sample((randn(rng, *shape),), {train_kw: True, "p": 0.0}),
+            Sample((randn(rng, *shape),), {train_kw: True, "p": 1.0}),
             Sample((randn(rng, 3),), {"p": 1.5}, raises=ValueError),
         ]
     return samples
@@ -177,7 +177,8 @@ for _name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
         variant="random", parity="meta", grad=False,
         gradgrad=False, covers=(f"nn.functional.{_name}",))
     if _name not in ("dropout1d", "dropout3d"):
-        reg(_name, F(_name), deterministic_drop("training"), variant="deterministic")
+        reg(_name, F(_name), deterministic_drop("training", (2, 4, 3, 5) if _name == "dropout2d"
+                                                else (4, 3, 5)), variant="deterministic")
 
 reg("dropout", lambda lib, x, p, t: lib.dropout(x, p, t), lambda rng: [
     Sample((randn(rng, 3, 4), 0.5, False)), Sample((randn(rng, 3, 4), 0.4, True))],
