@@ -55,14 +55,17 @@ def _infer_size(size, numel):
     neg = [i for i, s in enumerate(size) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    for s in size:
+    for i, s in enumerate(size):
         if s < -1:
-            raise RuntimeError(f"invalid shape dimension {s}")
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(size)}")
     if neg:
         known = 1
         for s in size:
             if s != -1:
                 known *= s
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(size)} because "
+                               "the unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
         size = list(size)
@@ -158,8 +161,8 @@ def expand(self, *sizes):
     shape = self._array.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand(torch.{self.dtype._legacy}{{{list(shape)}}}, size={list(sizes)}): "
-                           "the number of sizes provided ({}) must be greater or equal to the "
-                           "number of dimensions in the tensor ({})".format(len(sizes), len(shape)))
+                           f"the number of sizes provided ({len(sizes)}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     target = []
     for i, s in enumerate(sizes):
@@ -247,7 +250,8 @@ def transpose(input, dim0, dim1):
     n = input._array.ndim
     d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
     axes = list(range(n))
-    axes[d0], axes[d1] = axes[d1], axes[d0]
+    if n:  # a 0-dim tensor transposes (0, -1) to itself
+        axes[d0], axes[d1] = axes[d1], axes[d0]
     out = make_view_of(input, input._array.transpose(axes), lambda b: b.transpose(d0, d1))
     node = record(TransposeBackward0, (input,), out)
     if node is not None:
@@ -291,6 +295,11 @@ def movedim(input, source, destination):
                            f"should contain the same number of dims as destination ({dst} dims)")
     src = [_wrap_dim(d, n) for d in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    if n == 0:
+        return permute(input, ())
     order = [d for d in range(n) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -440,22 +449,46 @@ class CloneBackward0(Node):
 
 
 def clone(input, *, memory_format=None):
-    out = make_tensor(input._array.copy(), input._device)
+    # PyTorch's preserve_format: a dense tensor keeps its strides (a transposed one stays so),
+    # any other (sliced, expanded) becomes contiguous
+    arr = input._array
+    keep = memory_format is None or "preserve" in str(memory_format)
+    order = "K" if keep and not arr.flags.c_contiguous and _dense(arr) else "C"
+    out = make_tensor(arr.copy(order=order), input._device)
     record(CloneBackward0, (input,), out)
     return out
+
+
+def _dense(arr):
+    """PyTorch's is_non_overlapping_and_dense: the elements fill their span exactly."""
+    if arr.size == 0:
+        return False
+    item = arr.itemsize
+    expected = 1
+    for stride, size in sorted((st // item, n) for n, st in zip(arr.shape, arr.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def contiguous(self, memory_format=None):
     if self.is_contiguous():
         return self
-    return clone(self)
+    out = make_tensor(self._array.copy(order="C"), self._device)
+    record(CloneBackward0, (self,), out)
+    return out
 
 
 class CatBackward0(Node):
     def backward(self, grad):
         res, start = [], 0
-        for size in self.sizes:
-            res.append(grad.narrow(self.dim, start, size) if size else None)
+        for size, (shape, _) in zip(self.sizes, self._meta):
+            if size is None:  # a skipped legacy 1-D empty input: an empty gradient
+                from .creation import zeros
+                res.append(zeros(shape, dtype=grad.dtype, device=grad.device))
+                continue
+            res.append(grad.narrow(self.dim, start, size))
             start += size
         return tuple(res)
 
@@ -466,7 +499,9 @@ def _check_joinable(tensors, fname):
                         "not Tensor")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(f"{fname}(): expected a non-empty list of Tensors")
+        if fname == "stack":
+            raise RuntimeError("stack expects a non-empty TensorList")
+        raise ValueError(f"torch.{fname}(): expected a non-empty list of Tensors")
     dev = tensors[0]._device
     for t in tensors[1:]:
         if t._device != dev:
@@ -475,9 +510,14 @@ def _check_joinable(tensors, fname):
     return tensors
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, axis=None, out=None):
     from .. import dtypes as _dt
+    if axis is not None:  # NumPy's name, which PyTorch accepts too
+        dim = axis
     tensors = _check_joinable(tensors, "cat")
+    for i, t in enumerate(tensors):
+        if t._array.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     # PyTorch skips 1-D empty tensors in cat (a legacy rule kept for compatibility)
     parts = [t for t in tensors if not (t._array.ndim == 1 and t._array.size == 0)] or tensors[:1]
     ref = parts[0]._array
@@ -495,13 +535,14 @@ def cat(tensors, dim=0, *, out=None):
     dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in parts])
     arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in parts]
     res = make_tensor(_xp(parts[0]).concatenate(arrays, axis=d), parts[0]._device)
-    if out is not None:
-        from ._graph import write_out
-        return write_out(out, res, "cat")
     node = record(CatBackward0, tuple(tensors), res)
     if node is not None:
         node.dim = d
-        node.sizes = [t._array.shape[d] if t in parts else 0 for t in tensors]
+        kept = {id(t) for t in parts}  # `t in parts` would compare tensors with ==
+        node.sizes = [t._array.shape[d] if id(t) in kept else None for t in tensors]
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        from ._graph import write_out
+        return write_out(out, res, "cat")
     return res
 
 
@@ -525,10 +566,10 @@ def stack(tensors, dim=0, *, out=None):
     dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in tensors])
     arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in tensors]
     res = make_tensor(_xp(tensors[0]).stack(arrays, axis=d), tensors[0]._device)
-    if out is not None:
-        from ._graph import write_out
-        return write_out(out, res, "stack")
     node = record(StackBackward0, tuple(tensors), res)
     if node is not None:
         node.dim = d
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        from ._graph import write_out
+        return write_out(out, res, "stack")
     return res
