@@ -137,5 +137,30 @@ cdouble = _shorthand(_dt.complex128)
 def view_dtype(self, dtype):
     """`t.view(dtype)`: the same bytes read as another dtype."""
     d = _dt.to_dtype(dtype)
+    src = self.dtype
+    if d.itemsize != src.itemsize:
+        _check_view_dtype(self, src, d)
     from .shape import make_view_of
     return make_view_of(self, self._array.view(d.np), lambda b: view_dtype(b, d))
+
+
+def _check_view_dtype(t, src, dst):
+    """PyTorch's conditions for reading memory as a dtype of another element size."""
+    what = (f"to view {src._legacy.replace('Tensor', '')} as {dst._legacy.replace('Tensor', '')} "
+            "(different element sizes)")
+    if t.dim() == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if t.stride(-1) != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {t.stride(-1)}")
+    if dst.itemsize > src.itemsize:
+        ratio = dst.itemsize // src.itemsize
+        if t.size(-1) % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                               f"{t.size(-1)}")
+        if t.storage_offset() % ratio:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but "
+                               f"got {t.storage_offset()}")
+        for k in range(t.dim() - 1):
+            if t.stride(k) % ratio:
+                raise RuntimeError(f"self.stride({k}) must be divisible by {ratio} {what}, but "
+                                   f"got {t.stride(k)}")
