@@ -121,7 +121,10 @@ def _cast(arr, float_dtype):
 def _tensor(lib, arr):
     if arr.dtype.name == "bfloat16":  # torch.from_numpy knows no bfloat16
         return lib.from_numpy(arr.astype(np.float32)).to(lib.bfloat16)
-    return lib.from_numpy(np.array(arr, copy=True))
+    t = lib.from_numpy(np.array(arr, copy=True))
+    if arr.size == 0:  # torch.from_numpy gives an empty tensor all-zero strides
+        t = lib.zeros(arr.shape, dtype=t.dtype)
+    return t
 
 
 def _noncontig(arr):
