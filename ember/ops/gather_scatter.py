@@ -13,7 +13,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._tensor import Tensor, _wrap_dim, make_tensor
 from ._graph import Node, _type_name, inplace, record, write_out
-from .indexing import accumulate_flat, segment_reduce
+from .indexing import accumulate_flat, add_along, segment_reduce
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
            "index_copy", "index_fill", "masked_fill", "masked_select", "masked_scatter", "take",
@@ -504,12 +504,10 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     _check_range(idx, _dims1(shape)[d], d)
     xp = _xp(input)
     res_arr = input._array.copy(order="C")
-    sshape = _dims1(source._array.shape)
-    lin = _index_src_positions(_dims1(shape), d, idx, sshape, xp).reshape(-1)
-    vals = source._array.reshape(sshape)
+    vals = source._array.reshape(_dims1(source._array.shape))
     if alpha != 1:
         vals = (vals * alpha).astype(res_arr.dtype, copy=False)
-    accumulate_flat(res_arr.reshape(-1), lin, xp.ascontiguousarray(vals).reshape(-1))
+    add_along(res_arr.reshape(_dims1(shape)), d, idx, vals, xp)
     res = make_tensor(res_arr, input._device)
     if out is not None:
         return write_out(out, res, "index_add")

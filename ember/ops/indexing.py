@@ -322,9 +322,8 @@ def segment_reduce(lin, vals, ufunc):
 # ---- the gather (`x[idx]`) and its inverse (`index_put`) -----------------------------------------
 class IndexBackward0(Node):
     def backward(self, grad):
-        from .creation import zeros
-        full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
-        return _index_put(full, self.index, grad, True)
+        full = make_tensor(_xp(grad).zeros(self._meta[0][0], grad._array.dtype), grad._device)
+        return _index_put(full, self.index, grad, True, owned=True)
 
 
 def _index(t, index):
@@ -367,18 +366,48 @@ def _broadcast_values(vals, shape, index, xp, strip=False):
 
 def _put_arrays(arr, index, vals, accumulate, xp):
     """Write (or add) `vals` into `arr[index]` in place; `arr` is C-contiguous."""
-    if accumulate:
-        vals = _broadcast_values(vals, arr.shape, index, xp)
-        lin = linear_index(arr.shape, index, xp)
-        accumulate_flat(arr.reshape(-1), lin.reshape(-1), vals.reshape(-1))
-    else:
+    if not accumulate:
         arr[index] = vals
+        return
+    vals = _broadcast_values(vals, arr.shape, index, xp)
+    d = len(index) - 1
+    last = index[-1]
+    if d >= 0 and not isinstance(last, slice) and last.dtype != np.bool_ and \
+            all(isinstance(i, slice) for i in index[:-1]):
+        # one integer index along one dim (embedding-like): add whole rows
+        rows = vals.reshape(arr.shape[:d] + (last.size,) + arr.shape[d + 1:])
+        add_along(arr, d, last.reshape(-1), rows, xp)
+        return
+    lin = linear_index(arr.shape, index, xp)
+    accumulate_flat(arr.reshape(-1), lin.reshape(-1), vals.reshape(-1))
 
 
-def _index_put(t, index, values, accumulate):
-    """Out of place `t[index] = values` (or `+=`): `values` a Tensor of t's dtype."""
+def add_along(arr, d, idx, vals, xp):
+    """`arr[..., idx, ...] += vals` along dim d in place, repeated indices adding up: sums of
+    rows by sorting (cost of the index and the values, not of the whole of arr)."""
+    if idx.size == 0:
+        return
+    n = arr.shape[d]
+    idx = idx % n if builtins.int(idx.min()) < 0 else idx
+    lead = (slice(None),) * d
+    if xp is not np:  # CuPy: atomic adds
+        xp.add.at(arr, lead + (idx,), vals)
+        return
+    order = np.argsort(idx, kind="stable")
+    s = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+    if starts.size == s.size:  # no repeats: a plain indexed add is exact
+        arr[lead + (idx,)] += vals
+        return
+    sums = np.add.reduceat(np.take(vals, order, axis=d), starts, axis=d)
+    arr[lead + (s[starts],)] += sums
+
+
+def _index_put(t, index, values, accumulate, owned=False):
+    """Out of place `t[index] = values` (or `+=`): `values` a Tensor of t's dtype. `owned`:
+    t is a fresh temporary (a backward's zeros) whose memory the result may take over."""
     xp = _xp(t)
-    arr = t._array.copy(order="C")
+    arr = t._array if owned else t._array.copy(order="C")
     vals = _broadcast_values(values._array, arr.shape, index, xp)
     _put_arrays(arr, index, vals, accumulate, xp)
     out = make_tensor(arr, t._device)
