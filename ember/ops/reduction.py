@@ -1,5 +1,12 @@
-"""Reductions: sum, mean, max/min, argmax/argmin, all/any, and the comparisons of whole
-tensors (`equal`, `allclose`), with derivatives."""
+"""Reductions: sum, mean, prod, max/min (and their argmax/argmin, amax/amin forms), all/any,
+the statistics (std, var, their _mean forms, norm, logsumexp), the NaN-skipping forms
+(nansum, nanmean), count_nonzero and the whole-tensor comparisons (equal, allclose), with
+derivatives. std/var/norm/logsumexp live in `statistics.py`, the scans (cumsum, cummax ...)
+and diff in `cumulative.py`.
+
+PyTorch's named result tuples (`torch.return_types.max` ...) are made here by
+`result_type`: the order statistics of `sorting.py` and `cumulative.py` use it too.
+"""
 import builtins
 from collections import namedtuple
 
@@ -8,36 +15,115 @@ import numpy as np
 from .. import dtypes as _dt
 from .._tensor import Tensor, _wrap_dim, make_tensor
 from ._graph import Node, record, write_out
+from .pointwise import maximum, minimum, operands, where, xp_of
 
-__all__ = ["sum", "mean", "sum_to_size"]
-METHODS = ["sum", "mean", "sum_to_size"]
+__all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
+           "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean",
+           "return_types"]
+METHODS = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
+           "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean"]
 
-return_types_max = namedtuple("max", ["values", "indices"])
-return_types_min = namedtuple("min", ["values", "indices"])
+
+# ---- named result tuples ---------------------------------------------------------------------
+class return_types:
+    """PyTorch's named result tuples: `return_types.max(values, indices)` is a tuple with
+    fields that prints as `torch.return_types.max(...)`."""
 
 
+def result_type(name, fields=("values", "indices")):
+    """The named tuple type `return_types.<name>` (made once, pickles by its qualified name)."""
+    cls = getattr(return_types, name, None)
+    if cls is not None:
+        return cls
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    cls = type(name, (namedtuple(name, fields),),
+               {"__slots__": (), "__repr__": __repr__, "__str__": __repr__,
+                "__module__": __name__, "__qualname__": f"return_types.{name}"})
+    setattr(return_types, name, cls)
+    return cls
+
+
+return_types_max = result_type("max")
+return_types_min = result_type("min")
+
+
+# ---- shared helpers ----------------------------------------------------------------------------
 def dims_of(dim, ndim):
     """`dim` (None, int, or sequence) as a sorted tuple of non-negative axes."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (builtins.int, np.integer)):
-        return (_wrap_dim(builtins.int(dim), ndim),)
+        d = _wrap_dim(builtins.int(dim), ndim)
+        return (d,) if ndim else ()
     axes = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
+    if not ndim:
+        return ()
     return axes if axes else tuple(range(ndim))
 
 
+def keep_dims(t, shape, axes, keepdim):
+    """A reduced tensor reshaped with size-1 axes where `axes` were (broadcasts over `shape`)."""
+    if keepdim or not axes:
+        return t
+    kept = list(shape)
+    for a in axes:
+        kept[a] = 1
+    return t.reshape(kept)
+
+
 def _restore_dims(grad, shape, axes, keepdim):
-    """A reduced gradient reshaped so it broadcasts back over `shape`."""
-    if not keepdim and axes:
-        kept = list(shape)
-        for a in axes:
-            kept[a] = 1
-        grad = grad.reshape(kept)
-    return grad.expand(shape)
+    """A reduced gradient reshaped and expanded back over `shape`."""
+    return keep_dims(grad, shape, axes, keepdim).expand(shape)
 
 
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def as_array(x):
+    """A reduction's result as an array: NumPy returns scalars for full reductions."""
+    return np.asarray(x) if isinstance(x, np.generic) else x
+
+
+def const(arr, like):
+    """A constant tensor (no graph) over `arr`, on `like`'s device."""
+    return make_tensor(as_array(arr), like._device)
+
+
+def _type_name(d):
+    from ._graph import _type_name as name
+    return name(d)
+
+
+def _reduced_size(shape, axes):
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+def _check_nonempty(arr, axes, fname, specified):
+    """PyTorch's errors for a reduction without identity (max-like) over an empty extent."""
+    if arr.size:
+        return
+    if not specified:
+        raise RuntimeError(f"{fname}(): Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+    for a in axes:
+        if arr.shape[a] == 0:
+            raise IndexError(f"{fname}(): Expected reduction dim {a} to have non-zero size.")
+
+
+# ---- sum and mean ---------------------------------------------------------------------------------
 class SumBackward1(Node):
     """PyTorch names the full sum SumBackward0 and the sum over dims SumBackward1."""
 
@@ -45,16 +131,15 @@ class SumBackward1(Node):
         return _restore_dims(grad, self._meta[0][0], self.axes, self.keepdim)
 
 
+class SumBackward0(SumBackward1):
+    pass
+
+
 def _sum_dtype(input, dtype):
     if dtype is not None:
         return _dt.to_dtype(dtype)
     d = input.dtype
     return _dt.int64 if (d is _dt.bool or (not d.is_floating_point and not d.is_complex)) else d
-
-
-def as_array(x):
-    """A reduction's result as an array: NumPy returns scalars for full reductions."""
-    return np.asarray(x) if isinstance(x, np.generic) else x
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -95,25 +180,12 @@ def sum_to_size(input, *size):
 class MeanBackward1(Node):
     def backward(self, grad):
         shape = self._meta[0][0]
-        n = 1
-        for a in self.axes:
-            n *= shape[a]
+        n = _reduced_size(shape, self.axes)
         return _restore_dims(grad, shape, self.axes, self.keepdim) / builtins.max(n, 1)
-
-
-class SumBackward0(SumBackward1):
-    pass
 
 
 class MeanBackward0(MeanBackward1):
     pass
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -134,6 +206,335 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return res
 
 
-def _type_name(d):
-    from ._graph import _type_name as name
-    return name(d)
+# ---- max, min and their index and amax forms -------------------------------------------------
+def tie_weights(xp, xa, va, axes, nan_ties=True):
+    """Weights sharing a gradient evenly among the elements of `xa` equal to the reduced value
+    `va` (keepdim-shaped); with `nan_ties`, a NaN result is shared among the NaNs."""
+    mask = xa == va
+    if nan_ties and xa.dtype.kind == "f":
+        mask |= xp.isnan(xa) & xp.isnan(va)
+    count = mask.sum(axis=axes, keepdims=True)
+    return (mask / count).astype(xa.dtype)
+
+
+class MaxBackward1(Node):
+    """max()/min() of a whole tensor: the gradient is shared evenly among tied extremes."""
+
+    def backward(self, grad):
+        x, res = self.saved_tensors
+        return grad * const(tie_weights(xp_of(x), x._array, res._array, None), grad)
+
+
+class MinBackward1(MaxBackward1):
+    pass
+
+
+class MaxBackward0(Node):
+    """A reduction that picks one element per slice (max/min over a dim, median, kthvalue,
+    mode): the gradient goes to the picked element. `index`: the picks, dim kept."""
+
+    def backward(self, grad):
+        shape = self._meta[0][0]
+        if not shape:
+            return grad
+        axis = self.axis
+        g = grad if self.keepdim else grad.unsqueeze(axis)
+        n = shape[axis]
+        pos = xp_of(grad).arange(n).reshape((n,) + (1,) * (len(shape) - axis - 1))
+        return where(const(pos == self.index, grad), g, 0)
+
+
+class MinBackward0(MaxBackward0):
+    pass
+
+
+def select_result(input, index, axis, keepdim, node_cls, tuple_type, out=None, fname=""):
+    """`(values, indices)` of a reduction that picks the element `index` (dim kept) of each
+    slice of `input` along `axis`."""
+    arr, dev = input._array, input._device
+    xp = xp_of(input)
+    if arr.ndim == 0:
+        vals, ind = arr.copy(), xp.zeros((), dtype=np.int64)
+    else:
+        vals = xp.take_along_axis(arr, index, axis)
+        ind = index.astype(np.int64, copy=False)
+        if not keepdim:
+            vals, ind = vals.squeeze(axis), ind.squeeze(axis)
+    values, indices = make_tensor(vals, dev), make_tensor(ind, dev)
+    if out is not None:
+        write_out(out[0], values, fname)
+        write_out(out[1], indices, fname)
+        return tuple_type(out[0], out[1])
+    node = record(node_cls, (input,), values)
+    if node is not None:
+        node.axis, node.keepdim, node.index = axis, keepdim, index
+    return tuple_type(values, indices)
+
+
+def _check_not_complex(input, what):
+    if input._array.dtype.kind == "c":
+        raise NotImplementedError(f'"{what}" not implemented for \'{_type_name(input.dtype)}\'')
+
+
+def _extreme(input, dim, keepdim, out, is_max):
+    fname = "max" if is_max else "min"
+    arr = input._array
+    if dim is None:
+        _check_not_complex(input, f"{fname}_all")
+        _check_nonempty(arr, (), fname, False)
+        res = const(arr.max() if is_max else arr.min(), input)
+        if out is not None:
+            return write_out(out, res, fname)
+        node = record(MaxBackward1 if is_max else MinBackward1, (input,), res)
+        if node is not None:
+            node.save_for_backward(input, res)
+        return res
+    _check_not_complex(input, f"{fname}_values_cpu")
+    axis = _wrap_dim(dim, arr.ndim)
+    index = None
+    if arr.ndim:
+        _check_nonempty(arr, (axis,), fname, True)
+        index = (arr.argmax if is_max else arr.argmin)(axis=axis, keepdims=True)
+    return select_result(input, index, axis, keepdim, MaxBackward0 if is_max else MinBackward0,
+                         return_types_max if is_max else return_types_min, out, fname)
+
+
+def max(input, dim=None, keepdim=False, *, out=None):
+    """`max(input)`: the largest value; `max(input, dim)`: (values, indices); `max(a, b)`:
+    the elementwise maximum."""
+    if isinstance(dim, Tensor):
+        return maximum(input, dim, out=out)
+    return _extreme(input, dim, keepdim, out, True)
+
+
+def min(input, dim=None, keepdim=False, *, out=None):
+    if isinstance(dim, Tensor):
+        return minimum(input, dim, out=out)
+    return _extreme(input, dim, keepdim, out, False)
+
+
+def _arg_extreme(input, dim, keepdim, out, fname):
+    arr = input._array
+    if arr.dtype == np.bool_:
+        raise RuntimeError(f"{fname}(): does not support bool input")
+    _check_not_complex(input, f"{fname}_cpu")
+    xp = xp_of(input)
+    fn = arr.argmax if fname == "argmax" else arr.argmin
+    if dim is None:
+        if not arr.size:
+            raise IndexError(f"{fname}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        res = xp.asarray(fn(), dtype=np.int64).reshape((1,) * arr.ndim if keepdim else ())
+    else:
+        axis = _wrap_dim(dim, arr.ndim)
+        if arr.ndim == 0:
+            res = xp.zeros((), dtype=np.int64)
+        else:
+            _check_nonempty(arr, (axis,), fname, True)
+            res = fn(axis=axis, keepdims=keepdim).astype(np.int64)
+    res = const(res, input)
+    return write_out(out, res, fname) if out is not None else res
+
+
+def argmax(input, dim=None, keepdim=False, *, out=None):
+    return _arg_extreme(input, dim, keepdim, out, "argmax")
+
+
+def argmin(input, dim=None, keepdim=False, *, out=None):
+    return _arg_extreme(input, dim, keepdim, out, "argmin")
+
+
+class AmaxBackward0(Node):
+    """amax/amin: the gradient is shared evenly among the tied extremes of each slice."""
+
+    def backward(self, grad):
+        x, res = self.saved_tensors
+        shape = x._array.shape
+        r = res._array
+        if not self.keepdim and self.axes:
+            r = r.reshape(keep_dims(res, shape, self.axes, False).shape)
+        w = tie_weights(xp_of(x), x._array, r, self.axes, nan_ties=False)
+        return keep_dims(grad, shape, self.axes, self.keepdim) * const(w, grad)
+
+
+class AminBackward0(AmaxBackward0):
+    pass
+
+
+def _amax(input, dim, keepdim, out, is_max):
+    fname = "amax" if is_max else "amin"
+    arr = input._array
+    specified = dim is not None and not (isinstance(dim, (tuple, list)) and not dim)
+    axes = dims_of(dim if specified else None, arr.ndim)
+    _check_not_complex(input, f"{fname}_cpu")
+    _check_nonempty(arr, axes, fname, specified)
+    res = const((arr.max if is_max else arr.min)(axis=axes, keepdims=keepdim), input)
+    if out is not None:
+        return write_out(out, res, fname)
+    node = record(AmaxBackward0 if is_max else AminBackward0, (input,), res)
+    if node is not None:
+        node.axes, node.keepdim = axes, keepdim
+        node.save_for_backward(input, res)
+    return res
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
+    return _amax(input, dim, keepdim, out, True)
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    return _amax(input, dim, keepdim, out, False)
+
+
+# ---- logic and whole-tensor comparisons ---------------------------------------------------------
+def _truth(input, dim, keepdim, out, is_all):
+    arr = input._array
+    if arr.dtype.kind not in "biu":
+        arr = arr != 0  # NaN counts as true, as in PyTorch
+    axes = dims_of(dim, arr.ndim)
+    res = (arr.all if is_all else arr.any)(axis=axes, keepdims=keepdim)
+    if input._array.dtype == np.uint8:  # PyTorch keeps uint8 for backward compatibility
+        res = res.astype(np.uint8)
+    res = const(res, input)
+    return write_out(out, res, "all" if is_all else "any") if out is not None else res
+
+
+def all(input, dim=None, keepdim=False, *, out=None):
+    return _truth(input, dim, keepdim, out, True)
+
+
+def any(input, dim=None, keepdim=False, *, out=None):
+    return _truth(input, dim, keepdim, out, False)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{_type_name(input.dtype)} did not match {_type_name(other.dtype)}")
+    x, y, _, _ = operands(input, other, "allclose")
+    if x.dtype == np.bool_:
+        x, y = x.astype(np.int8), y.astype(np.int8)
+    return builtins.bool(xp_of(input).isclose(x, y, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """Same shape and same values (after type promotion); NaN is never equal."""
+    if input._array.shape != other._array.shape:
+        return False
+    x, y, _, _ = operands(input, other, "equal")
+    return builtins.bool((x == y).all())
+
+
+def count_nonzero(input, dim=None):
+    arr = input._array
+    axes = dims_of(dim, arr.ndim)
+    return const((arr != 0).sum(axis=axes).astype(np.int64), input)
+
+
+# ---- prod ---------------------------------------------------------------------------------------
+class ProdBackward1(Node):
+    """The product of the other elements of each slice. Without zeros that is out / x; with
+    zeros it is built from exclusive running products (a polynomial in x), so it stays exact
+    and differentiates again."""
+
+    def backward(self, grad):
+        x, res = self.saved_tensors
+        shape, axes, keepdim = x._array.shape, self.axes, self.keepdim
+        g = keep_dims(grad, shape, axes, keepdim)
+        if not (x._array == 0).any():
+            return g * keep_dims(res, shape, axes, keepdim) / x
+        return g * _prod_of_others(x, axes)
+
+
+def _prod_of_others(x, axes):
+    """For each element, the product of the other elements of its slice over `axes`."""
+    from .cumulative import _flip, cumprod
+    from .shape import cat
+    shape = x._array.shape
+    if not axes:
+        return x * 0 + 1
+    rest = [a for a in range(len(shape)) if a not in axes]
+    order = rest + list(axes)
+    n = _reduced_size(shape, axes)
+    rows = x.permute(order).reshape([shape[a] for a in rest] + [n])
+    one = const(xp_of(x).ones(rows._array.shape[:-1] + (1,), dtype=x._array.dtype), x)
+    before = cumprod(cat([one, rows.narrow(-1, 0, n - 1)], -1), -1)
+    after = _flip(cumprod(_flip(cat([rows.narrow(-1, 1, n - 1), one], -1), -1), -1), -1)
+    others = (before * after).reshape([shape[a] for a in order])
+    return others.permute([order.index(a) for a in range(len(shape))])
+
+
+class ProdBackward0(ProdBackward1):
+    pass
+
+
+def _prod(input, axes, keepdim, dtype, node_cls=ProdBackward1, out=None):
+    d = _sum_dtype(input, dtype)
+    arr = input._array
+    if arr.dtype is not d.np:
+        arr = arr.astype(d.np)
+    res = const(arr.prod(axis=axes, keepdims=keepdim), input)
+    if out is not None:
+        return write_out(out, res, "prod")
+    node = record(node_cls, (input,), res)
+    if node is not None:
+        node.axes, node.keepdim = axes, keepdim
+        node.save_for_backward(input, res)
+    return res
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    axes = dims_of(dim, input._array.ndim)
+    return _prod(input, axes, keepdim, dtype, ProdBackward0 if dim is None else ProdBackward1,
+                 out)
+
+
+# ---- NaN-skipping sums ----------------------------------------------------------------------------
+class NansumBackward0(Node):
+    def backward(self, grad):
+        g = keep_dims(grad, self._meta[0][0], self.axes, self.keepdim)
+        # a product, not a where: an infinite gradient makes NaN at the NaNs, as in PyTorch
+        return g * const(~self.nan, grad) if self.nan is not None else g.expand(self._meta[0][0])
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum does not support complex inputs")
+    arr = input._array
+    axes = dims_of(dim, arr.ndim)
+    nan = None
+    if input.dtype.is_floating_point:
+        nan = xp_of(input).isnan(arr)
+        arr = arr.copy()
+        arr[nan] = 0
+    d = _sum_dtype(input, dtype)
+    if arr.dtype is not d.np:
+        arr = arr.astype(d.np)
+    res = const(arr.sum(axis=axes, keepdims=keepdim), input)
+    if out is not None:
+        return write_out(out, res, "nansum")
+    node = record(NansumBackward0, (input,), res)
+    if node is not None:
+        node.axes, node.keepdim, node.nan = axes, keepdim, nan
+    return res
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_type_name(input.dtype)}")
+    arr = input._array
+    count = (~xp_of(input).isnan(arr)).sum(axis=dims_of(dim, arr.ndim), keepdims=keepdim)
+    res = nansum(input, dim, keepdim, dtype=dtype) / const(count, input)
+    return write_out(out, res, "nanmean") if out is not None else res
+
+
+# ---- the sibling families ---------------------------------------------------------------------
+# statistics.py and cumulative.py are exported through this family until ops/__init__ lists
+# them itself (then these lines are redundant, and harmless).
+from . import cumulative as _cumulative, statistics as _statistics  # noqa: E402
+
+for _family in (_statistics, _cumulative):
+    globals().update({_name: getattr(_family, _name)
+                      for _name in _family.__all__ + _family.METHODS})
+    __all__ += [n for n in _family.__all__ if n not in __all__]
+    METHODS += [n for n in _family.METHODS if n not in METHODS]

@@ -1,0 +1,270 @@
+"""Scans along a dim (cumsum, cumprod, cummax, cummin, logcumsumexp, with in-place cumsum_ and
+cumprod_) and diff, with derivatives written in ops (so they differentiate again).
+
+NumPy scans with its ufuncs' `accumulate`; other backends (CuPy has no `accumulate`) with a
+log-step scan of whole-array shifts, so no path loops over elements in Python.
+"""
+import numpy as np
+
+from .. import dtypes as _dt
+from .._state import grad as _grad_state
+from .._tensor import _wrap_dim
+from ._graph import Node, inplace, record, write_out
+from .pointwise import logical_xor, where, xp_of
+from .reduction import _sum_dtype, _type_name, const, result_type
+from .sorting import scatter_add_along
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff"]
+METHODS = ["cumsum", "cumprod", "cumsum_", "cumprod_", "cummax", "cummin", "logcumsumexp", "diff"]
+
+_cummax_type = result_type("cummax")
+_cummin_type = result_type("cummin")
+
+
+def _scan_axis(input, dim):
+    """The array to scan (a 0-dim tensor scans as one element) and the wrapped dim."""
+    arr = input._array
+    axis = _wrap_dim(dim, arr.ndim)
+    return (arr if arr.ndim else arr.reshape(1)), axis
+
+
+def _accumulate(xp, ufunc, arr, axis):
+    """`ufunc.accumulate(arr, axis)` for an associative binary ufunc, on any backend."""
+    if xp is np:
+        return getattr(np, ufunc).accumulate(arr, axis=axis)
+    fn, out, n, step = getattr(xp, ufunc), arr.copy(), arr.shape[axis], 1
+    lead = (slice(None),) * axis
+    while step < n:  # Hillis-Steele: log2(n) passes, each over whole arrays
+        out[lead + (slice(step, None),)] = fn(out[lead + (slice(step, None),)],
+                                              out[lead + (slice(0, n - step),)])
+        step *= 2
+    return out
+
+
+def _shaped(arr, like):
+    """A scan's result with the input's shape (undoes the 0-dim reshape)."""
+    return arr.reshape(like._array.shape)
+
+
+# ---- flip (a private helper: the reverse scans of the derivatives) -------------------------
+class FlipBackward0(Node):
+    def backward(self, grad):
+        return _flip(grad, self.axis)
+
+
+def _flip(t, axis):
+    res = const(xp_of(t).flip(t._array, axis).copy(), t)
+    node = record(FlipBackward0, (t,), res)
+    if node is not None:
+        node.axis = axis
+    return res
+
+
+def _reverse_cumsum(t, axis):
+    """sum over j >= k of t_j, for each k along `axis`."""
+    return _flip(cumsum(_flip(t, axis), axis), axis)
+
+
+# ---- cumsum and cumprod ----------------------------------------------------------------------
+class CumsumBackward0(Node):
+    def backward(self, grad):
+        if not self._meta[0][0]:
+            return grad
+        return _reverse_cumsum(grad, self.axis)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    arr, axis = _scan_axis(input, dim)
+    d = _sum_dtype(input, dtype)
+    if arr.dtype is not d.np:
+        arr = arr.astype(d.np)
+    res = const(_shaped(arr.cumsum(axis=axis), input), input)
+    if out is not None:
+        return write_out(out, res, "cumsum")
+    node = record(CumsumBackward0, (input,), res)
+    if node is not None:
+        node.axis = axis
+    return res
+
+
+class CumprodBackward0(Node):
+    """Exact with zeros. Without zeros: reverse-cumsum(g * out) / x. With zeros, first order
+    (O(n)): before a slice's first zero the same formula; at the first zero the sum over later
+    outputs of g times the product without it; after it nothing. When the derivative must
+    differentiate again (create_graph), every term is kept as a product of inputs (O(n^2),
+    as PyTorch does)."""
+
+    def backward(self, grad):
+        x, res = self.saved_tensors
+        if not x._array.shape:
+            return grad
+        axis, xa = self.axis, x._array
+        zero = xa == 0
+        if not zero.any():
+            return _reverse_cumsum(grad * res, axis) / x
+        if _grad_state.enabled:
+            return _cumprod_grad_quadratic(grad, x, axis)
+        xp = xp_of(x)
+        n = xa.shape[axis]
+        first = xp.where(zero.any(axis=axis, keepdims=True),
+                         zero.argmax(axis=axis, keepdims=True), n)
+        pos = xp.arange(n).reshape((n,) + (1,) * (xa.ndim - axis - 1))
+        before, at = const(pos < first, x), const(pos == first, x)
+        early = where(before, _reverse_cumsum(grad * res, axis) / where(before, x, 1), 0)
+        without_zero = cumprod(where(at, 1, x), axis)
+        later = (grad * without_zero * const(pos >= first, x)).sum(axis, keepdim=True)
+        return early + where(at, later, 0)
+
+
+def _cumprod_grad_quadratic(grad, x, axis):
+    """sum over j >= k of g_j * prod(x_i, i <= j, i != k), for every k, from an n x n table
+    of running products that each leave one element out."""
+    n = x._array.shape[axis]
+    xp = xp_of(x)
+    rows = x.movedim(axis, -1).unsqueeze(-2)                      # (..., 1, n)
+    eye = const(xp.eye(n, dtype=bool), x)
+    left_out = cumprod(where(eye, 1, rows), -1)                   # [k, j]: prod without x_k
+    later = const(xp.arange(n)[None, :] >= xp.arange(n)[:, None], x)  # j >= k
+    g = grad.movedim(axis, -1).unsqueeze(-2)
+    return (left_out * g * later).sum(-1).movedim(-1, axis)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    arr, axis = _scan_axis(input, dim)
+    d = _sum_dtype(input, dtype)
+    if arr.dtype is not d.np:
+        arr = arr.astype(d.np)
+    res = const(_shaped(arr.cumprod(axis=axis), input), input)
+    if out is not None:
+        return write_out(out, res, "cumprod")
+    node = record(CumprodBackward0, (input,), res)
+    if node is not None:
+        node.axis = axis
+        node.save_for_backward(input, res)
+    return res
+
+
+def cumsum_(self, dim, *, dtype=None):
+    return inplace(self, lambda s: cumsum(s, dim, dtype=dtype))
+
+
+def cumprod_(self, dim, *, dtype=None):
+    return inplace(self, lambda s: cumprod(s, dim, dtype=dtype))
+
+
+# ---- cummax and cummin -------------------------------------------------------------------------
+class CummaxBackward0(Node):
+    """Each output's gradient goes to the element it came from (repeats add up)."""
+
+    def backward(self, grad):
+        shape = self._meta[0][0]
+        if not shape:
+            return grad
+        return scatter_add_along(grad, self.axis, self.index, shape)
+
+
+class CumminBackward0(CummaxBackward0):
+    pass
+
+
+def _cum_extreme(input, dim, is_max, out):
+    fname = "cummax" if is_max else "cummin"
+    arr, axis = _scan_axis(input, dim)
+    xp = xp_of(input)
+    values = _accumulate(xp, "maximum" if is_max else "minimum", arr, axis)
+    # The index of the running extreme is the last position (up to here) holding it; a NaN
+    # takes over from the first NaN on, as in PyTorch.
+    hit = arr == values
+    if arr.dtype.kind in "fc":
+        hit |= xp.isnan(arr)
+    n = arr.shape[axis]
+    pos = xp.arange(n, dtype=np.int64).reshape((n,) + (1,) * (arr.ndim - axis - 1))
+    index = _accumulate(xp, "maximum", xp.where(hit, pos, -1), axis) if arr.size else \
+        xp.zeros(arr.shape, dtype=np.int64)
+    vals_t = const(_shaped(values, input), input)
+    idx_t = const(_shaped(index, input), input)
+    tuple_type = _cummax_type if is_max else _cummin_type
+    if out is not None:
+        write_out(out[0], vals_t, fname)
+        write_out(out[1], idx_t, fname)
+        return tuple_type(out[0], out[1])
+    node = record(CummaxBackward0 if is_max else CumminBackward0, (input,), vals_t)
+    if node is not None:
+        node.axis, node.index = axis, index
+    return tuple_type(vals_t, idx_t)
+
+
+def cummax(input, dim, *, out=None):
+    return _cum_extreme(input, dim, True, out)
+
+
+def cummin(input, dim, *, out=None):
+    return _cum_extreme(input, dim, False, out)
+
+
+# ---- logcumsumexp ------------------------------------------------------------------------------
+class LogcumsumexpBackward0(Node):
+    """PyTorch's formula: the positive and negative parts of the gradient each go through a
+    reverse logcumsumexp, so nothing overflows."""
+
+    def backward(self, grad):
+        x, res = self.saved_tensors
+        if not x._array.shape:
+            return grad
+        axis = self.axis
+        lowest = float(_dt.finfo(grad.dtype).min)
+        log_abs = grad.abs().log()
+        parts = []
+        for sign in (grad > 0, grad < 0):
+            log_part = where(sign, log_abs, lowest) - res
+            parts.append((_flip(logcumsumexp(_flip(log_part, axis), axis), axis) + x).exp())
+        return parts[0] - parts[1]
+
+
+def logcumsumexp(input, dim, *, out=None):
+    d = input.dtype
+    if not (d.is_floating_point or d.is_complex):
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_type_name(d)}'")
+    arr, axis = _scan_axis(input, dim)
+    res = const(_shaped(_accumulate(xp_of(input), "logaddexp", arr, axis), input), input)
+    if out is not None:
+        return write_out(out, res, "logcumsumexp")
+    node = record(LogcumsumexpBackward0, (input,), res)
+    if node is not None:
+        node.axis = axis
+        node.save_for_backward(input, res)
+    return res
+
+
+# ---- diff ----------------------------------------------------------------------------------------
+def _check_diff_operand(input, t, axis):
+    if t._array.ndim != input._array.ndim:
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for d, (a, b) in enumerate(zip(input._array.shape, t._array.shape)):
+        if d != axis and a != b:
+            raise RuntimeError("diff expects the shape of tensor to prepend or append to match "
+                               "that of input except along the differencing dimension; "
+                               f"input.size({d}) = {a}, but got tensor.size({d}) = {b}")
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along `dim` (for bool tensors: exclusive or)."""
+    if input._array.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    axis = _wrap_dim(dim, input._array.ndim)
+    x = input
+    if prepend is not None or append is not None:
+        from .shape import cat
+        parts = [t for t in (prepend, input, append) if t is not None]
+        for t in parts:
+            _check_diff_operand(input, t, axis)
+        x = cat(parts, axis)
+    for _ in range(n):
+        length = x._array.shape[axis]
+        if length == 0:
+            break
+        later, earlier = x.narrow(axis, 1, length - 1), x.narrow(axis, 0, length - 1)
+        x = logical_xor(later, earlier) if x._array.dtype == np.bool_ else later - earlier
+    return x
