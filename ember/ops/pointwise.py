@@ -84,6 +84,8 @@ def operands(a, b, fname="op"):
         d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, type(b), None)
         if aa.dtype is not d.np:
             aa = aa.astype(d.np)
+        if d.np in _SCALAR_FIXES:
+            b = _scalar_as(b, d.np)
         return aa, b, d, dev
     if type(a) is np.ndarray:
         return operands(make_tensor(a), b, fname)
@@ -92,7 +94,35 @@ def operands(a, b, fname="op"):
     d = _promote(_FROM_NUMPY[ba.dtype], ba.ndim > 0, type(a), None)
     if ba.dtype is not d.np:
         ba = ba.astype(d.np)
+    if d.np in _SCALAR_FIXES:
+        a = _scalar_as(a, d.np)
     return a, ba, d, dev
+
+
+_SMALL_INT_RANGE = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+                    for t in (np.uint8, np.int8, np.int16, np.int32)}
+
+
+_SCALAR_FIXES = set(_SMALL_INT_RANGE) | {_dt.bfloat16.np}
+
+
+def _scalar_as(value, np_dtype):
+    """A Python number as NumPy must see it to compute in `np_dtype`, PyTorch's way: a float
+    with bfloat16 as a bfloat16 (NumPy would give float32); an int beyond a small integer
+    dtype's range cast with wrap-around (`uint8_tensor + -3` subtracts 3 modulo 256), where
+    NumPy would raise."""
+    if np_dtype is _dt.bfloat16.np:
+        return np_dtype.type(value) if type(value) is builtins.float else value
+    if type(value) is not builtins.int:
+        return value
+    lo, hi = _SMALL_INT_RANGE[np_dtype]
+    if lo <= value <= hi:
+        return value
+    bits = 8 * np_dtype.itemsize
+    value %= 1 << bits
+    if lo < 0 and value > hi:
+        value -= 1 << bits
+    return np_dtype.type(value)
 
 
 def _host_operand(arr, like):
@@ -133,8 +163,9 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
     x, y, d, dev = operands(a, b, fname)
     if float_result and not (d.is_floating_point or d.is_complex):
         f = _dt.get_default_dtype().np
-        x = x.astype(f) if not isinstance(x, (builtins.int, builtins.float, builtins.bool)) else x
-        y = y.astype(f) if not isinstance(y, (builtins.int, builtins.float, builtins.bool)) else y
+        # a Python number stays itself (operands may have cast it to the integer dtype)
+        x = x.astype(f) if isinstance(a, Tensor) or type(a) is np.ndarray else _as_scalar(a, fname)
+        y = y.astype(f) if isinstance(b, Tensor) or type(b) is np.ndarray else _as_scalar(b, fname)
     if dev.type != "cpu":
         if isinstance(a, Tensor) and a._device is not dev:
             x = _on(x, dev, a._device)
