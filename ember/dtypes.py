@@ -47,7 +47,9 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+        # (float16's complex type, complex32, does not exist in ember: complex64 stands in)
+        return {float32: complex64, float64: complex128, float16: complex64,
+                bfloat16: complex64}.get(self, self)
 
 
 bool = dtype("bool", np.bool_, _BOOL, "BoolTensor")
@@ -238,7 +240,7 @@ class finfo:
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = builtins.float(f"1e-{info.precision}")  # PyTorch's: exactly 10**-p
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
@@ -254,6 +256,8 @@ class iinfo:
         if d.is_floating_point or d.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. "
                             "Use torch.finfo to handle 'torch.iinfo'")
+        if d is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
         info = np.iinfo(np.int8 if d is bool else d.np) if d is not bool else None
         self.dtype = d.name
         self.bits = 8 if d is bool else info.bits
@@ -261,4 +265,4 @@ class iinfo:
         self.min = 0 if d is bool else builtins.int(info.min)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
