@@ -1,0 +1,269 @@
+"""dtypes and type promotion against PyTorch: promote_types and result_type for every pair,
+tensor / 0-dim / Python-scalar combinations through real ops, can_cast, finfo/iinfo, the
+default dtype, reprs and aliases."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import ember
+
+NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+         "float64", "complex64", "complex128"]
+PAIRS = list(itertools.product(NAMES, NAMES))
+
+
+@pytest.fixture(autouse=True)
+def default_dtype_restored():
+    yield
+    ember.set_default_dtype(ember.float32)
+
+
+def test_promote_types_every_pair(torch):
+    for a, b in PAIRS:
+        e = ember.promote_types(getattr(ember, a), getattr(ember, b))
+        t = torch.promote_types(getattr(torch, a), getattr(torch, b))
+        assert str(e) == str(t), (a, b)
+
+
+def test_can_cast_every_pair(torch):
+    for a, b in PAIRS:
+        e = ember.can_cast(getattr(ember, a), getattr(ember, b))
+        t = torch.can_cast(getattr(torch, a), getattr(torch, b))
+        assert e == t, (a, b)
+
+
+def _make(T, name, ndim):
+    d = getattr(T, name)
+    return T.ones(2, dtype=d) if ndim else T.ones((), dtype=d)
+
+
+COMPLEX32 = "torch.complex32"  # float16 with a complex scalar: NumPy has no complex32
+
+
+def test_result_type_tensor_pairs(torch):
+    for (a, b), (na, nb) in itertools.product(PAIRS, [(1, 1), (1, 0), (0, 1), (0, 0)]):
+        t = torch.result_type(_make(torch, a, na), _make(torch, b, nb))
+        if str(t) == COMPLEX32:
+            continue
+        e = ember.result_type(_make(ember, a, na), _make(ember, b, nb))
+        assert str(e) == str(t), (a, na, b, nb)
+
+
+@pytest.mark.xfail(strict=True, reason="ember has no complex32 (NumPy has no complex half); "
+                   "float16 with a lower-ranked complex operand gives complex64")
+def test_complex32_promotion():
+    assert str(ember.result_type(ember.ones(2, dtype=ember.float16), 1j)) == COMPLEX32
+
+
+SCALARS = [True, 2, -3, 2.5, 1 + 2j]
+
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_result_type_with_scalars(torch, default):
+    ember.set_default_dtype(getattr(ember, default))
+    torch.set_default_dtype(getattr(torch, default))
+    try:
+        for name, nd, s in itertools.product(NAMES, (0, 1), SCALARS):
+            t = torch.result_type(_make(torch, name, nd), s)
+            if str(t) == COMPLEX32:
+                continue
+            e = ember.result_type(_make(ember, name, nd), s)
+            assert str(e) == str(t), (name, nd, s)
+            e = ember.result_type(s, _make(ember, name, nd))
+            t = torch.result_type(s, _make(torch, name, nd))
+            assert str(e) == str(t), (s, name, nd)
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+OPS = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "sub": lambda a, b: a - b,
+    "div": lambda a, b: a / b,
+    "eq": lambda a, b: a == b,
+    "lt": lambda a, b: a < b,
+}
+ARITH_NAMES = ["bool", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+               "float64", "complex64"]
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_op_result_dtypes(torch, op):
+    f = OPS[op]
+    for a, b in itertools.product(ARITH_NAMES, ARITH_NAMES):
+        for na, nb in ((1, 1), (1, 0), (0, 1)):
+            if op == "sub" and "bool" in (a, b):
+                continue  # PyTorch refuses bool subtraction (an error test below)
+            if op == "lt" and "complex64" in (a, b):
+                continue
+            if COMPLEX32 == str(torch.result_type(_make(torch, a, na), _make(torch, b, nb))):
+                continue
+            e = f(_make(ember, a, na), _make(ember, b, nb))
+            t = f(_make(torch, a, na), _make(torch, b, nb))
+            assert str(e.dtype) == str(t.dtype), (op, a, na, b, nb)
+            assert e.shape == tuple(t.shape)
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_op_with_python_scalars(torch, op):
+    f = OPS[op]
+    for name, s in itertools.product(ARITH_NAMES, SCALARS):
+        if op == "sub" and (name == "bool" or s is True):
+            continue
+        if op == "lt" and (name == "complex64" or isinstance(s, complex)):
+            continue
+        for left in (True, False):
+            args_e = (_make(ember, name, 1), s) if left else (s, _make(ember, name, 1))
+            args_t = (_make(torch, name, 1), s) if left else (s, _make(torch, name, 1))
+            if str(torch.result_type(*args_t)) == COMPLEX32:
+                continue
+            re, rt = f(*args_e), f(*args_t)
+            assert str(re.dtype) == str(rt.dtype), (op, name, s, left)
+            assert re.tolist() == pytest.approx(rt.tolist(), rel=1e-2), (op, name, s, left)
+
+
+def test_small_int_tensor_with_out_of_range_int_wraps(torch):
+    for T in (ember, torch):
+        t = T.tensor([250, 3], dtype=T.uint8)
+        assert (t + -3).tolist() == [247, 0]
+        assert (t * 300).tolist() == [248, 132]
+        assert (-3 + t).tolist() == [247, 0]
+        assert (t == -3).tolist() == [False, False]
+        assert (T.tensor([1], dtype=T.int8) + 300).tolist() == [45]
+        assert (T.tensor([1], dtype=T.int16) - 40000).tolist() == [25537]
+
+
+def test_the_traps():
+    i = ember.tensor([1, 2])
+    assert (i + 2.5).dtype == ember.float32
+    assert (i / i).dtype == ember.float32
+    assert (i / 2).dtype == ember.float32
+    assert (ember.tensor(1.0, dtype=ember.float64) + ember.ones(2)).dtype == ember.float32
+    assert (ember.ones(2) == ember.ones(2)).dtype == ember.bool
+    assert (i < 1.5).dtype == ember.bool
+    assert (ember.tensor([1], dtype=ember.uint8) + ember.tensor([1], dtype=ember.int8)).dtype \
+        == ember.int16
+    assert (ember.tensor(5, dtype=ember.int64) + ember.tensor([1], dtype=ember.uint8)).dtype \
+        == ember.uint8
+    assert (ember.tensor([True]) + 1).dtype == ember.int64
+    assert (ember.tensor([1], dtype=ember.int32) * 2).dtype == ember.int32
+    ember.set_default_dtype(ember.float64)
+    assert (i + 2.5).dtype == ember.float64
+    assert ember.tensor([1.0]).dtype == ember.float64
+
+
+def test_bool_subtraction_error(torch):
+    for T in (ember, torch):
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool "
+                                               "tensors is not supported"):
+            T.tensor([True]) - T.tensor([False])
+
+
+def test_inplace_cast_rules(torch):
+    def err(T):
+        try:
+            T.ones(2, dtype=T.int64).add_(1.5)
+        except RuntimeError as exc:
+            return str(exc)
+    assert err(ember) == err(torch) == "result type Float can't be cast to the desired output " \
+                                       "type Long"
+    x = ember.ones(2)
+    x.add_(ember.ones(2, dtype=ember.float64))
+    assert x.dtype == ember.float32
+
+
+def test_default_dtype(torch):
+    assert ember.get_default_dtype() is ember.float32
+    ember.set_default_dtype(ember.float64)
+    assert ember.get_default_dtype() is ember.float64
+    assert ember.ones(1).dtype is ember.float64
+    assert ember.tensor(1.5).dtype is ember.float64
+    assert ember.tensor(1).dtype is ember.int64
+    assert ember.tensor(1j).dtype is ember.complex128
+    ember.set_default_dtype(ember.float32)
+    assert ember.tensor(1j).dtype is ember.complex64
+    for bad in ("int64", "bool", "complex64"):
+        def s(T, bad=bad):
+            try:
+                T.set_default_dtype(getattr(T, bad))
+            except Exception as exc:  # noqa: BLE001
+                return type(exc).__name__, str(exc)
+        assert s(ember) == s(torch)
+    ember.set_default_dtype(ember.float16)
+    assert ember.ones(1).dtype is ember.float16
+
+
+def test_finfo_values(torch):
+    for name in ("float16", "bfloat16", "float32", "float64"):
+        e, t = ember.finfo(getattr(ember, name)), torch.finfo(getattr(torch, name))
+        for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+            assert getattr(e, attr) == getattr(t, attr), (name, attr)
+        assert e.dtype == t.dtype
+        assert repr(e) == repr(t)
+    assert ember.finfo().eps == torch.finfo().eps
+    assert ember.finfo(ember.complex64).eps == torch.finfo(torch.complex64).eps
+    assert ember.finfo(ember.complex128).dtype == torch.finfo(torch.complex128).dtype
+    assert math.isclose(ember.finfo(ember.float32).eps, float(np.finfo(np.float32).eps))
+
+
+def test_iinfo_values(torch):
+    for name in ("bool", "uint8", "int8", "int16", "int32", "int64"):
+        if name == "bool":
+            with pytest.raises(TypeError):
+                torch.iinfo(torch.bool)
+            continue
+        e, t = ember.iinfo(getattr(ember, name)), torch.iinfo(getattr(torch, name))
+        for attr in ("bits", "max", "min", "dtype"):
+            assert getattr(e, attr) == getattr(t, attr), (name, attr)
+        assert repr(e) == repr(t)
+
+
+def test_info_errors(torch):
+    for fn in (lambda T: T.finfo(T.int32), lambda T: T.iinfo(T.float32),
+               lambda T: T.iinfo(T.bool)):
+        def s(T, fn=fn):
+            try:
+                fn(T)
+            except Exception as exc:  # noqa: BLE001
+                return type(exc).__name__, str(exc)
+        assert s(torch) is not None
+        assert s(ember) == s(torch)
+
+
+def test_dtype_reprs_and_aliases(torch):
+    for name in NAMES:
+        assert repr(getattr(ember, name)) == repr(getattr(torch, name))
+        assert str(getattr(ember, name)) == str(getattr(torch, name))
+    for alias, name in [("short", "int16"), ("int", "int32"), ("long", "int64"),
+                        ("half", "float16"), ("float", "float32"), ("double", "float64"),
+                        ("cfloat", "complex64"), ("cdouble", "complex128")]:
+        assert getattr(ember, alias) is getattr(ember, name)
+        assert repr(getattr(ember, alias)) == repr(getattr(torch, alias))
+
+
+def test_dtype_properties(torch):
+    for name in NAMES:
+        e, t = getattr(ember, name), getattr(torch, name)
+        assert e.is_floating_point == t.is_floating_point, name
+        assert e.is_complex == t.is_complex, name
+        assert e.is_signed == t.is_signed, name
+        assert e.itemsize == t.itemsize, name
+        assert str(e.to_real()) == str(t.to_real()), name
+        if t.is_floating_point and str(t.to_complex()) != COMPLEX32:
+            assert str(e.to_complex()) == str(t.to_complex()), name
+
+
+def test_dtypes_pickle_to_themselves():
+    import pickle
+    for name in NAMES:
+        d = getattr(ember, name)
+        assert pickle.loads(pickle.dumps(d)) is d
+
+
+def test_dtypes_are_hashable_and_compare():
+    assert ember.float32 == ember.float
+    assert ember.float32 != ember.float64
+    assert len({ember.float32, ember.float, ember.float64}) == 2
