@@ -15,7 +15,8 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
 from . import ops as _ops
 from .ops import *  # noqa: F401,F403  (every op family's public functions)
 from .ops.creation import LEGACY_TYPES as _LEGACY
-from . import autograd, cuda, nn, optim, utils
+from . import autograd, cuda, nn, optim, serialization, utils
+from .serialization import load, save
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._printing import get_printoptions, set_printoptions

@@ -1,0 +1,407 @@
+"""`save` and `load` in PyTorch's checkpoint format, both ways.
+
+A checkpoint is a zip: `<name>/data.pkl` (a protocol-2 pickle in which each tensor is
+`torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...)` and each storage a
+persistent id `('storage', torch.FloatStorage, key, location, numel)`), the raw little-endian
+storages as `<name>/data/<key>` (stored, 64-byte aligned), and small version records. Views
+of one tensor share one storage. Loading unpickles with a restricted unpickler: with
+`weights_only=True` (the default) only tensors, containers and numbers come back, so a
+malicious file cannot run code. PyTorch's older non-zip format is read too.
+"""
+import collections
+import io
+import os
+import pickle
+import struct
+import sys
+import tempfile
+import zipfile
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._tensor import Tensor, _make
+from ..device import CPU, backend_of, canonical
+
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals", "DEFAULT_PROTOCOL"]
+
+DEFAULT_PROTOCOL = 2
+_ALIGN = 64
+_STORAGE_NAMES = {d: d._legacy.replace("Tensor", "Storage") for d in _dt.ALL_DTYPES}
+_DTYPE_OF_STORAGE = {v: k for k, v in _STORAGE_NAMES.items()}
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_PROTOCOL = 1001
+
+
+# ---- what pickles refer to --------------------------------------------------------------
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
+                       backward_hooks=None, metadata=None):
+    """A tensor over a loaded storage: a strided view of it, so tensors that shared a storage
+    when saved share memory again (and the legacy format can fill storages afterwards)."""
+    array, device = storage
+    n = 1
+    for s in size:
+        n *= s
+    last = storage_offset + sum((s - 1) * st for s, st in zip(size, stride)) if n else 0
+    if any(st < 0 for st in stride) or (n and last >= array.size):
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {storage_offset} require more than the storage's "
+                           f"{array.size} elements")
+    view = np.lib.stride_tricks.as_strided(array[storage_offset:], shape=tuple(size),
+                                           strides=tuple(s * array.itemsize for s in stride))
+    if device.type != "cpu":
+        view = backend_of(device).from_host(view, device.index)
+    t = _make(Tensor, view, device)
+    t._requires_grad = bool(requires_grad) and (t.dtype.is_floating_point or t.dtype.is_complex)
+    return t
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks=None, *state):
+    from ..nn.parameter import Parameter
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    return func(*args)
+
+
+_SAFE = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+    ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+    ("torch", "Tensor"): Tensor,
+    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
+    ("builtins", "slice"): slice, ("builtins", "complex"): complex,
+    ("builtins", "bytearray"): bytearray, ("_codecs", "encode"): __import__("codecs").encode,
+}
+_user_safe = {}
+
+
+def add_safe_globals(safe_globals):
+    """Allow these classes/functions (or (obj, "module.name") pairs) in weights-only loads."""
+    for g in safe_globals:
+        obj, name = (g if isinstance(g, tuple) else (g, f"{g.__module__}.{g.__qualname__}"))
+        module, _, attr = name.rpartition(".")
+        _user_safe[(module, attr)] = obj
+
+
+def get_safe_globals():
+    return list(_user_safe.values())
+
+
+def clear_safe_globals():
+    _user_safe.clear()
+
+
+class safe_globals:
+    """Context manager: `add_safe_globals` for the duration of a `with` block."""
+
+    def __init__(self, safe_globals):
+        self.globals = safe_globals
+
+    def __enter__(self):
+        self._saved = dict(_user_safe)
+        add_safe_globals(self.globals)
+
+    def __exit__(self, *exc):
+        _user_safe.clear()
+        _user_safe.update(self._saved)
+
+
+# ---- writing ------------------------------------------------------------------------------
+class _TorchGlobal:
+    """A PyTorch global (`torch._utils._rebuild_tensor_v2`, `torch FloatStorage`, `torch
+    float32`) written into our pickles by name, so PyTorch resolves it to its own object."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):  # pickle's reduce protocol wants a callable
+        raise RuntimeError(f"{self.module}.{self.name} is only written, never called")
+
+
+_REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
+_STORAGE_GLOBALS = {d: _TorchGlobal("torch", name) for d, name in _STORAGE_NAMES.items()}
+_DTYPE_GLOBALS = {d: _TorchGlobal("torch", d.name) for d in _dt.ALL_DTYPES}
+_TORCH_DEVICE = _TorchGlobal("torch", "device")
+_TORCH_SIZE = _TorchGlobal("torch", "Size")
+
+
+class _Writer(pickle._Pickler):
+    """The pure-Python pickler (it lets us write named globals); storages go out of band."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol)
+        self.storages = {}  # id(storage array) -> (key, array)
+
+    def _save_torch_global(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
+        self.memoize(obj)
+
+    dispatch[_TorchGlobal] = _save_torch_global
+
+    def _save_dtype(self, obj):
+        self._save_torch_global(_DTYPE_GLOBALS[obj])
+
+    dispatch[_dt.dtype] = _save_dtype
+
+    def reducer_override(self, obj):
+        from ..nn.parameter import Parameter
+        from ..device import device
+        from .._tensor import Size
+        if isinstance(obj, Parameter):
+            return (_REBUILD_PARAMETER, (obj.detach(), obj.requires_grad,
+                                         collections.OrderedDict()))
+        if isinstance(obj, Tensor):
+            return self._reduce_tensor(obj)
+        if isinstance(obj, device):
+            return (_TORCH_DEVICE, (str(obj),))
+        if isinstance(obj, Size):
+            return (_TORCH_SIZE, (tuple(obj),))
+        return NotImplemented
+
+    def _reduce_tensor(self, t):
+        """A tensor as PyTorch writes it: storage, offset, size, stride. A view shares its
+        base's storage; memory that is not one C-contiguous block is saved compacted."""
+        root = t._base if t._base is not None else t
+        arr = root._host()
+        if arr.flags.c_contiguous and (t._device.type != "cpu" or root is t or
+                                       np.shares_memory(arr, t._array)):
+            offset, stride = t.storage_offset(), t.stride()
+        else:
+            arr, offset, stride = np.ascontiguousarray(t._host()), 0, _contiguous_strides(t.shape)
+        entry = self.storages.get(id(arr))
+        if entry is None:
+            entry = self.storages[id(arr)] = (str(len(self.storages)), arr)
+        location = "cpu" if t._device.type == "cpu" else str(t._device)
+        pid = ("storage", _STORAGE_GLOBALS[t.dtype], entry[0], location, arr.size)
+        return (_REBUILD_TENSOR, (_Persistent(pid), offset, tuple(t.shape), tuple(stride),
+                                  t.requires_grad, collections.OrderedDict()))
+
+    def persistent_id(self, obj):
+        return obj.pid if isinstance(obj, _Persistent) else None
+
+
+class _Persistent:
+    def __init__(self, pid):
+        self.pid = pid
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _write_zip(f, name, data_pkl, storages):
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+        def put(path, payload, align=False):
+            info = zipfile.ZipInfo(f"{name}/{path}", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_STORED
+            if align:  # storages start 64-byte aligned, as PyTorch writes them (for mmap)
+                offset = z.fp.tell() + 30 + len(info.filename.encode()) + 4
+                pad = (-offset) % _ALIGN
+                info.extra = struct.pack("<HH", 0x4246, pad) + b"Z" * pad  # PyTorch's "FB" id
+            z.writestr(info, payload)
+        put("data.pkl", data_pkl)
+        put(".format_version", b"1")
+        put(".storage_alignment", str(_ALIGN).encode())
+        put("byteorder", sys.byteorder.encode())
+        for key, arr in storages.values():
+            put(f"data/{key}", np.ascontiguousarray(arr).tobytes(), align=True)
+        put("version", b"3\n")
+        put(".data/serialization_id", str(int.from_bytes(os.urandom(16), "little")).encode())
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+    """Write `obj` in PyTorch's format. A path is written through a temporary file and
+    renamed, so an interrupted save never destroys the previous file."""
+    buf = io.BytesIO()
+    writer = _Writer(buf, pickle_protocol)
+    writer.dump(obj)
+    data_pkl, storages = buf.getvalue(), writer.storages
+    if not isinstance(f, (str, os.PathLike)):
+        _write_zip(f, "archive", data_pkl, storages)
+        return
+    path = os.fspath(f)
+    name = os.path.splitext(os.path.basename(path))[0] or "archive"
+    fd, tmp = tempfile.mkstemp(prefix=".ember-save-", dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _write_zip(out, name, data_pkl, storages)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---- reading ------------------------------------------------------------------------------
+class _Reader(pickle.Unpickler):
+    def __init__(self, file, load_storage, weights_only):
+        super().__init__(file)
+        self.load_storage, self.weights_only = load_storage, weights_only
+
+    def find_class(self, module, name):
+        key = (module, name)
+        if key in _SAFE:
+            return _SAFE[key]
+        if module == "torch" and name in _DTYPE_OF_STORAGE:
+            return _DTYPE_OF_STORAGE[name]
+        if module == "torch" and name in _dt._BY_NAME:
+            return _dt._BY_NAME[name]
+        if module == "torch" and name == "device":
+            from ..device import device
+            return device
+        if module == "torch" and name == "Size":
+            from .._tensor import Size
+            return Size
+        if key in _user_safe:
+            return _user_safe[key]
+        if self.weights_only:
+            raise pickle.UnpicklingError(
+                "Weights only load failed. This file can still be loaded, to do so you have two "
+                "options, do those steps only if you trust the source of the checkpoint. \n\t(1) "
+                "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+                "`torch.load` from `False` to `True`. Re-running `torch.load` with "
+                "`weights_only` set to `False` will likely succeed, but it can result in arbitrary "
+                "code execution. Do it only if you got the file from a trusted source.\n\t(2) "
+                f"Alternatively, to load with `weights_only=True` please check the recommended "
+                f"steps in the following error message.\n\tWeightsUnpickler error: Unsupported "
+                f"global: GLOBAL {module}.{name} was not an allowed global by default. Please use "
+                f"`torch.serialization.add_safe_globals([{name}])` or the "
+                f"`torch.serialization.safe_globals([{name}])` context manager to allowlist this "
+                "global if you trust this class/function.")
+        return super().find_class(*_ember_name(module, name))
+
+    def persistent_load(self, pid):
+        return self.load_storage(pid)
+
+
+def _ember_name(module, name):
+    """A PyTorch module path, as ember names it (for whole pickled models)."""
+    for prefix, ours in (("torchvision", "ember.vision"), ("torch", "ember")):
+        if module == prefix or module.startswith(prefix + "."):
+            return ours + module[len(prefix):], name
+    return module, name
+
+
+def _location(map_location, location):
+    if map_location is None:
+        dev = canonical(location) if not location.startswith("cuda") or _cuda_ok() else CPU
+        if dev is CPU and location.startswith("cuda"):
+            raise RuntimeError("Attempting to deserialize object on a CUDA device but "
+                               "torch.cuda.is_available() is False. If you are running on a "
+                               "CPU-only machine, please use torch.load with "
+                               "map_location=torch.device('cpu') to map your storages to the CPU.")
+        return dev
+    if isinstance(map_location, dict):
+        return canonical(map_location.get(location, location))
+    if callable(map_location) and not isinstance(map_location, str):
+        result = map_location((location,), location)
+        return canonical(location if result is None else (
+            result if isinstance(result, str) else location))
+    return canonical(map_location)
+
+
+def _cuda_ok():
+    from .. import cuda
+    return cuda.is_available()
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
+         **pickle_load_args):
+    if weights_only is None:
+        weights_only = True
+    opened = isinstance(f, (str, os.PathLike))
+    fh = open(f, "rb") if opened else f
+    try:
+        start = fh.tell()
+        if zipfile.is_zipfile(fh):
+            fh.seek(start)
+            return _load_zip(fh, map_location, weights_only)
+        fh.seek(start)
+        return _load_legacy(fh, map_location, weights_only)
+    finally:
+        if opened:
+            fh.close()
+
+
+def _load_zip(fh, map_location, weights_only):
+    with zipfile.ZipFile(fh) as z:
+        names = z.namelist()
+        pkl = next((n for n in names if n.endswith("/data.pkl") or n == "data.pkl"), None)
+        if pkl is None:
+            raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+        prefix = pkl[:-len("data.pkl")]
+        little = z.read(prefix + "byteorder").decode() == "little" \
+            if prefix + "byteorder" in names else True
+        cache = {}
+
+        def load_storage(pid):
+            kind, storage_type, key, location, numel = pid[:5]
+            if kind != "storage":
+                raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
+            if key not in cache:
+                dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
+                    _DTYPE_OF_STORAGE[getattr(storage_type, "__name__", str(storage_type))]
+                np_dtype = dtype.np.newbyteorder("<" if little else ">")
+                raw = np.frombuffer(z.read(f"{prefix}data/{key}"), dtype=np_dtype, count=numel)
+                cache[key] = (raw.astype(dtype.np).copy() if not little else raw.copy(),
+                              _location(map_location, location))
+            return cache[key]
+
+        return _Reader(io.BytesIO(z.read(pkl)), load_storage, weights_only).load()
+
+
+def _load_legacy(fh, map_location, weights_only):
+    """PyTorch's pre-1.6 format: magic, protocol and system info pickles, the object pickle,
+    the list of storage keys, then each storage's raw bytes (after its 8-byte length)."""
+    def plain(data):
+        return _Reader(data, None, True).load()
+
+    if plain(fh) != _LEGACY_MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    if plain(fh) != _LEGACY_PROTOCOL:
+        raise RuntimeError("Invalid protocol version")
+    sys_info = plain(fh)
+    little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
+    storages = {}
+
+    def load_storage(pid):
+        kind, storage_type, key, location, numel = pid[:5]
+        view = pid[5] if len(pid) > 5 else None
+        if key not in storages:
+            dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
+                _DTYPE_OF_STORAGE[storage_type.__name__]
+            storages[key] = (np.empty(numel, dtype.np), _location(map_location, location))
+        arr, dev = storages[key]
+        if view is not None:
+            _, offset, size = view
+            arr = arr[offset:offset + size]
+        return (arr, dev)
+
+    result = _Reader(fh, load_storage, weights_only).load()
+    keys = plain(fh)
+    for key in keys:
+        arr = storages[key][0]
+        (n,) = struct.unpack("<q", fh.read(8))
+        data = np.frombuffer(fh.read(n * arr.itemsize), dtype=arr.dtype.newbyteorder(
+            "<" if little else ">"), count=n)
+        arr[:] = data
+    return result
+
+

@@ -1,0 +1,11 @@
+"""`ember.vision`: torchvision's everyday parts (transforms, datasets, models, utils)."""
+import importlib
+
+__all__ = []
+for _name in ("transforms", "datasets", "models", "utils", "io", "ops"):
+    try:
+        globals()[_name] = importlib.import_module(f".{_name}", __name__)
+        __all__.append(_name)
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{_name}":
+            raise

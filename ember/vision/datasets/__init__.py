@@ -1,0 +1,16 @@
+"""`ember.vision.datasets`: image datasets, as torchvision.datasets."""
+import importlib
+
+from .digits import Digits
+
+__all__ = ["Digits"]
+# Dataset families written alongside (each lists its classes in __all__).
+for _name in ("mnist", "cifar", "folder", "fakedata"):
+    try:
+        _mod = importlib.import_module(f".{_name}", __name__)
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{_name}":
+            raise
+        continue
+    globals().update({n: getattr(_mod, n) for n in _mod.__all__})
+    __all__ += list(_mod.__all__)

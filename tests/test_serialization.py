@@ -1,0 +1,124 @@
+"""Checkpoints move between ember and PyTorch both ways; loading runs no code from the file;
+an interrupted save keeps the previous file; safetensors round-trips."""
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+
+
+def _sample(lib):
+    x = lib.arange(12.0).view(3, 4)
+    return {"view": x[:, 1:], "base": x, "ints": lib.tensor([1, 2, 3]),
+            "bf16": lib.ones(2, dtype=lib.bfloat16), "bools": lib.tensor([True, False]),
+            "half": lib.ones(2, dtype=lib.float16), "u8": lib.tensor([1, 255], dtype=lib.uint8),
+            "nested": [1, (2.5, "s"), {"k": lib.zeros(2, dtype=lib.int16)}], "n": 3,
+            "dtype": lib.float64, "size": x.shape}
+
+
+def test_ember_roundtrip_keeps_values_dtypes_and_shared_views(tmp_path):
+    path = tmp_path / "ck.pt"
+    obj = _sample(ember)
+    ember.save(obj, path)
+    back = ember.load(path)
+    for key in ("view", "base", "ints", "bf16", "bools", "half", "u8"):
+        assert back[key].dtype is obj[key].dtype
+        np.testing.assert_array_equal(back[key].float().numpy(), obj[key].float().numpy())
+    back["base"][0, 1] = 100.0  # the view and its base share one storage again
+    assert back["view"][0, 0].item() == 100.0
+    assert back["nested"][1] == (2.5, "s") and back["dtype"] is ember.float64
+    assert back["size"] == ember.Size([3, 4])
+
+
+def test_files_load_in_torch(torch, tmp_path):
+    path = tmp_path / "e.pt"
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    ember.save({"model": model.state_dict(), **_sample(ember), "param": model[0].weight}, path)
+    loaded = torch.load(path, weights_only=True)
+    ref = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4),
+                              torch.nn.Linear(4, 2))
+    ref.load_state_dict(loaded["model"])  # strict: same keys, shapes, dtypes
+    assert loaded["view"].storage_offset() == 1 and loaded["bf16"].dtype == torch.bfloat16
+    assert isinstance(loaded["param"], torch.nn.Parameter)
+    np.testing.assert_array_equal(loaded["view"].numpy(), np.arange(12.0).reshape(3, 4)[:, 1:])
+
+
+def test_torch_files_load_in_ember(torch, tmp_path):
+    path = tmp_path / "t.pt"
+    lin = torch.nn.Linear(2, 3)
+    opt = torch.optim.Adam(lin.parameters())
+    lin(torch.ones(1, 2)).sum().backward()
+    opt.step()
+    torch.save({"sd": lin.state_dict(), "opt": opt.state_dict(),
+                "strided": torch.arange(10.0)[::3], "h": torch.ones(2, dtype=torch.float16)},
+               path)
+    back = ember.load(path, map_location="cpu")
+    model = nn.Linear(2, 3)
+    model.load_state_dict(back["sd"])
+    np.testing.assert_array_equal(model.weight.detach().numpy(), lin.weight.detach().numpy())
+    assert back["opt"]["state"][0]["exp_avg"].shape == ember.Size([3, 2])
+    assert back["strided"].tolist() == [0.0, 3.0, 6.0, 9.0]
+    legacy = tmp_path / "legacy.pt"
+    torch.save({"a": torch.arange(5), "b": torch.ones(2, 2)[1]}, legacy,
+               _use_new_zipfile_serialization=False)
+    old = ember.load(legacy)
+    assert old["a"].tolist() == [0, 1, 2, 3, 4] and old["b"].tolist() == [1.0, 1.0]
+
+
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ("touch /tmp/ember-pwned",))
+
+
+def test_weights_only_refuses_code(tmp_path):
+    path = tmp_path / "evil.pt"
+    with open(path, "wb") as f:  # a checkpoint whose pickle would run a command
+        import zipfile
+        with zipfile.ZipFile(f, "w") as z:
+            z.writestr("evil/data.pkl", pickle.dumps({"x": _Evil()}, protocol=2))
+            z.writestr("evil/version", "3\n")
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        ember.load(path)
+    assert not os.path.exists("/tmp/ember-pwned")
+
+
+def test_safe_globals_allow_a_class(tmp_path):
+    path = tmp_path / "c.pt"
+    ember.save({"cfg": _Config(3)}, path)
+    with pytest.raises(pickle.UnpicklingError):
+        ember.load(path)
+    with ember.serialization.safe_globals([_Config]):
+        assert ember.load(path)["cfg"].n == 3
+    assert ember.load(path, weights_only=False)["cfg"].n == 3
+
+
+class _Config:
+    def __init__(self, n):
+        self.n = n
+
+
+def test_interrupted_save_keeps_previous_file(tmp_path, monkeypatch):
+    path = tmp_path / "keep.pt"
+    ember.save({"v": ember.ones(2)}, path)
+
+    class Unpicklable:
+        def __reduce__(self):
+            raise RuntimeError("interrupted")
+    with pytest.raises(RuntimeError, match="interrupted"):
+        ember.save({"v": Unpicklable()}, path)
+    assert ember.load(path)["v"].tolist() == [1.0, 1.0]
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.pt"]  # no temporary left behind
+
+
+def test_safetensors_roundtrip_and_torch_parity(tmp_path):
+    from ember.serialization import safetensors
+    tensors = {"a": ember.arange(6.0).view(2, 3), "b": ember.tensor([1, 2], dtype=ember.int32),
+               "c": ember.ones(2, dtype=ember.bfloat16)}
+    path = tmp_path / "m.safetensors"
+    safetensors.save_file(tensors, path, metadata={"format": "pt"})
+    back = safetensors.load_file(path)
+    for k, v in tensors.items():
+        assert back[k].dtype is v.dtype and back[k].float().tolist() == v.float().tolist()
