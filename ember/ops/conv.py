@@ -357,6 +357,9 @@ def _check_params(input, weight, bias, stride, dilation, groups, transposed):
                            f"{n_out} elements, but got bias of size {list(bias.shape)} instead")
 
 
+_warned_same = []
+
+
 def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
     input, unbatched = _prepare(input, weight, bias, nd, fname, False)
     if weight.ndim != nd + 2:
@@ -374,7 +377,8 @@ def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
             total = [d * (k - 1) for d, k in zip(dilation, kernel)]
             lo = tuple(t // 2 for t in total)
             hi = tuple(t - t // 2 for t in total)
-            if lo != hi:
+            if lo != hi and not _warned_same:  # PyTorch warns once per process
+                _warned_same.append(True)
                 warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
                               "require a zero-padded copy of the input be created", UserWarning,
                               stacklevel=3)
@@ -411,8 +415,10 @@ def _conv_transpose_nd(nd, fname, input, weight, bias, stride, padding, output_p
         raise RuntimeError("negative padding is not supported")
     _check_params(input, weight, bias, stride, dilation, groups, True)
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-        names = ("depth", "height", "width")[3 - nd:] if nd <= 3 else \
-            tuple(str(i) for i in range(nd))
+        if nd == 1:  # PyTorch checks 1-d as 2-d of height 1
+            output_padding, stride, dilation = ((0,) + output_padding, (1,) + stride,
+                                                (1,) + dilation)
+        names = ("depth", "height", "width")[3 - len(stride):]
         parts = [f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)]
         parts += [f"stride_{n}: {v}" for n, v in zip(names, stride)]
         parts += [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
@@ -422,9 +428,10 @@ def _conv_transpose_nd(nd, fname, input, weight, bias, stride, padding, output_p
     size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
                  zip(input.shape[2:], stride, padding, dilation, kernel, output_padding))
     if any(s <= 0 for s in size):
-        raise RuntimeError(f"Given input size per channel: ({_sizes(input.shape[2:])}). "
-                           f"Calculated output size per channel: ({_sizes(size)}). Output size "
-                           "is too small")
+        one = (1,) if nd == 1 else ()  # PyTorch computes 1-d as 2-d of height 1
+        raise RuntimeError(f"Given input size per channel: ({_sizes(one + input.shape[2:])}). "
+                           f"Calculated output size per channel: ({_sizes(one + size)}). Output "
+                           "size is too small")
     out = _conv_transpose(input, weight, bias, (stride, padding, padding, dilation, groups), size)
     return out.squeeze(0) if unbatched else out
 

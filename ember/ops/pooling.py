@@ -611,8 +611,7 @@ def _adaptive_avg(input, nd, fname, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    _adaptive_check(input, 1, "adaptive_avg_pool1d", "avg")
-    if input.ndim not in (2, 3):
+    if isinstance(input, Tensor) and input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for "
                            "adaptive_avg_pool1d)")
