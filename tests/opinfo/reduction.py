@@ -90,7 +90,6 @@ def _max_samples(rng):
         Sample((distinct(rng, 3, 4),)),
         Sample((distinct(rng, 4, 3),), noncontig=(0,)),
         Sample((distinct(rng),)),
-        Sample((ties(rng, 3, 4),), grad=()),
         Sample((randn(rng, 3, 4), randn(rng, 3, 4))),  # the binary form
         Sample((np.zeros((0, 3)),), raises=RuntimeError),
         Sample((np.zeros((0, 3)), 0), raises=IndexError),
@@ -101,8 +100,8 @@ def _max_samples(rng):
 def _max_other(rng):
     return [Sample((integers(rng, 3, 4),)), Sample((integers(rng, 3, 4), 1)),
             Sample((bools(rng, 3, 4),)), Sample((bools(rng, 3, 4), 0)),
-            Sample((ties(rng, 3, 4), 1), grad=()), Sample((nans(rng, 3, 4), 1), grad=()),
-            Sample((nans(rng, 3, 4),), grad=())]
+            Sample((ties(rng, 3, 4),)), Sample((ties(rng, 3, 4), 1)), Sample((nans(rng, 3, 4), 1)),
+            Sample((nans(rng, 3, 4),))]
 
 
 def _argmax_samples(rng):
@@ -125,13 +124,17 @@ def _amax_samples(rng):
         Sample((distinct(rng, 4, 3), 0), noncontig=(0,)),
         Sample((distinct(rng),)),
         Sample((np.zeros((0, 3)), 1)),
-        # ties: the gradient is shared evenly among them
-        Sample((np.array([[1.0, 3.0, 3.0, 2.0], [0.5, 0.5, 0.5, 0.5]]), 1), grad=()),
         Sample((integers(rng, 3, 4), 0)),
         Sample((bools(rng, 3, 4), 1)),
         Sample((np.zeros((0, 3)),), raises=RuntimeError),
         Sample((np.zeros((0, 3)), 0), raises=IndexError),
     ]
+
+
+def _amax_ties(rng):
+    """Ties: the gradient is shared evenly among them (no finite differences there)."""
+    return [Sample((np.array([[1.0, 3.0, 3.0, 2.0], [0.5, 0.5, 0.5, 0.5]]), 1)),
+            Sample((ties(rng, 3, 4),)), Sample((ties(rng, 2, 3, 4), (0, 2), True))]
 
 
 def _logic_samples(rng):
@@ -215,7 +218,9 @@ register(
            grad=False),
     OpInfo("argmin", fn("argmin"), _argmax_samples, grad=False),
     OpInfo("amax", fn("amax"), _amax_samples),
+    OpInfo("amax", fn("amax"), _amax_ties, variant="ties", grad=False),
     OpInfo("amin", fn("amin"), _amax_samples),
+    OpInfo("amin", fn("amin"), _amax_ties, variant="ties", grad=False),
     OpInfo("all", fn("all"), _logic_samples, grad=False),
     OpInfo("any", fn("any"), _logic_samples, grad=False),
     OpInfo("any", method("any"), lambda rng: [Sample((bools(rng, 3, 4), 1))], variant="method", grad=False),
@@ -291,7 +296,6 @@ def _logsumexp_samples(rng):
     return [Sample((randn(rng, 3, 4), 1)), Sample((randn(rng, 2, 3, 4), (0, 2), True)),
             Sample((randn(rng, 4, 3) * 300, 0), noncontig=(0,)), Sample((randn(rng), 0)),
             Sample((np.zeros((0, 3)), 0)), Sample((np.zeros((0, 3)), 1)),
-            Sample((np.array([[-np.inf, -np.inf], [np.inf, 1.0]]), 1), grad=()),
             Sample((integers(rng, 3, 4), 1))]
 
 
@@ -309,6 +313,9 @@ register(
     # the nuclear norm's derivative holds U and V constant: first order only
     OpInfo("norm", fn("norm"), _nuc_samples, variant="nuc", gradgrad=False),
     OpInfo("logsumexp", fn("logsumexp"), _logsumexp_samples),
+    OpInfo("logsumexp", fn("logsumexp"),
+           lambda rng: [Sample((np.array([[-np.inf, -np.inf], [np.inf, 1.0], [-np.inf, 2.0]]), 1))],
+           variant="inf", grad=False),
     OpInfo("logsumexp", method("logsumexp"), lambda rng: [Sample((randn(rng, 3, 4), -1))],
            variant="method"),
 )
@@ -337,9 +344,12 @@ def _cumprod_samples(rng):
 
 
 def _cummax_samples(rng):
-    return scan_samples(distinct)(rng) + [
-        Sample((ties(rng, 3, 6), 1), grad=()), Sample((nans(rng, 3, 6), 1), grad=()),
-        Sample((integers(rng, 3, 4), 0)), Sample((bools(rng, 3, 4), 1))]
+    return scan_samples(distinct)(rng) + [Sample((integers(rng, 3, 4), 0)),
+                                          Sample((bools(rng, 3, 4), 1))]
+
+
+def _cummax_ties(rng):
+    return [Sample((ties(rng, 3, 6), 1)), Sample((nans(rng, 3, 6), 1))]
 
 
 def _diff_samples(rng):
@@ -367,7 +377,9 @@ register(
     OpInfo("cumprod_", lambda lib, x, d: x.clone().cumprod_(d),
            lambda rng: [Sample((with_zeros(rng, 3, 4), 1))]),
     OpInfo("cummax", fn("cummax"), _cummax_samples),
+    OpInfo("cummax", fn("cummax"), _cummax_ties, variant="ties", grad=False),
     OpInfo("cummin", fn("cummin"), _cummax_samples),
+    OpInfo("cummin", fn("cummin"), _cummax_ties, variant="ties", grad=False),
     OpInfo("cummin", method("cummin"), lambda rng: [Sample((distinct(rng, 3, 4), 1))], variant="method"),
     OpInfo("logcumsumexp", fn("logcumsumexp"), lambda rng: scan_samples()(rng) + [
         Sample((randn(rng, 3, 4) * 300, 1)),
