@@ -51,6 +51,13 @@ def _as_items(index):
 
 def _expand_index(index, ndim):
     """The index as a tuple with Ellipsis expanded, and whether it is all basic."""
+    if ndim == 0 and not isinstance(index, (tuple, list)):
+        # a lone int or slice fails in the op itself, before any count of indices
+        if isinstance(index, slice):
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if isinstance(index, (builtins.int, np.integer)) and not isinstance(
+                index, (builtins.bool, np.bool_)):
+            raise IndexError(_ZERO_DIM_INDEX)
     items = _as_items(index)
     basic = True
     consumed = 0
@@ -95,7 +102,8 @@ def _expand_index(index, ndim):
 def _slice(t, dim, start, stop, step):
     size = t._array.shape[dim]
     if step <= 0:
-        raise ValueError("step must be greater than zero")
+        raise ValueError("slice step cannot be zero" if step == 0 else
+                         "step must be greater than zero")
     start, stop, _ = slice(start, stop, step).indices(size)
     stop = builtins.max(start, stop)
     if start == 0 and stop == size and step == 1:
@@ -108,8 +116,21 @@ def _slice(t, dim, start, stop, step):
     return out
 
 
+_ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                   "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+
+
+def _select(t, dim, i, real):
+    """select, with PyTorch's message naming the dim of the indexed tensor (`real`)."""
+    i = builtins.int(i)
+    n = t._array.shape[dim]
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for dimension {real} with size {n}")
+    return select(t, dim, i)
+
+
 def _basic_getitem(t, index):
-    dim = 0
+    dim = real = 0
     for i in index:
         if i is None:
             t = unsqueeze(t, dim)
@@ -119,9 +140,9 @@ def _basic_getitem(t, index):
             dim += 1
         else:
             if t._array.ndim == 0:
-                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
-                                 "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-            t = select(t, dim, builtins.int(i))
+                raise IndexError(_ZERO_DIM_INDEX)
+            t = _select(t, dim, i, real)
+        real += 1 if i is not None else 0
     return t
 
 
@@ -164,7 +185,7 @@ def _prepare(self, items):
     """Apply the basic items of an (Ellipsis-expanded) index as views; return the view and
     its advanced index: a tuple with, per dim of the view, slice(None) or an index array."""
     xp = _xp(self)
-    t, dim = self, 0
+    t, dim, real = self, 0, 0
     adv = []  # (dim, array)
     for i in items:
         if i is None:
@@ -173,6 +194,7 @@ def _prepare(self, items):
         elif isinstance(i, slice):
             t = _slice(t, dim, i.start, i.stop, 1 if i.step is None else i.step)
             dim += 1
+            real += 1
         elif isinstance(i, (builtins.bool, np.bool_)) or (
                 isinstance(i, Tensor) and i._array.ndim == 0 and i._array.dtype.kind == "b"):
             t = unsqueeze(t, dim)
@@ -182,13 +204,15 @@ def _prepare(self, items):
                 isinstance(i, Tensor) and i._array.ndim == 0 and i._array.dtype.kind in "iu"
                 and i._array.dtype != np.uint8):
             if t._array.ndim == 0:
-                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
-                                 "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-            t = select(t, dim, builtins.int(i))
+                raise IndexError(_ZERO_DIM_INDEX)
+            t = _select(t, dim, i, real)
+            real += 1
         else:
             arr = _index_array(i, self._device, xp)
             adv.append((dim, arr))
-            dim += arr.ndim if arr.dtype == np.bool_ else 1
+            k = arr.ndim if arr.dtype == np.bool_ else 1
+            dim += k
+            real += k
     return t, _finish_index(t._array.shape, adv, xp)
 
 
@@ -239,6 +263,8 @@ def _check_bounds(shape, per_dim, bshape, xp):
     k = builtins.int(bad[:, pos].argmax())
     d, arr = per_dim[k]
     value = builtins.int(xp.broadcast_to(arr, bshape).reshape(-1)[pos])
+    if shape[d] == 0:
+        raise IndexError("index is out of bounds for dimension with size 0")
     # PyTorch names the position among the index tensors, not the tensor's dim
     raise IndexError(f"index {value} is out of bounds for dimension {k} with size {shape[d]}")
 
@@ -372,6 +398,9 @@ def _put_arrays(arr, index, vals, accumulate, xp):
     vals = _broadcast_values(vals, arr.shape, index, xp)
     d = len(index) - 1
     last = index[-1]
+    if all(isinstance(i, slice) or i.dtype == np.bool_ for i in index):
+        arr[index] += vals  # a mask never repeats a position
+        return
     if d >= 0 and not isinstance(last, slice) and last.dtype != np.bool_ and \
             all(isinstance(i, slice) for i in index[:-1]):
         # one integer index along one dim (embedding-like): add whole rows
@@ -506,6 +535,8 @@ def __setitem__(self, index, value):
     if isinstance(value, Tensor) and value._device != self._device and value._array.ndim:
         raise RuntimeError(f"expected device {self._device} but got device {value._device}")
     if basic:
+        if isinstance(value, Tensor) and value._array.shape:
+            _value_for(_basic_getitem(self, idx), value)
         if not _tracked_write(self, value):
             self._array[idx] = value._host() if isinstance(value, Tensor) and \
                 value._device.type != self._device.type else \
@@ -516,7 +547,7 @@ def __setitem__(self, index, value):
         if target is self:
             target = make_view_of(self, self._array.view(), lambda b: b[...])
         if isinstance(value, Tensor):
-            copy_(target, value)
+            copy_(target, _value_for(target, value))
         else:
             from .creation import fill_
             fill_(target, value)
@@ -543,6 +574,20 @@ def __setitem__(self, index, value):
     inplace(view, lambda s: _index_put(s, np_idx, value_t, False), (value_t,))
 
 
+def _value_for(target, value):
+    """`value` as `t[idx] = value` writes it: leading size-1 dims dropped, then expanded to
+    the target (PyTorch's expand errors when it cannot be)."""
+    shape = value._array.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    if k:
+        value = value.reshape(shape[k:])
+    if value._array.shape != target._array.shape:
+        value.expand(target._array.shape)  # raises PyTorch's message where it does not fit
+    return value
+
+
 def _scalar_like(value, like):
     from .creation import tensor
     if isinstance(value, (list, tuple)) or not isinstance(
@@ -564,8 +609,12 @@ class CopyBackwards(Node):
 
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
-                        f"{type(src).__name__}")
+        if not isinstance(src, (builtins.bool, builtins.int, builtins.float, builtins.complex,
+                                np.generic)):
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
+                            f"{type(src).__name__}")
+        from .creation import tensor
+        src = tensor(src, device=self._device)
     return inplace(self, lambda s: _copied(s, src), (src,))
 
 
