@@ -405,9 +405,8 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 
 # ---- index_select / index_add / index_copy / index_fill -------------------------------------------
 def _vector_index(index, like, dim):
-    """The index of an index_* op as a 1-D array, range checked."""
-    idx = _index_arr(index, like).reshape(-1)
-    return idx
+    """The index of an index_* op as a 1-D array on `like`'s device."""
+    return _index_arr(index, like).reshape(-1)
 
 
 class IndexSelectBackward0(Node):
@@ -616,7 +615,6 @@ def _broadcast(a_shape, b_shape):
     try:
         return tuple(np.broadcast_shapes(a_shape, b_shape))
     except ValueError:
-        from .pointwise import broadcast_shapes_or_none  # noqa: F401
         for k in range(1, builtins.max(len(a_shape), len(b_shape)) + 1):
             a = a_shape[-k] if k <= len(a_shape) else 1
             b = b_shape[-k] if k <= len(b_shape) else 1
@@ -659,7 +657,7 @@ def masked_fill(input, mask, value):
     _broadcast(mask._array.shape, input._array.shape)
     xp = _xp(input)
     arr = input._array
-    fill = value._array if tensor_value else value
+    fill = _index_arr(value, input) if tensor_value else value
     if isinstance(fill, builtins.float) and arr.dtype.kind in "iub":
         fill = builtins.int(fill)
     res_arr = xp.where(_index_arr(mask, input), xp.asarray(fill).astype(arr.dtype), arr)
