@@ -53,7 +53,8 @@ register(
         S(([[[1]], [[2, 3]]],), raises=ValueError)),
         grad=False),
     OpInfo("tensor", lambda lib, x, **k: lib.tensor([x[0], x[1], 2.5], **_kw(lib, k)), _const(
-        S((F64,)), S((I64,)), S((np.array([True, False]),))), grad=False, variant="of_0dim"),
+        S((F64,), grad=()), S((I64,)), S((np.array([True, False]),))), grad=False,
+        variant="of_0dim"),
     OpInfo("tensor", lambda lib, x, **k: lib.tensor(x, **_kw(lib, k)), _const(
         S((F64,)), S((I64,), {"dtype": "float32"}), S((np.array([[1, 2], [3, 4]], np.int32),))),
         grad=False, variant="of_tensor"),
