@@ -1,5 +1,506 @@
-"""Shape ops that copy or tile: split, chunk, flip, roll, repeat, tile, stacking helpers,
-triangles and diagonals."""
+"""Shape ops that split, flip, roll, repeat or stack, and triangles and diagonals.
 
-__all__ = []
-METHODS = []
+Splits are views made by `narrow` (they share memory, as PyTorch's do); `diagonal` is a
+writable strided view; the rest copy. Each op's backward is written with ember ops.
+"""
+import builtins
+import itertools
+import math
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim, make_tensor
+from ._graph import Node, inplace, record
+from .pointwise import xp_of
+from .shape import make_view_of, narrow, reshape, unsqueeze, expand, cat, stack, flatten
+
+__all__ = ["split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
+           "flipud", "roll", "rot90", "repeat_interleave", "tile", "tril", "triu", "diag",
+           "diagonal", "diag_embed", "trace", "meshgrid", "cartesian_prod", "combinations",
+           "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "hstack", "vstack",
+           "dstack", "column_stack", "row_stack", "unflatten", "block_diag", "tril_indices",
+           "triu_indices"]
+METHODS = ["split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
+           "flipud", "roll", "rot90", "repeat", "repeat_interleave", "tile", "tril", "triu",
+           "tril_", "triu_", "diag", "diagonal", "diag_embed", "trace", "unflatten"]
+
+
+# ---- splitting (views) --------------------------------------------------------------------
+def split(tensor, split_size_or_sections, dim=0):
+    d = _wrap_dim(dim, tensor.dim())
+    size = tensor.shape[d]
+    if isinstance(split_size_or_sections, (builtins.int, np.integer)):
+        step = builtins.int(split_size_or_sections)
+        if step <= 0 and size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {size}")
+        sizes = [builtins.min(step, size - s) for s in range(0, size, step)] if step else [0]
+    else:
+        sizes = [builtins.int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    size = input.shape[_wrap_dim(dim, input.dim())]
+    return split(input, builtins.max(math.ceil(size / chunks), 1) if size else 1, dim)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = _wrap_dim(dim, input.dim())
+    size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor) and indices_or_sections.dim() == 0:
+        indices_or_sections = indices_or_sections.item()
+    if isinstance(indices_or_sections, (builtins.int, np.integer)):
+        n = builtins.int(indices_or_sections)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        bounds = list(itertools.accumulate([q + 1] * r + [q] * (n - r)))[:-1]
+    else:
+        bounds = [builtins.int(i) for i in (indices_or_sections.tolist()
+                                            if isinstance(indices_or_sections, Tensor)
+                                            else indices_or_sections)]
+    out, start = [], 0
+    for b in bounds + [size]:
+        b = builtins.min(builtins.max(b if b >= 0 else b + size, start), size)
+        out.append(narrow(input, d, start, b - start))
+        start = b
+    return tuple(out)
+
+
+def _split_dim(input, sections, dim, name, min_dim):
+    if input.dim() < min_dim:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, "
+                           f"but got a tensor with {input.dim()} dimensions!")
+    if isinstance(sections, (builtins.int, np.integer)) and input.shape[dim] % sections:
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                           f"size of the dimension {input.shape[dim]} is not divisible by the "
+                           f"split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, sections):
+    return _split_dim(input, sections, 1 if input.dim() > 1 else 0, "hsplit", 1)
+
+
+def vsplit(input, sections):
+    return _split_dim(input, sections, 0, "vsplit", 2)
+
+
+def dsplit(input, sections):
+    return _split_dim(input, sections, 2, "dsplit", 3)
+
+
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.dim())
+    sizes = list(sizes)
+    shape = list(input.shape)
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        sizes[sizes.index(-1)] = shape[d] // known if known else 0
+    if math.prod(sizes) != shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+                           f"of dim {dim} ({shape[d]}) in the input tensor")
+    return input.view(shape[:d] + sizes + shape[d + 1:])
+
+
+# ---- flips and rolls ---------------------------------------------------------------------------
+class FlipBackward0(Node):
+    def backward(self, grad):
+        return grad.flip(self.dims)
+
+
+def flip(input, *dims):
+    if len(dims) == 1 and not isinstance(dims[0], (builtins.int, np.integer)):
+        dims = dims[0]  # flip(t, (0, 2)) as well as t.flip(0, 2)
+    dims = tuple(dims)
+    axes = tuple(_wrap_dim(d, input.dim()) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but "
+                           f"unique flip dims size={len(set(axes))}")
+    arr = input._array
+    out = make_tensor(xp_of(input).flip(arr, axes).copy() if axes else arr.copy(), input._device)
+    node = record(FlipBackward0, (input,), out)
+    if node is not None:
+        node.dims = axes
+    return out
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+class RollBackward0(Node):
+    def backward(self, grad):
+        return grad.roll(tuple(-s for s in self.shifts), self.dims)
+
+
+def roll(input, shifts, dims=None):
+    shifts = (shifts,) if isinstance(shifts, (builtins.int, np.integer)) else tuple(shifts)
+    if dims is None:
+        flat = roll(input.flatten(), shifts[0], 0)
+        return flat.view(input.shape)
+    dims = (dims,) if isinstance(dims, (builtins.int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    axes = tuple(_wrap_dim(d, input.dim()) for d in dims)
+    out = make_tensor(xp_of(input).roll(input._array, shifts, axes), input._device)
+    node = record(RollBackward0, (input,), out)
+    if node is not None:
+        node.shifts, node.dims = shifts, axes
+    return out
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = (_wrap_dim(d, input.dim()) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return flip(input, (d1,)).transpose(d0, d1)
+    if k == 2:
+        return flip(input, (d0, d1))
+    if k == 3:
+        return flip(input, (d0,)).transpose(d0, d1)
+    return input.clone()
+
+
+# ---- repeating -----------------------------------------------------------------------------------
+class RepeatBackward0(Node):
+    def backward(self, grad):
+        shape = self._meta[0][0]
+        reps = self.repeats
+        lead = len(reps) - len(shape)
+        padded = (1,) * lead + tuple(shape)
+        # view each axis as (repeat, size) and sum the repeats away
+        split_shape = []
+        for r, s in zip(reps, padded):
+            split_shape += [r, s]
+        g = grad.reshape(split_shape).sum(tuple(range(0, 2 * len(reps), 2)))
+        return g.reshape(shape)
+
+
+def repeat(self, *sizes):
+    reps = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], (builtins.int, np.integer)) \
+        else tuple(builtins.int(s) for s in sizes)
+    if len(reps) < self.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    arr = self._array
+    padded = arr.reshape((1,) * (len(reps) - arr.ndim) + arr.shape)
+    out = make_tensor(xp_of(self).tile(padded, reps), self._device)
+    node = record(RepeatBackward0, (self,), out)
+    if node is not None:
+        node.repeats = reps
+    return out
+
+
+def tile(input, dims):
+    dims = tuple(dims) if not isinstance(dims, (builtins.int, np.integer)) else (dims,)
+    if len(dims) < input.dim():
+        dims = (1,) * (input.dim() - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    from .creation import arange, tensor
+    if repeats is None:  # repeat_interleave(repeats_tensor): indices repeated by their counts
+        counts = input
+        return repeat_interleave(arange(counts.numel(), device=counts.device), counts, 0)
+    if dim is None:
+        input, dim = input.flatten(), 0
+    d = _wrap_dim(dim, input.dim())
+    n = input.shape[d]
+    if isinstance(repeats, Tensor):
+        reps = repeats._host().reshape(-1)
+        if reps.size == 1:
+            reps = np.full(n, reps[0])
+        elif reps.size != n:
+            raise RuntimeError("repeats must have the same size as input along dim")
+    else:
+        reps = np.full(n, builtins.int(repeats))
+    if (reps < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    index = tensor(np.repeat(np.arange(n), reps), device=input.device)
+    return input.index_select(d, index)
+
+
+# ---- triangles and diagonals ---------------------------------------------------------------------
+def _tri(input, diagonal, lower, name, cls):
+    if input.dim() < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    xp = xp_of(input)
+    arr = input._array
+    rows, cols = arr.shape[-2:]
+    keep = xp.tri(rows, cols, diagonal, dtype=bool) if lower else \
+        ~xp.tri(rows, cols, diagonal - 1, dtype=bool)
+    out = make_tensor(xp.where(keep, arr, arr.dtype.type(0)), input._device)
+    node = record(cls, (input,), out)
+    if node is not None:
+        node.diagonal = diagonal
+    return out
+
+
+class TrilBackward0(Node):
+    def backward(self, grad):
+        return grad.tril(self.diagonal)
+
+
+class TriuBackward0(Node):
+    def backward(self, grad):
+        return grad.triu(self.diagonal)
+
+
+def tril(input, diagonal=0, *, out=None):
+    res = _tri(input, diagonal, True, "tril", TrilBackward0)
+    return res if out is None else _write(out, res, "tril")
+
+
+def triu(input, diagonal=0, *, out=None):
+    res = _tri(input, diagonal, False, "triu", TriuBackward0)
+    return res if out is None else _write(out, res, "triu")
+
+
+def _write(out, res, name):
+    from ._graph import write_out
+    return write_out(out, res, name)
+
+
+def tril_(self, diagonal=0):
+    return inplace(self, lambda s: tril(s, diagonal))
+
+
+def triu_(self, diagonal=0):
+    return inplace(self, lambda s: triu(s, diagonal))
+
+
+class DiagonalBackward0(Node):
+    def backward(self, grad):
+        from .creation import zeros
+        full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
+        full.diagonal(self.offset, self.dim1, self.dim2).copy_(grad)
+        return full
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """A writable view of the diagonal, moved to the last dimension (as PyTorch's)."""
+    n = input.dim()
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    arr = input._array
+    start = [0] * n
+    if offset >= 0:
+        start[d2] = builtins.min(offset, arr.shape[d2])
+    else:
+        start[d1] = builtins.min(-offset, arr.shape[d1])
+    sub = arr[tuple(slice(s, None) for s in start)]
+    length = builtins.max(builtins.min(sub.shape[d1], sub.shape[d2]), 0)
+    others = [i for i in range(n) if i not in (d1, d2)]
+    shape = tuple(sub.shape[i] for i in others) + (length,)
+    strides = tuple(sub.strides[i] for i in others) + (sub.strides[d1] + sub.strides[d2],)
+    view = np.lib.stride_tricks.as_strided(sub, shape, strides) if isinstance(sub, np.ndarray) \
+        else xp_of(input).lib.stride_tricks.as_strided(sub, shape, strides)
+    out = make_view_of(input, view, lambda b: b.diagonal(offset, d1, d2))
+    node = record(DiagonalBackward0, (input,), out)
+    if node is not None:
+        node.offset, node.dim1, node.dim2 = offset, d1, d2
+    return out
+
+
+class DiagEmbedBackward0(Node):
+    def backward(self, grad):
+        return grad.diagonal(self.offset, self.dim1, self.dim2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    from .creation import zeros
+    n = input.dim() + 1
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    size = input.shape[-1] + builtins.abs(offset)
+    shape = list(input.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, size)
+    full = zeros(shape, dtype=input.dtype, device=input.device)
+    full.diagonal(offset, d1, d2)._array[...] = input._array  # full is not tracked: plain write
+    node = record(DiagEmbedBackward0, (input,), full)
+    if node is not None:
+        node.offset, node.dim1, node.dim2 = offset, d1, d2
+    return full
+
+
+def diag(input, diagonal=0, *, out=None):
+    if input.dim() == 1:
+        res = diag_embed(input, diagonal, 0, 1)
+    elif input.dim() == 2:
+        res = input.diagonal(diagonal).clone()
+    else:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+    return res if out is None else _write(out, res, "diag")
+
+
+def trace(input):
+    if input.dim() != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " +
+                           str(input.dim()))
+    d = input.diagonal()
+    return d.sum() if d.dtype.is_floating_point or d.dtype.is_complex else d.sum()
+
+
+def block_diag(*tensors):
+    from .creation import zeros
+    from .. import dtypes as _dt
+    mats = [t.reshape(1, -1) if t.dim() <= 1 and t.numel() and t.dim() == 1 else
+            (t.reshape(1, 1) if t.dim() == 0 else t) for t in tensors]
+    dtype = _dt.promote_operands([(t.dtype, 1) for t in mats]) if mats else _dt.float32
+    rows = builtins.sum(m.shape[0] for m in mats)
+    cols = builtins.sum(m.shape[1] for m in mats)
+    pieces, c = [], 0
+    for m in mats:
+        left = zeros(m.shape[0], c, dtype=dtype, device=m.device)
+        right = zeros(m.shape[0], cols - c - m.shape[1], dtype=dtype, device=m.device)
+        pieces.append(cat([left, m.to(dtype), right], 1))
+        c += m.shape[1]
+    return cat(pieces, 0) if pieces else zeros(0, 0, dtype=dtype)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    from .creation import tensor
+    from .. import dtypes as _dt
+    r, c = np.tril_indices(row, offset, col)
+    return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    from .creation import tensor
+    from .. import dtypes as _dt
+    r, c = np.triu_indices(row, offset, col)
+    return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device)
+
+
+# ---- grids, broadcasting and stacking ---------------------------------------------------------
+def _tensors(args):
+    return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+
+
+def meshgrid(*tensors, indexing=None):
+    tensors = _tensors(tensors)
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    shape = [t.numel() for t in tensors]
+    out = []
+    for i, t in enumerate(tensors):
+        view = [1] * len(tensors)
+        view[i] = -1
+        out.append(t.reshape(view).expand(shape))
+    if swap:  # "xy": the first two inputs trade places, and so do their grids
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def cartesian_prod(*tensors):
+    tensors = _tensors(tensors)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    from .creation import tensor
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = list(gen(range(input.numel()), r))
+    if not idx:
+        return input.new_empty((0, r) if r else (0,))
+    index = tensor(np.array(idx, dtype=np.int64).T, device=input.device)
+    return stack([input.index_select(0, row) for row in index], 1)
+
+
+def atleast_1d(*tensors):
+    ts = _tensors(tensors)
+    out = [t.reshape(1) if t.dim() == 0 else t for t in ts]
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
+
+
+def atleast_2d(*tensors):
+    ts = _tensors(tensors)
+    out = [t.reshape(1, 1) if t.dim() == 0 else (t.unsqueeze(0) if t.dim() == 1 else t)
+           for t in ts]
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
+
+
+def atleast_3d(*tensors):
+    ts = _tensors(tensors)
+
+    def lift(t):
+        if t.dim() == 0:
+            return t.reshape(1, 1, 1)
+        if t.dim() == 1:
+            return t.reshape(1, -1, 1)
+        if t.dim() == 2:
+            return t.unsqueeze(-1)
+        return t
+    out = [lift(t) for t in ts]
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
+
+
+def broadcast_tensors(*tensors):
+    ts = _tensors(tensors)
+    shape = np.broadcast_shapes(*[tuple(t.shape) for t in ts])
+    return tuple(t.expand(shape) for t in ts)
+
+
+def hstack(tensors, *, out=None):
+    ts = [atleast_1d(t) for t in tensors]
+    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    return cat([atleast_2d(t) for t in tensors], 0, out=out)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None):
+    return cat([atleast_3d(t) for t in tensors], 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
+    return cat(ts, 1, out=out)
