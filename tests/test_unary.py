@@ -262,3 +262,13 @@ def test_bfloat16_inputs_do_not_use_numpy_promotion():
     x = ember.tensor(np.array([0.5, 1.5], dtype=ml_dtypes.bfloat16))
     for name in ("erf", "lgamma", "exp2", "sinc", "logit", "frac", "deg2rad"):
         assert getattr(ember, name)(x).dtype is ember.bfloat16, name
+
+
+def test_ops_keep_the_device(fake_cuda):
+    a = ember.tensor(np.array([0.5, 2.0])).to(fake_cuda)
+    for out in (ember.erf(a), ember.lgamma(a), ember.exp2(a), ember.isnan(a), ember.atan2(a, a),
+                ember.addcmul(a, a, ember.tensor(2.0)), ember.lerp(a, a, ember.tensor(0.5)),
+                ember.isclose(a, a), ember.nan_to_num(a), ember.round(a, decimals=1)):
+        assert out.device == fake_cuda
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        ember.addcdiv(a, a, ember.tensor(np.array([1.0, 2.0])))

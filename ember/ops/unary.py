@@ -1073,6 +1073,25 @@ def _broadcast_shape(*tensors):
     return shape
 
 
+def _device_arrays(tensors, np_dtype):
+    """The tensors' arrays as `np_dtype` on their common device (0-dim CPU tensors may join
+    tensors on another device, as in PyTorch), and that device."""
+    dev = tensors[0]._device
+    for t in tensors[1:]:
+        if dev.type == "cpu" and t._device.type != "cpu":
+            dev = t._device
+    arrays = []
+    for t in tensors:
+        a = t._array.astype(np_dtype, copy=False)
+        if t._device != dev:
+            if t._device.type != "cpu" or a.ndim != 0:
+                raise RuntimeError("Expected all tensors to be on the same device, but found "
+                                   f"at least two devices, {dev} and {t._device}!")
+            a = _pw._on(a, dev, t._device)
+        arrays.append(a)
+    return arrays, dev
+
+
 def _check_scalar_fits(value, d):
     if isinstance(value, builtins.complex) and not d.is_complex:
         raise RuntimeError(f"value cannot be converted to type {_CPP_NAMES[d.name]} without "
@@ -1123,14 +1142,12 @@ def lerp(input, end, weight, *, out=None):
         _check_scalar_fits(_pw._as_scalar(weight, "lerp"), d)
     tensors = (input, end, weight) if w_tensor else (input, end)
     _broadcast_shape(*tensors)
-    if end._device != input._device:
-        _pw.common_device(input, end)
-    xp = xp_of(input)
     work = np.float32 if d.np in _HALF else d.np
-    a, b = input._array.astype(work, copy=False), end._array.astype(work, copy=False)
-    w = weight._array.astype(work, copy=False) if w_tensor else weight
-    res = make_tensor(xp.asarray(_lerp_arrays(xp, a, b, w)).astype(d.np, copy=False),
-                      input._device)
+    arrays, dev = _device_arrays(tensors, work)
+    a, b = arrays[0], arrays[1]
+    w = arrays[2] if w_tensor else weight
+    xp = _module(a)
+    res = make_tensor(xp.asarray(_lerp_arrays(xp, a, b, w)).astype(d.np, copy=False), dev)
     if out is not None:
         return write_out(out, res, "lerp")
     node = record(LerpBackward1 if w_tensor else LerpBackward0, tensors, res)
@@ -1149,10 +1166,8 @@ def _ternary_operands(fname, input, tensor1, tensor2, value):
     d = _promoted(input, tensor1, tensor2)
     _check_scalar_fits(value, d)
     _broadcast_shape(input, tensor1, tensor2)
-    dev = _pw.common_device(_pw.common_device(input, tensor1) and input, tensor2)
-    arrays = [t._array.astype(d.np, copy=False) for t in (input, tensor1, tensor2)]
-    if d.np in _HALF:
-        arrays = [a.astype(np.float32) for a in arrays]
+    arrays, dev = _device_arrays((input, tensor1, tensor2),
+                                 np.float32 if d.np in _HALF else d.np)
     if not (d.is_floating_point or d.is_complex):
         value = builtins.int(value)
     return d, dev, arrays, value
