@@ -171,7 +171,11 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
             x = _on(x, dev, a._device)
         if isinstance(b, Tensor) and b._device is not dev:
             y = _on(y, dev, b._device)
-    res = _make(Tensor, fn(x, y), dev)
+    try:
+        res = _make(Tensor, fn(x, y), dev)
+    except ValueError:
+        _raise_if_not_broadcastable(x, y)
+        raise
     if node_cls is not None and _grad_state.enabled:
         ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
         inputs = (a, b) if ta and tb else ((a,) if ta else (b,))
@@ -695,7 +699,11 @@ def _where(condition, input=None, other=None, *, out=None):
         x, y, dev = input, other, condition._device
     if condition._device != dev and condition._array.ndim != 0:
         common_device(condition, input if ta else other)
-    res = np.where(condition._array, x, y)
+    try:
+        res = np.where(condition._array, x, y)
+    except ValueError:
+        _raise_if_not_broadcastable(condition._array, x, y)
+        raise
     if res.dtype != d.np:
         res = res.astype(d.np)
     res = make_tensor(res, dev)
@@ -789,7 +797,11 @@ def _logical(fn, name):
         y = other._array if isinstance(other, Tensor) else other
         if isinstance(other, Tensor) and other._device != input._device:
             common_device(input, other)
-        res = make_tensor(fn(x, y), input._device)
+        try:
+            res = make_tensor(fn(x, y), input._device)
+        except ValueError:
+            _raise_if_not_broadcastable(x, y)
+            raise
         return write_out(out, res, name) if out is not None else res
     op.__name__ = name
     return op
@@ -810,7 +822,11 @@ def _bitwise(fn, name, kernel=None):
         x, y, d, dev = operands(input, other, name)
         if d.is_floating_point or d.is_complex:
             raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for \'{_dt_name(d)}\'')
-        res = make_tensor(fn(x, y), dev)
+        try:
+            res = make_tensor(fn(x, y), dev)
+        except ValueError:
+            _raise_if_not_broadcastable(x, y)
+            raise
         return write_out(out, res, name) if out is not None else res
     op.__name__ = name
     return op
@@ -828,6 +844,28 @@ def bitwise_not(input, *, out=None):
         raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_dt_name(input.dtype)}\'')
     res = make_tensor(np.invert(input._array), input._device)
     return write_out(out, res, "bitwise_not") if out is not None else res
+
+
+def broadcast_error(a, b):
+    """PyTorch's RuntimeError for shapes `a` and `b` that do not broadcast, or None when
+    they do (it names the last mismatching dim, counted in the broadcast rank)."""
+    n = builtins.max(len(a), len(b))
+    for i in range(n - 1, -1, -1):
+        ia, ib = i - n + len(a), i - n + len(b)
+        da = a[ia] if ia >= 0 else 1
+        db = b[ib] if ib >= 0 else 1
+        if da != db and da != 1 and db != 1:
+            return RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                                f"({db}) at non-singleton dimension {i}")
+    return None
+
+
+def _raise_if_not_broadcastable(*operands):
+    shapes = [np.shape(x) for x in operands]
+    for k in range(1, len(shapes)):
+        err = broadcast_error(np.broadcast_shapes(*shapes[:k]) if k > 1 else shapes[0], shapes[k])
+        if err is not None:
+            raise err
 
 
 def broadcast_shapes_or_none(*shapes):
