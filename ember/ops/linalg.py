@@ -4,6 +4,8 @@ Forwards call the backend's BLAS-backed matmul on arrays; backwards are matmuls 
 so second derivatives come for free. A gradient over broadcast batch dimensions is summed
 back to the input's shape by the engine.
 """
+import numpy as np
+
 from .._tensor import Tensor, make_tensor
 from ._graph import Node, record
 from .pointwise import xp_of
@@ -52,10 +54,10 @@ class MmBackward0(Node):
 
 
 def mm(input, mat2, *, out=None):
+    if isinstance(mat2, Tensor) and (input._array.ndim != 2 or mat2._array.ndim != 2):
+        raise RuntimeError("self must be a matrix" if input._array.ndim != 2 else
+                           "mat2 must be a matrix")
     _check_same(input, mat2, "mm")
-    if input._array.ndim != 2 or mat2._array.ndim != 2:
-        bad, n = (input, "self") if input._array.ndim != 2 else (mat2, "mat2")
-        raise RuntimeError(f"{n} must be a matrix")
     if input._array.shape[1] != mat2._array.shape[0]:
         (m, k), (k2, n) = input._array.shape, mat2._array.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
@@ -131,11 +133,15 @@ def vdot(input, other, *, out=None):
 
 
 def inner(input, other, *, out=None):
+    """Sum over the last dims: a result of shape input.shape[:-1] + other.shape[:-1]."""
     if input._array.ndim == 0 or other._array.ndim == 0:
         return _out(input * other, out, "inner")
-    return _out(matmul(input, other.transpose(-1, 0) if other._array.ndim > 1 else other)
-                if other._array.ndim <= 2 else
-                (input.unsqueeze(-2) @ other.movedim(-1, -2)).squeeze(-2), out, "inner")
+    ka, kb = input._array.shape[-1], other._array.shape[-1]
+    if ka != kb:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input._array.shape)} and {list(other._array.shape)}")
+    res = mm(input.reshape(-1, ka), other.reshape(-1, kb).t())
+    return _out(res.reshape(input._array.shape[:-1] + other._array.shape[:-1]), out, "inner")
 
 
 class MatmulBackward0(Node):
@@ -154,26 +160,68 @@ def matmul(input, other, *, out=None):
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{na}D and {nb}D")
+    # PyTorch's dispatch (its error messages follow it): dot, mv, mm, a batch folded into
+    # the rows of one mm/mv, or a broadcast batched product
     if na == 1 and nb == 1:
-        return dot(input, other, out=out)
-    if na == 2 and nb == 2:
-        return mm(input, other, out=out)
-    if na == 2 and nb == 1:
-        return mv(input, other, out=out)
-    if na == 1:
-        return _out(matmul(input.unsqueeze(0), other).squeeze(-2), out, "matmul")
-    if nb == 1:
-        return _out(matmul(input, other.unsqueeze(-1)).squeeze(-1), out, "matmul")
-    ka, kb = input._array.shape[-1], other._array.shape[-2]
+        res = dot(input, other)
+    elif na == 2 and nb == 1:
+        res = mv(input, other)
+    elif na == 1 and nb == 2:
+        res = mm(input.unsqueeze(0), other).squeeze(0)
+    elif na == 2 and nb == 2:
+        res = mm(input, other)
+    else:
+        res = _folded(input, other, out is not None)
+        if res is None:
+            res = _batched(input, other)
+    return _out(res, out, "matmul")
+
+
+def _folded(input, other, has_out):
+    """PyTorch's `should_fold`: a >= 3-D operand against a matrix or vector is one mm/mv over
+    the batch flattened into rows (the other way round through transposes), when that needs
+    no copy or when the smaller operand requires grad. None where it does not fold."""
+    na, nb = input._array.ndim, other._array.ndim
+    larger_first = na >= nb
+    t1 = input if larger_first else other.mT
+    t2 = other if larger_first else (input.t() if na == 2 else input)
+    if not (t1._array.ndim >= 3 and 1 <= t2._array.ndim <= 2):
+        return None
+    if not ((other if larger_first else input)._requires_grad and not has_out):
+        if na == 2:
+            return None
+        shape, strides = t1._array.shape, t1.stride()
+        if t1._array.size and not all(strides[i] == strides[i + 1] * shape[i + 1]
+                                      for i in range(len(shape) - 2)):
+            return None
+    shape = t1._array.shape
+    rows = t1.reshape(-1, shape[-1])
+    if t2._array.ndim == 1:
+        return mv(rows, t2).reshape(shape[:-1])
+    res = mm(rows, t2).reshape(shape[:-1] + t2._array.shape[1:])
+    return res if larger_first else res.mT.contiguous()
+
+
+def _batched(input, other):
+    a = input.unsqueeze(0) if input._array.ndim == 1 else input
+    b = other.unsqueeze(-1) if other._array.ndim == 1 else other
+    from .pointwise import broadcast_error
+    batch_a, batch_b = a._array.shape[:-2], b._array.shape[:-2]
+    err = broadcast_error(batch_a, batch_b)
+    if err is not None:
+        raise err
+    ka, kb = a._array.shape[-1], b._array.shape[-2]
     if ka != kb:
+        import math
+        n = math.prod(np.broadcast_shapes(batch_a, batch_b))
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{input._array.shape[0]}, {ka}] but got: "
-                           f"[{other._array.shape[0]}, {kb}].")
-    try:
-        return _out(_product(input, other, MatmulBackward0), out, "matmul")
-    except ValueError:
-        raise RuntimeError(f"The size of tensor a must match the size of tensor b at non-singleton "
-                           f"dimension") from None
+                           f"[{n}, {ka}] but got: [{n}, {kb}].")
+    res = _product(a, b, MatmulBackward0)
+    if input._array.ndim == 1:
+        res = res.squeeze(-2)
+    if other._array.ndim == 1:
+        res = res.squeeze(-1)
+    return res
 
 
 def _out(res, out, fname):
@@ -202,18 +250,22 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     (m, k), (k2, n) = mat1._array.shape, mat2._array.shape
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    from .pointwise import broadcast_shapes_or_none
+    if broadcast_shapes_or_none(input._array.shape, (m, n)) != (m, n):
+        input.expand(m, n)  # raises PyTorch's message for a bias that does not fit
     xp = xp_of(mat1)
     prod = xp.matmul(mat1._array, mat2._array)
     if alpha != 1:
         prod *= alpha
-    bias = input._array if beta == 1 else input._array * beta
-    res = make_tensor((prod + bias).astype(prod.dtype, copy=False), mat1._device)
-    if out is not None:
-        return _out(res, out, "addmm")
+    if beta != 0:  # beta == 0 ignores input: its nan and inf do not propagate
+        prod = prod + (input._array if beta == 1 else input._array * beta)
+    res = make_tensor(prod, mat1._device)
     node = record(AddmmBackward0, (input, mat1, mat2), res)
     if node is not None:
         node.alpha, node.beta = alpha, beta
         node.save_for_backward(input, mat1, mat2)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return _out(res, out, "addmm")
     return res
 
 
