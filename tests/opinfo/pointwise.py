@@ -29,6 +29,7 @@ def binary_samples(lhs=randn, rhs=randn, scalar=2.5):
             Sample((lhs(rng, 4, 3), rhs(rng, 4, 3)), noncontig=(0, 1)),
             Sample((lhs(rng, 0, 3), rhs(rng, 3))),
             Sample((lhs(rng, 2, 1, 3), rhs(rng, 4, 3)), grad=(1,)),
+            Sample((lhs(rng, 2, 3), rhs(rng, 4, 1, 2)), raises=RuntimeError),  # no broadcast
         ]
     return samples
 
@@ -509,6 +510,8 @@ def _where_samples(rng):
         Sample((bools(rng, 4, 3), randn(rng, 4, 3), randn(rng, 4, 3)), noncontig=(0, 1, 2)),
         Sample((bools(rng, 0, 3), randn(rng, 0, 3), randn(rng, 3))),
         Sample((integers(rng, 3), randn(rng, 3), randn(rng, 3)), raises=RuntimeError),
+        Sample((bools(rng, 3), randn(rng, 4), randn(rng, 3)), raises=RuntimeError),
+        Sample((bools(rng, 2, 3), randn(rng, 3), randn(rng, 4, 1, 2)), raises=RuntimeError),
     ]
 
 
@@ -577,6 +580,7 @@ def _compare_samples(rng):
         Sample((randn(rng, 4, 3), randn(rng, 4, 3)), noncontig=(0, 1)),
         Sample((randn(rng, 0, 3), randn(rng, 3))),
         Sample((np.array([np.nan, 1.0, np.inf]), np.array([np.nan, 1.0, np.inf]))),
+        Sample((randn(rng, 3), randn(rng, 4)), raises=RuntimeError),
     ]
 
 
@@ -614,6 +618,7 @@ def _logical_samples(rng):
         Sample((bools(rng), bools(rng, 2, 3))),
         Sample((bools(rng, 4, 3), bools(rng, 4, 3)), noncontig=(0, 1)),
         Sample((bools(rng, 0, 3), bools(rng, 3))),
+        Sample((bools(rng, 3), bools(rng, 2)), raises=RuntimeError),
     ]
 
 
@@ -651,6 +656,7 @@ def _bitwise_samples(shift=False):
             Sample((integers(rng, 4, 3, low=0, high=64), r(4, 3)), noncontig=(0, 1)),
             Sample((integers(rng, 0, 3), r(3))),
             Sample((randn(rng, 3), r(3)), raises=RuntimeError),
+            Sample((integers(rng, 3), r(2)), raises=RuntimeError),
         ]
         if not shift:
             out.append(Sample((bools(rng, 3, 4), bools(rng, 3, 4))))
