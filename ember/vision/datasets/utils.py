@@ -66,6 +66,7 @@ def download_url(url, root, filename=None, md5=None, max_redirect_hops=3):
 
 def extract_archive(from_path, to_path=None, remove_finished=False):
     to_path = to_path or os.path.dirname(from_path)
+    os.makedirs(to_path, exist_ok=True)
     if from_path.endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")):
         with tarfile.open(from_path) as tar:
             tar.extractall(to_path, filter="data")
