@@ -11,6 +11,7 @@ import builtins
 import numpy as np
 
 from .._tensor import _wrap_dim
+from ..device import backend_of
 from ._graph import Node, record, write_out
 from .pointwise import xp_of
 from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, _type_name, const,
@@ -333,10 +334,11 @@ def _unique_result(input, vals, inverse, counts, return_inverse, return_counts, 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements (or slices along `dim`), sorted, with optionally the inverse
     (each element's position in the result) and the counts. NaNs are all distinct."""
-    arr = input._array
-    xp = xp_of(input)
+    # Computed on the host: the result's size depends on the data (PyTorch synchronises
+    # too), and NumPy's unique has the axis= and equal_nan= that other backends may lack.
+    arr = input._host()
     if dim is None:
-        vals, inverse, counts = xp.unique(arr.reshape(-1), return_inverse=True,
+        vals, inverse, counts = np.unique(arr.reshape(-1), return_inverse=True,
                                           return_counts=True, equal_nan=False)
         inverse = inverse.reshape(arr.shape)
         node_cls = Unique2Backward0
@@ -347,11 +349,14 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
             if builtins.any(s == 0 for d, s in enumerate(arr.shape) if d != axis):
                 raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
                                    "unique cannot be applied")
-            vals, inverse, counts = arr.copy(), xp.zeros(0, np.int64), xp.zeros(0, np.int64)
+            vals, inverse, counts = arr.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64)
         else:
-            vals, inverse, counts = xp.unique(arr, return_inverse=True, return_counts=True,
+            vals, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True,
                                               axis=axis, equal_nan=False)
             inverse = inverse.reshape(-1)
+    if input._device.type != "cpu":
+        to_device = backend_of(input._device).from_host
+        vals, inverse, counts = (to_device(a, input._device.index) for a in (vals, inverse, counts))
     return _unique_result(input, vals, inverse, counts, return_inverse, return_counts, node_cls)
 
 
