@@ -14,7 +14,8 @@ from . import _graph, linalg, pointwise
 
 FAMILY_NAMES = ("pointwise", "unary", "reduction", "sorting", "shape", "rearrange", "indexing",
                 "gather_scatter", "linalg", "creation", "conversion", "random_ops", "conv",
-                "pooling", "activation", "loss", "normalization", "sparse")
+                "pooling", "activation", "loss", "normalization", "sparse", "spatial",
+                "distance")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
 globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})

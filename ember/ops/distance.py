@@ -1,0 +1,282 @@
+"""Distances and attention: cosine_similarity, pairwise_distance, cdist, pdist,
+scaled_dot_product_attention.
+
+cdist and pdist compute on arrays and have their own nodes (PyTorch's CdistBackward0 and
+PdistBackward0) whose backward is written with ember ops; the others are compositions of
+differentiable ember ops, as PyTorch composes them, so their gradients follow.
+"""
+import builtins
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._state import grad as _grad_state
+from .._tensor import Tensor, make_tensor
+from ._graph import Node, _type_name, record
+from .pointwise import xp_of
+
+__all__ = ["cosine_similarity", "pairwise_distance", "cdist", "pdist"]
+METHODS = []
+FUNCTIONAL = ["cosine_similarity", "pairwise_distance", "pdist", "scaled_dot_product_attention"]
+
+
+def _check_tensor(t, fname, what, pos):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fname}(): argument '{what}' (position {pos}) must be Tensor, not "
+                        f"{type(t).__name__}")
+
+
+def _common(a, b):
+    return _dt.promote_operands([(a.dtype, a.ndim > 0), (b.dtype, b.ndim > 0)])
+
+
+# ---- cosine similarity, pairwise distance ------------------------------------------------------
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    _check_tensor(x1, "cosine_similarity", "x1", 1)
+    _check_tensor(x2, "cosine_similarity", "x2", 2)
+    d = _common(x1, x2)
+    if not d.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{_type_name(d)}")
+    shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    a, b = x1.to(d).expand(shape), x2.to(d).expand(shape)
+    from .statistics import norm
+    # Divide each by its norm first (the result stays within [-1, 1]); the norms are
+    # clamped in place without autograd, so the gradient is the unclamped norm's.
+    na = norm(a, 2, dim, keepdim=True).clone()
+    nb = norm(b, 2, dim, keepdim=True).clone()
+    prev = _grad_state.enabled
+    _grad_state.enabled = False
+    try:
+        na.clamp_min_(eps)
+        nb.clamp_min_(eps)
+    finally:
+        _grad_state.enabled = prev
+    return ((a / na) * (b / nb)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    _check_tensor(x1, "pairwise_distance", "x1", 1)
+    _check_tensor(x2, "pairwise_distance", "x2", 2)
+    from .statistics import norm
+    innermost = builtins.max(x1.ndim, x2.ndim) - 1
+    return norm(x1 - x2 + eps, p, innermost, keepdim)
+
+
+# ---- cdist / pdist -----------------------------------------------------------------------------
+def _dist_array(xp, diff, p):
+    """p-norm over the last axis of an array of differences."""
+    a = xp.abs(diff)
+    if p == 0:
+        return (a != 0).sum(-1).astype(diff.dtype)
+    if p == 1:
+        return a.sum(-1)
+    if p == 2:
+        return xp.sqrt((a * a).sum(-1))
+    if p == math.inf:
+        return a.max(-1) if a.shape[-1] else xp.zeros(a.shape[:-1], a.dtype)
+    return (a ** p).sum(-1) ** (1.0 / p)
+
+
+def _dist_terms(diff, dist, grad, p):
+    """d(sum grad * dist)/d(diff), per difference (ember ops: differentiable again)."""
+    dist = dist.unsqueeze(-1)
+    grad = grad.unsqueeze(-1)
+    if p == 0:
+        return diff * 0
+    if p == 1:
+        return diff.sign() * grad
+    if p == math.inf:
+        return grad * diff.sign() * (diff.abs() == dist).to(diff.dtype)
+    zero = (dist == 0)
+    safe = dist.masked_fill(zero, 1)
+    if p == 2:
+        t = grad * diff / safe
+    elif p < 2:
+        small = zero | ((diff == 0) & (p < 1))
+        adiff = diff.abs().masked_fill(diff == 0, 1) if p < 1 else diff.abs()
+        t = (diff.sign() * adiff.pow(p - 1) * grad / safe.pow(p - 1)).masked_fill(small, 0)
+        return t
+    else:
+        t = diff * diff.abs().pow(p - 2) * grad / safe.pow(p - 1)
+    return t.masked_fill(zero, 0)
+
+
+class CdistBackward0(Node):
+    def backward(self, grad):
+        x1, x2, dist = self.saved_tensors
+        t = _dist_terms(x1.unsqueeze(-2) - x2.unsqueeze(-3), dist, grad, self.p)
+        g1 = t.sum(-2) if self._next[0][0] is not None else None
+        g2 = -t.sum(-3) if self._next[1][0] is not None else None
+        return g1, g2
+
+
+class PdistBackward0(Node):
+    def backward(self, grad):
+        x, dist = self.saved_tensors
+        n = x.shape[0]
+        idx = make_tensor(self.flat, x._device)
+        zeros = make_tensor(xp_of(x).zeros(n * n, x._array.dtype), x._device)
+        g = zeros.scatter_add(0, idx, grad).reshape(n, n)
+        d = zeros.scatter_add(0, idx, dist).reshape(n, n)
+        t = _dist_terms(x.unsqueeze(1) - x.unsqueeze(0), d, g, self.p)
+        return t.sum(1) - t.sum(0)
+
+
+def _check_p(p, fname):
+    p = builtins.float(p)
+    if p < 0:
+        raise RuntimeError(f"{fname} only supports non-negative p values")
+    return p
+
+
+_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+          "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Distances between each row of x1 (*B, R1, M) and each row of x2 (*B, R2, M)."""
+    if compute_mode not in _MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    _check_tensor(x1, "cdist", "x1", 1)
+    _check_tensor(x2, "cdist", "x2", 2)
+    if x1.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+                           f"X2: {x2.shape[-1]}")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_type_name(t.dtype)}")
+    p = _check_p(p, "cdist")
+    mode = _MODES[compute_mode]
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if x1.numel() and x2.numel() and p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or
+                                                                             r2 > 25))):
+        return _euclidean_mm(x1, x2)
+    xp = xp_of(x1)
+    a, b = x1._array, x2._array
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    out = _dist_array(xp, diff, p)
+    out = xp.ascontiguousarray(xp.broadcast_to(out, tuple(batch) + (r1, r2)))
+    res = make_tensor(out.astype(a.dtype, copy=False), x1._device)
+    node = record(CdistBackward0, (x1, x2), res)
+    if node is not None:
+        node.save_for_backward(x1, x2, res)
+        node.p = p
+    return res
+
+
+def _euclidean_mm(x1, x2):
+    """PyTorch's matmul form of euclidean distances: |a|^2 - 2 a.b + |b|^2."""
+    from .shape import cat
+    n1 = x1.pow(2).sum(-1, keepdim=True)
+    n2 = x2.pow(2).sum(-1, keepdim=True)
+    a = cat([x1.mul(-2), n1, n1.detach() * 0 + 1], -1)
+    b = cat([x2, n2.detach() * 0 + 1, n2], -1)
+    return a.matmul(b.transpose(-2, -1)).clamp_min(0).sqrt()
+
+
+def pdist(input, p=2):
+    """Distances between every pair of rows i < j of a 2-D input, row-major."""
+    _check_tensor(input, "pdist", "input", 1)
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    p = _check_p(p, "pdist")
+    xp = xp_of(input)
+    a = input._array
+    n = a.shape[0]
+    i, j = np.triu_indices(n, 1)
+    if xp is not np:
+        i, j = xp.asarray(i), xp.asarray(j)
+    out = _dist_array(xp, a[i] - a[j], p).astype(a.dtype, copy=False)
+    res = make_tensor(xp.ascontiguousarray(out), input._device)
+    node = record(PdistBackward0, (input,), res)
+    if node is not None:
+        node.save_for_backward(input, res)
+        node.p = p
+        node.flat = i * n + j
+    return res
+
+
+# ---- attention ---------------------------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, PyTorch's math form (q and k each scaled by
+    sqrt(scale)); rows that mask everything give zeros, not NaN."""
+    for name, t, pos in (("query", query, 1), ("key", key, 2), ("value", value, 3)):
+        _check_tensor(t, "scaled_dot_product_attention", name, pos)
+    if not (query.dtype is key.dtype is value.dtype):
+        raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {_CT(query)} key.dtype: {_CT(key)} and value.dtype: "
+                           f"{_CT(value)} instead.")
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but "
+                           f"got query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: "
+                           f"{value.ndim} instead.")
+    if attn_mask is not None and attn_mask.dtype.name != "bool" and \
+            attn_mask.dtype is not query.dtype:
+        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {_CT(attn_mask)} and  query.dtype: "
+                           f"{_CT(query)} instead.")
+    xp = xp_of(query)
+    dev = query._device
+    negative = scale is not None and scale < 0
+    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else builtins.abs(scale)
+    factor = math.sqrt(s)
+    q = query * (-factor if negative else factor)
+    mask = None
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        L, S = query.shape[-2], key.shape[-2]
+        mask = make_tensor(xp.asarray(np.tril(np.ones((L, S), bool))), dev)
+    elif attn_mask is not None:
+        mask = attn_mask
+    if mask is not None and mask.dtype.name == "bool":
+        bias = xp.where(mask._array, 0, -np.inf).astype(query._array.dtype)
+        mask = make_tensor(bias, dev)
+    k, v = key, value
+    if enable_gqa and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hq % hk or hq % value.shape[-3]:
+            raise RuntimeError("Number of heads in key and value must divide the number of heads "
+                               "in query")
+        k = _repeat_heads(key, hq // hk)
+        v = _repeat_heads(value, hq // value.shape[-3])
+    attn = q.matmul(k.transpose(-2, -1) * factor)
+    if mask is not None:
+        attn = attn + mask
+    from .activation import softmax
+    if mask is not None:
+        dead = make_tensor(xp.all(xp.isneginf(attn._array), axis=-1, keepdims=True), dev)
+        if bool(dead._array.any()):
+            attn = softmax(attn.masked_fill(dead, 0), -1).masked_fill(dead, 0)
+        else:
+            attn = softmax(attn, -1)
+    else:
+        attn = softmax(attn, -1)
+    if dropout_p > 0.0:
+        from .normalization import dropout
+        attn = dropout(attn, dropout_p, True)
+    return attn.matmul(v)
+
+
+def _repeat_heads(t, r):
+    shape = tuple(t.shape)
+    e = t.unsqueeze(-3).expand(shape[:-2] + (r,) + shape[-2:])
+    return e.reshape(shape[:-3] + (shape[-3] * r,) + shape[-2:])
+
+
+def _CT(t):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "bool": "bool", "int64": "long int"}.get(t.dtype.name,
+                                                                              t.dtype.name)

@@ -1,0 +1,398 @@
+"""Spatial resampling: pad, interpolate/upsample, grid_sample/affine_grid, pixel and channel
+shuffles, with derivatives.
+
+Non-constant padding and every separable interpolation (nearest, linear, bicubic, along
+each spatial dim) are *axis maps*: output position j along a dim reads a few input
+positions `idx[k, j]` with weights `w[k, j]`. One graph op applies a list of axis maps (a
+gather of a few taps per dim); its adjoint is a matmul with the map's small dense matrix
+per dim (a scatter-add without scattering). Each op's backward is the other one, so double
+backward comes for free. grid_sample gathers the corners of each sample point; its backward
+is written with ember ops (gather, scatter_add), so it is differentiable again.
+"""
+import builtins
+import math
+
+import numpy as np
+
+from .._tensor import Tensor, make_tensor
+from ..device import _BACKENDS
+from ._graph import Node, record
+from .pointwise import xp_of
+
+__all__ = ["constant_pad_nd", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+           "native_channel_shuffle", "grid_sampler", "affine_grid_generator"]
+METHODS = []
+FUNCTIONAL = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+              "grid_sample", "affine_grid", "pixel_shuffle", "pixel_unshuffle",
+              "channel_shuffle", "native_channel_shuffle"]
+
+
+def _to_device(arr, like):
+    dev = like._device
+    if dev.type == "cpu":
+        return arr
+    return _BACKENDS[dev.type].from_host(arr, dev.index)
+
+
+def _check_tensor(t, fname, what="input", pos=1):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fname}(): argument '{what}' (position {pos}) must be Tensor, not "
+                        f"{type(t).__name__}")
+
+
+# ---- axis maps -----------------------------------------------------------------------------
+class AxisMap:
+    """Output position j along `axis` (counted from the end) is sum_k w[k, j] * in[idx[k, j]]."""
+
+    def __init__(self, axis, idx, w, n_in):
+        self.axis, self.idx, self.w, self.n_in = axis, idx, w, n_in
+        self._dense = {}
+
+    def dense(self, xp, dtype):
+        """The (out, in) matrix of the map."""
+        key = (xp.__name__, np.dtype(dtype).str)
+        m = self._dense.get(key)
+        if m is None:
+            k, n_out = self.idx.shape
+            m = np.zeros((n_out, self.n_in), np.float64)
+            rows = np.arange(n_out)
+            for t in range(k):  # one entry per row per tap: no repeated targets in one pass
+                m[rows, self.idx[t]] += 1.0 if self.w is None else self.w[t]
+            m = m.astype(dtype)
+            m = m if xp is np else xp.asarray(m)
+            self._dense[key] = m
+        return m
+
+
+def _apply_maps(xp, a, maps):
+    for m in maps:
+        ax = a.ndim + m.axis
+        idx = m.idx if xp is np else xp.asarray(m.idx)
+        if m.w is None and idx.shape[0] == 1:
+            a = xp.take(a, idx[0], axis=ax)
+            continue
+        shape = (-1,) + (1,) * (-m.axis - 1)
+        w = m.w.astype(a.dtype) if xp is np else xp.asarray(m.w.astype(a.dtype))
+        out = None
+        for t in range(idx.shape[0]):
+            term = xp.take(a, idx[t], axis=ax)
+            term *= w[t].reshape(shape)
+            out = term if out is None else out + term
+        a = out
+    return a
+
+
+def _apply_maps_t(xp, g, maps):
+    for m in maps:
+        ax = g.ndim + m.axis
+        mat = m.dense(xp, g.dtype)
+        g = xp.moveaxis(xp.matmul(xp.moveaxis(g, ax, -1), mat), -1, ax)
+    return xp.ascontiguousarray(g)
+
+
+class _MapNode(Node):
+    def backward(self, grad):
+        return _map_t(grad, self.maps, self.pair)
+
+
+class _MapTNode(Node):
+    def backward(self, grad):
+        return _map(grad, self.maps, self.pair)
+
+
+def _map(x, maps, pair):
+    out = make_tensor(_apply_maps(xp_of(x), x._array, maps), x._device)
+    node = record(pair[0], (x,), out)
+    if node is not None:
+        node.maps, node.pair = maps, pair
+    return out
+
+
+def _map_t(g, maps, pair):
+    out = make_tensor(_apply_maps_t(xp_of(g), g._array, maps), g._device)
+    node = record(pair[1], (g,), out)
+    if node is not None:
+        node.maps, node.pair = maps, pair
+    return out
+
+
+_PAIRS = {}
+
+
+def _pair(name):
+    p = _PAIRS.get(name)
+    if p is None:
+        back = name.replace("Backward0", "BackwardBackward0") if "Backward0" in name \
+            else name + "Backward"
+        p = _PAIRS[name] = (type(name, (_MapNode,), {}), type(back, (_MapTNode,), {}))
+    return p
+
+
+# ---- pad -----------------------------------------------------------------------------------
+class ConstantPadNdBackward0(Node):
+    def backward(self, grad):
+        return _constant_pad(grad, [-p for p in self.pad], 0)
+
+
+def _int_list(pad, fname):
+    if isinstance(pad, Tensor):
+        pad = pad.tolist()
+    try:
+        vals = list(pad)
+    except TypeError:
+        raise TypeError(f"{fname}(): argument 'pad' (position 2) must be tuple of ints, not "
+                        f"{type(pad).__name__}") from None
+    for i, v in enumerate(vals):
+        if not isinstance(v, (builtins.int, np.integer)) or isinstance(v, builtins.bool):
+            raise TypeError(f"{fname}(): argument 'pad' (position 2) must be tuple of ints, but "
+                            f"found element of type {type(v).__name__} at pos {i}")
+    return [builtins.int(v) for v in vals]
+
+
+def _constant_pad(x, pad, value):
+    xp = xp_of(x)
+    a = x._array
+    nd = len(pad) // 2
+    src, dst, shape = [], [], list(a.shape)
+    for d in range(nd):
+        lo, hi = pad[2 * d], pad[2 * d + 1]
+        ax = a.ndim - 1 - d
+        n = a.shape[ax]
+        shape[ax] = n + lo + hi
+        src.append((ax, slice(max(-lo, 0), n - max(-hi, 0))))
+        dst.append((ax, slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))))
+    out = xp.full(shape, value, dtype=a.dtype)
+    si = [slice(None)] * a.ndim
+    di = [slice(None)] * a.ndim
+    for (ax, s), (_, t) in zip(src, dst):
+        si[ax], di[ax] = s, t
+    if all(sl.stop is None or sl.stop > (sl.start or 0) for sl in si):
+        out[tuple(di)] = a[tuple(si)]
+    res = make_tensor(out, x._device)
+    node = record(ConstantPadNdBackward0, (x,), res)
+    if node is not None:
+        node.pad = list(pad)
+    return res
+
+
+def constant_pad_nd(input, pad, value=0):
+    _check_tensor(input, "constant_pad_nd")
+    pad = _int_list(pad, "constant_pad_nd")
+    return _pad_constant_checked(input, pad, value)
+
+
+def _pad_constant_checked(input, pad, value):
+    if len(pad) % 2:
+        raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Length of pad should be no more than twice the number of dimensions "
+                           f"of the input. Pad length is {len(pad)} while the input has "
+                           f"{input.ndim} dimensions.")
+    for d in range(len(pad) // 2):
+        ax = input.ndim - 1 - d
+        n = input.shape[ax]
+        if n + pad[2 * d] + pad[2 * d + 1] < 0:
+            raise RuntimeError(f"The input size {n}, plus negative padding {pad[2 * d]} and "
+                               f"{pad[2 * d + 1]} resulted in a negative output size, which is "
+                               f"invalid. Check dimension {ax} of your input.")
+    if isinstance(value, Tensor):
+        value = value.item()
+    return _constant_pad(input, pad, value)
+
+
+_PAD_NAMES = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationPad{}DBackward0",
+              "circular": "CopySlices"}  # PyTorch builds circular padding by slice copies
+
+
+def _pad_index(mode, n, lo, hi):
+    i = np.arange(-lo, n + hi, dtype=np.int64)
+    if mode == "reflect":
+        i = np.abs(i)
+        i = np.where(i >= n, 2 * (n - 1) - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, n - 1)
+    else:
+        i = np.mod(i, n)
+    return i[None]
+
+
+def _unsupported_pad(npad, ndim):
+    raise NotImplementedError(
+        f"Padding size {npad} is not supported for {ndim}D input tensor.\n"
+        "Supported combinations for non-constant padding:\n"
+        "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+        "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+        "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """`nn.functional.pad`: `pad` lists (left, right) amounts from the last dim backwards."""
+    _check_tensor(input, "pad")
+    pad = _int_list(pad, "pad")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.ndim}")
+    if mode == "constant":
+        return _pad_constant_checked(input, pad, 0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    nd = len(pad) // 2
+    if input.ndim not in (nd + 1, nd + 2) or nd == 0:
+        _unsupported_pad(len(pad), input.ndim)
+    shape = list(input.shape)
+    maps = []
+    for d in range(nd):
+        lo, hi = pad[2 * d], pad[2 * d + 1]
+        ax = input.ndim - 1 - d
+        n = shape[ax]
+        if mode == "reflect":
+            if lo >= n or hi >= n:
+                raise RuntimeError("Argument #4: Padding size should be less than the "
+                                   "corresponding input dimension, but got: padding "
+                                   f"({lo}, {hi}) at dimension {ax} of input {shape}")
+        elif mode == "circular":
+            if lo > n or hi > n:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            if n + lo + hi <= 0 or (lo < 0 and -lo >= n) or (hi < 0 and -hi >= n):
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        elif n + lo + hi < 1:
+            names = "DHW"[3 - nd:]
+            raise RuntimeError(f"input ({names[-1 - d]}: {n}) is too small. Calculated output "
+                               f"{names[-1 - d]}: {n + lo + hi}")
+        maps.append(AxisMap(-1 - d, _pad_index(mode, n, lo, hi), None, n))
+    if mode in ("reflect", "replicate"):
+        lead = input.shape[:input.ndim - nd]
+        if any(s == 0 for s in input.shape[input.ndim - nd:]) or \
+                (len(lead) == 2 and lead[1] == 0) or (len(lead) == 1 and lead[0] == 0):
+            k = nd + 1
+            raise RuntimeError(f"Expected {k}D or {k + 1}D (batch mode) tensor with possibly 0 "
+                               "batch size and other non-zero dimensions for input, but got: "
+                               f"{shape}")
+    return _map(input, maps, _pair(_PAD_NAMES[mode].format(nd)))
+
+
+from ._spatial_resample import (affine_grid, affine_grid_generator, grid_sample,  # noqa: E402
+                                grid_sampler, interpolate, upsample, upsample_bilinear,
+                                upsample_nearest)
+
+
+# ---- pixel and channel shuffles --------------------------------------------------------------
+class PixelShuffleBackward0(Node):
+    def backward(self, grad):
+        return _pixel_unshuffle(grad, self.r)
+
+
+class PixelUnshuffleBackward0(Node):
+    def backward(self, grad):
+        return _pixel_shuffle(grad, self.r)
+
+
+class ChannelShuffleBackward0(Node):
+    def backward(self, grad):
+        return _channel_shuffle(grad, self.groups)
+
+
+def _pixel_shuffle(x, r):
+    a = x._array
+    lead, (c, h, w) = a.shape[:-3], a.shape[-3:]
+    oc = c // (r * r)
+    b = a.reshape(lead + (oc, r, r, h, w))
+    n = len(lead)
+    b = b.transpose(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+    out = make_tensor(xp_of(x).ascontiguousarray(b).reshape(lead + (oc, h * r, w * r)),
+                      x._device)
+    node = record(PixelShuffleBackward0, (x,), out)
+    if node is not None:
+        node.r = r
+    return out
+
+
+def _pixel_unshuffle(x, r):
+    a = x._array
+    lead, (c, h, w) = a.shape[:-3], a.shape[-3:]
+    b = a.reshape(lead + (c, h // r, r, w // r, r))
+    n = len(lead)
+    b = b.transpose(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    out = make_tensor(xp_of(x).ascontiguousarray(b).reshape(lead + (c * r * r, h // r, w // r)),
+                      x._device)
+    node = record(PixelUnshuffleBackward0, (x,), out)
+    if node is not None:
+        node.r = r
+    return out
+
+
+def _factor(v, fname, what):
+    if not isinstance(v, (builtins.int, np.integer)) or isinstance(v, builtins.bool):
+        raise TypeError(f"{fname}(): argument '{what}' (position 2) must be int, not "
+                        f"{type(v).__name__}")
+    return builtins.int(v)
+
+
+def pixel_shuffle(input, upscale_factor):
+    _check_tensor(input, "pixel_shuffle")
+    r = _factor(upscale_factor, "pixel_shuffle", "upscale_factor")
+    if input.ndim < 3:
+        raise RuntimeError("pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c = input.shape[-3]
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    return _pixel_shuffle(input, r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    _check_tensor(input, "pixel_unshuffle")
+    r = _factor(downscale_factor, "pixel_unshuffle", "downscale_factor")
+    if input.ndim < 3:
+        raise RuntimeError("pixel_unshuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    h, w = input.shape[-2:]
+    if h % r:
+        raise RuntimeError("pixel_unshuffle expects height to be divisible by downscale_factor, "
+                           f"but input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError("pixel_unshuffle expects width to be divisible by downscale_factor, "
+                           f"but input.size(-1)={w} is not divisible by {r}")
+    return _pixel_unshuffle(input, r)
+
+
+def _channel_shuffle(x, groups):
+    a = x._array
+    n, c = a.shape[:2]
+    rest = a.shape[2:]
+    b = a.reshape((n, groups, c // groups) + rest).swapaxes(1, 2)
+    out = make_tensor(xp_of(x).ascontiguousarray(b).reshape(a.shape), x._device)
+    node = record(ChannelShuffleBackward0, (x,), out)
+    if node is not None:
+        node.groups = c // groups
+    return out
+
+
+def channel_shuffle(input, groups):
+    _check_tensor(input, "channel_shuffle")
+    g = _factor(groups, "channel_shuffle", "groups")
+    if g <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{g}")
+    if input.ndim <= 2:
+        raise RuntimeError("channel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    c = input.shape[1]
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {g} groups.")
+    return _channel_shuffle(input, g)
+
+
+native_channel_shuffle = channel_shuffle
