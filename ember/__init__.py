@@ -17,6 +17,8 @@ from .ops import *  # noqa: F401,F403  (every op family's public functions)
 from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, cuda, nn, optim, serialization, utils
 from .serialization import load, save
+from . import accelerator, backends, jit, testing
+from .jit import compile
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._printing import get_printoptions, set_printoptions

@@ -6,11 +6,13 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 from ..ops._graph import Node
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node"]
+           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node",
+           "Variable"]
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -1,0 +1,78 @@
+"""Run PyTorch scripts unchanged: `ember.compat.install()` makes `import torch`,
+`import torchvision` and every deeper path (`torch.nn.modules.linear`, `torch.optim.lr_scheduler`,
+`torchvision.transforms` ...) resolve to ember's modules; `python -m ember.compat script.py
+args...` runs a script that way. Pickled models name those paths too, so they load."""
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
+
+__all__ = ["install", "uninstall", "ALIASES"]
+
+ALIASES = {"torch": "ember", "torchvision": "ember.vision"}
+
+
+def _target(fullname):
+    for alias, real in ALIASES.items():
+        if fullname == alias or fullname.startswith(alias + "."):
+            return real + fullname[len(alias):]
+    return None
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds `torch.x.y` as the module `ember.x.y`: the very same module object, so classes,
+    isinstance checks and module state are shared whichever name imported them."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        real = _target(fullname)
+        if real is None:
+            return None
+        try:
+            if importlib.util.find_spec(real) is None:
+                return None
+        except ModuleNotFoundError:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        module = importlib.import_module(_target(spec.name))
+        self._saved = (module.__spec__, getattr(module, "__loader__", None))
+        return module
+
+    def exec_module(self, module):
+        # importlib stamped the alias's spec on the module: give it back its own
+        module.__spec__, module.__loader__ = self._saved
+
+
+_finder = _AliasFinder()
+
+
+def install():
+    """From now on `import torch` (and torchvision, and their submodules) gives ember."""
+    already = [name for name in sys.modules if _target(name) is not None
+               and not getattr(sys.modules[name], "__name__", "").startswith("ember")]
+    if already:
+        warnings.warn("PyTorch was imported before ember.compat.install(); later imports of "
+                      f"torch resolve to ember, but objects already taken from it stay "
+                      f"PyTorch's ({', '.join(sorted(already)[:3])} ...)", RuntimeWarning)
+        for name in already:
+            del sys.modules[name]
+    if _finder not in sys.meta_path:
+        sys.meta_path.insert(0, _finder)
+    for alias, real in ALIASES.items():
+        sys.modules[alias] = importlib.import_module(real)
+    # submodules ember has already imported answer to their torch names at once
+    for name, module in list(sys.modules.items()):
+        for alias, real in ALIASES.items():
+            if name.startswith(real + ".") and module is not None:
+                sys.modules.setdefault(alias + name[len(real):], module)
+
+
+def uninstall():
+    if _finder in sys.meta_path:
+        sys.meta_path.remove(_finder)
+    for name in [n for n in sys.modules if _target(n) is not None]:
+        module = sys.modules[name]
+        if getattr(module, "__name__", "").startswith("ember"):
+            del sys.modules[name]

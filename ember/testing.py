@@ -1,0 +1,87 @@
+"""`ember.testing.assert_close`, with PyTorch's default tolerances per dtype and its message."""
+import numpy as np
+
+from . import dtypes as _dt
+from ._tensor import Tensor
+
+__all__ = ["assert_close", "make_tensor"]
+
+_TOLERANCES = {_dt.float16: (1e-3, 1e-5), _dt.bfloat16: (1.6e-2, 1e-5),
+               _dt.float32: (1.3e-6, 1e-5), _dt.float64: (1e-7, 1e-7),
+               _dt.complex64: (1.3e-6, 1e-5), _dt.complex128: (1e-7, 1e-7)}
+
+
+def _as_tensor(x):
+    from .ops.creation import tensor
+    return x if isinstance(x, Tensor) else tensor(x)
+
+
+def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=None,
+                 equal_nan=False, check_device=True, check_dtype=True, check_layout=True,
+                 check_stride=False, msg=None):
+    if (rtol is None) != (atol is None):
+        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got "
+                         f"no {'rtol' if rtol is None else 'atol'}.")
+    if isinstance(actual, (list, tuple)) and isinstance(expected, (list, tuple)):
+        if len(actual) != len(expected):
+            raise AssertionError(f"The length of the sequences mismatch: {len(actual)} != "
+                                 f"{len(expected)}")
+        for a, e in zip(actual, expected):
+            assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                         check_device=check_device, check_dtype=check_dtype, msg=msg)
+        return
+    if isinstance(actual, dict) and isinstance(expected, dict):
+        if actual.keys() != expected.keys():
+            raise AssertionError("The keys of the mappings do not match")
+        for k in actual:
+            assert_close(actual[k], expected[k], rtol=rtol, atol=atol, equal_nan=equal_nan,
+                         check_device=check_device, check_dtype=check_dtype, msg=msg)
+        return
+    a, e = _as_tensor(actual), _as_tensor(expected)
+    if a.shape != e.shape:
+        raise AssertionError(msg or f"The values for attribute 'shape' do not match: {a.shape} != "
+                             f"{e.shape}.")
+    if check_dtype and a.dtype is not e.dtype:
+        raise AssertionError(msg or f"The values for attribute 'dtype' do not match: {a.dtype} != "
+                             f"{e.dtype}.")
+    if check_device and a.device != e.device:
+        raise AssertionError(msg or f"The values for attribute 'device' do not match: {a.device} "
+                             f"!= {e.device}.")
+    if rtol is None:
+        rtol, atol = _TOLERANCES.get(a.dtype, (0.0, 0.0))
+    x = a.detach().cpu()._array.astype(np.float64 if not a.is_complex() else np.complex128)
+    y = e.detach().cpu()._array.astype(x.dtype)
+    close = np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if close.all():
+        return
+    bad = ~close
+    diff = np.abs(x - y)
+    worst = np.unravel_index(np.argmax(np.where(bad, diff, -1)), x.shape) if x.ndim else ()
+    rel = diff / np.abs(y)
+    worst_rel = np.unravel_index(np.argmax(np.where(bad, np.nan_to_num(rel, nan=-1), -1)),
+                                 x.shape) if x.ndim else ()
+    kind = "Tensor-likes" if x.size > 1 else "Scalars"
+    text = (f"{kind} are not close!\n\nMismatched elements: {int(bad.sum())} / {x.size} "
+            f"({100 * bad.sum() / x.size:.1f}%)\nGreatest absolute difference: "
+            f"{diff[worst]} at index {tuple(int(i) for i in worst)} (up to {atol} allowed)\n"
+            f"Greatest relative difference: {rel[worst_rel]} at index "
+            f"{tuple(int(i) for i in worst_rel)} (up to {rtol} allowed)")
+    raise AssertionError(msg or text)
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
+                noncontiguous=False, exclude_zero=False, memory_format=None):
+    from .ops.creation import tensor
+    shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    d = _dt.to_dtype(dtype)
+    rng = np.random.default_rng()
+    if d is _dt.bool:
+        arr = rng.integers(0, 2, shape).astype(bool)
+    elif not (d.is_floating_point or d.is_complex):
+        arr = rng.integers(-9 if low is None else low, 10 if high is None else high, shape)
+    else:
+        arr = rng.uniform(-9 if low is None else low, 9 if high is None else high, shape)
+    t = tensor(arr, dtype=d, device=device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
