@@ -12,7 +12,8 @@ import numpy as np
 from .._tensor import Tensor
 from . import _graph, linalg, pointwise
 
-FAMILY_NAMES = ("pointwise", "unary", "reduction", "sorting", "shape", "rearrange", "indexing",
+FAMILY_NAMES = ("pointwise", "unary", "reduction", "statistics", "cumulative", "sorting", "shape",
+                "rearrange", "indexing",
                 "gather_scatter", "linalg", "creation", "conversion", "random_ops", "conv",
                 "pooling", "activation", "loss", "normalization", "sparse", "spatial",
                 "distance")

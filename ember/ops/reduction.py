@@ -526,15 +526,3 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     count = (~xp_of(input).isnan(arr)).sum(axis=dims_of(dim, arr.ndim), keepdims=keepdim)
     res = nansum(input, dim, keepdim, dtype=dtype) / const(count, input)
     return write_out(out, res, "nanmean") if out is not None else res
-
-
-# ---- the sibling families ---------------------------------------------------------------------
-# statistics.py and cumulative.py are exported through this family until ops/__init__ lists
-# them itself (then these lines are redundant, and harmless).
-from . import cumulative as _cumulative, statistics as _statistics  # noqa: E402
-
-for _family in (_statistics, _cumulative):
-    globals().update({_name: getattr(_family, _name)
-                      for _name in _family.__all__ + _family.METHODS})
-    __all__ += [n for n in _family.__all__ if n not in __all__]
-    METHODS += [n for n in _family.METHODS if n not in METHODS]
