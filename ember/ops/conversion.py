@@ -39,7 +39,7 @@ def _parse_to(args, kwargs):
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    args = list(args)
+    given, args = args, list(args)
     if args and isinstance(args[0], Tensor):
         other = args.pop(0)
         dev, dtype = other._device, other.dtype
@@ -49,7 +49,8 @@ def _parse_to(args, kwargs):
             dtype = args.pop(0)
         else:
             dev = args.pop(0)
-    if args and (isinstance(args[0], _dt.dtype) or isinstance(args[0], type)):
+    # a dtype, or a Python type standing for one (`x.to(float)`); `type` here is Tensor.type
+    if args and (isinstance(args[0], _dt.dtype) or isinstance(args[0], builtins.type)):
         dtype = args.pop(0)
     if args and isinstance(args[0], builtins.bool):  # legacy positional non_blocking, copy
         args.pop(0)
@@ -57,8 +58,24 @@ def _parse_to(args, kwargs):
             copy = args.pop(0)
     if args:
         raise TypeError(f"to() received an invalid combination of arguments - got "
-                        f"({', '.join(type(a).__name__ for a in args)})")
+                        f"({', '.join(_arg_type(a) for a in given)}), but expected one of:\n"
+                        + "".join(f" * ({overload}, bool non_blocking = False, bool copy = False, "
+                                  "*, torch.memory_format memory_format = None)\n"
+                                  for overload in ("torch.device device = None, torch.dtype dtype "
+                                                   "= None", "torch.dtype dtype",
+                                                   "Tensor tensor")))
     return dev, dtype, copy
+
+
+def _arg_type(a):
+    """An argument's type as PyTorch's argument parser names it."""
+    if isinstance(a, Tensor):
+        return "Tensor"
+    if isinstance(a, _dt.dtype):
+        return "torch.dtype"
+    if isinstance(a, _device_cls):
+        return "torch.device"
+    return builtins.type(a).__name__
 
 
 def to(self, *args, **kwargs):
