@@ -4,6 +4,7 @@ every public op has an entry.
 
 Test ids read `<name>[.<variant>]-<sample index>`: `pytest tests/test_ops.py -k "add-0"`.
 """
+import contextlib
 import re
 import warnings
 import zlib
@@ -103,6 +104,11 @@ def _sample_of(case):
     if case.sample is None:
         raise AssertionError(f"{case.base}: samples() raised {case.error!r}") from case.error
     return case.sample
+
+
+def _context(case, lib):
+    context = getattr(case.op, "context", None)
+    return context(lib) if context is not None else contextlib.nullcontext()
 
 
 # ---- making a sample's tensors -----------------------------------------------------------------
@@ -225,22 +231,24 @@ def test_gradcheck(case):
     sample = _sample_of(case)
     # Non-contiguous layouts are made inside the function (gradcheck perturbs its inputs'
     # memory, so its leaves are contiguous); the op still sees the strided tensors.
-    mat = Materialized(ember, sample, case.op.grad_dtype, views_inside=True)
-    assert gradcheck(_checked_function(case, mat), tuple(mat.leaves))
+    with _context(case, ember):
+        mat = Materialized(ember, sample, case.op.grad_dtype, views_inside=True)
+        assert gradcheck(_checked_function(case, mat), tuple(mat.leaves))
 
 
 @pytest.mark.parametrize("case", GRADGRADCHECK)
 def test_gradgradcheck(case):
     sample = _sample_of(case)
-    mat = Materialized(ember, sample, case.op.grad_dtype, views_inside=True)
-    f = _checked_function(case, mat)
+    with _context(case, ember):
+        mat = Materialized(ember, sample, case.op.grad_dtype, views_inside=True)
+        f = _checked_function(case, mat)
 
-    def with_grad(*leaves):
-        # ember's gradgradcheck evaluates its first-derivative function for the finite
-        # differences under no_grad, where no derivative can be taken; PyTorch's does not.
-        with ember.enable_grad():
-            return f(*leaves)
-    assert gradgradcheck(with_grad, tuple(mat.leaves))
+        def with_grad(*leaves):
+            # ember's gradgradcheck evaluates its first-derivative function for the finite
+            # differences under no_grad, where no derivative can be taken; PyTorch's does not.
+            with ember.enable_grad():
+                return f(*leaves)
+        assert gradgradcheck(with_grad, tuple(mat.leaves))
 
 
 # ---- parity with PyTorch -------------------------------------------------------------------------
@@ -383,13 +391,15 @@ def _torch_outputs(out):
 @needs_torch
 @pytest.mark.parametrize("case", PARITY)
 def test_parity(case):
-    _check_parity(case, np.float64)
+    with _context(case, torch), _context(case, ember):
+        _check_parity(case, np.float64)
 
 
 @needs_torch
 @pytest.mark.parametrize("case", PARITY32)
 def test_parity_float32(case):
-    _check_parity(case, np.float32)
+    with _context(case, torch), _context(case, ember):
+        _check_parity(case, np.float32)
 
 
 # ---- the table itself ----------------------------------------------------------------------------

@@ -50,6 +50,9 @@ class OpInfo:
     rtol: float = 1.3e-6
     grad_dtype: str = "float64"     # dtype gradcheck uses for floating args
     variant: str = ""               # tells apart entries of one name in test ids ("add.int-0")
+    # context(lib) -> a context manager the runner holds around each whole check of the entry
+    # (a stand-in device, a default dtype ...); None: no context
+    context: Callable = None
     # known bugs: {kind: reason} or {(kind, sample index): reason}, kind one of "gradcheck",
     # "gradgradcheck", "parity", "parity_float32"; the runner marks them xfail(strict=True)
     xfail: dict = field(default_factory=dict)
