@@ -65,9 +65,11 @@ def _separable_max(xp, a, selectors, need_idx):
     """Max over the box of offsets, one spatial dim at a time (last first). `selectors[d]`
     lists, per kernel offset, the slice or index array picking that offset's element of
     every window along dim d. Returns the maxima and, if asked, per dim the winning offset
-    (PyTorch's order: row-major first maximum, a NaN wins and the last NaN stays)."""
+    (PyTorch's order: row-major first maximum; a NaN wins and the last NaN stays).
+
+    Masked writes (`copyto(where=)`) are ~20x slower than arithmetic in NumPy, so winners
+    are tracked arithmetically: `which += m * (j - which)`."""
     nd = len(selectors)
-    floating = a.dtype.kind in "fc"
     cur, won = a, {}
     for d in range(nd - 1, -1, -1):
         ax = a.ndim - nd + d
@@ -78,13 +80,43 @@ def _separable_max(xp, a, selectors, need_idx):
                 xp.maximum(best, _axis_take(cur, ax, sel), out=best)
             cur = best
             continue
+        dt = _offset_dtype(len(sels))
+        which = xp.zeros(best.shape, dt)
+        carried = {e: _axis_take(w, ax, sels[0]).copy() for e, w in won.items()}
+        m = xp.empty(best.shape, bool)
+        step = xp.empty(best.shape, dt)
+        for j, sel in enumerate(sels[1:], 1):
+            v = _axis_take(cur, ax, sel)
+            xp.greater(v, best, out=m)
+            xp.maximum(best, v, out=best)
+            xp.subtract(dt(j), which, out=step)
+            step *= m
+            which += step
+            for e, w in won.items():
+                c = carried[e]
+                xp.subtract(_axis_take(w, ax, sel), c, out=step)
+                step *= m
+                c += step
+        carried[d] = which
+        won, cur = carried, best
+    if need_idx and cur.dtype.kind in "fc" and bool(xp.isnan(cur).any()):
+        return _separable_max_nan(xp, a, selectors)
+    return cur, won
+
+
+def _separable_max_nan(xp, a, selectors):
+    """The exact NaN rule (a NaN beats everything; later NaNs win), with masked writes."""
+    nd = len(selectors)
+    cur, won = a, {}
+    for d in range(nd - 1, -1, -1):
+        ax = a.ndim - nd + d
+        sels = selectors[d]
+        best = _axis_take(cur, ax, sels[0]).copy()
         which = xp.zeros(best.shape, _offset_dtype(len(sels)))
         carried = {e: _axis_take(w, ax, sels[0]).copy() for e, w in won.items()}
         for j, sel in enumerate(sels[1:], 1):
             v = _axis_take(cur, ax, sel)
-            m = v > best
-            if floating:
-                m |= v != v
+            m = (v > best) | (v != v)
             xp.copyto(best, v, where=m)
             xp.copyto(which, j, where=m)
             for e, w in won.items():
@@ -101,7 +133,11 @@ def _flat_index(xp, won, positions, size):
     flat = None
     for d in range(nd):
         pos = positions[d](won[d].astype(np.int64))
-        flat = pos if flat is None else flat * size[d] + pos
+        if flat is None:
+            flat = pos
+        else:
+            flat *= size[d]
+            flat += pos
     return flat
 
 
@@ -372,7 +408,13 @@ def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mod
 
 def _position_fn(xp, nd, d, o, stride, pad, dil):
     base = (xp.arange(o, dtype=np.int64) * stride - pad).reshape(_index_shape(nd, d, o))
-    return lambda off: base + off * dil
+
+    def position(off):  # in place on the fresh int64 offsets
+        if dil != 1:
+            off *= dil
+        off += base
+        return off
+    return position
 
 
 def _grad_enabled():
