@@ -49,6 +49,22 @@ def register_module_forward_pre_hook(hook):
     return handle
 
 
+def zero_grads(parameters, set_to_none=True):
+    """Clear gradients: drop them (the default, as PyTorch 2.x) or zero them in place."""
+    for p in parameters:
+        g = p.grad
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if g.grad_fn is not None:
+                g.detach_()
+            else:
+                g.requires_grad_(False)
+            g.zero_()
+
+
 def _addindent(text, spaces):
     lines = text.split("\n")
     if len(lines) == 1:
@@ -323,17 +339,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
         return self
