@@ -436,7 +436,16 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def _inplace_form(fn):
     def method(self, a, b, *, beta=1, alpha=1):
         from ._graph import inplace
-        return inplace(self, lambda x: fn(x, a, b, beta=beta, alpha=alpha), (a, b))
+        if fn is addr and self._array.ndim != 2:
+            raise RuntimeError(f"2D tensor expected, got {self._array.ndim}D tensor for input")
+
+        def compute(x):
+            res = fn(x, a, b, beta=beta, alpha=alpha)
+            if res._array.shape != x._array.shape and fn is not addmv:
+                raise RuntimeError(f"Bad in-place call: input tensor size {list(x._array.shape)} "
+                                   f"and output tensor size {list(res._array.shape)} should match")
+            return res
+        return inplace(self, compute, (a, b))
     method.__name__ = fn.__name__ + "_"
     return method
 
@@ -625,6 +634,8 @@ class LinalgCrossBackward0(Node):
 def linalg_cross(input, other, *, dim=-1, out=None):
     """`torch.linalg.cross`: the 3-vector cross product along `dim` (inputs broadcast)."""
     from .pointwise import broadcast_error, operands as _operands
+    if input._array.ndim != other._array.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     err = broadcast_error(input._array.shape, other._array.shape)
     if err is not None:
         raise err
