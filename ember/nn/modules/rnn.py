@@ -1,0 +1,475 @@
+"""Recurrent layers: RNN, LSTM, GRU and their single-step cells, with PyTorch's parameter
+names, shapes, gate order and initialisation.
+
+Each layer and direction projects the inputs of all time steps with one matmul; only the
+recurrent part (h @ W_hh^T and the gate arithmetic) runs in the Python loop over time.
+Packed sequences run the same loop on shrinking (forward) or growing (reverse) batches.
+"""
+import math
+import numbers
+import warnings
+
+from ... import ops
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+# ---- one time step ------------------------------------------------------------------------
+# `xg` is the input projection of this step (x W_ih^T + b_ih, and + b_hh where b_hh may be
+# folded in); `h`, `c` the state; `w_hh_t` the transposed recurrent weight.
+def _rnn_step(xg, h, w_hh_t, relu):
+    pre = ops.addmm(xg, h, w_hh_t)
+    return ops.relu(pre) if relu else ops.tanh(pre)
+
+
+def _lstm_step(xg, h, c, w_hh_t, w_hr_t):
+    i, f, g, o = ops.addmm(xg, h, w_hh_t).chunk(4, 1)
+    c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
+    h = ops.sigmoid(o) * ops.tanh(c)
+    if w_hr_t is not None:
+        h = ops.mm(h, w_hr_t)
+    return h, c
+
+
+def _gru_step(xg, h, w_hh_t, b_hh):
+    hg = ops.mm(h, w_hh_t) if b_hh is None else ops.addmm(b_hh, h, w_hh_t)
+    xr, xz, xn = xg.chunk(3, 1)
+    hr, hz, hn = hg.chunk(3, 1)
+    r = ops.sigmoid(xr + hr)
+    z = ops.sigmoid(xz + hz)
+    n = ops.tanh(xn + r * hn)
+    return n + z * (h - n)
+
+
+# ---- one layer, one direction ------------------------------------------------------------
+def _run_direction(mode, x, h, c, weights, batch_sizes, reverse):
+    """x: (T, B, I) padded or (N, I) packed. Returns the output in x's layout and the final
+    (h, c) (c None unless LSTM)."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    gru = mode == "GRU"
+    bias = b_ih if gru or b_ih is None else b_ih + b_hh
+    xg = F.linear(x, w_ih, bias)
+    w_hh_t = w_hh.t()
+    w_hr_t = None if w_hr is None else w_hr.t()
+
+    def step(xg_t, h, c):
+        if mode == "LSTM":
+            return _lstm_step(xg_t, h, c, w_hh_t, w_hr_t)
+        if gru:
+            return _gru_step(xg_t, h, w_hh_t, b_hh), None
+        return _rnn_step(xg_t, h, w_hh_t, mode == "RNN_RELU"), None
+
+    if batch_sizes is None:
+        steps = xg.unbind(0)
+        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+        outs = [None] * len(steps)
+        for t in order:
+            h, c = step(steps[t], h, c)
+            outs[t] = h
+        return ops.stack(outs) if outs else xg[..., :h.shape[-1]], h, c
+
+    sizes = [int(b) for b in batch_sizes]
+    steps = xg.split(sizes, 0)
+    outs = [None] * len(sizes)
+    if not reverse:
+        done_h, done_c = [], []
+        for t, bs in enumerate(sizes):
+            if bs < h.shape[0]:  # sequences that ended keep their last state
+                done_h.append(h[bs:])
+                h = h[:bs]
+                if c is not None:
+                    done_c.append(c[bs:])
+                    c = c[:bs]
+            h, c = step(steps[t], h, c)
+            outs[t] = h
+        if done_h:
+            h = ops.cat([h] + done_h[::-1])
+            c = None if c is None else ops.cat([c] + done_c[::-1])
+        return ops.cat(outs), h, c
+    h0, c0 = h, c
+    active = sizes[-1]
+    h, c = h0[:active], (None if c0 is None else c0[:active])
+    for t in range(len(sizes) - 1, -1, -1):
+        bs = sizes[t]
+        if bs > active:  # sequences that start (from their end) at this step
+            h = ops.cat([h, h0[active:bs]])
+            if c is not None:
+                c = ops.cat([c, c0[active:bs]])
+            active = bs
+        h, c = step(steps[t], h, c)
+        outs[t] = h
+    return ops.cat(outs), h, c
+
+
+class RNNBase(Module):
+    """Parameters and bookkeeping shared by RNN, LSTM and GRU."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
+                 device=None, dtype=None):
+        super().__init__()
+        self.mode = mode
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first = bias, batch_first
+        self.dropout = float(dropout) if isinstance(dropout, numbers.Number) else dropout
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or \
+                isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+        for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                  ("input_size", input_size, int),
+                                  ("hidden_size", hidden_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} should be of type {kind.__name__}, got: "
+                                f"{type(value).__name__}")
+            if kind is int and value <= 0:
+                raise ValueError(f"{name} must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size = _GATES[mode] * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        num_directions = 2 if bidirectional else 1
+        factory = {"device": device, "dtype": dtype}
+        self._flat_weights_names, self._all_weights = [], []
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input = input_size if layer == 0 else real_hidden * num_directions
+                suffix = "_reverse" if direction == 1 else ""
+                shapes = [("weight_ih", (gate_size, layer_input)),
+                          ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size > 0:
+                    shapes += [("weight_hr", (proj_size, hidden_size))]
+                names = []
+                for stem, shape in shapes:
+                    name = f"{stem}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(ops.empty(shape, **factory)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, n, None) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, n) for n in names] for names in self._all_weights]
+
+    def flatten_parameters(self):
+        """cuDNN's weight packing; a no-op here, as in PyTorch on CPU."""
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if self.proj_size != 0:
+            s += ", proj_size={proj_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+    # ---- argument checks, as PyTorch's ------------------------------------------------------
+    def check_input(self, input, batch_sizes):
+        w = self._flat_weights[0]
+        if input.dtype != w.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
+                             f"model: model.to({input.dtype})")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}")
+
+    def _mini_batch(self, input, batch_sizes):
+        if batch_sizes is not None:
+            return int(batch_sizes[0])
+        return input.size(0) if self.batch_first else input.size(1)
+
+    def get_expected_hidden_size(self, input, batch_sizes):
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * (2 if self.bidirectional else 1),
+                self._mini_batch(input, batch_sizes), size)
+
+    def get_expected_cell_size(self, input, batch_sizes):
+        return (self.num_layers * (2 if self.bidirectional else 1),
+                self._mini_batch(input, batch_sizes), self.hidden_size)
+
+    def check_hidden_size(self, hx, expected, msg="Expected hidden size {}, got {}"):
+        if tuple(hx.size()) != tuple(expected):
+            raise RuntimeError(msg.format(tuple(expected), list(hx.size())))
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        if self.mode == "LSTM":
+            self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                                   "Expected hidden[0] size {}, got {}")
+            self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                                   "Expected hidden[1] size {}, got {}")
+        else:
+            self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        if self.mode == "LSTM":
+            return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
+        return hx.index_select(1, permutation)
+
+    # ---- forward ------------------------------------------------------------------------------
+    def _zeros(self, input, batch):
+        n = self.num_layers * (2 if self.bidirectional else 1)
+        real = self.proj_size if self.proj_size > 0 else self.hidden_size
+        h = ops.zeros((n, batch, real), dtype=input.dtype, device=input.device)
+        if self.mode != "LSTM":
+            return h
+        return h, ops.zeros((n, batch, self.hidden_size), dtype=input.dtype,
+                            device=input.device)
+
+    def forward(self, input, hx=None):
+        lstm = self.mode == "LSTM"
+        name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            if hx is None:
+                hx = self._zeros(input, int(batch_sizes[0]))
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+            self.check_forward_args(input, hx, batch_sizes)
+        else:
+            batch_sizes = sorted_indices = unsorted_indices = None
+            if input.dim() not in (2, 3):
+                tail = " tensor" if name == "RNN" else ""
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
+                                 f"{tail} instead")
+            is_batched = input.dim() == 3
+            batch_dim = 0 if self.batch_first else 1
+            if not is_batched:
+                input = input.unsqueeze(batch_dim)
+            if hx is None:
+                hx = self._zeros(input, input.size(batch_dim))
+            else:
+                want = 3 if is_batched else 2
+                kind = "batched 3-D" if is_batched else "unbatched 2-D"
+                if lstm and (hx[0].dim() != want or hx[1].dim() != want):
+                    raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D "
+                                       f"but got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+                if not lstm and hx.dim() != want:
+                    raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
+                                       f"{hx.dim()}-D tensor")
+                if not is_batched:
+                    hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if lstm else hx.unsqueeze(1)
+            self.check_forward_args(input, hx, batch_sizes)
+            if self.batch_first:
+                input = input.transpose(0, 1)
+        output, hidden = self._run(input, hx, batch_sizes)
+        if packed:
+            return (PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
+                    self.permute_hidden(hidden, unsorted_indices))
+        if self.batch_first:
+            output = output.transpose(0, 1)
+        if not is_batched:
+            output = output.squeeze(batch_dim)
+            hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1)) if lstm else hidden.squeeze(1)
+        return output, hidden
+
+    def _run(self, x, hx, batch_sizes):
+        lstm = self.mode == "LSTM"
+        h0, c0 = hx if lstm else (hx, None)
+        num_directions = 2 if self.bidirectional else 1
+        weights = self._flat_weights
+        per = len(weights) // (self.num_layers * num_directions)
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            if layer > 0 and self.dropout > 0 and self.training:
+                x = F.dropout(x, self.dropout, True)
+            outs = []
+            for d in range(num_directions):
+                k = layer * num_directions + d
+                w = weights[k * per:(k + 1) * per]
+                w_ih, w_hh = w[0], w[1]
+                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
+                w_hr = w[-1] if self.proj_size > 0 else None
+                out, h, c = _run_direction(self.mode, x, h0[k], None if c0 is None else c0[k],
+                                           (w_ih, w_hh, b_ih, b_hh, w_hr), batch_sizes, d == 1)
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if num_directions == 1 else ops.cat(outs, -1)
+        h_n = ops.stack(hs)
+        return x, ((h_n, ops.stack(cs)) if lstm else h_n)
+
+
+class RNN(RNNBase):
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self_nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self_nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self_nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self_nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self_nonlinearity}'. Select from 'tanh' "
+                             "or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+        self.nonlinearity = self_nonlinearity
+
+
+class LSTM(RNNBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+
+class GRU(RNNBase):
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+
+# ---- cells ------------------------------------------------------------------------------
+class RNNCellBase(Module):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_ih = Parameter(ops.empty((num_chunks * hidden_size, input_size), **factory))
+        self.weight_hh = Parameter(ops.empty((num_chunks * hidden_size, hidden_size),
+                                             **factory))
+        if bias:
+            self.bias_ih = Parameter(ops.empty(num_chunks * hidden_size, **factory))
+            self.bias_hh = Parameter(ops.empty(num_chunks * hidden_size, **factory))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += ", bias={bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _prepare(self, input, hx, lstm=False):
+        name = type(self).__name__
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D "
+                             "instead")
+        states = () if hx is None else (tuple(hx) if lstm else (hx,))
+        for idx, value in enumerate(states):
+            if value.dim() not in (1, 2):
+                what = f"hx[{idx}]" if lstm else "hidden"
+                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {value.dim()}D "
+                                 "instead")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+            states = tuple(s.unsqueeze(0) for s in states)
+        if not states:
+            zeros = ops.zeros((input.size(0), self.hidden_size), dtype=input.dtype,
+                              device=input.device)
+            states = (zeros, zeros) if lstm else (zeros,)
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} "
+                               f"expected {self.input_size}")
+        for i, s in enumerate(states):
+            if s.size(0) != input.size(0):
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} "
+                                   f"batch size {s.size(0)}")
+            if s.size(1) != self.hidden_size:
+                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {s.size(1)}, "
+                                   f"expected {self.hidden_size}")
+        return input, states, is_batched
+
+    def _input_gates(self, input, fold_hh=True):
+        bias = self.bias_ih
+        if bias is not None and fold_hh:
+            bias = bias + self.bias_hh
+        return F.linear(input, self.weight_ih, bias)
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
+                         dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        input, (h,), is_batched = self._prepare(input, hx)
+        if self.nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        ret = _rnn_step(self._input_gates(input), h, self.weight_hh.t(),
+                        self.nonlinearity == "relu")
+        return ret if is_batched else ret.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
+                         dtype=dtype)
+
+    def forward(self, input, hx=None):
+        input, (h, c), is_batched = self._prepare(input, hx, lstm=True)
+        h, c = _lstm_step(self._input_gates(input), h, c, self.weight_hh.t(), None)
+        return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
+                         dtype=dtype)
+
+    def forward(self, input, hx=None):
+        input, (h,), is_batched = self._prepare(input, hx)
+        ret = _gru_step(self._input_gates(input, fold_hh=False), h, self.weight_hh.t(),
+                        self.bias_hh)
+        return ret if is_batched else ret.squeeze(0)
