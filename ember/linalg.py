@@ -1,0 +1,20 @@
+"""`torch.linalg`: the linear-algebra namespace (`ember.linalg.inv`, `ember.linalg.svd` ...).
+
+Re-exports only: the functions live in `ember/ops/linalg.py` (products) and
+`ember/ops/decompositions.py` (decompositions, solves, norms).
+"""
+from .ops.decompositions import (LinAlgError, cholesky_ex, cond, det, diagonal, eig, eigh,
+                                 eigvals, eigvalsh, inv, inv_ex, lstsq, matrix_exp, matrix_norm,
+                                 matrix_power, matrix_rank, norm, pinv, solve, solve_triangular,
+                                 svdvals, vector_norm)
+from .ops.decompositions import linalg_cholesky as cholesky
+from .ops.decompositions import linalg_qr as qr
+from .ops.decompositions import linalg_slogdet as slogdet
+from .ops.decompositions import linalg_svd as svd
+from .ops.linalg import linalg_cross as cross
+from .ops.linalg import matmul, multi_dot, vecdot
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+           "eigh", "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_exp",
+           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
+           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
