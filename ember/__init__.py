@@ -26,6 +26,7 @@ from ._printing import get_printoptions, set_printoptions
 
 globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
 
-strided = "torch.strided"
+from ._sparse import layout, sparse_coo, strided
+from . import sparse
 __version__ = "0.1.0"
 from ._tensor import is_tensor, is_floating_point, is_complex, numel

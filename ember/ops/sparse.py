@@ -1,4 +1,407 @@
-"""Sparse COO tensors (SciPy on the CPU, CuPy's on the GPU)."""
+"""Sparse COO tensors (SciPy on the CPU, CuPy's on the GPU): construction, coalescing,
+conversion to and from dense, the sparse x dense product and sums, with derivatives.
 
-__all__ = []
-METHODS = []
+The tensor itself is `ember._sparse.SparseTensor`. Every op here takes its gradient to the
+sparse operand's values (a dense Tensor in the ordinary graph), so a backward pass is made
+of ember ops and `create_graph=True` works. SciPy is an optional extra (`ember[sparse]`),
+imported only when a product needs it.
+"""
+import builtins
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._sparse import SparseTensor, make_sparse
+from .._tensor import Tensor, make_tensor
+from ..device import _BACKENDS
+from ._graph import Node, record
+
+__all__ = ["sparse_coo_tensor", "spmm", "mm"]
+METHODS = ["to_sparse", "to_sparse_coo", "to_dense"]
+
+
+def _xp(t):
+    return _BACKENDS[t._device.type].xp
+
+
+def _scipy_sparse(device):
+    """The sparse-matrix module of a device: scipy.sparse or cupyx.scipy.sparse."""
+    if device.type == "cuda":
+        import cupyx.scipy.sparse as sp
+        return sp
+    try:
+        import scipy.sparse as sp
+    except ImportError:
+        raise ImportError("ember's sparse products need SciPy, an optional extra: "
+                          "pip install 'ember[sparse]' (or pip install scipy)") from None
+    return sp
+
+
+# ---- identity nodes that name what made a sparse tensor's values ---------------------------
+class _Identity(Node):
+    def backward(self, grad):
+        return grad
+
+
+def _named(name):
+    return type(name, (_Identity,), {})
+
+
+SparseCooTensorWithDimsAndTensorsBackward0 = _named("SparseCooTensorWithDimsAndTensorsBackward0")
+ValuesBackward0 = _named("ValuesBackward0")
+ToSparseBackward1 = _named("ToSparseBackward1")
+
+
+def _through(node_cls, t):
+    """`t`'s memory as the output of an identity node of `node_cls` (when tracked)."""
+    out = make_tensor(t._array, t._device)
+    record(node_cls, (t,), out)
+    return out
+
+
+def _values_view(values):
+    return _through(ValuesBackward0, values)
+
+
+# ---- construction ------------------------------------------------------------------------------
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    """A sparse COO tensor from `indices` (sparse_dim x nnz) and `values` (nnz x dense dims)."""
+    from .creation import tensor as _tensor
+    if not isinstance(values, Tensor):
+        values = _tensor(values, dtype=dtype, device=device)
+    elif dtype is not None or device is not None:
+        values = values.to(device=device, dtype=dtype)
+    if not isinstance(indices, Tensor):
+        indices = _tensor(indices, dtype=_dt.int64, device=values._device)
+    if indices._array.ndim != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: "
+                           f"{list(indices._array.shape)}")
+    if indices.dtype is not _dt.int64:
+        indices = indices.to(_dt.int64)
+    if indices._device != values._device:
+        indices = indices.to(values._device)
+    sparse_dim, nnz = indices._array.shape
+    if values._array.ndim == 0:
+        values = values.reshape(1)
+    if values._array.shape[0] != nnz:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{nnz}, nnz from values: {values._array.shape[0]}")
+    dense_shape = tuple(values._array.shape[1:])
+    ind = indices._array
+    if size is None:
+        if nnz:
+            sparse_shape = tuple(int(m) + 1 for m in _host(ind.max(axis=1)))
+        else:
+            sparse_shape = (0,) * sparse_dim
+        size = sparse_shape + dense_shape
+    else:
+        size = tuple(int(s) for s in size)
+        if len(size) != sparse_dim + len(dense_shape):
+            raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: "
+                               f"len(size) = {len(size)}, sparse_dim = {sparse_dim}, "
+                               f"dense_dim = {len(dense_shape)}")
+        if tuple(size[sparse_dim:]) != dense_shape:
+            raise RuntimeError(f"values has incorrect size, expected {list(size[:1]) + list(size[sparse_dim:])}"
+                               f", got {list(values._array.shape)}")
+        if check_invariants and nnz:
+            hi, lo = _host(ind.max(axis=1)), _host(ind.min(axis=1))
+            for d in builtins.range(sparse_dim):
+                if lo[d] < 0:
+                    raise RuntimeError(f"found negative index {int(lo[d])} for dim {d}")
+                if hi[d] >= size[d]:
+                    raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                                       f"{size[d]} but found index {int(hi[d])}")
+    if requires_grad:
+        values = values.detach().requires_grad_()
+        return make_sparse(indices, values, size, bool(is_coalesced) or nnz <= 1, leaf=True)
+    values = _through(SparseCooTensorWithDimsAndTensorsBackward0, values)
+    return make_sparse(indices, values, size, bool(is_coalesced) or nnz <= 1)
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+# ---- coalescing: duplicates summed, coordinates sorted ------------------------------------------
+def _unique_coords(s):
+    """(unique coordinates array (sparse_dim, u), inverse (nnz,), first occurrence (u,))."""
+    xp = _xp(s)
+    ind = s._ind._array
+    shape = tuple(s._array.shape[:ind.shape[0]])
+    if ind.shape[1] == 0:
+        return ind, xp.zeros(0, np.int64), xp.zeros(0, np.int64)
+    lin = xp.ravel_multi_index(tuple(ind), shape) if ind.shape[0] else xp.zeros(ind.shape[1], np.int64)
+    uniq, first, inv = xp.unique(lin, return_index=True, return_inverse=True)
+    coords = xp.stack(xp.unravel_index(uniq, shape)).astype(np.int64) if ind.shape[0] else \
+        xp.zeros((0, uniq.shape[0]), np.int64)
+    return coords, inv.reshape(-1), first
+
+
+class _SegmentSum(Node):
+    """Rows of the values summed into segments: each input row's gradient is its segment's."""
+
+    def backward(self, grad):
+        return grad.index_select(0, self.inverse)
+
+
+CoalesceBackward0 = type("CoalesceBackward0", (_SegmentSum,), {})
+SparseSumBackward0 = type("SparseSumBackward0", (_SegmentSum,), {})
+
+
+def _segment_sum(values, inverse, count, node_cls):
+    xp = _xp(values)
+    v, inv = values._array, inverse._array
+    out = xp.zeros((count,) + v.shape[1:], v.dtype)
+    if v.shape[0]:
+        if xp is np:
+            order = np.argsort(inv, kind="stable")
+            starts = np.searchsorted(inv[order], np.arange(count))
+            out = np.add.reduceat(v[order], starts, axis=0)
+        else:
+            import cupyx
+            cupyx.scatter_add(out, inv, v)
+    res = make_tensor(out, values._device)
+    node = record(node_cls, (values,), res)
+    if node is not None:
+        node.inverse = inverse
+    return res
+
+
+def coalesce(input):
+    if input._coalesced:
+        return input
+    coords, inv, _ = _unique_coords(input)
+    inverse = make_tensor(inv.astype(np.int64), input._device)
+    values = _segment_sum(input._val, inverse, coords.shape[1], CoalesceBackward0)
+    return make_sparse(make_tensor(coords, input._device), values, input._array.shape, True)
+
+
+def _grad_at_unique(s, grad_values):
+    """A leaf's sparse gradient: the values' gradient at each unique coordinate (every
+    duplicate of a coordinate has the same gradient)."""
+    coords, _, first = _unique_coords(s)
+    g = grad_values.index_select(0, make_tensor(first.astype(np.int64), s._device))
+    return make_sparse(make_tensor(coords, s._device), g, s._array.shape, True)
+
+
+# ---- dense <-> sparse ----------------------------------------------------------------------------
+class ToDenseBackward0(Node):
+    def backward(self, grad):
+        idx = tuple(self.indices[d] for d in builtins.range(self.indices._array.shape[0]))
+        return grad[idx]
+
+
+def to_dense(input, dtype=None, *, masked_grad=None):
+    """A sparse tensor as a dense one (duplicates summed); a dense tensor is returned as is."""
+    if not isinstance(input, SparseTensor):
+        return input if dtype is None else input.to(dtype)
+    s = input if input._coalesced else coalesce(input.detach())
+    xp = _xp(input)
+    out = xp.zeros(input._array.shape, s._val._array.dtype)
+    if s._ind._array.shape[1]:
+        out[tuple(s._ind._array)] = s._val._array
+    res = make_tensor(out, input._device)
+    node = record(ToDenseBackward0, (input._val,), res)
+    if node is not None:
+        node.indices = input._ind
+    return res if dtype is None else res.to(dtype)
+
+
+def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """A dense tensor as a coalesced sparse COO tensor of its nonzero entries (the first
+    `sparse_dim` dimensions sparse: a row is kept when any of its entries is nonzero)."""
+    if isinstance(input, SparseTensor):
+        return input.to_sparse(sparse_dim)
+    ndim = input._array.ndim
+    if sparse_dim is None:
+        sparse_dim = ndim if dense_dim is None else ndim - dense_dim
+    if not 0 <= sparse_dim <= ndim:
+        raise RuntimeError(f"sparse_dim argument must be in [0,{ndim}] range, but {sparse_dim} "
+                           "is given")
+    xp = _xp(input)
+    a = input._array
+    mask = a != 0
+    if sparse_dim < ndim:
+        mask = mask.any(axis=tuple(builtins.range(sparse_dim, ndim)))
+    coords = xp.stack(xp.nonzero(mask)).astype(np.int64).reshape(sparse_dim, -1)
+    idx = make_tensor(coords, input._device)
+    values = input[tuple(idx[d] for d in builtins.range(sparse_dim))]
+    values = _through(ToSparseBackward1, values)
+    return make_sparse(idx, values, a.shape, True)
+
+
+to_sparse_coo = to_sparse
+
+
+def _transpose(s):
+    if s.sparse_dim() != 2:
+        raise RuntimeError("t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                           f"got {s.sparse_dim()} sparse and {s.dense_dim()} dense dimensions")
+    ind = s._ind[[1, 0]]
+    m, n = s._array.shape[:2]
+    return make_sparse(ind, s._val, (n, m) + tuple(s._array.shape[2:]), False)
+
+
+# ---- sparse x dense product -------------------------------------------------------------------------
+class _SparseMm(Node):
+    """out = S @ D with S given by (indices, values, shape): grad D = S^T @ G, and
+    grad values[k] = (G @ D^T)[row_k, col_k], computed at the nnz positions only."""
+
+    def backward(self, grad):
+        values, dense = self.saved_tensors
+        rows, cols = self.indices[0], self.indices[1]
+        gv = gd = None
+        if self._next[0][0] is not None:
+            gv = (grad.index_select(0, rows) * dense.index_select(0, cols).conj()).sum(1)
+        if self._next[1][0] is not None:
+            m, k = self.shape
+            gd = _product(self.indices[[1, 0]], values.conj(), (k, m), grad, type(self))
+        return gv, gd
+
+
+MmBackward0 = type("MmBackward0", (_SparseMm,), {})
+SparseAddmmBackward0 = type("SparseAddmmBackward0", (_SparseMm,), {})
+
+
+def _product(indices, values, shape, dense, node_cls):
+    sp = _scipy_sparse(dense._device)
+    ind = indices._array
+    mat = sp.coo_matrix((values._array, (ind[0], ind[1])), shape=shape).tocsr()
+    d = dense._array
+    out = mat @ d
+    if not isinstance(out, type(d)):
+        out = _xp(dense).asarray(out)
+    res = make_tensor(out.astype(d.dtype, copy=False).reshape(shape[0], *d.shape[1:]),
+                      dense._device)
+    node = record(node_cls, (values, dense), res)
+    if node is not None:
+        node.save_for_backward(values, dense)
+        node.indices, node.shape = indices, shape
+    return res
+
+
+def _sparse_times_dense(input, mat2, node_cls, fname):
+    if input.sparse_dim() != 2 or input.dense_dim() != 0:
+        raise RuntimeError(f"{fname}: matrices expected, got {input.sparse_dim()}D sparse "
+                           f"tensor with {input.dense_dim()} dense dimensions")
+    if isinstance(mat2, SparseTensor):
+        return to_sparse(_sparse_times_dense(input, mat2.to_dense(), node_cls, fname))
+    if mat2._array.ndim not in (1, 2):
+        raise RuntimeError(f"{fname}: matrices expected, got {mat2._array.ndim}D tensor")
+    if input.dtype is not mat2.dtype:
+        raise RuntimeError(f"expected scalar type {_dt_short(input.dtype)} but found "
+                           f"{_dt_short(mat2.dtype)}")
+    m, k = input._array.shape
+    if mat2._array.shape[0] != k:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {k}, got "
+                           f"{mat2._array.shape[0]}")
+    return _product(input._ind, input._val, (m, k), mat2, node_cls)
+
+
+def _dt_short(d):
+    from ._graph import _type_name
+    return _type_name(d)
+
+
+def spmm(input, mat2):
+    """`torch.spmm`, `torch.mm` and `@` with a sparse first operand: a dense product."""
+    if not isinstance(input, SparseTensor):
+        from .linalg import mm as dense_mm
+        return dense_mm(input, mat2)
+    return _sparse_times_dense(input, mat2, MmBackward0, "mm")
+
+
+def mm(input, mat2, *, out=None):
+    """`torch.mm`: the dense product (ember/ops/linalg.py), or sparse @ dense."""
+    if isinstance(input, SparseTensor):
+        if out is not None:
+            raise RuntimeError("mm(): out= with a sparse operand is not supported")
+        return _sparse_times_dense(input, mat2, MmBackward0, "mm")
+    if isinstance(mat2, SparseTensor):
+        return _sparse_times_dense(_transpose(mat2), input.t(), MmBackward0, "mm").t()
+    from .linalg import mm as dense_mm
+    return dense_mm(input, mat2, out=out)
+
+
+def sparse_mm(sparse, dense, reduce=None):
+    """`torch.sparse.mm`: sparse @ dense (gradients to the values and the dense operand)."""
+    if reduce is not None:
+        raise NotImplementedError("ember: torch.sparse.mm(..., reduce=) is not supported")
+    if not isinstance(sparse, SparseTensor):
+        return mm(sparse, dense)
+    return _sparse_times_dense(sparse, dense, SparseAddmmBackward0, "addmm")
+
+
+# ---- sums -------------------------------------------------------------------------------------------
+def sparse_sum(input, dim=None, dtype=None):
+    """`torch.sparse.sum`: a dense 0-dim tensor for a full sum; for `dim`, a sparse tensor
+    while sparse dimensions remain, else a dense one."""
+    if not isinstance(input, SparseTensor):
+        return input.sum() if dim is None else input.sum(dim)
+    values = input._val if dtype is None else input._val.to(dtype)
+    if dim is None:
+        return values.sum()
+    ndim = input._array.ndim
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    dims = sorted({d + ndim if d < 0 else d for d in dims})
+    for d in dims:
+        if not 0 <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-ndim}, {ndim - 1}], but got {d})")
+    sd = input.sparse_dim()
+    dense_red = [d - sd + 1 for d in dims if d >= sd]
+    sparse_keep = [d for d in builtins.range(sd) if d not in dims]
+    if dense_red:
+        values = values.sum(dense_red)
+    if not sparse_keep:
+        return values.sum(0)
+    shape = tuple(input._array.shape)
+    new_shape = tuple(shape[d] for d in sparse_keep) + tuple(
+        shape[d] for d in builtins.range(sd, ndim) if d not in dims)
+    kept = make_sparse(input._ind[sparse_keep], values, new_shape, False)
+    coords, inv, _ = _unique_coords(kept)
+    inverse = make_tensor(inv.astype(np.int64), input._device)
+    summed = _segment_sum(values, inverse, coords.shape[1], SparseSumBackward0)
+    return make_sparse(make_tensor(coords, input._device), summed, new_shape, True)
+
+
+# ---- printing -----------------------------------------------------------------------------------------
+def sparse_repr(s):
+    from .._printing import _default_dtype_name
+    indent = len("tensor(")
+    ind = _body(s._ind.detach(), indent + len("indices=tensor("))
+    val = _body(s._val.detach(), indent + len("values=tensor("))
+    text = (f"tensor(indices=tensor({ind}),\n" + " " * indent + f"values=tensor({val})")
+    suffixes = []
+    if s._device.type != "cpu":
+        suffixes.append(f"device='{s._device}'")
+    suffixes += [f"size={tuple(s._array.shape)}", f"nnz={s._nnz()}"]
+    if str(s.dtype) != _default_dtype_name():
+        suffixes.append(f"dtype={s.dtype}")
+    suffixes.append("layout=torch.sparse_coo")
+    fn = s.grad_fn
+    if fn is not None:
+        suffixes.append(f"grad_fn=<{fn.name()}>")
+    elif s.requires_grad:
+        suffixes.append("requires_grad=True")
+    from .._printing import get_printoptions
+    width = get_printoptions().get("linewidth", 80)
+    parts, last, newline = [text], len(text) - text.rfind("\n") + 1, True
+    for suffix in suffixes:
+        if newline or last + len(suffix) + 2 > width:
+            parts.append(",\n" + " " * indent + suffix)
+            last, newline = indent + len(suffix), False
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"
+
+
+def _body(t, indent):
+    """The contents of `repr(t)` between `tensor(` and its suffixes, indented to `indent`."""
+    if t._array.size == 0:
+        return f"[], size={tuple(t._array.shape)}"
+    r = repr(make_tensor(t._array, t._device))
+    body = r[len("tensor("):r.rindex("]") + 1]
+    return body.replace("\n" + " " * len("tensor("), "\n" + " " * indent)

@@ -1,0 +1,4 @@
+"""`torch.sparse`: products and sums over sparse COO tensors (`ember/ops/sparse.py`)."""
+from ..ops.sparse import sparse_mm as mm, sparse_sum as sum  # noqa: A001 (PyTorch's names)
+
+__all__ = ["mm", "sum"]
