@@ -84,20 +84,6 @@ def _index_errors(rng):
     ]
 
 
-INDEX_ERROR_BUGS = {
-    ("parity", 2): "x[0, 4] for x of shape (3, 4): ember says 'index 4 is out of bounds for "
-                   "dimension 0 with size 4' (the dim of the view after x[0]), PyTorch 'dimension 1' "
-                   "(ember/ops/indexing.py, select's dim)",
-    ("parity", 5): "x[:, ::0]: ember says 'step must be greater than zero', PyTorch 'slice step "
-                   "cannot be zero' (ember/ops/indexing.py _slice)",
-    ("parity", 6): "x[0] for a 0-dim x: ember says 'too many indices for tensor of dimension 0', "
-                   "PyTorch 'invalid index of a 0-dim tensor. Use `tensor.item()` ...' "
-                   "(ember/ops/indexing.py _expand_index checks the count first)",
-    ("parity", 7): "x[0:1] for a 0-dim x: ember says 'too many indices for tensor of dimension "
-                   "0', PyTorch 'slice() cannot be applied to a 0-dim tensor.' "
-                   "(ember/ops/indexing.py)",
-}
-
 
 def _getitem_view(lib, x):
     """A basic index is a view: a write through the base shows in it."""
@@ -117,8 +103,7 @@ register(
     OpInfo("__getitem__", get(slice(1, 3)), lambda rng: [Sample((randn(rng, 0, 3),)),
                                                         Sample((randn(rng, 4, 0),))],
            variant="empty_tensor"),
-    OpInfo("__getitem__", lambda lib, x, i: x[i], _index_errors, variant="errors", grad=False,
-           xfail=INDEX_ERROR_BUGS),
+    OpInfo("__getitem__", lambda lib, x, i: x[i], _index_errors, variant="errors", grad=False),
     OpInfo("__getitem__", _getitem_view, lambda rng: [Sample((randn(rng, 4, 5),))],
            variant="view", grad=False),
     OpInfo("__getitem__", lambda lib, x: x[1:][::2][0], float_and_int(4, 5), variant="chained"),
@@ -185,17 +170,7 @@ def _set_into_view_of_leaf(lib, x, v):
 
 
 register(
-    OpInfo("__setitem__", set_(1), _set_errors, variant="errors", grad=False, xfail={
-        ("parity", 0): "y[1] = v with y of shape (4, 5), v of shape (3,): ember says 'The size of "
-                       "tensor a (5) must match the size of tensor b (3) at non-singleton "
-                       "dimension 0', PyTorch 'The expanded size of the tensor (5) must match the "
-                       "existing size (3) at non-singleton dimension 0.  Target sizes: [5].  "
-                       "Tensor sizes: [3]' (ember/ops/indexing.py __setitem__)",
-        ("parity", 1): "y[1] = v with y of shape (4, 5), v of shape (2, 5): ember says 'output "
-                       "with shape [5] doesn't match the broadcast shape [2, 5]', PyTorch "
-                       "'expand(torch.DoubleTensor{[2, 5]}, size=[5]): the number of sizes "
-                       "provided (1) must be greater or equal to the number of dimensions in the "
-                       "tensor (2)' (ember/ops/indexing.py __setitem__)"}),
+    OpInfo("__setitem__", set_(1), _set_errors, variant="errors", grad=False),
     OpInfo("__setitem__", set_(5), lambda rng: [Sample((randn(rng, 4, 5), 1.0), raises=IndexError)],
            variant="index_error", grad=False),
     OpInfo("__setitem__", lambda lib, x, i, v: set_(i)(lib, x, v),
@@ -243,11 +218,7 @@ register(
            variant="errors", grad=False),
     OpInfo("copy_", lambda lib, x, v: x.clone().copy_(v),
            lambda rng: [Sample((randn(rng, 3), 2.0), grad=()), Sample((integers(rng, 3), 2.7)),
-                        Sample((randn(rng, 3), True), grad=())], variant="number", grad=False,
-           xfail={k: "x.copy_(2.0): PyTorch takes a Python number as the source, ember raises "
-                     "TypeError(\"copy_(): argument 'src' (position 1) must be Tensor, not "
-                     "float\") (ember/ops/indexing.py copy_)"
-                  for k in ("parity", "parity_float32")}),
+                        Sample((randn(rng, 3), True), grad=())], variant="number", grad=False),
 )
 
 
