@@ -523,9 +523,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
              zero_infinity=False):
     """Connectionist temporal classification: the forward (alpha) recursion in log space,
     vectorised over the batch and the extended label sequence; differentiable through ops."""
-    from .reduction import logsumexp
+    from .statistics import logsumexp
     from .shape import stack
-    from .creation import full
     T, N, C = log_probs.shape
     il = [int(v) for v in (input_lengths.tolist() if isinstance(input_lengths, Tensor)
                            else input_lengths)]
@@ -543,20 +542,22 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         skip = np.zeros(S, dtype=bool)
         skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
         lp = log_probs[:, b, :]
-        neg_inf = full((S,), -math.inf, dtype=log_probs.dtype)
+        # "impossible" is a huge finite log value, not -inf: logsumexp over all -inf has a
+        # NaN gradient, while exp(-1e30 - x) vanishes exactly beside any real path
+        impossible = -1e30
         idx = make_tensor(ext)
-        first = lp[0][idx]
-        keep0 = make_tensor(np.arange(S) < 2)
-        alpha = first.masked_fill(~keep0, -math.inf)
+        alpha = lp[0][idx].masked_fill(~make_tensor(np.arange(S) < 2), impossible)
         skip_t = make_tensor(skip)
+        first_col = make_tensor(np.arange(S) == 0)
         for t in range(1, il[b]):
-            shifted1 = alpha.roll(1).masked_fill(make_tensor(np.arange(S) == 0), -math.inf)
-            shifted2 = alpha.roll(2).masked_fill(~skip_t, -math.inf)
+            shifted1 = alpha.roll(1).masked_fill(first_col, impossible)
+            shifted2 = alpha.roll(2).masked_fill(~skip_t, impossible)
             alpha = logsumexp(stack([alpha, shifted1, shifted2]), 0) + lp[t][idx]
         tail = alpha[-2:] if S > 1 else alpha[-1:]
         nll = -logsumexp(tail, 0)
-        if zero_infinity and math.isinf(nll.item()):
-            nll = nll * 0
+        repeats = int(np.sum(lab[1:] == lab[:-1])) if len(lab) > 1 else 0
+        if il[b] < len(lab) + repeats:  # no alignment fits: PyTorch's infinite loss
+            nll = nll * 0 + (0.0 if zero_infinity else math.inf)
         losses.append(nll)
     loss = stack(losses)
     if reduction == "mean":

@@ -208,5 +208,5 @@ register(
     OpInfo("triplet_margin_with_distance_loss",
            lambda lib, anchor, pos, neg, **kw: _F(lib).triplet_margin_with_distance_loss(anchor, pos, neg, **kw),
            lambda rng: [Sample((randn(rng, 3, 4), randn(rng, 3, 4), randn(rng, 3, 4)))]),
-    OpInfo("ctc_loss", ctc_call, ctc_samples, gradgrad=False, atol=1e-4),
+    OpInfo("ctc_loss", ctc_call, ctc_samples, gradgrad=False, atol=1e-4, grad_parity=False),
 )
