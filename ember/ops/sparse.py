@@ -74,6 +74,14 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         values = values.to(device=device, dtype=dtype)
     if not isinstance(indices, Tensor):
         indices = _tensor(indices, dtype=_dt.int64, device=values._device)
+    if check_invariants is None:
+        _warn_invariants_once()
+    if size is not None and indices._array.ndim >= 1 and not check_invariants:
+        sparse_dim, dense_dim = indices._array.shape[0], builtins.max(values._array.ndim - 1, 0)
+        if len(size) != sparse_dim + dense_dim:
+            raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: "
+                               f"len(size) = {len(size)}, sparse_dim = {sparse_dim}, "
+                               f"dense_dim = {dense_dim}")
     if indices._array.ndim != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: "
                            f"{list(indices._array.shape)}")
@@ -117,6 +125,22 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         return make_sparse(indices, values, size, bool(is_coalesced) or nnz <= 1, leaf=True)
     values = _through(SparseCooTensorWithDimsAndTensorsBackward0, values)
     return make_sparse(indices, values, size, bool(is_coalesced) or nnz <= 1)
+
+
+_WARNED = []
+
+
+def _warn_invariants_once():
+    # PyTorch warns once per process when invariant checks are left unspecified
+    if not _WARNED:
+        _WARNED.append(True)
+        import warnings
+        warnings.warn("Sparse invariant checks are implicitly disabled. Memory errors (e.g. "
+                      "SEGFAULT) will occur when operating on a sparse tensor which violates the "
+                      "invariants, but checks incur performance overhead. To silence this "
+                      "warning, explicitly opt in or out. See "
+                      "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance. ",
+                      UserWarning, stacklevel=3)
 
 
 def _host(a):

@@ -1,0 +1,56 @@
+"""Op-table entries for `ember/ops/sparse.py`: sparse COO construction and conversions,
+checked through `to_dense` (gradients reach the values), and the sparse x dense products
+(gradients reach the values and the dense operand)."""
+import numpy as np
+
+from . import OpInfo, Sample, randn, register
+
+# (sparse_dim=2, nnz=5) coordinates into a 3 x 4 matrix, with a duplicate (1, 2)
+_IND = np.array([[0, 1, 1, 2, 1], [3, 2, 0, 1, 2]], dtype=np.int64)
+_IND_COALESCED = np.array([[0, 1, 2, 2], [1, 3, 0, 2]], dtype=np.int64)
+
+
+def _construct(rng):
+    return [Sample((_IND, randn(rng, 5))),
+            Sample((_IND_COALESCED, randn(rng, 4))),
+            Sample((_IND, randn(rng, 5, 2))),                      # hybrid: one dense dim
+            Sample((_IND[:, :0], randn(rng, 0)), grad=()),         # nnz = 0
+            Sample((_IND[0], randn(rng, 5)), raises=RuntimeError),  # 1-D indices
+            Sample((_IND, randn(rng, 3)), raises=RuntimeError)]     # nnz mismatch
+
+
+def _coo(lib, i, v):
+    return lib.sparse_coo_tensor(i, v, (3, 4) + tuple(v.shape[1:]), check_invariants=True)
+
+
+def _products(rng):
+    return [Sample((_IND, randn(rng, 5), randn(rng, 4, 2))),
+            Sample((_IND_COALESCED, randn(rng, 4), randn(rng, 4, 3))),
+            Sample((_IND, randn(rng, 5), randn(rng, 4, 2)), grad=(2,)),
+            Sample((_IND, randn(rng, 5), randn(rng, 4, 2)), grad=(1,)),
+            Sample((_IND, randn(rng, 5), randn(rng, 5, 2)), raises=RuntimeError)]
+
+
+def _dense(rng):
+    x = randn(rng, 3, 4)
+    x[0, 1] = x[2, 2] = 0.0   # zeros leave the pattern: finite differences there would differ
+    return [Sample((randn(rng, 3, 4),)), Sample((randn(rng, 2, 3, 2),)), Sample((x,), grad=())]
+
+
+register(
+    OpInfo("sparse_coo_tensor", lambda lib, i, v: _coo(lib, i, v).to_dense(), _construct,
+           covers=("to_dense",)),
+    OpInfo("sparse_coo_tensor", lambda lib, i, v: _coo(lib, i, v).coalesce().values(),
+           lambda rng: _construct(rng)[:3], variant="coalesce_values"),
+    OpInfo("mm", lambda lib, i, v, d: lib.mm(_coo(lib, i, v), d), _products, variant="sparse"),
+    OpInfo("spmm", lambda lib, i, v, d: lib.spmm(_coo(lib, i, v), d), _products),
+    OpInfo("sparse.mm", lambda lib, i, v, d: lib.sparse.mm(_coo(lib, i, v), d), _products,
+           variant="sparse"),
+    OpInfo("sparse.sum", lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v)),
+           lambda rng: _construct(rng)[:3]),
+    OpInfo("sparse.sum", lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v), 1).to_dense(),
+           lambda rng: _construct(rng)[:3], variant="dim"),
+    OpInfo("to_sparse", lambda lib, x: x.to_sparse().to_dense(), _dense,
+           covers=("to_sparse_coo",)),
+    OpInfo("to_sparse", lambda lib, x: x.to_sparse(1).to_dense(), _dense, variant="sparse_dim"),
+)
