@@ -19,4 +19,5 @@ for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_tra
               "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle"):
     if _name in _ops_all and _name not in globals():
         globals()[_name] = getattr(_ops, _name)
+from .modules.attention import multi_head_attention_forward  # noqa: E402
 __all__ = sorted(n for n in globals() if not n.startswith("_"))

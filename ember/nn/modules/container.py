@@ -145,9 +145,18 @@ class ModuleList(Module):
         return self
 
     def __repr__(self):
+        """Runs of children with equal reprs print once, as `(0-1): 2 x Linear(...)`."""
         if not self._modules:
             return "ModuleList()"
-        lines = [f"({k}): " + _addindent(repr(m), 2) for k, m in self._modules.items()]
+        reprs = [repr(m) for m in self._modules.values()]
+        lines, start = [], 0
+        for end in range(1, len(reprs) + 1):
+            if end == len(reprs) or reprs[end] != reprs[start]:
+                body = _addindent(reprs[start], 2)
+                count = end - start
+                lines.append(f"({start}): {body}" if count == 1 else
+                             f"({start}-{end - 1}): {count} x {body}")
+                start = end
         return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
 
 
