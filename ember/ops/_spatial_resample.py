@@ -178,20 +178,21 @@ def _upsample(x, mode, out_size, scales, align):
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.",
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.",
                   UserWarning, stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate "
-                  "instead.", UserWarning, stacklevel=2)
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", UserWarning, stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
-                  "instead.", UserWarning, stacklevel=2)
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", UserWarning, stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
@@ -492,6 +493,11 @@ def affine_grid(theta, size, align_corners=None):
                                   f"affine transforms, respectively. Got size {tuple(size)}.")
     if min(spatial) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+                      "when align_corners=True. This is not an intended use case of affine_grid. "
+                      "See the documentation of affine_grid for details.", UserWarning,
+                      stacklevel=2)
     return affine_grid_generator(theta, size, align_corners)
 
 

@@ -92,14 +92,14 @@ def _dist_terms(diff, dist, grad, p):
     zero = (dist == 0)
     safe = dist.masked_fill(zero, 1)
     if p == 2:
-        t = grad * diff / safe
-    elif p < 2:
-        small = zero | ((diff == 0) & (p < 1))
-        adiff = diff.abs().masked_fill(diff == 0, 1) if p < 1 else diff.abs()
-        t = (diff.sign() * adiff.pow(p - 1) * grad / safe.pow(p - 1)).masked_fill(small, 0)
-        return t
+        return (grad * diff / safe).masked_fill(zero, 0)
+    # |diff| ** (p - k) is not differentiable at 0, where the term is 0 anyway: a zero
+    # difference reads 1 there so that double backward stays finite.
+    adiff = diff.abs().masked_fill(diff == 0, 1)
+    if p < 2:
+        t = diff.sign() * adiff.pow(p - 1) * grad / safe.pow(p - 1)
     else:
-        t = diff * diff.abs().pow(p - 2) * grad / safe.pow(p - 1)
+        t = diff * adiff.pow(p - 2) * grad / safe.pow(p - 1)
     return t.masked_fill(zero, 0)
 
 

@@ -191,10 +191,8 @@ def _pad_constant_checked(input, pad, value):
     for d in range(len(pad) // 2):
         ax = input.ndim - 1 - d
         n = input.shape[ax]
-        if n + pad[2 * d] + pad[2 * d + 1] < 0:
-            raise RuntimeError(f"The input size {n}, plus negative padding {pad[2 * d]} and "
-                               f"{pad[2 * d + 1]} resulted in a negative output size, which is "
-                               f"invalid. Check dimension {ax} of your input.")
+        if n + builtins.min(pad[2 * d], 0) + builtins.min(pad[2 * d + 1], 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
     if isinstance(value, Tensor):
         value = value.item()
     return _constant_pad(input, pad, value)
@@ -205,6 +203,10 @@ _PAD_NAMES = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationP
 
 
 def _pad_index(mode, n, lo, hi):
+    if mode == "circular":  # PyTorch crops first, then wraps around what is left
+        start, m = builtins.max(-lo, 0), n - builtins.max(-lo, 0) - builtins.max(-hi, 0)
+        lo, hi = builtins.max(lo, 0), builtins.max(hi, 0)
+        return (start + np.mod(np.arange(-lo, m + hi, dtype=np.int64), m))[None]
     i = np.arange(-lo, n + hi, dtype=np.int64)
     if mode == "reflect":
         i = np.abs(i)
