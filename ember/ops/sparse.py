@@ -401,7 +401,7 @@ def sparse_repr(s):
     if s._device.type != "cpu":
         suffixes.append(f"device='{s._device}'")
     suffixes += [f"size={tuple(s._array.shape)}", f"nnz={s._nnz()}"]
-    if str(s.dtype) != _default_dtype_name():
+    if str(s.dtype) not in (_default_dtype_name(), "torch.int64", "torch.bool"):
         suffixes.append(f"dtype={s.dtype}")
     suffixes.append("layout=torch.sparse_coo")
     fn = s.grad_fn
