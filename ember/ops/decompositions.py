@@ -767,8 +767,7 @@ def _as_float(x):
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The Moore-Penrose pseudo-inverse, from the SVD (or eigh when hermitian)."""
     if A._array.ndim < 2 or not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError(f"linalg.pinv({A.dtype._legacy if hasattr(A.dtype, '_legacy') else _type_name(A)}"
-                           f"{{{list(A._array.shape)}}}): expected a tensor with 2 or more "
+        raise RuntimeError(f"linalg.pinv({_type_name(A)}{{{list(A._array.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
     xp, arr = xp_of(A), A._array
     if hermitian:
@@ -899,6 +898,7 @@ def matrix_power(A, n, *, out=None):
         A, n = inv(A), -n
     if n == 0:
         res = _eye(A._array.shape[-1], A).expand(A._array.shape).clone()
+        record(CopyBackwards, (A,), res)
     elif n == 1:
         res = A.clone()
     else:
@@ -909,6 +909,13 @@ def matrix_power(A, n, *, out=None):
                 res = z if res is None else res @ z
             n >>= 1
     return write_out(out, res, "linalg_matrix_power") if out is not None else res
+
+
+class CopyBackwards(Node):
+    """A^0: the identity, whatever A is (a zero gradient)."""
+
+    def backward(self, grad):
+        return grad * 0
 
 
 class LinalgMatrixExpBackward0(Node):

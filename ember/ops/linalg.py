@@ -636,19 +636,18 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     from .pointwise import broadcast_error, operands as _operands
     if input._array.ndim != other._array.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    err = broadcast_error(input._array.shape, other._array.shape)
-    if err is not None:
-        raise err
-    shape = np.broadcast_shapes(input._array.shape, other._array.shape)
-    d = dim + len(shape) if dim < 0 else dim
-    if not 0 <= d < len(shape):
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-len(shape)}, "
-                         f"{len(shape) - 1}], but got {dim})")
-    na = input._array.shape[dim] if -input._array.ndim <= dim < input._array.ndim else 1
-    nb = other._array.shape[dim] if -other._array.ndim <= dim < other._array.ndim else 1
+    nd = input._array.ndim
+    d = dim + nd if dim < 0 else dim
+    if not 0 <= d < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                         f"{nd - 1}], but got {dim})")
+    na, nb = input._array.shape[d], other._array.shape[d]
     if na != 3 or nb != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {na} "
                            f"and {nb}")
+    err = broadcast_error(input._array.shape, other._array.shape)
+    if err is not None:
+        raise err
     x, y, _, dev = _operands(input, other, "linalg_cross")
     res = make_tensor(xp_of(input).cross(x, y, axis=d), dev)
     node = record(LinalgCrossBackward0, (input, other), res)
@@ -762,4 +761,9 @@ def vecdot(x, y, *, dim=-1, out=None):
     if x._array.dtype != y._array.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {_type_name(x)} and y of type {_type_name(y)} instead")
+    if x._array.ndim == 1 and y._array.ndim == 1 and x._array.shape != y._array.shape:
+        n, m = x._array.shape[0], y._array.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                           f"have the same number of elements, but got {n} and {m} elements "
+                           "respectively")
     return _out((x.conj() * y).sum(dim), out, "linalg_vecdot")
