@@ -11,10 +11,9 @@ import math
 
 import numpy as np
 
-from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ._graph import Node, record, write_out
-from .linalg import _warn_once, mm
+from .linalg import _warn_once
 from .pointwise import where, xp_of
 from .reduction import result_type
 
@@ -66,8 +65,8 @@ def _mat(v):
     return v.unsqueeze(-1).unsqueeze(-1)
 
 
-def _batch_prefix(info_index, batched):
-    return f"(Batch element {info_index}): " if batched else ""
+def _batch_prefix(index, batched):
+    return f"(Batch element {index}): " if batched else ""
 
 
 def _first_bad(info):
