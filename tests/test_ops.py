@@ -226,6 +226,9 @@ def _checked_function(case, mat):
     return f
 
 
+# An op's own warnings are compared with PyTorch's by the parity tests; gradcheck repeats
+# the op many times, so they are silenced there.
+@pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("case", GRADCHECK)
 def test_gradcheck(case):
     sample = _sample_of(case)
@@ -236,6 +239,7 @@ def test_gradcheck(case):
         assert gradcheck(_checked_function(case, mat), tuple(mat.leaves))
 
 
+@pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("case", GRADGRADCHECK)
 def test_gradgradcheck(case):
     sample = _sample_of(case)
@@ -400,6 +404,19 @@ def test_parity(case):
 def test_parity_float32(case):
     with _context(case, torch), _context(case, ember):
         _check_parity(case, np.float32)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("case", _params("raises", lambda c: c.sample.raises is not None))
+def test_error_cases_raise(case):
+    """An error sample raises its exception in ember (parity also compares the message with
+    PyTorch's; this runs without PyTorch too)."""
+    sample = _sample_of(case)
+    with _context(case, ember):
+        mat = Materialized(ember, sample, np.float64, views_inside=False)
+        args, kwargs = mat.arguments()
+        with pytest.raises(sample.raises):
+            case.op.call(ember, *args, **kwargs)
 
 
 # ---- the table itself ----------------------------------------------------------------------------

@@ -57,7 +57,8 @@ class OpInfo:
     # (a stand-in device, a default dtype ...); None: no context
     context: Callable = None
     # known bugs: {kind: reason} or {(kind, sample index): reason}, kind one of "gradcheck",
-    # "gradgradcheck", "parity", "parity_float32"; the runner marks them xfail(strict=True)
+    # "gradgradcheck", "parity", "parity_float32", "raises"; the runner marks them
+    # xfail(strict=True)
     xfail: dict = field(default_factory=dict)
 
 

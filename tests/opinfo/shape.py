@@ -109,10 +109,12 @@ register(
     entry("reshape", lambda lib, x, s: x.reshape(*s) if s else x.reshape(s), _reshape_samples,
           variant="method"),
     entry("reshape", lambda lib, x, s: x.reshape(s), _RESHAPE_ERRORS, variant="errors", grad=False),
-    with_layout("reshape", lambda lib, x, s: x.reshape(s), _reshape_samples, xfail={**parity_xfail(SIZE1_STRIDES, 7), **parity_xfail(EMPTY_STRIDES, 9)}),
+    with_layout("reshape", lambda lib, x, s: x.reshape(s), _reshape_samples,
+        xfail={**parity_xfail(SIZE1_STRIDES, 7), **parity_xfail(EMPTY_STRIDES, 9)}),
     entry("view", lambda lib, x, s: x.view(*s) if s else x.view(s), _view_samples),
     entry("view", lambda lib, x, s: x.view(s), _view_samples, variant="tuple"),
-    with_layout("view", lambda lib, x, s: x.view(s), _view_samples, xfail={**parity_xfail(SIZE1_STRIDES, 6), **parity_xfail(EMPTY_STRIDES, 8)}),
+    with_layout("view", lambda lib, x, s: x.view(s), _view_samples,
+        xfail={**parity_xfail(SIZE1_STRIDES, 6), **parity_xfail(EMPTY_STRIDES, 8)}),
     entry("view", lambda lib, x, s: x.view(s), errors(
         lambda rng: Sample((randn(rng, 4, 3), (12,)), noncontig=(0,), raises=RuntimeError),
         lambda rng: Sample((randn(rng, 3, 4), (5, 3)), raises=RuntimeError),
@@ -176,7 +178,8 @@ register(
           variant="keyword"),
     entry("unsqueeze", lambda lib, x, d: lib.unsqueeze(x, d), _unsqueeze_samples),
     entry("unsqueeze", lambda lib, x, d: x.unsqueeze(d), _unsqueeze_samples, variant="method"),
-    with_layout("unsqueeze", lambda lib, x, d: x.unsqueeze(d), _unsqueeze_samples, xfail={**parity_xfail(SIZE1_STRIDES, 6), **parity_xfail(EMPTY_STRIDES, 7)}),
+    with_layout("unsqueeze", lambda lib, x, d: x.unsqueeze(d), _unsqueeze_samples,
+        xfail={**parity_xfail(SIZE1_STRIDES, 6), **parity_xfail(EMPTY_STRIDES, 7)}),
 )
 
 
@@ -238,10 +241,12 @@ register(
           variant="varargs"),
     entry("permute", lambda lib, x, d: x.permute(list(d)), lambda rng: _permute_samples(rng)[:2],
           variant="list"),
-    with_layout("permute", lambda lib, x, d: x.permute(d), _permute_samples, xfail=parity_xfail(EMPTY_STRIDES, 6)),
+    with_layout("permute", lambda lib, x, d: x.permute(d), _permute_samples,
+        xfail=parity_xfail(EMPTY_STRIDES, 6)),
     entry("transpose", lambda lib, x, a, b: lib.transpose(x, a, b), _transpose_samples),
     entry("transpose", lambda lib, x, a, b: x.transpose(a, b), _transpose_samples, variant="method"),
-    with_layout("transpose", lambda lib, x, a, b: x.transpose(a, b), _transpose_samples, xfail=parity_xfail(EMPTY_STRIDES, 6)),
+    with_layout("transpose", lambda lib, x, a, b: x.transpose(a, b), _transpose_samples,
+        xfail=parity_xfail(EMPTY_STRIDES, 6)),
     entry("swapaxes", lambda lib, x, a, b: lib.swapaxes(x, a, b), lambda rng: _transpose_samples(rng)[:2]),
     entry("swapaxes", lambda lib, x, a, b: x.swapaxes(a, b), lambda rng: _transpose_samples(rng)[1:2],
           variant="method"),
@@ -307,10 +312,14 @@ def _unbind_samples(rng):
 register(
     entry("narrow", lambda lib, x, *a: lib.narrow(x, *a), _narrow_samples),
     entry("narrow", lambda lib, x, *a: x.narrow(*a), _narrow_samples, variant="method"),
-    with_layout("narrow", lambda lib, x, *a: x.narrow(*a), _narrow_samples, xfail={**parity_xfail(EMPTY_OFFSET, 3), **parity_xfail(EMPTY_STRIDES, 6)}),
-    entry("select", lambda lib, x, d, i: lib.select(x, d, i), _select_samples, xfail=parity_xfail(SELECT_MESSAGE, 7)),
-    entry("select", lambda lib, x, d, i: x.select(d, i), _select_samples, variant="method", xfail=parity_xfail(SELECT_MESSAGE, 7)),
-    with_layout("select", lambda lib, x, d, i: x.select(d, i), _select_samples, xfail={**parity_xfail(EMPTY_OFFSET, 5), **parity_xfail(SELECT_MESSAGE, 7)}),
+    with_layout("narrow", lambda lib, x, *a: x.narrow(*a), _narrow_samples,
+        xfail={**parity_xfail(EMPTY_OFFSET, 3), **parity_xfail(EMPTY_STRIDES, 6)}),
+    entry("select", lambda lib, x, d, i: lib.select(x, d, i), _select_samples,
+        xfail=parity_xfail(SELECT_MESSAGE, 7)),
+    entry("select", lambda lib, x, d, i: x.select(d, i), _select_samples, variant="method",
+        xfail=parity_xfail(SELECT_MESSAGE, 7)),
+    with_layout("select", lambda lib, x, d, i: x.select(d, i), _select_samples,
+        xfail={**parity_xfail(EMPTY_OFFSET, 5), **parity_xfail(SELECT_MESSAGE, 7)}),
     entry("unbind", lambda lib, x, *a: lib.unbind(x, *a), _unbind_samples),
     entry("unbind", lambda lib, x, *a: x.unbind(*a), _unbind_samples, variant="method"),
     entry("unbind", lambda lib, x, *a: tuple(layout(t) for t in x.unbind(*a)), _unbind_samples,
@@ -330,13 +339,15 @@ def _copy_samples(rng):
 register(
     entry("clone", lambda lib, x: lib.clone(x), _copy_samples),
     entry("clone", lambda lib, x: x.clone(), _copy_samples, variant="method"),
-    with_layout("clone", lambda lib, x: x.clone(), _copy_samples, xfail=parity_xfail(EMPTY_STRIDES, 4)),
+    with_layout("clone", lambda lib, x: x.clone(), _copy_samples,
+        xfail=parity_xfail(EMPTY_STRIDES, 4)),
     entry("clone", lambda lib, x: x.clone(memory_format=lib.contiguous_format),
           lambda rng: [Sample((randn(rng, 3, 4),), noncontig=(0,))], variant="memory_format",
           xfail={k: "ember has no torch.contiguous_format (nor preserve_format, channels_last)"
                  for k in ("gradcheck", "gradgradcheck", "parity", "parity_float32")}),
     entry("contiguous", lambda lib, x: x.contiguous(), _copy_samples),
-    with_layout("contiguous", lambda lib, x: x.contiguous(), _copy_samples, xfail=parity_xfail(EMPTY_STRIDES, 4)),
+    with_layout("contiguous", lambda lib, x: x.contiguous(), _copy_samples,
+        xfail=parity_xfail(EMPTY_STRIDES, 4)),
     entry("contiguous", lambda lib, x: x.contiguous() is x, _copy_samples, variant="identity", grad=False),
 )
 
@@ -424,7 +435,8 @@ def _expand_samples(rng):
 register(
     entry("expand", lambda lib, x, s: x.expand(*s), _expand_samples),
     entry("expand", lambda lib, x, s: x.expand(s), _expand_samples, variant="tuple"),
-    with_layout("expand", lambda lib, x, s: x.expand(s), _expand_samples, xfail=parity_xfail(EMPTY_STRIDES, 6)),
+    with_layout("expand", lambda lib, x, s: x.expand(s), _expand_samples,
+        xfail=parity_xfail(EMPTY_STRIDES, 6)),
     entry("expand_as", lambda lib, x, y: x.expand_as(y),
           lambda rng: [Sample((randn(rng, 3, 1), randn(rng, 3, 4)), grad=(0,)),
                        Sample((randn(rng), randn(rng, 2, 3)), grad=(0,))]),
@@ -472,17 +484,17 @@ register(
     entry("unbind", _through(lambda y: y.unbind(1)[2]),
           lambda rng: [Sample((randn(rng, 3, 4), randn(rng, 3)), raises=RuntimeError)],
           variant="inplace", grad=False,
-          xfail={"parity": "ember lets an output of unbind (a multi-output view) be modified "
-                           "in place under autograd; PyTorch raises 'Output 2 of Unbind is a view "
-                           "and is being modified inplace...'"}),
+          xfail={k: "ember lets an output of unbind (a multi-output view) be modified in place "
+                    "under autograd; PyTorch raises 'Output 2 of Unbind is a view and is being "
+                    "modified inplace...'" for k in ("parity", "raises")}),
     entry("unbind", _through(lambda y: y.unbind(1)[2]), lambda rng: [Sample((randn(rng, 3, 4), 2.5), grad=())],
           variant="inplace_no_grad", grad=False),
     entry("expand", lambda lib, x, v: x.clone()[:, :1].expand(3, 4).mul_(v),
           lambda rng: [Sample((randn(rng, 3, 4), randn(rng, 3, 4)), raises=RuntimeError)],
           variant="inplace", grad=False,
-          xfail={"parity": "in-place write into an expanded view: ember raises NumPy's "
-                           "ValueError('assignment destination is read-only'), PyTorch "
-                           "RuntimeError('unsupported operation: more than one element of the "
-                           "written-to tensor refers to a single memory location...') "
-                           "(ember/ops/_graph.py _store)"}),
+          xfail={k: "in-place write into an expanded view: ember raises NumPy's "
+                    "ValueError('assignment destination is read-only'), PyTorch "
+                    "RuntimeError('unsupported operation: more than one element of the "
+                    "written-to tensor refers to a single memory location...') "
+                    "(ember/ops/_graph.py _store)" for k in ("parity", "raises")}),
 )
