@@ -198,3 +198,28 @@ def test_scheduler_state_dict_roundtrip():
     fresh = ember.optim.lr_scheduler.StepLR(ember.optim.SGD([p], lr=0.1), step_size=2)
     fresh.load_state_dict(state)
     assert fresh.last_epoch == 3 and math.isclose(fresh.get_last_lr()[0], sched.get_last_lr()[0])
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=1), dict(lr=0.5, history_size=3, max_iter=5),
+                                    dict(lr=1, line_search_fn="strong_wolfe")])
+def test_lbfgs_matches_torch(torch, kwargs):
+    results = []
+    for lib in (ember, torch):
+        params, loss = _problem(lib)
+        params = [p.double().detach().requires_grad_() for p in params]
+        rng = np.random.default_rng(1)
+        x = lib.tensor(rng.standard_normal((8, 4)))
+        y = lib.tensor(rng.standard_normal((8, 3)))
+        w, b = params
+        opt = lib.optim.LBFGS(params, **kwargs)
+
+        def closure():
+            opt.zero_grad()
+            value = ((x @ w.t() + b - y) ** 2).mean() + (w ** 4).sum() * 0.01
+            value.backward()
+            return value
+        for _ in range(4):
+            opt.step(closure)
+        results.append([p.detach().numpy().copy() for p in params])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-8)
