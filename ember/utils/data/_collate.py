@@ -1,81 +1,157 @@
 """`default_collate` and `default_convert`: turning samples into batches, as PyTorch does
-for tensors, NumPy arrays, numbers, strings, mappings, named tuples and sequences."""
+for tensors, NumPy arrays, numbers, strings, mappings, named tuples and sequences.
+
+`collate` and `default_collate_fn_map` are the extensible form PyTorch exposes in
+`torch.utils.data._utils.collate`: a map from element type to the function collating it,
+looked up by exact type first, then by `isinstance` in insertion order.
+"""
 import collections.abc
+import copy
 import re
 
 import numpy as np
 
 from ..._tensor import Tensor
 
-__all__ = ["default_collate", "default_convert"]
+__all__ = ["default_collate", "default_convert", "collate", "default_collate_fn_map",
+           "default_collate_err_msg_format", "np_str_obj_array_pattern"]
 
-_NP_STR = re.compile(r"[SaUO]")
+np_str_obj_array_pattern = re.compile(r"[SaUO]")
+
+default_collate_err_msg_format = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, "
+    "dicts or lists; found {}"
+)
 
 
 def default_convert(data):
+    """Convert NumPy arrays (also inside mappings, named tuples and sequences) to tensors."""
     from ...ops.creation import as_tensor
+    elem_type = type(data)
     if isinstance(data, Tensor):
         return data
-    if isinstance(data, np.ndarray) and not _NP_STR.search(data.dtype.str):
-        return as_tensor(data)
-    if isinstance(data, np.generic) and not _NP_STR.search(data.dtype.str):
+    if (elem_type.__module__ == "numpy" and elem_type.__name__ != "str_"
+            and elem_type.__name__ != "string_"):
+        if (elem_type.__name__ == "ndarray"
+                and np_str_obj_array_pattern.search(data.dtype.str) is not None):
+            return data
         return as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
-        return type(data)({k: default_convert(v) for k, v in data.items()}) \
-            if not isinstance(data, dict) or type(data) is not dict else \
-            {k: default_convert(v) for k, v in data.items()}
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(default_convert(d) for d in data))
+        try:
+            if isinstance(data, collections.abc.MutableMapping):
+                clone = copy.copy(data)
+                clone.update({key: default_convert(data[key]) for key in data})
+                return clone
+            return elem_type({key: default_convert(data[key]) for key in data})
+        except TypeError:
+            return {key: default_convert(data[key]) for key in data}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
+        return elem_type(*(default_convert(d) for d in data))
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        return [default_convert(d) for d in data]
+        try:
+            if isinstance(data, collections.abc.MutableSequence):
+                clone = copy.copy(data)
+                for i, d in enumerate(data):
+                    clone[i] = default_convert(d)
+                return clone
+            return elem_type([default_convert(d) for d in data])
+        except TypeError:
+            return [default_convert(d) for d in data]
     return data
 
 
-def default_collate(batch):
-    from ...ops.creation import as_tensor, tensor
-    from ...ops.shape import stack
-    from ... import dtypes
+def collate(batch, *, collate_fn_map=None):
+    """Collate a batch, dispatching leaf types through `collate_fn_map` and recursing into
+    mappings, named tuples and sequences."""
     elem = batch[0]
-    if isinstance(elem, Tensor):
-        return stack(batch, 0)
-    if isinstance(elem, np.ndarray):
-        if _NP_STR.search(elem.dtype.str):
-            raise TypeError(_error(type(elem)))
-        return stack([as_tensor(b) for b in batch], 0)
-    if isinstance(elem, np.generic):
-        return as_tensor(np.array(batch))
-    if isinstance(elem, bool):
-        return tensor(batch, dtype=dtypes.bool)
-    if isinstance(elem, float):
-        return tensor(batch, dtype=dtypes.float64)
-    if isinstance(elem, int):
-        return tensor(batch)
-    if isinstance(elem, (str, bytes)):
-        return batch
+    elem_type = type(elem)
+    if collate_fn_map is not None:
+        if elem_type in collate_fn_map:
+            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map)
+        for collate_type in collate_fn_map:
+            if isinstance(elem, collate_type):
+                return collate_fn_map[collate_type](batch, collate_fn_map=collate_fn_map)
     if isinstance(elem, collections.abc.Mapping):
         try:
-            return type(elem)({k: default_collate([d[k] for d in batch]) for k in elem})
+            if isinstance(elem, collections.abc.MutableMapping):
+                clone = copy.copy(elem)
+                clone.update({key: collate([d[key] for d in batch],
+                                           collate_fn_map=collate_fn_map) for key in elem})
+                return clone
+            return elem_type({key: collate([d[key] for d in batch],
+                                           collate_fn_map=collate_fn_map) for key in elem})
         except TypeError:
-            return {k: default_collate([d[k] for d in batch]) for k in elem}
-    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
+            return {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
+                    for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
+        return elem_type(*(collate(samples, collate_fn_map=collate_fn_map)
+                           for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         it = iter(batch)
-        size = len(next(it))
-        if not all(len(e) == size for e in it):
+        elem_size = len(next(it))
+        if not all(len(e) == elem_size for e in it):
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = list(zip(*batch))
         if isinstance(elem, tuple):
-            return [default_collate(samples) for samples in transposed]
+            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
         try:
-            return type(elem)([default_collate(samples) for samples in transposed])
+            if isinstance(elem, collections.abc.MutableSequence):
+                clone = copy.copy(elem)
+                for i, samples in enumerate(transposed):
+                    clone[i] = collate(samples, collate_fn_map=collate_fn_map)
+                return clone
+            return elem_type([collate(samples, collate_fn_map=collate_fn_map)
+                              for samples in transposed])
         except TypeError:
-            return [default_collate(samples) for samples in transposed]
-    raise TypeError(_error(type(elem)))
+            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
+    raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
-def _error(kind):
-    return ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
-            f"found {kind}")
+def collate_tensor_fn(batch, *, collate_fn_map=None):
+    from ...ops.shape import stack
+    return stack(batch, 0)
+
+
+def collate_numpy_array_fn(batch, *, collate_fn_map=None):
+    from ...ops.creation import as_tensor
+    elem = batch[0]
+    if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+    return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+
+
+def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
+    from ...ops.creation import as_tensor
+    return as_tensor(batch)
+
+
+def collate_float_fn(batch, *, collate_fn_map=None):
+    from ...ops.creation import tensor
+    from ... import dtypes
+    return tensor(batch, dtype=dtypes.float64)
+
+
+def collate_int_fn(batch, *, collate_fn_map=None):
+    from ...ops.creation import tensor
+    return tensor(batch)
+
+
+def collate_str_fn(batch, *, collate_fn_map=None):
+    return batch
+
+
+default_collate_fn_map = {Tensor: collate_tensor_fn}
+default_collate_fn_map[np.ndarray] = collate_numpy_array_fn
+default_collate_fn_map[(np.bool_, np.number, np.object_)] = collate_numpy_scalar_fn
+default_collate_fn_map[float] = collate_float_fn
+default_collate_fn_map[int] = collate_int_fn
+default_collate_fn_map[str] = collate_str_fn
+default_collate_fn_map[bytes] = collate_str_fn
+
+
+def default_collate(batch):
+    """Stack a list of samples into a batch: tensors, arrays and numbers become tensors with a
+    leading batch dimension; strings stay lists; containers are collated field by field."""
+    return collate(batch, collate_fn_map=default_collate_fn_map)

@@ -1,112 +1,313 @@
 """`DataLoader`: batches from a dataset, in this process or in worker processes.
 
-Workers get (task id, indices) on their own queue and put (task id, batch) on a shared one;
-the loader hands batches out in task order. A worker's exception comes back with its
-traceback and is raised in the main process; a worker that dies is reported, never waited
-on forever. Each worker is seeded base_seed + worker_id (ember, `random` and NumPy), as in
-PyTorch, with base_seed drawn from the loader's generator once per iterator.
+This follows PyTorch's design. The loader iterates an index sampler (a `BatchSampler` when
+auto-batching); each index (or list of indices) is a task. With `num_workers > 0` each
+worker process has its own index queue and all share one result queue; tasks are handed out
+round-robin, at most `prefetch_factor * num_workers` outstanding, and results are returned in
+task order (or as they come with `in_order=False`). A worker's exception comes back wrapped
+with its traceback and is raised in the main process with the original type; a worker that
+dies is reported as a RuntimeError (the loader polls its workers while waiting), never waited
+on forever. Each iterator draws `base_seed` from the loader's generator (or the global one),
+also with `num_workers=0`; worker `i` seeds `random` and ember with `base_seed + i` and NumPy
+with PyTorch's `_generate_state(base_seed, i)`. Persistent workers survive across epochs: a
+new epoch sends each a resume marker and discards whatever the last epoch left unread.
 """
+import dataclasses
 import itertools
-import multiprocessing
+import multiprocessing as python_multiprocessing
+import os
 import queue
 import random
 import sys
 import traceback
+import warnings
 
 from .dataset import IterableDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from ._collate import default_collate, default_convert
 
-__all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
+__all__ = ["DataLoader", "get_worker_info", "WorkerInfo", "default_collate", "default_convert"]
 
-_POLL_SECONDS = 1.0  # how often a waiting loader checks that its workers are alive
+MP_STATUS_CHECK_INTERVAL = 5.0  # how long shutdown waits for a worker before terminating it
+_WORKER_POLL_SECONDS = 0.25  # how often an idle worker checks for shutdown and its parent
+_POLL_SECONDS = 0.2  # how often a waiting loader checks that its workers are alive
 
 
+# --------------------------------------------------------------------------- worker side
+
+@dataclasses.dataclass(frozen=True)
 class WorkerInfo:
-    def __init__(self, **kwargs):
-        self.__dict__.update(kwargs)
-
-    def __repr__(self):
-        fields = ", ".join(f"{k}={v}" for k, v in self.__dict__.items() if k != "dataset")
-        return f"WorkerInfo({fields})"
+    id: int
+    num_workers: int
+    seed: int
+    dataset: object
+    rng: object = None
+    worker_method: str = "multiprocessing"
 
 
 _worker_info = None
 
 
 def get_worker_info():
-    """In a worker process: its id, the number of workers, its seed and dataset copy."""
+    """In a worker process: its id, the number of workers, its seed and dataset copy;
+    None in the main process."""
     return _worker_info
 
 
-class _ExceptionWrapper:
+class KeyErrorMessage(str):
+    """str whose repr is itself, so a KeyError's multi-line message stays readable."""
+
+    def __repr__(self):
+        return self
+
+
+class ExceptionWrapper:
     """An exception raised in a worker, carried to the main process with its traceback."""
 
-    def __init__(self, exc_info, where):
+    def __init__(self, exc_info=None, where="in background"):
+        if exc_info is None:
+            exc_info = sys.exc_info()
         self.exc_type = exc_info[0]
-        self.message = f"Caught {exc_info[0].__name__} {where}.\nOriginal " + \
-            "".join(traceback.format_exception(*exc_info))
+        self.exc_type_name = exc_info[0].__name__
+        self.exc_msg = "".join(traceback.format_exception(*exc_info))
+        self.where = where
 
     def reraise(self):
+        msg = f"Caught {self.exc_type_name} {self.where}.\nOriginal {self.exc_msg}"
+        if self.exc_type is KeyError:
+            msg = KeyErrorMessage(msg)
+        elif getattr(self.exc_type, "message", None):
+            raise self.exc_type(message=msg)
         try:
-            error = self.exc_type(self.message)
+            exception = self.exc_type(msg)
         except Exception:
-            error = RuntimeError(self.message)
-        raise error
-
-
-class _IterableExhausted:
-    pass
-
-
-def _worker_loop(dataset, index_queue, result_queue, collate_fn, auto_collation, drop_last,
-                 seed, init_fn, worker_id, num_workers, is_iterable):
-    global _worker_info
-    import numpy as np
-    from ... import random as ember_random
-    random.seed(seed)
-    ember_random.manual_seed(seed)
-    np.random.seed(seed % (2 ** 32))
-    _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
-    try:
-        if init_fn is not None:
-            init_fn(worker_id)
-        iterator = iter(dataset) if is_iterable else None
-    except Exception:
-        result_queue.put((None, _ExceptionWrapper(sys.exc_info(),
-                                                  f"in DataLoader worker process {worker_id}")))
-        return
-    while True:
-        task = index_queue.get()
-        if task is None:
-            return
-        task_id, indices = task
+            raise RuntimeError(msg) from None
         try:
-            data = _fetch(dataset, iterator, indices, collate_fn, auto_collation, drop_last)
-        except StopIteration:
-            data = _IterableExhausted()
-        except Exception:
-            data = _ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
-        result_queue.put((task_id, data))
+            raise exception
+        finally:
+            # no exception -> traceback -> this frame -> exception cycle: the iterator that
+            # raised it is then freed (and its workers shut down) as soon as it is unused
+            del exception
 
 
-def _fetch(dataset, iterator, indices, collate_fn, auto_collation, drop_last):
-    """One batch (or one sample without auto-collation); `iterator` for iterable datasets."""
-    if iterator is not None:
-        if not auto_collation:
-            return collate_fn(next(iterator))
-        batch = list(itertools.islice(iterator, indices))
-        if not batch or (drop_last and len(batch) < indices):
+@dataclasses.dataclass(frozen=True)
+class _IterableDatasetStopIteration:
+    worker_id: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _ResumeIteration:
+    seed: object = None
+
+
+def _generate_state(base_seed, worker_id):
+    """PyTorch's NumPy seed for a worker: four 32-bit words mixed from base_seed and id."""
+    INIT_A, MULT_A = 0x43b0d7e5, 0x931e8875
+    INIT_B, MULT_B = 0x8b51f9dd, 0x58f38ded
+    MIX_MULT_L, MIX_MULT_R = 0xca01f9dd, 0x4973f715
+    XSHIFT, MASK32 = 4 * 8 // 2, 0xFFFFFFFF
+    entropy = [worker_id, base_seed & MASK32, base_seed >> 32, 0]
+    pool = [0] * 4
+    hash_const_A = INIT_A
+
+    def hash(value):
+        nonlocal hash_const_A
+        value = (value ^ hash_const_A) & MASK32
+        hash_const_A = (hash_const_A * MULT_A) & MASK32
+        value = (value * hash_const_A) & MASK32
+        return (value ^ (value >> XSHIFT)) & MASK32
+
+    def mix(x, y):
+        result = ((MIX_MULT_L * x) & MASK32) - ((MIX_MULT_R * y) & MASK32) & MASK32
+        return (result ^ (result >> XSHIFT)) & MASK32
+
+    for i in range(len(pool)):
+        pool[i] = hash(entropy[i])
+    for i_src in range(len(pool)):
+        for i_dst in range(len(pool)):
+            if i_src != i_dst:
+                pool[i_dst] = mix(pool[i_dst], hash(pool[i_src]))
+    hash_const_B = INIT_B
+    state = []
+    for i_dst in range(4):
+        data_val = (pool[i_dst] ^ hash_const_B) & MASK32
+        hash_const_B = (hash_const_B * MULT_B) & MASK32
+        data_val = (data_val * hash_const_B) & MASK32
+        state.append((data_val ^ (data_val >> XSHIFT)) & MASK32)
+    return state
+
+
+class _DatasetKind:
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        cls = _MapDatasetFetcher if kind == _DatasetKind.Map else _IterableDatasetFetcher
+        return cls(dataset, auto_collation, collate_fn, drop_last)
+
+
+class _BaseDatasetFetcher:
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last):
+        self.dataset, self.auto_collation = dataset, auto_collation
+        self.collate_fn, self.drop_last = collate_fn, drop_last
+
+
+class _IterableDatasetFetcher(_BaseDatasetFetcher):
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last):
+        super().__init__(dataset, auto_collation, collate_fn, drop_last)
+        self.dataset_iter = iter(dataset)
+        self.ended = False
+
+    def fetch(self, possibly_batched_index):
+        if self.ended:
             raise StopIteration
-        return collate_fn(batch)
-    if auto_collation:
-        getitems = getattr(dataset, "__getitems__", None)
-        samples = getitems(indices) if getitems else [dataset[i] for i in indices]
-        return collate_fn(samples)
-    return collate_fn(dataset[indices])
+        if self.auto_collation:
+            data = []
+            for _ in possibly_batched_index:
+                try:
+                    data.append(next(self.dataset_iter))
+                except StopIteration:
+                    self.ended = True
+                    break
+            if not data or (self.drop_last and len(data) < len(possibly_batched_index)):
+                raise StopIteration
+        else:
+            data = next(self.dataset_iter)
+        return self.collate_fn(data)
+
+
+class _MapDatasetFetcher(_BaseDatasetFetcher):
+    def fetch(self, possibly_batched_index):
+        if self.auto_collation:
+            if hasattr(self.dataset, "__getitems__") and self.dataset.__getitems__:
+                data = self.dataset.__getitems__(possibly_batched_index)
+            else:
+                data = [self.dataset[idx] for idx in possibly_batched_index]
+        else:
+            data = self.dataset[possibly_batched_index]
+        return self.collate_fn(data)
+
+
+def _put(data_queue, idx, data, worker_id):
+    """Send (idx, data) pickled here, so that what cannot be pickled becomes an error the
+    main process raises instead of a result the queue's feeder thread silently drops."""
+    from multiprocessing.reduction import ForkingPickler
+    try:
+        payload = ForkingPickler.dumps((idx, data))
+    except Exception:
+        if isinstance(data, ExceptionWrapper):  # e.g. an exception class local to a function
+            data.exc_type = RuntimeError
+        else:
+            data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id} (the "
+                                          "batch could not be pickled)")
+        try:
+            payload = ForkingPickler.dumps((idx, data))
+        except Exception:
+            data.exc_type = RuntimeError
+            payload = ForkingPickler.dumps((idx, data))
+    data_queue.put(bytes(payload))
+
+
+def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation,
+                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers,
+                 persistent_workers):
+    global _worker_info
+    try:
+        import numpy as np
+        from ... import random as ember_random
+        seed = base_seed + worker_id
+        random.seed(seed)
+        ember_random.manual_seed(seed)
+        np.random.seed(_generate_state(base_seed, worker_id))
+        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
+                                  dataset=dataset)
+        init_exception = fetcher = None
+        try:
+            if init_fn is not None:
+                init_fn(worker_id)
+            fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
+                                                  collate_fn, drop_last)
+        except Exception:
+            init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+        iteration_end = False
+        manager_pid = os.getppid()
+        while os.getppid() == manager_pid:  # exit should the main process die
+            try:
+                r = index_queue.get(timeout=_WORKER_POLL_SECONDS)
+            except queue.Empty:
+                # The loader sets done_event before sending None; the None can be lost when
+                # the loader is freed by the garbage collector (which may close its queues
+                # first), so an idle worker also leaves once done_event is set.
+                if done_event.is_set():
+                    break
+                continue
+            if isinstance(r, _ResumeIteration):
+                _put(data_queue, r, None, worker_id)
+                iteration_end = False
+                try:
+                    fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
+                                                          collate_fn, drop_last)
+                except Exception:
+                    init_exception = ExceptionWrapper(
+                        where=f"in DataLoader worker process {worker_id}")
+                continue
+            if r is None:
+                break
+            if done_event.is_set() or iteration_end:
+                continue
+            idx, index = r
+            if init_exception is not None:
+                data, init_exception = init_exception, None
+            else:
+                try:
+                    data = fetcher.fetch(index)
+                except Exception as e:
+                    if isinstance(e, StopIteration) and dataset_kind == _DatasetKind.Iterable:
+                        data = _IterableDatasetStopIteration(worker_id)
+                        iteration_end = True
+                    else:
+                        data = ExceptionWrapper(
+                            where=f"in DataLoader worker process {worker_id}")
+            _put(data_queue, idx, data, worker_id)
+            del data, idx, index, r
+    except KeyboardInterrupt:
+        pass
+    if done_event.is_set():
+        data_queue.cancel_join_thread()
+        data_queue.close()
+
+
+# --------------------------------------------------------------------------- main side
+
+class _InfiniteConstantSampler(Sampler):
+    """The sampler of an IterableDataset: yields None forever (the dataset decides)."""
+
+    def __iter__(self):
+        while True:
+            yield None
+
+
+def _cpu_count():
+    if hasattr(os, "sched_getaffinity"):
+        try:
+            return len(os.sched_getaffinity(0))
+        except Exception:
+            pass
+    return os.cpu_count()
+
+
+def _accelerator_available():
+    try:
+        from ... import accelerator
+        return bool(accelerator.is_available())
+    except Exception:
+        return False
 
 
 class DataLoader:
+    __initialized = False
+
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
@@ -121,201 +322,464 @@ class DataLoader:
             raise ValueError("prefetch_factor option could only be specified in multiprocessing."
                              "let num_workers > 0 to enable multiprocessing, otherwise set "
                              "prefetch_factor to None.")
+        elif num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
-        self.dataset, self.num_workers, self.timeout = dataset, num_workers, timeout
-        self.prefetch_factor = 2 if num_workers > 0 and prefetch_factor is None else prefetch_factor
-        self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
-        self.worker_init_fn, self.generator = worker_init_fn, generator
+
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
-        self.persistent_workers = persistent_workers
-        self._is_iterable = isinstance(dataset, IterableDataset)
-        if self._is_iterable:
-            if shuffle not in (None, False):
+        self.in_order = in_order
+
+        if isinstance(dataset, IterableDataset):
+            self._dataset_kind = _DatasetKind.Iterable
+            if shuffle not in {False, None}:
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
                                  f"option, but got shuffle={shuffle}")
-            if sampler is not None or batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
-                                 "and batch_sampler options")
+            elif sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler "
+                                 f"option, but got sampler={sampler}")
+            elif batch_sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+        else:
+            shuffle = bool(shuffle)
+            self._dataset_kind = _DatasetKind.Map
+
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
                 raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
                                  "shuffle, sampler, and drop_last")
-            batch_size, drop_last = None, False
-        elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                             "exclusive with drop_last")
-        if sampler is None and not self._is_iterable:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle \
-                else SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None and not self._is_iterable:
+            batch_size = None
+            drop_last = False
+        elif batch_size is None:
+            if drop_last:
+                raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                                 "exclusive with drop_last")
+
+        if sampler is None:
+            if self._dataset_kind == _DatasetKind.Iterable:
+                sampler = _InfiniteConstantSampler()
+            elif shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        self.batch_size, self.drop_last = batch_size, drop_last
-        self.sampler, self.batch_sampler = sampler, batch_sampler
+
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.generator = generator
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
+        self.persistent_workers = persistent_workers
+        self.__initialized = True
+        self._IterableDataset_len_called = None
         self._iterator = None
+        self.check_worker_number_rationality()
+
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        self.check_worker_number_rationality()
+        return _MultiProcessingDataLoaderIter(self)
+
+    @property
+    def multiprocessing_context(self):
+        return self.__multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, multiprocessing_context):
+        if multiprocessing_context is not None:
+            if self.num_workers > 0:
+                if isinstance(multiprocessing_context, str):
+                    valid = python_multiprocessing.get_all_start_methods()
+                    if multiprocessing_context not in valid:
+                        raise ValueError(
+                            "multiprocessing_context option should specify a valid start method "
+                            f"in {valid!r}, but got "
+                            f"multiprocessing_context={multiprocessing_context!r}")
+                    multiprocessing_context = python_multiprocessing.get_context(
+                        multiprocessing_context)
+                if not isinstance(multiprocessing_context,
+                                  python_multiprocessing.context.BaseContext):
+                    raise TypeError(
+                        "multiprocessing_context option should be a valid context object or a "
+                        "string specifying the start method, but got "
+                        f"multiprocessing_context={multiprocessing_context}")
+            else:
+                raise ValueError(
+                    "multiprocessing_context can only be used with multi-process loading "
+                    f"(num_workers > 0), but got num_workers={self.num_workers}")
+        self.__multiprocessing_context = multiprocessing_context
+
+    def __setattr__(self, attr, val):
+        if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last",
+                                           "dataset", "persistent_workers"):
+            raise ValueError(f"{attr} attribute should not be set after "
+                             f"{self.__class__.__name__} is initialized")
+        super().__setattr__(attr, val)
+
+    def __iter__(self):
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset(self)
+            return self._iterator
+        return self._get_iterator()
 
     @property
     def _auto_collation(self):
-        return self.batch_sampler is not None or (self._is_iterable and
-                                                  self.batch_size is not None)
+        return self.batch_sampler is not None
 
-    def _tasks(self):
-        """What each fetch gets: a list of indices, an index, or (iterable) a batch size."""
-        if self._is_iterable:
-            return itertools.repeat(self.batch_size if self._auto_collation else None)
-        return iter(self.batch_sampler if self._auto_collation else self.sampler)
-
-    def __iter__(self):
-        if self.num_workers == 0:
-            return self._single_process()
-        if self.persistent_workers:
-            if self._iterator is None:
-                self._iterator = _MultiProcessIter(self)
-            else:
-                self._iterator._reset()
-            return self._iterator
-        return _MultiProcessIter(self)
-
-    def _single_process(self):
-        iterator = iter(self.dataset) if self._is_iterable else None
-        for task in self._tasks():
-            try:
-                yield _fetch(self.dataset, iterator, task, self.collate_fn, self._auto_collation,
-                             self.drop_last)
-            except StopIteration:
-                return
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self._auto_collation else self.sampler
 
     def __len__(self):
-        if self._is_iterable:
-            n = len(self.dataset)
+        if self._dataset_kind == _DatasetKind.Iterable:
+            length = self._IterableDataset_len_called = len(self.dataset)
             if self.batch_size is not None:
-                return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-            return n
-        return len(self.batch_sampler if self._auto_collation else self.sampler)
+                if self.drop_last:
+                    length = length // self.batch_size
+                else:
+                    length = -(-length // self.batch_size)
+            return length
+        return len(self._index_sampler)
+
+    def check_worker_number_rationality(self):
+        if not self.num_workers:
+            return
+        suggest = _cpu_count()
+        if suggest is None or self.num_workers > suggest:
+            cpuset_checked = hasattr(os, "sched_getaffinity")
+            if suggest is not None:
+                note = "" if cpuset_checked else " (`cpuset` is not taken into account)"
+                max_msg = ("Our suggested max number of worker in current system is "
+                           f"{suggest}{note}, which is smaller than what this DataLoader is "
+                           "going to create.")
+            else:
+                max_msg = ("DataLoader is not able to compute a suggested max number of worker "
+                           "in current system.")
+            warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
+                          f"total. {max_msg} Please be aware that excessive worker creation might "
+                          "get DataLoader running slow or even freeze, lower the worker number to "
+                          "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
 
-class _MultiProcessIter:
+class _BaseDataLoaderIter:
     def __init__(self, loader):
-        self.loader = loader
-        ctx = loader.multiprocessing_context
-        if ctx is None:
-            ctx = multiprocessing.get_context()
-        elif isinstance(ctx, str):
-            ctx = multiprocessing.get_context(ctx)
-        self._result_queue = ctx.Queue()
-        self._index_queues, self._workers = [], []
         from ...ops.creation import empty
         from ... import dtypes
-        base_seed = int(empty((), dtype=dtypes.int64).random_(generator=loader.generator).item())
-        for wid in range(loader.num_workers):
-            iq = ctx.Queue()
-            w = ctx.Process(target=_worker_loop, daemon=True,
-                            args=(loader.dataset, iq, self._result_queue, loader.collate_fn,
-                                  loader._auto_collation, loader.drop_last, base_seed + wid,
-                                  loader.worker_init_fn, wid, loader.num_workers,
-                                  loader._is_iterable))
-            w.start()
-            self._index_queues.append(iq)
-            self._workers.append(w)
-        self._shutdown = False
-        self._reset(first=True)
-
-    def _reset(self, first=False):
-        self._tasks = self.loader._tasks()
-        self._sent = self._next_task = 0
-        self._buffer = {}
-        self._task_worker = {}
-        self._active = set(range(len(self._workers)))  # iterable datasets: not yet exhausted
-        self._worker_cycle = itertools.cycle(range(len(self._workers)))
-        if not first and self.loader._is_iterable:
-            raise RuntimeError("persistent workers over an IterableDataset cannot restart its "
-                               "iteration")
-        for _ in range(self.loader.prefetch_factor * len(self._workers)):
-            self._send()
-
-    def _send(self):
-        if not self._active:
-            return
-        try:
-            task = next(self._tasks)
-        except StopIteration:
-            return
-        for _ in range(len(self._workers)):
-            wid = next(self._worker_cycle)
-            if wid in self._active:
-                break
-        self._index_queues[wid].put((self._sent, task))
-        self._task_worker[self._sent] = wid
-        self._sent += 1
+        self._dataset = loader.dataset
+        self._dataset_kind = loader._dataset_kind
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
+        self._auto_collation = loader._auto_collation
+        self._drop_last = loader.drop_last
+        self._index_sampler = loader._index_sampler
+        self._num_workers = loader.num_workers
+        accelerator = _accelerator_available()
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used "
+                          f"as the device,ignore pin_memory_device='{loader.pin_memory_device}'.",
+                          stacklevel=2)
+        if loader.pin_memory and not accelerator:
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
+                          "device pinned memory won't be used.", stacklevel=2)
+        # Host memory is never pinned here: the batches are returned as they are.
+        self._pin_memory = loader.pin_memory and accelerator
+        self._timeout = loader.timeout
+        self._collate_fn = loader.collate_fn
+        self._sampler_iter = iter(self._index_sampler)
+        self._base_seed = int(empty((), dtype=dtypes.int64)
+                              .random_(generator=loader.generator).item())
+        self._persistent_workers = loader.persistent_workers
+        self._num_yielded = 0
 
     def __iter__(self):
         return self
 
+    def _reset(self, loader, first_iter=False):
+        self._sampler_iter = iter(self._index_sampler)
+        self._num_yielded = 0
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
+
+    def _next_index(self):
+        return next(self._sampler_iter)
+
+    def _next_data(self):
+        raise NotImplementedError
+
     def __next__(self):
-        while True:
-            if self._next_task >= self._sent:
-                if not self.loader.persistent_workers:
-                    self._shutdown_workers()
-                raise StopIteration
-            if self._next_task in self._buffer:
-                data = self._buffer.pop(self._next_task)
-                wid = self._task_worker.pop(self._next_task)
-                self._next_task += 1
-                if isinstance(data, _IterableExhausted):
-                    self._active.discard(wid)
-                    continue
-                self._send()
-                if isinstance(data, _ExceptionWrapper):
-                    self._shutdown_workers()
-                    data.reraise()
-                return data
-            task_id, data = self._get()
-            if task_id is None:  # a worker failed before taking any task
-                self._shutdown_workers()
-                data.reraise()
-            self._buffer[task_id] = data
-
-    def _get(self):
-        waited = 0.0
-        while True:
-            try:
-                return self._result_queue.get(timeout=_POLL_SECONDS)
-            except queue.Empty:
-                waited += _POLL_SECONDS
-                dead = [w for w in self._workers if not w.is_alive()]
-                if dead:
-                    pids = ", ".join(str(w.pid) for w in dead)
-                    self._shutdown_workers()
-                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
-                if self.loader.timeout and waited >= self.loader.timeout:
-                    self._shutdown_workers()
-                    raise RuntimeError(f"DataLoader timed out after {self.loader.timeout} "
-                                       "seconds")
-
-    def _shutdown_workers(self):
-        if self._shutdown:
-            return
-        self._shutdown = True
-        for iq in self._index_queues:
-            try:
-                iq.put(None)
-            except Exception:
-                pass
-        for w in self._workers:
-            w.join(timeout=5)
-            if w.is_alive():
-                w.terminate()
+        if self._sampler_iter is None:
+            self._reset()
+        data = self._next_data()
+        self._num_yielded += 1
+        if (self._dataset_kind == _DatasetKind.Iterable
+                and self._IterableDataset_len_called is not None
+                and self._num_yielded > self._IterableDataset_len_called):
+            msg = (f"Length of IterableDataset {self._dataset} was reported to be "
+                   f"{self._IterableDataset_len_called}(when accessing len(dataloader)), but "
+                   f"{self._num_yielded} samples have been fetched. ")
+            if self._num_workers > 0:
+                msg += ("For multiprocessing data-loading, this could be caused by not properly "
+                        "configuring the IterableDataset replica at each worker. Please see "
+                        "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset"
+                        " for examples.")
+            warnings.warn(msg, stacklevel=2)
+        return data
 
     def __len__(self):
-        return len(self.loader)
+        return len(self._index_sampler)
 
-    def __del__(self):
+    def __getstate__(self):
+        raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        if self._timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        self._dataset_fetcher = _DatasetKind.create_fetcher(
+            self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
+            self._drop_last)
+
+    def _next_data(self):
+        index = self._next_index()  # may raise StopIteration
+        return self._dataset_fetcher.fetch(index)  # may raise StopIteration
+
+
+_python_exiting = False
+
+
+def _set_python_exiting():
+    global _python_exiting
+    _python_exiting = True
+
+
+import atexit  # noqa: E402
+atexit.register(_set_python_exiting)
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        self._prefetch_factor = loader.prefetch_factor
+        self._in_order = loader.in_order
+        if self._num_workers <= 0:
+            raise AssertionError("num_workers must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter")
+        if self._prefetch_factor <= 0:
+            raise AssertionError("prefetch_factor must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter")
+        ctx = loader.multiprocessing_context
+        if ctx is None:
+            ctx = python_multiprocessing.get_context()
+        self._worker_init_fn = loader.worker_init_fn
+        self._owner_pid = os.getpid()
+        self._shutdown = False
+        self._worker_result_queue = ctx.Queue()
+        self._workers_done_event = ctx.Event()
+        self._index_queues, self._workers = [], []
+        self._data_queue = self._worker_result_queue
         try:
+            for i in range(self._num_workers):
+                index_queue = ctx.Queue()
+                index_queue.cancel_join_thread()
+                w = ctx.Process(
+                    target=_worker_loop,
+                    args=(self._dataset_kind, self._dataset, index_queue,
+                          self._worker_result_queue, self._workers_done_event,
+                          self._auto_collation, self._collate_fn, self._drop_last,
+                          self._base_seed, self._worker_init_fn, i, self._num_workers,
+                          self._persistent_workers))
+                w.daemon = True
+                w.start()
+                self._index_queues.append(index_queue)
+                self._workers.append(w)
+            self._reset(loader, first_iter=True)
+        except BaseException:
+            self._workers_status = [True] * len(self._workers)
             self._shutdown_workers()
+            raise
+
+    def _reset(self, loader, first_iter=False):
+        super()._reset(loader, first_iter)
+        self._send_idx = 0  # the id of the next task to send
+        self._rcvd_idx = 0  # the id of the next task to return
+        self._task_info = {}  # task id -> (worker id,) or (worker id, data)
+        self._tasks_outstanding = 0
+        self._workers_status = [True] * self._num_workers
+        self._workers_num_tasks = [0] * self._num_workers
+        self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
+        if not first_iter:
+            # Persistent workers: everything a worker sent before its resume marker belongs to
+            # the previous epoch and is dropped.
+            for idx in range(self._num_workers):
+                self._index_queues[idx].put(_ResumeIteration())
+            remaining = self._num_workers
+            while remaining > 0:
+                return_idx, _ = self._get_data()
+                if isinstance(return_idx, _ResumeIteration):
+                    remaining -= 1
+        for _ in range(self._prefetch_factor * self._num_workers):
+            self._try_put_index()
+
+    def _failed_workers(self):
+        failed = []
+        for worker_id, w in enumerate(self._workers):
+            if self._workers_status[worker_id] and not w.is_alive():
+                failed.append(w)
+                self._mark_worker_as_unavailable(worker_id)
+        return failed
+
+    def _try_get_data(self, timeout):
+        import pickle
+        try:
+            return True, pickle.loads(self._data_queue.get(timeout=timeout))
+        except queue.Empty:
+            failed = self._failed_workers()
+            if failed:
+                pids = ", ".join(str(w.pid) for w in failed)
+                self._shutdown_workers()
+                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") \
+                    from None
+            return False, None
+
+    def _get_data(self):
+        if self._timeout > 0:
+            import time
+            deadline = time.monotonic() + self._timeout
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._shutdown_workers()
+                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+                success, data = self._try_get_data(min(left, _POLL_SECONDS))
+                if success:
+                    return data
+        while True:
+            success, data = self._try_get_data(_POLL_SECONDS)
+            if success:
+                return data
+
+    def _next_data(self):
+        while True:
+            # skip tasks whose worker has ended (iterable datasets) and that have no data
+            while self._rcvd_idx < self._send_idx:
+                info = self._task_info.get(self._rcvd_idx, None)
+                if info:
+                    worker_id = info[0]
+                    if len(info) == 2 or self._workers_status[worker_id]:
+                        break
+                    del self._task_info[self._rcvd_idx]
+                self._rcvd_idx += 1
+            else:
+                if not self._persistent_workers:
+                    self._shutdown_workers()
+                raise StopIteration
+            if len(self._task_info[self._rcvd_idx]) == 2:
+                worker_id, data = self._task_info.pop(self._rcvd_idx)
+                self._rcvd_idx += 1
+                return self._process_data(data, worker_id)
+            if self._shutdown:
+                raise RuntimeError("DataLoader iterator has been shut down")
+            idx, data = self._get_data()
+            self._tasks_outstanding -= 1
+            if self._dataset_kind == _DatasetKind.Iterable and \
+                    isinstance(data, _IterableDatasetStopIteration):
+                if self._persistent_workers:
+                    self._workers_status[data.worker_id] = False
+                else:
+                    self._mark_worker_as_unavailable(data.worker_id)
+                self._try_put_index()
+                continue
+            if idx != self._rcvd_idx:
+                if not self._in_order:
+                    worker_id = self._task_info.pop(idx)[0]
+                    return self._process_data(data, worker_id)
+                self._task_info[idx] += (data,)
+            else:
+                worker_id = self._task_info.pop(idx)[0]
+                self._rcvd_idx += 1
+                return self._process_data(data, worker_id)
+
+    def _try_put_index(self):
+        max_tasks = self._prefetch_factor * self._num_workers
+        try:
+            index = self._next_index()
+        except StopIteration:
+            return
+        for _ in range(self._num_workers):
+            worker_queue_idx = next(self._worker_queue_idx_cycle)
+            if self._workers_status[worker_queue_idx]:
+                if self._in_order:
+                    break
+                if self._workers_num_tasks[worker_queue_idx] < \
+                        max_tasks // sum(self._workers_status):
+                    break
+        else:
+            return  # no worker is active
+        self._index_queues[worker_queue_idx].put((self._send_idx, index))
+        self._task_info[self._send_idx] = (worker_queue_idx,)
+        self._workers_num_tasks[worker_queue_idx] += 1
+        self._tasks_outstanding += 1
+        self._send_idx += 1
+
+    def _process_data(self, data, worker_idx):
+        self._workers_num_tasks[worker_idx] -= 1
+        self._try_put_index()
+        if isinstance(data, ExceptionWrapper):
+            data.reraise()
+        return data
+
+    def _mark_worker_as_unavailable(self, worker_id, shutdown=False):
+        try:
+            self._index_queues[worker_id].put(None)
         except Exception:
             pass
+        self._workers_status[worker_id] = False
+
+    def _shutdown_workers(self):
+        if _python_exiting or getattr(self, "_shutdown", True):
+            return
+        if os.getpid() != self._owner_pid:
+            # a forked process (another loader's worker) collecting its copy of this
+            # iterator: the workers and the done event belong to the process that made them
+            return
+        self._shutdown = True
+        try:
+            self._workers_done_event.set()
+            for worker_id in range(len(self._workers)):
+                if self._persistent_workers or self._workers_status[worker_id]:
+                    self._mark_worker_as_unavailable(worker_id, shutdown=True)
+            for w in self._workers:
+                w.join(timeout=MP_STATUS_CHECK_INTERVAL)
+            for q in self._index_queues:
+                q.cancel_join_thread()
+                q.close()
+            self._worker_result_queue.cancel_join_thread()
+            self._worker_result_queue.close()
+        finally:
+            for w in self._workers:
+                if w.is_alive():
+                    w.terminate()
+                    w.join(timeout=MP_STATUS_CHECK_INTERVAL)
+
+    def __del__(self):
+        self._shutdown_workers()

@@ -10,8 +10,11 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None or rank is None:
-            from ... import distributed as dist
-            if not dist.is_available() or not dist.is_initialized():
+            try:
+                from ... import distributed as dist
+            except ImportError:
+                dist = None
+            if dist is None or not dist.is_available():
                 raise RuntimeError("Requires distributed package to be available")
             num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
             rank = dist.get_rank() if rank is None else rank
@@ -43,7 +46,14 @@ class DistributedSampler(Sampler):
                 indices += (indices * math.ceil(padding / len(indices)))[:padding]
         else:
             indices = indices[:self.total_size]
-        return iter(indices[self.rank:self.total_size:self.num_replicas])
+        if len(indices) != self.total_size:
+            raise AssertionError(f"Number of indices ({len(indices)}) does not match total_size "
+                                 f"({self.total_size})")
+        indices = indices[self.rank:self.total_size:self.num_replicas]
+        if len(indices) != self.num_samples:
+            raise AssertionError(f"Number of subsampled indices ({len(indices)}) does not match "
+                                 f"num_samples ({self.num_samples})")
+        return iter(indices)
 
     def __len__(self):
         return self.num_samples

@@ -1,5 +1,6 @@
 """Samplers: which indices a DataLoader reads, in which order, in which batches."""
-from ..._tensor import Tensor
+import itertools
+from typing import Generic, TypeVar
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -14,8 +15,11 @@ def _default_generator():
     return Generator().manual_seed(seed)
 
 
-class Sampler:
-    def __init__(self, data_source=None):
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Sampler(Generic[_T_co]):
+    def __init__(self, data_source=None):  # accepted (and unused) as PyTorch 2.0/2.1 did
         pass
 
     def __iter__(self):
@@ -50,12 +54,14 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         from ...ops.random_ops import randint, randperm
+        from ... import dtypes
         n = len(self.data_source)
         gen = self.generator if self.generator is not None else _default_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from randint(high=n, size=(32,), generator=gen).tolist()
-            yield from randint(high=n, size=(self.num_samples % 32,), generator=gen).tolist()
+                yield from randint(high=n, size=(32,), dtype=dtypes.int64, generator=gen).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), dtype=dtypes.int64,
+                               generator=gen).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from randperm(n, generator=gen).tolist()
@@ -83,6 +89,9 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got "
                              f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
         from ...ops.creation import as_tensor
         from ... import dtypes
         weights = as_tensor(weights, dtype=dtypes.float64)
@@ -111,14 +120,15 @@ class BatchSampler(Sampler):
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
-        batch = []
-        for idx in self.sampler:
-            batch.append(idx)
-            if len(batch) == self.batch_size:
+        sampler_iter = iter(self.sampler)
+        if self.drop_last:
+            for batch in zip(*([sampler_iter] * self.batch_size)):
+                yield [*batch]
+        else:
+            batch = [*itertools.islice(sampler_iter, self.batch_size)]
+            while batch:
                 yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
+                batch = [*itertools.islice(sampler_iter, self.batch_size)]
 
     def __len__(self):
         n = len(self.sampler)
