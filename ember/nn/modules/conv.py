@@ -84,9 +84,15 @@ class _ConvNd(Module):
         """Non-zero padding modes pad explicitly, then convolve without padding."""
         if self.padding_mode == "zeros":
             return input, self.padding
-        pad = []
-        for p in reversed(self.padding):
-            pad += [p, p]
+        pad = []  # F.pad's order: last dimension first, (left, right) each
+        for d in reversed(range(self._nd)):
+            if self.padding == "same":  # PyTorch puts the odd element on the right
+                total = self.dilation[d] * (self.kernel_size[d] - 1)
+                pad += [total // 2, total - total // 2]
+            elif self.padding == "valid":
+                pad += [0, 0]
+            else:
+                pad += [self.padding[d], self.padding[d]]
         return F.pad(input, pad, mode=self.padding_mode), 0
 
     def __setstate__(self, state):
