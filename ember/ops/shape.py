@@ -410,7 +410,8 @@ def select(input, dim, index):
     d = _wrap_dim(dim, len(shape))
     i = builtins.int(index)
     if not -shape[d] <= i < shape[d]:
-        raise IndexError(f"index {i} is out of bounds for dimension {d} with size {shape[d]}")
+        raise IndexError(f"select(): index {i} out of range for tensor of size {list(shape)} at "
+                         f"dimension {d}")
     i %= shape[d]
     # the trailing Ellipsis keeps a 0-d result a view (a bare int index gives a NumPy scalar)
     arr = input._array[(slice(None),) * d + (i, Ellipsis)]
