@@ -26,20 +26,20 @@ def _outputs(func, inputs):
 def _numerical(func, inputs, i, eps):
     """Jacobian columns of every output with respect to input i, by central differences."""
     t = inputs[i]
-    flat = t._array.reshape(-1)  # a view: the tensors share memory with `inputs[i]`
+    arr = t._array  # perturbed in place by index: reshape(-1) would copy a strided array
     prev = _grad.enabled
     _grad.enabled = False
     try:
         base = _outputs(func, inputs)
-        jac = [np.zeros((t._array.size, o._array.size), dtype=np.complex128 if o.dtype.is_complex
+        jac = [np.zeros((arr.size, o._array.size), dtype=np.complex128 if o.dtype.is_complex
                         else np.float64) for o in base]
-        for k in range(flat.size):
-            orig = flat[k].copy()
-            flat[k] = orig + eps
+        for k, idx in enumerate(np.ndindex(arr.shape)):
+            orig = arr[idx].copy()
+            arr[idx] = orig + eps
             plus = [o._array.copy() for o in _outputs(func, inputs)]
-            flat[k] = orig - eps
+            arr[idx] = orig - eps
             minus = [o._array.copy() for o in _outputs(func, inputs)]
-            flat[k] = orig
+            arr[idx] = orig
             for j, (p, m) in enumerate(zip(plus, minus)):
                 jac[j][k] = ((p - m) / (2 * eps)).reshape(-1)
     finally:
