@@ -122,3 +122,11 @@ def test_safetensors_roundtrip_and_torch_parity(tmp_path):
     back = safetensors.load_file(path)
     for k, v in tensors.items():
         assert back[k].dtype is v.dtype and back[k].float().tolist() == v.float().tolist()
+
+
+def test_saved_file_gets_the_usual_permissions(tmp_path):
+    path = tmp_path / "perm.pt"
+    ember.save({"a": ember.ones(1)}, path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (os.stat(path).st_mode & 0o777) == (0o666 & ~umask)

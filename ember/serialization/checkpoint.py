@@ -236,6 +236,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     name = os.path.splitext(os.path.basename(path))[0] or "archive"
     fd, tmp = tempfile.mkstemp(prefix=".ember-save-", dir=os.path.dirname(os.path.abspath(path)))
     try:
+        umask = os.umask(0)  # mkstemp makes the file 0600; give it what open() would
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as out:
             _write_zip(out, name, data_pkl, storages)
             out.flush()
