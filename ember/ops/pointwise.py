@@ -876,19 +876,56 @@ def broadcast_shapes_or_none(*shapes):
 
 
 # ---- in-place forms ------------------------------------------------------------------------
+def _direct_inplace(self, other, ufunc, alpha=1):
+    """An untracked add_/sub_/mul_/div_ whose result keeps self's dtype: the ufunc writes
+    straight into self's memory (optimisers do this on every step). Returns False when the
+    general path must run (autograd, a cast, a read-only or non-broadcastable target: it
+    gives PyTorch's errors)."""
+    if _grad_state.enabled and (self._requires_grad or (isinstance(other, Tensor) and
+                                                        other._requires_grad) or
+                                (self._base is not None and self._base._requires_grad)):
+        return False
+    arr = self._array
+    if not arr.flags.writeable or not isinstance(other, (Tensor, builtins.int, builtins.float)):
+        return False
+    try:
+        x, y, d, dev = operands(self, other, ufunc.__name__)
+    except (TypeError, RuntimeError):
+        return False
+    if x is not arr or d.np != arr.dtype or dev is not self._device:
+        return False
+    if alpha != 1:
+        y = y * alpha
+    try:
+        ufunc(arr, y, out=arr)
+    except (ValueError, TypeError):  # e.g. other broadcasts to a larger shape
+        return False
+    self._vc.value += 1
+    return True
+
+
 def add_(self, other, *, alpha=1):
+    if _direct_inplace(self, other, np.add, alpha):
+        return self
     return inplace(self, lambda s: add(s, other, alpha=alpha), (other,))
 
 
 def sub_(self, other, *, alpha=1):
+    if not isinstance(other, builtins.bool) and _direct_inplace(self, other, np.subtract, alpha):
+        return self
     return inplace(self, lambda s: sub(s, other, alpha=alpha), (other,))
 
 
 def mul_(self, other):
+    if _direct_inplace(self, other, np.multiply):
+        return self
     return inplace(self, lambda s: mul(s, other), (other,))
 
 
 def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None and self._array.dtype.kind in "fc" and \
+            _direct_inplace(self, other, np.true_divide):
+        return self
     return inplace(self, lambda s: div(s, other, rounding_mode=rounding_mode), (other,))
 
 
