@@ -33,11 +33,6 @@ def step_count(state):
     return state["step"].item()
 
 
-def direction(p, group):
-    """The gradient an update uses: negated with maximize."""
-    return -p.grad if group.get("maximize") else p.grad
-
-
 class Adam(Optimizer):
     decoupled = False
 
@@ -57,11 +52,7 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = direction(p, group)
-                state = self.state[p]
+            for p, g, state in self._stepping(group):
                 if "exp_avg" not in state:
                     state["exp_avg"] = zeros_like(p)
                     state["exp_avg_sq"] = zeros_like(p)
@@ -113,11 +104,7 @@ class Adamax(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = direction(p, group)
-                state = self.state[p]
+            for p, g, state in self._stepping(group):
                 if "exp_avg" not in state:
                     state["exp_avg"] = zeros_like(p)
                     state["exp_inf"] = zeros_like(p)

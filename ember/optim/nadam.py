@@ -3,7 +3,7 @@ import math
 
 from .. import dtypes as _dt
 from ..ops.creation import tensor, zeros_like
-from .adam import _check, direction, step_count
+from .adam import _check, step_count
 from .optimizer import Optimizer, step_with_hooks
 
 __all__ = ["NAdam", "RAdam"]
@@ -47,15 +47,12 @@ class NAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, psi = group["lr"], group["eps"], group["momentum_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
+            for p, g, state in self._stepping(group):
                 m, v = _moments(state, p)
                 if "mu_product" not in state:
                     state["mu_product"] = tensor(1.0, dtype=_dt.float32)
                 t = step_count(state)
-                g = _decay(p, direction(p, group), group)
+                g = _decay(p, g, group)
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * psi))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
                 state["mu_product"].mul_(mu)
@@ -85,13 +82,10 @@ class RAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps = group["lr"], group["eps"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
+            for p, g, state in self._stepping(group):
                 m, v = _moments(state, p)
                 t = step_count(state)
-                g = _decay(p, direction(p, group), group)
+                g = _decay(p, g, group)
                 m.lerp_(g, 1 - beta1)
                 v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
                 bias1, bias2 = 1 - beta1 ** t, 1 - beta2 ** t

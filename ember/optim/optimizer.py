@@ -92,6 +92,16 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    def _stepping(self, group, with_state=True):
+        """(parameter, gradient to step along, its state) for each parameter of `group` that
+        has a gradient; `maximize` negates the gradient here, once for every optimiser.
+        Without `with_state` the state is None and none is created (SGD without momentum
+        keeps an empty state, as PyTorch's does)."""
+        for p in group["params"]:
+            if p.grad is not None:
+                yield (p, -p.grad if group.get("maximize") else p.grad,
+                       self.state[p] if with_state else None)
+
     # ---- state dict ------------------------------------------------------------------------
     def state_dict(self):
         """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}."""

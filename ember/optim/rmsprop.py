@@ -1,6 +1,6 @@
 """RMSprop, Adagrad and Adadelta, with PyTorch's update formulas."""
 from ..ops.creation import full_like, zeros_like
-from .adam import direction, step_count
+from .adam import step_count
 from .optimizer import Optimizer, step_with_hooks
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta"]
@@ -28,11 +28,7 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             wd, momentum = group["weight_decay"], group["momentum"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = direction(p, group)
-                state = self.state[p]
+            for p, g, state in self._stepping(group):
                 if "square_avg" not in state:
                     state["square_avg"] = zeros_like(p)
                     if momentum > 0:
@@ -84,11 +80,7 @@ class Adagrad(Optimizer):
     @step_with_hooks
     def step(self):
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = direction(p, group)
-                state = self.state[p]
+            for p, g, state in self._stepping(group):
                 t = step_count(state)
                 if group["weight_decay"] != 0:
                     g = g.add(p, alpha=group["weight_decay"])
@@ -118,11 +110,7 @@ class Adadelta(Optimizer):
     def step(self):
         for group in self.param_groups:
             rho, eps, lr = group["rho"], group["eps"], group["lr"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = direction(p, group)
-                state = self.state[p]
+            for p, g, state in self._stepping(group):
                 if "square_avg" not in state:
                     state["square_avg"] = zeros_like(p)
                     state["acc_delta"] = zeros_like(p)

@@ -28,15 +28,11 @@ class SGD(Optimizer):
     def step(self):
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = p.grad if not maximize else -p.grad
+            wd, nesterov = group["weight_decay"], group["nesterov"]
+            for p, g, state in self._stepping(group, with_state=momentum != 0):
                 if wd != 0:
                     g = g.add(p, alpha=wd)
                 if momentum != 0:
-                    state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:
                         buf = state["momentum_buffer"] = g.clone().detach()
