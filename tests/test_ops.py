@@ -5,6 +5,7 @@ every public op has an entry.
 Test ids read `<name>[.<variant>]-<sample index>`: `pytest tests/test_ops.py -k "add-0"`.
 """
 import contextlib
+import importlib.util
 import re
 import warnings
 import zlib
@@ -77,6 +78,10 @@ def _grad_requested(sample):
     return False
 
 
+def _missing(modules):
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
 def _params(kind, keep):
     params = []
     for case in CASES:
@@ -84,6 +89,9 @@ def _params(kind, keep):
             continue
         reason = case.op.xfail.get((kind, case.index), case.op.xfail.get(kind))
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        missing = _missing(case.op.needs)
+        if missing:
+            marks.append(pytest.mark.skip(reason=f"optional {', '.join(missing)} not installed"))
         params.append(pytest.param(case, id=case.id, marks=marks))
     return params
 

@@ -60,6 +60,8 @@ class OpInfo:
     # "gradgradcheck", "parity", "parity_float32", "raises"; the runner marks them
     # xfail(strict=True)
     xfail: dict = field(default_factory=dict)
+    # optional modules the op imports (an extra such as SciPy): its tests skip without them
+    needs: tuple = ()
 
 
 OPS = []
