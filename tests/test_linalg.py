@@ -191,3 +191,37 @@ def test_no_torch_import_in_ember():
     for f in ("ops/linalg.py", "ops/decompositions.py", "linalg.py"):
         src = (root / f).read_text()
         assert "import torch" not in src and "from torch" not in src
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("op", ["mm", "addmm"])
+def test_product_gradients_of_transposed_and_complex_operands(layout, op):
+    # a transposed operand takes the layout-preserving backward; complex checks the conj()s
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+    b = rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))
+    c = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
+    g = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
+
+    def grads(lib):
+        leaves = [lib.tensor(x.T.copy() if layout == "transposed" else x, requires_grad=True)
+                  for x in (a, b)]
+        ma, mb = (t.t() for t in leaves) if layout == "transposed" else leaves
+        out = lib.mm(ma, mb) if op == "mm" else lib.addmm(lib.tensor(c), ma, mb, alpha=2)
+        out.backward(lib.tensor(g))
+        return [t.grad for t in leaves]
+
+    ga, gb = grads(ember)
+    want_b = 2 * a.conj().T @ g if op == "addmm" else a.conj().T @ g
+    want_a = 2 * g @ b.conj().T if op == "addmm" else g @ b.conj().T
+    if layout == "transposed":
+        want_a, want_b = want_a.T, want_b.T
+    np.testing.assert_allclose(ga.numpy(), want_a, rtol=1e-12)
+    np.testing.assert_allclose(gb.numpy(), want_b, rtol=1e-12)
+    assert ga.is_contiguous() and gb.is_contiguous()
+
+
+def test_linear_weight_grad_is_contiguous():
+    layer = ember.nn.Linear(5, 3)
+    layer(ember.randn(4, 5)).sum().backward()
+    assert layer.weight.grad.stride() == (5, 1) and layer.weight.grad.is_contiguous()

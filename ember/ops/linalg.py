@@ -51,11 +51,34 @@ def _product(a, b, node_cls):
     return out
 
 
+def _transposed(t):
+    flags = t._array.flags
+    return flags.f_contiguous and not flags.c_contiguous
+
+
+# The gradients of mat1 @ mat2 come laid out as their matrix is, as PyTorch's
+# mm_mat1/mat2_backward do: for a transposed matrix (Linear's weight.t()) the gradient is
+# computed transposed, so the .t() backward hands contiguous memory to the weight instead of
+# a transposed view that would cost a slow strided copy.
+def _mat1_grad(grad, mat1, mat2):
+    """grad @ mat2^H."""
+    if _transposed(mat1):
+        return mat2.conj().mm(grad.t()).t()
+    return grad.mm(mat2.t().conj())
+
+
+def _mat2_grad(grad, mat1, mat2):
+    """mat1^H @ grad."""
+    if _transposed(mat2):
+        return grad.t().mm(mat1.conj()).t()
+    return mat1.t().conj().mm(grad)
+
+
 class MmBackward0(Node):
     def backward(self, grad):
         a, b = self.saved_tensors
-        ga = grad.mm(b.t().conj()) if self._next[0][0] is not None else None
-        gb = a.t().conj().mm(grad) if self._next[1][0] is not None else None
+        ga = _mat1_grad(grad, a, b) if self._next[0][0] is not None else None
+        gb = _mat2_grad(grad, a, b) if self._next[1][0] is not None else None
         return ga, gb
 
 
@@ -240,9 +263,9 @@ def _out(res, out, fname):
 class AddmmBackward0(Node):
     def backward(self, grad):
         bias, a, b = self.saved_tensors
-        g_bias = grad * self.beta if self._next[0][0] is not None else None
-        g_a = grad.mm(b.t().conj()) * self.alpha if self._next[1][0] is not None else None
-        g_b = a.t().conj().mm(grad) * self.alpha if self._next[2][0] is not None else None
+        g_bias = _scaled(grad, self.beta) if self._next[0][0] is not None else None
+        g_a = _scaled(_mat1_grad(grad, a, b), self.alpha) if self._next[1][0] is not None else None
+        g_b = _scaled(_mat2_grad(grad, a, b), self.alpha) if self._next[2][0] is not None else None
         return g_bias, g_a, g_b
 
 
@@ -308,7 +331,7 @@ def _needs(node, i):
 class AddmvBackward0(Node):
     def backward(self, grad):
         bias, mat, vec = self.saved_tensors
-        g_bias = grad * self.beta if _needs(self, 0) else None
+        g_bias = _scaled(grad, self.beta) if _needs(self, 0) else None
         g_mat = _scaled(grad.unsqueeze(1) * vec.conj(), self.alpha) if _needs(self, 1) else None
         g_vec = _scaled(mat.t().conj().mv(grad), self.alpha) if _needs(self, 2) else None
         return g_bias, g_mat, g_vec
@@ -343,7 +366,7 @@ def _finish(res, node_cls, inputs, alpha, beta, out, fname):
 class AddrBackward0(Node):
     def backward(self, grad):
         bias, v1, v2 = self.saved_tensors
-        g_bias = grad * self.beta if _needs(self, 0) else None
+        g_bias = _scaled(grad, self.beta) if _needs(self, 0) else None
         g_v1 = _scaled(grad.mv(v2.conj()), self.alpha) if _needs(self, 1) else None
         g_v2 = _scaled(grad.t().mv(v1.conj()), self.alpha) if _needs(self, 2) else None
         return g_bias, g_v1, g_v2
@@ -386,7 +409,7 @@ def _check_batches(b1, b2):
 class BaddbmmBackward0(Node):
     def backward(self, grad):
         bias, b1, b2 = self.saved_tensors
-        g_bias = grad * self.beta if _needs(self, 0) else None
+        g_bias = _scaled(grad, self.beta) if _needs(self, 0) else None
         g_b1 = _scaled(grad.bmm(b2.mT.conj()), self.alpha) if _needs(self, 1) else None
         g_b2 = _scaled(b1.mT.conj().bmm(grad), self.alpha) if _needs(self, 2) else None
         return g_bias, g_b1, g_b2
@@ -411,7 +434,7 @@ class AddbmmBackward0(Node):
     def backward(self, grad):
         bias, b1, b2 = self.saved_tensors
         g = grad.unsqueeze(0).expand(b1._array.shape[0], *grad._array.shape)
-        g_bias = grad * self.beta if _needs(self, 0) else None
+        g_bias = _scaled(grad, self.beta) if _needs(self, 0) else None
         g_b1 = _scaled(g.bmm(b2.mT.conj()), self.alpha) if _needs(self, 1) else None
         g_b2 = _scaled(b1.mT.conj().bmm(g), self.alpha) if _needs(self, 2) else None
         return g_bias, g_b1, g_b2
