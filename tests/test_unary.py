@@ -1,4 +1,4 @@
-"""Behaviour and parity tests for ember/ops/unary.py beyond the op table: the special
+"""Behaviour and parity tests for ember/ops/unary/ beyond the op table: the special
 functions against PyTorch on wide float64 grids (tight tolerances), result dtypes and errors
 for every input dtype, grad_fn names, in-place and out= forms, and known values that need no
 PyTorch."""

@@ -1,4 +1,4 @@
-"""Op-table entries for ember/ops/unary.py: elementwise math (exp2 ... erf ... rounding ...),
+"""Op-table entries for ember/ops/unary/: elementwise math (exp2 ... erf ... rounding ...),
 the binary and ternary pointwise ops there (atan2, fmod, lerp, addcmul ...) and predicates.
 
 Each float op has a main entry (float samples where it is smooth, for gradcheck), a "dtypes"

@@ -1,0 +1,400 @@
+"""Special functions: logit, erf, erfc, erfinv, lgamma, digamma (and polygamma, digamma's
+derivative), each with its backward node, and the float64 kernels they run on.
+
+The kernels live here beside their only users: NumPy has none of these functions and SciPy is
+not a dependency, so they are computed from published rational approximations and series
+(on CUDA, cupyx.scipy.special serves). They compute in float64 whatever the input dtype.
+"""
+import builtins
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .._graph import Node
+from ..pointwise import where
+from ._common import _PI, _inplace, _need_tensor, _not_implemented, _unary
+
+__all__ = [
+    "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit_", "erf_", "erfc_",
+    "erfinv_", "lgamma_", "digamma_",
+]
+
+
+# ==== special-function kernels (float64 arrays) ====================================================
+# erf / erfc: W. J. Cody, "Rational Chebyshev approximations for the error function",
+# Math. Comp. 1969: three intervals, near-minimax rational functions (18 significant digits).
+_ERF_A = (3.1611237438705656, 113.864154151050156, 377.485237685302021, 3209.37758913846947,
+          0.185777706184603153)
+_ERF_B = (23.6012909523441209, 244.024637934444173, 1282.61652607737228, 2844.23683343917062)
+_ERF_C = (0.564188496988670089, 8.88314979438837594, 66.1191906371416295, 298.635138197400131,
+          881.95222124176909, 1712.04761263407058, 2051.07837782607147, 1230.33935479799725,
+          2.15311535474403846e-8)
+_ERF_D = (15.7449261107098347, 117.693950891312499, 537.181101862009858, 1621.38957456669019,
+          3290.79923573345963, 4362.61909014324716, 3439.36767414372164, 1230.33935480374942)
+_ERF_P = (0.305326634961232344, 0.360344899949804439, 0.125781726111229246,
+          0.0160837851487422766, 6.58749161529837803e-4, 0.0163153871373020978)
+_ERF_Q = (2.56852019228982242, 1.87295284992346047, 0.527905102951428412,
+          0.0605183413124413191, 0.00233520497626869185)
+_SQRPI = 0.56418958354775628695  # 1 / sqrt(pi)
+_ERF_THRESH, _ERF_XBIG = 0.46875, 27.3  # erfc underflows to 0 past XBIG
+
+
+def _erf_near_zero(xp, x):
+    """erf(x) for |x| <= 0.46875."""
+    ysq = x * x
+    num, den = _ERF_A[4] * ysq, ysq
+    for i in range(3):
+        num = (num + _ERF_A[i]) * ysq
+        den = (den + _ERF_B[i]) * ysq
+    return x * (num + _ERF_A[3]) / (den + _ERF_B[3])
+
+
+def _erfc_positive(xp, y):
+    """erfc(y) for y = |x| > 0.46875 (either rational form, then exp(-y^2) split for accuracy)."""
+    small = y <= 4.0
+    ym = xp.where(small, y, 1.0)
+    num, den = _ERF_C[8] * ym, ym
+    for i in range(7):
+        num = (num + _ERF_C[i]) * ym
+        den = (den + _ERF_D[i]) * ym
+    mid = (num + _ERF_C[7]) / (den + _ERF_D[7])
+    yl = xp.where(small, 5.0, y)
+    ysq = 1.0 / (yl * yl)
+    num, den = _ERF_P[5] * ysq, ysq
+    for i in range(4):
+        num = (num + _ERF_P[i]) * ysq
+        den = (den + _ERF_Q[i]) * ysq
+    large = (_SQRPI - ysq * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / yl
+    r = xp.where(small, mid, large)
+    yc = xp.minimum(y, _ERF_XBIG)
+    head = xp.trunc(yc * 16.0) / 16.0
+    tail = (yc - head) * (yc + head)
+    r = xp.exp(-head * head) * xp.exp(-tail) * r
+    return xp.where(y >= _ERF_XBIG, 0.0, r)
+
+
+def _erf(xp, x):
+    y = xp.abs(x)
+    near = y <= _ERF_THRESH
+    small = _erf_near_zero(xp, xp.where(near, x, 0.0))
+    c = _erfc_positive(xp, xp.where(near, 1.0, y))
+    far = (0.5 - c) + 0.5
+    return xp.where(near, small, xp.where(x < 0, -far, far))
+
+
+def _erfc(xp, x):
+    y = xp.abs(x)
+    near = y <= _ERF_THRESH
+    small = 1.0 - _erf_near_zero(xp, xp.where(near, x, 0.0))
+    c = _erfc_positive(xp, xp.where(near, 1.0, y))
+    return xp.where(near, small, xp.where(x < 0, 2.0 - c, c))
+
+
+# erfinv: a rational first guess (central and tail forms) refined on erf / erfc.
+_EI_A = (0.886226899, -1.645349621, 0.914624893, -0.140543331)
+_EI_B = (-2.118377725, 1.442710462, -0.329097515, 0.012229801)
+_EI_C = (-1.970840454, -1.624906493, 3.429567803, 1.641345311)
+_EI_D = (3.543889200, 1.637067800)
+_TWO_OVER_SQRTPI = 2.0 / math.sqrt(math.pi)
+
+
+def _erfinv(xp, y):
+    ay = xp.abs(y)
+    central = ay <= 0.7
+    z = y * y
+    num = ((_EI_A[3] * z + _EI_A[2]) * z + _EI_A[1]) * z + _EI_A[0]
+    den = (((_EI_B[3] * z + _EI_B[2]) * z + _EI_B[1]) * z + _EI_B[0]) * z + 1.0
+    x_central = y * num / den
+    t = xp.sqrt(-xp.log((1.0 - xp.where(central | (ay >= 1), 0.5, ay)) / 2.0))
+    num = ((_EI_C[3] * t + _EI_C[2]) * t + _EI_C[1]) * t + _EI_C[0]
+    den = (_EI_D[1] * t + _EI_D[0]) * t + 1.0
+    x = xp.where(central, x_central, xp.copysign(num, y) / den)
+    # Halley steps (erf'' = -2x erf'). In the tails the residual is taken on erfc, where
+    # 1 - |y| is exact and erf(x) - y would cancel.
+    tail = 1.0 - ay
+    for _ in range(3):
+        resid = xp.where(central, _erf(xp, x) - y, xp.copysign(tail - _erfc(xp, xp.abs(x)), y))
+        q = resid / (_TWO_OVER_SQRTPI * xp.exp(-x * x))
+        x = x - q / (1.0 + x * q)
+    x = xp.where(ay == 1.0, xp.copysign(np.inf, y), x)
+    return xp.where(ay > 1.0, np.nan, x)
+
+
+def _bernoulli(n):
+    """B_0 .. B_n as Fractions (Akiyama-Tanigawa)."""
+    a, out = [Fraction(0)] * (n + 1), []
+    for m in range(n + 1):
+        a[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        out.append(a[0])
+    return out
+
+
+_B = _bernoulli(30)  # B_1 = +1/2 here; only even indices are used
+_EULER = 0.57721566490153286061
+
+
+def _zeta_minus_one(k):
+    """zeta(k) - 1 for an integer k >= 2 to double precision (Euler-Maclaurin at N = 20)."""
+    n = 20
+    terms = [m ** -float(k) for m in range(2, n)]
+    terms += [n ** (1.0 - k) / (k - 1), 0.5 * n ** -float(k)]
+    rising = Fraction(k)
+    for j in range(1, 8):
+        terms.append(float(_B[2 * j] / math.factorial(2 * j) * rising) * n ** (-k - 2 * j + 1.0))
+        rising *= (k + 2 * j - 1) * (k + 2 * j)
+    return math.fsum(terms)
+
+
+# lgamma(2 + z) = (1 - gamma) z + sum_k (-1)^k (zeta(k) - 1) / k z^k, used for |z| <= 1/2.
+_LG2 = [(-1) ** k * _zeta_minus_one(k) / k for k in range(30, 1, -1)] + [1.0 - _EULER]
+_STIRLING = [float(_B[2 * k] / (2 * k * (2 * k - 1))) for k in range(9, 0, -1)]
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _lgamma_positive(xp, x):
+    """lgamma(x) for x > 0 (other values are masked to harmless ones by the caller)."""
+    big = x >= 10.0
+    # Stirling's series for x >= 10.
+    xb = xp.where(big, x, 10.0)
+    r = 1.0 / (xb * xb)
+    s = _STIRLING[0]
+    for c in _STIRLING[1:]:
+        s = s * r + c
+    stirling = (xb - 0.5) * xp.log(xb) - xb + _HALF_LOG_2PI + s / xb
+    # Elsewhere: a shift by whole steps to t in [1.5, 2.5), then the series around 2.
+    xs = xp.where(big, 2.0, x)
+    k = xp.floor(xs - 1.5)          # -2, -1, 0 .. 8
+    z = xs - k - 2.0                # exact: no bits are lost in these ranges
+    z = xp.where(k < 0, xs - 1.0, z)
+    z = xp.where(k < -1, xs, z)
+    series = _LG2[0]
+    for c in _LG2[1:]:
+        series = series * z + c
+    series = series * z
+    prod = xp.ones_like(xs)
+    for j in range(1, 9):
+        prod = prod * xp.where(k >= j, xs - j, 1.0)
+    small = series + xp.log(prod)
+    small = xp.where(k < 0, series - xp.log1p(z), small)      # lgamma(1+z) = lgamma(2+z) - log(1+z)
+    small = xp.where(k < -1, small - xp.log(xs), small)       # lgamma(x) = lgamma(1+x) - log x
+    return xp.where(big, stirling, small)
+
+
+def _lgamma(xp, x):
+    neg = x < 0
+    pos = _lgamma_positive(xp, xp.where(neg, 1.0 - x, xp.where(x > 0, x, 1.0)))
+    # Reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x), with sin(pi x) reduced.
+    xr = xp.where(neg & xp.isfinite(x), x, 0.5)
+    sinpi = xp.abs(xp.sin(_PI * (xr - xp.round(xr))))
+    refl = math.log(_PI) - xp.log(sinpi) - pos
+    res = xp.where(neg, refl, pos)
+    res = xp.where((x <= 0) & (x == xp.floor(x)), np.inf, res)   # poles, and -inf
+    res = xp.where(xp.isinf(x), np.inf, res)
+    return xp.where(xp.isnan(x), x, res)
+
+
+# digamma: PyTorch's scheme (reflection for x < 0, steps up to x >= 10, asymptotic series).
+_PSI_10 = 2.25175258906672110764
+_PSI_A = [float(_B[2 * k] / (2 * k)) for k in range(7, 0, -1)]
+
+
+def _digamma(xp, x):
+    neg = x < 0
+    xr = xp.where(neg, 1.0 - x, x)
+    xr = xp.where(xp.isnan(xr) | (xr == 0), 1.0, xr)
+    acc = xp.zeros_like(xr)
+    for _ in range(10):
+        step = xr < 10.0
+        acc = acc - xp.where(step, 1.0 / xr, 0.0)
+        xr = xp.where(step, xr + 1.0, xr)
+    zz = 1.0 / (xr * xr)
+    poly = _PSI_A[0]
+    for c in _PSI_A[1:]:
+        poly = poly * zz + c
+    y = xp.where(xr < 1.0e17, zz * poly, 0.0)
+    res = xp.where(xr == 10.0, acc + _PSI_10, acc + xp.log(xr) - 0.5 / xr - y)
+    frac = xp.fmod(xp.where(neg, x, 0.0), 1.0)
+    res = xp.where(neg, res - _PI / xp.tan(_PI * frac), res)
+    res = xp.where(neg & (x == xp.trunc(x)), np.nan, res)
+    res = xp.where(x == 0, xp.copysign(np.inf, -x), res)
+    return xp.where(xp.isnan(x), x, res)
+
+
+def _trigamma(xp, x):
+    """PyTorch's trigamma: reflection below 1/2, six steps up, then the asymptotic series."""
+    refl = x < 0.5
+    s = xp.sin(_PI * x)
+    acc = xp.where(refl, -(_PI * _PI) / (s * s), 0.0)
+    xr = xp.where(refl, 1.0 - x, x)
+    for _ in range(6):
+        acc = acc + 1.0 / (xr * xr)
+        xr = xr + 1.0
+    ixx = 1.0 / (xr * xr)
+    acc = acc + (1.0 + 1.0 / (2.0 * xr) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / xr
+    return xp.where(refl, -acc, acc)
+
+
+_ZETA_A = [float(math.factorial(2 * j) / _B[2 * j]) for j in range(1, 13)]
+_MACHEP = 1.11022302462515654042e-16
+
+
+def _hurwitz_zeta(xp, s, q):
+    """zeta(s, q) for an integer s >= 2 (Euler-Maclaurin after stepping q past 9)."""
+    pole = (q <= 0) & (q == xp.floor(q))
+    q = xp.where(pole | xp.isnan(q), 1.0, q)
+    total = q ** -s
+    a = q
+    b = xp.zeros_like(q)
+    i = 0
+    while True:
+        go = (a <= 9.0) if i >= 9 else xp.ones(a.shape, dtype=bool)
+        if i >= 9 and not builtins.bool(go.any()):
+            break
+        i += 1
+        a = xp.where(go, a + 1.0, a)
+        b = xp.where(go, a ** -s, b)
+        total = xp.where(go, total + b, total)
+    w = a
+    total = total + b * w / (s - 1.0) - 0.5 * b
+    fac = 1.0
+    k = 0.0
+    for j in range(12):
+        fac = fac * (s + k)
+        b = b / w
+        total = total + fac * b / _ZETA_A[j]
+        k += 1.0
+        fac = fac * (s + k)
+        b = b / w
+        k += 1.0
+    return xp.where(pole, np.inf, total)
+
+
+def _polygamma_kernel(n):
+    def kernel(xp, x):
+        if n == 0:
+            return _digamma(xp, x)
+        if n == 1:
+            return _trigamma(xp, x)
+        res = (1.0 if n % 2 else -1.0) * math.factorial(n) * _hurwitz_zeta(xp, float(n + 1), x)
+        return xp.where(xp.isnan(x), x, res)
+    return kernel
+
+
+def _special(name, kernel, *args):
+    """The kernel here; on CUDA, cupyx.scipy.special's version of the same function."""
+    def run(xp, x):
+        if xp is not np:
+            import cupyx.scipy.special as cs
+            return getattr(cs, name)(*args, x)
+        return kernel(xp, x)
+    return run
+
+
+_erf_k = _special("erf", _erf)
+_erfc_k = _special("erfc", _erfc)
+_erfinv_k = _special("erfinv", _erfinv)
+_lgamma_k = _special("gammaln", _lgamma)
+_digamma_k = _special("digamma", _digamma)
+
+
+# ==== logit, erf and the gamma family =============================================================
+class LogitBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        g = grad / (t * (1 - t))
+        if self.eps is None or self.eps < 0:
+            return where((t < 0) | (t > 1), math.nan, g)
+        return where((t < self.eps) | (t > 1 - self.eps), 0.0, g)
+
+
+def logit(input, eps=None, *, out=None):
+    _need_tensor("logit", input)
+    if input.dtype.is_complex:
+        raise _not_implemented("logit_cpu", input.dtype)
+
+    def kernel(xp, a):
+        if eps is not None and eps >= 0:
+            lo, hi = a.dtype.type(eps), a.dtype.type(1 - eps)
+            a = xp.where(a < lo, lo, xp.where(a > hi, hi, a))
+        return xp.log(a / (1 - a))
+    res = _unary(input, kernel, LogitBackward0, "input", out, "logit")
+    if res._grad_fn is not None and type(res._grad_fn) is LogitBackward0:
+        res._grad_fn.eps = eps
+    return res
+
+
+class ErfBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * (_TWO_OVER_SQRTPI * (-(t * t)).exp())
+
+
+def erf(input, *, out=None):
+    return _unary(input, _erf_k, ErfBackward0, "input", out, "erf", wide=True,
+                  complex_error="erf_vml_cpu")
+
+
+class ErfcBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * (-_TWO_OVER_SQRTPI * (-(t * t)).exp())
+
+
+def erfc(input, *, out=None):
+    return _unary(input, _erfc_k, ErfcBackward0, "input", out, "erfc", wide=True,
+                  complex_error="erfc_vml_cpu")
+
+
+class ErfinvBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * (0.5 * math.sqrt(_PI) * (r * r).exp())
+
+
+def erfinv(input, *, out=None):
+    return _unary(input, _erfinv_k, ErfinvBackward0, "result", out, "erfinv", wide=True,
+                  complex_error="erfinv_vml_cpu")
+
+
+class LgammaBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * digamma(t)
+
+
+def lgamma(input, *, out=None):
+    return _unary(input, _lgamma_k, LgammaBackward0, "input", out, "lgamma", wide=True,
+                  complex_error="lgamma_vml_cpu")
+
+
+class DigammaBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * _polygamma(1, t)
+
+
+def digamma(input, *, out=None):
+    return _unary(input, _digamma_k, DigammaBackward0, "input", out, "digamma", wide=True,
+                  complex_error="digamma")
+
+
+class PolygammaBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * _polygamma(self.n + 1, t)
+
+
+def _polygamma(n, input):
+    """polygamma(n, x): the derivatives of digamma (the backward of digamma and of itself)."""
+    kernel = _special("polygamma", _polygamma_kernel(n), n)
+    res = _unary(input, kernel, PolygammaBackward0, "input", None, "polygamma", wide=True)
+    if type(res._grad_fn) is PolygammaBackward0:
+        res._grad_fn.n = n
+    return res
+
+
+erf_, erfc_, erfinv_, lgamma_, digamma_ = (_inplace(f) for f in (erf, erfc, erfinv, lgamma, digamma))
+logit_ = _inplace(logit)
