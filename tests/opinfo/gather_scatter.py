@@ -1,4 +1,4 @@
-"""Op-table entries for `ember/ops/gather_scatter.py`: gather, the scatter family, index_*,
+"""Op-table entries for `ember/ops/gather_scatter/`: gather, the scatter family, index_*,
 masked ops, take/put, take_along_dim, searchsorted, bucketize."""
 import numpy as np
 

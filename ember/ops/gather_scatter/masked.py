@@ -1,0 +1,159 @@
+"""The masked ops: masked_fill, masked_select and masked_scatter (a boolean mask broadcast
+against the input), with their backward nodes and in-place forms.
+"""
+import builtins
+
+import numpy as np
+
+from ..._tensor import Tensor, make_tensor
+from .._graph import Node, _type_name, inplace, record, write_out
+from ._common import _broadcast, _index_arr, _xp, _zeros
+
+__all__ = [
+    "masked_fill", "masked_select", "masked_scatter", "masked_fill_", "masked_scatter_",
+]
+
+
+# ---- masked ops ----------------------------------------------------------------------------------
+class MaskedFillBackward0(Node):
+    def backward(self, grad):
+        return masked_fill(grad, self.mask, 0)
+
+
+class MaskedFillBackward1(Node):
+    def backward(self, grad):
+        from ..pointwise import where
+        g_self = masked_fill(grad, self.mask, 0) if self._next[0][0] is not None else None
+        g_value = where(self.mask, grad, 0).sum() if self._next[1][0] is not None else None
+        return g_self, g_value
+
+
+def masked_fill(input, mask, value):
+    if mask._array.dtype != np.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_ctype(mask)}")
+    tensor_value = isinstance(value, Tensor)
+    if tensor_value and value._array.ndim:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._array.ndim} dimension(s).")
+    if not tensor_value and not isinstance(value, (builtins.bool, builtins.int, builtins.float,
+                                                   builtins.complex, np.generic)):
+        name = type(value).__name__
+        raise TypeError(f"masked_fill() received an invalid combination of arguments - got "
+                        f"(Tensor, {name}), but expected one of:\n * (Tensor mask, Tensor value)\n"
+                        f"      didn't match because some of the arguments have invalid types: "
+                        f"(Tensor, !{name}!)\n * (Tensor mask, Number value)\n      didn't match "
+                        f"because some of the arguments have invalid types: (Tensor, !{name}!)\n")
+    _broadcast(mask._array.shape, input._array.shape)
+    xp = _xp(input)
+    arr = input._array
+    fill = _index_arr(value, input) if tensor_value else value
+    if isinstance(fill, builtins.float) and arr.dtype.kind in "iub":
+        fill = builtins.int(fill)
+    res_arr = xp.where(_index_arr(mask, input), xp.asarray(fill).astype(arr.dtype), arr)
+    res = make_tensor(res_arr.astype(arr.dtype, copy=False), input._device)
+    if tensor_value:
+        node = record(MaskedFillBackward1, (input, value), res)
+    else:
+        node = record(MaskedFillBackward0, (input,), res)
+    if node is not None:
+        node.mask = mask
+    return res
+
+
+def _ctype(t):
+    return {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
+            "int64": "long int", "float32": "float", "float64": "double"}.get(
+        t._array.dtype.name, t._array.dtype.name)
+
+
+def masked_fill_(self, mask, value):
+    if mask._array.dtype == np.bool_:
+        _broadcast(self._array.shape, mask._array.shape)
+    return inplace(self, lambda s: masked_fill(s, mask, value), (value,))
+
+
+class MaskedSelectBackward0(Node):
+    def backward(self, grad):
+        shape = _broadcast(self._meta[0][0], self.mask._array.shape)
+        return masked_scatter(_zeros(shape, grad), self.mask, grad)
+
+
+def masked_select(input, mask, *, out=None):
+    if mask._array.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = _broadcast(mask._array.shape, input._array.shape)
+    xp = _xp(input)
+    arr = xp.broadcast_to(input._array, shape)
+    res = make_tensor(arr[xp.broadcast_to(_index_arr(mask, input), shape)], input._device)
+    if out is not None:
+        return write_out(out, res, "masked_select")
+    node = record(MaskedSelectBackward0, (input,), res)
+    if node is not None:
+        node.mask = mask
+    return res
+
+
+class MaskedScatterBackward0(Node):
+    def backward(self, grad):
+        g_self = masked_fill(grad, self.mask, 0) if self._next[0][0] is not None else None
+        g_src = None
+        if self._next[1][0] is not None:
+            from ..shape import cat
+            shape = self._meta[1][0]
+            n = 1
+            for s in shape:
+                n *= s
+            sel = masked_select(grad, self.mask)
+            pad = n - sel._array.size
+            if pad:
+                sel = cat([sel, _zeros((pad,), grad)])
+            g_src = sel.reshape(shape)
+        return g_self, g_src
+
+
+def _check_scatter_mask(mask):
+    if mask._array.dtype == np.uint8:
+        import warnings
+        warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is "
+                      "now deprecated,please use a mask with dtype torch.bool instead.",
+                      UserWarning, stacklevel=3)
+    if mask._array.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_type_name(mask.dtype)}")
+
+
+def masked_scatter(input, mask, source):
+    _check_scatter_mask(mask)
+    if mask._array.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_type_name(mask.dtype)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_type_name(input.dtype)} and {_type_name(source.dtype)}")
+    shape = _broadcast(input._array.shape, mask._array.shape)
+    xp = _xp(input)
+    res_arr = xp.broadcast_to(input._array, shape).copy()
+    m = xp.broadcast_to(_index_arr(mask, input), shape)
+    n = builtins.int(m.sum())
+    if n > source._array.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    res_arr[m] = source._array.reshape(-1)[:n]
+    res = make_tensor(res_arr, input._device)
+    node = record(MaskedScatterBackward0, (input, source), res)
+    if node is not None:
+        node.mask = mask
+    return res
+
+
+def masked_scatter_(self, mask, source):
+    _check_scatter_mask(mask)
+    if mask._array.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_type_name(mask.dtype)}")
+    shape, mshape = self._array.shape, mask._array.shape
+    if len(mshape) > len(shape) or _broadcast(shape, mshape) != tuple(shape):
+        raise RuntimeError(f"expand(CPUBoolType{{{list(mshape)}}}, size={list(shape)}): the number "
+                           f"of sizes provided ({len(shape)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({len(mshape)})")
+    return inplace(self, lambda s: masked_scatter(s, mask, source), (source,))
