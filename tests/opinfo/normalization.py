@@ -1,4 +1,4 @@
-"""Op-table entries for `ember/ops/normalization.py`: batch/layer/group/instance/RMS/local
+"""Op-table entries for `ember/ops/normalization/`: batch/layer/group/instance/RMS/local
 response norm, normalize, dropout variants, embedding, embedding_bag, one_hot."""
 import numpy as np
 

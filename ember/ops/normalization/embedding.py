@@ -1,0 +1,339 @@
+"""Embedding lookups: embedding (with max_norm renormalisation), embedding_bag (sum, mean, max
+over bags) and one_hot.
+
+Embedding gradients accumulate rows with `bincount` (vectorised on either backend), never
+`add.at`; the accumulation and the row gather are each other's adjoints, both recorded,
+so embedding differentiates twice.
+"""
+import builtins
+import math
+import warnings
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ..._tensor import make_tensor
+from .._graph import Node, record
+from ..pointwise import xp_of
+from ._common import _opmath, _prod
+
+__all__ = [
+    "embedding", "embedding_bag", "one_hot",
+]
+
+
+# ---- embedding ------------------------------------------------------------------------------
+class _RowAccumulate(Node):
+    """out[n, D] = sum of value rows (M, D) into rows `index`: the adjoint of a row gather."""
+
+    def backward(self, grad):
+        return _gather_rows(grad, self.index, self.scale)
+
+
+class EmbeddingDenseBackward0(_RowAccumulate):
+    pass
+
+
+class _RowGather(Node):
+    def backward(self, grad):
+        return _accumulate_rows(grad, self.index, self.num_rows, self.scale)
+
+
+class EmbeddingBackward0(_RowGather):
+    def backward(self, grad):
+        return _accumulate_rows(grad.reshape(-1, grad.shape[-1]), self.index, self.num_rows,
+                                self.scale)
+
+
+def _accumulate_rows(values, index, num_rows, scale=None, node_cls=EmbeddingDenseBackward0):
+    """rows[index[i]] += values[i] * scale[i] (index: int array (M,), values (M, *rest))."""
+    xp = xp_of(values)
+    v = values._array
+    rest = v.shape[1:]
+    d = _prod(rest)
+    flat = v.reshape(v.shape[0], d)
+    if scale is not None:
+        flat = flat * scale.reshape(-1, 1).astype(flat.dtype)
+    if d == 0 or v.shape[0] == 0:
+        out = xp.zeros((num_rows,) + rest, dtype=v.dtype)
+    else:
+        pos = (index.reshape(-1, 1) * d + xp.arange(d).reshape(1, d)).reshape(-1)
+        data = flat.reshape(-1)
+        if data.dtype.kind == "c":
+            out = (xp.bincount(pos, data.real, num_rows * d)
+                   + 1j * xp.bincount(pos, data.imag, num_rows * d))
+        else:
+            out = xp.bincount(pos, data.astype(np.float64), num_rows * d)
+        out = out.astype(v.dtype).reshape((num_rows,) + rest)
+    res = make_tensor(out, values._device)
+    node = record(node_cls, (values,), res)
+    if node is not None:
+        node.index, node.scale = index, scale
+    return res
+
+
+def _gather_rows(table, index, scale=None, node_cls=_RowGather):
+    """table[index] (* scale per row), recorded."""
+    xp = xp_of(table)
+    t = table._array
+    out = xp.take(t, index, axis=0)
+    if scale is not None:
+        out = out * scale.reshape((-1,) + (1,) * (t.ndim - 1)).astype(t.dtype)
+    res = make_tensor(out, table._device)
+    node = record(node_cls, (table,), res)
+    if node is not None:
+        node.index, node.scale, node.num_rows = index, scale, t.shape[0]
+    return res
+
+
+def _check_indices(indices, fname):
+    if indices.dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"{_legacy_type(indices)} instead (while checking arguments for "
+                           f"{fname})")
+
+
+def _legacy_type(t):
+    prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
+    return prefix + t.dtype._legacy
+
+
+def _embedding_renorm(weight, idx, max_norm, norm_type):
+    xp = xp_of(weight)
+    rows = xp.unique(idx.reshape(-1))
+    w = weight._array
+    sel = w[rows]
+    if norm_type == math.inf:
+        norms = xp.abs(sel).max(axis=1)
+    else:
+        norms = (xp.abs(sel) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    w[rows] = sel * scale.reshape(-1, 1)
+    weight._vc.value += 1
+
+
+def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
+    _check_indices(indices, "embedding")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    xp = xp_of(weight)
+    idx = indices._array.astype(np.int64, copy=False).reshape(-1)
+    n = weight.shape[0]
+    if idx.size and bool(((idx < 0) | (idx >= n)).any()):
+        raise IndexError("index out of range in self")
+    out = xp.take(weight._array, idx, axis=0).reshape(tuple(indices.shape) + (weight.shape[1],))
+    res = make_tensor(out, weight._device)
+    node = record(EmbeddingBackward0, (weight,), res)
+    if node is not None:
+        scale = None
+        if padding_idx is not None and padding_idx >= 0:
+            scale = (idx != padding_idx).astype(np.float64)
+        if scale_grad_by_freq:
+            counts = xp.bincount(idx, minlength=n)
+            freq = 1.0 / counts[idx]
+            scale = freq if scale is None else scale * freq
+        node.index, node.scale, node.num_rows = idx, scale, n
+    return res
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """`F.embedding(input, weight, ...)`; also `torch.embedding(weight, indices,
+    padding_idx=-1, scale_grad_by_freq=False, sparse=False)` (told apart by dtypes)."""
+    if (input.dtype.is_floating_point or input.dtype.is_complex) and \
+            not (weight.dtype.is_floating_point or weight.dtype.is_complex):
+        pad = -1 if padding_idx is None else padding_idx
+        sgbf = max_norm if isinstance(max_norm, bool) else scale_grad_by_freq
+        return _embedding(input, weight, pad if pad >= 0 else None, sgbf)
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    if max_norm is not None:
+        _check_indices(input, "embedding")
+        _embedding_renorm(weight, input._array.astype(np.int64, copy=False), max_norm,
+                          norm_type)
+    return _embedding(weight, input, padding_idx, scale_grad_by_freq)
+
+
+class EmbeddingBagBackward0(Node):
+    def backward(self, grad):
+        saved = self.saved_tensors
+        weight = saved[0]
+        psw = saved[1] if len(saved) > 1 else None
+        gw = gp = None
+        if self.mode == "max":
+            return _max_grad(grad, self.argrow, weight.shape[0])
+        # grad of each looked-up row: its bag's gradient, scaled
+        per_row = _gather_rows(grad, self.bag, None)
+        if self._next[0][0] is not None:
+            scaled = per_row * psw.reshape(-1, 1) if psw is not None else per_row
+            gw = _accumulate_rows(scaled, self.idx, weight.shape[0], self.scale)
+        if psw is not None and self._next[1][0] is not None:
+            rows = _gather_rows(weight, self.idx, self.scale)
+            gp = (per_row * rows).sum(-1).reshape(self.psw_shape)
+        return (gw, gp) if psw is not None else gw
+
+
+def _max_grad(grad, argrow, num_rows):
+    """grad (B, D) into the rows that were the maxima: argrow (B, D), -1 where none."""
+    xp = xp_of(grad)
+    b, d = grad.shape
+    valid = (argrow >= 0).reshape(-1)
+    rows = xp.where(valid, argrow.reshape(-1), 0)
+    g = grad.reshape(b * d, 1)
+    # one value per (bag, column): accumulate the column-expanded values
+    col = xp.tile(xp.arange(d), b)
+    pos = rows * d + col
+    gcol = g * make_tensor(valid.astype(g._array.dtype).reshape(-1, 1), grad._device)
+    out = _accumulate_rows(gcol, pos, num_rows * d, None)
+    return out.reshape(num_rows, d)
+
+
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                   include_last_offset, padding_idx):
+    _check_indices(indices, "embedding_bag")
+    xp = xp_of(weight)
+    idx = indices._array.astype(np.int64, copy=False).reshape(-1)
+    off = offsets._array.astype(np.int64, copy=False).reshape(-1)
+    n, d = weight.shape
+    m = idx.size
+    if idx.size and bool(((idx < 0) | (idx >= n)).any()):
+        raise IndexError("index out of range in self")
+    starts = off[:-1] if include_last_offset else off
+    nbags = starts.size
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx = n + padding_idx
+    bag = xp.searchsorted(starts, xp.arange(m), side="right") - 1 if m else idx
+    if include_last_offset and m:
+        bag = xp.minimum(bag, nbags - 1)
+    valid = (idx != padding_idx) if padding_idx is not None else xp.ones(m, dtype=bool)
+    valid = valid & (bag >= 0)
+    bag = xp.where(bag >= 0, bag, 0)
+    w = weight._array
+    rows = xp.take(w, idx, axis=0)
+    if mode == "max":
+        counts = xp.bincount(bag[valid], minlength=nbags) if m else xp.zeros(nbags, np.int64)
+        pos = xp.arange(m) - xp.take(starts, bag) if m else idx
+        lmax = int(pos[valid].max()) + 1 if bool(valid.any()) else 1
+        dense = xp.full((nbags, lmax, d), -xp.inf, dtype=_opmath(w).dtype)
+        dense[bag[valid], pos[valid]] = rows[valid]
+        arg = dense.argmax(axis=1)  # (B, D): position in bag
+        out = xp.take_along_axis(dense, arg[:, None, :], axis=1)[:, 0, :]
+        empty = (counts == 0)[:, None]
+        out = xp.where(empty, 0, out).astype(w.dtype)
+        # the row index behind each maximum
+        pos_to_idx = xp.full((nbags, lmax), -1, dtype=np.int64)
+        pos_to_idx[bag[valid], pos[valid]] = idx[valid]
+        argrow = xp.take_along_axis(pos_to_idx, arg, axis=1)
+        argrow = xp.where(empty, -1, argrow)
+        res = make_tensor(out, weight._device)
+        node = record(EmbeddingBagBackward0, (weight,), res)
+        if node is not None:
+            node.mode, node.argrow = "max", argrow
+            node.save_for_backward(weight)
+        return res, bag, counts
+    scale = valid.astype(np.float64)
+    counts = xp.bincount(bag, weights=scale, minlength=nbags) if m else xp.zeros(nbags)
+    if mode == "mean":
+        scale = scale / xp.maximum(xp.take(counts, bag), 1) if m else scale
+    if scale_grad_by_freq and m:
+        freq = xp.bincount(idx, minlength=n)
+        grad_scale = scale / xp.take(freq, idx)
+    else:
+        grad_scale = scale
+    contrib = rows.astype(np.float64) * scale[:, None] if m else rows
+    psw = per_sample_weights
+    if psw is not None:
+        contrib = contrib * psw._array.reshape(-1, 1).astype(np.float64)
+    pos = (bag.reshape(-1, 1) * d + xp.arange(d).reshape(1, d)).reshape(-1)
+    out = xp.bincount(pos, contrib.reshape(-1), nbags * d) if m and d else \
+        xp.zeros(nbags * d)
+    res = make_tensor(out.reshape(nbags, d).astype(w.dtype), weight._device)
+    inputs = (weight,) if psw is None else (weight, psw)
+    node = record(EmbeddingBagBackward0, inputs, res)
+    if node is not None:
+        node.mode, node.bag, node.idx, node.scale = mode, bag, idx, grad_scale
+        node.psw_shape = tuple(psw.shape) if psw is not None else None
+        node.save_for_backward(*inputs)
+    return res, bag, counts
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """`F.embedding_bag`. (PyTorch's top-level `torch.embedding_bag`, the native 4-tuple form
+    with integer modes, is not exported.)"""
+    if weight.dtype is _dt.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        xp = xp_of(input)
+        offsets = make_tensor(xp.arange(0, input.numel(), builtins.max(input.size(1), 1),
+                                        dtype=np.int64), input._device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        _embedding_renorm(weight, input._array.astype(np.int64, copy=False), max_norm,
+                          norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
+                                  "per_sample_weights is only supported for mode='sum' "
+                                  f"(got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    res, _, _ = _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode,
+                               per_sample_weights, include_last_offset, padding_idx)
+    return res
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype is not _dt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    xp = xp_of(tensor)
+    arr = tensor._array
+    if num_classes == -1:
+        if arr.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(arr.max()) + 1
+    if arr.size:
+        if bool((arr < 0).any()):
+            raise RuntimeError("Class values must be non-negative.")
+        if bool((arr >= num_classes).any()):
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (arr[..., None] == xp.arange(num_classes)).astype(np.int64)
+    return make_tensor(out, tensor._device)

@@ -1,0 +1,362 @@
+"""The normalisations: batch, layer, group, RMS and instance norm (and the `native_*` forms that
+also return the statistics), local response norm and `normalize` (Lp normalisation).
+
+Batch, layer and group norm share one backward (`_NormBackward`): the closed form
+    dx = invstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+over each normalisation group. A first-order backward uses the statistics saved by the
+forward; under `create_graph` they are recomputed from the input with ember ops, so the
+formula differentiates again.
+"""
+import builtins
+import math
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ..._state import grad as _grad_state
+from ..._tensor import _wrap_dim, make_tensor
+from .._graph import Node, record
+from ..pointwise import xp_of
+from ._common import _opmath, _prod
+
+__all__ = [
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "native_batch_norm",
+    "native_layer_norm", "native_group_norm", "local_response_norm", "normalize",
+]
+
+
+# ---- the shared normalisation core ---------------------------------------------------------
+class _NormBackward(Node):
+    """Inputs: (input[, weight][, bias]). Fields: `group_shape` (input viewed so that the
+    statistics run over `axes`), `affine_shape` (weight/bias broadcast over the input),
+    `stats` (mean, invstd arrays in the group view), `eps`, `train` (batch statistics
+    were used; otherwise invstd is a constant)."""
+
+    def backward(self, grad):
+        saved = self.saved_tensors
+        x = saved[0]
+        w = saved[1] if self.has_weight else None
+        xshape = x.shape
+        gxhat = grad * w.reshape(self.affine_shape) if w is not None else grad
+        xs = x.reshape(self.group_shape)
+        if _grad_state.enabled and self.train:  # create_graph: statistics as functions of x
+            mean = xs.mean(self.axes, keepdim=True)
+            c = xs - mean
+            invstd = ((c * c).mean(self.axes, keepdim=True) + self.eps) ** -0.5
+        else:
+            mean = make_tensor(self.stats[0], x._device)
+            invstd = make_tensor(self.stats[1], x._device)
+            c = xs - mean
+        xhat = c * invstd
+        results = []
+        if self._next[0][0] is not None:
+            g = gxhat.reshape(self.group_shape)
+            if self.train:
+                g = (g - g.mean(self.axes, keepdim=True)
+                     - xhat * (g * xhat).mean(self.axes, keepdim=True)) * invstd
+            else:
+                g = g * invstd
+            results.append(g.reshape(xshape))
+        else:
+            results.append(None)
+        reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
+        if self.has_weight:
+            results.append(None if self._next[1][0] is None else
+                           (grad * xhat.reshape(xshape)).sum(reduce_axes).reshape(self.wshape))
+        if self.has_bias:
+            k = 1 + self.has_weight
+            results.append(None if self._next[k][0] is None else
+                           grad.sum(reduce_axes).reshape(self.wshape))
+        return tuple(results)
+
+
+class NativeBatchNormBackward0(_NormBackward):
+    pass
+
+
+class NativeLayerNormBackward0(_NormBackward):
+    pass
+
+
+class NativeGroupNormBackward0(_NormBackward):
+    pass
+
+
+def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps, node_cls,
+                       stats=None):
+    """y = (x - mean) * invstd * w + b, statistics over `axes` of x viewed as `group_shape`
+    (or the given (mean, invstd) arrays). Returns (output, mean, invstd)."""
+    x = input._array
+    xp = xp_of(input)
+    xs = _opmath(x).reshape(group_shape)
+    if stats is None:
+        mean = xs.mean(axis=axes, keepdims=True)
+        c = xs - mean
+        var = (c * c).mean(axis=axes, keepdims=True)
+        invstd = 1.0 / xp.sqrt(var + eps)
+        stats_out = (mean, invstd, var)
+        invstd = invstd.astype(xs.dtype, copy=False)
+    else:
+        mean, invstd = stats
+        c = xs - mean
+        stats_out = (mean, invstd, None)
+    y = (c * invstd).reshape(x.shape)
+    if weight is not None:
+        y = y * _opmath(weight._array).reshape(affine_shape)
+    if bias is not None:
+        y = y + _opmath(bias._array).reshape(affine_shape)
+    res = make_tensor(y.astype(x.dtype, copy=False), input._device)
+    inputs = tuple(t for t in (input, weight, bias) if t is not None)
+    node = record(node_cls, inputs, res)
+    if node is not None:
+        node.save_for_backward(*((input, weight) if weight is not None else (input,)))
+        node.has_weight, node.has_bias = weight is not None, bias is not None
+        node.group_shape, node.axes, node.affine_shape = group_shape, axes, affine_shape
+        node.wshape = tuple(weight.shape if weight is not None else
+                            (bias.shape if bias is not None else ()))
+        node.stats, node.eps, node.train = (mean, invstd), eps, stats is None
+    return (res,) + stats_out
+
+
+# ---- batch norm ---------------------------------------------------------------------------
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    if input.ndim < 2:
+        raise ValueError(f"Expected 2D or higher input to batch_norm (got {input.ndim}D input)")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    shape = input.shape
+    affine_shape = (1, c) + (1,) * (input.ndim - 2)
+    # statistics over N and the spatial dims: the input viewed as (N, C, S)
+    group_shape = (shape[0], c, _prod(shape[2:]))
+    axes = (0, 2)
+    use_batch = training or running_mean is None or running_var is None
+    if use_batch:
+        if training and _prod(shape) // builtins.max(c, 1) == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {shape}")
+        res, mean, invstd, var = _normalize_forward(input, weight, bias, group_shape, axes,
+                                                    affine_shape, eps, NativeBatchNormBackward0)
+        if training and running_mean is not None and running_var is not None:
+            n = group_shape[0] * group_shape[2]
+            xp = xp_of(input)
+            unbiased = var * (n / builtins.max(n - 1, 1))
+            m = momentum if momentum is not None else 0.0
+            for buf, stat in ((running_mean, mean), (running_var, unbiased)):
+                arr = buf._array
+                new = arr * (1 - m) + stat.reshape(c).astype(arr.dtype) * m
+                arr[...] = xp.asarray(new).astype(arr.dtype)
+                buf._vc.value += 1
+        return res
+    xp = xp_of(input)
+    rm = _opmath(running_mean._array).reshape(1, c, 1)
+    rv = _opmath(running_var._array).reshape(1, c, 1)
+    invstd = (1.0 / xp.sqrt(rv + eps)).astype(rm.dtype, copy=False)
+    res = _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
+                             NativeBatchNormBackward0, stats=(rm, invstd))[0]
+    return res
+
+
+def batch_norm(input, *args, **kwargs):
+    """`F.batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+    momentum=0.1, eps=1e-05)`, or `torch.batch_norm(input, weight, bias, running_mean,
+    running_var, training, momentum, eps, cudnn_enabled)`."""
+    if len(args) == 8 or "cudnn_enabled" in kwargs:
+        names = ("weight", "bias", "running_mean", "running_var", "training", "momentum", "eps",
+                 "cudnn_enabled")
+        a = dict(zip(names, args))
+        a.update(kwargs)
+        return _batch_norm(input, a["running_mean"], a["running_var"], a["weight"], a["bias"],
+                           a["training"], a["momentum"], a["eps"])
+    names = ("running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")
+    a = {"weight": None, "bias": None, "training": False, "momentum": 0.1, "eps": 1e-5}
+    a.update(zip(names, args))
+    a.update(kwargs)
+    return _batch_norm(input, a["running_mean"], a["running_var"], a["weight"], a["bias"],
+                       a["training"], a["momentum"], a["eps"])
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    out = _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    xp = xp_of(input)
+    c = input.shape[1]
+    axes = (0,) + tuple(builtins.range(2, input.ndim))
+    if training:
+        x = _opmath(input._array)
+        mean = x.mean(axis=axes)
+        invstd = 1.0 / xp.sqrt(x.var(axis=axes) + eps)
+        return out, make_tensor(mean, input._device), make_tensor(invstd.astype(mean.dtype),
+                                                                  input._device)
+    empty = xp.zeros((0,), dtype=_opmath(input._array).dtype)
+    return out, make_tensor(empty, input._device), make_tensor(empty.copy(), input._device)
+
+
+# ---- layer norm, group norm, RMS norm, instance norm ----------------------------------------
+def _shape_list(s):
+    return [s] if isinstance(s, (builtins.int, np.integer)) else list(s)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    ns = _shape_list(normalized_shape)
+    k = len(ns)
+    if list(input.shape[input.ndim - k:]) != ns or k > input.ndim or k == 0:
+        raise RuntimeError(f"Given normalized_shape={ns}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size"
+                           f"{list(input.shape)}")
+    lead = input.shape[:input.ndim - k]
+    group_shape = (_prod(lead), _prod(ns))
+    affine_shape = (1,) * len(lead) + tuple(ns)
+    res = _normalize_forward(input, weight, bias, group_shape, (1,), affine_shape, eps,
+                                   NativeLayerNormBackward0)[0]
+    return res
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    out = layer_norm(input, normalized_shape, weight, bias, eps)
+    k = len(_shape_list(normalized_shape))
+    x = _opmath(input._array)
+    axes = tuple(builtins.range(input.ndim - k, input.ndim))
+    xp = xp_of(input)
+    mean = x.mean(axis=axes, keepdims=True)
+    rstd = (1.0 / xp.sqrt(x.var(axis=axes, keepdims=True) + eps)).astype(mean.dtype)
+    return out, make_tensor(mean, input._device), make_tensor(rstd, input._device)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(t.shape)} "
+                               f"and input of shape {list(input.shape)}")
+    group_shape = (n, num_groups, (c // num_groups) * _prod(input.shape[2:]))
+    affine_shape = (1, c) + (1,) * (input.ndim - 2)
+    res = _normalize_forward(input, weight, bias, group_shape, (2,), affine_shape, eps,
+                                   NativeGroupNormBackward0)[0]
+    return res
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    out = group_norm(input, group, weight, bias, eps)
+    x = _opmath(input._array).reshape(N, group, -1)
+    xp = xp_of(input)
+    mean = x.mean(axis=2)
+    rstd = (1.0 / xp.sqrt(x.var(axis=2) + eps)).astype(mean.dtype)
+    return out, make_tensor(mean, input._device), make_tensor(rstd, input._device)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    ns = _shape_list(normalized_shape)
+    k = len(ns)
+    if list(input.shape[input.ndim - k:]) != ns or k > input.ndim:
+        raise RuntimeError(f"Given normalized_shape={ns}, expected input with shape "
+                           f"[*{', '.join(map(str, ns))}], but got input of size"
+                           f"{list(input.shape)}")
+    if eps is None:
+        eps = float(np.finfo(_opmath(input._array).dtype if input.dtype is not _dt.bfloat16
+                             else np.float32).eps) if input.dtype is not _dt.bfloat16 else 0.0078125
+    dims = tuple(builtins.range(input.ndim - k, input.ndim))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps) ** -0.5
+    return out * weight if weight is not None else out
+
+
+def _verify_spatial_size(shape):
+    size_prods = _prod(shape[2:])
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{shape}")
+
+
+def instance_norm(input, *args, **kwargs):
+    """`F.instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+    use_input_stats=True, momentum=0.1, eps=1e-05)`, or `torch.instance_norm(input, weight,
+    bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)`."""
+    if len(args) == 8 or "cudnn_enabled" in kwargs:
+        names = ("weight", "bias", "running_mean", "running_var", "use_input_stats",
+                 "momentum", "eps", "cudnn_enabled")
+        a = dict(zip(names, args))
+        a.update(kwargs)
+    else:
+        names = ("running_mean", "running_var", "weight", "bias", "use_input_stats",
+                 "momentum", "eps")
+        a = {"running_mean": None, "running_var": None, "weight": None, "bias": None,
+             "use_input_stats": True, "momentum": 0.1, "eps": 1e-5}
+        a.update(zip(names, args))
+        a.update(kwargs)
+        if a["use_input_stats"]:
+            _verify_spatial_size(input.shape)
+    rm, rv, w, b = a["running_mean"], a["running_var"], a["weight"], a["bias"]
+    use_stats, momentum, eps = a["use_input_stats"], a["momentum"], a["eps"]
+    n, c = input.shape[0], input.shape[1]
+    x = input.reshape((1, n * c) + tuple(input.shape[2:]))
+    def rep(t):
+        return None if t is None else t.reshape(1, c).expand(n, c).reshape(n * c)
+    rm_, rv_ = _tile_buf(rm, n), _tile_buf(rv, n)
+    out = _batch_norm(x, rm_, rv_, rep(w), rep(b), use_stats, momentum, eps)
+    if use_stats:
+        for buf, rep_buf in ((rm, rm_), (rv, rv_)):
+            if buf is not None:
+                buf._array[...] = rep_buf._array.reshape(n, c).mean(axis=0).astype(
+                    buf._array.dtype)
+                buf._vc.value += 1
+    return out.reshape(input.shape)
+
+
+def _tile_buf(t, n):
+    if t is None:
+        return None
+    xp = xp_of(t)
+    return make_tensor(xp.tile(t._array, n), t._device)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    c = input.shape[1]
+    xp = xp_of(input)
+    # the zero-padded channel window as a band matrix: total[c] = sum of sq[c'] for
+    # c - size//2 <= c' <= c + (size-1)//2
+    off = xp.arange(c).reshape(1, c) - xp.arange(c).reshape(c, 1)  # [c, c'] = c' - c
+    band = ((off >= -(size // 2)) & (off <= (size - 1) // 2)).astype(input._array.dtype)
+    total = sq.movedim(1, -1).matmul(make_tensor(band.T.copy(), input._device)).movedim(-1, 1)
+    div = (total / size * alpha + k) ** beta
+    return input / div
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    if p == 2:
+        norm = (input * input).sum(dim, keepdim=True).sqrt()
+    elif p == math.inf:
+        a = input.abs()
+        arr = a._array
+        xp = xp_of(input)
+        d = _wrap_dim(dim, input.ndim)
+        idx = xp.expand_dims(arr.argmax(axis=d), d)
+        shape = [1] * arr.ndim
+        shape[d] = arr.shape[d]
+        hot = make_tensor((xp.arange(arr.shape[d]).reshape(shape) == idx), input._device)
+        norm = (a * hot).sum(dim, keepdim=True)
+    elif p == 1:
+        norm = input.abs().sum(dim, keepdim=True)
+    else:
+        norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
+    denom = norm.clamp_min(eps).expand_as(input)
+    res = input / denom
+    if out is not None:
+        from .._graph import write_out
+        return write_out(out, res, "normalize")
+    return res
