@@ -9,15 +9,21 @@ import numpy as np
 
 from .._state import grad as _grad_state
 from .._tensor import Tensor, make_tensor
-from ._graph import Node, record
+from ._graph import Node, _type_name, record
 from .pointwise import xp_of
 
 _DT = {"float32": np.float32, "float64": np.float64}
 
 
-def _opmath(dtype):
-    """The dtype PyTorch computes an interpolation's coordinates in."""
-    return np.float64 if np.dtype(dtype) == np.float64 else np.float32
+def _opmath(dtype, mode=None):
+    """The dtype PyTorch computes an interpolation's coordinates in (its uint8 image path,
+    with fixed-point weights, computes them in double)."""
+    if np.dtype(dtype) == np.float64 or np.dtype(dtype) == np.uint8 and mode in _FIXED_POINT:
+        return np.float64
+    return np.float32
+
+
+_FIXED_POINT = ("bilinear", "bicubic", "lanczos")
 
 
 # ---- interpolate ---------------------------------------------------------------------------
@@ -132,8 +138,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
                          "and requires a 4-D tensor as input")
+    if mode == "lanczos" and input.dim() == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not supported by ember")
+        if out_size is None:
+            out_size = [builtins.int(input.shape[i + 2] * scales[i]) for i in range(dim)]
+        return _upsample_aa(input, mode, out_size, scales, align_corners)
     wanted = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "area": (1, 2, 3),
               "linear": (1,), "bilinear": (2,), "bicubic": (2,), "trilinear": (3,)}
     if mode in wanted and dim in wanted[mode]:
@@ -153,16 +166,31 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         f"trilinear | lanczos | area | nearest-exact (got {mode})")
 
 
-def _upsample(x, mode, out_size, scales, align):
-    nd = len(out_size)
-    in_size = x.shape[2:]
-    names = "DHW"[3 - nd:]
+# the kernel PyTorch names when a weighted mode meets an integer (or complex) dtype
+_WEIGHING_KERNEL = {"linear": "compute_indices_weights_linear",
+                    "trilinear": "compute_indices_weights_linear",
+                    "bilinear": "upsample_bilinear2d_channels_last",
+                    "bicubic": "compute_indices_weights_cubic"}
+
+
+def _check_sizes(in_size, out_size):
+    names = "DHW"[3 - len(out_size):]
     if any(s <= 0 for s in in_size) or any(s <= 0 for s in out_size):
         ins = ", ".join(f"{n}: {s}" for n, s in zip(names, in_size))
         outs = ", ".join(f"{n}: {s}" for n, s in zip(names, out_size))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({ins}) output ({outs})")
-    ft = _opmath(x._array.dtype)
+
+
+def _upsample(x, mode, out_size, scales, align):
+    nd = len(out_size)
+    in_size = x.shape[2:]
+    _check_sizes(in_size, out_size)
+    if not x.is_floating_point() and mode in _WEIGHING_KERNEL \
+            and not (x._array.dtype == np.uint8 and mode in _FIXED_POINT):
+        raise NotImplementedError(f"\"{_WEIGHING_KERNEL[mode]}\" not implemented for "
+                                  f"'{_type_name(x.dtype)}'")
+    ft = _opmath(x._array.dtype, mode)
     maps = []
     for d in range(nd):
         axis = d - nd
@@ -174,7 +202,99 @@ def _upsample(x, mode, out_size, scales, align):
             maps.append(_cubic_map(axis, n_in, n_out, s, align, ft))
         else:
             maps.append(_linear_map(axis, n_in, n_out, s, align, ft))
+    if x._array.dtype == np.uint8 and mode in ("bilinear", "bicubic"):
+        return _resample_uint8(x, maps[::-1])
     return _map(x, maps[::-1], _pair(_UPSAMPLE[mode].format(nd)))
+
+
+# ---- antialiased interpolate (bilinear, bicubic, lanczos on 4-D input) -------------------------
+def _triangle(x):
+    x = np.abs(x)
+    return np.where(x < 1, 1 - x, 0)
+
+
+def _keys_cubic(x):
+    """Keys' cubic with a = -0.5 (PIL's choice, which PyTorch's antialias path follows; the
+    plain bicubic path uses a = -0.75)."""
+    a = -0.5
+    x = np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((x - 5) * x + 8) * x * a - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0))
+
+
+def _lanczos3(x):
+    return np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0)
+
+
+# mode: (filter, its support radius at scale 1)
+_AA_FILTERS = {"bilinear": (_triangle, 1), "bicubic": (_keys_cubic, 2), "lanczos": (_lanczos3, 3)}
+_UPSAMPLE_AA = {"bilinear": "UpsampleBilinear2DAaBackward0",
+                "bicubic": "UpsampleBicubic2DAaBackward0",
+                "lanczos": "UpsampleLanczos2DAaBackward0"}
+
+
+def _aa_map(axis, n_in, n_out, scale, align, mode, ft):
+    """Output j averages the inputs under the filter centred on its source position; when
+    downsampling (scale > 1) the filter is stretched by the scale so that every input pixel
+    contributes, and each output's weights are normalised to sum to one."""
+    if n_in == n_out:  # PyTorch leaves an unchanged dim alone, whatever the scale factor
+        return AxisMap(axis, np.arange(n_in)[None], None, n_in)
+    fn, radius = _AA_FILTERS[mode]
+    s = _area_scale(n_in, n_out, align, scale, ft)
+    stretch = s if s >= 1 else ft(1)
+    support = ft(radius) * stretch
+    centre = s * (np.arange(n_out).astype(ft) + ft(0.5))
+    # truncation toward zero (C's int cast) then clamping: the taps PyTorch visits
+    lo = np.maximum(np.trunc(centre - support + ft(0.5)).astype(np.int64), 0)
+    hi = np.minimum(np.trunc(centre + support + ft(0.5)).astype(np.int64), n_in)
+    taps = builtins.max(builtins.int((hi - lo).max()), 1)
+    k = np.arange(taps)[:, None]
+    idx = lo[None] + k
+    inside = idx < hi[None]
+    w = fn(((idx - centre[None]).astype(ft) + ft(0.5)) / stretch).astype(ft) * inside
+    total = w.sum(0)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w).astype(ft)
+    return AxisMap(axis, np.minimum(idx, n_in - 1), w, n_in)
+
+
+def _upsample_aa(x, mode, out_size, scales, align):
+    if x._array.dtype not in (np.float32, np.float64, np.uint8):
+        raise NotImplementedError(
+            f"\"compute_index_ranges_weights\" not implemented for '{_type_name(x.dtype)}'")
+    _check_sizes(x.shape[2:], out_size)
+    ft = _opmath(x._array.dtype, mode)
+    maps = [_aa_map(d - 2, x.shape[2 + d], out_size[d], None if scales is None else scales[d],
+                    align, mode, ft) for d in range(2)]
+    if x._array.dtype == np.uint8:
+        return _resample_uint8(x, maps[::-1])
+    return _map(x, maps[::-1], _pair(_UPSAMPLE_AA[mode]))
+
+
+def _int_weights(mat):
+    """PIL-style fixed point, as PyTorch's uint8 resampling: the weights scaled by 2**p with
+    p as large as keeps the biggest weight within int16 (at most 22 bits), rounded half away
+    from zero."""
+    top = float(mat.max())
+    p = 0
+    while p < 22 and builtins.int(0.5 + top * (1 << (p + 1))) < (1 << 15):
+        p += 1
+    scaled = mat * (1 << p)
+    return np.where(mat >= 0, np.trunc(scaled + 0.5), np.trunc(scaled - 0.5)).astype(np.int64), p
+
+
+def _resample_uint8(x, maps):
+    """uint8 images resample one dim at a time in integer arithmetic, rounding and saturating
+    to 0..255 after each pass (width first), so the values are PyTorch's to the last bit."""
+    xp = xp_of(x)
+    a = x._array
+    for m in maps:
+        w, p = _int_weights(m.dense(np, np.float64))
+        w = w if xp is np else xp.asarray(w)
+        ax = a.ndim + m.axis
+        acc = xp.matmul(xp.moveaxis(a, ax, -1).astype(np.int64), w.T) + (1 << (p - 1))
+        a = xp.moveaxis(xp.clip(acc >> p, 0, 255).astype(np.uint8), -1, ax)
+    return make_tensor(xp.ascontiguousarray(a), x._device)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

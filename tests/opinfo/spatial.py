@@ -67,6 +67,36 @@ def interp_samples(rng):
                     Sample((x,), dict(scale_factor=2.3, mode=mode, align_corners=ac)),
                     Sample((x,), dict(scale_factor=0.7, mode=mode, align_corners=ac,
                                       recompute_scale_factor=True))]
+    # antialias: the filter widens with the scale when shrinking, so a larger input
+    x4 = randn(rng, 1, 2, 11, 13)
+    for mode in ("bilinear", "bicubic", "lanczos"):
+        for ac in ((False, True) if mode != "lanczos" else (False,)):
+            aa = dict(mode=mode, antialias=True, align_corners=ac)
+            out += [Sample((x4,), dict(size=(4, 5), **aa)),
+                    Sample((x2,), dict(size=(3, 9), **aa)),
+                    Sample((x2,), dict(scale_factor=2.3, **aa)),
+                    Sample((x4,), dict(scale_factor=(0.45, 1.0), **aa)),
+                    Sample((x4,), dict(scale_factor=0.6, recompute_scale_factor=True, **aa))]
+    img = rng.integers(0, 256, (1, 3, 9, 10)).astype(np.uint8)
+    out += [
+        Sample((img,), dict(size=(4, 7), mode="bilinear", antialias=True), grad=()),
+        Sample((img,), dict(size=(13, 5), mode="bicubic", antialias=True), grad=()),
+        Sample((img,), dict(size=(4, 7), mode="lanczos", antialias=True), grad=()),
+        Sample((img,), dict(size=(13, 5), mode="bicubic", align_corners=True), grad=()),
+        Sample((img,), dict(size=(4, 7), mode="bilinear"), grad=()),
+        Sample((integers(rng, 1, 2, 5, 6),), dict(size=3, mode="bilinear", antialias=True),
+               raises=NotImplementedError),
+        Sample((integers(rng, 1, 2, 5, 6),), dict(size=3, mode="bicubic"),
+               raises=NotImplementedError),
+        Sample((img[0],), dict(size=3, mode="linear"), raises=NotImplementedError),
+        Sample((x1,), dict(size=3, mode="linear", antialias=True), raises=ValueError),
+        Sample((x2,), dict(size=3, mode="nearest", antialias=True), raises=ValueError),
+        Sample((x2,), dict(size=3, mode="lanczos"), raises=ValueError),
+        Sample((x2,), dict(size=3, mode="lanczos", antialias=True, align_corners=True),
+               raises=ValueError),
+        Sample((x1,), dict(size=3, mode="lanczos"), raises=NotImplementedError),
+        Sample((x2,), dict(size=(0, 3), mode="bicubic", antialias=True), raises=RuntimeError),
+    ]
     out += [
         Sample((x2,), dict(size=(3, 8), mode="bilinear"), noncontig=(0,)),
         Sample((x2,), dict(size=(1, 1), mode="bicubic", align_corners=True)),
