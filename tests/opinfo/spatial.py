@@ -134,7 +134,7 @@ def grid_samples(rng):
     x = randn(rng, 2, 3, 4, 5)
     g = grid(rng, 2, 3, 4, 2)
     out = []
-    for mode in ("bilinear", "nearest"):
+    for mode in ("bilinear", "nearest", "bicubic"):
         for pm in ("zeros", "border", "reflection"):
             for ac in (False, True):
                 out.append(Sample((x, g), dict(mode=mode, padding_mode=pm, align_corners=ac)))
@@ -145,6 +145,9 @@ def grid_samples(rng):
         Sample((x3, g3), dict(mode="nearest", padding_mode="border", align_corners=False)),
         Sample((x, g)),  # warns about align_corners
         Sample((x, g), dict(align_corners=False), noncontig=(0,)),
+        Sample((randn(rng, 1, 2, 1, 3), grid(rng, 1, 2, 2, 2)),
+               dict(mode="bicubic", padding_mode="reflection", align_corners=True)),
+        Sample((x3, g3), dict(mode="bicubic", align_corners=False), raises=RuntimeError),
         Sample((x, g), dict(mode="foo"), raises=ValueError),
         Sample((x, g), dict(padding_mode="foo"), raises=ValueError),
         Sample((x, grid(rng, 2, 3, 4, 3)), dict(align_corners=False), raises=RuntimeError),
@@ -157,6 +160,7 @@ register(OpInfo("grid_sample", F("grid_sample"), grid_samples))
 register(OpInfo("grid_sampler", top("grid_sampler"), lambda rng: [
     Sample((randn(rng, 2, 3, 4, 5), grid(rng, 2, 3, 4, 2), 0, 0, False)),
     Sample((randn(rng, 2, 3, 4, 5), grid(rng, 2, 3, 4, 2), 1, 2, True)),
+    Sample((randn(rng, 2, 3, 4, 5), grid(rng, 2, 3, 4, 2), 2, 1, False)),
     Sample((randn(rng, 1, 2, 3, 4, 5), grid(rng, 1, 2, 2, 2, 3), 0, 1, False))]))
 
 
