@@ -225,3 +225,72 @@ def test_linear_weight_grad_is_contiguous():
     layer = ember.nn.Linear(5, 3)
     layer(ember.randn(4, 5)).sum().backward()
     assert layer.weight.grad.stride() == (5, 1) and layer.weight.grad.is_contiguous()
+
+
+# ---- linalg.eig gradients ------------------------------------------------------------------
+def _eig_loss(lib, A, w):
+    """A real loss free of the eigenvectors' phases: weighted |L|^2 and |V|."""
+    L, V = lib.linalg.eig(A)
+    return (L.abs() ** 2 * lib.tensor(w[0])).sum() + (V.abs() * lib.tensor(w[1])).sum()
+
+
+def test_eig_gradient_of_complex_matrix_matches_finite_differences():
+    # PyTorch's convention for a real loss of a complex input: dl/dRe + i dl/dIm
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    w = (rng.standard_normal(3), rng.standard_normal((3, 3)))
+    A = ember.tensor(a, requires_grad=True)
+    _eig_loss(ember, A, w).backward()
+    num = np.zeros_like(a)
+    eps = 1e-6
+    for i in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[i] = eps
+        f = [float(_eig_loss(ember, ember.tensor(a + s * d), w)) for s in (1, -1, 1j, -1j)]
+        num[i] = (f[0] - f[1]) / (2 * eps) + 1j * (f[2] - f[3]) / (2 * eps)
+    np.testing.assert_allclose(A.grad.numpy(), num, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "float32", "complex64"])
+def test_eig_gradients_match_torch(dtype):
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 4, 4))
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(a.shape)
+    a = a.astype(dtype)
+    real = "float64" if dtype in ("float64", "complex128") else "float32"
+    w = (rng.standard_normal((2, 4)).astype(real), rng.standard_normal((2, 4, 4)).astype(real))
+    grads = []
+    for lib in (ember, torch):
+        A = lib.tensor(a, requires_grad=True)
+        _eig_loss(lib, A, w).backward()
+        eigvals_grad, = lib.autograd.grad(lib.linalg.eigvals(A).abs().sum(), A)
+        grads.append((A.grad.numpy(), eigvals_grad.numpy(), str(A.grad.dtype)))
+    tol = 1e-10 if real == "float64" else 2e-3
+    np.testing.assert_allclose(grads[0][0], grads[1][0], atol=tol, rtol=tol)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], atol=tol, rtol=tol)
+    assert grads[0][2] == grads[1][2]
+
+
+def test_eig_backward_refuses_a_phase_dependent_loss():
+    rng = np.random.default_rng(2)
+    A = ember.tensor(rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)),
+                     requires_grad=True)
+    L, V = ember.linalg.eig(A)
+    assert type(L.grad_fn).__name__ == "LinalgEigBackward0"
+    with pytest.raises(RuntimeError, match=r"specified up to multiplication by e\^\{i phi\}"):
+        V.sum().abs().backward()
+
+
+@needs_torch
+def test_eig_double_backward_of_real_matrix_matches_torch():
+    a = np.random.default_rng(4).standard_normal((3, 3)) + np.diag([3.0, 0.5, -2.0])
+    out = []
+    for lib in (ember, torch):
+        A = lib.tensor(a, requires_grad=True)
+        L, V = lib.linalg.eig(A)
+        g, = lib.autograd.grad((L * L).abs().sum() + (V.abs() ** 3).sum(), A, create_graph=True)
+        h, = lib.autograd.grad((g * g).sum(), A)
+        out.append(h.numpy())
+    np.testing.assert_allclose(out[0], out[1], atol=1e-10)

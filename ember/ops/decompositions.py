@@ -646,9 +646,8 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return _write_tuple(out, res, "svd") if out is not None else res
 
 
-# ---- symmetric eigendecomposition, general eigenvalues ----------------------------------------------
+# ---- symmetric eigendecomposition (general: `_eig.py`) ----------------------------------------------
 _eigh_type = result_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
-_eig_type = result_type("linalg_eig", ("eigenvalues", "eigenvectors"))
 
 
 class LinalgEighBackward0(Node):
@@ -698,37 +697,6 @@ def eigvalsh(A, UPLO="L", *, out=None):
         real = A.dtype.to_real().np if A.dtype.is_complex else A._array.dtype
         res = make_tensor(w.astype(real, copy=False), A._device)
     return write_out(out, res, "linalg_eigvalsh") if out is not None else res
-
-
-class LinalgEigBackward0(Node):
-    def backward(self, *grads):
-        raise NotImplementedError("ember: the derivative of linalg.eig is not implemented; "
-                                  "use linalg.eigh for Hermitian matrices")
-
-
-def _complex_of(A):
-    return np.complex128 if A._array.dtype in (np.float64, np.complex128) else np.complex64
-
-
-def eig(A, *, out=None):
-    """Eigenvalues and eigenvectors of a general matrix (complex, as PyTorch gives them)."""
-    _check(A, "linalg.eig")
-    xp = xp_of(A)
-    if xp is not np:
-        raise NotImplementedError("linalg.eig: not available on CUDA in ember")
-    w, v = np.linalg.eig(A._array)
-    c = _complex_of(A)
-    W, Vt = make_tensor(w.astype(c), A._device), make_tensor(v.astype(c), A._device)
-    node = record(LinalgEigBackward0, (A,), W, Vt)
-    if node is not None:
-        node._out_meta = tuple((t._array.shape, t.dtype, t._device) for t in (W, Vt))
-    res = _eig_type(W, Vt)
-    return _write_tuple(out, res, "linalg_eig") if out is not None else res
-
-
-def eigvals(A, *, out=None):
-    res = eig(A).eigenvalues
-    return write_out(out, res, "linalg_eigvals") if out is not None else res
 
 
 # ---- pseudo-inverse, least squares, rank ---------------------------------------------------------
@@ -1039,3 +1007,6 @@ def cond(A, p=None, *, out=None):
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     from .rearrange import diagonal as _diagonal
     return _diagonal(A, offset, dim1, dim2)
+
+
+from ._eig import eig, eigvals  # noqa: E402,F401  (it imports this module's helpers)

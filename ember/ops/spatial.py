@@ -278,9 +278,10 @@ def pad(input, pad, mode="constant", value=None):
     return _map(input, maps, _pair(_PAD_NAMES[mode].format(nd)))
 
 
-from ._spatial_resample import (affine_grid, affine_grid_generator, grid_sample,  # noqa: E402
-                                grid_sampler, interpolate, upsample, upsample_bilinear,
+from ._spatial_resample import (interpolate, upsample, upsample_bilinear,  # noqa: E402
                                 upsample_nearest)
+from ._grid_sample import (affine_grid, affine_grid_generator, grid_sample,  # noqa: E402
+                           grid_sampler)
 
 
 # ---- pixel and channel shuffles --------------------------------------------------------------

@@ -67,6 +67,36 @@ def interp_samples(rng):
                     Sample((x,), dict(scale_factor=2.3, mode=mode, align_corners=ac)),
                     Sample((x,), dict(scale_factor=0.7, mode=mode, align_corners=ac,
                                       recompute_scale_factor=True))]
+    # antialias: the filter widens with the scale when shrinking, so a larger input
+    x4 = randn(rng, 1, 2, 11, 13)
+    for mode in ("bilinear", "bicubic", "lanczos"):
+        for ac in ((False, True) if mode != "lanczos" else (False,)):
+            aa = dict(mode=mode, antialias=True, align_corners=ac)
+            out += [Sample((x4,), dict(size=(4, 5), **aa)),
+                    Sample((x2,), dict(size=(3, 9), **aa)),
+                    Sample((x2,), dict(scale_factor=2.3, **aa)),
+                    Sample((x4,), dict(scale_factor=(0.45, 1.0), **aa)),
+                    Sample((x4,), dict(scale_factor=0.6, recompute_scale_factor=True, **aa))]
+    img = rng.integers(0, 256, (1, 3, 9, 10)).astype(np.uint8)
+    out += [
+        Sample((img,), dict(size=(4, 7), mode="bilinear", antialias=True), grad=()),
+        Sample((img,), dict(size=(13, 5), mode="bicubic", antialias=True), grad=()),
+        Sample((img,), dict(size=(4, 7), mode="lanczos", antialias=True), grad=()),
+        Sample((img,), dict(size=(13, 5), mode="bicubic", align_corners=True), grad=()),
+        Sample((img,), dict(size=(4, 7), mode="bilinear"), grad=()),
+        Sample((integers(rng, 1, 2, 5, 6),), dict(size=3, mode="bilinear", antialias=True),
+               raises=NotImplementedError),
+        Sample((integers(rng, 1, 2, 5, 6),), dict(size=3, mode="bicubic"),
+               raises=NotImplementedError),
+        Sample((img[0],), dict(size=3, mode="linear"), raises=NotImplementedError),
+        Sample((x1,), dict(size=3, mode="linear", antialias=True), raises=ValueError),
+        Sample((x2,), dict(size=3, mode="nearest", antialias=True), raises=ValueError),
+        Sample((x2,), dict(size=3, mode="lanczos"), raises=ValueError),
+        Sample((x2,), dict(size=3, mode="lanczos", antialias=True, align_corners=True),
+               raises=ValueError),
+        Sample((x1,), dict(size=3, mode="lanczos"), raises=NotImplementedError),
+        Sample((x2,), dict(size=(0, 3), mode="bicubic", antialias=True), raises=RuntimeError),
+    ]
     out += [
         Sample((x2,), dict(size=(3, 8), mode="bilinear"), noncontig=(0,)),
         Sample((x2,), dict(size=(1, 1), mode="bicubic", align_corners=True)),
@@ -104,7 +134,7 @@ def grid_samples(rng):
     x = randn(rng, 2, 3, 4, 5)
     g = grid(rng, 2, 3, 4, 2)
     out = []
-    for mode in ("bilinear", "nearest"):
+    for mode in ("bilinear", "nearest", "bicubic"):
         for pm in ("zeros", "border", "reflection"):
             for ac in (False, True):
                 out.append(Sample((x, g), dict(mode=mode, padding_mode=pm, align_corners=ac)))
@@ -115,6 +145,9 @@ def grid_samples(rng):
         Sample((x3, g3), dict(mode="nearest", padding_mode="border", align_corners=False)),
         Sample((x, g)),  # warns about align_corners
         Sample((x, g), dict(align_corners=False), noncontig=(0,)),
+        Sample((randn(rng, 1, 2, 1, 3), grid(rng, 1, 2, 2, 2)),
+               dict(mode="bicubic", padding_mode="reflection", align_corners=True)),
+        Sample((x3, g3), dict(mode="bicubic", align_corners=False), raises=RuntimeError),
         Sample((x, g), dict(mode="foo"), raises=ValueError),
         Sample((x, g), dict(padding_mode="foo"), raises=ValueError),
         Sample((x, grid(rng, 2, 3, 4, 3)), dict(align_corners=False), raises=RuntimeError),
@@ -127,6 +160,7 @@ register(OpInfo("grid_sample", F("grid_sample"), grid_samples))
 register(OpInfo("grid_sampler", top("grid_sampler"), lambda rng: [
     Sample((randn(rng, 2, 3, 4, 5), grid(rng, 2, 3, 4, 2), 0, 0, False)),
     Sample((randn(rng, 2, 3, 4, 5), grid(rng, 2, 3, 4, 2), 1, 2, True)),
+    Sample((randn(rng, 2, 3, 4, 5), grid(rng, 2, 3, 4, 2), 2, 1, False)),
     Sample((randn(rng, 1, 2, 3, 4, 5), grid(rng, 1, 2, 2, 2, 3), 0, 1, False))]))
 
 
