@@ -11,12 +11,15 @@ In-place ops go through `inplace`, out= through `write_out`: one path each for e
 import re
 import weakref
 
+import numpy as np
+
 _new = object.__new__
 
 from .._state import grad as _grad_state
 from .._tensor import Tensor, _make, make_tensor
 
-__all__ = ["Node", "AccumulateGrad", "record", "inplace", "write_out", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out",
+           "RemovableHandle"]
 
 
 class RemovableHandle:
@@ -62,6 +65,7 @@ class Node:
     _hooks = None        # post hooks: hook(grad_inputs, grad_outputs)
     _node_prehooks = None
     _materialize_grads = True
+    _builtin = True      # False for a custom autograd.Function's node
 
     def name(self):
         return type(self).__name__
@@ -229,6 +233,31 @@ def record(cls, inputs, *outputs):
             out._requires_grad = True
             out._grad_fn = node
             out._output_nr = i
+    return node
+
+
+# the 0-dim tensor PyTorch wraps a Python number into: its dtype by the number's type
+_WRAPPED_META = {bool: ((), np.dtype(np.bool_)), int: ((), np.dtype(np.int64)),
+                 float: ((), np.dtype(np.float64)), complex: ((), np.dtype(np.complex128))}
+
+
+def record_number(cls, t, number, out, number_first=False):
+    """`record` for an op over tensor `t` and a Python number where PyTorch wraps the number
+    into a 0-dim tensor input (add, sub, mul, div, where): the node gets an edge (None, 0)
+    for it, so `next_functions` and a node hook's grad_inputs count it, and its backward
+    returns None in that place. Written out (no loops) since `x * 2.0` is a hot path."""
+    if not (t._requires_grad and _grad_state.enabled):
+        return None
+    node = _new(cls)
+    e = edge(t)
+    m = (t._array.shape, t._array.dtype)
+    n = _WRAPPED_META.get(type(number)) or ((), getattr(number, "dtype", None))
+    if number_first:
+        node._next, node._meta = (_NO_EDGE, e), (n, m)
+    else:
+        node._next, node._meta = (e, _NO_EDGE), (m, n)
+    out._requires_grad = True
+    out._grad_fn = node
     return node
 
 
