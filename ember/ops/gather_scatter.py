@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor, _wrap_dim, make_tensor
-from ._graph import Node, _type_name, inplace, record, write_out
+from ._graph import Node, _type_name, inplace, record, warn_expanded, write_out
 from .indexing import accumulate_flat, add_along, segment_reduce
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
@@ -607,7 +607,8 @@ def index_fill(input, dim, index, value):
 
 
 def index_fill_(self, dim, index, value):
-    return inplace(self, lambda s: index_fill(s, dim, index, value), (value,))
+    warn_expanded(self, "index_fill_", "tensor[mask] = scalar")
+    return inplace(self, lambda s: index_fill(s, dim, index, value), (value,), allow_overlap=True)
 
 
 # ---- masked ops ----------------------------------------------------------------------------------
@@ -680,7 +681,8 @@ def _ctype(t):
 def masked_fill_(self, mask, value):
     if mask._array.dtype == np.bool_:
         _broadcast(self._array.shape, mask._array.shape)
-    return inplace(self, lambda s: masked_fill(s, mask, value), (value,))
+    warn_expanded(self, "masked_fill_", "tensor[mask] = scalar")
+    return inplace(self, lambda s: masked_fill(s, mask, value), (value,), allow_overlap=True)
 
 
 class MaskedSelectBackward0(Node):
