@@ -364,7 +364,7 @@ def _promoted_dtype(a, b, fname):
 
 def _check_alpha(alpha, d):
     """PyTorch's alpha_check; returns alpha as the computation uses it."""
-    if isinstance(alpha, np.generic):
+    if isinstance(alpha, (np.generic, Tensor)):  # PyTorch takes a 0-dim tensor as a Scalar
         alpha = alpha.item()
     if isinstance(alpha, builtins.bool) and d is not _dt.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
