@@ -92,6 +92,7 @@ class Tensor:
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
     _fn_version = 0        # version at which a view's grad_fn was last derived from its base
     _is_param = False
+    _creation_meta = None  # a view's PyTorch CreationMeta when not DEFAULT (ops/_graph.py)
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     # ---- construction -----------------------------------------------------------------

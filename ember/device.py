@@ -5,6 +5,8 @@ A device names where a tensor lives ('cpu', 'cuda:0'); its backend owns the arra
 device type on every use, never fixed at import, so CuPy is imported only when a CUDA
 tensor is first made, and the tests can register a NumPy-backed stand-in for 'cuda'.
 """
+import re
+
 import numpy as np
 
 __all__ = ["device", "register_backend", "backend_of", "CPU"]
@@ -16,31 +18,43 @@ class device:
     __slots__ = ("type", "index")
 
     def __new__(cls, type, index=None):
+        if index is None:
+            dev = _BY_STRING.get(type) if type.__class__ is str else None
+            if dev is not None:
+                return dev
+        elif index.__class__ is not int:
+            if isinstance(index, np.integer):  # PyTorch takes NumPy ints (__index__)
+                return device(type, int(index))
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not "
+                            f"{index.__class__.__name__}")
         if isinstance(type, device):
             if index is not None:
                 raise TypeError("device(): a device object takes no index")
             return type
         if isinstance(type, int) and not isinstance(type, bool):
+            if type < 0:
+                raise RuntimeError("Device index must not be negative")
             # PyTorch 2.x: a bare index means the current accelerator, and there must be one
             if not backend_of(device("cuda")).is_available():
                 raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
-        if ":" in type:
+            name = type.__class__.__name__
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({name}), but expected one of:\n"
+                            " * (torch.device device)\n"
+                            "      didn't match because some of the arguments have invalid types: "
+                            f"(!{name}!)\n"
+                            " * (str type, int index = -1)\n")
+        string = type
+        type, idx = _parse(string)
+        if idx is not None:
             if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
-            type, _, idx = type.partition(":")
-            if not idx.isdigit():
-                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
-            index = int(idx)
-        if type not in _KNOWN_TYPES:
-            raise RuntimeError(
-                "Expected one of cpu, cuda, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
-                f"maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at "
-                f"start of device string: {type}")
+                raise RuntimeError(f"type (string) must not include an index because index was "
+                                   f"passed explicitly: {string}")
+            index = idx
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative")
+            raise RuntimeError("Device index must not be negative")
         key = (type, index)
         dev = _CACHE.get(key)
         if dev is None:
@@ -48,6 +62,8 @@ class device:
             object.__setattr__(dev, "type", type)
             object.__setattr__(dev, "index", index)
             _CACHE[key] = dev
+            if index is None:
+                _BY_STRING[type] = dev
         return dev
 
     def __setattr__(self, name, value):
@@ -83,8 +99,32 @@ class device:
 
 
 _CACHE = {}
-_KNOWN_TYPES = {"cpu", "cuda", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
-                "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone"}
+_BY_STRING = {}  # 'cpu' -> device('cpu'): each plain type string parsed once
+# PyTorch 2.13's device types, in the order its error message lists them
+_TYPE_NAMES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+               "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+               "privateuseone")
+_KNOWN_TYPES = frozenset(_TYPE_NAMES)
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
+_MAX_INDEX = 2 ** 31 - 1
+
+
+def _parse(string):
+    """'cuda:1' -> ('cuda', 1), as PyTorch parses a device string (and errs)."""
+    if not string:
+        raise RuntimeError("Device string must not be empty")
+    m = _DEVICE_STRING.fullmatch(string)
+    if m is None:
+        raise RuntimeError(f"Invalid device string: '{string}'")
+    type, idx = m.groups()
+    if type not in _KNOWN_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_TYPE_NAMES)} device type at start of "
+                           f"device string: {type}")
+    if idx is None:
+        return type, None
+    if len(idx) > 10 or int(idx) > _MAX_INDEX:
+        raise RuntimeError(f"Could not parse device index '{idx}' in device string '{string}'")
+    return type, int(idx)
 CPU = device("cpu")
 
 

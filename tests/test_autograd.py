@@ -892,15 +892,88 @@ def test_gradgradcheck_catches_wrong_double_backward():
         ember.autograd.gradgradcheck(BadSquare.apply, (x,))
 
 
-@pytest.mark.xfail(strict=True, reason="a Python-number operand of add/sub/mul/div is no input "
-                   "of ember's node: next_functions lacks PyTorch's (None, 0) edge for it, and a "
-                   "node post-hook gets one grad_input instead of two")
-def test_scalar_operand_edge(torch):
-    def s(T):
+def _edges(T, make):
+    """(grad_fn name, next_functions names) of `make(x, y)`'s result."""
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = T.tensor([3.0, 4.0], requires_grad=True)
+    r = make(T, x, y)
+    return r.grad_fn.name(), [(None if n is None else n.name(), nr)
+                              for n, nr in r.grad_fn.next_functions]
+
+
+_NUMBER_OPERAND_FORMS = {
+    "x * 3": lambda T, x, y: x * 3, "3 * x": lambda T, x, y: 3 * x,
+    "x + 2": lambda T, x, y: x + 2, "2 + x": lambda T, x, y: 2 + x,
+    "x - 1": lambda T, x, y: x - 1, "1 - x": lambda T, x, y: 1 - x,
+    "x / 2": lambda T, x, y: x / 2, "2 / x": lambda T, x, y: 2 / x,
+    "x ** 2": lambda T, x, y: x ** 2, "2 ** x": lambda T, x, y: 2 ** x,
+    "mul(3, x)": lambda T, x, y: T.mul(3, x), "add(2, x)": lambda T, x, y: T.add(2, x),
+    "sub(2, x)": lambda T, x, y: T.sub(2, x), "rsub(x, 2)": lambda T, x, y: T.rsub(x, 2),
+    "rsub(x, y)": lambda T, x, y: T.rsub(x, y), "rsub alpha": lambda T, x, y: T.rsub(x, y, alpha=2),
+    "add alpha": lambda T, x, y: T.add(x, y, alpha=2), "sub alpha": lambda T, x, y: T.sub(x, y, alpha=2),
+    "add number alpha": lambda T, x, y: T.add(x, 3, alpha=2),
+    "x * True": lambda T, x, y: x * True, "x * 2j": lambda T, x, y: x * 2j,
+    "div trunc": lambda T, x, y: T.div(x, 2, rounding_mode="trunc"),
+    "div floor": lambda T, x, y: x.div(2, rounding_mode="floor"),
+    "remainder": lambda T, x, y: x % 2, "fmod": lambda T, x, y: T.fmod(x, 2),
+    "copysign": lambda T, x, y: T.copysign(x, 2.0), "xlogy": lambda T, x, y: T.xlogy(x, 2),
+    "where number other": lambda T, x, y: T.where(x > 1, x, 0.0),
+    "where number input": lambda T, x, y: T.where(x > 1, 0.0, x),
+    "mul_ number": lambda T, x, y: x.clone().mul_(2), "add_ number": lambda T, x, y: x.clone().add_(2),
+    "itruediv": lambda T, x, y: x.clone().__itruediv__(2), "pow_": lambda T, x, y: x.clone().pow_(2),
+}
+
+
+@pytest.mark.parametrize("form", list(_NUMBER_OPERAND_FORMS))
+def test_scalar_operand_edge(torch, form):
+    # PyTorch wraps a Python number into a 0-dim tensor input of add/sub/mul/div/where: an
+    # edge (None, 0); other ops (pow, remainder, rsub ...) take it as no input at all
+    make = _NUMBER_OPERAND_FORMS[form]
+    assert _edges(ember, make) == _edges(torch, make)
+
+
+def _hook_grad_inputs(T, make):
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = T.tensor([3.0, 4.0])
+    r = make(T, x, y)
+    seen = []
+    r.grad_fn.register_hook(lambda gi, go: seen.append(
+        [None if g is None else g.tolist() for g in gi]))
+    r.sum().backward()
+    return seen
+
+
+@pytest.mark.parametrize("make", [
+    lambda T, x, y: x * 3, lambda T, x, y: 3 - x, lambda T, x, y: x / 2, lambda T, x, y: x * y,
+    lambda T, x, y: y + x, lambda T, x, y: x + T.ones(3, 1), lambda T, x, y: T.where(x > 1, 0.0, x),
+    lambda T, x, y: T.add(x, y, alpha=3)])
+def test_node_hook_grad_inputs(torch, make):
+    # a built-in node hands its hook None for an input that takes no gradient, and the
+    # gradient as the input takes it (a broadcast one reduced)
+    assert _hook_grad_inputs(ember, make) == _hook_grad_inputs(torch, make)
+
+
+def test_node_hook_replacement_checks(torch):
+    def run(T, hook, pre=False, make=lambda x: x + 2):
         x = T.tensor([1.0, 2.0], requires_grad=True)
-        return [len((f(x)).grad_fn.next_functions)
-                for f in (lambda v: v * 3, lambda v: v + 2, lambda v: v / 2, lambda v: v - 1)]
-    assert s(ember) == s(torch)
+        r = make(x)
+        (r.grad_fn.register_prehook if pre else r.grad_fn.register_hook)(hook)
+        r.sum().backward()
+        return x.grad
+    # a hook's replacement replaces; None keeps
+    for hook in (lambda gi, go: (gi[0] * 10, None), lambda gi, go: None):
+        assert run(ember, hook).tolist() == run(torch, hook).tolist()
+    # each bad hook is made per library (one returns a tensor of the library under test)
+    bad = [(lambda T: lambda gi, go: (gi[0],), False),
+           (lambda T: lambda gi, go: [gi[0], None], False),
+           (lambda T: lambda gi, go: gi[0], False),
+           (lambda T: lambda gi, go: (gi[0], T.ones(2)), False),
+           (lambda T: lambda gi, go: (3, None), False),
+           (lambda T: lambda go: (go[0], go[0]), True),
+           (lambda T: lambda go: (go[0].double(),), True),
+           (lambda T: lambda go: (go[0][:1],), True)]
+    for make_hook, pre in bad:
+        assert_same_error(torch, lambda T: run(T, make_hook(T), pre))
 
 
 def test_gradcheck_on_non_contiguous_input():

@@ -22,17 +22,36 @@ def test_device_forms(torch, args):
     assert ember.device(e) is e
 
 
-@pytest.mark.parametrize("args", [("cuda:x",), ("gpu",), ("cuda:0", 1), ("cuda", -1),
-                                  ("cuda:-1",), (1.5,), ("",)])
+@pytest.mark.parametrize("args", [
+    ("cuda:x",), ("gpu",), ("cuda:0", 1), ("cuda", -1), ("cuda:-1",), (1.5,), ("",),
+    ("float32",), ("cpu:0:1",), ("cuda:01",), ("cuda: 1",), (" cuda",), ("CPU",), ("cuda:",),
+    (":0",), ("cuda0",), ("foo:1",), ("cuda:+1",), ("cuda:9999999999999999999",), (-1,),
+    ("cuda", "1"), ("cuda", 1.0), ("cuda", True), (None,), ("cuda:x", 0), ("gpu", 0)])
 def test_device_errors(torch, args):
+    # PyTorch's parse: a malformed string is 'Invalid device string', a well-formed one of
+    # an unknown type lists the known types
     def err(mod):
         try:
             mod.device(*args)
         except Exception as exc:  # noqa: BLE001
-            return type(exc).__name__
+            return type(exc).__name__, str(exc)
         return None
     assert err(torch) is not None
     assert err(ember) == err(torch)
+
+
+@pytest.mark.parametrize("name", ["ipu", "xla", "hpu", "privateuseone", "meta", "mtia"])
+def test_device_types_known(torch, name):
+    assert repr(ember.device(name)) == repr(torch.device(name))
+    assert repr(ember.device(f"{name}:3")) == repr(torch.device(f"{name}:3"))
+
+
+def test_to_bad_device_string(torch):
+    for bad in ("float32", "gpu", "cuda:x"):
+        with pytest.raises(RuntimeError) as t:
+            torch.ones(2).to(bad)
+        with pytest.raises(RuntimeError, match=f"^{__import__('re').escape(str(t.value))}$"):
+            ember.ones(2).to(bad)
 
 
 def test_bare_index_is_the_accelerator(fake_cuda):

@@ -168,10 +168,12 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
             if len(results) != len(edges):
                 results = _check_count(node, results)
             if node._hooks:
+                # a post hook sees the gradients as the inputs take them (reduced, cast)
+                results = _validated(node, results)
                 for hook in list(node._hooks.values()):
                     new = hook(results, tuple(grads))
                     if new is not None:
-                        results = tuple(new)
+                        results = _hook_result(hook, new, results)
             executed.append(node)
             meta = node._meta
             for i, g in enumerate(results):
@@ -293,8 +295,46 @@ def _call_pre_hooks(node, grads):
         for hook in list(node._node_prehooks.values()):
             new = hook(tuple(grads))
             if new is not None:
-                grads = list(new)
+                grads = list(_hook_result(hook, new, grads))
     return grads
+
+
+def _hook_result(hook, new, old):
+    """A node hook's replacement gradients, checked as PyTorch checks them."""
+    if type(new) is not tuple:
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    name = getattr(hook, "__name__", "<unknown>")
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got "
+                           f"{len(new)}, but expected {len(old)})")
+    for g, was in zip(new, old):
+        if g is None:
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(g).__name__}'")
+        if was is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        if g._array.shape != was._array.shape:
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+        if g.dtype is not was.dtype or g._device != was._device:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {was.type()} "
+                               f"got {g.type()})")
+    return new
+
+
+def _validated(node, results):
+    """The gradients a post hook sees: as each input takes them (reduced, cast), None for an
+    input that needs none (a built-in node computes no such gradient; a custom Function's
+    backward hands on whatever it returned)."""
+    meta, edges, builtin = node._meta, node._next, node._builtin
+    out = []
+    for i, g in enumerate(results):
+        if g is not None and edges[i][0] is None:
+            g = None if builtin else g
+        elif g is not None and (g._array.shape != meta[i][0] or g._array.dtype is not meta[i][1]):
+            g = _validate(node, i, g)
+        out.append(g)
+    return tuple(out)
 
 
 def _validate(node, i, g):

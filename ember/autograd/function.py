@@ -18,6 +18,7 @@ class BackwardCFunction(Node):
     """The node (and ctx) of a user Function application."""
 
     _materialize_grads = True
+    _builtin = False
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors

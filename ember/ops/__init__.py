@@ -39,12 +39,15 @@ def _reflected(op):
 
 
 def _rdiv(self, other):
-    return pointwise.div(other, self)
+    # PyTorch's Tensor.__rtruediv__ multiplies by the reciprocal: its values (they can differ
+    # from `other / self` in the last bit) and its graph (MulBackward0 over ReciprocalBackward0)
+    from .unary import reciprocal
+    return pointwise.mul(reciprocal(self), other)
 
 
 _OPERATORS = {
     "__add__": pointwise.add, "__radd__": pointwise.add, "__iadd__": pointwise.add_,
-    "__sub__": pointwise.sub, "__rsub__": _reflected(pointwise.sub), "__isub__": pointwise.sub_,
+    "__sub__": pointwise.sub, "__rsub__": pointwise.rsub, "__isub__": pointwise.sub_,
     "__mul__": pointwise.mul, "__rmul__": pointwise.mul, "__imul__": pointwise.mul_,
     "__truediv__": pointwise.div, "__rtruediv__": _rdiv, "__itruediv__": pointwise.div_,
     "__floordiv__": pointwise.floor_divide, "__rfloordiv__": _reflected(pointwise.floor_divide),

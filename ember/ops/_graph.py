@@ -11,12 +11,15 @@ In-place ops go through `inplace`, out= through `write_out`: one path each for e
 import re
 import weakref
 
+import numpy as np
+
 _new = object.__new__
 
 from .._state import grad as _grad_state
 from .._tensor import Tensor, _make, make_tensor
 
-__all__ = ["Node", "AccumulateGrad", "record", "inplace", "write_out", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out",
+           "RemovableHandle"]
 
 
 class RemovableHandle:
@@ -62,6 +65,7 @@ class Node:
     _hooks = None        # post hooks: hook(grad_inputs, grad_outputs)
     _node_prehooks = None
     _materialize_grads = True
+    _builtin = True      # False for a custom autograd.Function's node
 
     def name(self):
         return type(self).__name__
@@ -232,6 +236,31 @@ def record(cls, inputs, *outputs):
     return node
 
 
+# the 0-dim tensor PyTorch wraps a Python number into: its dtype by the number's type
+_WRAPPED_META = {bool: ((), np.dtype(np.bool_)), int: ((), np.dtype(np.int64)),
+                 float: ((), np.dtype(np.float64)), complex: ((), np.dtype(np.complex128))}
+
+
+def record_number(cls, t, number, out, number_first=False):
+    """`record` for an op over tensor `t` and a Python number where PyTorch wraps the number
+    into a 0-dim tensor input (add, sub, mul, div, where): the node gets an edge (None, 0)
+    for it, so `next_functions` and a node hook's grad_inputs count it, and its backward
+    returns None in that place. Written out (no loops) since `x * 2.0` is a hot path."""
+    if not (t._requires_grad and _grad_state.enabled):
+        return None
+    node = _new(cls)
+    e = edge(t)
+    m = (t._array.shape, t._array.dtype)
+    n = _WRAPPED_META.get(type(number)) or ((), getattr(number, "dtype", None))
+    if number_first:
+        node._next, node._meta = (_NO_EDGE, e), (n, m)
+    else:
+        node._next, node._meta = (e, _NO_EDGE), (m, n)
+    out._requires_grad = True
+    out._grad_fn = node
+    return node
+
+
 def needs_grad(*inputs):
     """Whether an op over these tensors would be recorded."""
     if not _grad_state.enabled:
@@ -243,14 +272,17 @@ def needs_grad(*inputs):
 
 
 # ---- in-place ops ------------------------------------------------------------------------
-def inplace(self, compute, others=()):
+def inplace(self, compute, others=(), allow_overlap=False):
     """Run an in-place op: `compute(self)` gives the new value of `self` out of place (an
     ember op, so the graph is built for it); its array is written into self's memory.
 
     `others` are the tensor operands, to know whether autograd must track the write.
     Self keeps its identity and memory; its version is bumped; the graph is rewired so that
     `self` (or, for a view, its base through PyTorch's CopySlices) is the op's output.
+    `allow_overlap`: the op may write into an expanded tensor (PyTorch's fill_, zero_ ...).
     """
+    if not allow_overlap and 0 in self._array.strides:
+        check_no_internal_overlap(self._array)
     tracked = _grad_state.enabled and (self._requires_grad or _any_requires_grad(others)
                                        or (self._base is not None and self._base._requires_grad))
     if tracked:
@@ -315,7 +347,44 @@ def _store(self, value):
     if value._device != self._device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
                            f"two devices, {value._device} and {self._device}!")
-    self._array[...] = arr
+    writable(self._array)[...] = arr
+
+
+# ---- writing into expanded memory -----------------------------------------------------------
+def has_internal_overlap(arr):
+    """PyTorch's has_internal_overlap == YES: some dimension repeats memory (stride 0)."""
+    if arr.size == 0:
+        return False
+    for n, st in zip(arr.shape, arr.strides):
+        if st == 0 and n > 1:
+            return True
+    return False
+
+
+def check_no_internal_overlap(arr):
+    if has_internal_overlap(arr):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the tensor "
+                           "before performing the operation.")
+
+
+def writable(arr):
+    """`arr` to write into: NumPy marks an expanded array (and views of it) read-only, where
+    PyTorch lets the ops that allow it (and views without overlap) write its memory."""
+    if type(arr) is not np.ndarray or arr.flags.writeable:
+        return arr
+    w = arr.view()  # a new view: the tensor's own array stays read-only for the next write
+    w.flags.writeable = True
+    return w
+
+
+def warn_expanded(t, op, example):
+    """PyTorch's deprecation warning for an indexing write into an expanded tensor."""
+    if has_internal_overlap(t._array):
+        import warnings
+        warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor "
+                      f"before performing this operation. This also applies to advanced indexing "
+                      f"e.g. {example}", UserWarning, stacklevel=3)
 
 
 def _broadcast_shape_for_message(a, b):
@@ -339,7 +408,48 @@ def _any_requires_grad(tensors):
     return False
 
 
+# PyTorch's CreationMeta of a view (Tensor._creation_meta; None is DEFAULT): a view made
+# by an op returning several views, or made with grad mode off, may not be written to in
+# place where autograd tracks the write
+MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = "multi_output_node", "no_grad_mode", "inference_mode"
+
+
+def mark_multi_output_views(views):
+    """unbind, split, chunk ...: their outputs are views PyTorch forbids writing in place
+    under autograd (the op's single node could not rebase each one's gradient)."""
+    if _grad_state.enabled:
+        for v in views:
+            v._creation_meta = MULTI_OUTPUT_NODE
+
+
+def _check_view_inplace(t):
+    meta = t._creation_meta
+    fn = t.grad_fn
+    if fn is not None:
+        op = re.sub(r"Backward\d*$", "", fn.name())
+        msg = f"Output {t._output_nr} of {op} is a view and is being modified inplace."
+    elif meta is INFERENCE_MODE:
+        msg = ("A view was created in inference mode and is being modified inplace in normal "
+               "mode.")
+    else:
+        msg = ("A view was created in no_grad mode and is being modified inplace with grad mode "
+               "enabled.")
+    if meta is MULTI_OUTPUT_NODE:
+        msg += (" This view is the output of a function that returns multiple views. Such "
+                "functions do not allow the output views to be modified inplace. You should "
+                "replace the inplace operation by an out-of-place one.")
+    else:
+        block = "inference_mode" if meta is INFERENCE_MODE else "no_grad"
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                "can clarify your code by moving both the view and the inplace either both "
+                f"inside the {block} block (if you don't want the inplace to be tracked) or both "
+                "outside (if you want the inplace to be tracked).")
+    raise RuntimeError(msg)
+
+
 def _check_leaf_inplace(t):
+    if t._base is not None and t._creation_meta is not None:
+        _check_view_inplace(t)
     if t._requires_grad and t._grad_fn is None and t._base is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = t._base
@@ -394,6 +504,7 @@ def write_out(out, result, fname):
                           UserWarning, stacklevel=3)
         out._array = result._array.astype(out._array.dtype, copy=True)
     else:
-        out._array[...] = result._array
+        check_no_internal_overlap(out._array)
+        writable(out._array)[...] = result._array
     out._vc.value += 1
     return out

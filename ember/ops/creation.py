@@ -596,7 +596,7 @@ def fill_(self, value):
                               np.generic)):
         raise TypeError(f"fill_() received an invalid combination of arguments - got "
                         f"({type(value).__name__})")
-    return inplace(self, lambda s: _filled_like(s, value, FillBackward2))
+    return inplace(self, lambda s: _filled_like(s, value, FillBackward2), allow_overlap=True)
 
 
 def _filled_like(s, value, node_cls):
@@ -617,7 +617,7 @@ def _filled_like(s, value, node_cls):
 
 def zero_(self):
     from ._graph import inplace
-    return inplace(self, lambda s: _filled_like(s, 0, ZeroBackward0))
+    return inplace(self, lambda s: _filled_like(s, 0, ZeroBackward0), allow_overlap=True)
 
 
 # ---- ranges --------------------------------------------------------------------------------------

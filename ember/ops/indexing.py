@@ -20,7 +20,8 @@ import numpy as np
 
 from .._state import grad as _grad_state
 from .._tensor import Tensor, make_tensor
-from ._graph import Node, _type_name, inplace, record
+from ._graph import (Node, _type_name, check_no_internal_overlap, inplace, record, warn_expanded,
+                     writable)
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere"]
@@ -495,6 +496,7 @@ Tensor.index_put = _index_put_method
 def index_put_(self, indices, values, accumulate=False):
     _check_put_dtype(self, values)
     index = _put_index(self, indices, "index_put_")
+    warn_expanded(self, "index_put_", "tensor[indices] = tensor")
     if not (_grad_state.enabled and (self._requires_grad or values._requires_grad or (
             self._base is not None and self._base._requires_grad))):
         xp = _xp(self)
@@ -502,12 +504,13 @@ def index_put_(self, indices, values, accumulate=False):
         if accumulate and not self._array.flags.c_contiguous:
             arr = self._array.copy()
             _put_arrays(arr, index, vals, True, xp)
-            self._array[...] = arr
+            writable(self._array)[...] = arr
         else:
-            _put_arrays(self._array, index, vals, accumulate, xp)
+            _put_arrays(writable(self._array), index, vals, accumulate, xp)
         self._vc.value += 1
         return self
-    return inplace(self, lambda s: _index_put(s, index, values, accumulate), (values,))
+    return inplace(self, lambda s: _index_put(s, index, values, accumulate), (values,),
+                   allow_overlap=True)
 
 
 # ---- __getitem__ / __setitem__ -----------------------------------------------------------------
@@ -538,7 +541,10 @@ def __setitem__(self, index, value):
         if isinstance(value, Tensor) and value._array.shape:
             _value_for(_basic_getitem(self, idx), value)
         if not _tracked_write(self, value):
-            self._array[idx] = value._host() if isinstance(value, Tensor) and \
+            target = self._array[idx]
+            if 0 in getattr(target, "strides", ()):
+                check_no_internal_overlap(target)  # `x.expand(3, 4)[0] = v`, as PyTorch
+            writable(self._array)[idx] = value._host() if isinstance(value, Tensor) and \
                 value._device.type != self._device.type else \
                 (value._array if isinstance(value, Tensor) else value)
             self._vc.value += 1
@@ -546,6 +552,8 @@ def __setitem__(self, index, value):
         target = _basic_getitem(self, idx)
         if target is self:
             target = make_view_of(self, self._array.view(), lambda b: b[...])
+        if 0 in target._array.strides:  # fill_ would allow it; `t[idx] = v` does not
+            check_no_internal_overlap(target._array)
         if isinstance(value, Tensor):
             copy_(target, _value_for(target, value))
         else:
@@ -567,11 +575,13 @@ def __setitem__(self, index, value):
         if k:
             value_t = value_t.reshape(vals.shape[k:])
     _broadcast_values(value_t._array, view._array.shape, np_idx, xp)
+    warn_expanded(view, "index_put_", "tensor[indices] = tensor")
     if not _tracked_write(self, value_t):
-        view._array[np_idx] = value_t._array
+        writable(view._array)[np_idx] = value_t._array
         self._vc.value += 1
         return
-    inplace(view, lambda s: _index_put(s, np_idx, value_t, False), (value_t,))
+    inplace(view, lambda s: _index_put(s, np_idx, value_t, False), (value_t,),
+            allow_overlap=True)
 
 
 def _value_for(target, value):
@@ -615,6 +625,8 @@ def copy_(self, src, non_blocking=False):
                             f"{type(src).__name__}")
         from .creation import tensor
         src = tensor(src, device=self._device)
+    if src is self:  # PyTorch skips a copy onto itself (even into expanded memory)
+        return self
     return inplace(self, lambda s: _copied(s, src), (src,))
 
 

@@ -14,7 +14,7 @@ from .. import dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import Tensor, _make, make_tensor
 from ..device import _BACKENDS
-from ._graph import Node, inplace, record, write_out
+from ._graph import Node, inplace, record, record_number, write_out
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
            "floor_divide", "remainder", "rsub", "pow", "neg", "negative", "abs", "absolute", "exp",
@@ -23,7 +23,7 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
            "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
            "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift"]
-METHODS = [n for n in __all__ if n not in ("where",)] + [
+METHODS = [n for n in __all__ if n not in ("where", "rsub")] + [
     "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "subtract_", "multiply_", "divide_",
     "true_divide_", "neg_", "abs_", "exp_", "log_", "sqrt_", "sin_", "cos_", "tanh_",
     "sigmoid_", "relu_", "clip_", "clamp_min_", "clamp_max_", "floor_divide_", "remainder_",
@@ -178,50 +178,92 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
         raise
     if node_cls is not None and _grad_state.enabled:
         ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
-        inputs = (a, b) if ta and tb else ((a,) if ta else (b,))
-        node = record(node_cls, inputs, res)
-        if node is not None:
-            if not (ta and tb):  # nodes default to two tensor operands (BinaryNode)
-                node.scalar = b if ta else a
+        if ta and tb:
+            node = record(node_cls, (a, b), res)
+            if node is not None and node_cls.saves:
+                node.save_for_backward(a, b)
+        else:
+            t, number = (a, b) if ta else (b, a)
+            if node_cls.number_edge:
+                node = record_number(node_cls, t, number, res, not ta)
+            else:
+                node = record(node_cls, (t,), res)
+            if node is not None:  # nodes default to two tensor operands (BinaryNode)
+                node.scalar = number
                 node.scalar_first = not ta
-            if node_cls.saves:
-                node.save_for_backward(*inputs)
+                if node_cls.saves:
+                    node.save_for_backward(t)
     if out is not None:  # after recording: write_out refuses a result that requires grad
         return write_out(out, res, fname)
     return res
 
 
 class BinaryNode(Node):
-    """A node of a binary op; `scalar` holds a Python-number operand, if one was given."""
+    """A node of a binary op; `scalar` holds a Python-number operand, if one was given.
+
+    `number_edge`: PyTorch wraps a Python-number operand of this op into a 0-dim tensor
+    input, so the node has an edge (None, 0) for it (record_number) and its backward
+    returns a gradient slot (None) for it: `_for_tensor` puts one gradient in its place."""
     saves = True
+    number_edge = False
     scalar = None
     scalar_first = False
 
+    def _for_tensor(self, g):
+        return (None, g) if self.scalar_first else (g, None)
+
 
 # ---- arithmetic ------------------------------------------------------------------------
+def _times_alpha(grad, alpha):
+    return grad if alpha == 1 else grad * _conj_scalar(alpha)
+
+
 class AddBackward0(BinaryNode):
-    saves = False  # alpha is applied to `other` by a MulBackward0 before the add
+    saves = False
+    number_edge = True
+    alpha = 1
 
     def backward(self, grad):
-        return grad if len(self._next) == 1 else (grad, grad)
+        if self.scalar is not None:
+            return self._for_tensor(_times_alpha(grad, self.alpha) if self.scalar_first else grad)
+        return grad, _times_alpha(grad, self.alpha)
 
 
 class SubBackward0(BinaryNode):
     saves = False
+    number_edge = True
+    alpha = 1
 
     def backward(self, grad):
-        if len(self._next) == 1:
-            return -grad if self.scalar_first else grad
-        return grad, -grad
+        if self.scalar is not None:
+            return self._for_tensor(-_times_alpha(grad, self.alpha) if self.scalar_first else grad)
+        return grad, -_times_alpha(grad, self.alpha)
+
+
+class RsubBackward0(BinaryNode):
+    """rsub(input, other): other - alpha * input."""
+    saves = False
+    alpha = 1
+
+    def backward(self, grad):
+        return -_times_alpha(grad, self.alpha), grad
+
+
+class RsubBackward1(RsubBackward0):
+    """rsub(input, number): the number is no input of the node."""
+
+    def backward(self, grad):
+        return -_times_alpha(grad, self.alpha)
 
 
 class MulBackward0(BinaryNode):
     saves = True
+    number_edge = True
 
     def backward(self, grad):
         saved = self.saved_tensors
         if len(saved) == 1:
-            return grad * _conj_scalar(self.scalar)
+            return self._for_tensor(grad * _conj_scalar(self.scalar))
         a, b = saved
         ga = grad * b.conj() if self._next[0][0] is not None else None
         gb = grad * a.conj() if self._next[1][0] is not None else None
@@ -230,14 +272,15 @@ class MulBackward0(BinaryNode):
 
 class DivBackward0(BinaryNode):
     saves = True
+    number_edge = True
 
     def backward(self, grad):
         saved = self.saved_tensors
         if len(saved) == 1:
             (t,) = saved
             if self.scalar_first:  # scalar / t
-                return -grad * self.scalar / (t * t).conj()
-            return grad / _conj_scalar(self.scalar)
+                return None, -grad * self.scalar / (t * t).conj()
+            return grad / _conj_scalar(self.scalar), None
         a, b = saved
         ga = grad / b.conj() if self._next[0][0] is not None else None
         gb = -grad * a.conj() / (b * b).conj() if self._next[1][0] is not None else None
@@ -247,10 +290,13 @@ class DivBackward0(BinaryNode):
 class DivBackward2(BinaryNode):
     """Division with a rounding mode: a step function, so a zero gradient."""
     saves = False
+    number_edge = True
 
     def backward(self, grad):
         zero = grad * 0
-        return zero if len(self._next) == 1 else (zero, zero)
+        if self.scalar is not None:
+            return self._for_tensor(zero)
+        return zero, zero
 
 
 def _conj_scalar(s):
@@ -258,28 +304,103 @@ def _conj_scalar(s):
 
 
 def add(input, other, *, alpha=1, out=None):
-    if alpha != 1:
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    if alpha.__class__ is not builtins.int or alpha != 1:
+        return _with_alpha(input, other, alpha, _np_add, AddBackward0, "add", out)
     return binary(input, other, _np_add, AddBackward0, "add", out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     _check_bool_sub(input, other)
-    if alpha != 1:
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    if alpha.__class__ is not builtins.int or alpha != 1:
+        return _with_alpha(input, other, alpha, _np_sub, SubBackward0, "sub", out)
     return binary(input, other, _np_sub, SubBackward0, "sub", out)
 
 
+def rsub(input, other, *, alpha=1):
+    """`other - alpha * input` (Tensor.__rsub__): with a Python-number `other` PyTorch's
+    node has `input` as its only input (RsubBackward1)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"rsub() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Number alpha = 1)\n"
+            " * (Tensor input, Number other, Number alpha = 1)\n")
+    _check_bool_sub(other, input)
+    cls = RsubBackward0 if isinstance(other, Tensor) else RsubBackward1
+    if alpha.__class__ is not builtins.int or alpha != 1:
+        return _with_alpha(input, other, alpha, _np_rsub, cls, "rsub", None)
+    return binary(input, other, _np_rsub, cls, "rsub")
+
+
+def _np_rsub(x, y):
+    return y - x
+
+
+def _with_alpha(input, other, alpha, fn, node_cls, fname, out):
+    """add/sub/rsub with an `alpha`: one node (PyTorch's, keeping alpha for backward, not a
+    separate multiply), alpha checked against the result dtype as PyTorch does."""
+    scale_first = fn is _np_rsub  # rsub scales `input`, add and sub `other`
+    d = _promoted_dtype(input, other, fname)
+    alpha = _check_alpha(alpha, d)
+
+    def scaled(x, y):
+        if scale_first:
+            x = _scale(x, alpha, d.np)
+        else:
+            y = _scale(y, alpha, d.np)
+        return fn(x, y)
+    res = binary(input, other, scaled, node_cls, fname, out)
+    node = res._grad_fn
+    if node is not None and type(node) is node_cls:
+        node.alpha = alpha
+    return res
+
+
+def _promoted_dtype(a, b, fname):
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return _dt.promote_operands([(_dt.scalar_dtype(a), None), (_dt.scalar_dtype(b), None)])
+    return operands(a, b, fname)[2]
+
+
+def _check_alpha(alpha, d):
+    """PyTorch's alpha_check; returns alpha as the computation uses it."""
+    if isinstance(alpha, (np.generic, Tensor)):  # PyTorch takes a 0-dim tensor as a Scalar
+        alpha = alpha.item()
+    if isinstance(alpha, builtins.bool) and d is not _dt.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (d.is_floating_point or d.is_complex or isinstance(alpha, builtins.int)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if isinstance(alpha, builtins.complex) and not d.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+    return builtins.bool(alpha) if d is _dt.bool else alpha
+
+
+def _scale(y, alpha, np_dtype):
+    """`alpha * y` in the result dtype (y an array or a number already fit for it)."""
+    if np_dtype is _BOOL:
+        return y & alpha if hasattr(y, "dtype") else (builtins.bool(y) and alpha)
+    y = y * alpha
+    if hasattr(y, "dtype"):
+        return y if y.dtype == np_dtype else y.astype(np_dtype)
+    return _scalar_as(y, np_dtype) if np_dtype in _SCALAR_FIXES else y
+
+
+_BOOL = np.dtype(np.bool_)
+
+
 def _check_bool_sub(a, b):
-    if (isinstance(a, Tensor) and a._array.dtype == np.bool_ and
-            (not isinstance(b, Tensor) or b._array.dtype == np.bool_)) or \
-            (isinstance(b, Tensor) and b._array.dtype == np.bool_ and isinstance(a, builtins.bool)):
+    """PyTorch refuses subtraction with a bool operand (a Python bool counts as one)."""
+    ba = a._array.dtype is _BOOL if isinstance(a, Tensor) else isinstance(a, (builtins.bool, np.bool_))
+    bb = b._array.dtype is _BOOL if isinstance(b, Tensor) else isinstance(b, (builtins.bool, np.bool_))
+    if ba and bb:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
-
-
-def rsub(input, other, *, alpha=1):
-    return sub(other, input * alpha if alpha != 1 else input)
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
 
 
 def mul(input, other, *, out=None):
@@ -672,16 +793,13 @@ def clamp_max(input, max):
 
 
 class WhereBackward0(Node):
+    """Edges for `input` and `other`; a Python-number one has the edge (None, 0)."""
+
     def backward(self, grad):
         (cond,) = self.saved_tensors
-        ga = where(cond, grad, 0) if self.a_tracked else None
-        gb = where(cond, 0, grad) if self.b_tracked else None
-        res = []
-        if self.a_tensor:
-            res.append(ga)
-        if self.b_tensor:
-            res.append(gb)
-        return tuple(res)
+        ga = where(cond, grad, 0) if self._next[0][0] is not None else None
+        gb = where(cond, 0, grad) if self._next[1][0] is not None else None
+        return ga, gb
 
 
 def _where(condition, input=None, other=None, *, out=None):
@@ -707,12 +825,14 @@ def _where(condition, input=None, other=None, *, out=None):
     if res.dtype != d.np:
         res = res.astype(d.np)
     res = make_tensor(res, dev)
-    inputs = tuple(t for t in (input, other) if isinstance(t, Tensor))
-    node = record(WhereBackward0, inputs, res)
+    if ta and tb:
+        node = record(WhereBackward0, (input, other), res)
+    elif ta or tb:
+        node = record_number(WhereBackward0, input if ta else other, other if ta else input,
+                             res, not ta)
+    else:
+        node = None
     if node is not None:
-        node.a_tensor, node.b_tensor = ta, tb
-        node.a_tracked = ta and input._requires_grad
-        node.b_tracked = tb and other._requires_grad
         node.save_for_backward(condition)
     if out is not None:  # after recording: write_out refuses a result that requires grad
         return write_out(out, res, "where")
@@ -894,8 +1014,8 @@ def _direct_inplace(self, other, ufunc, alpha=1):
         return False
     if x is not arr or d.np != arr.dtype or dev is not self._device:
         return False
-    if alpha != 1:
-        y = y * alpha
+    if alpha.__class__ is not builtins.int or alpha != 1:
+        y = _scale(y, _check_alpha(alpha, d), d.np)
     try:
         ufunc(arr, y, out=arr)
     except (ValueError, TypeError):  # e.g. other broadcasts to a larger shape

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim, make_tensor
-from ._graph import Node, inplace, record
+from ._graph import Node, inplace, mark_multi_output_views, record
 from .pointwise import xp_of
 from .shape import make_view_of, narrow, reshape, unsqueeze, expand, cat, stack, flatten
 
@@ -41,11 +41,30 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {d}), but got "
                                f"split_sizes={sizes}")
+    arr, lead = tensor._array, (slice(None),) * d
     out, start = [], 0
     for s in sizes:
-        out.append(narrow(tensor, d, start, s))
+        out.append(make_view_of(tensor, arr[lead + (slice(start, start + s),)],
+                                lambda b, start=start, s=s: b.narrow(d, start, s)))
         start += s
+    # one node for all the pieces, as PyTorch's: so they are multi-output views
+    mark_multi_output_views(out)
+    cls = SplitBackward0 if isinstance(split_size_or_sections, (builtins.int, np.integer)) \
+        else SplitWithSizesBackward0
+    node = record(cls, (tensor,), *out)
+    if node is not None:
+        node.dim = d
+        node._out_meta = tuple((o._array.shape, o.dtype, o._device) for o in out)
     return tuple(out)
+
+
+class SplitBackward0(Node):
+    def backward(self, *grads):  # the engine gives zeros for pieces that got no gradient
+        return cat(grads, self.dim)
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    pass
 
 
 def chunk(input, chunks, dim=0):
@@ -289,11 +308,11 @@ def _write(out, res, name):
 
 
 def tril_(self, diagonal=0):
-    return inplace(self, lambda s: tril(s, diagonal))
+    return inplace(self, lambda s: tril(s, diagonal), allow_overlap=True)  # as PyTorch
 
 
 def triu_(self, diagonal=0):
-    return inplace(self, lambda s: triu(s, diagonal))
+    return inplace(self, lambda s: triu(s, diagonal), allow_overlap=True)  # as PyTorch
 
 
 class DiagonalBackward0(Node):

@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from .._tensor import Tensor, _make, _wrap_dim, make_tensor
-from ._graph import Node, record
+from .._state import grad as _grad_state
+from ._graph import INFERENCE_MODE, NO_GRAD_MODE, Node, mark_multi_output_views, record
 
 __all__ = ["reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
            "narrow", "select", "unbind", "clone", "cat", "concat", "concatenate", "stack",
@@ -28,6 +29,12 @@ def make_view_of(source, array, replay):
     out = _make(Tensor, array, source._device, base, source._vc)
     if source._vc.value:  # the class default is 0: skip the instance-dict write when it is
         out._fn_version = source._vc.value
+    # PyTorch's CreationMeta: how the view was made decides whether it may be written to
+    # in place under autograd (ops/_graph.py _check_view_inplace); views of it inherit it
+    if not _grad_state.enabled:
+        out._creation_meta = INFERENCE_MODE if _grad_state.inference else NO_GRAD_MODE
+    elif source._creation_meta is not None:
+        out._creation_meta = source._creation_meta
     parent = source._view_fn
     if source._base is None:
         out._view_fn = replay
@@ -437,6 +444,7 @@ def unbind(input, dim=0):
     for i in range(shape[d]):
         outs.append(make_view_of(input, input._array[prefix + (i, Ellipsis)],
                                  lambda b, i=i: b.select(d, i)))
+    mark_multi_output_views(outs)
     node = record(UnbindBackward0, (input,), *outs)
     if node is not None:
         node.dim = d

@@ -106,12 +106,7 @@ register(
            lambda rng: [Sample((randn(rng, 3), "cpu", "float32"), raises=TypeError),
                         Sample((randn(rng, 3), "float32"), raises=RuntimeError),
                         Sample((randn(rng, 3), "float64", "cpu"), raises=TypeError)],
-           variant="errors", grad=False,
-           xfail={("parity", 1): "ember.device('float32') (and x.to('float32')) says 'Expected "
-                                 "one of cpu, cuda, xpu, ... device type at start of device "
-                                 "string: float32', PyTorch 'Invalid device string: 'float32'' "
-                                 "(its parse fails before the type lookup); ember's list also "
-                                 "lacks 'ipu' (ember/device.py)"}),
+           variant="errors", grad=False),
     OpInfo("to", lambda lib, x: x.to(lib.float64, "cpu"),
            lambda rng: [Sample((randn(rng, 3),), raises=TypeError)], variant="errors_dtype_first",
            grad=False),

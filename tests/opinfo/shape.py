@@ -477,18 +477,10 @@ register(
     entry("permute", _through(lambda y: y.permute(1, 0)), _inplace_samples((4, 1)), variant="inplace"),
     entry("unbind", _through(lambda y: y.unbind(1)[2]),
           lambda rng: [Sample((randn(rng, 3, 4), randn(rng, 3)), raises=RuntimeError)],
-          variant="inplace", grad=False,
-          xfail={k: "ember lets an output of unbind (a multi-output view) be modified in place "
-                    "under autograd; PyTorch raises 'Output 2 of Unbind is a view and is being "
-                    "modified inplace...'" for k in ("parity", "raises")}),
+          variant="inplace", grad=False),
     entry("unbind", _through(lambda y: y.unbind(1)[2]), lambda rng: [Sample((randn(rng, 3, 4), 2.5), grad=())],
           variant="inplace_no_grad", grad=False),
     entry("expand", lambda lib, x, v: x.clone()[:, :1].expand(3, 4).mul_(v),
           lambda rng: [Sample((randn(rng, 3, 4), randn(rng, 3, 4)), raises=RuntimeError)],
-          variant="inplace", grad=False,
-          xfail={k: "in-place write into an expanded view: ember raises NumPy's "
-                    "ValueError('assignment destination is read-only'), PyTorch "
-                    "RuntimeError('unsupported operation: more than one element of the "
-                    "written-to tensor refers to a single memory location...') "
-                    "(ember/ops/_graph.py _store)" for k in ("parity", "raises")}),
+          variant="inplace", grad=False),
 )

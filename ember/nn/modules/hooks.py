@@ -1,79 +1,120 @@
-"""Module backward hooks (`register_full_backward_hook`), built from identity Functions
-around a module's inputs and outputs: the output one sees grad_output, the input one
-grad_input, and then calls the hooks with both."""
+"""Module backward hooks (`register_full_backward_hook`, `register_full_backward_pre_hook`),
+built from identity Functions around a module's inputs and outputs: the output one sees
+grad_output (pre hooks may replace it), the input one grad_input, and then calls the hooks
+with both. The tuples have one place per argument / output, as PyTorch's: None for a
+non-tensor or an output that got no gradient, zeros for a tensor input that needs none."""
+import warnings
+
 from ...autograd.function import Function
 from ..._tensor import Tensor
 
 
 class _Identity(Function):
-    """Passes tensors through; its backward hands the gradients to a callback."""
+    """Passes tensors through; its backward hands the gradients to a callback. With
+    `raw`, the callback sees None for an output that got no gradient (PyTorch's output hook
+    runs before gradients are materialised)."""
 
     @staticmethod
-    def forward(ctx, callback, *tensors):
+    def forward(ctx, callback, raw, *tensors):
         ctx.callback = callback
+        if raw:
+            ctx.set_materialize_grads(False)
         return tensors
 
     @staticmethod
     def backward(ctx, *grads):
-        new = ctx.callback(grads)
-        return (None,) + tuple(new)
+        return (None, None) + tuple(ctx.callback(grads))
 
 
-def _wrap(structure, callback):
+def _items(structure):
+    if isinstance(structure, Tensor):
+        return (structure,)
+    return tuple(structure) if isinstance(structure, (tuple, list)) else ()
+
+
+def _routed(x):
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+def _wrap(structure, callback, raw=False):
     """Route the tensors that require grad in `structure` (a tensor or tuple/list) through
     an _Identity; return the structure rebuilt with the routed tensors."""
-    single = isinstance(structure, Tensor)
-    items = (structure,) if single else structure
-    if not isinstance(items, (tuple, list)):
-        return structure, 0
-    positions = [i for i, x in enumerate(items) if isinstance(x, Tensor) and x.requires_grad]
+    items = _items(structure)
+    positions = [i for i, x in enumerate(items) if _routed(x)]
     if not positions:
-        return structure, 0
-    routed = _Identity.apply(callback, *[items[i] for i in positions])
+        return structure
+    routed = _Identity.apply(callback, raw, *[items[i] for i in positions])
     out = list(items)
     for i, t in zip(positions, routed):
         out[i] = t
-    if single:
-        return out[0], len(positions)
-    return type(items)(out) if isinstance(items, tuple) else out, len(positions)
+    if isinstance(structure, Tensor):
+        return out[0]
+    return type(structure)(out) if isinstance(structure, tuple) else out
+
+
+def _check_count(new, expected, what):
+    if len(new) != expected:
+        raise RuntimeError(f"Backward {what} returned an invalid number of "
+                           f"{'grad_input' if what == 'hook' else 'grad_output'}, got "
+                           f"{len(new)}, but expected {expected}")
 
 
 class BackwardHook:
     def __init__(self, module, hooks, pre_hooks):
         self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
         self.grad_outputs = None
-        self.n_inputs = 0
-        self.input_positions = ()
+        self.args = ()
+        self.any_input = False
 
     def setup_input_hook(self, args):
-        self.n_args = len(args)
-        self.input_positions = [i for i, a in enumerate(args)
-                                if isinstance(a, Tensor) and a.requires_grad]
-        wrapped, self.n_inputs = _wrap(tuple(args), self._on_input_grads)
-        return wrapped
+        self.args = tuple(args)
+        self.any_input = any(_routed(a) for a in self.args)
+        return _wrap(self.args, self._on_input_grads)
 
     def setup_output_hook(self, result):
-        wrapped, _ = _wrap(result, self._on_output_grads)
-        return wrapped
+        self.outputs = _items(result)
+        return _wrap(result, self._on_output_grads, raw=True)
 
     def _on_output_grads(self, grads):
-        for hook in self.pre_hooks:
-            new = hook(self.module, grads)
-            if new is not None:
-                grads = tuple(new)
-        self.grad_outputs = grads
-        if self.n_inputs == 0:  # no input requires grad: hooks see grad_input of Nones
-            for hook in self.hooks:
-                hook(self.module, (None,) * max(len(self.input_positions), 1), grads)
-        return grads
-
-    def _on_input_grads(self, grads):
-        full = [None] * self.n_args
-        for pos, g in zip(self.input_positions, grads):
+        """grads: one per output that requires grad, None where none arrived."""
+        positions = [i for i, x in enumerate(self.outputs) if _routed(x)]
+        full = [None] * len(self.outputs)
+        for pos, g in zip(positions, grads):
             full[pos] = g
         full = tuple(full)
+        for hook in self.pre_hooks:
+            new = hook(self.module, full)
+            if new is not None:
+                new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+                _check_count(new, len(full), "pre hook")
+                full = new
+        self.grad_outputs = full
+        if not self.any_input and self.hooks:
+            warnings.warn("Full backward hook is firing when gradients are computed with respect "
+                          "to module outputs since no inputs require gradients. See "
+                          "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.register_full_backward_hook for more details.",
+                          UserWarning, stacklevel=2)
+            for hook in self.hooks:
+                hook(self.module, (None,) * len(self.args), full)
+        # what flows on is materialised, as PyTorch's engine does after the output hook, so
+        # the input hook fires even when the gradient reached only some outputs
+        return tuple(full[pos] if full[pos] is not None else _zeros(self.outputs[pos])
+                     for pos in positions)
+
+    def _on_input_grads(self, grads):
+        routed = iter(grads)
+        full = tuple(next(routed) if _routed(a) else _zeros(a) if isinstance(a, Tensor) else None
+                     for a in self.args)
         for hook in self.hooks:
             new = hook(self.module, full, self.grad_outputs)
             if new is not None:
-                full = tuple(new)
-        return tuple(full[pos] for pos in self.input_positions)
+                new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+                _check_count(new, len(full), "hook")
+                full = new
+        return tuple(g for g, a in zip(full, self.args) if _routed(a))
+
+
+def _zeros(t):
+    from ...ops.creation import zeros_like
+    return zeros_like(t)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
-from .._graph import Node, _type_name, inplace, record, write_out
+from .._graph import Node, _type_name, inplace, record, warn_expanded, write_out
 from ..indexing import accumulate_flat, add_along
 from ._common import (_check_long_index, _check_range, _dims1, _index_arr, _scatter_positions,
                       _xp, _zeros)
@@ -222,7 +222,8 @@ def index_fill(input, dim, index, value):
 
 
 def index_fill_(self, dim, index, value):
-    return inplace(self, lambda s: index_fill(s, dim, index, value), (value,))
+    warn_expanded(self, "index_fill_", "tensor[mask] = scalar")
+    return inplace(self, lambda s: index_fill(s, dim, index, value), (value,), allow_overlap=True)
 
 
 # ---- take / put / take_along_dim -----------------------------------------------------------------

@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..._tensor import Tensor, make_tensor
-from .._graph import Node, _type_name, inplace, record, write_out
+from .._graph import Node, _type_name, inplace, record, warn_expanded, write_out
 from ._common import _broadcast, _index_arr, _xp, _zeros
 
 __all__ = [
@@ -70,7 +70,8 @@ def _ctype(t):
 def masked_fill_(self, mask, value):
     if mask._array.dtype == np.bool_:
         _broadcast(self._array.shape, mask._array.shape)
-    return inplace(self, lambda s: masked_fill(s, mask, value), (value,))
+    warn_expanded(self, "masked_fill_", "tensor[mask] = scalar")
+    return inplace(self, lambda s: masked_fill(s, mask, value), (value,), allow_overlap=True)
 
 
 class MaskedSelectBackward0(Node):
