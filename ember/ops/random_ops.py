@@ -77,6 +77,15 @@ def _randn_array(rng, shape, d):
     return _standard_normal(rng, shape, d).astype(d.np, copy=False)
 
 
+def _affine_inplace(a, scale, shift):
+    """a * scale + shift written into the fresh draw `a` (already in the tensor's dtype): a
+    layer's initialisation draws millions of values, and fresh temporaries of that size cost
+    more in page faults than the arithmetic."""
+    a *= scale
+    a += shift
+    return a
+
+
 def _integers(rng, low, high_inclusive, shape):
     """int64 draws in [low, high_inclusive] (inclusive, so the full int64 range fits)."""
     return rng.integers(low, high_inclusive, size=shape, dtype=np.int64, endpoint=True)
@@ -500,7 +509,7 @@ def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
 
     def draw(s):
         u = _rand_array(_rng(s._device, gen), s._array.shape, s.dtype)
-        return (u * (to - from_) + from_).astype(s._array.dtype, copy=False)
+        return _affine_inplace(u, to - from_, from_)
     return _sample_inplace(self, UniformBackward0, draw)
 
 
@@ -511,7 +520,7 @@ def normal_(self, mean=0, std=1, *, generator=None):
 
     def draw(s):
         n = _randn_array(_rng(s._device, generator), s._array.shape, s.dtype)
-        return (n * std + mean).astype(s._array.dtype, copy=False)
+        return _affine_inplace(n, std, mean)
     return _sample_inplace(self, NormalBackward0, draw)
 
 
