@@ -223,3 +223,23 @@ def test_lbfgs_matches_torch(torch, kwargs):
         results.append([p.detach().numpy().copy() for p in params])
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_untracked_ternary_inplace_rounds_as_out_of_place(dtype):
+    # lerp_/addcmul_/addcdiv_ update self's memory directly when autograd does not record
+    # them (optimiser steps); the values must be those of the out-of-place ops, bit for bit
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((4, 5)).astype(dtype) for _ in range(2))
+    c = (rng.random(5) + 0.5).astype(dtype)
+    e = {k: ember.tensor(v) for k, v in dict(a=a, b=b, c=c).items()}
+    for w in (0.1, 0.9):
+        x = e["a"].clone()
+        assert x.lerp_(e["b"], w) is x
+        assert np.array_equal(x.numpy(), ember.lerp(e["a"], e["b"], w).numpy())
+    for op in ("addcmul", "addcdiv"):
+        x = e["a"].clone()
+        version = x._version
+        getattr(x, op + "_")(e["b"], e["c"], value=-0.3)
+        assert x._version == version + 1
+        assert np.array_equal(x.numpy(), getattr(ember, op)(e["a"], e["b"], e["c"], value=-0.3).numpy())

@@ -283,8 +283,7 @@ def inplace(self, compute, others=(), allow_overlap=False):
     """
     if not allow_overlap and 0 in self._array.strides:
         check_no_internal_overlap(self._array)
-    tracked = _grad_state.enabled and (self._requires_grad or _any_requires_grad(others)
-                                       or (self._base is not None and self._base._requires_grad))
+    tracked = tracks(self, others)
     if tracked:
         _check_leaf_inplace(self)
     if not tracked:
@@ -399,6 +398,12 @@ def _type_name(d):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
             "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+
+
+def tracks(self, others=()):
+    """Whether autograd records an in-place op on `self` whose tensor operands are `others`."""
+    return _grad_state.enabled and (self._requires_grad or _any_requires_grad(others)
+                                    or (self._base is not None and self._base._requires_grad))
 
 
 def _any_requires_grad(tensors):

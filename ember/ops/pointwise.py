@@ -14,7 +14,7 @@ from .. import dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import Tensor, _make, make_tensor
 from ..device import _BACKENDS
-from ._graph import Node, inplace, record, record_number, write_out
+from ._graph import Node, inplace, record, record_number, tracks, write_out
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
            "floor_divide", "remainder", "rsub", "pow", "neg", "negative", "abs", "absolute", "exp",
@@ -1001,9 +1001,7 @@ def _direct_inplace(self, other, ufunc, alpha=1):
     straight into self's memory (optimisers do this on every step). Returns False when the
     general path must run (autograd, a cast, a read-only or non-broadcastable target: it
     gives PyTorch's errors)."""
-    if _grad_state.enabled and (self._requires_grad or (isinstance(other, Tensor) and
-                                                        other._requires_grad) or
-                                (self._base is not None and self._base._requires_grad)):
+    if tracks(self, (other,)):
         return False
     arr = self._array
     if not arr.flags.writeable or not isinstance(other, (Tensor, builtins.int, builtins.float)):

@@ -72,9 +72,9 @@ class Adam(Optimizer):
                 if group["amsgrad"]:
                     vmax = state["max_exp_avg_sq"]
                     vmax.copy_(maximum(vmax, v))
-                    denom = (vmax.sqrt() / bias2_sqrt).add_(eps)
+                    denom = vmax.sqrt().div_(bias2_sqrt).add_(eps)
                 else:
-                    denom = (v.sqrt() / bias2_sqrt).add_(eps)
+                    denom = v.sqrt().div_(bias2_sqrt).add_(eps)
                 p.addcdiv_(m, denom, value=-step_size)
 
 

@@ -7,8 +7,9 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, make_tensor
-from .._graph import Node, record, write_out
+from .._graph import Node, record, tracks, write_out
 from .. import pointwise as _pw
+from ..pointwise import broadcast_shapes_or_none
 from ._common import _HALF, _inplace, _module, _need_tensor, _not_implemented, _promoted
 
 __all__ = [
@@ -90,6 +91,8 @@ class LerpBackward1(Node):
 
 def _lerp_arrays(xp, a, b, w):
     diff = b - a
+    if not hasattr(w, "shape"):  # a number: only its branch is computed
+        return a + w * diff if builtins.abs(w) < 0.5 else b - diff * (1 - w)
     small = xp.abs(w) < 0.5
     return xp.where(small, a + w * diff, b - diff * (1 - w))
 
@@ -203,4 +206,57 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 
 # ==== in-place forms ==============================================================================
-lerp_, addcmul_, addcdiv_ = (_inplace(f) for f in (lerp, addcmul, addcdiv))
+# Optimisers (Adam's moments and update) call these on every parameter at every step: when
+# autograd does not record the call they update self's memory directly, with the rounding of
+# the out-of-place kernels above, instead of computing a new array and copying it back.
+_DIRECT = (np.dtype(np.float32), np.dtype(np.float64))
+_general_lerp_, _general_addcmul_, _general_addcdiv_ = (_inplace(f) for f in (lerp, addcmul, addcdiv))
+
+
+def _direct_target(self, tensors, value):
+    """self's array when the op may update it in place: not recorded by autograd, a number
+    `value`, every operand a float32/float64 tensor of self's dtype and device broadcasting to
+    self's shape, self writable and not expanded. None: the general path (and its errors)."""
+    arr = self._array
+    if type(value) not in (builtins.int, builtins.float) or arr.dtype not in _DIRECT \
+            or not arr.flags.writeable or 0 in arr.strides or tracks(self, tensors):
+        return None
+    for t in tensors:
+        if not isinstance(t, Tensor) or t.is_sparse or t._array.dtype != arr.dtype \
+                or t._device != self._device \
+                or broadcast_shapes_or_none(arr.shape, t._array.shape) != arr.shape:
+            return None
+    return arr
+
+
+def lerp_(self, end, weight):
+    a = _direct_target(self, (end,), weight)
+    if a is None:
+        return _general_lerp_(self, end, weight)
+    diff = end._array - a
+    if builtins.abs(weight) < 0.5:
+        diff *= weight
+        a += diff
+    else:
+        diff *= 1 - weight
+        _module(a).subtract(end._array, diff, out=a)
+    self._vc.value += 1
+    return self
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    a = _direct_target(self, (tensor1, tensor2), value)
+    if a is None:
+        return _general_addcmul_(self, tensor1, tensor2, value=value)
+    a += value * tensor1._array * tensor2._array
+    self._vc.value += 1
+    return self
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    a = _direct_target(self, (tensor1, tensor2), value)
+    if a is None:
+        return _general_addcdiv_(self, tensor1, tensor2, value=value)
+    a += value * tensor1._array / tensor2._array
+    self._vc.value += 1
+    return self
