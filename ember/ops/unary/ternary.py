@@ -210,7 +210,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 # autograd does not record the call they update self's memory directly, with the rounding of
 # the out-of-place kernels above, instead of computing a new array and copying it back.
 _DIRECT = (np.dtype(np.float32), np.dtype(np.float64))
-_general_lerp_, _general_addcmul_, _general_addcdiv_ = (_inplace(f) for f in (lerp, addcmul, addcdiv))
+_general_lerp_ = _inplace(lerp)
 
 
 def _direct_target(self, tensors, value):
@@ -244,19 +244,20 @@ def lerp_(self, end, weight):
     return self
 
 
-def addcmul_(self, tensor1, tensor2, *, value=1):
-    a = _direct_target(self, (tensor1, tensor2), value)
-    if a is None:
-        return _general_addcmul_(self, tensor1, tensor2, value=value)
-    a += value * tensor1._array * tensor2._array
-    self._vc.value += 1
-    return self
+def _ternary_inplace(op, term):
+    """addcmul_/addcdiv_: self += term(value, tensor1, tensor2) directly when allowed."""
+    general = _inplace(op)
+
+    def method(self, tensor1, tensor2, *, value=1):
+        a = _direct_target(self, (tensor1, tensor2), value)
+        if a is None:
+            return general(self, tensor1, tensor2, value=value)
+        a += term(value, tensor1._array, tensor2._array)
+        self._vc.value += 1
+        return self
+    method.__name__ = op.__name__ + "_"
+    return method
 
 
-def addcdiv_(self, tensor1, tensor2, *, value=1):
-    a = _direct_target(self, (tensor1, tensor2), value)
-    if a is None:
-        return _general_addcdiv_(self, tensor1, tensor2, value=value)
-    a += value * tensor1._array / tensor2._array
-    self._vc.value += 1
-    return self
+addcmul_ = _ternary_inplace(addcmul, lambda v, b, c: v * b * c)
+addcdiv_ = _ternary_inplace(addcdiv, lambda v, b, c: v * b / c)
