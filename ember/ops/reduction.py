@@ -8,6 +8,7 @@ PyTorch's named result tuples (`torch.return_types.max` ...) are made here by
 `result_type`: the order statistics of `sorting.py` and `cumulative.py` use it too.
 """
 import builtins
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -82,11 +83,7 @@ def _restore_dims(grad, shape, axes, keepdim):
     return keep_dims(grad, shape, axes, keepdim).expand(shape)
 
 
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+_numel = math.prod
 
 
 def as_array(x):

@@ -1,16 +1,14 @@
 """Helpers shared by the normalization family's modules: a shape's product and the float32
 compute type of half-precision arrays (PyTorch's opmath).
 """
+import math
+
 import numpy as np
 
 from ... import dtypes as _dt
 
 
-def _prod(xs):
-    n = 1
-    for s in xs:
-        n *= s
-    return n
+_prod = math.prod
 
 
 def _opmath(arr):
