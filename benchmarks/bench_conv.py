@@ -1,32 +1,22 @@
 """Convolution and pooling speed, ember beside PyTorch on the same inputs: forward+backward
 of conv2d (batch 32, 64->64 channels, 32x32, 3x3, padding 1) and of max_pool2d (2x2, and
-3x3 stride 2) on the same 32x64x32x32 input. Prints the median time of several runs and
-the ratio ember / PyTorch (lower is better), PyTorch with 2 threads and with its default.
+3x3 stride 2) on the same 32x64x32x32 input. Prints median times from alternating rounds
+(`_timing.py`) and the ratio ember / PyTorch (lower is better); both libraries use their
+default thread counts (NumPy's BLAS and PyTorch each take every core).
 
     python benchmarks/bench_conv.py [--quick] [--profile]
 """
-import statistics
 import sys
-import time
 
 import numpy as np
 
 import ember
+from _timing import compare, header, row
 
 try:
     import torch
 except ImportError:  # still useful alone: prints ember's times
     torch = None
-
-
-def median_time(fn, repeat):
-    fn()  # warm up (scratch buffers, BLAS threads)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def cases(lib, F):
@@ -68,26 +58,15 @@ def cases(lib, F):
 
 def main():
     quick = "--quick" in sys.argv
-    repeat = 3 if quick else 9
     import ember.nn.functional as EF
-    ours = [(n, median_time(f, repeat)) for n, f in cases(ember, EF)]
-    columns = []
+    theirs = [None] * 5
     if torch is not None:
         import torch.nn.functional as TF
-        default_threads = torch.get_num_threads()
-        for threads in (2, default_threads):
-            torch.set_num_threads(threads)
-            columns.append((threads, [median_time(f, repeat) for _, f in cases(torch, TF)]))
-        torch.set_num_threads(default_threads)
-    head = f"{'case':28} {'ember ms':>9}"
-    for threads, _ in columns:
-        head += f" {'torch ms':>9}({threads}t) {'ratio':>6}"
-    print(head)
-    for i, (name, t) in enumerate(ours):
-        line = f"{name:28} {t * 1e3:9.2f}"
-        for _, times in columns:
-            line += f" {times[i] * 1e3:13.2f} {t / times[i]:6.2f}"
-        print(line)
+        theirs = [f for _, f in cases(torch, TF)]
+    print(header("case", 28))
+    for (name, fn), other in zip(cases(ember, EF), theirs):
+        mine, their, ratio = compare(fn, other, 1, rounds=3 if quick else 9, warmup=1)
+        print(row(name, mine, their, ratio, "ms", 1e3, width=28))
     if "--profile" in sys.argv:
         import cProfile
         import pstats

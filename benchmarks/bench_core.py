@@ -5,22 +5,16 @@ Prints each time and the ratio ember / PyTorch (lower is better; 1.0 is parity).
     python benchmarks/bench_core.py [--quick]
 """
 import sys
-import timeit
 
 import numpy as np
 
 import ember
+from _timing import compare, header, row
 
 try:
     import torch
 except ImportError:  # still useful alone: prints ember's times
     torch = None
-
-
-def best_time(fn, number, repeat=7):
-    """Seconds per call: the best of `repeat` runs of `number` calls (least disturbed)."""
-    fn()
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
 def cases(lib, quick):
@@ -52,18 +46,12 @@ def cases(lib, quick):
 
 def main():
     quick = "--quick" in sys.argv
-    if torch is not None:
-        torch.set_num_threads(2)  # this machine's cores; ember's BLAS uses them too
     ours = cases(ember, quick)
     theirs = cases(torch, quick) if torch is not None else [None] * len(ours)
-    print(f"{'case':32} {'ember':>12} {'torch':>12} {'ratio':>7}")
+    print(header("case", 32))
     for (name, fn, n), other in zip(ours, theirs):
-        t_e = best_time(fn, n)
-        if other is None:
-            print(f"{name:32} {t_e * 1e6:10.2f}us")
-            continue
-        t_t = best_time(other[1], n)
-        print(f"{name:32} {t_e * 1e6:10.2f}us {t_t * 1e6:10.2f}us {t_e / t_t:7.2f}")
+        mine, their, ratio = compare(fn, other and other[1], n, rounds=5 if quick else 9)
+        print(row(name, mine, their, ratio, "us", 1e6, width=32))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,16 @@
 """Training-step speed, ember beside PyTorch in one run (same weights, same data):
 an MLP (784-512-512-10, batch 128, SGD with momentum) and a small CNN (two conv+pool
 blocks, batch 32, 28x28 inputs, SGD with momentum). Prints median step times and the ratio
-ember / PyTorch.
+ember / PyTorch, from alternating rounds (`_timing.py`).
 
     python benchmarks/bench_train.py [--steps 30]
 """
-import statistics
 import sys
-import time
 
 import numpy as np
 
 import ember
+from _timing import compare, header, row
 
 try:
     import torch
@@ -50,34 +49,20 @@ def setup(lib, build, x, y, weights):
     return step
 
 
-def median_time(step, steps):
-    step()  # warm up
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def main():
-    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 30
-    if torch is not None:
-        torch.set_num_threads(2)
+    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 45
     rng = np.random.default_rng(0)
     cases = [("MLP 784-512-512-10, batch 128", mlp, rng.standard_normal((128, 784))),
              ("CNN 2x(conv+pool), batch 32, 28x28", cnn, rng.standard_normal((32, 1, 28, 28)))]
-    print(f"{'training step':36} {'ember':>10} {'torch':>10} {'ratio':>7}")
+    print(header("training step"))
     for name, build, x in cases:
         x = x.astype(np.float32)
         y = rng.integers(0, 10, len(x))
         weights = [p.detach().numpy().copy() for p in build(ember).parameters()]
-        t_e = median_time(setup(ember, build, x, y, weights), steps)
-        if torch is None:
-            print(f"{name:36} {t_e * 1e3:8.2f}ms")
-            continue
-        t_t = median_time(setup(torch, build, x, y, weights), steps)
-        print(f"{name:36} {t_e * 1e3:8.2f}ms {t_t * 1e3:8.2f}ms {t_e / t_t:7.2f}")
+        theirs = setup(torch, build, x, y, weights) if torch is not None else None
+        rounds = max(1, steps // 5)
+        mine, other, ratio = compare(setup(ember, build, x, y, weights), theirs, 5, rounds)
+        print(row(name, mine, other, ratio, "ms", 1e3))
 
 
 if __name__ == "__main__":
