@@ -43,12 +43,12 @@ def make_view_of(source, array, replay):
     return out
 
 
-def _size_args(size):
-    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, Tensor)):
+def _size_args(size, _int=builtins.int):
+    if len(size) == 1 and not isinstance(size[0], (_int, np.integer, Tensor)):
         size = tuple(size[0])
     for s in size:
-        if type(s) is not builtins.int:
-            return tuple(builtins.int(s) for s in size)
+        if type(s) is not _int:
+            return tuple(_int(s) for s in size)
     return size
 
 
@@ -104,7 +104,8 @@ def view(self, *size):
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
     out = make_view_of(self, arr, lambda b: b.view(shape))
-    record(ViewBackward0, (self,), out)
+    if self._requires_grad:  # record() would find out too; asked here, a plain view skips a call
+        record(ViewBackward0, (self,), out)
     return out
 
 
