@@ -441,3 +441,14 @@ def test_format_of_tensors_matches_pytorch(torch):
         with pytest.raises(TypeError, match="unsupported format string passed to "
                                             "Tensor.__format__"):
             f"{lib.tensor([1.0, 2.0]):.3f}"
+
+
+def test_broadcast_tensors_returns_inputs_already_of_the_shape(torch):
+    for lib in (ember, torch):
+        a = lib.tensor([0.3, -1.2], requires_grad=True)
+        b = lib.tensor(1.0)
+        x, y = lib.broadcast_tensors(a, b)
+        assert x is a and y is not b and y.shape == (2,)
+        with lib.no_grad():
+            (z,) = lib.broadcast_tensors(a)
+        assert z is a and z.requires_grad
