@@ -3,7 +3,7 @@ from numbers import Number
 
 from .._tensor import Size
 from ..dtypes import finfo
-from ..ops import abs as _abs, exp, expm1, log, log1p
+from ..ops import abs as _abs, expm1, log, log1p
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all

@@ -20,7 +20,7 @@ def broadcast_all(*values):
     """Numbers become tensors of the first tensor's dtype and device (else the default
     dtype); everything is broadcast together."""
     if not all(isinstance(v, (Tensor, Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, "
+        raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     if not all(isinstance(v, Tensor) for v in values):
         options = dict(dtype=get_default_dtype())
