@@ -113,6 +113,14 @@ CASES = {
                                          d.SigmoidTransform()]),
         {"loc": _real(3), "scale": _pos(3), "shift": _real(3)}, _unit(2, 3),
         ("log_prob", "cdf", "icdf")),
+    "RelaxedBernoulli": (lambda d, p: d.RelaxedBernoulli(p["temp"], probs=p["probs"]),
+                         {"temp": _pos(3), "probs": _unit(3)}, _unit(2, 3), ("log_prob",)),
+    "RelaxedBernoulliLogits": (lambda d, p: d.RelaxedBernoulli(p["temp"], logits=p["logits"]),
+                               {"temp": _pos(), "logits": _real(3)}, _unit(2, 3),
+                               ("log_prob",)),
+    "RelaxedOneHotCategorical": (
+        lambda d, p: d.RelaxedOneHotCategorical(p["temp"], logits=p["logits"]),
+        {"temp": _pos(), "logits": _real(2, 4)}, _simplex(3, 2, 4), ("log_prob",)),
     "ExpPower": (lambda d, p: d.TransformedDistribution(
         d.Exponential(p["rate"]), [d.PowerTransform(p["k"]), d.ExpTransform()]),
         {"rate": _pos(3), "k": _pos(3)}, _pos(2, 3) + 1.0, ("log_prob", "cdf")),
@@ -287,6 +295,10 @@ SAMPLERS = {  # name -> (constructor(distributions, lib), mean, variance; None: 
     "Dirichlet": (lambda d, t: d.Dirichlet(t.tensor([1.0, 2.0, 3.0])), None, None),
     "Independent": (lambda d, t: d.Independent(d.Normal(t.zeros(2, 3), t.ones(2, 3)), 2),
                     None, None),
+    "RelaxedBernoulli": (lambda d, t: d.RelaxedBernoulli(t.tensor(0.5), t.tensor([0.2, 0.9])),
+                         "probs", None),
+    "RelaxedOneHotCategorical": (lambda d, t: d.RelaxedOneHotCategorical(
+        t.tensor(0.5), t.tensor([0.2, 0.3, 0.5])), "probs", None),
     "TransformedTanh": (lambda d, t: d.TransformedDistribution(
         d.Normal(t.zeros(2), t.ones(2)), [d.TanhTransform(), d.AffineTransform(1.0, 2.0)]),
         [1.0, 1.0], [4 * _TANH2] * 2),
@@ -311,6 +323,10 @@ def test_samples_have_pytorchs_shapes_dtypes_and_moments(torch, name):
     if mean == "median":
         assert bool(((xf.median(0).values - dist.loc).abs() < 0.15).all())
         return
+    if mean == "probs":  # a relaxation lands near the corner its probabilities favour
+        corner = (xf > 0.5).double().mean(0)
+        assert bool(((corner - dist.probs).abs() < 0.1).all())
+        return
     want_mean = dist.mean if mean is None else ember.tensor(mean)
     want_var = dist.variance if var is None else ember.tensor(var)
     sd = want_var.double().sqrt()
@@ -323,7 +339,8 @@ def test_samples_have_pytorchs_shapes_dtypes_and_moments(torch, name):
 
 
 @pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy",
-                                  "LogNormal", "MultivariateNormal", "TransformedTanh"])
+                                  "LogNormal", "MultivariateNormal", "TransformedTanh",
+                                  "RelaxedBernoulli"])
 def test_rsample_is_reparameterised(torch, name):
     """rsample joins the graph (finite gradients of the parameters' shapes); sample does
     not. (Values of the gradients are PyTorch's by construction: rsample is ember ops on the
@@ -427,6 +444,10 @@ ERRORS = [
     "D.TransformedDistribution(D.Normal(0., 1.), 'exp')",
     "D.TransformedDistribution(D.Normal(0., 1.), [D.ExpTransform(), 1])",
     "D.LogNormal(0., 1.).log_prob(t.tensor(-1.))",
+    "D.RelaxedBernoulli(t.tensor(0.5))",
+    "D.RelaxedBernoulli(t.tensor(0.5), t.tensor([1.5]))",
+    "D.RelaxedBernoulli(t.tensor(0.5), t.tensor([0.5])).log_prob(t.tensor([1.5]))",
+    "D.RelaxedOneHotCategorical(t.tensor(0.5), t.tensor([0.5, -0.5]))",
     "D.LogNormal(0., -1.)",
     "D.Normal(0., 1.).enumerate_support()",
     "D.Distribution().mean",

@@ -22,13 +22,15 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-           "Distribution", "Exponential", "Gamma", "Geometric", "Independent", "Laplace",
-           "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-           "StudentT", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
+           "Distribution", "Exponential", "ExpRelaxedCategorical", "Gamma", "Geometric",
+           "Independent", "Laplace", "LogitRelaxedBernoulli", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
            "register_kl", "transforms"] + transforms.__all__
