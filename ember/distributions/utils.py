@@ -120,25 +120,92 @@ def _draw(device, fn):
     return Tensor._wrap(fn(rng, backend_of(device).xp), device)
 
 
+_LAGUERRE = None
+
+
+def _laguerre(dtype, device):
+    """64-point Gauss-Laguerre nodes and weights (integrals against exp(-s) on [0, inf))."""
+    global _LAGUERRE
+    if _LAGUERRE is None:
+        import numpy as np
+        _LAGUERRE = np.polynomial.laguerre.laggauss(64)
+    return (_tensor(_LAGUERRE[0], dtype=dtype, device=device),
+            _tensor(_LAGUERRE[1], dtype=dtype, device=device))
+
+
+def _gamma_sample_shape_grad(alpha, x):
+    """d x / d alpha for x ~ Gamma(alpha, 1) by implicit reparameterisation: x moves so
+    that its CDF value P(alpha, x) stays fixed, dx/da = -(dP/da) / density(x).
+
+    In the body and lower tail, dP/da comes from P's series sum_n exp(-x) x^(alpha+n) /
+    Gamma(alpha+n+1) differentiated term by term, each term already divided by the
+    density (so nothing underflows); the terms form a Poisson-like bump in alpha+n around
+    x, so n up to x - alpha + 12 sqrt(x) + 30 loses nothing in float64. Far in the upper
+    tail that sum cancels to almost nothing, so there the derivative of the upper tail
+    Q = 1 - P is used instead: with t = x + u, Q / density = int (1 + u/x)^(alpha-1) e^-u du,
+    taken by Gauss-Laguerre after rescaling u so the integrand's decay matches the rule."""
+    from ..ops import digamma, log1p, where, zeros_like
+    log_x = x.log()
+    tail = x > alpha + 3 * alpha.sqrt() + 3
+    # series (body and lower tail)
+    body_x = where(tail, alpha, x)  # tail elements get a harmless stand-in
+    log_bx = body_x.log()
+    log_ratio = log_bx - alpha.log()
+    psi = digamma(alpha + 1)
+    total = zeros_like(x)
+    n_terms = int(float((body_x - alpha + 12 * body_x.sqrt()).max())) + 30 if x.numel() else 0
+    for n in range(n_terms):
+        total = total + log_ratio.exp() * (log_bx - psi)
+        step = alpha + (n + 1)
+        log_ratio = log_ratio + log_bx - step.log()
+        psi = psi + 1 / step
+    series = -total
+    if not bool(tail.any()):
+        return series
+    # upper tail: dx/da = dQ/da / density = I (log x - digamma(a)) + J
+    nodes, weights = _laguerre(x.dtype, x.device)
+    c = (alpha - 1).clamp(min=0) / x
+    beta = (1 - c).unsqueeze(-1)
+    u = nodes / beta
+    L = log1p(u / x.unsqueeze(-1))
+    h = ((alpha.unsqueeze(-1) - 1) * L - c.unsqueeze(-1) * u).exp() / beta
+    integral = (weights * h).sum(-1)
+    j_term = (weights * L * h).sum(-1)
+    upper = integral * (log_x - digamma(alpha)) + j_term
+    return where(tail, upper, series)
+
+
+class _StandardGammaGrad(Function):
+    """d sample / d concentration of a Gamma(concentration, 1) draw, by implicit
+    reparameterisation: the sample keeps its CDF value fixed, so
+    dx/da = -(dP(a, x)/da) / density(x). Itself not differentiable, as in PyTorch."""
+
+    @staticmethod
+    def forward(ctx, alpha, x):
+        return _gamma_sample_shape_grad(alpha.double(), x.double()).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError("the derivative for '_standard_gamma_grad' is not "
+                                  "implemented.")
+
+
 class _StandardGamma(Function):
-    """Gamma(concentration, 1) draws. PyTorch differentiates them by implicit
-    reparameterisation (d sample / d concentration from the Gamma CDF); ember does not
-    have that derivative yet, so a backward through a concentration that requires grad
-    raises instead of returning a wrong gradient."""
+    """Gamma(concentration, 1) draws from ember's generator, differentiable in the
+    concentration by implicit reparameterisation (as PyTorch's _standard_gamma)."""
 
     @staticmethod
     def forward(ctx, concentration):
         arr = concentration._array
         out = _draw(concentration.device, lambda rng, xp: rng.standard_gamma(
             arr.astype("float64")).astype(arr.dtype))
+        ctx.save_for_backward(concentration, out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        raise NotImplementedError(
-            "ember.distributions: the gradient of a Gamma/Beta/Dirichlet/Chi2/StudentT "
-            "rsample with respect to its concentration (PyTorch's implicit "
-            "reparameterisation) is not implemented")
+        concentration, out = ctx.saved_tensors
+        return grad * _StandardGammaGrad.apply(concentration, out)
 
 
 def _standard_gamma(concentration):
