@@ -617,21 +617,3 @@ def test_transform_caching_and_inverse():
     assert t.inv(y) is x  # the cache returns the exact input though atanh(1) is inf
     assert D.ExpTransform().inv.inv == D.ExpTransform()
     assert D.ComposeTransform([D.ExpTransform()]).inv.parts[0].inv == D.ExpTransform()
-
-
-def test_torch_distributions_resolves_to_ember_through_compat():
-    import subprocess
-    import sys
-    code = ("import ember.compat; ember.compat.install(); import torch; "
-            "import torch.distributions as dist; from torch.distributions import constraints; "
-            "from torch.distributions.normal import Normal; "
-            "from torch.distributions.kl import kl_divergence, register_kl; "
-            "import ember; assert dist is ember.distributions and Normal is dist.Normal; "
-            "assert torch.distributions.Categorical is ember.distributions.Categorical; "
-            "assert constraints.positive is ember.distributions.constraints.positive; "
-            "print(dist.__name__, repr(Normal(torch.zeros(2), torch.ones(2))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == ("ember.distributions Normal(loc: torch.Size([2]), "
-                                  "scale: torch.Size([2]))")
