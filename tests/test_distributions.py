@@ -617,3 +617,22 @@ def test_transform_caching_and_inverse():
     assert t.inv(y) is x  # the cache returns the exact input though atanh(1) is inf
     assert D.ExpTransform().inv.inv == D.ExpTransform()
     assert D.ComposeTransform([D.ExpTransform()]).inv.parts[0].inv == D.ExpTransform()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_expand_matches_pytorch(torch, name):
+    build, params, values, _ = CASES[name]
+    if values is None:
+        values = params["low"] + params["width"] * 0.5
+    values = np.asarray(values)
+    values = values[:1] if values.ndim > 1 else values  # broadcasts against the new batch
+    out = []
+    for lib in (torch, ember):
+        dist = build(lib.distributions, _tensors(lib, params, False))
+        big = dist.expand((2,) + tuple(dist.batch_shape))
+        value = lib.tensor(values, dtype=lib.int64 if name.startswith("Categorical")
+                           else lib.float64)
+        out.append((tuple(big.batch_shape), tuple(big.event_shape), type(big).__name__,
+                    big.log_prob(value).numpy()))
+    assert out[0][:3] == out[1][:3]
+    np.testing.assert_allclose(out[1][3], out[0][3], rtol=1e-10, atol=1e-12)

@@ -24,8 +24,12 @@ def _batch_mv(bmat, bvec):
 
 def _batch_mahalanobis(bL, bx):
     """x^T (L L^T)^{-1} x for each batch element (L lower triangular)."""
-    batch = _broadcast_shape(bL.shape[:-2], bx.shape[:-1])
     n = bx.size(-1)
+    if bL.dim() == 2:
+        # one L for every x: solve once with all x as columns, never copying L per sample
+        sol = _linalg.solve_triangular(bL, bx.reshape(-1, n).T, upper=False)
+        return sol.pow(2).sum(0).reshape(bx.shape[:-1])
+    batch = _broadcast_shape(bL.shape[:-2], bx.shape[:-1])
     L = bL.expand(tuple(batch) + (n, n))
     x = bx.expand(tuple(batch) + (n,))
     sol = _linalg.solve_triangular(L, x.unsqueeze(-1), upper=False).squeeze(-1)
