@@ -199,6 +199,8 @@ KL_PAIRS = {
     "Dirichlet": lambda d, a, b: (d.Dirichlet(b), d.Dirichlet(a.abs() + 0.3)),
     "Poisson": lambda d, a, b: (d.Poisson(b), d.Poisson(a.abs() + 0.1)),
     "Geometric": lambda d, a, b: (d.Geometric(probs=b / 3), d.Geometric(logits=a)),
+    "Binomial": lambda d, a, b: (d.Binomial(t_count(a, [5., 4., 3.]), logits=a),
+                                 d.Binomial(t_count(a, [5., 3., 3.]), probs=b / 3)),
     "Independent": lambda d, a, b: (d.Independent(d.Normal(a, b), 1),
                                     d.Independent(d.Normal(b, b + a.abs()), 1)),
     "LogNormal": lambda d, a, b: (d.LogNormal(a, b), d.LogNormal(b, a.abs() + 0.2)),
@@ -206,6 +208,10 @@ KL_PAIRS = {
         d.MultivariateNormal(a, scale_tril=d_tril(d, b)),
         d.MultivariateNormal(b.expand(2, 3), covariance_matrix=d_cov(d, a, b))),
 }
+
+
+def t_count(a, counts):
+    return (a.detach() * 0 + a.new_tensor(counts))
 
 
 def d_tril(d, b):
@@ -489,6 +495,7 @@ ERRORS = [
     "D.kl_divergence(D.MultivariateNormal(t.zeros(2), t.eye(2)), "
     "D.MultivariateNormal(t.zeros(3), t.eye(3)))",
     "D.kl_divergence(D.Normal(0., 1.), D.Categorical(t.ones(2)))",
+    "D.kl_divergence(D.Binomial(2, t.tensor([0.5])), D.Binomial(3, t.tensor([0.5])))",
     "D.TransformedDistribution(D.Normal(0., 1.), 'exp')",
     "D.TransformedDistribution(D.Normal(0., 1.), [D.ExpTransform(), 1])",
     "D.LogNormal(0., 1.).log_prob(t.tensor(-1.))",

@@ -9,6 +9,7 @@ from .. import linalg as _linalg
 from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .distribution import Distribution
@@ -117,6 +118,17 @@ def _kl_beta_beta(p, q):
     t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
     t5 = (sum_params_q - sum_params_p) * digamma(sum_params_p)
     return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count "
+                                  "is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
+                          - (-q.probs).log1p())
+    kl[p.total_count > q.total_count] = math.inf  # q cannot reach p's top counts
+    return kl
 
 
 @register_kl(Categorical, Categorical)
