@@ -290,13 +290,3 @@ def test_parity_default_dtype_float64(torch, monkeypatch, array):
     monkeypatch.setattr(_printing, "_default_dtype_name", lambda: "torch.float64")
     torch.set_default_dtype(torch.float64)
     assert_parity(torch, array)
-
-
-def test_format_of_tensors_matches_pytorch(torch):
-    for lib in (ember, torch):
-        assert f"{lib.tensor(1.5)}" == "1.5" and f"{lib.tensor(2)}" == "2"
-        assert f"{lib.tensor(1.5):.3f}" == "1.500"
-        assert f"{lib.tensor([1.0])}" == "tensor([1.])"
-        with pytest.raises(TypeError, match="unsupported format string passed to "
-                                            "Tensor.__format__"):
-            f"{lib.tensor([1.0, 2.0]):.3f}"
