@@ -440,9 +440,13 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self._array.ndim == 0 and spec:
+        # as PyTorch: a plain 0-dim tensor formats as its number (f"{t}" too), anything
+        # else as its repr, which takes no format spec
+        if self._array.ndim == 0 and type(self) is Tensor:
             return self.item().__format__(spec)
-        return object.__format__(repr(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
 
     def __dlpack__(self, stream=None, **kwargs):
         if self._requires_grad:

@@ -41,3 +41,19 @@ def test_usage_message_without_a_script():
     out = subprocess.run([sys.executable, "-m", "ember.compat"], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 2 and "usage" in out.stderr
+
+
+def test_torch_distributions_resolves_to_ember_through_compat():
+    code = ("import ember.compat; ember.compat.install(); import torch; "
+            "import torch.distributions as dist; from torch.distributions import constraints; "
+            "from torch.distributions.normal import Normal; "
+            "from torch.distributions.kl import kl_divergence, register_kl; "
+            "import ember; assert dist is ember.distributions and Normal is dist.Normal; "
+            "assert torch.distributions.Categorical is ember.distributions.Categorical; "
+            "assert constraints.positive is ember.distributions.constraints.positive; "
+            "print(dist.__name__, repr(Normal(torch.zeros(2), torch.ones(2))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("ember.distributions Normal(loc: torch.Size([2]), "
+                                  "scale: torch.Size([2]))")

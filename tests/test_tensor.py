@@ -431,3 +431,24 @@ def test_view_version_and_base(torch):
         w.add_(1)
         return x._version, v._version, w._version, v._base is x, w._base is x, x._base is None
     assert s(ember) == s(torch)
+
+
+def test_format_of_tensors_matches_pytorch(torch):
+    for lib in (ember, torch):
+        assert f"{lib.tensor(1.5)}" == "1.5" and f"{lib.tensor(2)}" == "2"
+        assert f"{lib.tensor(1.5):.3f}" == "1.500"
+        assert f"{lib.tensor([1.0])}" == "tensor([1.])"
+        with pytest.raises(TypeError, match="unsupported format string passed to "
+                                            "Tensor.__format__"):
+            f"{lib.tensor([1.0, 2.0]):.3f}"
+
+
+def test_broadcast_tensors_returns_inputs_already_of_the_shape(torch):
+    for lib in (ember, torch):
+        a = lib.tensor([0.3, -1.2], requires_grad=True)
+        b = lib.tensor(1.0)
+        x, y = lib.broadcast_tensors(a, b)
+        assert x is a and y is not b and y.shape == (2,)
+        with lib.no_grad():
+            (z,) = lib.broadcast_tensors(a)
+        assert z is a and z.requires_grad

@@ -501,7 +501,8 @@ def atleast_3d(*tensors):
 def broadcast_tensors(*tensors):
     ts = _tensors(tensors)
     shape = np.broadcast_shapes(*[tuple(t.shape) for t in ts])
-    return tuple(t.expand(shape) for t in ts)
+    # as PyTorch: a tensor that already has the shape comes back itself, not a view
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in ts)
 
 
 def hstack(tensors, *, out=None):

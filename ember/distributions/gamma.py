@@ -1,0 +1,65 @@
+"""Gamma(concentration, rate)."""
+from numbers import Number
+
+from .._tensor import Size
+from ..dtypes import finfo
+from ..ops import as_tensor, digamma, lgamma, log, xlogy
+from . import constraints
+from .distribution import Distribution
+from .utils import _standard_gamma, broadcast_all
+
+__all__ = ["Gamma"]
+
+
+class Gamma(Distribution):
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / self.rate.pow(2)
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.concentration, self.rate = broadcast_all(concentration, rate)
+        if isinstance(concentration, Number) and isinstance(rate, Number):
+            batch_shape = Size()
+        else:
+            batch_shape = self.concentration.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Gamma, _instance)
+        batch_shape = Size(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape)
+        new.rate = self.rate.expand(batch_shape)
+        super(Gamma, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        # a draw that underflowed to 0 would give log_prob -inf
+        value.detach().clamp_(min=finfo(value.dtype).tiny)
+        return value
+
+    def log_prob(self, value):
+        value = as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        if self._validate_args:
+            self._validate_sample(value)
+        return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
+                - self.rate * value - lgamma(self.concentration))
+
+    def entropy(self):
+        return (self.concentration - log(self.rate) + lgamma(self.concentration)
+                + (1.0 - self.concentration) * digamma(self.concentration))
