@@ -100,7 +100,7 @@ CASES = {
                 ("log_prob", "entropy", "variance", "covariance_matrix", "scale_tril")),
     "MVNTril": (lambda d, p: d.MultivariateNormal(p["loc"], scale_tril=p["tril"]),
                 {"loc": _real(3), "tril": _tril(3)}, _real(2, 3),
-                ("log_prob", "entropy", "variance", "covariance_matrix")),
+                ("log_prob", "entropy", "variance", "covariance_matrix", "precision_matrix")),
     "IndependentNormal": (lambda d, p: d.Independent(d.Normal(p["loc"], p["scale"]), 1),
                           {"loc": _real(2, 3), "scale": _pos(2, 3)}, _real(4, 2, 3),
                           ("log_prob", "entropy", "mean", "variance")),

@@ -445,18 +445,84 @@ _CHOLESKY_DEPRECATED = (
     "equivalent results for all valid (symmetric positive definite) inputs.")
 
 
+def _cholesky_solve_arrays(xp, b, l, upper):
+    """(L L^H)^-1 b on arrays, reading only L's lower (upper: U's upper, A = U^H U) triangle."""
+    lo = xp.conj(xp.triu(l)).swapaxes(-1, -2) if upper else xp.tril(l)
+    with np.errstate(all="ignore"):
+        try:
+            return xp.linalg.solve(xp.conj(lo).swapaxes(-1, -2), xp.linalg.solve(lo, b))
+        except np.linalg.LinAlgError:  # LAPACK's potrs gives inf/nan: so do we
+            shape = np.broadcast_shapes(lo.shape[:-2], b.shape[:-2]) + b.shape[-2:]
+            return xp.full(shape, xp.nan, dtype=lo.dtype)
+
+
+class CholeskySolveBackward0(Node):
+    """PyTorch's formulas: gB = cholesky_solve(g, L); gL = -(gB X^H + X gB^H) L (lower), the
+    whole matrix rather than its triangle, as PyTorch differentiates it."""
+
+    def backward(self, grad):
+        L, X = self.saved_tensors
+        gB = cholesky_solve(grad, L, self.upper)
+        common = gB @ X.mH
+        common = common + common.mH
+        return gB, -(L @ common) if self.upper else -(common @ L)
+
+
+def _check_cholesky_solve(B, L):
+    for t, name in ((B, "b"), (L, "u")):
+        if t._array.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has "
+                               f"{t._array.ndim} dimensions instead")
+    if B._array.dtype != L._array.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_type_name(B)} and A of type {_type_name(L)} instead.")
+    _check_cholesky_dtype(L, "cholesky_solve_cpu")
+    (n, n2), (m, k) = L._array.shape[-2:], B._array.shape[-2:]
+    if n != n2:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {n} by {n2} "
+                           "matrices")
+    if m != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by "
+                           f"{n} but each b matrix is {m} by {k}")
+
+
+def _check_cholesky_dtype(L, kernel):
+    if not (L.dtype.is_floating_point or L.dtype.is_complex):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(L)}\'')
+
+
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with A X = B given A's Cholesky factor."""
-    Lo = L.mH if upper else L
-    res = solve_triangular(Lo.mH, solve_triangular(Lo, B, upper=False), upper=True)
+    _check_cholesky_solve(B, L)
+    xp = xp_of(L)
+    res = make_tensor(_cholesky_solve_arrays(xp, B._array, L._array, upper), L._device)
+    node = record(CholeskySolveBackward0, (B, L), res)
+    if node is not None:
+        node.upper = upper
+        node.save_for_backward(L, res)
     return write_out(out, res, "cholesky_solve") if out is not None else res
+
+
+class CholeskyInverseBackward0(Node):
+    """PyTorch's formula: with C = A^-1 (g + g^H) A^-1, gL = -C L (lower) or -L C (upper)."""
+
+    def backward(self, grad):
+        L, inverse = self.saved_tensors
+        common = inverse @ (grad + grad.mH) @ inverse
+        return -(L @ common) if self.upper else -(common @ L)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
     """A^-1 given A's Cholesky factor."""
-    Lo = L.mH if upper else L
-    eye = _eye(Lo._array.shape[-1], Lo)
-    res = cholesky_solve(eye.expand(Lo._array.shape), Lo)
+    _check_cholesky_dtype(L, "cholesky_inverse_out_cpu")
+    _check(L, "cholesky_inverse", floating=False)
+    xp = xp_of(L)
+    eye = xp.broadcast_to(xp.eye(L._array.shape[-1], dtype=L._array.dtype), L._array.shape)
+    res = make_tensor(_cholesky_solve_arrays(xp, eye, L._array, upper), L._device)
+    node = record(CholeskyInverseBackward0, (L,), res)
+    if node is not None:
+        node.upper = upper
+        node.save_for_backward(L, res)
     return write_out(out, res, "cholesky_inverse") if out is not None else res
 
 

@@ -53,6 +53,18 @@ def _sym(a):
 _DECOMP = dict(atol=1e-4, rtol=1e-4)
 
 
+def _raw_factor_samples(rng):
+    """A well-conditioned factor with values off its triangle too, and wrong calls."""
+    def factor(*batch):
+        return randn(rng, *batch, 3, 3) + 3 * np.eye(3)
+    return [Sample((factor(), randn(rng, 3, 2))),
+            Sample((factor(), randn(rng, 3, 2)), dict(upper=True)),
+            Sample((factor(2), randn(rng, 3, 1))),
+            Sample((randn(rng, 3, 4), randn(rng, 3, 2)), raises=RuntimeError),
+            Sample((integers(rng, 3, 3), integers(rng, 3, 2)), raises=NotImplementedError),
+            Sample((factor(), randn(rng, 4, 2)), raises=RuntimeError)]
+
+
 # ---- products ---------------------------------------------------------------------------------
 def _addmv_samples(rng):
     return [Sample((randn(rng, 3), randn(rng, 3, 4), randn(rng, 4))),
@@ -426,6 +438,14 @@ register(
     OpInfo("cholesky_inverse",
            lambda lib, a: lib.linalg.cholesky(_spd(lib, a), upper=True).cholesky_inverse(upper=True),
            _spd_samples, variant="method", **_DECOMP),
+    # straight on a factor with values off its triangle: the forward reads one triangle but
+    # PyTorch's gradient is its formula's whole matrix (not the true one: no gradcheck)
+    OpInfo("cholesky_solve", lambda lib, l, b, **kw: lib.cholesky_solve(b, l, **kw),
+           _raw_factor_samples, variant="raw", grad=False, gradgrad=False, **_DECOMP),
+    OpInfo("cholesky_inverse", lambda lib, l, **kw: lib.cholesky_inverse(l, **kw),
+           lambda rng: [Sample((s.args[0],), s.kwargs, raises=s.raises)
+                        for s in _raw_factor_samples(rng) if len(s.args[1]) == 3],
+           variant="raw", grad=False, gradgrad=False, **_DECOMP),
     OpInfo("linalg.qr", _qr, _rect_samples, **_DECOMP),
     OpInfo("linalg.qr", lambda lib, a: _qr(lib, a, mode="complete"),
            lambda rng: _rect_samples(rng)[1:3], variant="complete", **_DECOMP),
