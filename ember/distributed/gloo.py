@@ -81,7 +81,8 @@ def reduce_arrays(arrays, op):
 
 
 def _payload(arr):
-    arr = np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        arr = arr.copy(order="C")
     return (arr.dtype, arr.shape), memoryview(arr.reshape(-1).view(np.uint8))
 
 
