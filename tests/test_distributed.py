@@ -73,7 +73,7 @@ def _raises(exc, message, fn, *args, **kwargs):
 def _collectives(rank, world):
     T = ember.tensor
     assert dist.is_initialized() and dist.get_rank() == rank and dist.get_world_size() == 2
-    assert dist.get_backend() == "gloo"
+    assert dist.get_backend() == os.environ.get("EMBER_TEST_BACKEND", "gloo")
     mine = T([1.0, 2.0]) * (rank + 1)                    # rank 0: [1, 2]; rank 1: [2, 4]
     for op, want in [(dist.ReduceOp.SUM, [3., 6.]), (dist.ReduceOp.AVG, [1.5, 3.]),
                      (dist.ReduceOp.PRODUCT, [2., 8.]), (dist.ReduceOp.MIN, [1., 2.]),
@@ -359,9 +359,10 @@ def test_initialisation_errors(monkeypatch):
             monkeypatch.setenv(name, value)
     _raises(RuntimeError, "Distributed package doesn't have NCCL built in",
             dist.init_process_group, "nccl")
-    _raises(RuntimeError, "Distributed package doesn't have MPI built in. MPI is only included "
-            "if you build PyTorch from source on a host that has MPI installed.",
-            dist.init_process_group, "mpi")
+    if not dist.is_mpi_available():  # without the optional mpi4py
+        _raises(RuntimeError, "Distributed package doesn't have MPI built in. MPI is only "
+                "included if you build PyTorch from source on a host that has MPI installed.",
+                dist.init_process_group, "mpi")
     _raises(AssertionError, "Unknown backend type foo", dist.init_process_group, "foo",
             init_method="tcp://127.0.0.1:1", rank=0, world_size=1)
     _raises(AssertionError, "Cannot specify both init_method and store.",
@@ -491,3 +492,45 @@ def test_compat_resolves_torch_distributed_and_ddp():
                          timeout=60, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ember.distributed"]
+
+
+_MPI_SCRIPT = """
+import os, sys, warnings
+sys.path.insert(0, {tests!r})
+import ember.distributed as dist
+import test_distributed as T
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    dist.init_process_group("mpi", rank=5)
+assert "are ignored since they are assigned by the MPI runtime" in str(caught[0].message)
+rank = dist.get_rank()
+assert dist.get_world_size() == 2 and dist.is_initialized()
+os.environ["EMBER_TEST_BACKEND"] = "mpi"
+T._collectives(rank, 2)
+result = T._ddp_unused(rank, 2)
+assert result[0] == [[0.5, 0.5], [0.5, 0.5]] and result[3] == result[1], result
+dist.destroy_process_group()
+print("rank", rank, "OK")
+"""
+
+
+def test_mpi_backend_through_mpi4py():
+    """The "mpi" backend when the optional mpi4py is installed, under a real MPI launcher."""
+    import shutil
+    import subprocess
+    import sys
+    pytest.importorskip("mpi4py")
+    here = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    launcher = shutil.which("mpiexec.hydra", path=here) or shutil.which("mpiexec", path=here)
+    if launcher is None:
+        pytest.skip("mpi4py is installed but no mpiexec was found")
+    tests = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join([os.path.dirname(tests)] + [p for p in os.environ.get(
+        "PYTHONPATH", "").split(os.pathsep) if p])
+    env = dict(os.environ, PYTHONPATH=path, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    out = subprocess.run([launcher, "-n", "2", sys.executable, "-c",
+                          _MPI_SCRIPT.format(tests=tests)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert sorted(out.stdout.split("\n"))[-2:] == ["rank 0 OK", "rank 1 OK"], out.stdout

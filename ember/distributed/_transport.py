@@ -12,7 +12,7 @@ import time
 
 from .store import DistNetworkError
 
-__all__ = ["Mesh"]
+__all__ = ["Mailbox", "Mesh", "MpiMesh"]
 
 _HEAD = struct.Struct("!QQ")
 
@@ -28,12 +28,55 @@ def _recv_exact(sock, n):
     return buf
 
 
-class Mesh:
-    def __init__(self, store, rank, size, timeout, host):
+class Mailbox:
+    """Messages that arrived, filed by (sender, key), and the wait for one."""
+
+    def __init__(self, rank, size, timeout):
         self.rank, self.size, self.timeout = rank, size, timeout
         self._cond = threading.Condition()
         self._mailbox = collections.defaultdict(collections.deque)
         self._closed_peers = set()
+
+    def _file(self, peer, key, meta, payload):
+        with self._cond:
+            self._mailbox[(peer, key)].append((meta, payload))
+            self._cond.notify_all()
+
+    def _lost(self, peer):
+        with self._cond:
+            self._closed_peers.add(peer)
+            self._cond.notify_all()
+
+    def recv(self, peer, key, timeout=None):
+        """The next message from `peer` under `key` (from any peer when `peer` is None):
+        (sender, meta, payload)."""
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        peers = range(self.size) if peer is None else (peer,)
+        with self._cond:
+            while True:
+                for p in peers:
+                    box = self._mailbox.get((p, key))
+                    if box:
+                        meta, payload = box.popleft()
+                        if not box:
+                            del self._mailbox[(p, key)]
+                        return p, meta, payload
+                dead = [p for p in peers if p in self._closed_peers]
+                if dead and (peer is not None or len(dead) == len(peers) - 1):
+                    raise DistNetworkError(f"[gloo] Connection closed by peer [rank {dead[0]}]")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(f"[gloo] Timed out waiting {round(timeout * 1000)}ms "
+                                       "for recv operation to complete")
+                self._cond.wait(left)
+
+
+class Mesh(Mailbox):
+    """The ranks of a job connected pairwise over TCP."""
+
+    def __init__(self, store, rank, size, timeout, host):
+        super().__init__(rank, size, timeout)
         self._socks, self._send_locks = {}, {}
         self._shutting_down = False
         listener = socket.create_server((host, 0), backlog=max(size, 8))
@@ -71,13 +114,9 @@ class Mesh:
                 hlen, plen = _HEAD.unpack(_recv_exact(sock, _HEAD.size))
                 key, meta = pickle.loads(_recv_exact(sock, hlen))
                 payload = _recv_exact(sock, plen) if plen else bytearray()
-                with self._cond:
-                    self._mailbox[(peer, key)].append((meta, payload))
-                    self._cond.notify_all()
+                self._file(peer, key, meta, payload)
         except (OSError, ConnectionError, EOFError):
-            with self._cond:
-                self._closed_peers.add(peer)
-                self._cond.notify_all()
+            self._lost(peer)
 
     def send(self, peer, key, meta, payload=b""):
         head = pickle.dumps((key, meta), protocol=pickle.HIGHEST_PROTOCOL)
@@ -91,30 +130,6 @@ class Mesh:
             except OSError as e:
                 raise DistNetworkError(f"[gloo] Connection to rank {peer} failed: {e}") from None
 
-    def recv(self, peer, key, timeout=None):
-        """The next message from `peer` under `key` (from any peer when `peer` is None):
-        (sender, meta, payload)."""
-        timeout = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + timeout
-        peers = range(self.size) if peer is None else (peer,)
-        with self._cond:
-            while True:
-                for p in peers:
-                    box = self._mailbox.get((p, key))
-                    if box:
-                        meta, payload = box.popleft()
-                        if not box:
-                            del self._mailbox[(p, key)]
-                        return p, meta, payload
-                dead = [p for p in peers if p in self._closed_peers]
-                if dead and (peer is not None or len(dead) == len(peers) - 1):
-                    raise DistNetworkError(f"[gloo] Connection closed by peer [rank {dead[0]}]")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise RuntimeError(f"[gloo] Timed out waiting {round(timeout * 1000)}ms "
-                                       "for recv operation to complete")
-                self._cond.wait(left)
-
     def close(self):
         for sock in self._socks.values():
             try:
@@ -123,3 +138,44 @@ class Mesh:
                 pass
             sock.close()
         self._socks.clear()
+
+
+_MPI_TAG = 0x656d62  # one tag for all of ember's messages; keys tell them apart
+
+
+class MpiMesh(Mailbox):
+    """The ranks of an MPI job (mpi4py's COMM_WORLD, duplicated), with the same interface
+    as `Mesh`: a reader thread receives every message and files it, which needs an MPI
+    library initialised with MPI_THREAD_MULTIPLE (mpi4py's default)."""
+
+    def __init__(self, timeout):
+        from mpi4py import MPI
+        if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+            raise RuntimeError("The MPI backend needs an MPI library initialised with "
+                               "MPI_THREAD_MULTIPLE")
+        self._MPI, self.comm = MPI, MPI.COMM_WORLD.Dup()
+        super().__init__(self.comm.Get_rank(), self.comm.Get_size(), timeout)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        import atexit
+        atexit.register(self.close)  # before mpi4py finalizes MPI, with no receive pending
+
+    def _read(self):
+        while True:
+            status = self._MPI.Status()
+            message = self.comm.recv(source=self._MPI.ANY_SOURCE, tag=_MPI_TAG, status=status)
+            if message is None:  # our own close()
+                return
+            key, meta, payload = message
+            self._file(status.Get_source(), key, meta, payload)
+
+    def send(self, peer, key, meta, payload=b""):
+        self.comm.send((key, meta, bytes(payload)), dest=peer, tag=_MPI_TAG)
+
+    def close(self):
+        if self._reader is None:
+            return
+        self.comm.send(None, dest=self.rank, tag=_MPI_TAG)
+        self._reader.join()
+        self._reader = None
+        self.comm.Free()

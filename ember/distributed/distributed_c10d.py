@@ -5,12 +5,13 @@ import datetime
 import enum
 import os
 import socket
+import warnings
 from urllib.parse import parse_qs, urlparse
 
 from .._tensor import Tensor
 from ..device import backend_of
 from . import gloo as _gloo
-from ._transport import Mesh
+from ._transport import Mesh, MpiMesh
 from .store import FileStore, PrefixStore, TCPStore
 
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember",
@@ -90,7 +91,9 @@ def is_gloo_available():
 
 
 def is_mpi_available():
-    return False
+    """True when the optional mpi4py (the `distributed` extra) is installed."""
+    import importlib.util
+    return importlib.util.find_spec("mpi4py") is not None
 
 
 def is_nccl_available():
@@ -176,16 +179,23 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     name = Backend(backend) if backend else Backend.GLOO
     if name.startswith("cpu:") or "," in name:  # "cpu:gloo,cuda:nccl": the CPU one runs here
         name = Backend(dict(p.split(":") for p in name.split(",")).get("cpu", "gloo"))
-    if name == Backend.MPI:
+    if name == Backend.MPI and not is_mpi_available():
         raise RuntimeError("Distributed package doesn't have MPI built in. MPI is only "
                            "included if you build PyTorch from source on a host that has MPI "
                            "installed.")
     if name == Backend.NCCL:
         raise RuntimeError("Distributed package doesn't have NCCL built in")
-    if name not in (Backend.GLOO, Backend.UNDEFINED):
+    if name not in (Backend.GLOO, Backend.MPI, Backend.UNDEFINED):
         raise AssertionError(f"Unknown backend type {name}")
     timeout = default_pg_timeout if timeout is None else timeout
     seconds = timeout.total_seconds()
+    if name == Backend.MPI:  # the MPI runtime says who is who: no rendezvous
+        if world_size != -1 or rank != -1:
+            warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are "
+                          "ignored since they are assigned by the MPI runtime.")
+        mesh = MpiMesh(seconds)
+        _install(mesh, ProcessGroup(mesh, range(mesh.size), 0, backend=Backend.MPI))
+        return
     if store is None:
         store, rank, world_size, host = _rendezvous(init_method, rank, world_size, timeout)
     else:
@@ -194,10 +204,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     prefix = PrefixStore(f"{group_name or 'default_pg'}/{_state.init_count}", store)
     mesh = Mesh(prefix, rank, world_size, seconds, host)
     mesh.store = store
-    _state.mesh = mesh
-    _state.group_count = 0
-    pg = ProcessGroup(mesh, range(world_size), 0)
-    _state.default_pg, _state.groups = pg, {pg: Backend.GLOO}
+    _install(mesh, ProcessGroup(mesh, range(world_size), 0))
+
+
+def _install(mesh, pg):
+    _state.mesh, _state.group_count = mesh, 0
+    _state.default_pg, _state.groups = pg, {pg: Backend(pg.backend)}
 
 
 def destroy_process_group(group=None):
@@ -230,8 +242,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     _state.group_count += 1  # every rank calls new_group, members or not: ids agree
     if world.mesh.rank not in ranks:
         return GroupMember.NON_GROUP_MEMBER
-    pg = ProcessGroup(world.mesh, ranks, _state.group_count)
-    _state.groups[pg] = Backend(backend) if backend else Backend.GLOO
+    pg = ProcessGroup(world.mesh, ranks, _state.group_count, backend=world.backend)
+    _state.groups[pg] = Backend(world.backend)
     return pg
 
 
