@@ -534,3 +534,20 @@ def test_mpi_backend_through_mpi4py():
                          capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert sorted(out.stdout.split("\n"))[-2:] == ["rank 0 OK", "rank 1 OK"], out.stdout
+
+
+def test_post_accumulate_grad_hook():
+    """What DDP's reduction hangs on: called with the leaf once its .grad holds the sum."""
+    a = ember.ones(2, requires_grad=True)
+    _raises(RuntimeError, "post accumulate grad hooks cannot be registered on non-leaf tensors",
+            (a * 2).register_post_accumulate_grad_hook, print)
+    _raises(RuntimeError, "cannot register a hook on a tensor that doesn't require gradient",
+            ember.ones(2).register_post_accumulate_grad_hook, print)
+    seen = []
+    handle = a.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (a * 3 + a).sum().backward()
+    (a * 3).sum().backward()
+    ember.autograd.grad((a * 3).sum(), a)  # accumulates nothing: no call
+    handle.remove()
+    (a * 3).sum().backward()
+    assert seen == [[4., 4.], [7., 7.]] and a.grad.tolist() == [10., 10.]
