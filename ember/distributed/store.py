@@ -352,7 +352,7 @@ class FileStore(Store):
         self._closed = False
         self._call("add", "__filestore_users", 1)
 
-    def _locked(self, mutate):
+    def _call(self, op, *args):
         import fcntl
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -361,20 +361,15 @@ class FileStore(Store):
                 raw = f.read()
             table = _Table()
             table.data = pickle.loads(raw) if raw else {}
-            result = mutate(table)
-            if result is not _UNCHANGED:
+            result = getattr(table, "_" + op)(*args)
+            if op not in _READ_ONLY:
                 data = pickle.dumps(table.data)
                 os.lseek(fd, 0, os.SEEK_SET)
                 os.ftruncate(fd, 0)
                 os.write(fd, data)
-            return result[0] if result is not _UNCHANGED else None
+            return result
         finally:
             os.close(fd)
-
-    def _call(self, op, *args):
-        def run(table):
-            return (getattr(table, "_" + op)(*args),)
-        return self._locked(run)
 
     def _wait(self, keys, seconds):
         deadline = time.monotonic() + seconds
@@ -402,4 +397,4 @@ class FileStore(Store):
             pass
 
 
-_UNCHANGED = object()
+_READ_ONLY = ("get_now", "check", "num_keys")

@@ -95,8 +95,7 @@ class DistributedDataParallel(Module):
                  mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params=False,
                  bucket_cap_mb_list=None, batched_grad_copy=False, forward_sync_buffers=None):
         super().__init__()
-        from ... import distributed as dist
-        self._dist = dist
+        dist = self._dist
         self.process_group = (dist.distributed_c10d._default_group() if process_group is None
                               else process_group)
         params = [p for p in module.parameters() if p.requires_grad]
@@ -126,6 +125,11 @@ class DistributedDataParallel(Module):
             self._verify_shapes()
             self._broadcast(list(module.parameters()) + list(module.buffers()))
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
+
+    @property
+    def _dist(self):
+        from ... import distributed
+        return distributed
 
     # ---- setup -----------------------------------------------------------------------------
     def _verify_shapes(self):
