@@ -17,7 +17,7 @@ from .ops import *  # noqa: F401,F403  (every op family's public functions)
 from . import linalg
 from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, cuda, nn, optim, serialization, utils
-from . import distributions
+from . import distributed, distributions
 from .serialization import load, save
 from . import accelerator, backends, jit, testing
 from .jit import compile

@@ -89,6 +89,7 @@ class Tensor:
     # Rarely set fields live in the instance dict, with these class-level defaults.
     _hooks = None          # dict: id -> hook, on a leaf (a non-leaf's hooks sit on its grad_fn)
     _retains_grad = False
+    _post_accumulate_hooks = None  # dict: id -> hook(tensor), run after .grad is accumulated
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
     _fn_version = 0        # version at which a view's grad_fn was last derived from its base
     _is_param = False
@@ -350,6 +351,17 @@ class Tensor:
         if self._hooks is None:
             self._hooks = {}
         return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        from .ops._graph import RemovableHandle
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = {}
+        return RemovableHandle(self._post_accumulate_hooks, hook)
 
     # ---- conversions to Python and NumPy --------------------------------------------------
     def numpy(self, *, force=False):

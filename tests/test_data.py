@@ -498,8 +498,8 @@ def test_distributed_sampler_epochs():
     other = DistributedSampler(range(20), num_replicas=2, rank=1, seed=7)
     other.set_epoch(1)
     assert sorted(e1 + list(other)) == list(range(20))
-    with pytest.raises(RuntimeError):
-        DistributedSampler(range(4))  # no process group
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        DistributedSampler(range(4))  # no process group, as PyTorch says
 
 
 # ---- DataLoader: arguments, lengths, batches --------------------------------------------------

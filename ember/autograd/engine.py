@@ -150,7 +150,11 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     continue
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
-                    _accumulate_into(node.variable, grads[0], create_graph, handed_out)
+                    leaf = node.variable
+                    _accumulate_into(leaf, grads[0], create_graph, handed_out)
+                    if leaf._post_accumulate_hooks:
+                        for hook in list(leaf._post_accumulate_hooks.values()):
+                            hook(leaf)
                 continue
             missing = 0
             for g in grads:

@@ -1,8 +1,8 @@
 """`ember.nn`: modules, parameters, functional, init and utils, as `torch.nn`."""
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedParameter
 
 __all__ = list(_modules_all) + ["Parameter", "Buffer", "UninitializedParameter", "functional",
-                                 "init", "utils"]
+                                 "init", "parallel", "utils"]

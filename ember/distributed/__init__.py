@@ -1,0 +1,13 @@
+"""`ember.distributed`: PyTorch's `torch.distributed` for CPU processes. Process groups meet
+through a store (`env://`, `tcp://`, `file://` or a given `Store`), and the "gloo" backend,
+written in Python over TCP sockets, runs the collectives; "mpi" runs the same collectives
+over MPI messages when the optional mpi4py is installed."""
+from . import distributed_c10d
+from .distributed_c10d import *  # noqa: F401,F403
+from .distributed_c10d import __all__ as _c10d_all
+from .store import (DistError, DistNetworkError, DistStoreError, FileStore, HashStore,
+                    PrefixStore, Store, TCPStore)
+
+__all__ = list(_c10d_all) + ["Store", "TCPStore", "FileStore", "HashStore", "PrefixStore",
+                             "DistError", "DistStoreError", "DistNetworkError",
+                             "distributed_c10d"]

@@ -1,0 +1,725 @@
+"""The process-group API of `torch.distributed`: initialisation (rendezvous through a
+store), groups, and the collectives on tensors, which write their results into the given
+tensors in place as PyTorch's do."""
+import datetime
+import enum
+import os
+import socket
+import warnings
+from urllib.parse import parse_qs, urlparse
+
+from .._tensor import Tensor
+from ..device import backend_of
+from . import gloo as _gloo
+from ._transport import Mesh, MpiMesh
+from .store import FileStore, PrefixStore, TCPStore
+
+__all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember",
+           "is_available", "is_initialized", "is_gloo_available", "is_mpi_available",
+           "is_nccl_available", "is_torchelastic_launched", "init_process_group",
+           "destroy_process_group", "new_group", "get_rank", "get_world_size", "get_backend",
+           "get_process_group_ranks", "get_global_rank", "get_group_rank",
+           "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+           "reduce_scatter_tensor", "reduce_scatter", "gather", "scatter", "send", "recv",
+           "isend", "irecv", "barrier", "all_to_all", "all_gather_object", "gather_object",
+           "broadcast_object_list", "scatter_object_list", "default_pg_timeout"]
+
+default_pg_timeout = datetime.timedelta(minutes=30)
+Work = _gloo.Work
+ProcessGroup = _gloo.ProcessGroupGloo
+
+
+class Backend(str):
+    """A backend name, lower-cased: `Backend("GLOO") == "gloo"`."""
+
+    UNDEFINED, GLOO, NCCL, UCC, MPI = "undefined", "gloo", "nccl", "ucc", "mpi"
+    backend_list = [UNDEFINED, GLOO, NCCL, UCC, MPI]
+
+    def __new__(cls, name):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, but got: "
+                             f"{type(name)}")
+        return str.__new__(cls, name.lower())
+
+
+class RedOpType(enum.Enum):
+    SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR, PREMUL_SUM = range(9)
+
+
+class ReduceOp:
+    RedOpType = RedOpType
+    SUM, AVG, PRODUCT, MIN = RedOpType.SUM, RedOpType.AVG, RedOpType.PRODUCT, RedOpType.MIN
+    MAX, BAND, BOR, BXOR = RedOpType.MAX, RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR
+
+
+class _State:
+    default_pg = None
+    mesh = None
+    groups = {}        # ProcessGroup -> backend name
+    group_count = 0
+    init_count = 0
+
+
+_state = _State()
+
+
+class _WorldMeta(type):
+    @property
+    def WORLD(cls):
+        return _state.default_pg
+
+
+class GroupMember(metaclass=_WorldMeta):
+    NON_GROUP_MEMBER = -100
+
+
+class group(metaclass=_WorldMeta):
+    pass
+
+
+# ---- availability and initialisation ----------------------------------------------------
+def is_available():
+    return True
+
+
+def is_initialized():
+    return _state.default_pg is not None
+
+
+def is_gloo_available():
+    return True
+
+
+def is_mpi_available():
+    """True when the optional mpi4py (the `distributed` extra) is installed."""
+    import importlib.util
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_nccl_available():
+    return False
+
+
+def is_torchelastic_launched():
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def _default_group():
+    if _state.default_pg is None:
+        raise ValueError("Default process group has not been initialized, please make sure to "
+                         "call init_process_group.")
+    return _state.default_pg
+
+
+def _env(name, scheme="env"):
+    value = os.environ.get(name)
+    if value is None:
+        raise ValueError(f"Error initializing torch.distributed using {scheme}:// rendezvous: "
+                         f"environment variable {name} expected, but not set")
+    return value
+
+
+def _rendezvous(url, rank, world_size, timeout):
+    """(store, rank, world_size, host to listen on) for an init_method URL."""
+    parsed = urlparse(url)
+    query = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
+    if "rank" in query:
+        rank = int(query["rank"])
+    if "world_size" in query:
+        world_size = int(query["world_size"])
+    scheme = parsed.scheme
+    if scheme == "env":
+        if rank == -1:
+            rank = int(_env("RANK"))
+        if world_size == -1:
+            world_size = int(_env("WORLD_SIZE"))
+        host, port = _env("MASTER_ADDR"), int(_env("MASTER_PORT"))
+    elif scheme in ("tcp", "file"):
+        if rank == -1:
+            raise ValueError(f"Error initializing torch.distributed using {scheme}:// "
+                             "rendezvous: rank parameter missing")
+        if world_size == -1:
+            raise ValueError(f"Error initializing torch.distributed using {scheme}:// "
+                             "rendezvous: world size parameter missing")
+        if scheme == "file":
+            path = parsed.path if not parsed.netloc else parsed.netloc + parsed.path
+            return FileStore(path, world_size), rank, world_size, "127.0.0.1"
+        host, port = parsed.hostname, parsed.port
+    else:
+        raise RuntimeError(f"No rendezvous handler for {scheme}://")
+    store = TCPStore(host, port, world_size, rank == 0, timeout)
+    return store, rank, world_size, _local_address(host)
+
+
+def _local_address(master):
+    """The address of this machine that reaches `master` (loopback for a local master)."""
+    try:
+        infos = socket.getaddrinfo(master, None, socket.AF_INET)
+        ip = infos[0][4][0]
+        if ip.startswith("127."):
+            return "127.0.0.1"
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((ip, 9))  # a datagram socket's connect sends nothing
+            return s.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None, device_id=None):
+    if _state.default_pg is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    assert (store is None) or (init_method is None), \
+        "Cannot specify both init_method and store."
+    if store is not None:
+        assert world_size > 0, "world_size must be positive if using store"
+        assert rank >= 0, "rank must be non-negative if using store"
+    elif init_method is None:
+        init_method = "env://"
+    name = Backend(backend) if backend else Backend.GLOO
+    if name.startswith("cpu:") or "," in name:  # "cpu:gloo,cuda:nccl": the CPU one runs here
+        name = Backend(dict(p.split(":") for p in name.split(",")).get("cpu", "gloo"))
+    if name == Backend.MPI and not is_mpi_available():
+        raise RuntimeError("Distributed package doesn't have MPI built in. MPI is only "
+                           "included if you build PyTorch from source on a host that has MPI "
+                           "installed.")
+    if name == Backend.NCCL:
+        raise RuntimeError("Distributed package doesn't have NCCL built in")
+    if name not in (Backend.GLOO, Backend.MPI, Backend.UNDEFINED):
+        raise AssertionError(f"Unknown backend type {name}")
+    timeout = default_pg_timeout if timeout is None else timeout
+    seconds = timeout.total_seconds()
+    if name == Backend.MPI:  # the MPI runtime says who is who: no rendezvous
+        if world_size != -1 or rank != -1:
+            warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are "
+                          "ignored since they are assigned by the MPI runtime.")
+        mesh = MpiMesh(seconds)
+        _install(mesh, ProcessGroup(mesh, range(mesh.size), 0, backend=Backend.MPI))
+        return
+    if store is None:
+        store, rank, world_size, host = _rendezvous(init_method, rank, world_size, timeout)
+    else:
+        host = _local_address(store.host) if isinstance(store, TCPStore) else "127.0.0.1"
+    _state.init_count += 1
+    prefix = PrefixStore(f"{group_name or 'default_pg'}/{_state.init_count}", store)
+    mesh = Mesh(prefix, rank, world_size, seconds, host)
+    mesh.store = store
+    _install(mesh, ProcessGroup(mesh, range(world_size), 0))
+
+
+def _install(mesh, pg):
+    _state.mesh, _state.group_count = mesh, 0
+    _state.default_pg, _state.groups = pg, {pg: Backend(pg.backend)}
+
+
+def destroy_process_group(group=None):
+    if group is None or group is _state.default_pg:
+        assert _state.default_pg is not None, "Process group cannot be None"
+        for pg in _state.groups:
+            pg.shutdown()
+        _state.mesh.close()
+        _state.default_pg, _state.mesh, _state.groups = None, None, {}
+    elif group in _state.groups:
+        group.shutdown()
+        del _state.groups[group]
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
+              use_local_synchronization=False, group_desc=None, device_id=None,
+              sort_ranks=True):
+    world = _default_group()
+    size = world.size()
+    ranks = list(range(size)) if ranks is None else list(ranks)
+    if sort_ranks:
+        ranks = sorted(ranks)
+    if len(ranks) > size:
+        raise ValueError("the new group's world size should be less or equal to the world "
+                         "size set by init_process_group")
+    for r in ranks:
+        if r < 0 or r >= size:
+            raise ValueError("The new group's rank should be within the world_size set by "
+                             "init_process_group")
+    _state.group_count += 1  # every rank calls new_group, members or not: ids agree
+    if world.mesh.rank not in ranks:
+        return GroupMember.NON_GROUP_MEMBER
+    pg = ProcessGroup(world.mesh, ranks, _state.group_count, backend=world.backend)
+    _state.groups[pg] = Backend(world.backend)
+    return pg
+
+
+def _group(group):
+    return _default_group() if group is None else group
+
+
+def _not_member(group):
+    return group == GroupMember.NON_GROUP_MEMBER
+
+
+def get_rank(group=None):
+    if _not_member(group):
+        return -1
+    return _group(group).rank()
+
+
+def get_world_size(group=None):
+    if _not_member(group):
+        return -1
+    return _group(group).size()
+
+
+def get_backend(group=None):
+    pg = _group(group)
+    if _not_member(pg):
+        raise ValueError("Invalid process group specified")
+    return _state.groups.get(pg, Backend.GLOO)
+
+
+def get_process_group_ranks(group):
+    return list(_group(group).ranks)
+
+
+def get_global_rank(group, group_rank):
+    pg = _group(group)
+    if not 0 <= group_rank < pg.size():
+        raise ValueError(f"Group rank {group_rank} is not part of group {pg}")
+    return pg.ranks[group_rank]
+
+
+def get_group_rank(group, global_rank):
+    pg = _group(group)
+    if global_rank not in pg.ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {pg}")
+    return pg.ranks.index(global_rank)
+
+
+# ---- argument checks ----------------------------------------------------------------------
+def _check_single_tensor(param, name):
+    if not isinstance(param, Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
+                        f"torch.Tensor\n             but got {type(param)} instead.")
+
+
+def _check_tensor_list(param, name):
+    if not isinstance(param, list) or not all(isinstance(p, Tensor) for p in param):
+        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
+                        f"List[torch.Tensor]\n             but got {type(param)} instead.")
+
+
+def _check_op(op, tensors, fname):
+    if not isinstance(op, RedOpType):
+        raise TypeError(f"{fname}(): incompatible function arguments: op must be a "
+                        f"torch.distributed.ReduceOp, got {op!r}")
+    if op is RedOpType.PREMUL_SUM:
+        raise RuntimeError("PREMUL_SUM is not supported by the Gloo backend")
+    for t in tensors:
+        if op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and \
+                (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
+        if t.dtype.is_complex and op not in (RedOpType.SUM, RedOpType.AVG):
+            raise ValueError(f"{fname} does not support {op} on complex tensors")
+
+
+def _same_dtype(*lists):
+    tensors = [t for tl in lists for t in tl]
+    if tensors:
+        first = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype != first:
+                raise ValueError(f"Invalid usage of tensors with different dtypesFound "
+                                 f"{first} and  {t.dtype}")
+
+
+def _root(pg, rank, group_rank, name, fname):
+    """The group rank of a root given as a global `rank` or as `group_rank`."""
+    if group_rank is not None:
+        if rank is not None:
+            raise ValueError(f"Can not specify both {name} and group_{name}")
+        r = group_rank
+    elif rank is None:
+        r = 0
+    elif pg is _state.default_pg:
+        r = rank
+    elif rank in pg.ranks:
+        r = pg.ranks.index(rank)
+    else:
+        raise ValueError(f"Global rank {rank} is not part of group {pg}")
+    if not 0 <= r < pg.size():
+        raise RuntimeError(f"ProcessGroupGloo::{fname}: invalid root rank: {r}")
+    return r
+
+
+def _size_check(fname, what, tensors, expected):
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != tuple(expected):
+            raise RuntimeError(f"ProcessGroupGloo::{fname}: invalid {what} size at index {i} "
+                               f"(expected ({', '.join(map(str, expected))}), got "
+                               f"({', '.join(map(str, t.shape))}))")
+
+
+def _list_check(fname, what, tensors, pg):
+    if len(tensors) != pg.size():
+        raise RuntimeError(f"ProcessGroupGloo::{fname}: invalid {what} list at index 0 "
+                           f"(expected length {pg.size()}, got {len(tensors)})")
+
+
+# ---- moving arrays in and out of tensors -----------------------------------------------------
+def _host(t):
+    return t._host()
+
+
+def _store(t, arr):
+    """Write `arr` into `t`'s memory, as PyTorch's collectives write into their tensors."""
+    t._array[...] = backend_of(t._device).from_host(arr, t._device.index).reshape(t._array.shape)
+
+
+def _run(pg, fn, async_op, key=None, inline=False):
+    work = pg.submit(fn) if key is None else pg.submit_keyed(key, fn, inline)
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+# ---- collectives ----------------------------------------------------------------------------
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_single_tensor(tensor, "tensor")
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    _check_op(op, [tensor], "all_reduce")
+
+    def fn(key):
+        _store(tensor, _gloo.reduce_arrays(pg.exchange(key, _host(tensor)), op))
+        return [tensor], -1
+    return _run(pg, fn, async_op)
+
+
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
+    _check_single_tensor(tensor, "tensor")
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    root = _root(pg, src, group_src, "src", "broadcast")
+
+    def fn(key):
+        got = pg.broadcast(key, _host(tensor), root)
+        if pg.rank() != root:
+            _store(tensor, got)
+        return [tensor], -1
+    return _run(pg, fn, async_op)
+
+
+def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
+    _check_single_tensor(tensor, "tensor")
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    root = _root(pg, dst, group_dst, "dst", "reduce")
+    _check_op(op, [tensor], "reduce")
+
+    def fn(key):
+        arrays = pg.gather(key, _host(tensor), root)
+        if arrays is not None:
+            _store(tensor, _gloo.reduce_arrays(arrays, op))
+        return [tensor], -1
+    return _run(pg, fn, async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    _check_tensor_list(tensor_list, "tensor_list")
+    _check_single_tensor(tensor, "tensor")
+    _same_dtype(tensor_list, [tensor])
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    _list_check("allgather", "output tensor", tensor_list, pg)
+    _size_check("allgather", "tensor", tensor_list, tensor.shape)
+
+    def fn(key):
+        for t, arr in zip(tensor_list, pg.exchange(key, _host(tensor))):
+            _store(t, arr)
+        return list(tensor_list), -1
+    return _run(pg, fn, async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    _check_single_tensor(input_tensor, "input_tensor")
+    _check_single_tensor(output_tensor, "output_tensor")
+    _same_dtype([output_tensor, input_tensor])
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    n, shape = pg.size(), tuple(input_tensor.shape)
+    expected = ((shape[0] * n,) + shape[1:]) if shape else (n,)
+    if tuple(output_tensor.shape) != expected:  # the inputs concatenated along dim 0
+        _size_check("allgather", "tensor", [output_tensor], shape)
+
+    def fn(key):
+        import numpy as np
+        arrays = pg.exchange(key, _host(input_tensor))
+        _store(output_tensor, np.stack([np.asarray(a).reshape(shape) for a in arrays]))
+        return [output_tensor], -1
+    return _run(pg, fn, async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_single_tensor(output, "output")
+    _check_single_tensor(input, "input")
+    _same_dtype([output, input])
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    _check_op(op, [input], "reduce_scatter_tensor")
+    n = pg.size()
+    out_shape, in_shape = tuple(output.shape), tuple(input.shape)
+    if input.numel() != n * output.numel() or (in_shape and out_shape and
+                                               in_shape[0] != out_shape[0] * n):
+        raise RuntimeError(f"output tensor size must be equal to world_size times input "
+                           f"tensor size (got output {list(out_shape)}, input "
+                           f"{list(in_shape)}, world_size {n})")
+
+    def fn(key):
+        chunks = _host(input).reshape((n,) + out_shape)
+        mine = [None] * n
+        for p in pg._peers():
+            pg.send_array(p, key, chunks[p])
+        mine[pg.rank()] = chunks[pg.rank()]
+        for p in pg._peers():
+            mine[p] = pg.recv_array(p, key)[1]
+        _store(output, _gloo.reduce_arrays(mine, op))
+        return [output], -1
+    return _run(pg, fn, async_op)
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_single_tensor(output, "output")
+    _check_tensor_list(input_list, "input_list")
+    _same_dtype([output], input_list)
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    _check_op(op, [output], "reduce_scatter")
+    _list_check("reduce_scatter", "input tensor", input_list, pg)
+    _size_check("reduce_scatter", "tensor", input_list, output.shape)
+
+    def fn(key):
+        mine = [None] * pg.size()
+        for p in pg._peers():
+            pg.send_array(p, key, _host(input_list[p]))
+        mine[pg.rank()] = _host(input_list[pg.rank()])
+        for p in pg._peers():
+            mine[p] = pg.recv_array(p, key)[1]
+        _store(output, _gloo.reduce_arrays(mine, op))
+        return [output], -1
+    return _run(pg, fn, async_op)
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    _check_tensor_list(output_tensor_list, "output_tensor_list")
+    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    _same_dtype(output_tensor_list, input_tensor_list)
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    _list_check("alltoall", "output tensor", output_tensor_list, pg)
+    _list_check("alltoall", "input tensor", input_tensor_list, pg)
+
+    def fn(key):
+        for p in pg._peers():
+            pg.send_array(p, key, _host(input_tensor_list[p]))
+        _store(output_tensor_list[pg.rank()], _host(input_tensor_list[pg.rank()]))
+        for p in pg._peers():
+            _store(output_tensor_list[p], pg.recv_array(p, key)[1])
+        return list(output_tensor_list), -1
+    return _run(pg, fn, async_op)
+
+
+def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+    _check_single_tensor(tensor, "tensor")
+    if gather_list:
+        _check_tensor_list(gather_list, "gather_list")
+    else:
+        gather_list = []
+    _same_dtype([tensor], gather_list)
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    root = _root(pg, dst, group_dst, "dst", "gather")
+    if pg.rank() == root:
+        if not gather_list:
+            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+        if len(gather_list) != pg.size():
+            raise RuntimeError(f"ProcessGroupGloo::gather: Incorrect output list size "
+                               f"{len(gather_list)}. Output list size should be {pg.size()}, "
+                               "same as size of the process group.")
+        _size_check("gather", "tensor", gather_list, tensor.shape)
+    elif gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
+                         "ranks.")
+
+    def fn(key):
+        arrays = pg.gather(key, _host(tensor), root)
+        if arrays is not None:
+            for t, arr in zip(gather_list, arrays):
+                _store(t, arr)
+        return list(gather_list), -1
+    return _run(pg, fn, async_op)
+
+
+def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
+    _check_single_tensor(tensor, "tensor")
+    if scatter_list:
+        _check_tensor_list(scatter_list, "scatter_list")
+    else:
+        scatter_list = []
+    _same_dtype([tensor], scatter_list)
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    root = _root(pg, src, group_src, "src", "scatter")
+    if pg.rank() == root:
+        if not scatter_list:
+            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+        if len(scatter_list) != pg.size():
+            raise RuntimeError(f"ProcessGroupGloo::scatter: Incorrect input list size "
+                               f"{len(scatter_list)}. Input list size should be {pg.size()}, "
+                               "same as size of the process group.")
+        _size_check("scatter", "tensor", scatter_list, tensor.shape)
+    elif scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+
+    def fn(key):
+        arrays = [_host(t) for t in scatter_list] if pg.rank() == root else None
+        _store(tensor, pg.scatter(key, arrays, root))
+        return [tensor], -1
+    return _run(pg, fn, async_op)
+
+
+def _peer(pg, rank, group_rank, name, what):
+    r = _root(pg, rank, group_rank, name, what) if (rank is not None or group_rank is not None) \
+        else None
+    if r == pg.rank():
+        word = "destination" if name == "dst" else "source"
+        raise ValueError(f"Invalid {word} rank: {word} rank should not be the same as the rank "
+                         "of the current process.")
+    return r
+
+
+def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
+    _check_single_tensor(tensor, "tensor")
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    peer = _peer(pg, dst, group_dst, "dst", "send")
+    if peer is None:
+        raise ValueError("Either dst or group_dst must be specified")
+    data = _host(tensor).copy()  # what is sent is the tensor as it is now
+
+    def fn(key):
+        pg.send_array(peer, key, data)
+        return [tensor], -1
+    return _run(pg, fn, True, key=("p2p", pg.group_id, tag), inline=True)
+
+
+def irecv(tensor, src=None, group=None, tag=0, group_src=None):
+    _check_single_tensor(tensor, "tensor")
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    peer = _peer(pg, src, group_src, "src", "recv")
+
+    def fn(key):
+        sender, arr = pg.recv_array(peer, key)
+        if tuple(arr.shape) != tuple(tensor.shape) and arr.size != tensor.numel():
+            raise RuntimeError(f"[gloo] recv: received {arr.size} elements, expected "
+                               f"{tensor.numel()}")
+        _store(tensor, arr)
+        return [tensor], pg.ranks[sender]
+    return _run(pg, fn, True, key=("p2p", pg.group_id, tag))
+
+
+def send(tensor, dst=None, group=None, tag=0, group_dst=None):
+    work = isend(tensor, dst, group, tag, group_dst)
+    if work is not None:
+        work.wait()
+
+
+def recv(tensor, src=None, group=None, tag=0, group_src=None):
+    work = irecv(tensor, src, group, tag, group_src)
+    if work is None:
+        return -1
+    work.wait()
+    return work._source
+
+
+def barrier(group=None, async_op=False, device_ids=None, timeout=None):
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    import numpy as np
+    return _run(pg, lambda key: (pg.exchange(key, np.zeros(0, np.uint8)), None)[1], async_op)
+
+
+# ---- Python objects ----------------------------------------------------------------------------
+def _objects(pg, fn):
+    work = pg.submit(fn)
+    work.wait()
+    return work._result
+
+
+def all_gather_object(object_list, obj, group=None):
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    gathered = _objects(pg, lambda key: (pg.exchange_objects(key, obj), -1))
+    object_list[:len(gathered)] = gathered
+
+
+def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    root = _root(pg, dst, group_dst, "dst", "gather")
+
+    def fn(key):
+        if pg.rank() != root:
+            pg.send_object(root, key, obj)
+            return [], -1
+        return [obj if p == root else pg.recv_object(p, key) for p in range(pg.size())], -1
+    gathered = _objects(pg, fn)
+    if pg.rank() == root:
+        object_gather_list[:len(gathered)] = gathered
+
+
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    root = _root(pg, src, group_src, "src", "broadcast")
+
+    def fn(key):
+        if pg.rank() == root:
+            for p in pg._peers():
+                pg.send_object(p, key, list(object_list))
+            return list(object_list), -1
+        return pg.recv_object(root, key), -1
+    object_list[:] = _objects(pg, fn)
+
+
+def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None,
+                        group=None, group_src=None):
+    if _not_member(group):
+        return None
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size at "
+                         "least 1.")
+    pg = _group(group)
+    root = _root(pg, src, group_src, "src", "scatter")
+
+    def fn(key):
+        if pg.rank() == root:
+            for p in pg._peers():
+                pg.send_object(p, key, scatter_object_input_list[p])
+            return [scatter_object_input_list[root]], -1
+        return [pg.recv_object(root, key)], -1
+    scatter_object_output_list[0] = _objects(pg, fn)[0]

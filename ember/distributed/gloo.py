@@ -1,0 +1,198 @@
+"""The "gloo" backend in pure Python: collectives on host (NumPy) arrays over a `Mesh`.
+
+Every rank sends its contribution straight to the ranks that need it and reduces what it
+receives in rank order, so all ranks compute the same bits. Operations run one at a time,
+in call order, on a worker thread per process group; `async_op=True` returns the `Work`
+before it finishes. A subgroup shares the world's connections and tells its messages apart
+by a group id and a per-group sequence number (every rank issues collectives in the same
+order, as PyTorch requires)."""
+import pickle
+import queue
+import threading
+
+import numpy as np
+
+__all__ = ["ProcessGroupGloo", "Work", "reduce_arrays"]
+
+
+class Work:
+    """A pending operation: `wait()` blocks until it finished (raising its error)."""
+
+    def __init__(self, fn=None):
+        self._fn, self._done = fn, threading.Event()
+        self._exception, self._result, self._source = None, [], -1
+
+    def _run(self):
+        try:
+            out = self._fn()
+            if out is not None:
+                self._result, self._source = out
+        except BaseException as e:
+            self._exception = e
+        self._done.set()
+
+    def wait(self, timeout=None):
+        seconds = None if timeout is None else getattr(timeout, "total_seconds", lambda: timeout)()
+        if not self._done.wait(seconds):
+            raise RuntimeError("Operation timed out!")
+        if self._exception is not None:
+            raise self._exception
+        return True
+
+    def is_completed(self):
+        return self._done.is_set()
+
+    def is_success(self):
+        return self._done.is_set() and self._exception is None
+
+    def exception(self):
+        return self._exception
+
+    def result(self):
+        self.wait()
+        return list(self._result)
+
+    def source_rank(self):
+        self.wait()
+        return self._source
+
+    synchronize = wait
+
+
+def _reducer(op):
+    name = op.name
+    return {"SUM": np.add, "AVG": np.add, "PRODUCT": np.multiply, "MIN": np.minimum,
+            "MAX": np.maximum, "BAND": np.bitwise_and, "BOR": np.bitwise_or,
+            "BXOR": np.bitwise_xor}[name]
+
+
+def reduce_arrays(arrays, op):
+    """Reduce same-shaped arrays in the given (rank) order."""
+    fn = _reducer(op)
+    out = np.array(arrays[0], copy=True)
+    for a in arrays[1:]:
+        fn(out, a, out=out)
+    if op.name == "AVG":
+        if out.dtype.kind in "fc" or out.dtype.name == "bfloat16":
+            out /= len(arrays)
+        else:
+            out //= len(arrays)
+    return out
+
+
+def _payload(arr):
+    if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        arr = arr.copy(order="C")
+    return (arr.dtype, arr.shape), memoryview(arr.reshape(-1).view(np.uint8))
+
+
+def _array(meta, payload):
+    dtype, shape = meta
+    return np.frombuffer(payload, dtype=dtype).reshape(shape)
+
+
+class ProcessGroupGloo:
+    """The ranks `ranks` (global ranks, in group order) of a job talking over `mesh`."""
+
+    def __init__(self, mesh, ranks, group_id, backend="gloo"):
+        self.mesh, self.ranks, self.group_id = mesh, list(ranks), group_id
+        self.backend = backend
+        self._rank = self.ranks.index(mesh.rank)
+        self._seq = 0
+        self._jobs = queue.Queue()
+        self._worker = threading.Thread(target=self._loop, daemon=True)
+        self._worker.start()
+
+    def rank(self):
+        return self._rank
+
+    def size(self):
+        return len(self.ranks)
+
+    def _loop(self):
+        while True:
+            work = self._jobs.get()
+            if work is None:
+                return
+            work._run()
+
+    def submit(self, fn):
+        """Queue `fn(key)` under the next sequence number; return its Work."""
+        self._seq += 1
+        key = (self.group_id, self._seq)
+        work = Work(lambda: fn(key))
+        self._jobs.put(work)
+        return work
+
+    def submit_keyed(self, key, fn, inline):
+        """Point-to-point work under a fixed key: a send runs at once (a peer's reader thread
+        always drains it), a receive on a thread of its own (it may wait on a later send)."""
+        work = Work(lambda: fn(key))
+        if inline:
+            work._run()
+        else:
+            threading.Thread(target=work._run, daemon=True).start()
+        return work
+
+    def shutdown(self):
+        self._jobs.put(None)
+
+    # ---- point to point on group ranks ---------------------------------------------------
+    def send_array(self, dst, key, arr):
+        meta, payload = _payload(arr)
+        self.mesh.send(self.ranks[dst], key, meta, payload)
+
+    def recv_array(self, src, key):
+        peer, meta, payload = self.mesh.recv(None if src is None else self.ranks[src], key)
+        return self.ranks.index(peer), _array(meta, payload)
+
+    def send_object(self, dst, key, obj):
+        self.mesh.send(self.ranks[dst], key, "obj", pickle.dumps(obj))
+
+    def recv_object(self, src, key):
+        _, _, payload = self.mesh.recv(self.ranks[src], key)
+        return pickle.loads(payload)
+
+    def _peers(self):
+        return [r for r in range(self.size()) if r != self._rank]
+
+    # ---- collectives on arrays -------------------------------------------------------
+    def exchange(self, key, arr):
+        """Every rank's `arr`, in rank order (all_gather)."""
+        for p in self._peers():
+            self.send_array(p, key, arr)
+        out = [None] * self.size()
+        out[self._rank] = arr
+        for p in self._peers():
+            out[p] = self.recv_array(p, key)[1]
+        return out
+
+    def gather(self, key, arr, root):
+        if self._rank != root:
+            self.send_array(root, key, arr)
+            return None
+        out = [None] * self.size()
+        out[root] = arr
+        for p in self._peers():
+            out[p] = self.recv_array(p, key)[1]
+        return out
+
+    def scatter(self, key, arrays, root):
+        if self._rank == root:
+            for p in self._peers():
+                self.send_array(p, key, arrays[p])
+            return arrays[root]
+        return self.recv_array(root, key)[1]
+
+    def broadcast(self, key, arr, root):
+        if self._rank == root:
+            for p in self._peers():
+                self.send_array(p, key, arr)
+            return arr
+        return self.recv_array(root, key)[1]
+
+    def exchange_objects(self, key, obj):
+        for p in self._peers():
+            self.send_object(p, key, obj)
+        return [obj if p == self._rank else self.recv_object(p, key)
+                for p in range(self.size())]

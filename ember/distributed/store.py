@@ -1,0 +1,400 @@
+"""Key-value stores for rendezvous, as PyTorch's c10d stores: `HashStore` (one process),
+`TCPStore` (a server thread in the master process, clients over TCP), `FileStore` (a file
+on a shared file system, locked with `fcntl`) and `PrefixStore`. Values are bytes; `add`
+keeps a counter as its decimal text, as PyTorch does."""
+import datetime
+import os
+import pickle
+import socket
+import struct
+import threading
+import time
+
+__all__ = ["Store", "HashStore", "TCPStore", "FileStore", "PrefixStore", "DistError",
+           "DistStoreError", "DistNetworkError", "default_store_timeout"]
+
+default_store_timeout = datetime.timedelta(seconds=300)
+
+
+class DistError(RuntimeError):
+    pass
+
+
+class DistStoreError(DistError):
+    pass
+
+
+class DistNetworkError(DistError):
+    pass
+
+
+def _bytes(value):
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, (list, tuple)):
+        return bytes(value)
+    raise TypeError(f"incompatible function arguments: value must be str or bytes, got "
+                    f"{type(value).__name__}")
+
+
+def _seconds(timeout):
+    return timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout)
+
+
+class _Table:
+    """The key-value table behind a HashStore and the TCPStore server: a dict and one
+    condition that waiters sleep on."""
+
+    def __init__(self):
+        self.data = {}
+        self.cond = threading.Condition()
+
+    def call(self, op, *args):
+        with self.cond:
+            result = getattr(self, "_" + op)(*args)
+            self.cond.notify_all()
+            return result
+
+    def _set(self, key, value):
+        self.data[key] = value
+
+    def _get_now(self, key):
+        return self.data[key]
+
+    def _add(self, key, amount):
+        value = int(self.data.get(key, b"0")) + amount
+        self.data[key] = str(value).encode()
+        return value
+
+    def _append(self, key, value):
+        self.data[key] = self.data.get(key, b"") + value
+
+    def _check(self, keys):
+        return all(k in self.data for k in keys)
+
+    def _delete_key(self, key):
+        return self.data.pop(key, None) is not None
+
+    def _num_keys(self):
+        return len(self.data)
+
+    def _compare_set(self, key, expected, desired):
+        current = self.data.get(key)
+        if current is None:
+            if expected == b"":
+                self.data[key] = desired
+                return desired
+            return expected
+        if current == expected:
+            self.data[key] = desired
+            return desired
+        return current
+
+    def wait(self, keys, seconds):
+        """True once every key is present; False after `seconds`."""
+        deadline = time.monotonic() + seconds
+        with self.cond:
+            while not all(k in self.data for k in keys):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(left)
+            return True
+
+
+class Store:
+    """The interface every store shares; subclasses provide `_call(op, *args)` and
+    `_wait(keys, seconds)`."""
+
+    def __init__(self, timeout=default_store_timeout):
+        self._timeout = timeout
+
+    @property
+    def timeout(self):
+        return self._timeout
+
+    def set_timeout(self, timeout):
+        self._timeout = timeout
+
+    def set(self, key, value):
+        self._call("set", key, _bytes(value))
+
+    def get(self, key):
+        self._wait_or_raise([key], _seconds(self._timeout))
+        return self._call("get_now", key)
+
+    def add(self, key, amount):
+        return self._call("add", key, int(amount))
+
+    def append(self, key, value):
+        self._call("append", key, _bytes(value))
+
+    def check(self, keys):
+        return self._call("check", list(keys))
+
+    def delete_key(self, key):
+        return self._call("delete_key", key)
+
+    def num_keys(self):
+        return self._call("num_keys")
+
+    def compare_set(self, key, expected_value, desired_value):
+        return self._call("compare_set", key, _bytes(expected_value), _bytes(desired_value))
+
+    def multi_get(self, keys):
+        return [self.get(k) for k in keys]
+
+    def multi_set(self, keys, values):
+        for k, v in zip(keys, values):
+            self.set(k, v)
+
+    def wait(self, keys, timeout=None):
+        self._wait_or_raise(list(keys), _seconds(self._timeout if timeout is None else timeout))
+
+    def _wait_or_raise(self, keys, seconds):
+        if not self._wait(keys, seconds):
+            self._timed_out(keys, seconds)
+
+    def _timed_out(self, keys, seconds):
+        raise DistStoreError(f"wait timeout after {round(seconds * 1000)}ms, keys: "
+                             + ", ".join("/" + k for k in keys))
+
+
+class HashStore(Store):
+    """A store in this process's memory (threads share it)."""
+
+    def __init__(self):
+        super().__init__()
+        self._table = _Table()
+
+    def _call(self, op, *args):
+        return self._table.call(op, *args)
+
+    def _wait(self, keys, seconds):
+        return self._table.wait(keys, seconds)
+
+
+class PrefixStore(Store):
+    """Every key of `store` seen through `prefix/`."""
+
+    def __init__(self, prefix, store):
+        super().__init__(store.timeout)
+        self._prefix, self.underlying_store = prefix, store
+
+    def _k(self, key):
+        return f"{self._prefix}/{key}"
+
+    @property
+    def timeout(self):
+        return self.underlying_store.timeout
+
+    def set_timeout(self, timeout):
+        self.underlying_store.set_timeout(timeout)
+
+    def _call(self, op, *args):
+        if op in ("check",):
+            return self.underlying_store._call(op, [self._k(k) for k in args[0]])
+        if op == "num_keys":
+            return self.underlying_store._call(op)
+        return self.underlying_store._call(op, self._k(args[0]), *args[1:])
+
+    def _wait(self, keys, seconds):
+        return self.underlying_store._wait([self._k(k) for k in keys], seconds)
+
+
+# ---- TCPStore: length-prefixed pickled requests to a server thread ----------------------
+_LEN = struct.Struct("!Q")
+
+
+def _send_msg(sock, obj):
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    sock.sendall(_LEN.pack(len(data)) + data)
+
+
+def _recv_exact(sock, n):
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise DistNetworkError("Failed to recv, got 0 bytes. Connection was likely closed. "
+                                   "Did the remote server shutdown or crash?")
+        got += k
+    return buf
+
+
+def _recv_msg(sock):
+    (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size))
+    return pickle.loads(_recv_exact(sock, n))
+
+
+class _StoreServer:
+    def __init__(self, host, port):
+        self.table = _Table()
+        self.sock = socket.create_server((host, port), reuse_port=False, backlog=128)
+        self.port = self.sock.getsockname()[1]
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self._closed:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        with conn:
+            while True:
+                try:
+                    op, args = _recv_msg(conn)
+                except (DistNetworkError, OSError):
+                    return
+                try:
+                    if op == "wait":
+                        reply = ("ok", self.table.wait(*args))
+                    else:
+                        reply = ("ok", self.table.call(op, *args))
+                except Exception as e:  # the client raises it
+                    reply = ("error", e)
+                try:
+                    _send_msg(conn, reply)
+                except OSError:
+                    return
+
+    def close(self):
+        self._closed = True
+        self.sock.close()
+
+
+class TCPStore(Store):
+    """A store served over TCP by the master (`is_master=True`) and reached by every process
+    at `host_name:port`. `port=0` on the master picks a free port (read it from `.port`)."""
+
+    def __init__(self, host_name, port, world_size=None, is_master=False,
+                 timeout=default_store_timeout, wait_for_workers=True, multi_tenant=False,
+                 master_listen_fd=None, use_libuv=True):
+        super().__init__(timeout)
+        self.host, self.world_size = host_name, world_size
+        self._server = _StoreServer(host_name, port) if is_master else None
+        self.port = self._server.port if is_master else port
+        self._lock = threading.Lock()
+        self._sock = self._connect(_seconds(timeout))
+        self._call("add", "__tcpstore_workers", 1)
+        if is_master and wait_for_workers and world_size is not None:
+            deadline = time.monotonic() + _seconds(timeout)
+            while True:
+                joined = int(self._call("get_now", "__tcpstore_workers"))
+                if joined >= world_size:
+                    break
+                if time.monotonic() > deadline:
+                    raise DistStoreError(f"Timed out after {round(_seconds(timeout))} seconds "
+                                         f"waiting for clients. {joined}/{world_size} clients "
+                                         "joined.")
+                time.sleep(0.005)
+
+    def _connect(self, seconds):
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                sock = socket.create_connection((self.host, self.port),
+                                                timeout=max(deadline - time.monotonic(), 0.01))
+                sock.settimeout(None)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                return sock
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise DistNetworkError(
+                        f"The client socket has timed out after {round(seconds * 1000)}ms "
+                        f"while trying to connect to ({self.host}, {self.port}).") from None
+                time.sleep(0.01)
+
+    def _request(self, op, *args):
+        with self._lock:
+            _send_msg(self._sock, (op, args))
+            status, value = _recv_msg(self._sock)
+        if status == "error":
+            raise value
+        return value
+
+    def _call(self, op, *args):
+        return self._request(op, *args)
+
+    def _wait(self, keys, seconds):
+        return self._request("wait", keys, seconds)
+
+    def num_keys(self):
+        return self._call("num_keys") - 1  # the worker counter is ours, not the user's
+
+    @property
+    def libuvBackend(self):
+        return False
+
+    def __del__(self):
+        sock = getattr(self, "_sock", None)
+        if sock is not None:
+            sock.close()
+        if getattr(self, "_server", None) is not None:
+            self._server.close()
+
+
+class FileStore(Store):
+    """A store kept in one file that every process opens; the last store object to go
+    away deletes the file, as PyTorch's does."""
+
+    def __init__(self, file_name, world_size=-1):
+        super().__init__()
+        self.path, self.world_size = file_name, world_size
+        self._closed = False
+        self._call("add", "__filestore_users", 1)
+
+    def _call(self, op, *args):
+        import fcntl
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                raw = f.read()
+            table = _Table()
+            table.data = pickle.loads(raw) if raw else {}
+            result = getattr(table, "_" + op)(*args)
+            if op not in _READ_ONLY:
+                data = pickle.dumps(table.data)
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.ftruncate(fd, 0)
+                os.write(fd, data)
+            return result
+        finally:
+            os.close(fd)
+
+    def _wait(self, keys, seconds):
+        deadline = time.monotonic() + seconds
+        while not self._call("check", keys):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def _timed_out(self, keys, seconds):
+        raise RuntimeError(f"Timeout waiting for key: {', '.join(keys)} after "
+                           f"{round(seconds * 1000)} ms")
+
+    def num_keys(self):
+        return self._call("num_keys") - 1
+
+    def __del__(self):
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        try:
+            if self._call("add", "__filestore_users", -1) <= 0:
+                os.remove(self.path)
+        except OSError:
+            pass
+
+
+_READ_ONLY = ("get_now", "check", "num_keys")

@@ -1,0 +1,238 @@
+"""`DistributedDataParallel`: one model replica per process; the replicas start from rank
+0's parameters and buffers and, after every backward, hold the gradient averaged over all
+ranks, so equal optimiser steps keep them equal.
+
+A post-accumulate-grad hook on each parameter marks it ready; when every parameter that
+the backward pass reaches is ready, the gradients are reduced bucket by bucket (one flat
+all_reduce per bucket of at most `bucket_cap_mb`, same dtype and device, in reverse
+registration order as PyTorch builds them) and copied back into `.grad`. `ember.distributed`
+(a floor above) is imported when a DDP is made, never at import."""
+import contextlib
+
+from ... import dtypes as _dt
+from ... import ops as _ops
+from ..._state import grad as _grad_state
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ..modules.module import Module
+
+__all__ = ["DistributedDataParallel"]
+
+_UNUSED_MESSAGE = (
+    "Expected to have finished reduction in the prior iteration before starting a new one. "
+    "This error indicates that your module has parameters that were not used in producing "
+    "loss. You can enable unused parameter detection by passing the keyword argument "
+    "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by \n"
+    "making sure all `forward` function outputs participate in calculating loss. \nIf you "
+    "already have done the above, then the distributed data parallel module wasn't able to "
+    "locate the output tensors in the return value of your module's `forward` function. "
+    "Please include the loss function and the structure of the return value of `forward` of "
+    "your module when reporting this issue (e.g. list, dict, iterable).\nParameter indices "
+    "which did not receive grad for rank {rank}: {indices}\n In addition, you can set the "
+    "environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out "
+    "information about which particular parameters did not receive gradient on this rank as "
+    "part of this error")
+
+
+def _tensors_in(obj, out):
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _tensors_in(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors_in(o, out)
+    return out
+
+
+def _reached_leaves(outputs):
+    """ids of the leaves the autograd graph of `outputs` reaches."""
+    seen, leaves = set(), set()
+    stack = []
+    for t in _tensors_in(outputs, []):
+        if t.requires_grad:
+            if t.grad_fn is None:
+                leaves.add(id(t))
+            else:
+                stack.append(t.grad_fn)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            leaves.add(id(variable))
+        for child, _ in node._next:
+            if child is not None and child not in seen:
+                stack.append(child)
+    return leaves
+
+
+def _flat_buckets(tensors, cap_bytes):
+    """Consecutive runs of same dtype and device, each at most `cap_bytes` (or one tensor)."""
+    buckets, current, size = [], [], 0
+    for t in tensors:
+        nbytes = t.numel() * t.element_size()
+        if current and (t.dtype != current[0].dtype or t.device != current[0].device
+                        or size + nbytes > cap_bytes):
+            buckets.append(current)
+            current, size = [], 0
+        current.append(t)
+        size += nbytes
+    if current:
+        buckets.append(current)
+    return buckets
+
+
+class DistributedDataParallel(Module):
+    def __init__(self, module, device_ids=None, output_device=None, dim=0,
+                 broadcast_buffers=True, init_sync=True, process_group=None, bucket_cap_mb=None,
+                 find_unused_parameters=False, check_reduction=False,
+                 gradient_as_bucket_view=False, static_graph=False,
+                 delay_all_reduce_named_params=None, param_to_hook_all_reduce=None,
+                 mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params=False,
+                 bucket_cap_mb_list=None, batched_grad_copy=False, forward_sync_buffers=None):
+        super().__init__()
+        dist = self._dist
+        self.process_group = (dist.distributed_c10d._default_group() if process_group is None
+                              else process_group)
+        params = [p for p in module.parameters() if p.requires_grad]
+        if not params:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
+                               "have any parameter that requires a gradient.")
+        devices = {p.device for p in module.parameters()}
+        if (device_ids is not None or output_device is not None) and \
+                all(d.type == "cpu" for d in devices):
+            raise ValueError("DistributedDataParallel device_ids and output_device arguments "
+                             "only work with single-device/multiple-device GPU modules or CPU "
+                             f"modules, but got device_ids {device_ids}, output_device "
+                             f"{output_device}, and module parameters {devices}.")
+        self.module = module
+        self.device_ids, self.output_device, self.dim = device_ids, output_device, dim
+        self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view, self.static_graph = gradient_as_bucket_view, static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
+        self._params = params
+        self._index = {id(p): i for i, p in enumerate(params)}
+        self._buckets = _flat_buckets(list(reversed(params)), self.bucket_bytes_cap)
+        self._ready, self._expected = set(), None
+        if init_sync:
+            self._verify_shapes()
+            self._broadcast(list(module.parameters()) + list(module.buffers()))
+        self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
+
+    @property
+    def _dist(self):
+        from ... import distributed
+        return distributed
+
+    # ---- setup -----------------------------------------------------------------------------
+    def _verify_shapes(self):
+        shapes = [tuple(p.shape) for p in self.module.parameters()]
+        everyone = [None] * self._dist.get_world_size(self.process_group)
+        self._dist.all_gather_object(everyone, shapes, group=self.process_group)
+        for rank, theirs in enumerate(everyone):
+            if len(theirs) != len(shapes):
+                raise RuntimeError(f"DDP expects same model across all ranks, but Rank "
+                                   f"{self._dist.get_rank(self.process_group)} has "
+                                   f"{len(shapes)} params, while rank {rank} has inconsistent "
+                                   f"{len(theirs)} params.")
+            for i, (a, b) in enumerate(zip(shapes, theirs)):
+                if a != b:
+                    raise RuntimeError(f"DDP expects same model across all ranks, but Rank "
+                                       f"{self._dist.get_rank(self.process_group)} has "
+                                       f"parameter {i} of shape {list(a)}, while rank {rank} "
+                                       f"has inconsistent shape {list(b)}.")
+
+    def _broadcast(self, tensors):
+        """Give every rank the first rank's values of `tensors`, one flat message a bucket."""
+        if self._dist.get_world_size(self.process_group) == 1 or not tensors:
+            return
+        src = self._dist.get_global_rank(self.process_group, 0)
+        with no_grad():
+            for bucket in _flat_buckets(tensors, self.bucket_bytes_cap):
+                flat = _ops.cat([t.detach().reshape(-1) for t in bucket])
+                self._dist.broadcast(flat, src=src, group=self.process_group)
+                offset = 0
+                for t in bucket:
+                    n = t.numel()
+                    t.detach().copy_(flat[offset:offset + n].view(t.shape))
+                    offset += n
+
+    # ---- forward -----------------------------------------------------------------------
+    def forward(self, *inputs, **kwargs):
+        if self._expected is not None and self._ready:
+            missing = [i for i, p in enumerate(self._params) if id(p) in self._expected
+                       and id(p) not in self._ready]
+            raise RuntimeError(_UNUSED_MESSAGE.format(
+                rank=self._dist.get_rank(self.process_group),
+                indices=" ".join(map(str, missing))))
+        if self.broadcast_buffers and self.require_forward_param_sync:
+            self._broadcast(list(self.module.buffers()))
+        output = self.module(*inputs, **kwargs)
+        self._ready = set()
+        if _grad_state.enabled and self.require_backward_grad_sync:
+            if self.find_unused_parameters:
+                reached = _reached_leaves(output)
+                self._expected = {id(p) for p in self._params if id(p) in reached}
+            else:
+                self._expected = {id(p) for p in self._params}
+            if not self._expected:
+                self._expected = None
+        else:
+            self._expected = None
+        return output
+
+    # ---- backward ----------------------------------------------------------------------
+    def _grad_ready(self, param):
+        if self._expected is None or id(param) not in self._expected:
+            return
+        self._ready.add(id(param))
+        if len(self._ready) == len(self._expected):
+            self._expected, self._ready = None, set()
+            self._reduce_gradients()
+
+    def _reduce_gradients(self):
+        dist, group = self._dist, self.process_group
+        world = dist.get_world_size(group)
+        with no_grad():
+            used = None
+            if self.find_unused_parameters:
+                # a parameter no rank used keeps its .grad (None stays None), as PyTorch's
+                used = _ops.tensor([p.grad is not None for p in self._params], dtype=_dt.int32)
+                dist.all_reduce(used, group=group)
+                used = used.tolist()
+            works = []
+            for bucket in self._buckets:
+                flat = _ops.cat([(p.grad if p.grad is not None else _ops.zeros_like(p))
+                                 .reshape(-1) for p in bucket])
+                flat.div_(world)
+                works.append((bucket, flat, dist.all_reduce(flat, group=group, async_op=True)))
+            for bucket, flat, work in works:
+                work.wait()
+                offset = 0
+                for p in bucket:
+                    n = p.numel()
+                    value = flat[offset:offset + n].view(p.shape)
+                    offset += n
+                    if used is not None and not used[self._index[id(p)]]:
+                        continue
+                    if p.grad is None:
+                        p.grad = value.clone()
+                    else:
+                        p.grad.copy_(value)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Gradients accumulate locally inside; the first backward after it reduces them."""
+        previous = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = previous
