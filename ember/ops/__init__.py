@@ -12,7 +12,7 @@ import numpy as np
 from .._tensor import Tensor
 from . import _graph, linalg, pointwise
 
-FAMILY_NAMES = ("pointwise", "unary", "reduction", "statistics", "cumulative", "sorting", "shape",
+FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics", "cumulative", "sorting", "shape",
                 "rearrange", "indexing",
                 "gather_scatter", "linalg", "decompositions", "creation", "conversion", "random_ops", "conv",
                 "pooling", "activation", "loss", "normalization", "sparse", "spatial",
