@@ -35,6 +35,7 @@ def _record_not_implemented(op, inputs, *outputs):
     node = record(_NotImplementedBackward, tuple(t for t in inputs if t is not None), *outputs)
     if node is not None:
         node.op = op
+        node._out_meta = tuple((t._array.shape, t.dtype, t._device) for t in outputs)
 
 
 def _need_tensor(fname, value, name, position):
