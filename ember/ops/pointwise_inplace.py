@@ -1,6 +1,7 @@
 """In-place forms of the comparison, logic and bitwise ops (`x.lt_(y)`, `x.logical_and_(y)`,
-`x.bitwise_or_(y)` ...), and PyTorch's top-level function forms of in-place and Tensor-only
-ops (`torch.abs_`, `torch.zero_`, `torch.fill`, `torch.detach` ...).
+`x.bitwise_or_(y)` ...), PyTorch's top-level function forms of in-place and Tensor-only
+ops (`torch.abs_`, `torch.zero_`, `torch.fill`, `torch.detach` ...), and the predicates
+is_nonzero, is_same_size and is_signed.
 
 An in-place comparison writes its 0/1 result in self's dtype and is recorded (PyTorch's
 EqBackward0 for a number operand, EqBackward1 for a tensor: zero gradients). The logical
@@ -19,13 +20,15 @@ from ._graph import Node, _store, _type_name, check_no_internal_overlap, inplace
 
 __all__ = ["abs_", "absolute_", "neg_", "negative_", "exp_", "log_", "sqrt_", "sin_", "cos_",
            "tanh_", "sigmoid_", "relu_", "clamp_", "clip_", "clamp_min_", "clamp_max_",
-           "zero_", "fill_", "fill", "detach", "detach_", "index_put_"]
+           "zero_", "fill_", "fill", "detach", "detach_", "index_put_", "is_nonzero",
+           "is_same_size", "is_signed"]
 _COMPARISONS = ("eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_", "greater_equal_",
                 "less_", "less_equal_", "not_equal_")
 _LOGICAL = ("logical_and_", "logical_or_", "logical_xor_")
 _BITWISE = ("bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_left_shift_",
             "bitwise_right_shift_")
-METHODS = list(_COMPARISONS + _LOGICAL + _BITWISE) + ["absolute_", "negative_"]
+METHODS = list(_COMPARISONS + _LOGICAL + _BITWISE) + ["absolute_", "negative_", "is_nonzero",
+                                                        "is_same_size"]
 
 
 # ---- comparisons ---------------------------------------------------------------------------
@@ -183,3 +186,32 @@ def detach(input):
 
 def detach_(input):
     return input.detach_()
+
+
+# ---- predicates ----------------------------------------------------------------------------------
+def _need_tensor(fname, value, name, position):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
+def is_nonzero(input):
+    """Whether a one-element tensor is not zero (Python's truth of its value)."""
+    _need_tensor("is_nonzero", input, "input", 1)
+    n = input._array.size
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(input._array.reshape(()).item())
+
+
+def is_same_size(input, other):
+    _need_tensor("is_same_size", input, "input", 1)
+    _need_tensor("is_same_size", other, "other", 2)
+    return input._array.shape == other._array.shape
+
+
+def is_signed(input):
+    _need_tensor("is_signed", input, "input", 1)
+    return input.is_signed()

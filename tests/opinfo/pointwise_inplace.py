@@ -204,3 +204,38 @@ register(
     OpInfo("clamp_max", lambda lib, x, m: _named(x.clamp_max(m)), _clamp_bound_samples,
            variant="node", grad=False),
 )
+
+
+# ---- predicates ----------------------------------------------------------------------------------
+def _one_element(rng):
+    return [
+        Sample((np.array([1.5]),)), Sample((np.array(0),)), Sample((np.array([[False]]),)),
+        Sample((np.array(np.nan),)), Sample((np.array([-0.0]),)), Sample((np.array(0j),)),
+        Sample((np.array([1, 2]),), raises=RuntimeError),
+        Sample((np.zeros(0),), raises=RuntimeError),
+        Sample((1,), raises=TypeError),
+    ]
+
+
+def _dtypes(rng):
+    return [Sample((np.ones(2, t),)) for t in (np.uint8, np.int8, np.int64, np.bool_, np.float16,
+                                                np.float32, np.complex64)] + [
+        Sample((3,), raises=TypeError)]
+
+
+register(
+    OpInfo("is_nonzero", lambda lib, x: lib.is_nonzero(x), _one_element, grad=False),
+    OpInfo("is_nonzero", lambda lib, x: x.is_nonzero(), lambda rng: _one_element(rng)[:2],
+           variant="method", grad=False),
+    OpInfo("is_same_size", lambda lib, x, y: lib.is_same_size(x, y),
+           lambda rng: [Sample((randn(rng, 2, 3), integers(rng, 2, 3))),
+                        Sample((randn(rng, 2, 3), randn(rng, 3, 2))),
+                        Sample((randn(rng), randn(rng, 1))),
+                        Sample((randn(rng, 2), 2), raises=TypeError)], grad=False),
+    OpInfo("is_same_size", lambda lib, x, y: x.is_same_size(y),
+           lambda rng: [Sample((randn(rng, 2, 3), randn(rng, 2, 3)))], variant="method",
+           grad=False),
+    OpInfo("is_signed", lambda lib, x: lib.is_signed(x), _dtypes, grad=False),
+    OpInfo("is_signed", lambda lib, x: (lib.is_floating_point(x), lib.is_complex(x)), _dtypes,
+           variant="float_complex", grad=False),
+)
