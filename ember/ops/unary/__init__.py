@@ -4,7 +4,8 @@ and friends, rounding, and the other pointwise ops of PyTorch, with derivatives.
 One op family (its `__all__`, `METHODS`) split by kind of function, each module holding its
 ops, their backward nodes and their in-place forms:
   elementary   exponentials, logarithms, trigonometric and hyperbolic functions
-  special      logit, erf, erfc, erfinv, lgamma, digamma and their float64 kernels
+  special      logit, erf, erfc, erfinv, lgamma, digamma, polygamma, mvlgamma and their
+               float64 kernels
   rounding     floor, ceil, round ..., the predicates isnan, isfinite, isclose ..., nan_to_num
   float_bits   logaddexp, logaddexp2, ldexp, frexp, nextafter, gcd, lcm
   binary_math  fmod, fmax, fmin, hypot, copysign, xlogy, heaviside, float_power
@@ -37,6 +38,8 @@ __all__ = [
     # float_bits
     "logaddexp", "logaddexp2", "ldexp", "frexp", "nextafter", "gcd", "lcm", "ldexp_", "gcd_",
     "lcm_",
+    # special
+    "polygamma", "mvlgamma",
 ]
 _INPLACE_METHODS = [
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
@@ -45,5 +48,6 @@ _INPLACE_METHODS = [
     "lgamma_", "digamma_", "reciprocal_", "square_", "floor_", "ceil_", "round_", "trunc_",
     "fix_", "frac_", "fmod_", "lerp_", "addcmul_", "addcdiv_", "hypot_", "xlogy_", "copysign_",
     "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_", "ldexp_",
-    "nextafter_", "gcd_", "lcm_"]
-METHODS = [n for n in __all__ if not n.endswith("_")] + _INPLACE_METHODS
+    "nextafter_", "gcd_", "lcm_", "polygamma_", "mvlgamma_"]
+# polygamma's method takes n after self: special.py binds it
+METHODS = [n for n in __all__ if not n.endswith("_") and n != "polygamma"] + _INPLACE_METHODS
