@@ -55,3 +55,35 @@ register(
     OpInfo("mvlgamma_", lambda lib, x, p: _named(x.clone().mvlgamma_(p)),
            lambda rng: _mvlgamma_samples(rng)[:2]),
 )
+
+
+# ---- conj_physical (elementary.py) -----------------------------------------------------------
+def _conj_samples(rng):
+    z = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+    return [
+        Sample((z,)),
+        Sample((np.asarray(z[0, 0]),)),
+        Sample((rng.standard_normal((3, 4)),)),
+        Sample((integers(rng, 3),)),
+        Sample((z.T.copy(),), noncontig=(0,)),
+        Sample((2,), raises=TypeError),
+    ]
+
+
+def _is_same(lib, x):
+    """A real tensor comes back itself."""
+    return lib.conj_physical(x) is x
+
+
+register(
+    OpInfo("conj_physical", lambda lib, x: _named(lib.conj_physical(x)), _conj_samples,
+           gradgrad=True),
+    OpInfo("conj_physical", lambda lib, x: x.conj_physical(), lambda rng: _conj_samples(rng)[:1],
+           variant="method"),
+    OpInfo("conj_physical", _is_same, lambda rng: _conj_samples(rng)[2:4], variant="identity",
+           grad=False),
+    OpInfo("conj_physical_", lambda lib, x: _named(lib.conj_physical_(x * 1)),
+           lambda rng: _conj_samples(rng)[:4]),
+    OpInfo("conj_physical_", lambda lib, x: _named(x.clone().conj_physical_()),
+           lambda rng: _conj_samples(rng)[:1], variant="method"),
+)

@@ -39,7 +39,7 @@ __all__ = [
     "logaddexp", "logaddexp2", "ldexp", "frexp", "nextafter", "gcd", "lcm", "ldexp_", "gcd_",
     "lcm_",
     # special
-    "polygamma", "mvlgamma",
+    "polygamma", "mvlgamma", "conj_physical", "conj_physical_",
 ]
 _INPLACE_METHODS = [
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
@@ -48,6 +48,7 @@ _INPLACE_METHODS = [
     "lgamma_", "digamma_", "reciprocal_", "square_", "floor_", "ceil_", "round_", "trunc_",
     "fix_", "frac_", "fmod_", "lerp_", "addcmul_", "addcdiv_", "hypot_", "xlogy_", "copysign_",
     "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_", "ldexp_",
-    "nextafter_", "gcd_", "lcm_", "polygamma_", "mvlgamma_"]
+    "nextafter_", "gcd_", "lcm_", "polygamma_", "mvlgamma_",
+    "conj_physical_"]
 # polygamma's method takes n after self: special.py binds it
 METHODS = [n for n in __all__ if not n.endswith("_") and n != "polygamma"] + _INPLACE_METHODS
