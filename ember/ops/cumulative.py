@@ -1,5 +1,5 @@
 """Scans along a dim (cumsum, cumprod, cummax, cummin, logcumsumexp, with in-place cumsum_ and
-cumprod_), diff, and the trapezoid rule (trapezoid, trapz, cumulative_trapezoid), with derivatives written in ops (so they differentiate again).
+cumprod_), diff, the trapezoid rule (trapezoid, trapz, cumulative_trapezoid) and gradient, with derivatives written in ops (so they differentiate again).
 
 NumPy scans with its ufuncs' `accumulate`; other backends (CuPy has no `accumulate`) with a
 log-step scan of whole-array shifts, so no path loops over elements in Python.
@@ -15,7 +15,7 @@ from .reduction import _sum_dtype, _type_name, const, result_type
 from .sorting import scatter_add_along
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "trapz",
-           "cumulative_trapezoid"]
+           "cumulative_trapezoid", "gradient"]
 METHODS = ["cumsum", "cumprod", "cumsum_", "cumprod_", "cummax", "cummin", "logcumsumexp", "diff"]
 
 _cummax_type = result_type("cummax")
@@ -378,3 +378,102 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     axis = _wrap_dim(dim, y._array.ndim)
     right, left = _slices(y, axis)
     return cumsum(float(dx) / 2.0 * (right + left), axis)
+
+
+# ---- gradient ---------------------------------------------------------------------------------------
+def _along(t, axis, start, stop=None):
+    """`t[start:stop]` along `axis` (PyTorch's at::slice)."""
+    return t[(slice(None),) * axis + (slice(start, stop),)]
+
+
+def _gradient_dims(input, spacing, dim, edge_order):
+    """The dims to differentiate along, after PyTorch's checks of the arguments."""
+    from .._tensor import Tensor
+    ndim = input._array.ndim
+    if input.dtype is _dt.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    listed = isinstance(spacing, (list, tuple))
+    dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    if listed and dims is None and len(spacing) != ndim:
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a "
+                           f"list of length equal to 'self.dim() = {ndim}', since dim argument "
+                           f"was not given, but got a list of length {len(spacing)}")
+    if listed and dims is not None and len(spacing) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's "
+                           f"spacing and dim arguments to have the same length, but got a spacing "
+                           f"argument of length {len(spacing)} and a dim argument of length "
+                           f"{len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dims is not None:
+        from .reduction import dims_of
+        dims_of(dims, ndim)  # PyTorch's check of repeated dims
+    checked = dims if dims is not None else range(ndim)
+    for d in checked:
+        if input._array.shape[_wrap_dim(d, ndim)] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    dims = dims if dims is not None else list(range(ndim))
+    if not listed:
+        spacing = [spacing] * len(dims)
+    if any(isinstance(s, Tensor) for s in spacing) and \
+            not all(isinstance(s, Tensor) for s in spacing):
+        raise TypeError("gradient(): spacing must be a number, a list of numbers or a list of "
+                        "tensors")
+    return [_wrap_dim(d, ndim) for d in dims], list(spacing)
+
+
+def _gradient_uniform(t, axis, h, edge_order):
+    center = (_along(t, axis, 2) - _along(t, axis, 0, -2)) / h
+    if edge_order == 1:
+        first = (_along(t, axis, 1, 2) - _along(t, axis, 0, 1)) / h
+        last = (_along(t, axis, -1) - _along(t, axis, -2, -1)) / h
+    else:
+        first = (_along(t, axis, 0, 1) * -1.5 + _along(t, axis, 1, 2) * 2
+                 - _along(t, axis, 2, 3) * 0.5) / h
+        last = (_along(t, axis, -3, -2) * 0.5 + _along(t, axis, -2, -1) * -2
+                + _along(t, axis, -1) * 1.5) / h
+    return first, center / 2, last
+
+
+def _gradient_coordinates(t, axis, x, edge_order):
+    if x._array.ndim != 1:
+        raise RuntimeError(f"torch.gradient expected each element of spacing to have one "
+                           f"dimension, but got an element with {x._array.ndim} dimensions!")
+    shape = [1] * t._array.ndim
+    shape[axis] = -1
+    h = diff(x, 1, 0)
+    h1, h2 = h[:-1], h[1:]
+    a = (-h2 / (h1 * (h1 + h2))).reshape(shape)
+    b = ((h2 - h1) / (h1 * h2)).reshape(shape)
+    c = (h1 / (h2 * (h1 + h2))).reshape(shape)
+    center = a * _along(t, axis, 0, -2) + b * _along(t, axis, 1, -1) + c * _along(t, axis, 2)
+    if edge_order == 1:
+        first = (_along(t, axis, 1, 2) - _along(t, axis, 0, 1)) / h[0]
+        last = (_along(t, axis, -1) - _along(t, axis, -2, -1)) / h[-1]
+        return first, center, last
+    a = -(2.0 * h[0] + h[1]) / (h[0] * (h[0] + h[1]))
+    b = (h[0] + h[1]) / (h[0] * h[1])
+    c = (-h[0]) / (h[1] * (h[0] + h[1]))
+    first = a * _along(t, axis, 0, 1) + b * _along(t, axis, 1, 2) + c * _along(t, axis, 2, 3)
+    a = h[-1] / (h[-2] * (h[-1] + h[-2]))
+    b = -(h[-1] + h[-2]) / (h[-1] * h[-2])
+    c = (2 * h[-1] + h[-2]) / (h[-1] * (h[-1] + h[-2]))
+    last = a * _along(t, axis, -3, -2) + b * _along(t, axis, -2, -1) + c * _along(t, axis, -1)
+    return first, center, last
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimates of the derivative of `input` along each of `dim` by central differences
+    (one-sided at the edges, of order `edge_order`), at unit or given spacing."""
+    from .._tensor import Tensor
+    from .shape import cat
+    dims, spacing = _gradient_dims(input, spacing, dim, edge_order)
+    out = []
+    for axis, h in zip(dims, spacing):
+        if isinstance(h, Tensor):
+            parts = _gradient_coordinates(input, axis, h, edge_order)
+        else:
+            parts = _gradient_uniform(input, axis, h, edge_order)
+        out.append(cat(parts, axis))
+    return tuple(out)

@@ -53,3 +53,38 @@ register(
     OpInfo("cumulative_trapezoid", lambda lib, *a, **k: _named(lib.cumulative_trapezoid(*a, **k)),
            _samples(True)),
 )
+
+
+# ---- gradient ---------------------------------------------------------------------------------------
+def _coords(rng, n):
+    return np.cumsum(rng.uniform(0.5, 1.5, n))
+
+
+def _gradient_samples(rng):
+    return [
+        Sample((randn(rng, 4, 5),)),
+        Sample((randn(rng, 6),), {"spacing": 2.0}),
+        Sample((randn(rng, 4, 5),), {"dim": 1, "edge_order": 2}),
+        Sample((randn(rng, 4, 5),), {"spacing": 0.5, "dim": (0, 1), "edge_order": 2}),
+        Sample((randn(rng, 4, 5),), {"spacing": [2.0, 3.0]}),
+        Sample((randn(rng, 4, 5),), {"spacing": (_coords(rng, 4),), "dim": 0}),
+        Sample((randn(rng, 4, 5),), {"spacing": [_coords(rng, 4), _coords(rng, 5)],
+                                     "edge_order": 2}),
+        Sample((randn(rng, 3, 4, 5),), {"spacing": [_coords(rng, 5)], "dim": [-1]}, grad=(0,)),
+        Sample((randn(rng, 5, 4),), {"dim": 0}, noncontig=(0,)),
+        Sample((integers(rng, 6),)),
+        Sample((integers(rng, 6),), {"spacing": [integers(rng, 6, low=0, high=3).cumsum() +
+                                                 np.arange(6)]}),
+        Sample((np.array([1.0]),), raises=RuntimeError),
+        Sample((randn(rng, 4, 5),), {"edge_order": 3}, raises=RuntimeError),
+        Sample((randn(rng, 4, 5),), {"spacing": [1.0, 2.0, 3.0]}, raises=RuntimeError),
+        Sample((randn(rng, 4, 5),), {"spacing": [1.0, 2.0], "dim": 0}, raises=RuntimeError),
+        Sample((randn(rng, 2),), {"edge_order": 2}, raises=RuntimeError),
+        Sample((randn(rng, 4, 5),), {"dim": (0, 0)}, raises=RuntimeError),
+        Sample((integers(rng, 4).astype(np.uint8),), raises=RuntimeError),
+        Sample((randn(rng, 4, 5),), {"spacing": [np.ones((2, 2))], "dim": 0}, raises=RuntimeError),
+    ]
+
+
+register(OpInfo("gradient", lambda lib, x, **k: tuple(_named(t) for t in lib.gradient(x, **k)),
+                _gradient_samples))
