@@ -5,7 +5,6 @@ matrix products): here too, built from ember ops in PyTorch's order, so values, 
 and derivatives of every order follow from those ops.
 """
 import builtins
-import math
 import warnings
 
 import numpy as np
@@ -14,7 +13,7 @@ from .. import dtypes as _dt
 from .._tensor import Tensor, _wrap_dim, make_tensor
 from ._graph import Node, _type_name, inplace, record, write_out
 from .pointwise import _promoted_dtype, where, xp_of
-from .reduction import (_check_nonempty, _check_not_complex, const, dims_of, keep_dims,
+from .reduction import (_check_not_complex, const, dims_of, keep_dims,
                         result_type, tie_weights)
 from .statistics import norm_grad, vector_norm
 

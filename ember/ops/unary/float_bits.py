@@ -8,7 +8,6 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._tensor import make_tensor
 from .._graph import Node, _type_name, inplace, record, write_out
-from .. import pointwise as _pw
 from ..pointwise import BinaryNode, binary, xp_of
 from ..reduction import result_type
 from ._common import (_HALF, _both_tensors, _inplace, _module, _need_tensor, _not_implemented,
