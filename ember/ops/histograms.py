@@ -1,10 +1,11 @@
-"""Counting ops: bincount, histc, histogram and isin.
+"""Counting ops: bincount, histc, histogram, histogramdd and isin.
 
 None of them is differentiable. PyTorch still records bincount, histc's sibling histogram
 and their weights in the graph (a node named "NotImplemented" whose backward raises), so a
 user sees the same grad_fn and the same error; histc and isin give results outside it.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -15,10 +16,11 @@ from .creation import _line
 from .pointwise import operands, xp_of
 from .reduction import result_type
 
-__all__ = ["bincount", "histc", "histogram", "isin"]
+__all__ = ["bincount", "histc", "histogram", "histogramdd", "isin"]
 METHODS = ["bincount", "histc", "histogram"]  # PyTorch has no Tensor.isin
 
 histogram_result = result_type("histogram", ("hist", "bin_edges"))
+histogramdd_result = result_type("histogramdd", ("hist", "bin_edges"))
 
 
 class _NotImplementedBackward(Node):
@@ -115,9 +117,10 @@ def _count(xp, flat, weights, edges, linear_search, dtype):
     return hist.astype(dtype)
 
 
-def _check_bins(bins):
+def _check_bins(bins, dim=0):
     if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension "
+                           f"{dim}")
 
 
 def _extrema(arr):
@@ -150,62 +153,103 @@ def _edges(xp, lo, hi, bins, d):
     return edges if xp is np else xp.asarray(edges)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
-    _need_tensor("histogram", input, "input", 1)
+def _check_float_input(input):
     d = input.dtype
     if d not in (_dt.float32, _dt.float64):
         raise NotImplementedError(f'"histogramdd" not implemented for \'{_type_name(d)}\'')
-    arr, xp = input._array, xp_of(input)
-    flat = arr.reshape(-1)
-    if isinstance(bins, Tensor):
-        if bins._array.ndim != 1:
-            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got "
-                               f"{bins._array.ndim} dimensions in the bins tensor for dimension 0")
-        _check_bins(bins._array.shape[0] - 1)
-        if bins.dtype is not d:
-            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the "
-                               f"same dtype, but got input with dtype {_CPP_NAMES[d.name]} and "
-                               f"bins for dimension 0 with dtype {_CPP_NAMES[bins.dtype.name]}")
-    else:
-        _check_bins(bins)
+    return d
+
+
+def _histogramdd(input, points, bins, range, weight, density, weight_fits, input_shape):
+    """The histogram of the rows of `points` (M, N) over N dims, PyTorch's histogramdd: `bins`
+    holds per dim a bin count or a Tensor of edges; `weight` (M values when `weight_fits`)
+    weighs the rows. Returns (hist array, edge arrays)."""
+    d, xp = input.dtype, xp_of(input)
+    n = points.shape[1]
+    for k, b in enumerate(bins):
+        if isinstance(b, Tensor):
+            if b._array.ndim != 1:
+                raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but "
+                                   f"got {b._array.ndim} dimensions in the bins tensor for "
+                                   f"dimension {k}")
+            _check_bins(b._array.shape[0] - 1, k)
+            if b.dtype is not d:
+                raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have "
+                                   f"the same dtype, but got input with dtype {_CPP_NAMES[d.name]} "
+                                   f"and bins for dimension {k} with dtype "
+                                   f"{_CPP_NAMES[b.dtype.name]}")
+        else:
+            _check_bins(b, k)
     if weight is not None:
         if weight.dtype is not d:
             raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and "
                                f"weight tensor should have the same dtype, but got "
                                f"input({_CPP_NAMES[d.name]}), and "
                                f"weight({_CPP_NAMES[weight.dtype.name]})")
-        if tuple(weight._array.shape) != (flat.shape[0],):
+        if not weight_fits:
             raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have "
                                f"the same shape as the input tensor excluding its innermost "
-                               f"dimension, but got input with shape [{flat.shape[0]}, 1] and "
+                               f"dimension, but got input with shape {list(input_shape)} and "
                                f"weight with shape {list(weight._array.shape)}")
-    wflat = None if weight is None else weight._array.reshape(-1)
-    if isinstance(bins, Tensor):
-        edges = bins._array
-        hist = _count(xp, flat, wflat, edges, None, arr.dtype)
-        edges_t = make_tensor(edges.copy(), input._device)
-    else:
-        lo, hi = 0.0, 1.0
-        if range is not None:
-            lo, hi = builtins.float(range[0]), builtins.float(range[1])
-        elif flat.size > 0:
-            lo, hi = _extrema(flat)
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        elif lo > hi:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
-                               f"{_g(lo)} max {_g(hi)} for dimension 0")
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_g(lo)}, {_g(hi)}] is "
-                               f"not finite")
-        edges = _edges(xp, lo, hi, bins, d)
-        hist = _count(xp, flat, wflat, edges, True, arr.dtype)
-        edges_t = make_tensor(edges, input._device)
+    if range is not None and len(range) != 2 * n:
+        raise RuntimeError(f"torch.histogramdd: for a {n}-dimensional histogram range should have "
+                           f"{2 * n} elements, but got {len(range)}")
+    edges, positions = [], []
+    for k, b in enumerate(bins):
+        col = points[:, k]
+        if isinstance(b, Tensor):
+            e = b._array
+            positions.append(_bin_positions(xp, col, e, None))
+        else:
+            lo, hi = 0.0, 1.0
+            if range is not None:
+                lo, hi = builtins.float(range[2 * k]), builtins.float(range[2 * k + 1])
+            elif col.size > 0:
+                lo, hi = _extrema(col)
+            if lo == hi:
+                lo, hi = lo - 0.5, hi + 0.5
+            elif lo > hi:
+                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                                   f"{_g(lo)} max {_g(hi)} for dimension {k}")
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise RuntimeError(f"torch.histogramdd: dimension {k}'s range [{_g(lo)}, "
+                                   f"{_g(hi)}] is not finite")
+            e = _edges(xp, lo, hi, b, d)
+            positions.append(_bin_positions(xp, col, e, True))
+        edges.append(e)
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    if not shape:  # no dims: PyTorch's empty product of counts
+        return xp.zeros((), dtype=d.np), edges
+    keep = xp.ones(points.shape[0], dtype=bool)
+    for pos in positions:
+        keep &= pos >= 0
+    flat = xp.zeros(points.shape[0], dtype=np.int64)
+    for pos, nb in zip(positions, shape):
+        flat = flat * nb + xp.where(keep, pos, 0)
+    w = None if weight is None else weight._array.reshape(-1)[keep].astype(np.float64)
+    size = math.prod(shape)
+    hist = xp.bincount(flat[keep], weights=w, minlength=size)[:size].astype(d.np).reshape(shape)
     if density:
-        widths = edges[1:] - edges[:-1]
-        total = hist.sum()
-        hist = (hist / (total * widths)).astype(arr.dtype, copy=False)
-    hist_t = make_tensor(hist, input._device)
+        volume = xp.ones(shape, dtype=d.np)
+        for k, e in enumerate(edges):
+            widths = (e[1:] - e[:-1]).reshape((-1,) + (1,) * (len(shape) - 1 - k))
+            volume = volume * widths
+        hist = (hist / (hist.sum() * volume)).astype(d.np, copy=False)
+    return hist, edges
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    _need_tensor("histogram", input, "input", 1)
+    _check_float_input(input)
+    points = input._array.reshape(-1, 1)
+    # PyTorch reshapes input to (numel, 1) and weight to (numel,): any weight shape of that size
+    flat_weight = None if weight is None else weight.reshape(-1)
+    fits = weight is None or weight._array.size == points.shape[0]
+    hist, edges = _histogramdd(input, points, [bins], range, flat_weight, density, fits,
+                               points.shape)
+    dev = input._device
+    hist_t = make_tensor(hist, dev)
+    edges_t = make_tensor(edges[0].copy() if isinstance(bins, Tensor) else edges[0], dev)
     if out is not None:
         write_out(out[0], hist_t, "histogram")
         write_out(out[1], edges_t, "histogram")
@@ -214,6 +258,51 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
                             (input, bins if isinstance(bins, Tensor) else None, weight),
                             hist_t, edges_t)
     return histogram_result(hist_t, edges_t)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The N-dimensional histogram of the rows of `input` (its last dim holds the N
+    coordinates); `bins` is a count, a count per dim, or a Tensor of edges per dim."""
+    _need_tensor("histogramdd", input, "input", 1)
+    counts = isinstance(bins, (list, tuple)) and all(isinstance(b, int) for b in bins)
+    if not (isinstance(bins, int) or counts or (isinstance(bins, (list, tuple)) and
+                                                all(isinstance(b, Tensor) for b in bins))):
+        raise TypeError(f"histogramdd() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(bins).__name__}), but expected one of:\n"
+                        " * (Tensor input, int bins, tuple of floats range = None, Tensor weight "
+                        "= None, bool density = False)\n"
+                        " * (Tensor input, tuple of ints bins, tuple of floats range = None, "
+                        "Tensor weight = None, bool density = False)\n"
+                        " * (Tensor input, tuple of Tensors bins, tuple of floats range = None, "
+                        "Tensor weight = None, bool density = False)\n")
+    _check_float_input(input)
+    arr = input._array
+    if arr.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    n = arr.shape[-1]
+    if isinstance(bins, int):
+        bins = [bins] * n
+    elif counts and len(bins) != n:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    elif len(bins) != n:
+        raise RuntimeError(f"torch.histogramdd: expected {n} sequences of bin edges for a "
+                           f"{n}-dimensional histogram but got {len(bins)}")
+    points = arr.reshape(-1, n)
+    fits = weight is None or tuple(weight._array.shape) == arr.shape[:-1]
+    flat_weight = weight.reshape(-1) if weight is not None and fits else weight
+    hist, edges = _histogramdd(input, points, list(bins), range, flat_weight, density, fits,
+                               arr.shape)
+    dev = input._device
+    hist_t = make_tensor(hist, dev)
+    edges_t = tuple(make_tensor(e.copy() if isinstance(b, Tensor) else e, dev)
+                    for e, b in zip(edges, bins))
+    tensors = any(isinstance(b, Tensor) for b in bins)
+    _record_not_implemented("_histogramdd_from_bin_tensors" if tensors else
+                            "_histogramdd_from_bin_cts",
+                            (input, *(b for b in bins if isinstance(b, Tensor)), weight),
+                            hist_t, *edges_t)
+    return histogramdd_result(hist_t, edges_t)
 
 
 # ---- isin --------------------------------------------------------------------------------------

@@ -6,8 +6,9 @@ from . import OpInfo, Sample, integers, randn, register
 
 
 def _named(res):
-    outs = res if isinstance(res, tuple) else (res,)
-    return res, tuple(None if o.grad_fn is None else type(o.grad_fn).__name__ for o in outs)
+    def flat(r):
+        return [t for item in r for t in flat(item)] if isinstance(r, tuple) else [r]
+    return res, tuple(None if o.grad_fn is None else type(o.grad_fn).__name__ for o in flat(res))
 
 
 def _counts(rng, n=20, high=7):
@@ -132,3 +133,45 @@ register(
            lambda rng: [Sample((randn(rng, 6), randn(rng, 6)), grad=())], variant="graph",
            grad=False),
 )
+
+
+# ---- histogramdd ------------------------------------------------------------------------------------
+def _histogramdd_samples(rng):
+    edges = [np.array([-1.5, 0.0, 0.5, 2.0]), np.array([-2.0, 0.25, 2.0])]
+    return [
+        Sample((randn(rng, 30, 2), [3, 4]), grad=()),
+        Sample((randn(rng, 30, 3), 2), grad=()),
+        Sample((randn(rng, 5, 6, 2), (2, 3)), grad=()),
+        Sample((randn(rng, 30, 2), edges), grad=()),
+        Sample((randn(rng, 30, 2), [3, 2]), {"range": [-1.0, 1.0, 0.0, 2.0],
+                                              "weight": randn(rng, 30), "density": True}, grad=()),
+        Sample((randn(rng, 30, 2), edges), {"density": True}, grad=()),
+        Sample((randn(rng, 4, 5, 2), [2, 2]), {"weight": randn(rng, 4, 5)}, grad=()),
+        Sample((np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [2.0, 2.0]]), [3, 3]), grad=()),
+        Sample((np.zeros((0, 2)), [2, 2]), grad=()),
+        Sample((randn(rng, 30, 2), [3]), raises=RuntimeError),
+        Sample((randn(rng, 30, 2), edges[:1]), raises=RuntimeError),
+        Sample((randn(rng, 30, 2), [3, 3]), {"range": [0.0, 1.0]}, raises=RuntimeError),
+        Sample((randn(rng, 30), [2]), raises=RuntimeError),
+        Sample((randn(rng, 30, 2), [3, 0]), raises=RuntimeError),
+        Sample((randn(rng, 30, 2), [2, 2]), {"range": [0.0, 1.0, 3.0, 2.0]}, raises=RuntimeError),
+        Sample((randn(rng, 2, 3, 2), 2), {"weight": randn(rng, 6)}, raises=RuntimeError),
+        Sample((integers(rng, 4, 2), [2, 2]), raises=NotImplementedError),
+        Sample((randn(rng, 4, 2), 2.5), raises=TypeError),
+    ]
+
+
+register(
+    OpInfo("histogramdd", lambda lib, *a, **k: _named(lib.histogramdd(*a, **k)),
+           _histogramdd_samples, grad=False),
+    OpInfo("histogramdd", lambda lib, x, b: _named(lib.histogramdd(x.requires_grad_(), b)),
+           lambda rng: [Sample((randn(rng, 6, 2), [2, 3]), grad=())], variant="graph",
+           grad=False),
+    OpInfo("histogram", lambda lib, x, w: lib.histogram(x, 3, weight=w),
+           lambda rng: [Sample((randn(rng, 5, 6), randn(rng, 6, 5)), grad=()),
+                        Sample((randn(rng, 5, 6), randn(rng, 7)), grad=(), raises=RuntimeError)],
+           variant="weight_shape", grad=False),
+)
+register(OpInfo("histogramdd", lambda lib, x: lib.histogramdd(x.requires_grad_(), [2, 2]).hist.sum().backward(),
+                lambda rng: [Sample((randn(rng, 6, 2),), grad=(), raises=RuntimeError)],
+                variant="backward", grad=False))
