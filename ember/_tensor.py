@@ -591,11 +591,19 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def _tensor_argument(fname, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
 def is_floating_point(input):
+    _tensor_argument("is_floating_point", input)
     return input.is_floating_point()
 
 
 def is_complex(input):
+    _tensor_argument("is_complex", input)
     return input.is_complex()
 
 

@@ -1,5 +1,5 @@
 """Scans along a dim (cumsum, cumprod, cummax, cummin, logcumsumexp, with in-place cumsum_ and
-cumprod_) and diff, with derivatives written in ops (so they differentiate again).
+cumprod_), diff, the trapezoid rule (trapezoid, trapz, cumulative_trapezoid) and gradient, with derivatives written in ops (so they differentiate again).
 
 NumPy scans with its ufuncs' `accumulate`; other backends (CuPy has no `accumulate`) with a
 log-step scan of whole-array shifts, so no path loops over elements in Python.
@@ -14,7 +14,8 @@ from .pointwise import logical_xor, where, xp_of
 from .reduction import _sum_dtype, _type_name, const, result_type
 from .sorting import scatter_add_along
 
-__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff"]
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "trapz",
+           "cumulative_trapezoid", "gradient"]
 METHODS = ["cumsum", "cumprod", "cumsum_", "cumprod_", "cummax", "cummin", "logcumsumexp", "diff"]
 
 _cummax_type = result_type("cummax")
@@ -268,3 +269,211 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         later, earlier = x.narrow(axis, 1, length - 1), x.narrow(axis, 0, length - 1)
         x = logical_xor(later, earlier) if x._array.dtype == np.bool_ else later - earlier
     return x
+
+
+# ---- the trapezoid rule ----------------------------------------------------------------------------
+class MulBackward1(Node):
+    """A product with a number PyTorch's composite ops pass as a Scalar (no wrapped input)."""
+
+    def backward(self, grad):
+        return grad * self.scalar
+
+
+class DivBackward1(Node):
+    def backward(self, grad):
+        return grad / self.scalar
+
+
+def _scaled(t, number, divide):
+    """`t * number` or `t / number` recorded as PyTorch's Scalar overloads record them."""
+    from .pointwise import div, mul
+    res = (div if divide else mul)(t.detach(), number)
+    node = record(DivBackward1 if divide else MulBackward1, (t,), res)
+    if node is not None:
+        node.scalar = number
+    return res
+
+
+def _slices(t, axis):
+    """`t` without its last and without its first entry along `axis`."""
+    head = (slice(None),) * axis
+    return t[head + (slice(1, None),)], t[head + (slice(None, -1),)]
+
+
+def _trapezoid_args(fname, y, x, dx, dim):
+    from .._tensor import Tensor
+    if x is not None and (dx is not None or not isinstance(x, Tensor)):
+        got = ", ".join(type(a).__name__ for a in (y, x))
+        if dx is not None:
+            got += f", dx={type(dx).__name__}"
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got ({got}), "
+                        f"but expected one of:\n * (Tensor y, Tensor x, *, int dim = -1)\n"
+                        f" * (Tensor y, *, Number dx = 1, int dim = -1)\n")
+    return 1 if dx is None else dx
+
+
+def _x_spacing(fname, y, x, axis):
+    """The spacing x[i+1] - x[i] shaped to broadcast against y's differences."""
+    ndim = y._array.ndim
+    if x._array.ndim == 1:
+        if x._array.shape[0] != y._array.shape[axis]:
+            raise RuntimeError(f"{fname}: There must be one `x` value for each sample point")
+        shape = [1] * ndim
+        shape[axis] = x._array.shape[0]
+        x = x.view(shape)
+    elif x._array.ndim < ndim:
+        x = x.view((1,) * (ndim - x._array.ndim) + tuple(x._array.shape))
+    right, left = _slices(x, axis)
+    return right - left
+
+
+def _check_real_dx(fname, dx):
+    if isinstance(dx, (bool, complex, np.bool_, np.complexfloating)):
+        raise RuntimeError(f"{fname}: Currently, we only support dx as a real number.")
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of `y` along `dim` by the trapezoid rule, at points `x` or spacing `dx`."""
+    from .creation import zeros
+    dx = _trapezoid_args("trapezoid", y, x, dx, dim)
+    arr = y._array
+    if arr.ndim == 0:  # PyTorch asks y for its size along dim
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    axis = _wrap_dim(dim, arr.ndim)
+    if arr.shape[axis] == 0:
+        return zeros(arr.shape[:axis] + arr.shape[axis + 1:], dtype=y.dtype, device=y.device)
+    if x is not None:
+        if y.dtype is _dt.bool or x.dtype is _dt.bool:
+            raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not "
+                               "supported")
+        right, left = _slices(y, axis)
+        return _scaled((_x_spacing("trapezoid", y, x, axis) * (right + left)).sum(axis), 2.0, True)
+    if y.dtype is _dt.bool:
+        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    _check_real_dx("trapezoid", dx)
+    ends = y.select(axis, 0) + y.select(axis, -1)
+    return _scaled(y.sum(axis) - ends * 0.5, float(dx), False)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoid-rule integral of `y` along `dim` (one entry fewer than y)."""
+    dx = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
+    if x is not None:
+        axis = _wrap_dim(dim, y._array.ndim)
+        if y.dtype is _dt.bool or x.dtype is _dt.bool:
+            raise RuntimeError("cumulative_trapezoid: received a bool input for `x` or `y`, but "
+                               "bool is not supported")
+        right, left = _slices(y, axis)
+        spacing = _x_spacing("cumulative_trapezoid", y, x, axis)
+        return _scaled(cumsum(spacing * (right + left), axis), 2.0, True)
+    if y.dtype is _dt.bool:
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not "
+                           "supported")
+    _check_real_dx("cumulative_trapezoid", dx)
+    if y._array.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    axis = _wrap_dim(dim, y._array.ndim)
+    right, left = _slices(y, axis)
+    return cumsum(float(dx) / 2.0 * (right + left), axis)
+
+
+# ---- gradient ---------------------------------------------------------------------------------------
+def _along(t, axis, start, stop=None):
+    """`t[start:stop]` along `axis` (PyTorch's at::slice)."""
+    return t[(slice(None),) * axis + (slice(start, stop),)]
+
+
+def _gradient_dims(input, spacing, dim, edge_order):
+    """The dims to differentiate along, after PyTorch's checks of the arguments."""
+    from .._tensor import Tensor
+    ndim = input._array.ndim
+    if input.dtype is _dt.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    listed = isinstance(spacing, (list, tuple))
+    dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    if listed and dims is None and len(spacing) != ndim:
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a "
+                           f"list of length equal to 'self.dim() = {ndim}', since dim argument "
+                           f"was not given, but got a list of length {len(spacing)}")
+    if listed and dims is not None and len(spacing) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's "
+                           f"spacing and dim arguments to have the same length, but got a spacing "
+                           f"argument of length {len(spacing)} and a dim argument of length "
+                           f"{len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dims is not None:
+        from .reduction import dims_of
+        dims_of(dims, ndim)  # PyTorch's check of repeated dims
+    checked = dims if dims is not None else range(ndim)
+    for d in checked:
+        if input._array.shape[_wrap_dim(d, ndim)] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    dims = dims if dims is not None else list(range(ndim))
+    if not listed:
+        spacing = [spacing] * len(dims)
+    if any(isinstance(s, Tensor) for s in spacing) and \
+            not all(isinstance(s, Tensor) for s in spacing):
+        raise TypeError("gradient(): spacing must be a number, a list of numbers or a list of "
+                        "tensors")
+    return [_wrap_dim(d, ndim) for d in dims], list(spacing)
+
+
+def _gradient_uniform(t, axis, h, edge_order):
+    center = (_along(t, axis, 2) - _along(t, axis, 0, -2)) / h
+    if edge_order == 1:
+        first = (_along(t, axis, 1, 2) - _along(t, axis, 0, 1)) / h
+        last = (_along(t, axis, -1) - _along(t, axis, -2, -1)) / h
+    else:
+        first = (_along(t, axis, 0, 1) * -1.5 + _along(t, axis, 1, 2) * 2
+                 - _along(t, axis, 2, 3) * 0.5) / h
+        last = (_along(t, axis, -3, -2) * 0.5 + _along(t, axis, -2, -1) * -2
+                + _along(t, axis, -1) * 1.5) / h
+    return first, center / 2, last
+
+
+def _gradient_coordinates(t, axis, x, edge_order):
+    if x._array.ndim != 1:
+        raise RuntimeError(f"torch.gradient expected each element of spacing to have one "
+                           f"dimension, but got an element with {x._array.ndim} dimensions!")
+    shape = [1] * t._array.ndim
+    shape[axis] = -1
+    h = diff(x, 1, 0)
+    h1, h2 = h[:-1], h[1:]
+    a = (-h2 / (h1 * (h1 + h2))).reshape(shape)
+    b = ((h2 - h1) / (h1 * h2)).reshape(shape)
+    c = (h1 / (h2 * (h1 + h2))).reshape(shape)
+    center = a * _along(t, axis, 0, -2) + b * _along(t, axis, 1, -1) + c * _along(t, axis, 2)
+    if edge_order == 1:
+        first = (_along(t, axis, 1, 2) - _along(t, axis, 0, 1)) / h[0]
+        last = (_along(t, axis, -1) - _along(t, axis, -2, -1)) / h[-1]
+        return first, center, last
+    a = -(2.0 * h[0] + h[1]) / (h[0] * (h[0] + h[1]))
+    b = (h[0] + h[1]) / (h[0] * h[1])
+    c = (-h[0]) / (h[1] * (h[0] + h[1]))
+    first = a * _along(t, axis, 0, 1) + b * _along(t, axis, 1, 2) + c * _along(t, axis, 2, 3)
+    a = h[-1] / (h[-2] * (h[-1] + h[-2]))
+    b = -(h[-1] + h[-2]) / (h[-1] * h[-2])
+    c = (2 * h[-1] + h[-2]) / (h[-1] * (h[-1] + h[-2]))
+    last = a * _along(t, axis, -3, -2) + b * _along(t, axis, -2, -1) + c * _along(t, axis, -1)
+    return first, center, last
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimates of the derivative of `input` along each of `dim` by central differences
+    (one-sided at the edges, of order `edge_order`), at unit or given spacing."""
+    from .._tensor import Tensor
+    from .shape import cat
+    dims, spacing = _gradient_dims(input, spacing, dim, edge_order)
+    out = []
+    for axis, h in zip(dims, spacing):
+        if isinstance(h, Tensor):
+            parts = _gradient_coordinates(input, axis, h, edge_order)
+        else:
+            parts = _gradient_uniform(input, axis, h, edge_order)
+        out.append(cat(parts, axis))
+    return tuple(out)

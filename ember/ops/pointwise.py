@@ -784,12 +784,49 @@ def _clamp_tensor(input, min, max, out):
 clip = clamp
 
 
+class ClampMinBackward0(ClampBackward1):
+    pass
+
+
+class ClampMaxBackward0(ClampBackward1):
+    pass
+
+
+class ClampMinBackward1(BinaryNode):
+    """clamp_min with a tensor bound: the gradient goes to whichever side was kept (a NaN
+    input sends it to neither, as PyTorch's formula does)."""
+
+    def backward(self, grad):
+        t, bound = self.saved_tensors
+        keep, other = (t >= bound, t < bound) if self.is_min else (t <= bound, t > bound)
+        gt = grad * keep if self._next[0][0] is not None else None
+        gb = grad * other if self._next[1][0] is not None else None
+        return gt, gb
+
+
+class ClampMaxBackward1(ClampMinBackward1):
+    pass
+
+
+def _one_sided_clamp(input, bound, is_min, scalar_cls, tensor_cls):
+    if isinstance(bound, Tensor):
+        fn = np.maximum if is_min else np.minimum
+        res = binary(input, bound, fn, tensor_cls, tensor_cls.__name__)
+        if type(res._grad_fn) is tensor_cls:
+            res._grad_fn.is_min = is_min
+        return res
+    res = clamp(input, min=bound) if is_min else clamp(input, max=bound)
+    if type(res._grad_fn) is ClampBackward1:
+        res._grad_fn.__class__ = scalar_cls
+    return res
+
+
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    return _one_sided_clamp(input, min, True, ClampMinBackward0, ClampMinBackward1)
 
 
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    return _one_sided_clamp(input, max, False, ClampMaxBackward0, ClampMaxBackward1)
 
 
 class WhereBackward0(Node):

@@ -143,25 +143,31 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 class LinalgVectorNormBackward0(Node):
     def backward(self, grad):
         x, res = self.saved_tensors
-        shape, axes, keepdim, p = x._array.shape, self.axes, self.keepdim, self.ord
-        g = keep_dims(grad, shape, axes, keepdim)
-        n = keep_dims(res, shape, axes, keepdim)
-        if p == 0:
-            return (g * 0).expand(shape)
-        if p == 1:
-            return g * x.sgn()
-        if math.isinf(p):
-            w = tie_weights(xp_of(x), abs(x._array), n._array, axes, nan_ties=False)
-            return g * x.sgn() * const(w, x)
-        zero_norm = const(n._array == 0, n)
-        safe_n = where(zero_norm, 1, n)  # where's zero gradient must not meet 0/0 below
-        if p == 2:
-            return x * where(zero_norm, 0, g / safe_n)
-        if p < 1:
-            scaled = x.sgn() * where(const(x._array == 0, x), 0, x.abs().pow(p - 1))
-            return scaled * g * n.pow(1 - p)  # 1 - p > 0: no division
-        scaled = x.sgn() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
-        return scaled * where(zero_norm, 0, g / safe_n.pow(p - 1))
+        return norm_grad(grad, x, res, self.axes, self.keepdim, self.ord)
+
+
+def norm_grad(grad, x, res, axes, keepdim, p):
+    """The gradient of the p-norm `res` of `x` over `axes`, in ops (differentiable again);
+    dist and renorm use it too."""
+    shape = x._array.shape
+    g = keep_dims(grad, shape, axes, keepdim)
+    n = keep_dims(res, shape, axes, keepdim)
+    if p == 0:
+        return (g * 0).expand(shape)
+    if p == 1:
+        return g * x.sgn()
+    if math.isinf(p):
+        w = tie_weights(xp_of(x), abs(x._array), n._array, axes, nan_ties=False)
+        return g * x.sgn() * const(w, x)
+    zero_norm = const(n._array == 0, n)
+    safe_n = where(zero_norm, 1, n)  # where's zero gradient must not meet 0/0 below
+    if p == 2:
+        return x * where(zero_norm, 0, g / safe_n)
+    if p < 1:
+        scaled = x.sgn() * where(const(x._array == 0, x), 0, x.abs().pow(p - 1))
+        return scaled * g * n.pow(1 - p)  # 1 - p > 0: no division
+    scaled = x.sgn() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+    return scaled * where(zero_norm, 0, g / safe_n.pow(p - 1))
 
 
 def _ord_name(p):

@@ -4,8 +4,10 @@ and friends, rounding, and the other pointwise ops of PyTorch, with derivatives.
 One op family (its `__all__`, `METHODS`) split by kind of function, each module holding its
 ops, their backward nodes and their in-place forms:
   elementary   exponentials, logarithms, trigonometric and hyperbolic functions
-  special      logit, erf, erfc, erfinv, lgamma, digamma and their float64 kernels
+  special      logit, erf, erfc, erfinv, lgamma, digamma, polygamma, mvlgamma and their
+               float64 kernels
   rounding     floor, ceil, round ..., the predicates isnan, isfinite, isclose ..., nan_to_num
+  float_bits   logaddexp, logaddexp2, ldexp, frexp, nextafter, gcd, lcm
   binary_math  fmod, fmax, fmin, hypot, copysign, xlogy, heaviside, float_power
   ternary      lerp, addcmul, addcdiv
   _common      the helpers they share (`_unary`, half-precision compute, argument checks)
@@ -14,6 +16,7 @@ the special functions compute in float64.
 """
 from .binary_math import *  # noqa: F401,F403
 from .elementary import *  # noqa: F401,F403
+from .float_bits import *  # noqa: F401,F403
 from .rounding import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .ternary import *  # noqa: F401,F403
@@ -32,6 +35,11 @@ __all__ = [
     "arcsinh_", "arccosh_", "arctanh_", "logit_", "erf_", "erfc_", "reciprocal_", "square_",
     "floor_", "ceil_", "round_", "trunc_", "fix_", "frac_", "xlogy_", "nan_to_num_",
     "deg2rad_", "rad2deg_", "sinc_",
+    # float_bits
+    "logaddexp", "logaddexp2", "ldexp", "frexp", "nextafter", "gcd", "lcm", "ldexp_", "gcd_",
+    "lcm_",
+    # special
+    "polygamma", "mvlgamma", "conj_physical", "conj_physical_",
 ]
 _INPLACE_METHODS = [
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
@@ -39,5 +47,8 @@ _INPLACE_METHODS = [
     "arctan_", "arcsinh_", "arccosh_", "arctanh_", "logit_", "erf_", "erfc_", "erfinv_",
     "lgamma_", "digamma_", "reciprocal_", "square_", "floor_", "ceil_", "round_", "trunc_",
     "fix_", "frac_", "fmod_", "lerp_", "addcmul_", "addcdiv_", "hypot_", "xlogy_", "copysign_",
-    "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_"]
-METHODS = [n for n in __all__ if not n.endswith("_")] + _INPLACE_METHODS
+    "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_", "ldexp_",
+    "nextafter_", "gcd_", "lcm_", "polygamma_", "mvlgamma_",
+    "conj_physical_"]
+# polygamma's method takes n after self: special.py binds it
+METHODS = [n for n in __all__ if not n.endswith("_") and n != "polygamma"] + _INPLACE_METHODS

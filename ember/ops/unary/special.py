@@ -1,5 +1,5 @@
-"""Special functions: logit, erf, erfc, erfinv, lgamma, digamma (and polygamma, digamma's
-derivative), each with its backward node, and the float64 kernels they run on.
+"""Special functions: logit, erf, erfc, erfinv, lgamma, digamma, polygamma and mvlgamma,
+each with its backward node, and the float64 kernels they run on.
 
 The kernels live here beside their only users: NumPy has none of these functions and SciPy is
 not a dependency, so they are computed from published rational approximations and series
@@ -13,11 +13,13 @@ import numpy as np
 
 from .._graph import Node
 from ..pointwise import where
+from ..._tensor import Tensor, make_tensor
+from .._graph import inplace, record
 from ._common import _PI, _inplace, _need_tensor, _not_implemented, _unary
 
 __all__ = [
-    "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit_", "erf_", "erfc_",
-    "erfinv_", "lgamma_", "digamma_",
+    "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "logit_",
+    "erf_", "erfc_", "erfinv_", "lgamma_", "digamma_", "polygamma_", "mvlgamma_",
 ]
 
 
@@ -406,10 +408,12 @@ class PolygammaBackward0(Node):
         return grad * _polygamma(self.n + 1, t)
 
 
-def _polygamma(n, input):
+def _polygamma(n, input, out=None):
     """polygamma(n, x): the derivatives of digamma (the backward of digamma and of itself)."""
     kernel = _special("polygamma", _polygamma_kernel(n), n)
-    res = _unary(input, kernel, PolygammaBackward0, "input", None, "polygamma", wide=True)
+    complex_kernel = {0: "digamma", 1: "trigamma"}.get(n, "polygamma")
+    res = _unary(input, kernel, PolygammaBackward0, "input", out, "polygamma", wide=True,
+                 complex_error=complex_kernel)
     if type(res._grad_fn) is PolygammaBackward0:
         res._grad_fn.n = n
     return res
@@ -417,3 +421,73 @@ def _polygamma(n, input):
 
 erf_, erfc_, erfinv_, lgamma_, digamma_ = (_inplace(f) for f in (erf, erfc, erfinv, lgamma, digamma))
 logit_ = _inplace(logit)
+
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of digamma."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    _need_tensor("polygamma", input, "input", 2)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _polygamma(n, input, out)
+
+
+class PolygammaBackward1(PolygammaBackward0):
+    """polygamma_ (PyTorch records the in-place form under its own name)."""
+
+
+def polygamma_(self, n):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+
+    def compute(s):
+        res = polygamma(n, s)
+        if type(res._grad_fn) is PolygammaBackward0:
+            res._grad_fn.__class__ = PolygammaBackward1
+        return res
+    return inplace(self, compute)
+
+
+# The method takes n after self (x.polygamma(n)): bound here, not through METHODS.
+Tensor.polygamma = lambda self, n: polygamma(n, self)
+
+
+class MvlgammaBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * digamma(t.unsqueeze(-1) + _mvlgamma_offsets(t, self.p)).sum(-1)
+
+
+def _mvlgamma_offsets(like, p):
+    """PyTorch's arange(-(p-1)/2, 1/2, 1/2) in `like`'s dtype: lgamma(x - i/2), i < p."""
+    from ..pointwise import xp_of
+    xp = xp_of(like)
+    return make_tensor(xp.arange(p, dtype=like._array.dtype) * 0.5 - (p - 1) * 0.5, like._device)
+
+
+def mvlgamma(input, p):
+    """The log of the multivariate gamma function of dimension p."""
+    _need_tensor("mvlgamma", input)
+    if input.dtype.is_complex:
+        raise _not_implemented("arange_cpu", input.dtype)
+    if input._array.dtype == np.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = input.detach()
+    if not x.dtype.is_floating_point:
+        from ... import dtypes as _dt
+        x = x.to(_dt.get_default_dtype())
+    res = lgamma(x.unsqueeze(-1) + _mvlgamma_offsets(x, p)).sum(-1) + \
+        p * (p - 1) * math.log(_PI) * 0.25
+    node = record(MvlgammaBackward0, (input,), res)
+    if node is not None:
+        node.p = p
+        node.save_for_backward(input)
+    return res
+
+
+def mvlgamma_(self, p):
+    return inplace(self, lambda s: mvlgamma(s, p))
