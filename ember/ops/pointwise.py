@@ -520,9 +520,22 @@ def _scalar_log(x):
 
 
 def _pow_arrays(x, y):
-    if _is_int(x) and _is_int(y) and isinstance(y, (builtins.int, np.ndarray)) and np.any(np.asarray(y) < 0):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if _is_int(x) and _is_int(y):
+        if not isinstance(y, np.ndarray):  # only a Python-number exponent is refused
+            if y < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+        elif y.dtype.kind == "i" and (y < 0).any():
+            return _int_pow_negative(x, y)
     return x ** y
+
+
+def _int_pow_negative(x, y):
+    """Integer powers with some negative exponents, as PyTorch computes them: 1 ** -n is 1,
+    (-1) ** -n is +-1 by the parity of n, and every other base gives 0 (1 / x truncated)."""
+    negative = y < 0
+    r = x ** np.where(negative, 0, y)
+    reciprocal = np.where(x == 1, 1, np.where(x == -1, 1 - 2 * (y & 1), 0))
+    return np.where(negative, reciprocal, r).astype(r.dtype, copy=False)
 
 
 def pow(input, exponent, *, out=None):

@@ -209,6 +209,9 @@ def _pow_int(rng):
         Sample((integers(rng, 3, 4, low=1, high=5), 0.5)),
         Sample((2, integers(rng, 3, 4, low=0, high=5))),
         Sample((integers(rng, 3, 4), -2), raises=RuntimeError),
+        # a negative exponent in a tensor is computed, not refused: 1, +-1 or 0
+        Sample((np.arange(-3, 4).repeat(3), np.tile([-3, -2, -1], 7))),
+        Sample((2, np.array([-2, -1, 0, 3]))),
     ]
 
 
