@@ -23,6 +23,8 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
+    __str__ = __repr__  # Tensor binds __str__ to its own __repr__; print shows this one
+
     def __reduce_ex__(self, proto):
         return (_rebuild_parameter, (self.detach(), self._requires_grad))
 
