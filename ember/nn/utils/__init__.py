@@ -9,7 +9,8 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters
 # Utilities written alongside (rnn packing, weight/spectral norm), imported if present;
 # parametrize and parametrizations are reached only as submodules, as in torch.nn.utils.
 _SUBMODULE_ONLY = ("parametrize", "parametrizations")
-for _name in ("rnn", "weight_norm", "spectral_norm", "parametrize", "parametrizations", "fusion"):
+for _name in ("rnn", "weight_norm", "spectral_norm", "parametrize", "parametrizations", "fusion",
+              "init"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:
