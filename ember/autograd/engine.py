@@ -363,6 +363,20 @@ def _expandable(shape, target):
 
 
 def _accumulate_into(leaf, g, create_graph, handed_out):
+    _accumulate(leaf, g, create_graph, handed_out)
+    post = leaf._post_accumulate_grad_hooks
+    if post:
+        # called with the leaf once its .grad holds the new sum
+        for hook in list(post.values()):
+            result = hook(leaf)
+            if result is not None:
+                if not isinstance(result, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(result).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _accumulate(leaf, g, create_graph, handed_out):
     hooks = leaf._hooks
     if hooks:
         for hook in list(hooks.values()):
