@@ -88,8 +88,8 @@ class Tensor:
                  "_base", "_view_fn", "_grad", "__dict__", "__weakref__")
     # Rarely set fields live in the instance dict, with these class-level defaults.
     _hooks = None          # dict: id -> hook, on a leaf (a non-leaf's hooks sit on its grad_fn)
+    _post_accumulate_grad_hooks = None  # dict: id -> hook(leaf), run after .grad is summed
     _retains_grad = False
-    _post_accumulate_hooks = None  # dict: id -> hook(tensor), run after .grad is accumulated
     _grad_accumulator = None  # weakref to the leaf's AccumulateGrad node
     _fn_version = 0        # version at which a view's grad_fn was last derived from its base
     _is_param = False
@@ -353,15 +353,16 @@ class Tensor:
         return RemovableHandle(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
+        """`hook(self)` runs after backward has accumulated into this leaf's .grad."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None:
+        if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
         from .ops._graph import RemovableHandle
-        if self._post_accumulate_hooks is None:
-            self._post_accumulate_hooks = {}
-        return RemovableHandle(self._post_accumulate_hooks, hook)
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = {}
+        return RemovableHandle(self._post_accumulate_grad_hooks, hook)
 
     # ---- conversions to Python and NumPy --------------------------------------------------
     def numpy(self, *, force=False):

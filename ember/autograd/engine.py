@@ -152,9 +152,6 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                 if accumulate and grads[0] is not None:
                     leaf = node.variable
                     _accumulate_into(leaf, grads[0], create_graph, handed_out)
-                    if leaf._post_accumulate_hooks:
-                        for hook in list(leaf._post_accumulate_hooks.values()):
-                            hook(leaf)
                 continue
             missing = 0
             for g in grads:
@@ -367,6 +364,20 @@ def _expandable(shape, target):
 
 
 def _accumulate_into(leaf, g, create_graph, handed_out):
+    _accumulate(leaf, g, create_graph, handed_out)
+    post = leaf._post_accumulate_grad_hooks
+    if post:
+        # called with the leaf once its .grad holds the new sum
+        for hook in list(post.values()):
+            result = hook(leaf)
+            if result is not None:
+                if not isinstance(result, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(result).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _accumulate(leaf, g, create_graph, handed_out):
     hooks = leaf._hooks
     if hooks:
         for hook in list(hooks.values()):

@@ -2,7 +2,7 @@
 from . import functional, init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = list(_modules_all) + ["Parameter", "Buffer", "UninitializedParameter", "functional",
-                                 "init", "parallel", "utils"]
+__all__ = list(_modules_all) + ["Parameter", "Buffer", "UninitializedParameter",
+                                 "UninitializedBuffer", "functional", "init", "parallel", "utils"]

@@ -1,6 +1,9 @@
 """`nn.init`: parameter initialisations with PyTorch's formulas (fans, gains, bounds).
 Every function fills its tensor in place without recording a graph, and returns it."""
+import contextlib
+import functools
 import math
+import threading
 import warnings
 
 from ..autograd.grad_mode import no_grad
@@ -179,3 +182,61 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
             zero_rows = randperm(rows, generator=generator)[:num_zeros]
             tensor[zero_rows, col] = 0
     return tensor
+
+
+# ---- initialisers skipped while nn.utils.skip_init builds a module --------------------------------
+_skip = threading.local()
+
+
+@contextlib.contextmanager
+def _skipping():
+    """Inside, every in-place initialiser returns its tensor untouched (and draws nothing from
+    the random generators), as PyTorch's run on its meta device does."""
+    _skip.depth = getattr(_skip, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _skip.depth -= 1
+
+
+def _skippable(fn):
+    @functools.wraps(fn)
+    def initialiser(tensor, *args, **kwargs):
+        if getattr(_skip, "depth", 0):
+            return tensor
+        return fn(tensor, *args, **kwargs)
+    return initialiser
+
+
+for _name in __all__:
+    if _name.endswith("_"):
+        globals()[_name] = _skippable(globals()[_name])
+
+
+# ---- the deprecated names without the trailing underscore -------------------------------------
+def _deprecated(new_name):
+    old_name = new_name[:-1]
+    target = globals()[new_name]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+                      FutureWarning, stacklevel=2)
+        return target(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = (f"\n    {old_name}(...)\n\n    .. warning::\n        This method is "
+                               f"now deprecated in favor of :func:`torch.nn.init.{new_name}`.\n\n"
+                               f"    See :func:`~torch.nn.init.{new_name}` for details.")
+    return deprecated_init
+
+
+uniform = _deprecated("uniform_")
+normal = _deprecated("normal_")
+constant = _deprecated("constant_")
+eye = _deprecated("eye_")
+dirac = _deprecated("dirac_")
+xavier_uniform = _deprecated("xavier_uniform_")
+xavier_normal = _deprecated("xavier_normal_")
+kaiming_uniform = _deprecated("kaiming_uniform_")
+kaiming_normal = _deprecated("kaiming_normal_")
+orthogonal = _deprecated("orthogonal_")
+sparse = _deprecated("sparse_")

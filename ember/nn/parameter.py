@@ -2,7 +2,8 @@
 and `nn.Buffer`, a tensor a Module registers as a buffer."""
 from .._tensor import Tensor, _make
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
+           "UninitializedTensorMixin", "is_lazy"]
 
 
 class Parameter(Tensor):
@@ -22,6 +23,8 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__  # Tensor binds __str__ to its own __repr__; print shows this one
 
     def __reduce_ex__(self, proto):
         return (_rebuild_parameter, (self.detach(), self._requires_grad))
@@ -50,11 +53,76 @@ class Buffer(Tensor):
         return t
 
 
-class UninitializedParameter(Parameter):
-    """A parameter whose shape is set on first use (lazy modules)."""
+class UninitializedTensorMixin:
+    """Lazy modules' placeholders: no shape until `materialize` gives them one (and turns them
+    into `cls_to_become`); until then they hold an empty array that only carries the
+    device and dtype, which `.to()` on the module may change."""
 
     def materialize(self, shape, device=None, dtype=None):
         from ..ops.creation import empty
-        data = empty(shape, device=device or self._device, dtype=dtype or self.dtype)
-        self._array, self._device = data._array, data._device
-        self.__class__ = Parameter
+        self.data = empty(shape, device=device if device is not None else self._device,
+                          dtype=dtype if dtype is not None else self.dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually "
+            "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+            "initialized one. Call `forward` to initialize the parameters before accessing their "
+            "attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call "
+                           "`forward` to initialize the parameters before calling "
+                           "`module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+
+def is_lazy(param):
+    """Whether `param` is an uninitialized parameter or buffer of a lazy module."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+def _empty_placeholder(device, dtype):
+    from ..ops.creation import empty
+    return empty(0, device=device, dtype=dtype)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape is set on first use (lazy modules)."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        data = _empty_placeholder(device, dtype)
+        t = _make(cls, data._array, data._device, version=data._vc)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is set on first use (lazy modules)."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        data = _empty_placeholder(device, dtype)
+        t = _make(cls, data._array, data._device, version=data._vc)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass

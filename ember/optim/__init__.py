@@ -6,7 +6,7 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD"]
 # Optimisers written alongside, one file each (each lists its class in __all__).
-for _name in ("adam", "rmsprop", "nadam", "lbfgs"):
+for _name in ("adam", "rmsprop", "nadam", "lbfgs", "asgd", "rprop", "_adafactor"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:
@@ -15,8 +15,9 @@ for _name in ("adam", "rmsprop", "nadam", "lbfgs"):
         continue
     globals().update({n: getattr(_mod, n) for n in _mod.__all__})
     __all__ += list(_mod.__all__)
-try:
-    lr_scheduler = importlib.import_module(".lr_scheduler", __name__)
-except ModuleNotFoundError as e:
-    if e.name != f"{__name__}.lr_scheduler":
-        raise
+for _name in ("lr_scheduler", "swa_utils"):
+    try:
+        globals()[_name] = importlib.import_module(f".{_name}", __name__)
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{_name}":
+            raise

@@ -147,7 +147,7 @@ class ModuleList(Module):
     def __repr__(self):
         """Runs of children with equal reprs print once, as `(0-1): 2 x Linear(...)`."""
         if not self._modules:
-            return "ModuleList()"
+            return self._get_name() + "()"
         reprs = [repr(m) for m in self._modules.values()]
         lines, start = [], 0
         for end in range(1, len(reprs) + 1):
@@ -157,7 +157,7 @@ class ModuleList(Module):
                 lines.append(f"({start}): {body}" if count == 1 else
                              f"({start}-{end - 1}): {count} x {body}")
                 start = end
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

@@ -1,10 +1,12 @@
 """Linear layers: Identity, Linear, Bilinear, LazyLinear."""
 import math
 
+from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
@@ -74,30 +76,28 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class LazyLinear(Linear):
-    """A Linear whose in_features is taken from the first input."""
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is taken from the first input's last dimension."""
 
     cls_to_become = Linear
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
-        Module.__init__(self)
-        self.in_features, self.out_features = 0, out_features
-        self.weight = UninitializedParameter()
-        self.bias = UninitializedParameter() if bias else None
-        if not bias:
-            self.register_parameter("bias", None)
-        self._factory = {"device": device, "dtype": dtype}
+        factory = {"device": device, "dtype": dtype}
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(**factory)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(**factory)
 
     def reset_parameters(self):
-        if not isinstance(self.weight, UninitializedParameter):
+        if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
 
-    def forward(self, input):
-        if isinstance(self.weight, UninitializedParameter):
-            self.in_features = input.shape[-1]
-            self.weight.materialize((self.out_features, self.in_features), **self._factory)
-            if self.bias is not None:
-                self.bias.materialize((self.out_features,), **self._factory)
-            self.__class__ = Linear
-            self.reset_parameters()
-        return super().forward(input)
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()

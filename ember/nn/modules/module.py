@@ -8,7 +8,7 @@ from collections import OrderedDict, namedtuple
 
 from ... import _state
 from ..._tensor import Tensor
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
@@ -362,7 +362,10 @@ class Module:
                     param._grad.data = fn(param._grad)
         for key, buf in self._buffers.items():
             if buf is not None:
-                self._buffers[key] = fn(buf)
+                if is_lazy(buf):  # stays the placeholder, with the new device and dtype
+                    buf.data = fn(buf)
+                else:
+                    self._buffers[key] = fn(buf)
         return self
 
     def apply(self, fn):
@@ -558,6 +561,8 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   f"torch.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(value)}")
+                continue
+            if is_lazy(param):  # still lazy: the checkpoint's is an uninitialized one too
                 continue
             if value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "

@@ -6,8 +6,11 @@ from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,
                         clip_grads_with_norm_, get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
-# Utilities written alongside (rnn packing, weight/spectral norm), imported if present.
-for _name in ("rnn", "weight_norm", "spectral_norm", "parametrize", "fusion"):
+# Utilities written alongside (rnn packing, weight/spectral norm), imported if present;
+# parametrize and parametrizations are reached only as submodules, as in torch.nn.utils.
+_SUBMODULE_ONLY = ("parametrize", "parametrizations")
+for _name in ("rnn", "weight_norm", "spectral_norm", "parametrize", "parametrizations", "fusion",
+              "init"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:
@@ -15,4 +18,6 @@ for _name in ("rnn", "weight_norm", "spectral_norm", "parametrize", "fusion"):
             raise
         continue
     globals()[_name] = _mod
+    if _name in _SUBMODULE_ONLY:
+        continue
     globals().update({n: getattr(_mod, n) for n in getattr(_mod, "__all__", ())})
