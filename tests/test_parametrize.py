@@ -11,7 +11,9 @@ from ember import nn
 
 
 def _same_weights(lib_pair, seed=0):
-    """(ember module, torch module) built by `lib_pair(lib)` with the same weights."""
+    """(ember module, torch module) built by `lib_pair(lib)` with the same weights (seeded:
+    a test's power iterations must not depend on which tests ran before it)."""
+    ember.manual_seed(seed)
     e_mod, t_mod = lib_pair(ember), lib_pair(__import__("torch"))
     import torch
     with torch.no_grad():
