@@ -12,10 +12,12 @@ ops, their backward nodes and their in-place forms:
 Float16 and bfloat16 are computed in float32 and rounded once, as PyTorch's CPU kernels do;
 the special functions compute in float64.
 """
+from .bessel import *  # noqa: F401,F403
 from .binary_math import *  # noqa: F401,F403
 from .elementary import *  # noqa: F401,F403
 from .rounding import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from . import special
 from .ternary import *  # noqa: F401,F403
 
 __all__ = [
@@ -25,13 +27,14 @@ __all__ = [
     "reciprocal", "square", "floor", "ceil", "round", "trunc", "fix", "frac", "fmod", "fmax",
     "fmin", "lerp", "addcmul", "addcdiv", "hypot", "xlogy", "copysign", "nan_to_num", "isnan",
     "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose", "signbit", "deg2rad",
-    "rad2deg", "sinc", "heaviside", "float_power", "positive", "angle",
+    "rad2deg", "sinc", "heaviside", "float_power", "positive", "angle", "i0",
+    "polygamma",
     # PyTorch's top-level in-place forms
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
     "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "arcsin_", "arccos_", "arctan_",
     "arcsinh_", "arccosh_", "arctanh_", "logit_", "erf_", "erfc_", "reciprocal_", "square_",
     "floor_", "ceil_", "round_", "trunc_", "fix_", "frac_", "xlogy_", "nan_to_num_",
-    "deg2rad_", "rad2deg_", "sinc_",
+    "deg2rad_", "rad2deg_", "sinc_", "i0_",
 ]
 _INPLACE_METHODS = [
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
@@ -39,5 +42,8 @@ _INPLACE_METHODS = [
     "arctan_", "arcsinh_", "arccosh_", "arctanh_", "logit_", "erf_", "erfc_", "erfinv_",
     "lgamma_", "digamma_", "reciprocal_", "square_", "floor_", "ceil_", "round_", "trunc_",
     "fix_", "frac_", "fmod_", "lerp_", "addcmul_", "addcdiv_", "hypot_", "xlogy_", "copysign_",
-    "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_"]
-METHODS = [n for n in __all__ if not n.endswith("_")] + _INPLACE_METHODS
+    "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_", "i0_"]
+# Tensor.polygamma(n) takes n after self (bound in special.py), torch.polygamma(n, input) first
+METHODS = [n for n in __all__ if not n.endswith("_") and n != "polygamma"] + _INPLACE_METHODS \
+    + ["polygamma_"]
+polygamma_ = special._polygamma_inplace

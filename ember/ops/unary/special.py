@@ -13,11 +13,12 @@ import numpy as np
 
 from .._graph import Node
 from ..pointwise import where
+from .._graph import _type_name
 from ._common import _PI, _inplace, _need_tensor, _not_implemented, _unary
 
 __all__ = [
     "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit_", "erf_", "erfc_",
-    "erfinv_", "lgamma_", "digamma_",
+    "erfinv_", "lgamma_", "digamma_", "polygamma",
 ]
 
 
@@ -417,3 +418,41 @@ def _polygamma(n, input):
 
 erf_, erfc_, erfinv_, lgamma_, digamma_ = (_inplace(f) for f in (erf, erfc, erfinv, lgamma, digamma))
 logit_ = _inplace(logit)
+
+
+def polygamma(n, input, *, out=None, _fname="polygamma"):
+    """The n-th derivative of digamma (n = 0: digamma itself, named PolygammaBackward0)."""
+    if isinstance(n, builtins.bool) or not isinstance(n, (builtins.int, np.integer)):
+        raise TypeError(f"{_fname}(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    _need_tensor("polygamma", input, position=2)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if input.dtype.is_complex:
+        raise _not_implemented("polygamma", input.dtype)
+    kernel = _special("polygamma", _polygamma_kernel(builtins.int(n)), builtins.int(n))
+    res = _unary(input, kernel, PolygammaBackward0, "input", out, "polygamma", wide=True)
+    if type(res._grad_fn) is PolygammaBackward0:
+        res._grad_fn.n = builtins.int(n)
+    return res
+
+
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+def _polygamma_inplace(self, n):
+    from .._graph import inplace
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_type_name(self.dtype)}")
+    return inplace(self, lambda x: polygamma(n, x))
+
+
+def special_polygamma(n, input, *, out=None):
+    return polygamma(n, input, out=out, _fname="special_polygamma")
+
+
+from ..._tensor import Tensor as _Tensor  # noqa: E402
+
+_Tensor.polygamma = _polygamma_method
