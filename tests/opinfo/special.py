@@ -5,7 +5,7 @@ import numpy as np
 from . import OpInfo, Sample, integers, randn, register
 
 
-def _special(name, domain, extra=(), gradgrad=True, atol=1e-5, rtol=1.3e-6):
+def _special(name, domain, extra=(), gradgrad=True, atol=1e-5, rtol=1.3e-6, grad=True):
     def call(lib, *args, **kwargs):
         return getattr(lib.special, name)(*args, **kwargs)
 
@@ -13,7 +13,8 @@ def _special(name, domain, extra=(), gradgrad=True, atol=1e-5, rtol=1.3e-6):
         return [Sample((domain(rng, 3, 4),)), Sample((domain(rng, 2, 3),), noncontig=(0,)),
                 Sample((domain(rng),)), Sample((integers(rng, 4, low=1, high=4),), grad=())] + \
             [make(rng) for make in extra]
-    register(OpInfo("special." + name, call, samples, gradgrad=gradgrad, atol=atol, rtol=rtol))
+    register(OpInfo("special." + name, call, samples, grad=grad, gradgrad=gradgrad, atol=atol,
+                    rtol=rtol))
 
 
 def _uniform(lo, hi):
@@ -33,6 +34,129 @@ for _name, _domain in (("expit", randn), ("erf", randn), ("erfc", randn),
     _special(_name, _domain)
 for _name in ("i0", "i0e", "i1", "i1e"):
     _special(_name, randn, extra=(_WIDE, _MODERATE, _COMPLEX), rtol=2e-6)
+
+
+
+def _values(*values, grad=()):
+    return lambda rng: Sample((np.array(values),), grad=grad)
+
+
+_HALF = lambda rng: Sample((randn(rng, 3).astype(np.float16),), raises=NotImplementedError)  # noqa: E731
+_special("erfcx", lambda rng, *shape: np.asarray(randn(rng, *shape) * 3),
+         extra=(_values(-30.0, -26.0, -5.0, -0.4, 0.0, 0.3, 0.5, 4.5, 30.0, 1e10, np.inf, -np.inf,
+                        np.nan), _COMPLEX, _HALF))
+_special("ndtr", lambda rng, *shape: np.asarray(randn(rng, *shape) * 2),
+         extra=(_values(-40.0, -10.0, -5.0, -1e-3, 0.0, 3.0, 10.0, np.inf, np.nan), _COMPLEX))
+_special("ndtri", _uniform(0.02, 0.98),
+         extra=(_values(0.0, 1e-300, 1e-20, 1e-5, 0.1, 0.25, 0.5, 0.75, 0.9999, 1.0, -0.5, 1.5,
+                        np.nan),
+                lambda rng: Sample((np.array([2e-3, 0.05, 0.3, 0.99]),)), _COMPLEX, _HALF))
+_special("log_ndtr", lambda rng, *shape: np.asarray(randn(rng, *shape) * 3),
+         extra=(_values(-40.0, -10.0, -1.5, -1.0, -0.5, 0.0, 3.0, 10.0, np.inf, -np.inf, np.nan),
+                lambda rng: Sample((np.array([-30.0, -8.0, -1.0, 2.0, 7.0]),)), _COMPLEX, _HALF))
+_special("entr", _uniform(0.1, 3.0),
+         extra=(_values(0.0, -1.0, 2.0, np.inf, np.nan), _COMPLEX,
+                lambda rng: Sample((rng.uniform(0.1, 3.0, 4).astype(np.float16),), grad=())))
+for _name in ("bessel_j0", "bessel_j1"):
+    _special(_name, lambda rng, *shape: np.asarray(randn(rng, *shape) * 6), grad=False,
+             extra=(_values(-60.0, -24.9, -25.0, -2.0, -1.99, 0.0, 1e-5, 3.0, 8.0, 25.0, 40.0,
+                            1e4, np.inf, -np.inf, np.nan), _COMPLEX, _HALF))
+
+
+def _xlog1py_samples(rng):
+    return [Sample((rng.uniform(0.5, 2, (3, 4)), rng.uniform(-0.5, 2, (3, 4)))),
+            Sample((rng.uniform(0.5, 2, (3, 1)), rng.uniform(-0.5, 2, (4,)))),
+            Sample((rng.uniform(0.5, 2, (3,)), 1.5)), Sample((2.5, rng.uniform(-0.5, 2, (3,)))),
+            Sample((np.array([0.0, 1.0, 2.0]), -0.5)),
+            Sample((np.array([0.0, 0.0, 1.0, 2.0]), np.array([np.nan, -1.0, -1.0, -2.0])),
+                   grad=()),
+            Sample((integers(rng, 3), integers(rng, 3, low=0, high=4)), grad=()),
+            Sample((integers(rng, 3), 2.5), grad=()),
+            Sample((randn(rng, 3) + 1j, randn(rng, 3)), raises=NotImplementedError),
+            Sample((1.0, 2.0), raises=TypeError),
+            Sample((randn(rng, 2), randn(rng, 3)), raises=RuntimeError)]
+
+
+register(OpInfo("special.xlog1py", lambda lib, a, b: lib.special.xlog1py(a, b), _xlog1py_samples))
+
+
+def _zeta_samples(rng):
+    return [Sample((rng.uniform(1.5, 5.0, (3, 4)), rng.uniform(0.5, 3.0, (3, 4))), grad=(1,)),
+            Sample((rng.uniform(1.5, 5.0, (3, 1)), rng.uniform(0.5, 3.0, (4,))), grad=(1,)),
+            Sample((2.5, rng.uniform(0.5, 3.0, (3,)))), Sample((3, rng.uniform(0.5, 3.0, (3,)))),
+            Sample((rng.uniform(1.5, 5.0, (3,)), 2.0), grad=()),
+            Sample((np.array([1.0, 0.5, 2.0, 2.0, 3.0, 2.5, np.nan, 2.0, 30.0, 1.2]),
+                    np.array([1.0, 1.0, 0.0, -2.0, -2.5, -2.5, 1.0, np.nan, 0.5, 1e-3])), grad=()),
+            Sample((integers(rng, 3, low=1, high=5), integers(rng, 3, low=1, high=5)), grad=()),
+            Sample((randn(rng, 3) + 1j, randn(rng, 3)), raises=NotImplementedError),
+            Sample((randn(rng, 3).astype(np.float16), randn(rng, 3).astype(np.float16)),
+                   raises=NotImplementedError),
+            Sample((1.0, 2.0), raises=TypeError)]
+
+
+register(OpInfo("special.zeta", lambda lib, a, b: lib.special.zeta(a, b), _zeta_samples,
+                atol=1e-5, rtol=2e-6))
+
+
+def _mvlgamma_samples(rng):
+    return [Sample((rng.uniform(2.0, 5.0, (3, 4)), 1)), Sample((rng.uniform(2.0, 5.0, (5,)), 3)),
+            Sample((np.array([0.4, 3.5]), 2)), Sample((np.array([-3.5, 0.2, 0.0, -1.0]), 3), grad=()),
+            Sample((integers(rng, 3, low=3, high=7), 2), grad=()),
+            Sample((rng.uniform(2.0, 5.0, (3,)), 0), raises=RuntimeError),
+            Sample((rng.uniform(2.0, 5.0, (3,)), 2.0), raises=TypeError),
+            Sample((rng.uniform(2.0, 5.0, (3,)), True), raises=TypeError),
+            Sample((np.array([True, False]), 2), raises=RuntimeError),
+            Sample((randn(rng, 2) + 1j, 2), raises=NotImplementedError)]
+
+
+register(OpInfo("special.multigammaln", lambda lib, x, p: lib.special.multigammaln(x, p),
+                _mvlgamma_samples))
+register(OpInfo("mvlgamma", lambda lib, x, p: lib.mvlgamma(x, p), _mvlgamma_samples))
+register(OpInfo("mvlgamma", lambda lib, x, p: x.mvlgamma(p), _mvlgamma_samples,
+                variant="method"))
+register(OpInfo("mvlgamma_", lambda lib, x, p: x.clone().mvlgamma_(p),
+                lambda rng: [Sample((rng.uniform(2.0, 5.0, (3, 4)), 2)),
+                             Sample((integers(rng, 3, low=3, high=7), 2), raises=RuntimeError),
+                             Sample((rng.uniform(2.0, 5.0, (3,)), 0), raises=RuntimeError),
+                             Sample((rng.uniform(2.0, 5.0, (3,)), 1.5), raises=TypeError)]))
+
+
+def _igamma_samples(rng):
+    return [Sample((rng.uniform(0.5, 5.0, (3, 4)), rng.uniform(0.1, 6.0, (3, 4))), grad=(1,)),
+            Sample((rng.uniform(0.5, 5.0, (3, 1)), rng.uniform(0.1, 6.0, (4,))), grad=(1,)),
+            Sample((rng.uniform(20.0, 60.0, (6,)), rng.uniform(10.0, 80.0, (6,))), grad=(1,)),
+            Sample((np.array([0.0, 0.0, 1.0, np.inf, np.inf, 2.0, np.nan, -1.0, 1e-4, 3e-5, 40.0]),
+                    np.array([0.0, 1.0, 0.0, 1.0, np.inf, np.inf, 1.0, 1.0, 0.3, 0.6, 3e-5])),
+                   grad=()),
+            Sample((integers(rng, 3, low=1, high=5), rng.uniform(0.1, 6.0, (3,))), grad=()),
+            Sample((integers(rng, 3, low=1, high=5), integers(rng, 3, low=1, high=5)),
+                   raises=NotImplementedError),
+            Sample((randn(rng, 3) + 1j, randn(rng, 3)), raises=NotImplementedError),
+            Sample((rng.uniform(0.5, 5.0, (3,)), 2.0), raises=TypeError),
+            Sample((2.0, rng.uniform(0.5, 5.0, (3,))), raises=TypeError),
+            Sample((randn(rng, 2), randn(rng, 3)), raises=RuntimeError)]
+
+
+for _name, _lib in (("gammainc", "special"), ("gammaincc", "special"), ("igamma", ""),
+                    ("igammac", "")):
+    register(OpInfo(("special." if _lib else "") + _name,
+                    (lambda n, l: lambda lib, a, x: getattr(getattr(lib, l) if l else lib, n)(a, x))(
+                        _name, _lib), _igamma_samples, rtol=2e-6))
+for _name in ("igamma", "igammac"):
+    register(OpInfo(_name, (lambda n: lambda lib, a, x: getattr(a, n)(x))(_name),
+                    lambda rng: [s for s in _igamma_samples(rng) if not isinstance(s.args[0], float)],
+                    variant="method", rtol=2e-6))
+    register(OpInfo(_name + "_", (lambda n: lambda lib, a, x: getattr(a.clone(), n + "_")(x))(_name),
+                    lambda rng: [Sample((rng.uniform(0.5, 5.0, (3, 4)), rng.uniform(0.1, 6.0, (3, 4))),
+                                        grad=(1,)),
+                                 Sample((rng.uniform(0.5, 5.0, (3, 4)), rng.uniform(0.1, 6.0, (4,))),
+                                        grad=(1,)),
+                                 Sample((integers(rng, 3, low=1, high=5), integers(rng, 3, low=1, high=5)),
+                                        raises=NotImplementedError),
+                                 Sample((rng.uniform(0.5, 5.0, (2,)), rng.uniform(0.5, 5.0, (2, 2))),
+                                        raises=RuntimeError),
+                                 Sample((rng.uniform(0.5, 5.0, (2,)), 2.0), raises=TypeError)],
+                    rtol=2e-6))
 
 
 def _polygamma_samples(rng):

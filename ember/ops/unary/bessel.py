@@ -128,3 +128,104 @@ class SpecialI1EBackward0(Node):
 def i1e(input, *, out=None):
     return _unary(input, _i1e_k, SpecialI1EBackward0, "input", out, "special_i1e", wide=True,
                   complex_error="i1e_cpu")
+
+
+# ==== Bessel functions of the first kind J0, J1 (torch.special only, no derivative) ===============
+# Three ranges, each where its method is accurate to double precision in absolute terms:
+# |x| < 2: the power series sum_k (-1)^k (x/2)^(2k+v) / (k! (k+v)!) (terms below 1: little
+# cancellation); 2 <= |x| < 25: Miller's backward recurrence J_(k-1) = (2k/x) J_k - J_(k+1)
+# from k = 100, normalized by J_0 + 2 (J_2 + J_4 + ...) = 1; |x| >= 25: Hankel's expansion
+# J_v(x) = sqrt(2 / (pi x)) (P cos(x - (2v+1) pi/4) - Q sin(x - (2v+1) pi/4)), whose smallest
+# term there is about e^(-2x).
+_J_SERIES_END = 2.0
+_J_HANKEL_START = 25.0
+_J_HUGE = 1e300
+_MILLER_START = 100
+
+
+def _j_series(xp, x, order):
+    h = x * 0.5
+    q = -(h * h)
+    term = xp.ones_like(x) if order == 0 else h.copy()
+    total = term.copy()
+    for k in range(1, 30):
+        term = term * q / (k * (k + order))
+        total = total + term
+    return total
+
+
+def _j_miller(xp, x):
+    """(J0(x), J1(x)) for 2 <= x < 25."""
+    nxt = xp.zeros_like(x)
+    cur = xp.full_like(x, 1e-30)
+    norm = xp.zeros_like(x)
+    j1 = None
+    for k in range(_MILLER_START, 0, -1):
+        prev = (2.0 * k / x) * cur - nxt   # J_(k-1), unnormalized
+        nxt, cur = cur, prev
+        if k - 1 == 1:
+            j1 = cur
+        if (k - 1) % 2 == 0 and k - 1 > 0:
+            norm = norm + 2.0 * cur
+    norm = norm + cur
+    return cur / norm, j1 / norm
+
+
+def _j_hankel(xp, x, order):
+    """J_order(x) for x >= 25."""
+    mu = 4.0 * order * order
+    p = xp.ones_like(x)
+    q = xp.zeros_like(x)
+    term = xp.ones_like(x)
+    for k in range(1, 40):
+        term = term * (mu - (2 * k - 1) ** 2) / (k * 8.0 * x)
+        if k % 2:
+            q = q + (term if (k // 2) % 2 == 0 else -term)
+        else:
+            p = p + (term if (k // 2) % 2 == 0 else -term)
+    c, s = xp.cos(x), xp.sin(x)
+    if order == 0:   # x - pi/4
+        cos_chi, sin_chi = (c + s), (s - c)
+    else:            # x - 3 pi/4
+        cos_chi, sin_chi = (s - c), -(s + c)
+    return xp.sqrt(1.0 / (math.pi * x)) * (p * cos_chi - q * sin_chi)
+
+
+def _bessel_j(order):
+    def kernel(xp, x):
+        ax = xp.abs(x)
+        out = xp.empty_like(x)
+        low = ax < _J_SERIES_END
+        high = ax >= _J_HANKEL_START
+        mid = ~(low | high)
+        out[low] = _j_series(xp, ax[low], order)
+        if mid.any():
+            out[mid] = _j_miller(xp, ax[mid])[order]
+        if high.any():
+            out[high] = _j_hankel(xp, xp.where(xp.isinf(ax[high]), _J_HUGE, ax[high]), order)
+        if order == 1:
+            out = xp.where(x < 0, -out, out)
+        # PyTorch gives NaN at +-inf (its phase x - pi/4 is NaN there)
+        return xp.where(xp.isnan(x) | xp.isinf(x), np.nan, out)
+    return kernel
+
+
+_j0_k = _gpu_or("j0", _bessel_j(0))
+_j1_k = _gpu_or("j1", _bessel_j(1))
+
+
+def _bessel_j_op(fname, kernel):
+    def op(input, *, out=None):
+        from ... import dtypes as _dt
+        from ._common import _need_tensor, _not_implemented
+        _need_tensor("special_" + fname, input)
+        d = input.dtype
+        if d.is_complex or d is _dt.float16 or d is _dt.bfloat16:
+            raise _not_implemented(fname + "_cpu", d)
+        return _unary(input, kernel, None, None, out, "special_" + fname, wide=True)
+    op.__name__ = fname
+    return op
+
+
+bessel_j0 = _bessel_j_op("bessel_j0", _j0_k)
+bessel_j1 = _bessel_j_op("bessel_j1", _j1_k)

@@ -51,8 +51,8 @@ def _erf_near_zero(xp, x):
     return x * (num + _ERF_A[3]) / (den + _ERF_B[3])
 
 
-def _erfc_positive(xp, y):
-    """erfc(y) for y = |x| > 0.46875 (either rational form, then exp(-y^2) split for accuracy)."""
+def _erfcx_positive(xp, y):
+    """exp(y^2) erfc(y) for y > 0.46875: Cody's rational forms before their exp(-y^2) factor."""
     small = y <= 4.0
     ym = xp.where(small, y, 1.0)
     num, den = _ERF_C[8] * ym, ym
@@ -67,7 +67,19 @@ def _erfc_positive(xp, y):
         num = (num + _ERF_P[i]) * ysq
         den = (den + _ERF_Q[i]) * ysq
     large = (_SQRPI - ysq * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / yl
-    r = xp.where(small, mid, large)
+    return xp.where(small, mid, large)
+
+
+def _exp_square(xp, y):
+    """exp(y^2) for y >= 0, y^2 split into a part exact in float64 and a small rest (the
+    rounding of y*y would otherwise be magnified by the exponential)."""
+    head = xp.trunc(y * 16.0) / 16.0
+    return xp.exp(head * head) * xp.exp((y - head) * (y + head))
+
+
+def _erfc_positive(xp, y):
+    """erfc(y) for y = |x| > 0.46875 (either rational form, then exp(-y^2) split for accuracy)."""
+    r = _erfcx_positive(xp, y)
     yc = xp.minimum(y, _ERF_XBIG)
     head = xp.trunc(yc * 16.0) / 16.0
     tail = (yc - head) * (yc + head)
