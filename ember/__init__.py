@@ -14,7 +14,7 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      seed, set_rng_state)
 from . import ops as _ops
 from .ops import *  # noqa: F401,F403  (every op family's public functions)
-from . import linalg
+from . import fft, linalg, special
 from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, cuda, nn, optim, serialization, utils
 from . import distributed, distributions

@@ -983,3 +983,30 @@ def test_gradcheck_on_non_contiguous_input():
     assert not t.is_contiguous()
     assert ember.autograd.gradcheck(lambda x: (x * x).sum(0), (t,))
     assert not ember.autograd.gradcheck(lambda x: x.detach() * x, (t,), raise_exception=False)
+
+
+_WITH_NUMBER = {
+    "x/2": lambda T, y: y / 2, "div(x,2)": lambda T, y: T.div(y, 2.5),
+    "true_divide(x,2)": lambda T, y: T.true_divide(y, 2), "2/x": lambda T, y: 2 / y,
+    "div(2,x)": lambda T, y: T.div(2.0, y), "x*2": lambda T, y: y * 2, "2*x": lambda T, y: 2 * y,
+    "x-2": lambda T, y: y - 2, "2-x": lambda T, y: 2 - y, "x+2": lambda T, y: y + 2,
+    "2+x": lambda T, y: 2 + y, "div(x,2,floor)": lambda T, y: y.div(2, rounding_mode="floor"),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_WITH_NUMBER))
+def test_inplace_write_after_op_with_a_number(torch, op):
+    """Only ops whose backward needs the tensor save it: PyTorch saves nothing for x / 2,
+    x * 2, x +- 2, and a later in-place write on x does not break their backward (div(2, x)
+    saves x and raises)."""
+    def s(T):
+        x = T.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        y = x.clone()
+        z = _WITH_NUMBER[op](T, y)
+        y.mul_(3)
+        try:
+            z.sum().backward()
+        except RuntimeError as exc:
+            return "error", str(exc).split(":")[0], type(z.grad_fn).__name__
+        return x.grad, type(z.grad_fn).__name__
+    assert_same(torch, s)

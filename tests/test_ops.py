@@ -456,3 +456,14 @@ def test_every_functional_op_has_an_entry():
             missing[family.__name__.rsplit(".", 1)[-1]] = gaps
     assert not missing, "ember.nn.functional ops without an op-table entry:\n" + "\n".join(
         f"  {family}: {', '.join(names)}" for family, names in missing.items())
+
+
+@pytest.mark.parametrize("namespace", ["fft", "special"])
+def test_every_namespace_op_has_an_entry(namespace):
+    """`ember.fft.*` and `ember.special.*` have entries named "fft.rfft", "special.i0" ..."""
+    module = getattr(ember, namespace, None)
+    if module is None:
+        pytest.skip(f"ember.{namespace} is not there")
+    covered = _covered()
+    gaps = sorted(n for n in module.__all__ if f"{namespace}.{n}" not in covered)
+    assert not gaps, f"ember.{namespace} ops without an op-table entry: {', '.join(gaps)}"

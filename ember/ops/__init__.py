@@ -16,7 +16,8 @@ FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statist
                 "rearrange", "indexing",
                 "gather_scatter", "linalg", "decompositions", "creation", "conversion", "random_ops", "conv",
                 "pooling", "activation", "loss", "normalization", "sparse", "spatial",
-                "distance", "histograms", "descriptive", "fractional_pool")
+                "distance", "histograms", "descriptive", "fractional_pool", "complex_views",
+                "windows")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
 globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})
@@ -83,7 +84,8 @@ def _operator(op):
     return method
 
 
-_OPERAND_TYPES = (Tensor, bool, int, float, complex, np.generic, np.ndarray)
+_OPERAND_TYPES = (Tensor, builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic,
+                  np.ndarray)
 _COMPARISONS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 for _name, _op in _OPERATORS.items():
     # Arithmetic raises PyTorch's TypeError itself; comparisons must say NotImplemented.

@@ -17,6 +17,9 @@ METHODS = ["to", "cpu", "cuda", "type", "type_as", "float", "double", "half", "b
 
 class ToCopyBackward0(Node):
     def backward(self, grad):
+        if grad.dtype.is_complex and self._meta[0][1].kind != "c":
+            from .complex_views import real  # a real input's gradient is the real part
+            grad = real(grad)
         return to(grad, device=self.source_device, dtype=_dt.FROM_NUMPY[self._meta[0][1]])
 
 

@@ -191,7 +191,8 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
             if node is not None:  # nodes default to two tensor operands (BinaryNode)
                 node.scalar = number
                 node.scalar_first = not ta
-                if node_cls.saves:
+                if node_cls.saves and (node_cls.saves_with_number_first if not ta
+                                       else node_cls.saves_with_number):
                     node.save_for_backward(t)
     if out is not None:  # after recording: write_out refuses a result that requires grad
         return write_out(out, res, fname)
@@ -205,6 +206,8 @@ class BinaryNode(Node):
     input, so the node has an edge (None, 0) for it (record_number) and its backward
     returns a gradient slot (None) for it: `_for_tensor` puts one gradient in its place."""
     saves = True
+    saves_with_number = True        # tensor op number: the tensor is saved
+    saves_with_number_first = True  # number op tensor: the tensor is saved
     number_edge = False
     scalar = None
     scalar_first = False
@@ -258,13 +261,14 @@ class RsubBackward1(RsubBackward0):
 
 class MulBackward0(BinaryNode):
     saves = True
+    # x * 2 and 2 * x need only the number (PyTorch saves nothing)
+    saves_with_number = saves_with_number_first = False
     number_edge = True
 
     def backward(self, grad):
-        saved = self.saved_tensors
-        if len(saved) == 1:
+        if self.scalar is not None:
             return self._for_tensor(grad * _conj_scalar(self.scalar))
-        a, b = saved
+        a, b = self.saved_tensors
         ga = grad * b.conj() if self._next[0][0] is not None else None
         gb = grad * a.conj() if self._next[1][0] is not None else None
         return ga, gb
@@ -272,16 +276,17 @@ class MulBackward0(BinaryNode):
 
 class DivBackward0(BinaryNode):
     saves = True
+    # x / 2 needs only the number (PyTorch saves no tensor); div(2, x) needs x
+    saves_with_number = False
     number_edge = True
 
     def backward(self, grad):
-        saved = self.saved_tensors
-        if len(saved) == 1:
-            (t,) = saved
+        if self.scalar is not None:
             if self.scalar_first:  # scalar / t
+                (t,) = self.saved_tensors
                 return None, -grad * self.scalar / (t * t).conj()
             return grad / _conj_scalar(self.scalar), None
-        a, b = saved
+        a, b = self.saved_tensors
         ga = grad / b.conj() if self._next[0][0] is not None else None
         gb = -grad * a.conj() / (b * b).conj() if self._next[1][0] is not None else None
         return ga, gb
@@ -687,7 +692,13 @@ def relu(input):
 
 
 def conj(input):
-    return input if not input.dtype.is_complex else unary(input, np.conj, ConjBackward0, None, None, "conj", to_float=False)
+    if not input.dtype.is_complex:
+        return input
+    out = unary(input, xp_of(input).conj, ConjBackward0, None, None, "conj", to_float=False)
+    # PyTorch's conj is a lazy view that reports is_conj(); ember's is a copy reporting the same
+    if not input.__dict__.get("_conj_bit", False):
+        out._conj_bit = True
+    return out
 
 
 class ConjBackward0(Node):

@@ -9,16 +9,24 @@ ops, their backward nodes and their in-place forms:
   rounding     floor, ceil, round ..., the predicates isnan, isfinite, isclose ..., nan_to_num
   float_bits   logaddexp, logaddexp2, ldexp, frexp, nextafter, gcd, lcm
   binary_math  fmod, fmax, fmin, hypot, copysign, xlogy, heaviside, float_power
+  bessel       i0 (and torch.special's i0e, i1, i1e, bessel_j0, bessel_j1)
+  gamma_functions  mvlgamma, igamma, igammac (and torch.special's zeta)
+  normal, entropy  torch.special's erfcx, ndtr, ndtri, log_ndtr, entr, xlog1py
   ternary      lerp, addcmul, addcdiv
   _common      the helpers they share (`_unary`, half-precision compute, argument checks)
 Float16 and bfloat16 are computed in float32 and rounded once, as PyTorch's CPU kernels do;
 the special functions compute in float64.
 """
+from .bessel import *  # noqa: F401,F403
 from .binary_math import *  # noqa: F401,F403
 from .elementary import *  # noqa: F401,F403
 from .float_bits import *  # noqa: F401,F403
+from .gamma_functions import *  # noqa: F401,F403
+from .gamma_functions import igamma_, igammac_, mvlgamma_  # noqa: F401 (Tensor methods)
+from . import gamma_functions
 from .rounding import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from . import special
 from .ternary import *  # noqa: F401,F403
 
 __all__ = [
@@ -28,18 +36,17 @@ __all__ = [
     "reciprocal", "square", "floor", "ceil", "round", "trunc", "fix", "frac", "fmod", "fmax",
     "fmin", "lerp", "addcmul", "addcdiv", "hypot", "xlogy", "copysign", "nan_to_num", "isnan",
     "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose", "signbit", "deg2rad",
-    "rad2deg", "sinc", "heaviside", "float_power", "positive", "angle",
+    "rad2deg", "sinc", "heaviside", "float_power", "positive", "angle", "i0",
+    "polygamma", "mvlgamma", "igamma", "igammac",
     # PyTorch's top-level in-place forms
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
     "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "arcsin_", "arccos_", "arctan_",
     "arcsinh_", "arccosh_", "arctanh_", "logit_", "erf_", "erfc_", "reciprocal_", "square_",
     "floor_", "ceil_", "round_", "trunc_", "fix_", "frac_", "xlogy_", "nan_to_num_",
-    "deg2rad_", "rad2deg_", "sinc_",
+    "deg2rad_", "rad2deg_", "sinc_", "i0_",
     # float_bits
     "logaddexp", "logaddexp2", "ldexp", "frexp", "nextafter", "gcd", "lcm", "ldexp_", "gcd_",
     "lcm_",
-    # special
-    "polygamma", "mvlgamma", "conj_physical", "conj_physical_",
 ]
 _INPLACE_METHODS = [
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
@@ -47,8 +54,11 @@ _INPLACE_METHODS = [
     "arctan_", "arcsinh_", "arccosh_", "arctanh_", "logit_", "erf_", "erfc_", "erfinv_",
     "lgamma_", "digamma_", "reciprocal_", "square_", "floor_", "ceil_", "round_", "trunc_",
     "fix_", "frac_", "fmod_", "lerp_", "addcmul_", "addcdiv_", "hypot_", "xlogy_", "copysign_",
-    "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_", "ldexp_",
-    "nextafter_", "gcd_", "lcm_", "polygamma_", "mvlgamma_",
-    "conj_physical_"]
-# polygamma's method takes n after self: special.py binds it
-METHODS = [n for n in __all__ if not n.endswith("_") and n != "polygamma"] + _INPLACE_METHODS
+    "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_", "i0_",
+    "ldexp_", "nextafter_", "gcd_", "lcm_"]
+# Tensor.polygamma(n) takes n after self (bound in special.py), torch.polygamma(n, input) first;
+# Tensor.mvlgamma / igamma / igammac are bound in gamma_functions.py (their own argument errors)
+_OWN_METHODS = ("polygamma", "mvlgamma", "igamma", "igammac")
+METHODS = [n for n in __all__ if not n.endswith("_") and n not in _OWN_METHODS] \
+    + _INPLACE_METHODS + ["polygamma_"] + gamma_functions.METHODS
+polygamma_ = special._polygamma_inplace

@@ -8,10 +8,9 @@ exp, log, sqrt, sin, cos and tanh themselves are core arithmetic and live in `po
 import math
 
 from ... import dtypes as _dt
-from ..._tensor import make_tensor
 from .._graph import Node, inplace, record
 from .. import pointwise as _pw
-from ..pointwise import BinaryNode, binary, where, xp_of
+from ..pointwise import BinaryNode, binary, where
 from ._common import (_PI, _both_tensors, _inplace, _module, _need_tensor, _not_implemented,
                       _opmath, _promoted, _unary, _zeros)
 
@@ -22,7 +21,7 @@ __all__ = [
     "positive", "angle", "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_",
     "asin_", "acos_", "atan_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "arcsin_",
     "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "reciprocal_", "square_",
-    "deg2rad_", "rad2deg_", "sinc_", "atan2_", "arctan2_", "conj_physical", "conj_physical_",
+    "deg2rad_", "rad2deg_", "sinc_", "atan2_", "arctan2_",
 ]
 
 
@@ -291,36 +290,6 @@ def positive(input):
     if input.dtype is _dt.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-class ConjPhysicalBackward0(Node):
-    def backward(self, grad):
-        return conj_physical(grad)
-
-
-class ConjPhysicalBackward1(ConjPhysicalBackward0):
-    """conj_physical_ (recorded for real tensors too, where it changes nothing)."""
-
-
-def conj_physical(input):
-    """The complex conjugate in new memory; a real tensor is returned itself, as PyTorch does."""
-    _need_tensor("conj_physical", input)
-    if not input.dtype.is_complex:
-        return input
-    res = make_tensor(xp_of(input).conj(input._array), input._device)
-    record(ConjPhysicalBackward0, (input,), res)
-    return res
-
-
-def conj_physical_(self):
-    _need_tensor("conj_physical_", self)
-
-    def compute(s):
-        arr = s._array
-        res = make_tensor(xp_of(s).conj(arr) if s.dtype.is_complex else arr.copy(), s._device)
-        record(ConjPhysicalBackward1, (s,), res)
-        return res
-    return inplace(self, compute)
 
 
 # ==== in-place forms ==============================================================================

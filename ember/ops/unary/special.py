@@ -1,5 +1,5 @@
-"""Special functions: logit, erf, erfc, erfinv, lgamma, digamma, polygamma and mvlgamma,
-each with its backward node, and the float64 kernels they run on.
+"""Special functions: logit, erf, erfc, erfinv, lgamma, digamma (and polygamma, digamma's
+derivative), each with its backward node, and the float64 kernels they run on.
 
 The kernels live here beside their only users: NumPy has none of these functions and SciPy is
 not a dependency, so they are computed from published rational approximations and series
@@ -13,13 +13,12 @@ import numpy as np
 
 from .._graph import Node
 from ..pointwise import where
-from ..._tensor import Tensor, make_tensor
-from .._graph import inplace, record
+from .._graph import _type_name
 from ._common import _PI, _inplace, _need_tensor, _not_implemented, _unary
 
 __all__ = [
-    "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "logit_",
-    "erf_", "erfc_", "erfinv_", "lgamma_", "digamma_", "polygamma_", "mvlgamma_",
+    "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit_", "erf_", "erfc_",
+    "erfinv_", "lgamma_", "digamma_", "polygamma",
 ]
 
 
@@ -52,8 +51,8 @@ def _erf_near_zero(xp, x):
     return x * (num + _ERF_A[3]) / (den + _ERF_B[3])
 
 
-def _erfc_positive(xp, y):
-    """erfc(y) for y = |x| > 0.46875 (either rational form, then exp(-y^2) split for accuracy)."""
+def _erfcx_positive(xp, y):
+    """exp(y^2) erfc(y) for y > 0.46875: Cody's rational forms before their exp(-y^2) factor."""
     small = y <= 4.0
     ym = xp.where(small, y, 1.0)
     num, den = _ERF_C[8] * ym, ym
@@ -68,7 +67,19 @@ def _erfc_positive(xp, y):
         num = (num + _ERF_P[i]) * ysq
         den = (den + _ERF_Q[i]) * ysq
     large = (_SQRPI - ysq * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / yl
-    r = xp.where(small, mid, large)
+    return xp.where(small, mid, large)
+
+
+def _exp_square(xp, y):
+    """exp(y^2) for y >= 0, y^2 split into a part exact in float64 and a small rest (the
+    rounding of y*y would otherwise be magnified by the exponential)."""
+    head = xp.trunc(y * 16.0) / 16.0
+    return xp.exp(head * head) * xp.exp((y - head) * (y + head))
+
+
+def _erfc_positive(xp, y):
+    """erfc(y) for y = |x| > 0.46875 (either rational form, then exp(-y^2) split for accuracy)."""
+    r = _erfcx_positive(xp, y)
     yc = xp.minimum(y, _ERF_XBIG)
     head = xp.trunc(yc * 16.0) / 16.0
     tail = (yc - head) * (yc + head)
@@ -408,12 +419,10 @@ class PolygammaBackward0(Node):
         return grad * _polygamma(self.n + 1, t)
 
 
-def _polygamma(n, input, out=None):
+def _polygamma(n, input):
     """polygamma(n, x): the derivatives of digamma (the backward of digamma and of itself)."""
     kernel = _special("polygamma", _polygamma_kernel(n), n)
-    complex_kernel = {0: "digamma", 1: "trigamma"}.get(n, "polygamma")
-    res = _unary(input, kernel, PolygammaBackward0, "input", out, "polygamma", wide=True,
-                 complex_error=complex_kernel)
+    res = _unary(input, kernel, PolygammaBackward0, "input", None, "polygamma", wide=True)
     if type(res._grad_fn) is PolygammaBackward0:
         res._grad_fn.n = n
     return res
@@ -423,71 +432,48 @@ erf_, erfc_, erfinv_, lgamma_, digamma_ = (_inplace(f) for f in (erf, erfc, erfi
 logit_ = _inplace(logit)
 
 
-def polygamma(n, input, *, out=None):
-    """The n-th derivative of digamma."""
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
+def polygamma(n, input, *, out=None, _fname="polygamma"):
+    """The n-th derivative of digamma (n = 0: digamma itself, named PolygammaBackward0)."""
+    if isinstance(n, builtins.bool) or not isinstance(n, (builtins.int, np.integer)):
+        raise TypeError(f"{_fname}(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
-    _need_tensor("polygamma", input, "input", 2)
+    _need_tensor("polygamma", input, position=2)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return _polygamma(n, input, out)
+    n = builtins.int(n)
+    kernel = _special("polygamma", _polygamma_kernel(n), n)
+    res = _unary(input, kernel, PolygammaBackward0, "input", out, "polygamma", wide=True,
+                 complex_error={0: "digamma", 1: "trigamma"}.get(n, "polygamma"))
+    if type(res._grad_fn) is PolygammaBackward0:
+        res._grad_fn.n = n
+    return res
 
 
-class PolygammaBackward1(PolygammaBackward0):
-    """polygamma_ (PyTorch records the in-place form under its own name)."""
+def _polygamma_method(self, n):
+    return polygamma(n, self)
 
 
-def polygamma_(self, n):
-    if n < 0:
-        raise RuntimeError("polygamma(n, x) does not support negative n.")
-
-    def compute(s):
-        res = polygamma(n, s)
+def _polygamma_inplace(self, n):
+    from .._graph import inplace
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_type_name(self.dtype)}")
+    def compute(x):
+        res = polygamma(n, x)
         if type(res._grad_fn) is PolygammaBackward0:
             res._grad_fn.__class__ = PolygammaBackward1
         return res
     return inplace(self, compute)
 
 
-# The method takes n after self (x.polygamma(n)): bound here, not through METHODS.
-Tensor.polygamma = lambda self, n: polygamma(n, self)
+class PolygammaBackward1(PolygammaBackward0):
+    """polygamma_ (PyTorch records the in-place form under its own name)."""
 
 
-class MvlgammaBackward0(Node):
-    def backward(self, grad):
-        (t,) = self.saved_tensors
-        return grad * digamma(t.unsqueeze(-1) + _mvlgamma_offsets(t, self.p)).sum(-1)
+def special_polygamma(n, input, *, out=None):
+    return polygamma(n, input, out=out, _fname="special_polygamma")
 
 
-def _mvlgamma_offsets(like, p):
-    """PyTorch's arange(-(p-1)/2, 1/2, 1/2) in `like`'s dtype: lgamma(x - i/2), i < p."""
-    from ..pointwise import xp_of
-    xp = xp_of(like)
-    return make_tensor(xp.arange(p, dtype=like._array.dtype) * 0.5 - (p - 1) * 0.5, like._device)
+from ..._tensor import Tensor as _Tensor  # noqa: E402
 
-
-def mvlgamma(input, p):
-    """The log of the multivariate gamma function of dimension p."""
-    _need_tensor("mvlgamma", input)
-    if input.dtype.is_complex:
-        raise _not_implemented("arange_cpu", input.dtype)
-    if input._array.dtype == np.bool_:
-        raise RuntimeError("The input tensor may not be a boolean tensor.")
-    if p < 1:
-        raise RuntimeError("p has to be greater than or equal to 1")
-    x = input.detach()
-    if not x.dtype.is_floating_point:
-        from ... import dtypes as _dt
-        x = x.to(_dt.get_default_dtype())
-    res = lgamma(x.unsqueeze(-1) + _mvlgamma_offsets(x, p)).sum(-1) + \
-        p * (p - 1) * math.log(_PI) * 0.25
-    node = record(MvlgammaBackward0, (input,), res)
-    if node is not None:
-        node.p = p
-        node.save_for_backward(input)
-    return res
-
-
-def mvlgamma_(self, p):
-    return inplace(self, lambda s: mvlgamma(s, p))
+_Tensor.polygamma = _polygamma_method

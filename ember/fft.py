@@ -1,0 +1,9 @@
+"""`torch.fft`: discrete Fourier transforms (`ember.fft.fft`, `ember.fft.rfft2` ...).
+
+Re-exports only: the transforms and their backward nodes live in `ember/ops/spectral.py`.
+"""
+from .ops.spectral import (fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2, ifftn,
+                           ifftshift, ihfft, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn)
+
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+           "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
