@@ -31,3 +31,15 @@ def push_default_device(dev):
 
 def pop_default_device():
     _default_devices.pop()
+
+
+class _AutocastThread(threading.local):
+    def __init__(self):
+        self.dtypes = {}        # device type -> the lower-precision dtype autocast casts to
+
+
+class autocast:
+    """`active` counts the autocast regions open in any thread: the one flag an op reads on
+    its hot path (0 almost always); the per-thread policy is only looked at when it is not."""
+    active = 0
+    thread = _AutocastThread()

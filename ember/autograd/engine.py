@@ -5,7 +5,7 @@ consumers, then runs a node once every gradient meant for it has arrived. Gradie
 returns are reduced to its input's shape (broadcasting) and cast to its dtype here, in one
 place, as PyTorch's engine does; the formulas need not care.
 """
-from .._state import grad as _grad_state
+from .._state import autocast as _autocast, grad as _grad_state
 from .._tensor import Tensor, _make
 from ..ops._graph import AccumulateGrad, edge
 
@@ -135,6 +135,10 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
     handed_out = {id(g._array) for _, g in roots}
     previous_mode = _grad_state.enabled
     _grad_state.enabled = create_graph
+    # backward formulas compute in their forward's dtypes: no autocast inside backward
+    autocasting = _autocast.thread.dtypes
+    if autocasting:
+        _autocast.thread.dtypes = {}
     executed = []
     try:
         while ready:
@@ -195,6 +199,8 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     ready.append(child)
     finally:
         _grad_state.enabled = previous_mode
+        if autocasting:
+            _autocast.thread.dtypes = autocasting
         if not retain_graph:
             for node in executed:
                 node._release()
