@@ -22,6 +22,7 @@ from . import accelerator, backends, jit, testing
 from . import amp, cpu
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .jit import compile
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._printing import get_printoptions, set_printoptions

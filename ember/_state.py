@@ -43,3 +43,9 @@ class autocast:
     its hot path (0 almost always); the per-thread policy is only looked at when it is not."""
     active = 0
     thread = _AutocastThread()
+
+
+class anomaly:
+    """Anomaly detection (process-wide, as PyTorch's): the engine reads it once per backward."""
+    enabled = False
+    check_nan = True

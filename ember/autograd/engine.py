@@ -5,7 +5,7 @@ consumers, then runs a node once every gradient meant for it has arrived. Gradie
 returns are reduced to its input's shape (broadcasting) and cast to its dtype here, in one
 place, as PyTorch's engine does; the formulas need not care.
 """
-from .._state import autocast as _autocast, grad as _grad_state
+from .._state import anomaly as _anomaly, autocast as _autocast, grad as _grad_state
 from .._tensor import Tensor, _make
 from ..ops._graph import AccumulateGrad, edge
 
@@ -140,6 +140,7 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
     if autocasting:
         _autocast.thread.dtypes = {}
     executed = []
+    check_nan = _anomaly.enabled and _anomaly.check_nan
     try:
         while ready:
             node = ready.pop()
@@ -178,6 +179,8 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     new = hook(results, tuple(grads))
                     if new is not None:
                         results = _hook_result(hook, new, results)
+            if check_nan:
+                _check_nan(node, results)
             executed.append(node)
             meta = node._meta
             for i, g in enumerate(results):
@@ -205,6 +208,14 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
             for node in executed:
                 node._release()
     return captured
+
+
+def _check_nan(node, results):
+    for i, g in enumerate(results):
+        if g is not None and (g.dtype.is_floating_point or g.dtype.is_complex) and \
+                bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")
 
 
 def _check_count(node, results):
