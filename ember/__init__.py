@@ -19,7 +19,7 @@ from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, cuda, nn, optim, serialization, utils
 from .serialization import load, save
 from . import accelerator, backends, jit, testing
-from . import amp, cpu, func, hub
+from . import amp, cpu, func, hub, profiler
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .jit import compile
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled

@@ -49,3 +49,9 @@ class anomaly:
     """Anomaly detection (process-wide, as PyTorch's): the engine reads it once per backward."""
     enabled = False
     check_nan = True
+
+
+class profiler:
+    """The recording profiler, or None (read once per backward by the engine, and by the op
+    wrappers that exist only while one records)."""
+    active = None

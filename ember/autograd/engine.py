@@ -5,7 +5,8 @@ consumers, then runs a node once every gradient meant for it has arrived. Gradie
 returns are reduced to its input's shape (broadcasting) and cast to its dtype here, in one
 place, as PyTorch's engine does; the formulas need not care.
 """
-from .._state import anomaly as _anomaly, autocast as _autocast, grad as _grad_state
+from .._state import (anomaly as _anomaly, autocast as _autocast, grad as _grad_state,
+                      profiler as _profiler)
 from .._tensor import Tensor, _make
 from ..ops._graph import AccumulateGrad, edge
 
@@ -141,6 +142,7 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
         _autocast.thread.dtypes = {}
     executed = []
     check_nan = _anomaly.enabled and _anomaly.check_nan
+    profiling = _profiler.active
     try:
         while ready:
             node = ready.pop()
@@ -166,7 +168,10 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     _release_children(node, deps, ready)
                     continue
                 grads = _materialize(node, grads)
-            results = node.backward(*grads)
+            if profiling is None:
+                results = node.backward(*grads)
+            else:
+                results = _profiled_backward(profiling, node, grads)
             if type(results) is not tuple:
                 results = (results,) if not isinstance(results, list) else tuple(results)
             edges = node._next
@@ -401,3 +406,11 @@ def _accumulate_into(leaf, g, create_graph, handed_out):
     else:
         leaf._grad._array += g._array
         leaf._grad._vc.value += 1
+
+
+def _profiled_backward(recorder, node, grads):
+    event = recorder.open(f"autograd::engine::evaluate_function: {type(node).__name__}", grads)
+    try:
+        return node.backward(*grads)
+    finally:
+        recorder.close(event)
