@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from ..autograd.engine import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ops._graph import AccumulateGrad
-from ._tree import describe, flatten, unflatten
+from ..utils._pytree import describe, flatten, unflatten
 from .functional_call import functional_call
 from .vmap import vmap
 

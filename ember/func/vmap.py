@@ -3,7 +3,7 @@ results are stacked along `out_dims`. Same values, shapes and errors as torch.fu
 batching rules, so it costs one call per sample."""
 from .. import random as _random
 from .._tensor import Tensor
-from ._tree import broadcast_prefix, flatten, unflatten
+from ..utils._pytree import broadcast_prefix, describe, flatten, unflatten
 
 __all__ = ["vmap"]
 
@@ -83,7 +83,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
 
 def _structure(tree):
-    from ._tree import describe
     return describe(flatten(tree)[1])
 
 

@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..autograd.engine import backward as _backward, grad as _grad
 from ..autograd.function import Function
 from ..ops._graph import AccumulateGrad
+from ._pytree import flatten, unflatten
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError",
            "set_checkpoint_early_stop", "detach_variable", "noop_context_fn"]
@@ -147,7 +148,6 @@ class _NonReentrant(Function):
         targets = [args[i] for i in plan.tensor_indices] + list(plan.leaves)
         with plan.state.replay(), plan.recompute_context:
             outputs = plan.function(*args, **plan.kwargs)
-        from ..func._tree import flatten
         flat = flatten(outputs)[0]
         pairs = [(o, g) for o, g in zip(flat, grads)
                  if isinstance(o, Tensor) and o.requires_grad and g is not None]
@@ -187,7 +187,6 @@ def _leaves_reached(outputs, stop):
 
 
 def _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs):
-    from ..func._tree import flatten, unflatten
     forward_context, plan_recompute = context_fn()
     plan = _Plan()
     plan.recompute_context = plan_recompute

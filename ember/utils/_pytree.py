@@ -1,7 +1,8 @@
 """A small pytree: nested tuples, lists and dicts flattened to their leaves and rebuilt,
-for the function transforms (arguments and results may be such containers of Tensors)."""
+for the function transforms and checkpoint (arguments and results may be such containers
+of Tensors). Not torch.utils._pytree's API: only what ember itself needs."""
 
-__all__ = ["flatten", "unflatten", "describe"]
+__all__ = ["flatten", "unflatten", "describe", "broadcast_prefix"]
 
 
 def flatten(tree):
