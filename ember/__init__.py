@@ -20,14 +20,19 @@ from . import autograd, cuda, nn, optim, serialization, utils
 from . import distributed, distributions
 from .serialization import load, save
 from . import accelerator, backends, jit, testing
+from . import amp, cpu, func, hub, profiler
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .jit import compile
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._printing import get_printoptions, set_printoptions
+from ._environment import *  # noqa: F401,F403  (threads, constants, global settings)
 
 globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
 
 from ._sparse import layout, sparse_coo, strided
 from . import sparse
-__version__ = "0.1.0"
+from .version import __version__
+from . import version
 from ._tensor import is_tensor, is_floating_point, is_complex, numel

@@ -31,3 +31,27 @@ def push_default_device(dev):
 
 def pop_default_device():
     _default_devices.pop()
+
+
+class _AutocastThread(threading.local):
+    def __init__(self):
+        self.dtypes = {}        # device type -> the lower-precision dtype autocast casts to
+
+
+class autocast:
+    """`active` counts the autocast regions open in any thread: the one flag an op reads on
+    its hot path (0 almost always); the per-thread policy is only looked at when it is not."""
+    active = 0
+    thread = _AutocastThread()
+
+
+class anomaly:
+    """Anomaly detection (process-wide, as PyTorch's): the engine reads it once per backward."""
+    enabled = False
+    check_nan = True
+
+
+class profiler:
+    """The recording profiler, or None (read once per backward by the engine, and by the op
+    wrappers that exist only while one records)."""
+    active = None

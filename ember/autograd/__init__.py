@@ -2,17 +2,20 @@
 from .._tensor import Tensor
 from . import engine
 from .engine import backward, grad
+from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                           set_detect_anomaly)
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import functional
 from .variable import Variable
 from ..ops._graph import Node
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node",
-           "Variable"]
+           "Variable", "detect_anomaly", "set_detect_anomaly"]
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -5,7 +5,8 @@ consumers, then runs a node once every gradient meant for it has arrived. Gradie
 returns are reduced to its input's shape (broadcasting) and cast to its dtype here, in one
 place, as PyTorch's engine does; the formulas need not care.
 """
-from .._state import grad as _grad_state
+from .._state import (anomaly as _anomaly, autocast as _autocast, grad as _grad_state,
+                      profiler as _profiler)
 from .._tensor import Tensor, _make
 from ..ops._graph import AccumulateGrad, edge
 
@@ -135,7 +136,13 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
     handed_out = {id(g._array) for _, g in roots}
     previous_mode = _grad_state.enabled
     _grad_state.enabled = create_graph
+    # backward formulas compute in their forward's dtypes: no autocast inside backward
+    autocasting = _autocast.thread.dtypes
+    if autocasting:
+        _autocast.thread.dtypes = {}
     executed = []
+    check_nan = _anomaly.enabled and _anomaly.check_nan
+    profiling = _profiler.active
     try:
         while ready:
             node = ready.pop()
@@ -162,7 +169,10 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     _release_children(node, deps, ready)
                     continue
                 grads = _materialize(node, grads)
-            results = node.backward(*grads)
+            if profiling is None:
+                results = node.backward(*grads)
+            else:
+                results = _profiled_backward(profiling, node, grads)
             if type(results) is not tuple:
                 results = (results,) if not isinstance(results, list) else tuple(results)
             edges = node._next
@@ -175,6 +185,8 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     new = hook(results, tuple(grads))
                     if new is not None:
                         results = _hook_result(hook, new, results)
+            if check_nan:
+                _check_nan(node, results)
             executed.append(node)
             meta = node._meta
             for i, g in enumerate(results):
@@ -196,10 +208,20 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     ready.append(child)
     finally:
         _grad_state.enabled = previous_mode
+        if autocasting:
+            _autocast.thread.dtypes = autocasting
         if not retain_graph:
             for node in executed:
                 node._release()
     return captured
+
+
+def _check_nan(node, results):
+    for i, g in enumerate(results):
+        if g is not None and (g.dtype.is_floating_point or g.dtype.is_complex) and \
+                bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")
 
 
 def _check_count(node, results):
@@ -399,3 +421,11 @@ def _accumulate(leaf, g, create_graph, handed_out):
     else:
         leaf._grad._array += g._array
         leaf._grad._vc.value += 1
+
+
+def _profiled_backward(recorder, node, grads):
+    event = recorder.open(f"autograd::engine::evaluate_function: {type(node).__name__}", grads)
+    try:
+        return node.backward(*grads)
+    finally:
+        recorder.close(event)

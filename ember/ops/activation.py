@@ -16,6 +16,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor, _wrap_dim, make_tensor
+from .._state import autocast as _autocast
+from ._autocast import lower
 from ._graph import Node, record
 from ._graph import inplace as _inplace
 from .pointwise import relu as _relu_op
@@ -474,6 +476,8 @@ class PreluKernelBackward0(Node):
 
 
 def prelu(input, weight):
+    if _autocast.active:
+        input, weight = lower(input, weight)
     n = weight.numel()
     channels = input.shape[1] if input.ndim >= 2 else 1
     if n != 1 and n != channels:

@@ -21,6 +21,8 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, make_tensor
+from .._state import autocast as _autocast
+from ._autocast import lower
 from ._graph import Node, record
 from .pointwise import xp_of
 
@@ -361,6 +363,8 @@ _warned_same = []
 
 
 def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
+    if _autocast.active:
+        input, weight, bias = lower(input, weight, bias)
     input, unbatched = _prepare(input, weight, bias, nd, fname, False)
     if weight.ndim != nd + 2:
         nd = max(weight.ndim - 2, 1)
@@ -401,6 +405,8 @@ def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
 
 def _conv_transpose_nd(nd, fname, input, weight, bias, stride, padding, output_padding, groups,
                        dilation):
+    if _autocast.active:
+        input, weight, bias = lower(input, weight, bias)
     input, unbatched = _prepare(input, weight, bias, nd, fname, True)
     if weight.ndim != nd + 2:
         nd = max(weight.ndim - 2, 1)

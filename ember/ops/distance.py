@@ -13,6 +13,8 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import Tensor, make_tensor
+from .._state import autocast as _autocast
+from ._autocast import fp32, lower
 from ._graph import Node, _type_name, record
 from .pointwise import xp_of
 
@@ -137,6 +139,8 @@ _MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Distances between each row of x1 (*B, R1, M) and each row of x2 (*B, R2, M)."""
+    if _autocast.active:
+        x1, x2 = fp32(x1, x2)
     if compute_mode not in _MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     _check_tensor(x1, "cdist", "x1", 1)
@@ -213,6 +217,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     sqrt(scale)); rows that mask everything give zeros, not NaN."""
     for name, t, pos in (("query", query, 1), ("key", key, 2), ("value", value, 3)):
         _check_tensor(t, "scaled_dot_product_attention", name, pos)
+    if _autocast.active:
+        query, key, value, attn_mask = lower(query, key, value, attn_mask)
     if not (query.dtype is key.dtype is value.dtype):
         raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
                            f"query.dtype: {_CT(query)} key.dtype: {_CT(key)} and value.dtype: "

@@ -9,6 +9,8 @@ back to the input's shape by the engine.
 import numpy as np
 
 from .._tensor import Tensor, make_tensor
+from .._state import autocast as _autocast
+from ._autocast import lower
 from ._graph import Node, record
 from .pointwise import xp_of
 
@@ -43,8 +45,14 @@ def _c_name(t):
             "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(t.dtype.name, t.dtype.name)
 
 
+def _same_dtype(arr, like):
+    """NumPy's matmul of ml_dtypes' bfloat16 answers in float32: round back, as PyTorch's
+    bfloat16 products (accumulated in float32) do."""
+    return arr if arr.dtype == like.dtype else arr.astype(like.dtype)
+
+
 def _product(a, b, node_cls):
-    out = make_tensor(xp_of(a).matmul(a._array, b._array), a._device)
+    out = make_tensor(_same_dtype(xp_of(a).matmul(a._array, b._array), a._array), a._device)
     node = record(node_cls, (a, b), out)
     if node is not None:
         node.save_for_backward(a, b)
@@ -83,6 +91,8 @@ class MmBackward0(Node):
 
 
 def mm(input, mat2, *, out=None):
+    if _autocast.active and out is None:
+        input, mat2 = lower(input, mat2)
     if isinstance(mat2, Tensor) and (input._array.ndim != 2 or mat2._array.ndim != 2):
         raise RuntimeError("self must be a matrix" if input._array.ndim != 2 else
                            "mat2 must be a matrix")
@@ -102,6 +112,8 @@ class BmmBackward0(Node):
 
 
 def bmm(input, mat2, *, out=None):
+    if _autocast.active and out is None:
+        input, mat2 = lower(input, mat2)
     _check_same(input, mat2, "bmm")
     if input._array.ndim != 3 or mat2._array.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor" if input._array.ndim != 3
@@ -184,6 +196,8 @@ class MatmulBackward0(Node):
 
 
 def matmul(input, other, *, out=None):
+    if _autocast.active and out is None:
+        input, other = lower(input, other)
     _check_same(input, other, "matmul")
     na, nb = input._array.ndim, other._array.ndim
     if na == 0 or nb == 0:
@@ -271,6 +285,8 @@ class AddmmBackward0(Node):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
+    if _autocast.active and out is None:
+        input, mat1, mat2 = lower(input, mat1, mat2)
     _check_same(mat1, mat2, "addmm")
     if mat1._array.ndim != 2 or mat2._array.ndim != 2:
         raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1._array.ndim)
@@ -288,7 +304,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         prod *= alpha
     if beta != 0:  # beta == 0 ignores input: its nan and inf do not propagate
         prod = prod + (input._array if beta == 1 else input._array * beta)
-    res = make_tensor(prod, mat1._device)
+    res = make_tensor(_same_dtype(prod, mat1._array), mat1._device)
     node = record(AddmmBackward0, (input, mat1, mat2), res)
     if node is not None:
         node.alpha, node.beta = alpha, beta
@@ -300,6 +316,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias: addmm for a batch of vectors, as PyTorch records it."""
+    if _autocast.active:
+        input, weight, bias = lower(input, weight, bias)
     if input._array.ndim == 2 and bias is not None:
         return addmm(bias, input, weight.t())
     out = matmul(input, weight.t())
@@ -417,6 +435,8 @@ class BaddbmmBackward0(Node):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (batch1 @ batch2), a batch of matrix products."""
+    if _autocast.active and out is None:
+        input, batch1, batch2 = lower(input, batch1, batch2)
     _check_batches(batch1, batch2)
     (b, n, k), (b2, k2, p) = batch1._array.shape, batch2._array.shape
     if b != b2 or k != k2:
@@ -426,7 +446,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     prod = xp_of(batch1).matmul(batch1._array, batch2._array)
     if alpha != 1:
         prod = prod * alpha
-    res = make_tensor(_add_term(prod, input, beta), batch1._device)
+    res = make_tensor(_same_dtype(_add_term(prod, input, beta), batch1._array), batch1._device)
     return _finish(res, BaddbmmBackward0, (input, batch1, batch2), alpha, beta, out, "baddbmm")
 
 
@@ -442,6 +462,8 @@ class AddbmmBackward0(Node):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum_i(batch1[i] @ batch2[i])."""
+    if _autocast.active and out is None:
+        input, batch1, batch2 = lower(input, batch1, batch2)
     _check_batches(batch1, batch2)
     (b, n, k), (b2, k2, p) = batch1._array.shape, batch2._array.shape
     if b != b2:
@@ -452,7 +474,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     prod = xp_of(batch1).matmul(batch1._array, batch2._array).sum(axis=0)
     if alpha != 1:
         prod = prod * alpha
-    res = make_tensor(_add_term(prod, input, beta), batch1._device)
+    res = make_tensor(_same_dtype(_add_term(prod, input, beta), batch1._array), batch1._device)
     return _finish(res, AddbmmBackward0, (input, batch1, batch2), alpha, beta, out, "addbmm")
 
 
@@ -573,6 +595,8 @@ def einsum(equation, *operands):
     """Einstein summation; sizes of 1 broadcast against a subscript's other sizes."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if _autocast.active:
+        operands = tuple(lower(*operands))
     subs, out_sub, used = _parse_einsum(equation, operands)
     dtype = operands[0]._array.dtype
     for t in operands[1:]:
@@ -592,9 +616,13 @@ def einsum(equation, *operands):
                      else t.expand(*[sizes[c] for c in s]) for s, t in zip(subs, operands))
     xp = xp_of(operands[0])
     spec = ",".join(subs) + "->" + out_sub
-    res = make_tensor(xp.asarray(xp.einsum(spec, *[t._array for t in operands],
-                                           **({"optimize": True} if len(operands) > 2 else {}))),
-                      operands[0]._device)
+    arrays = [t._array for t in operands]
+    dtype = arrays[0].dtype
+    if dtype.name == "bfloat16":  # NumPy's einsum has no bfloat16 loop
+        arrays = [a.astype(np.float32) for a in arrays]
+    arr = xp.asarray(xp.einsum(spec, *arrays,
+                               **({"optimize": True} if len(operands) > 2 else {})))
+    res = make_tensor(arr if arr.dtype == dtype else arr.astype(dtype), operands[0]._device)
     node = record(EinsumBackward0, operands, res)
     if node is not None:
         node.subs, node.out_sub, node.used = subs, out_sub, used
@@ -781,6 +809,8 @@ def chain_matmul(*matrices, out=None):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """`linalg.vecdot`: sum(x.conj() * y) over `dim`."""
+    if _autocast.active and out is None:
+        x, y = lower(x, y)
     if x._array.dtype != y._array.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {_type_name(x)} and y of type {_type_name(y)} instead")

@@ -8,6 +8,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
+from .._state import autocast as _autocast
+from ._autocast import fp32
 from ._graph import Node, record
 from .pointwise import xp_of
 
@@ -96,6 +98,8 @@ class MseLossBackward0(Node):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if _autocast.active:
+        input, target, weight = fp32(input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _warn_size(input, target)
@@ -120,6 +124,8 @@ def reduce_loss(loss, reduction):
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if _autocast.active:
+        input, target, weight = fp32(input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _warn_size(input, target)
     loss = (input - target).abs()
@@ -164,6 +170,8 @@ def _smooth(input, target, reduction, beta, huber, fname, cls):
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    if _autocast.active:
+        input, target = fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -171,6 +179,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if _autocast.active:
+        input, target, weight = fp32(input, target, weight)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is not None:
@@ -198,6 +208,8 @@ class NllLoss2DBackward0(NllLossBackward0):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
+    if _autocast.active:
+        input, weight = fp32(input, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     x = input._array
@@ -249,6 +261,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
+    if _autocast.active:
+        input, target, weight = fp32(input, target, weight)
     from .activation import log_softmax
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
@@ -309,6 +323,8 @@ class BinaryCrossEntropyBackward0(Node):
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
+    if _autocast.active:
+        input, target, weight = fp32(input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.shape != input.shape:
@@ -333,6 +349,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
+    if _autocast.active:
+        input, target, weight, pos_weight = fp32(input, target, weight, pos_weight)
     from .activation import logsigmoid
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
@@ -350,6 +368,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if _autocast.active:
+        input, target = fp32(input, target)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns with "
@@ -372,6 +392,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
+    if _autocast.active:
+        input, target = fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
@@ -402,12 +424,16 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
+    if _autocast.active:
+        input1, input2, target = fp32(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     return reduce_loss((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
+    if _autocast.active:
+        input, target = fp32(input, target)
     from .pointwise import where
     reduction = legacy_reduction(size_average, reduce, reduction)
     margin_part = (margin - input).clamp(min=0)
@@ -416,6 +442,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if _autocast.active:
+        input, target = fp32(input, target)
     from .activation import softplus
     reduction = legacy_reduction(size_average, reduce, reduction)
     return reduce_loss(softplus(-target * input), reduction)
@@ -434,6 +462,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
+    if _autocast.active:
+        input, weight = fp32(input, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -454,6 +484,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if _autocast.active:
+        input, = fp32(input)
     reduction = legacy_reduction(size_average, reduce, reduction)
     x = input if input.dim() > 1 else input.unsqueeze(0)
     t = target if target.dim() > 1 else target.unsqueeze(0)
@@ -482,6 +514,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
+    if _autocast.active:
+        input1, input2, target = fp32(input1, input2, target)
     from .pointwise import where
     reduction = legacy_reduction(size_average, reduce, reduction)
     eps = 1e-12
@@ -500,6 +534,8 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
+    if _autocast.active:
+        anchor, positive, negative = fp32(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
     d_pos = _pairwise_distance(anchor, positive, p, eps)
     d_neg = _pairwise_distance(anchor, negative, p, eps)

@@ -1,7 +1,7 @@
 """`ember.nn.utils`: gradient clipping, parameter vectors, and the like (as torch.nn.utils)."""
 import importlib
 
-from . import clip_grad, convert_parameters  # noqa: F401
+from . import clip_grad, convert_parameters, stateless  # noqa: F401
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,
                         clip_grads_with_norm_, get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters

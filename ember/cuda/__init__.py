@@ -1,7 +1,7 @@
 """`ember.cuda`: queries about CUDA devices. Without CuPy or a GPU, `is_available()` is False
 and every tensor stays on the CPU; asking for a CUDA tensor then raises PyTorch's error."""
-from . import random as _random
-from .device import backend_of, device as _device
+from .. import random as _random
+from ..device import backend_of, device as _device
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
            "manual_seed", "manual_seed_all", "get_device_name", "empty_cache", "is_initialized"]
@@ -57,3 +57,6 @@ def get_device_name(device=None):
 def empty_cache():
     if is_available():
         _backend().xp.get_default_memory_pool().free_all_blocks()
+
+
+from . import amp  # noqa: E402  (torch.cuda.amp)

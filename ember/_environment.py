@@ -1,0 +1,281 @@
+"""PyTorch's process-wide settings around the ops: compute threads, the float32 matmul
+precision, determinism, warn-always, the deprecated default tensor type, plus `typename`,
+`is_storage` and the numeric constants (`ember.inf`, `ember.pi` ...).
+
+Threads: ember computes with NumPy, whose heavy kernels (matmul, conv through im2col) run
+in the BLAS library NumPy links, so `set_num_threads` limits that library's thread pool.
+`threadpoolctl` is used when it is installed (it knows OpenBLAS, MKL and BLIS); otherwise
+OpenBLAS's own `openblas_set_num_threads` is called through ctypes on the library NumPy has
+loaded (NumPy's wheels bundle OpenBLAS), so no new dependency is needed for the common case.
+"""
+import ctypes
+import glob
+import math
+import os
+import warnings
+
+from . import dtypes as _dt
+
+__all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
+           "get_num_interop_threads", "inf", "nan", "pi", "e", "newaxis",
+           "set_float32_matmul_precision", "get_float32_matmul_precision",
+           "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+           "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+           "get_deterministic_debug_mode", "get_default_device", "typename",
+           "set_default_tensor_type", "set_flush_denormal", "set_warn_always",
+           "is_warn_always_enabled", "is_storage"]
+
+inf = math.inf
+nan = math.nan
+pi = math.pi
+e = math.e
+newaxis = None
+
+
+# ---- compute threads -------------------------------------------------------------------
+def _physical_cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+class _Blas:
+    """The thread-count switch of the BLAS NumPy uses, found once, on first use."""
+
+    def __init__(self):
+        self._found = False
+        self._set = self._get = None
+
+    def _find(self):
+        self._found = True
+        try:
+            import threadpoolctl
+            controller = threadpoolctl.ThreadpoolController()
+            blas = controller.select(user_api="blas")
+            self._set = lambda n: blas.limit(limits=n)
+            self._get = lambda: min(m.num_threads for m in blas.lib_controllers) \
+                if blas.lib_controllers else None
+            if blas.lib_controllers:
+                return
+        except ImportError:
+            pass
+        self._set = self._get = None
+        for lib in self._openblas_libraries():
+            for prefix in ("scipy_openblas", "openblas"):
+                for suffix in ("64_", ""):
+                    setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                    getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                    if setter is not None and getter is not None:
+                        setter.argtypes, setter.restype = [ctypes.c_int], None
+                        getter.argtypes, getter.restype = [], ctypes.c_int
+                        self._set, self._get = setter, getter
+                        return
+
+    @staticmethod
+    def _openblas_libraries():
+        """The OpenBLAS shared objects already mapped into this process (NumPy's)."""
+        import numpy
+        paths = []
+        try:
+            with open("/proc/self/maps") as maps:
+                for line in maps:
+                    path = line.rstrip("\n").split(" ")[-1]
+                    if "openblas" in os.path.basename(path).lower() and path not in paths:
+                        paths.append(path)
+        except OSError:
+            pass
+        libs_dir = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
+        paths += [p for p in glob.glob(os.path.join(libs_dir, "*openblas*")) if p not in paths]
+        for path in paths:
+            try:
+                yield ctypes.CDLL(path)
+            except OSError:
+                continue
+
+    def set(self, n):
+        if not self._found:
+            self._find()
+        if self._set is not None:
+            self._set(n)
+
+    def get(self):
+        if not self._found:
+            self._find()
+        return self._get() if self._get is not None else None
+
+
+_blas = _Blas()
+_threads = {"intra": None, "interop": None, "interop_fixed": False}
+
+
+def _check_threads(n, fname):
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"{fname} expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError(f"{fname} expects a positive integer")
+
+
+def set_num_threads(int):  # noqa: A002 (PyTorch's parameter name)
+    """Limits the threads ember's kernels use (the BLAS NumPy runs on)."""
+    _check_threads(int, "set_num_threads")
+    _blas.set(int)
+    _threads["intra"] = int
+
+
+def get_num_threads():
+    n = _blas.get()
+    if n is not None:
+        return n
+    return _threads["intra"] if _threads["intra"] is not None else _physical_cores()
+
+
+def set_num_interop_threads(int):  # noqa: A002
+    """ember runs independent ops one after another (no inter-op pool): the number is
+    validated and remembered, and like PyTorch's it can be set only once."""
+    _check_threads(int, "set_num_interop_threads")
+    if _threads["interop_fixed"]:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
+                           "started or set_num_interop_threads called")
+    _threads["interop"], _threads["interop_fixed"] = int, True
+
+
+def get_num_interop_threads():
+    return _threads["interop"] if _threads["interop"] is not None else _physical_cores()
+
+
+# ---- matmul precision, determinism, warnings --------------------------------------------
+_settings = {"matmul_precision": "highest", "deterministic": False, "warn_only": False,
+             "warn_always": False}
+
+
+def set_float32_matmul_precision(precision):
+    """Recorded for `get_float32_matmul_precision`; NumPy's float32 matmul always computes in
+    full float32 ("highest"), which every setting permits."""
+    if not isinstance(precision, str):
+        raise RuntimeError("set_float32_matmul_precision expects a str, but got "
+                           f"{type(precision).__name__}")
+    if precision not in ("highest", "high", "medium"):
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _settings["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision():
+    return _settings["matmul_precision"]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """ember's CPU kernels are deterministic already; the flags are kept for the queries."""
+    if not isinstance(mode, bool):
+        raise TypeError("_set_deterministic_algorithms(): argument 'mode' (position 1) must be "
+                        f"bool, not {type(mode).__name__}")
+    if not isinstance(warn_only, bool):
+        raise TypeError("_set_deterministic_algorithms(): argument 'warn_only' must be bool, "
+                        f"not {type(warn_only).__name__}")
+    _settings["deterministic"] = mode
+    _settings["warn_only"] = mode and warn_only
+
+
+def are_deterministic_algorithms_enabled():
+    return _settings["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _settings["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode):
+    if isinstance(debug_mode, str):
+        modes = {"default": 0, "warn": 1, "error": 2}
+        if debug_mode not in modes:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = modes[debug_mode]
+    elif isinstance(debug_mode, int) and not isinstance(debug_mode, bool):
+        if debug_mode not in (0, 1, 2):
+            raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                               f"{debug_mode}")
+    else:
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode == 0:
+        use_deterministic_algorithms(False)
+    else:
+        use_deterministic_algorithms(True, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    if not _settings["deterministic"]:
+        return 0
+    return 1 if _settings["warn_only"] else 2
+
+
+def set_warn_always(b):
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _settings["warn_always"] = b
+
+
+def is_warn_always_enabled():
+    return _settings["warn_always"]
+
+
+def set_flush_denormal(mode):
+    """PyTorch sets the x86 FTZ/DAZ flags; NumPy gives Python no way to set them, so, as
+    PyTorch does on a CPU that cannot flush, this answers False and changes nothing."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"set_flush_denormal(): argument 'mode' (position 1) must be bool, not "
+                        f"{type(mode).__name__}")
+    return False
+
+
+# ---- the default device and tensor type, type names ------------------------------------
+def get_default_device():
+    from ._state import default_device
+    from .device import device
+    dev = default_device()
+    return device("cpu") if dev is None else device(dev)
+
+
+def set_default_tensor_type(t):
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module not in ("torch", "torch.cuda", "ember", "ember.cuda"):
+            raise ModuleNotFoundError(f"No module named '{module or t}'")
+        from .ops.creation import CUDA_LEGACY_TYPES, LEGACY_TYPES
+        table = CUDA_LEGACY_TYPES if module.endswith("cuda") else LEGACY_TYPES
+        if name not in table:
+            raise AttributeError(f"module '{module}' has no attribute '{name}'")
+        t = table[name]
+    dtype = getattr(t, "_legacy_dtype", None)
+    if dtype is None or not isinstance(t, type):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if not dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _dt.set_default_dtype(dtype)
+    from ._state import set_default_device
+    set_default_device("cuda" if t._is_cuda else None)
+
+
+def typename(obj):
+    """'torch.FloatTensor' for a float32 tensor, a class's qualified name otherwise."""
+    from ._tensor import Tensor
+    if isinstance(obj, Tensor):
+        return obj.type()
+    if isinstance(obj, _dt.dtype):
+        return "torch.dtype"
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    if module.startswith("ember"):
+        module = "torch" + module[len("ember"):]
+    if module in ("", "builtins", "__builtin__"):
+        return name
+    return f"{module}.{name}"
+
+
+def is_storage(obj):
+    """ember keeps a tensor's memory in its backend array and has no storage objects, so
+    nothing it hands out is a storage."""
+    return False

@@ -1,0 +1,107 @@
+"""`autocast`: a context manager (and decorator) that switches the per-thread autocast policy
+of one device type on or off; the ops read it in `ember/ops/_autocast.py`."""
+import functools
+import threading
+import warnings
+
+from .. import dtypes as _dt
+from .._state import autocast as _state
+
+__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
+
+_DEFAULT_DTYPES = {"cpu": _dt.bfloat16, "cuda": _dt.float16}
+_SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bfloat16)}
+
+
+class _Settings(threading.local):
+    def __init__(self):
+        self.dtypes = dict(_DEFAULT_DTYPES)  # get_autocast_dtype, enabled or not
+
+
+_settings = _Settings()
+
+
+def is_autocast_available(device_type):
+    return device_type in _SUPPORTED
+
+
+def is_autocast_enabled(device_type=None):
+    """Without an argument: CUDA's autocast state, as PyTorch answers."""
+    return (device_type or "cuda") in _state.thread.dtypes
+
+
+def get_autocast_dtype(device_type):
+    return _settings.dtypes.get(device_type, _DEFAULT_DTYPES.get(device_type, _dt.float16))
+
+
+class autocast:
+    """Inside, the ops autocast covers run in `dtype` (bfloat16 on the CPU, float16 on CUDA
+    by default) on tensors of `device_type`; nested `autocast(enabled=False)` turns it off."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        from ..device import device
+        device(device_type)  # PyTorch's error for a device type that does not exist
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        # ember casts afresh on every op: casting is a cheap `to` and a cache would only
+        # save recomputing it; the flag is accepted and kept for the user to read
+        self._cache_enabled = True if cache_enabled is None else cache_enabled
+        if enabled and device_type == "cuda":
+            from .. import cuda
+            if not cuda.is_available():
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                              "autocast.", UserWarning, stacklevel=2)
+                enabled = False
+        elif enabled and device_type not in _SUPPORTED:
+            warnings.warn(f"User specified an unsupported autocast device_type "
+                          f"'{device_type}'. Disabling autocast.", UserWarning, stacklevel=2)
+            enabled = False
+        if enabled and self.fast_dtype not in _SUPPORTED.get(device_type, ()):
+            if device_type == "cpu":
+                warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
+                              "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
+                              "torch.float16 currently.", UserWarning, stacklevel=2)
+            else:
+                warnings.warn("In CUDA autocast, but the target dtype is not supported. "
+                              "Disabling autocast.\nCUDA Autocast only supports dtypes of "
+                              "torch.float16 and torch.bfloat16 currently.", UserWarning,
+                              stacklevel=2)
+            enabled = False
+        self._enabled = bool(enabled)
+
+    def __enter__(self):
+        thread = _state.thread
+        self._previous = (thread.dtypes.get(self.device), _settings.dtypes.get(self.device))
+        _settings.dtypes[self.device] = self.fast_dtype
+        if self._enabled:
+            thread.dtypes[self.device] = self.fast_dtype
+        else:
+            thread.dtypes.pop(self.device, None)
+        _state.active += 1
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        active, setting = self._previous
+        thread = _state.thread
+        if active is None:
+            thread.dtypes.pop(self.device, None)
+        else:
+            thread.dtypes[self.device] = active
+        _settings.dtypes[self.device] = setting
+        _state.active -= 1
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with self._copy():
+                return func(*args, **kwargs)
+        return decorated
+
+    def _copy(self):
+        # a fresh manager per call: a decorated function may recurse or run in two threads
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new

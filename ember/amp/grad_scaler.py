@@ -1,0 +1,202 @@
+"""`GradScaler`: multiplies the loss by a scale so float16 gradients do not underflow,
+unscales the gradients before the optimizer steps, skips steps whose gradients hold inf or
+NaN, and grows or shrinks the scale as PyTorch's `_amp_update_scale_` does."""
+import warnings
+
+__all__ = ["GradScaler"]
+
+_READY, _UNSCALED, _STEPPED = 0, 1, 2
+
+
+class GradScaler:
+    def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
+                 backoff_factor=0.5, growth_interval=2000, enabled=True):
+        self._device = device
+        self._enabled = enabled
+        if enabled and device == "cuda":
+            from .. import cuda
+            if not cuda.is_available():
+                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available. "
+                              " Disabling.", UserWarning, stacklevel=2)
+                self._enabled = False
+        if self._enabled:
+            if growth_factor <= 1.0:
+                raise AssertionError("The growth factor must be > 1.0.")
+            if backoff_factor >= 1.0:
+                raise AssertionError("The backoff factor must be < 1.0.")
+            self._init_scale = init_scale
+            self._scale = None
+            self._growth_factor = growth_factor
+            self._backoff_factor = backoff_factor
+            self._growth_interval = growth_interval
+            self._init_growth_tracker = 0
+            self._growth_tracker = 0
+            self._per_optimizer = {}
+
+    # ---- scaling ------------------------------------------------------------------------
+    def _scale_tensor(self, like):
+        from ..ops.creation import full
+        from .. import dtypes as _dt
+        if self._scale is None:
+            self._scale = full((), float(self._init_scale), dtype=_dt.float32,
+                               device=like._device)
+        return self._scale
+
+    def scale(self, outputs):
+        """outputs * scale (a tensor, or an iterable of tensors, scaled each)."""
+        if not self._enabled:
+            return outputs
+        from .._tensor import Tensor
+        if isinstance(outputs, Tensor):
+            return outputs * self._scale_tensor(outputs).to(outputs._device)
+        if isinstance(outputs, (list, tuple)):
+            scaled = [self.scale(o) for o in outputs]
+            return type(outputs)(scaled) if isinstance(outputs, tuple) else scaled
+        if hasattr(outputs, "__iter__"):
+            return map(self.scale, outputs)
+        raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+
+    def _state(self, optimizer):
+        return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY,
+                                                              "found_inf": None})
+
+    def unscale_(self, optimizer):
+        """Divides the gradients of `optimizer`'s parameters by the scale, in place."""
+        if not self._enabled:
+            return
+        state = self._state(optimizer)
+        if state["stage"] is _UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the "
+                               "last update().")
+        if state["stage"] is _STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        if self._scale is None:
+            raise AssertionError("Attempted unscale_ but _scale is None.  This may indicate "
+                                 "your script did not use scaler.scale(loss or outputs) earlier "
+                                 "in the iteration.")
+        import numpy as np
+        from .. import dtypes as _dt
+        from .._state import grad as _grad_state
+        inv = 1.0 / float(self._scale.item())
+        found = False
+        previous = _grad_state.enabled
+        _grad_state.enabled = False
+        try:
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if g.dtype is _dt.float16:
+                        raise ValueError("Attempting to unscale FP16 gradients.")
+                    arr = g._array
+                    xp = np if type(arr).__module__.startswith("numpy") else \
+                        __import__("cupy")
+                    if not bool(xp.isfinite(arr).all()):
+                        found = True
+                    g.mul_(inv)
+        finally:
+            _grad_state.enabled = previous
+        state["found_inf"] = found
+        state["stage"] = _UNSCALED
+
+    def step(self, optimizer, *args, **kwargs):
+        """Unscales (unless done already) and steps, unless a gradient is inf or NaN."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is "
+                               "enabled.")
+        state = self._state(optimizer)
+        if state["stage"] is _STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] is _READY:
+            self.unscale_(optimizer)
+        if state["found_inf"] is None:
+            raise AssertionError("No inf checks were recorded for this optimizer.")
+        result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        state["stage"] = _STEPPED
+        return result
+
+    def update(self, new_scale=None):
+        """Backs the scale off after a skipped step, grows it after growth_interval clean ones."""
+        if not self._enabled:
+            return
+        from .._tensor import Tensor
+        if new_scale is not None:
+            if isinstance(new_scale, float):
+                self._scale.fill_(new_scale)
+            else:
+                if not (isinstance(new_scale, Tensor) and new_scale.numel() == 1 and
+                        new_scale.dtype.name == "float32" and not new_scale.requires_grad):
+                    raise AssertionError("new_scale should be a float or a 1-element "
+                                         "torch.cuda.FloatTensor or torch.FloatTensor with "
+                                         "requires_grad=False.")
+                self._scale.copy_(new_scale.reshape(()))
+        else:
+            found = [s["found_inf"] for s in self._per_optimizer.values()
+                     if s["found_inf"] is not None]
+            if not found:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            scale = float(self._scale.item())
+            if any(found):
+                scale *= self._backoff_factor
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+                if self._growth_tracker == self._growth_interval:
+                    grown = scale * self._growth_factor
+                    if grown != float("inf"):
+                        scale = grown
+                    self._growth_tracker = 0
+            self._scale.fill_(scale)
+        self._per_optimizer = {}
+
+    # ---- queries and state ----------------------------------------------------------------
+    def get_scale(self):
+        if not self._enabled:
+            return 1.0
+        return float(self._init_scale) if self._scale is None else float(self._scale.item())
+
+    def get_growth_factor(self):
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor):
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self):
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor):
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self):
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval):
+        self._growth_interval = new_interval
+
+    def is_enabled(self):
+        return self._enabled
+
+    def state_dict(self):
+        if not self._enabled:
+            return {}
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval,
+                "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict):
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved "
+                               "from a disabled instance of GradScaler.")
+        self._init_scale = state_dict["scale"]
+        if self._scale is not None:
+            self._scale.fill_(state_dict["scale"])
+        self._growth_factor = state_dict["growth_factor"]
+        self._backoff_factor = state_dict["backoff_factor"]
+        self._growth_interval = state_dict["growth_interval"]
+        self._growth_tracker = state_dict["_growth_tracker"]

@@ -1,0 +1,85 @@
+"""A small pytree: nested tuples, lists and dicts flattened to their leaves and rebuilt,
+for the function transforms and checkpoint (arguments and results may be such containers
+of Tensors). Not torch.utils._pytree's API: only what ember itself needs."""
+
+__all__ = ["flatten", "unflatten", "describe", "broadcast_prefix"]
+
+
+def flatten(tree):
+    """(leaves, spec): the leaves in order and a spec that `unflatten` rebuilds from."""
+    leaves = []
+    spec = _flatten(tree, leaves)
+    return leaves, spec
+
+
+def _flatten(tree, leaves):
+    if isinstance(tree, tuple) and not hasattr(tree, "_fields"):
+        return ("tuple", [_flatten(t, leaves) for t in tree])
+    if isinstance(tree, tuple):  # a namedtuple keeps its type
+        return ("namedtuple", type(tree), [_flatten(t, leaves) for t in tree])
+    if isinstance(tree, list):
+        return ("list", [_flatten(t, leaves) for t in tree])
+    if isinstance(tree, dict):
+        return ("dict", type(tree), list(tree), [_flatten(v, leaves) for v in tree.values()])
+    leaves.append(tree)
+    return None
+
+
+def unflatten(leaves, spec):
+    it = iter(leaves)
+    return _build(it, spec)
+
+
+def _build(it, spec):
+    if spec is None:
+        return next(it)
+    kind = spec[0]
+    if kind == "tuple":
+        return tuple(_build(it, s) for s in spec[1])
+    if kind == "namedtuple":
+        return spec[1](*[_build(it, s) for s in spec[2]])
+    if kind == "list":
+        return [_build(it, s) for s in spec[1]]
+    values = [_build(it, s) for s in spec[3]]
+    out = spec[1]() if spec[1] is not dict else {}
+    out.update(zip(spec[2], values))
+    return out
+
+
+def describe(spec):
+    """The structure as text, for error messages."""
+    if spec is None:
+        return "*"
+    kind = spec[0]
+    if kind in ("tuple", "list"):
+        return f"{kind}({', '.join(describe(s) for s in spec[1])})"
+    if kind == "namedtuple":
+        return f"{spec[1].__name__}({', '.join(describe(s) for s in spec[2])})"
+    return "dict(" + ", ".join(f"{k!r}: {describe(s)}" for k, s in zip(spec[2], spec[3])) + ")"
+
+
+def broadcast_prefix(prefix, tree, is_leaf_value):
+    """Expand `prefix` (a structure matching the top of `tree`, with single values standing
+    for whole subtrees) to one value per leaf of `tree`; None when they do not match."""
+    out = []
+    if _broadcast(prefix, tree, is_leaf_value, out):
+        return out
+    return None
+
+
+def _broadcast(prefix, tree, is_leaf_value, out):
+    if is_leaf_value(prefix):
+        out.extend([prefix] * len(flatten(tree)[0]))
+        return True
+    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if type(prefix) is not type(tree) and not (isinstance(prefix, tuple) and
+                                                   isinstance(tree, tuple)):
+            return False
+        if len(prefix) != len(tree):
+            return False
+        return all(_broadcast(p, t, is_leaf_value, out) for p, t in zip(prefix, tree))
+    if isinstance(prefix, dict) and isinstance(tree, dict):
+        if set(prefix) != set(tree):
+            return False
+        return all(_broadcast(prefix[k], tree[k], is_leaf_value, out) for k in tree)
+    return False

@@ -1,0 +1,157 @@
+"""ember.profiler: ops and backward nodes recorded with real wall-clock times, nesting under
+record_function, PyTorch's table layout, schedules and step(), the chrome trace, and no
+trace of the profiler left on the ops afterwards."""
+import json
+import time
+import warnings
+
+import pytest
+
+import ember
+from ember.profiler import ProfilerAction, ProfilerActivity, profile, record_function, schedule
+
+
+def _run():
+    x = ember.randn(4, 5, requires_grad=True)
+    lin = ember.nn.Linear(5, 3)
+    with record_function("model_inference"):
+        y = (lin(x).relu() * 2).sum()
+    y.backward()
+
+
+def test_records_ops_backward_nodes_and_regions():
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        _run()
+    names = {e.key for e in prof.key_averages()}
+    assert {"model_inference", "aten::linear", "aten::relu", "aten::mul", "aten::sum",
+            "autograd::engine::evaluate_function: MulBackward0"} <= names
+    events = prof.events()
+    region = next(e for e in events if e.name == "model_inference")
+    linear = next(e for e in events if e.name == "aten::linear")
+    assert linear.cpu_parent is region and linear in region.cpu_children
+    assert linear.input_shapes == [[4, 5], [3, 5], [3]]
+    assert region.self_cpu_time_total == pytest.approx(
+        region.cpu_time_total - sum(c.cpu_time_total for c in region.cpu_children))
+
+
+def test_times_are_wall_clock():
+    with profile() as prof:
+        with record_function("sleepy"):
+            time.sleep(0.05)
+    (avg,) = [e for e in prof.key_averages() if e.key == "sleepy"]
+    assert 45_000 <= avg.cpu_time_total <= 1_000_000  # microseconds
+    assert avg.count == 1 and avg.cpu_time == avg.cpu_time_total
+
+
+def test_counts_and_record_function_as_decorator():
+    @record_function("step_fn")
+    def step(t):
+        return t.exp().sum()
+    with profile() as prof:
+        for _ in range(3):
+            step(ember.ones(3))
+    averages = {e.key: e for e in prof.key_averages()}
+    assert averages["step_fn"].count == 3 and averages["aten::exp"].count == 3
+
+
+def test_table_layout_matches_pytorch(torch):
+    import torch.profiler
+
+    def table(lib):
+        with lib.profiler.profile(record_shapes=True) as prof:
+            with lib.profiler.record_function("model_inference"):
+                lib.ones(2, 3).exp().sum()
+        return prof.key_averages(group_by_input_shape=True).table(sort_by="cpu_time_total",
+                                                                  row_limit=2)
+
+    def layout(text):
+        """Everything but the names, numbers and the widths of the name/shape columns."""
+        lines = text.splitlines()
+        seps = [len(cell) for cell in lines[0].split("  ") if cell][1:-1]
+        return (len(lines), lines[0] == lines[2] == lines[-2], lines[1].split(), seps,
+                lines[3].split()[0], lines[-1].split(": ")[0], text.endswith("\n"))
+    assert layout(table(ember)) == layout(table(torch))
+    rows = table(ember).splitlines()[3:5]
+    for line in rows:
+        cells = line.split()
+        assert cells[1].endswith("%") and cells[3].endswith("%")
+        assert all(c.endswith(("us", "ms", "s")) for c in (cells[2], cells[4], cells[5]))
+
+
+def test_table_sorting_row_limit_and_truncation():
+    with profile() as prof:
+        with record_function("x" * 70):
+            ember.ones(3).sum()
+    text = prof.key_averages().table(sort_by="cpu_time_total", row_limit=1)
+    rows = text.splitlines()
+    assert len(rows) == 6
+    assert rows[3].strip().startswith("x" * 52 + "...")  # the name column's 55 characters
+    assert prof.key_averages().table(row_limit=0).count("\n") == 5
+
+
+def test_schedule_and_step(torch):
+    import torch.profiler
+    kwargs = dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
+    mine, theirs = schedule(**kwargs), torch.profiler.schedule(**kwargs)
+    assert [mine(i).name for i in range(14)] == [theirs(i).name for i in range(14)]
+    saved = []
+    with profile(schedule=schedule(wait=1, warmup=1, active=2),
+                 on_trace_ready=lambda p: saved.append(
+                     sorted({e.key for e in p.key_averages() if "Step" in e.key}))) as prof:
+        for _ in range(5):
+            ember.ones(2).exp()
+            prof.step()
+    assert saved == [["ProfilerStep*"]]
+    steps = sorted({e.name for e in prof.events() if "Step" in e.name})
+    assert steps == ["ProfilerStep#2", "ProfilerStep#3"]
+    assert prof.step_num == 5 and prof.current_action == ProfilerAction.WARMUP
+
+
+def test_cuda_activity_without_gpu_warns_as_pytorch():
+    with pytest.warns(UserWarning, match="CUDA is not available, disabling CUDA profiling"):
+        p = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+    assert p.activities == {ProfilerActivity.CPU}
+
+
+def test_chrome_trace(tmp_path):
+    with profile() as prof:
+        _run()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    trace = json.loads(path.read_text())
+    ops = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert any(e["name"] == "aten::linear" and e["cat"] == "cpu_op" for e in ops)
+    assert all(e["dur"] >= 0 and isinstance(e["ts"], float) for e in ops)
+
+
+def test_ops_are_untouched_outside_a_profile():
+    add, exp = ember.add, ember.Tensor.exp
+    with profile():
+        assert ember.add is not add  # recording wrappers while on
+        kept = ember.add
+    assert ember.add is add and ember.Tensor.exp is exp
+    assert kept(ember.ones(1), 1).tolist() == [2.0]  # a kept wrapper still works, unrecorded
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with record_function("nothing to record into"):
+            ember.ones(1)
+
+
+def test_results_before_stopping_raise():
+    prof = profile()
+    with pytest.raises(AssertionError, match="Expected profiling results"):
+        prof.key_averages()
+
+
+def test_import_torch_profiler_resolves_to_ember():
+    import subprocess
+    import sys
+    code = ("import ember.compat; ember.compat.install(); import torch;"
+            " from torch.profiler import profile, record_function, ProfilerActivity;"
+            " p = profile(activities=[ProfilerActivity.CPU]); p.__enter__();"
+            " torch.ones(2).exp(); p.__exit__(None, None, None);"
+            " print(profile.__module__, 'aten::exp' in p.key_averages().table())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ember.profiler", "True"]
