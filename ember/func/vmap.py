@@ -14,10 +14,6 @@ def _is_dim(value):
     return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def _generators():
-    return [_random.default_generator] + list(_random._cuda_generators.values())
-
-
 def _rng_token():
     """Something that changes when the CPU generator draws."""
     gen = _random.default_generator
@@ -99,14 +95,14 @@ def _run(func, leaves, dims, spec, kwargs, batch, randomness):
                   zeros(leaf.shape[:d] + leaf.shape[d + 1:], dtype=leaf.dtype,
                         device=leaf.device) for leaf, d in zip(leaves, dims)]
         return [func(*unflatten(sample, spec), **kwargs)], True
-    states = [g.get_state() for g in _generators()] if randomness == "same" else None
     before = _rng_token() if randomness == "error" else None
     results = []
     for i in range(batch):
-        if states is not None:
-            for g, s in zip(_generators(), states):
-                g.set_state(s)
-        results.append(func(*_sample(leaves, dims, spec, i), **kwargs))
+        # 'same': every sample but the last draws inside fork_rng, which puts the generators
+        # back, so all see the same numbers and the stream moves on once
+        same = randomness == "same" and i < batch - 1
+        with _random.fork_rng(enabled=same):
+            results.append(func(*_sample(leaves, dims, spec, i), **kwargs))
         if before is not None:
             if _rng_token() != before:
                 raise RuntimeError("vmap: called random operation while in randomness error "
