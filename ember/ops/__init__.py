@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from . import _graph, linalg, pointwise
 
 FAMILY_NAMES = ("pointwise", "unary", "reduction", "statistics", "cumulative", "sorting", "shape",
-                "rearrange", "indexing",
+                "rearrange", "strided", "indexing",
                 "gather_scatter", "linalg", "decompositions", "creation", "conversion", "random_ops", "conv",
                 "pooling", "activation", "loss", "normalization", "sparse", "spatial",
                 "distance", "bilinear")
