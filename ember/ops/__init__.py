@@ -14,7 +14,7 @@ from . import _graph, linalg, pointwise
 
 FAMILY_NAMES = ("pointwise", "unary", "reduction", "statistics", "cumulative", "sorting", "shape",
                 "rearrange", "strided", "indexing",
-                "gather_scatter", "linalg", "decompositions", "creation", "conversion", "random_ops", "conv",
+                "gather_scatter", "scatter_views", "linalg", "decompositions", "creation", "conversion", "random_ops", "conv",
                 "pooling", "activation", "loss", "normalization", "sparse", "spatial",
                 "distance", "bilinear")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
