@@ -14,9 +14,9 @@ from . import _graph, linalg, pointwise
 
 FAMILY_NAMES = ("pointwise", "unary", "reduction", "statistics", "cumulative", "sorting", "shape",
                 "rearrange", "strided", "indexing",
-                "gather_scatter", "scatter_views", "linalg", "decompositions", "creation", "conversion", "random_ops", "conv",
+                "gather_scatter", "scatter_views", "index_extra", "linalg", "decompositions", "creation", "conversion", "random_ops", "conv",
                 "pooling", "activation", "loss", "normalization", "sparse", "spatial",
-                "distance", "bilinear")
+                "distance", "bilinear", "vander")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
 globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})
