@@ -12,6 +12,7 @@ op's node under PyTorch's in-place name (`TBackward1`); a view remembers the new
 replay chain, so a later write through it still reaches its base (CopySlices).
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from .shape import make_view_of, squeeze, transpose, t, unsqueeze, _size_args
 
 __all__ = ["as_strided"]
 METHODS = ["unfold", "as_strided", "as_strided_", "squeeze_", "unsqueeze_", "t_",
-           "transpose_", "swapaxes_", "swapdims_"]
+           "transpose_", "swapaxes_", "swapdims_", "resize_", "resize_as_"]
 
 
 def _stride_view(xp, arr, shape, strides_el, offset_el=0):
@@ -41,6 +42,12 @@ def _span(arr):
         return 0
     item = arr.itemsize
     return 1 + builtins.sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // item
+
+
+def _storage_of(t):
+    """(root tensor, the array whose memory is t's storage)."""
+    root = t._base if t._base is not None else t
+    return root, root.__dict__.get("_storage", root._array)
 
 
 # ---- unfold -------------------------------------------------------------------------------------
@@ -154,8 +161,7 @@ def _check_geometry(size, stride, offset, storage_numel, item):
 
 def as_strided(input, size, stride, storage_offset=None):
     size, stride = _size_args((size,)), _size_args((stride,))
-    root = input._base if input._base is not None else input
-    storage = root.__dict__.get("_storage", root._array)
+    root, storage = _storage_of(input)
     offset = input.storage_offset() if storage_offset is None else builtins.int(storage_offset)
     numel = _span(storage)
     item = input._array.itemsize
@@ -237,3 +243,51 @@ def as_strided_(self, size, stride, storage_offset=None):
     size, stride = _size_args((size,)), _size_args((stride,))
     offset = self.storage_offset() if storage_offset is None else builtins.int(storage_offset)
     return _restride(self, lambda x: as_strided(x, size, stride, offset), "AsStridedBackward1")
+
+
+# ---- resize_ ------------------------------------------------------------------------------------
+def _offset_in(arr, storage):
+    from .._tensor import _data_ptr
+    return (_data_ptr(arr) - _data_ptr(storage)) // arr.itemsize
+
+
+def resize_(self, *sizes, memory_format=None):
+    """New contiguous sizes over the same storage from the same offset; a storage too small
+    grows (new memory holding the old contents, the rest zeros) under the tensor and its base.
+    Views made earlier of the base keep the old memory (ember has no shared storage object)."""
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    sizes = _size_args(sizes)
+    if builtins.any(n < 0 for n in sizes):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if sizes == self._array.shape:
+        return self
+    xp = xp_of(self)
+    root, storage = _storage_of(self)
+    offset = self.storage_offset()
+    numel = math.prod(sizes)
+    strides, step = [], 1
+    for n in reversed(sizes):
+        strides.append(step)
+        step *= builtins.max(n, 1)
+    strides.reverse()
+    if "_storage" not in root.__dict__:
+        root.__dict__["_storage"] = storage
+    cap = _span(storage)
+    if numel and offset + numel > cap:
+        grown = xp.zeros(offset + numel, storage.dtype)
+        if cap:
+            grown[:cap] = _stride_view(xp, storage, (cap,), (1,))
+        if root is not self:  # the base sees the grown storage too, as PyTorch's does
+            item = root._array.itemsize
+            root._array = _stride_view(xp, grown, root._array.shape,
+                                       [st // item for st in root._array.strides],
+                                       _offset_in(root._array, storage))
+        root.__dict__["_storage"] = storage = grown
+    self._array = _stride_view(xp, storage, sizes, strides, offset)
+    self._vc.value += 1
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    return resize_(self, the_template.shape)

@@ -146,3 +146,62 @@ register(
                                                                            raises=RuntimeError)],
            variant="view_of_leaf", grad=False),
 )
+
+
+# ---- resize_, resize_as_ --------------------------------------------------------------------------
+def _resize(lib, x, *sizes):
+    """resize_ on a copy: its shape, strides, version and the elements that were there before
+    (a grown storage's new elements are uninitialised in PyTorch, so they are not compared)."""
+    y = x.clone()
+    n = y.numel()
+    r = y.resize_(*sizes)
+    kept = min(n, y.numel())
+    return layout(y)[1:] + (tuple(y.shape), r is y, y._version, y.reshape(-1)[:kept])
+
+
+def _resize_view(lib, x, size):
+    """Resizing a view within and beyond its base's storage: the base sees the same memory."""
+    b = x.clone()
+    v = b[1:3]
+    v.resize_(size)
+    v[0] = 100.0
+    return b, v.storage_offset(), v._is_view(), v.reshape(-1)[:min(size, 5)]  # 5 old elements from offset 1
+
+
+def _resize_samples(rng):
+    return [
+        Sample((randn(rng, 2, 3), 3, 2), grad=()),
+        Sample((randn(rng, 2, 3), 4), grad=()),
+        Sample((randn(rng, 2, 3), (3, 4)), grad=()),
+        Sample((randn(rng, 2, 3), 2, 3), grad=()),            # same shape: nothing changes
+        Sample((randn(rng, 4, 3), 4, 3), grad=(), noncontig=(0,)),  # keeps its strides
+        Sample((randn(rng, 4, 3), 2, 5), grad=(), noncontig=(0,)),
+        Sample((randn(rng, 2, 3), 0), grad=()),
+        Sample((integers(rng, 2, 3), 7), grad=()),
+        Sample((randn(rng, 3), -1), grad=(), raises=RuntimeError),
+        Sample((randn(rng, 3), 2, -1), grad=(), raises=RuntimeError),
+    ]
+
+
+def _resize_as(lib, x, other):
+    y = x.clone()
+    y.resize_as_(other)
+    return tuple(y.shape), y._version, y.reshape(-1)[:min(x.numel(), y.numel())]
+
+
+register(
+    OpInfo("resize_", _resize, _resize_samples, grad=False),
+    OpInfo("resize_", _resize_view, lambda rng: [Sample((randn(rng, 6), 4), grad=()),
+                                                 Sample((randn(rng, 6), 7), grad=())],
+           variant="view", grad=False),
+    OpInfo("resize_", lambda lib, x: x.resize_(3),
+           lambda rng: [Sample((randn(rng, 2),), raises=RuntimeError)], variant="requires_grad",
+           grad=False),
+    OpInfo("resize_as_", _resize_as, lambda rng: [Sample((randn(rng, 2, 3), randn(rng, 3, 2)), grad=()),
+                                                  Sample((randn(rng, 2, 3), randn(rng, 4, 4)), grad=()),
+                                                  Sample((randn(rng, 2, 3), randn(rng, 2, 3)), grad=())],
+           grad=False),
+    OpInfo("resize_as_", lambda lib, x, y: x.resize_as_(y),
+           lambda rng: [Sample((randn(rng, 2), randn(rng, 3)), grad=(0,), raises=RuntimeError)],
+           variant="requires_grad", grad=False),
+)
