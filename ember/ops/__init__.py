@@ -16,7 +16,7 @@ FAMILY_NAMES = ("pointwise", "unary", "reduction", "statistics", "cumulative", "
                 "rearrange", "strided", "indexing",
                 "gather_scatter", "scatter_views", "index_extra", "linalg", "decompositions", "creation", "conversion", "random_ops", "conv",
                 "pooling", "activation", "loss", "normalization", "sparse", "spatial",
-                "distance", "bilinear", "vander")
+                "distance", "bilinear", "vander", "memory")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
 globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})
