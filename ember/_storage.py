@@ -11,16 +11,19 @@ import warnings
 import numpy as np
 
 
+def span(arr):
+    """The number of elements from an array's first element to its last, inclusive."""
+    if arr.size == 0:
+        return 0
+    return 1 + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // arr.itemsize
+
+
 def _flat(t):
     """A 1-D view (in elements) of the whole memory `t`'s storage spans."""
     root = t._base if t._base is not None else t
     arr = root.__dict__.get("_storage", root._array)
-    item = arr.itemsize
-    span = 0
-    if arr.size:
-        span = 1 + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // item
     xp = np if isinstance(arr, np.ndarray) else __import__("cupy")
-    flat = xp.lib.stride_tricks.as_strided(arr, (span,), (item,))
+    flat = xp.lib.stride_tricks.as_strided(arr, (span(arr),), (arr.itemsize,))
     if isinstance(flat, np.ndarray) and not flat.flags.writeable:
         flat = flat.view()
         flat.flags.writeable = True

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .._state import grad as _grad_state
+from .._storage import span as _span
 from .._tensor import _wrap_dim, make_tensor
 from ._graph import Node, _check_leaf_inplace, record
 from .pointwise import xp_of
@@ -34,14 +35,6 @@ def _stride_view(xp, arr, shape, strides_el, offset_el=0):
     flat = xp.lib.stride_tricks.as_strided(arr, (builtins.max(_span(arr), offset_el + 1),), (item,))
     start = flat[offset_el:]
     return xp.lib.stride_tricks.as_strided(start, tuple(shape), tuple(s * item for s in strides_el))
-
-
-def _span(arr):
-    """The number of elements from an array's first element to its last, inclusive."""
-    if arr.size == 0:
-        return 0
-    item = arr.itemsize
-    return 1 + builtins.sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // item
 
 
 def _storage_of(t):
