@@ -10,6 +10,7 @@ from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dou
 from .device import device
 from ._state import set_default_device
 from ._tensor import Size, Tensor
+from ._storage import TypedStorage, UntypedStorage
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 from . import ops as _ops

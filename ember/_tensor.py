@@ -110,7 +110,7 @@ class Tensor:
         # Plain pickling (multiprocessing, copy): the host array, the class, requires_grad.
         # ember.save writes PyTorch's checkpoint format through its own pickler instead.
         return (_rebuild, (type(self), self._host(), str(self._device), self._requires_grad,
-                           self.__dict__ or None))
+                           {k: v for k, v in self.__dict__.items() if k != "_storage"} or None))
 
     # ---- metadata -----------------------------------------------------------------------
     @property
@@ -202,9 +202,14 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._array.ndim)]
 
     def storage_offset(self):
-        if self._base is None:
-            return 0
-        return (_data_ptr(self._array) - _data_ptr(self._base._array)) // self._array.itemsize
+        root = self if self._base is None else self._base
+        # a root restrided in place (as_strided_, t_ ...) keeps its first array as `_storage`
+        storage = root.__dict__.get("_storage")
+        if storage is None:
+            if root is self:
+                return 0
+            storage = root._array
+        return (_data_ptr(self._array) - _data_ptr(storage)) // self._array.itemsize
 
     def data_ptr(self):
         return _data_ptr(self._array)
@@ -319,6 +324,7 @@ class Tensor:
             raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
         self._array = other._array
         self._device = other._device
+        self.__dict__.pop("_storage", None)
 
     def detach(self):
         """The same memory and version counter, outside the graph."""
@@ -487,7 +493,7 @@ class Tensor:
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
-            if not k.startswith("_grad_acc"):
+            if not k.startswith("_grad_acc") and k != "_storage":
                 new.__dict__[k] = copy.deepcopy(v, memo)
         memo[id(self)] = new
         return new

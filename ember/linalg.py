@@ -13,8 +13,9 @@ from .ops.decompositions import linalg_slogdet as slogdet
 from .ops.decompositions import linalg_svd as svd
 from .ops.linalg import linalg_cross as cross
 from .ops.linalg import matmul, multi_dot, vecdot
+from .ops.vander import linalg_vander as vander
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
            "eigh", "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_exp",
            "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
-           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]

@@ -476,12 +476,27 @@ class CopySlices(Node):
         node = record(CopySlices, (base_before, value), out)
         if node is not None:
             node.view_fn = view_fn
+            node.order = _memory_order(base_before._array)
         return out
 
     def backward(self, grad):
+        if self.order is not None:
+            # as PyTorch, the gradient takes the base's memory layout first: a view made by
+            # as_strided names positions in memory, not indices
+            inverse = [0] * len(self.order)
+            for i, d in enumerate(self.order):
+                inverse[d] = i
+            grad = grad.permute(self.order).contiguous().permute(inverse)
         grad_base = grad.clone()
         self.view_fn(grad_base).zero_()
         return grad_base, self.view_fn(grad)
+
+
+def _memory_order(arr):
+    """The dims of `arr` from the largest stride to the smallest where that is not their own
+    order (a transposed base), else None."""
+    order = sorted(range(arr.ndim), key=lambda d: -arr.strides[d])
+    return None if order == list(range(arr.ndim)) else order
 
 
 # ---- out= ----------------------------------------------------------------------------------

@@ -14,48 +14,76 @@ from ._graph import Node, inplace, mark_multi_output_views, record
 from .pointwise import xp_of
 from .shape import make_view_of, narrow, reshape, unsqueeze, expand, cat, stack, flatten
 
-__all__ = ["split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
+__all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
+           "unsafe_split_with_sizes", "ravel", "diagflat", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
            "flipud", "roll", "rot90", "repeat_interleave", "tile", "tril", "triu", "diag",
            "diagonal", "diag_embed", "trace", "meshgrid", "cartesian_prod", "combinations",
            "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "hstack", "vstack",
            "dstack", "column_stack", "row_stack", "unflatten", "block_diag", "tril_indices",
            "triu_indices"]
-METHODS = ["split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
+METHODS = ["split", "chunk", "unsafe_split", "unsafe_chunk", "ravel", "diagflat", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
            "flipud", "roll", "rot90", "repeat", "repeat_interleave", "tile", "tril", "triu",
            "tril_", "triu_", "diag", "diagonal", "diag_embed", "trace", "unflatten"]
 
 
 # ---- splitting (views) --------------------------------------------------------------------
-def split(tensor, split_size_or_sections, dim=0):
-    d = _wrap_dim(dim, tensor.dim())
+def _split_sizes(tensor, split_size_or_sections, d):
     size = tensor.shape[d]
     if isinstance(split_size_or_sections, (builtins.int, np.integer)):
         step = builtins.int(split_size_or_sections)
         if step <= 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {size}")
-        sizes = [builtins.min(step, size - s) for s in range(0, size, step)] if step else [0]
-    else:
-        sizes = [builtins.int(s) for s in split_size_or_sections]
-        if builtins.sum(sizes) != size:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
-                               f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={sizes}")
+        return [builtins.min(step, size - s) for s in range(0, size, step)] if step else [0]
+    sizes = [builtins.int(s) for s in split_size_or_sections]
+    if builtins.any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={sizes}")
+    if builtins.sum(sizes) != size:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                           f"(input tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return sizes
+
+
+def _pieces(tensor, sizes, d):
+    """(start, size, array view) of each piece along dim d."""
     arr, lead = tensor._array, (slice(None),) * d
     out, start = [], 0
     for s in sizes:
-        out.append(make_view_of(tensor, arr[lead + (slice(start, start + s),)],
-                                lambda b, start=start, s=s: b.narrow(d, start, s)))
+        out.append((start, s, arr[lead + (slice(start, start + s),)]))
         start += s
-    # one node for all the pieces, as PyTorch's: so they are multi-output views
-    mark_multi_output_views(out)
-    cls = SplitBackward0 if isinstance(split_size_or_sections, (builtins.int, np.integer)) \
-        else SplitWithSizesBackward0
+    return out
+
+
+def _record_split(cls, tensor, out, d):
     node = record(cls, (tensor,), *out)
     if node is not None:
         node.dim = d
         node._out_meta = tuple((o._array.shape, o.dtype, o._device) for o in out)
     return tuple(out)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    d = _wrap_dim(dim, tensor.dim())
+    sizes = _split_sizes(tensor, split_size_or_sections, d)
+    out = [make_view_of(tensor, a, lambda b, start=start, s=s: b.narrow(d, start, s))
+           for start, s, a in _pieces(tensor, sizes, d)]
+    # one node for all the pieces, as PyTorch's: so they are multi-output views
+    mark_multi_output_views(out)
+    cls = SplitBackward0 if isinstance(split_size_or_sections, (builtins.int, np.integer)) \
+        else SplitWithSizesBackward0
+    return _record_split(cls, tensor, out, d)
+
+
+def _check_sizes_arg(split_sizes, fname, position):
+    if isinstance(split_sizes, (builtins.int, np.integer)):
+        raise TypeError(f"{fname}(): argument 'split_sizes' (position {position}) must be tuple "
+                        f"of ints, not {type(split_sizes).__name__}")
+    return list(split_sizes)
+
+
+def split_with_sizes(input, split_sizes, dim=0, *, _position=2):
+    return split(input, _check_sizes_arg(split_sizes, "split_with_sizes", _position), dim)
 
 
 class SplitBackward0(Node):
@@ -67,11 +95,51 @@ class SplitWithSizesBackward0(SplitBackward0):
     pass
 
 
-def chunk(input, chunks, dim=0):
+class UnsafeSplitBackward0(SplitBackward0):
+    pass
+
+
+class UnsafeSplitWithSizesBackward0(SplitBackward0):
+    pass
+
+
+def unsafe_split(tensor, split_size_or_sections, dim=0):
+    """split whose pieces share the input's memory without being views of it (no base, a
+    version counter each), so autograd lets them be written in place."""
+    d = _wrap_dim(dim, tensor.dim())
+    sizes = _split_sizes(tensor, split_size_or_sections, d)
+    out = [make_tensor(a, tensor._device) for _, _, a in _pieces(tensor, sizes, d)]
+    cls = UnsafeSplitBackward0 if isinstance(split_size_or_sections, (builtins.int, np.integer)) \
+        else UnsafeSplitWithSizesBackward0
+    return _record_split(cls, tensor, out, d)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0, *, _position=2):
+    return unsafe_split(input, _check_sizes_arg(split_sizes, "unsafe_split_with_sizes", _position),
+                        dim)
+
+
+def _method(fn):
+    """The Tensor method: PyTorch counts `split_sizes` as argument 1 there, not 2."""
+    def method(self, split_sizes, dim=0):
+        return fn(self, split_sizes, dim, _position=1)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _chunk_size(input, chunks, dim):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     size = input.shape[_wrap_dim(dim, input.dim())]
-    return split(input, builtins.max(math.ceil(size / chunks), 1) if size else 1, dim)
+    return builtins.max(math.ceil(size / chunks), 1) if size else 1
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    return unsafe_split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def chunk(input, chunks, dim=0):
+    return split(input, _chunk_size(input, chunks, dim), dim)
 
 
 def tensor_split(input, indices_or_sections, dim=0):
@@ -498,6 +566,46 @@ def atleast_3d(*tensors):
     return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
 
 
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to, by PyTorch's rules and messages."""
+    from .._tensor import Size
+    given = []
+    for s in shapes:
+        if isinstance(s, (builtins.int, np.integer)):
+            s = (builtins.int(s),)
+        s = tuple(s)
+        for i, n in enumerate(s):
+            if not isinstance(n, (builtins.int, np.integer)):
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                                f"'{type(n).__name__}')")
+        given.append(tuple(builtins.int(n) for n in s))
+    ndim = builtins.max((len(s) for s in given), default=0)
+    result = [1] * ndim
+    for s in given:
+        if builtins.any(n < 0 for n in s):
+            raise ValueError("Attempting to broadcast a dimension with negative length!")
+    for k, s in enumerate(given):
+        for j in range(-1, -len(s) - 1, -1):
+            n = s[j]
+            if n == 1 or n == result[j]:
+                continue
+            if result[j] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {n} at {j}! "
+                                   f"Mismatching argument at index {k} had {s}; but expected shape "
+                                   f"should be broadcastable to {result}")
+            result[j] = n
+    return Size(result)
+
+
+def ravel(input):
+    """The elements in a 1-D tensor: a view when input is contiguous, else of a copy."""
+    return input.contiguous().view(-1)
+
+
+def diagflat(input, offset=0):
+    return diag_embed(ravel(input), offset, 0, 1)
+
+
 def broadcast_tensors(*tensors):
     ts = _tensors(tensors)
     shape = np.broadcast_shapes(*[tuple(t.shape) for t in ts])
@@ -524,3 +632,8 @@ def dstack(tensors, *, out=None):
 def column_stack(tensors, *, out=None):
     ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
     return cat(ts, 1, out=out)
+
+
+# bound by the ops package beside METHODS (their messages count arguments from self)
+Tensor.split_with_sizes = _method(split_with_sizes)
+Tensor.unsafe_split_with_sizes = _method(unsafe_split_with_sizes)

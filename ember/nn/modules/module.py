@@ -342,7 +342,7 @@ class Module:
         zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
-        return self
+        return self._apply(lambda t: t.share_memory_())
 
     # ---- moves -------------------------------------------------------------------------------------
     def _apply(self, fn, recurse=True):
