@@ -104,7 +104,8 @@ class SparseTensor(Tensor):
         return self._ind
 
     def _values(self):
-        return self._val
+        # the same memory, outside autograd (PyTorch's `_values` is not differentiable)
+        return self._val.detach()
 
     def indices(self):
         if not self._coalesced:

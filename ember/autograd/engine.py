@@ -132,7 +132,7 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * _num_outputs(node)
-        buf[nr] = g if buf[nr] is None else _sum(buf[nr], g)
+        buf[nr] = g if buf[nr] is None else _buffered(buf[nr], g, create_graph)
     ready = [n for n in buffers if deps.get(n, 0) == 0]
     handed_out = {id(g._array) for _, g in roots}
     previous_mode = _grad_state.enabled
@@ -207,7 +207,7 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * _num_outputs(child)
-                    buf[nr] = g if buf[nr] is None else _sum(buf[nr], g)
+                    buf[nr] = g if buf[nr] is None else _buffered(buf[nr], g, create_graph)
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0:
@@ -227,6 +227,14 @@ def _sum(old, new):
     if old.__class__ is SparseTensor and new.__class__ is not SparseTensor:
         return new + old
     return old + new
+
+
+def _buffered(old, new, create_graph):
+    """Gradients meeting at one input, summed in PyTorch's InputBuffer order: a sparse sum
+    already there is added onto the newcomer (outside create_graph)."""
+    if old.__class__ is SparseTensor and not create_graph:
+        return new + old
+    return _sum(old, new)
 
 
 def _densified(grads):

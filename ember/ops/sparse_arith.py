@@ -82,6 +82,8 @@ def add_sparse(t, s, alpha=1):
         raise RuntimeError(f"add: expected 'self' and 'other' to have same density, but 'self' "
                            f"has {t.sparse_dim()} sparse dimensions while 'other' has "
                            f"{s.sparse_dim()} sparse dimensions")
+    if not (t._val._array.flags.c_contiguous and s._val._array.flags.c_contiguous):
+        return _concatenated(t, s, tv, sv, alpha)
     pos_t, pos_s, count = _merge_positions(_keys(t), _keys(s))
     xp = _xp(t)
     ind = xp.empty((t.sparse_dim(), count), np.int64)
@@ -97,6 +99,23 @@ def add_sparse(t, s, alpha=1):
     summed = _segment_sum(values, inverse, count, AddBackward0)
     return make_sparse(make_tensor(ind, t._device), summed, t._array.shape,
                        t._coalesced and s._coalesced)
+
+
+def _concatenated(t, s, tv, sv, alpha):
+    """PyTorch's sum when either values tensor is not contiguous (a broadcast gradient, as
+    `.sum()` gives): both coordinate lists one after the other, coalesced only once the
+    entries outnumber the elements."""
+    from .shape import cat
+    if not (isinstance(alpha, (int, float)) and alpha == 1):
+        sv = sv * alpha
+    shape = t._array.shape
+    r = make_sparse(cat([t._ind, s._ind], 1), cat([tv, sv]), shape, False)
+    nnz = r._nnz()
+    if nnz > t._array.size:
+        r = coalesce(r)
+        nnz = r._nnz()
+    r._coalesced = nnz < 2
+    return r
 
 
 def add_sparse_(t, s, alpha=1):

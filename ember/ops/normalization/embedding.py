@@ -57,12 +57,11 @@ def _sparse_rows(rows, index, num_rows, padding_idx):
     without those of `padding_idx` (uncoalesced: repeated indices stay repeated)."""
     from ..._sparse import make_sparse
     xp = xp_of(rows)
-    if padding_idx is not None:
+    if padding_idx is not None:  # selected (a copy) whether or not any row is dropped
         keep = index != padding_idx
-        if not bool(keep.all()):
-            index = index[keep]
-            rows = rows.index_select(0, make_tensor(xp.nonzero(keep)[0].astype(np.int64),
-                                                    rows._device))
+        index = index[keep]
+        rows = rows.index_select(0, make_tensor(xp.nonzero(keep)[0].astype(np.int64),
+                                                rows._device))
     ind = make_tensor(index.astype(np.int64).reshape(1, -1), rows._device)
     return make_sparse(ind, rows, (num_rows, rows.shape[-1]), coalesced=index.size <= 1)
 
