@@ -9,7 +9,10 @@ silently read it as data.
 Gradients flow to the values through the ordinary graph: a sparse tensor's `requires_grad`
 and `grad_fn` are its values'. A sparse tensor made with `requires_grad=True` is a leaf;
 its `.grad` is the sparse tensor of its values' gradient at its (unique) coordinates.
-The ops live in `ember/ops/sparse.py`.
+The ops live in `ember/ops/sparse.py`, the arithmetic in `ember/ops/sparse_arith.py`.
+
+A sparse tensor is also what a dense parameter's `.grad` holds after an embedding lookup with
+sparse=True; the autograd engine sums such gradients as PyTorch's does.
 """
 import numpy as np
 

@@ -337,3 +337,14 @@ def _zeroed(lib):
     emb(lib.tensor([1, 2, 1])).sum().backward()
     lib.optim.SGD(emb.parameters(), lr=0.1).zero_grad(set_to_none=False)
     return emb.weight.grad
+
+
+def test_top_level_embedding_positional_sparse_and_grad_assignment():
+    def run(lib):
+        w = leaf(lib)
+        lib.embedding(w, lib.tensor([1, 1, 3]), 1, False, True).sum().backward()
+        g = w.grad
+        w.grad = lib.sparse_coo_tensor(lib.tensor([[0]]), lib.ones(1, 3), (7, 3))
+        assert w.grad.is_sparse
+        return g
+    same_sparse(*both(run))

@@ -168,7 +168,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             not (weight.dtype.is_floating_point or weight.dtype.is_complex):
         pad = -1 if padding_idx is None else padding_idx
         sgbf = max_norm if isinstance(max_norm, bool) else scale_grad_by_freq
-        sp = scale_grad_by_freq if isinstance(max_norm, bool) else sparse
+        # torch.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        sp = norm_type if isinstance(max_norm, bool) and isinstance(norm_type, bool) else sparse
         return _embedding(input, weight, pad if pad >= 0 else None, sgbf, bool(sp))
     if padding_idx is not None:
         if padding_idx > 0:
