@@ -9,7 +9,10 @@ silently read it as data.
 Gradients flow to the values through the ordinary graph: a sparse tensor's `requires_grad`
 and `grad_fn` are its values'. A sparse tensor made with `requires_grad=True` is a leaf;
 its `.grad` is the sparse tensor of its values' gradient at its (unique) coordinates.
-The ops live in `ember/ops/sparse.py`.
+The ops live in `ember/ops/sparse.py`, the arithmetic in `ember/ops/sparse_arith.py`.
+
+A sparse tensor is also what a dense parameter's `.grad` holds after an embedding lookup with
+sparse=True; the autograd engine sums such gradients as PyTorch's does.
 """
 import numpy as np
 
@@ -104,7 +107,8 @@ class SparseTensor(Tensor):
         return self._ind
 
     def _values(self):
-        return self._val
+        # the same memory, outside autograd (PyTorch's `_values` is not differentiable)
+        return self._val.detach()
 
     def indices(self):
         if not self._coalesced:
@@ -168,6 +172,66 @@ class SparseTensor(Tensor):
     def clone(self, *, memory_format=None):
         return make_sparse(self._ind.clone(), self._val.clone(), self._array.shape,
                            self._coalesced)
+
+    # ---- arithmetic (ember/ops/sparse_arith.py) ---------------------------------------------
+    def add(self, other, *, alpha=1):
+        from .ops.sparse_arith import add_sparse
+        return add_sparse(self, other, alpha)
+
+    def add_(self, other, *, alpha=1):
+        from .ops.sparse_arith import add_sparse_
+        return add_sparse_(self, other, alpha)
+
+    def sub(self, other, *, alpha=1):
+        return self.add(other, alpha=-alpha)
+
+    def sub_(self, other, *, alpha=1):
+        return self.add_(other, alpha=-alpha)
+
+    def mul(self, other):
+        from .ops.sparse_arith import mul_sparse
+        return mul_sparse(self, other)
+
+    def mul_(self, other):
+        from .ops.sparse_arith import mul_sparse_
+        return mul_sparse_(self, other)
+
+    def div(self, other):
+        from .ops.sparse_arith import div_sparse
+        return div_sparse(self, other)
+
+    def div_(self, other):
+        from .ops.sparse_arith import div_sparse, _become
+        _become(self, div_sparse(self, other))
+        return self
+
+    def neg(self):
+        from .ops.sparse_arith import neg_sparse
+        return neg_sparse(self)
+
+    def zero_(self):
+        from .ops.sparse_arith import zero_sparse_
+        return zero_sparse_(self)
+
+    def __add__(self, other):
+        return self.add(other)
+
+    def __radd__(self, other):
+        # Python asks the subclass first: dense + sparse lands here
+        if isinstance(other, Tensor):
+            from .ops.sparse_arith import add_dense_sparse
+            return add_dense_sparse(other, self)
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+
+    __iadd__ = add_
+    __sub__ = sub
+    __isub__ = sub_
+    __mul__ = mul
+    __rmul__ = mul
+    __imul__ = mul_
+    __truediv__ = div
+    __itruediv__ = div_
+    __neg__ = neg
 
     # ---- conversions and products (ember/ops/sparse.py) -------------------------------------
     def to_dense(self, dtype=None, *, masked_grad=None):

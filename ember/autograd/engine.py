@@ -7,6 +7,7 @@ place, as PyTorch's engine does; the formulas need not care.
 """
 from .._state import (anomaly as _anomaly, autocast as _autocast, grad as _grad_state,
                       profiler as _profiler)
+from .._sparse import SparseTensor
 from .._tensor import Tensor, _make
 from ..ops._graph import AccumulateGrad, edge
 
@@ -131,7 +132,7 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * _num_outputs(node)
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        buf[nr] = g if buf[nr] is None else _buffered(buf[nr], g, create_graph)
     ready = [n for n in buffers if deps.get(n, 0) == 0]
     handed_out = {id(g._array) for _, g in roots}
     previous_mode = _grad_state.enabled
@@ -143,6 +144,7 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
     executed = []
     check_nan = _anomaly.enabled and _anomaly.check_nan
     profiling = _profiler.active
+    sparse_seen = False
     try:
         while ready:
             node = ready.pop()
@@ -160,6 +162,8 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     leaf = node.variable
                     _accumulate_into(leaf, grads[0], create_graph, handed_out)
                 continue
+            if sparse_seen:
+                grads = _densified(grads)
             missing = 0
             for g in grads:
                 if g is None:
@@ -198,10 +202,12 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     arr = g._array
                     if arr.shape != shape or arr.dtype is not dtype:
                         g = _validate(node, i, g)
+                    if g.__class__ is SparseTensor:
+                        sparse_seen = True
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * _num_outputs(child)
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    buf[nr] = g if buf[nr] is None else _buffered(buf[nr], g, create_graph)
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0:
@@ -214,6 +220,27 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
             for node in executed:
                 node._release()
     return captured
+
+
+def _sum(old, new):
+    """Two gradients for one input summed; a dense one plus a sparse one is dense."""
+    if old.__class__ is SparseTensor and new.__class__ is not SparseTensor:
+        return new + old
+    return old + new
+
+
+def _buffered(old, new, create_graph):
+    """Gradients meeting at one input, summed in PyTorch's InputBuffer order: a sparse sum
+    already there is added onto the newcomer (outside create_graph)."""
+    if old.__class__ is SparseTensor and not create_graph:
+        return new + old
+    return _sum(old, new)
+
+
+def _densified(grads):
+    """Sparse gradients (an embedding's with sparse=True) as dense ones, for a node other
+    than a leaf's accumulator: ember's backward formulas compute on dense tensors."""
+    return [g.to_dense() if g.__class__ is SparseTensor else g for g in grads]
 
 
 def _check_nan(node, results):
@@ -406,6 +433,9 @@ def _accumulate(leaf, g, create_graph, handed_out):
             new = hook(g)
             if new is not None:
                 g = new
+    if g.__class__ is SparseTensor or leaf._grad.__class__ is SparseTensor:
+        _accumulate_sparse(leaf, g, create_graph)
+        return
     if leaf._grad is None:
         if create_graph:
             leaf._grad = g
@@ -421,6 +451,21 @@ def _accumulate(leaf, g, create_graph, handed_out):
     else:
         leaf._grad._array += g._array
         leaf._grad._vc.value += 1
+
+
+def _accumulate_sparse(leaf, g, create_graph):
+    """PyTorch's AccumulateGrad with a sparse gradient on either side: the first sparse
+    gradient is kept (its own copy); sparse += sparse merges the coordinate lists; dense +=
+    sparse stays dense in place; a dense gradient onto a sparse .grad makes it dense."""
+    old = leaf._grad
+    if old is None:
+        leaf._grad = g if create_graph or g.__class__ is not SparseTensor else g.detach().clone()
+    elif create_graph or old.requires_grad:
+        leaf._grad = _sum(old, g)
+    elif old.__class__ is SparseTensor and g.__class__ is not SparseTensor:
+        leaf._grad = g + old
+    else:
+        old.add_(g)
 
 
 def _profiled_backward(recorder, node, grads):

@@ -13,6 +13,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import Tensor, _make, make_tensor
+from .._sparse import SparseTensor
 from ..device import _BACKENDS
 from ._graph import Node, inplace, record, record_number, tracks, write_out
 
@@ -309,9 +310,22 @@ def _conj_scalar(s):
 
 
 def add(input, other, *, alpha=1, out=None):
+    if other.__class__ is SparseTensor or input.__class__ is SparseTensor:
+        return _add_with_sparse(input, other, alpha, out)
     if alpha.__class__ is not builtins.int or alpha != 1:
         return _with_alpha(input, other, alpha, _np_add, AddBackward0, "add", out)
     return binary(input, other, _np_add, AddBackward0, "add", out)
+
+
+def _add_with_sparse(input, other, alpha, out):
+    from . import sparse_arith
+    if out is not None:
+        raise RuntimeError("ember: add(..., out=) with a sparse operand is not supported")
+    if input.__class__ is SparseTensor:
+        return sparse_arith.add_sparse(input, other, alpha)
+    if not isinstance(input, Tensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    return sparse_arith.add_dense_sparse(input, other, alpha)
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -1084,6 +1098,9 @@ def _direct_inplace(self, other, ufunc, alpha=1):
 
 
 def add_(self, other, *, alpha=1):
+    if other.__class__ is SparseTensor:
+        from .sparse_arith import add_dense_sparse_
+        return add_dense_sparse_(self, other, alpha)
     if _direct_inplace(self, other, np.add, alpha):
         return self
     return inplace(self, lambda s: add(s, other, alpha=alpha), (other,))

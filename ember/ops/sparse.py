@@ -17,7 +17,8 @@ from ..device import _BACKENDS
 from ._graph import Node, record
 
 __all__ = ["sparse_coo_tensor", "spmm", "mm"]
-METHODS = ["to_sparse", "to_sparse_coo", "to_dense"]
+METHODS = ["to_sparse", "to_sparse_coo", "to_dense", "sparse_mask", "sparse_dim", "dense_dim",
+           "coalesce", "is_coalesced", "indices", "values", "_indices", "_values", "_nnz"]
 
 
 def _xp(t):
@@ -193,6 +194,8 @@ def _segment_sum(values, inverse, count, node_cls):
 
 
 def coalesce(input):
+    if not isinstance(input, SparseTensor):
+        _not_sparse(input, "coalesce")
     if input._coalesced:
         return input
     coords, inv, _ = _unique_coords(input)
@@ -207,6 +210,57 @@ def _grad_at_unique(s, grad_values):
     coords, _, first = _unique_coords(s)
     g = grad_values.index_select(0, make_tensor(first.astype(np.int64), s._device))
     return make_sparse(make_tensor(coords, s._device), g, s._array.shape, True)
+
+
+# ---- what a dense tensor answers to the sparse tensor methods (SparseTensor has its own) ------
+def _not_sparse(input, name, layout="sparse coordinate tensor"):
+    raise RuntimeError(f"{name} expected {layout} layout but got Strided")
+
+
+def _no_kernel(input, op):
+    backend = "CUDA" if input._device.type == "cuda" else "CPU"
+    raise NotImplementedError(f"Could not run 'aten::{op}' with arguments from the '{backend}' "
+                              "backend. This could be because the operator doesn't exist for "
+                              "this backend, or was omitted during the selective/custom build "
+                              "process (if using custom build).")
+
+
+def sparse_dim(input):
+    return 0
+
+
+def dense_dim(input):
+    return input._array.ndim
+
+
+def is_coalesced(input):
+    _not_sparse(input, "is_coalesced")
+
+
+def indices(input):
+    _not_sparse(input, "indices")
+
+
+def values(input):
+    _not_sparse(input, "values", "sparse tensor")
+
+
+def _indices(input):
+    _no_kernel(input, "_indices")
+
+
+def _values(input):
+    _no_kernel(input, "_values")
+
+
+def _nnz(input):
+    _no_kernel(input, "_nnz")
+
+
+def sparse_mask(input, mask):
+    """`dense.sparse_mask(mask)`: dense's entries at mask's coordinates (a sparse tensor)."""
+    from .sparse_arith import sparse_mask as _mask
+    return _mask(input, mask)
 
 
 # ---- dense <-> sparse ----------------------------------------------------------------------------

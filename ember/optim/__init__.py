@@ -6,7 +6,7 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD"]
 # Optimisers written alongside, one file each (each lists its class in __all__).
-for _name in ("adam", "rmsprop", "nadam", "lbfgs", "asgd", "rprop", "_adafactor"):
+for _name in ("adam", "rmsprop", "nadam", "lbfgs", "asgd", "rprop", "_adafactor", "sparse_adam"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:

@@ -36,6 +36,8 @@ def step_count(state):
 class Adam(Optimizer):
     decoupled = False
 
+    _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
@@ -91,6 +93,8 @@ class AdamW(Adam):
 
 class Adamax(Optimizer):
     """u = max(beta2 u, |g| + eps);  p -= lr / (1 - beta1^t) * m / u."""
+
+    _sparse_error = "Adamax does not support sparse gradients"
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):

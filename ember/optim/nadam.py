@@ -30,6 +30,8 @@ def _moments(state, p):
 class NAdam(Optimizer):
     """Adam with Nesterov momentum, its momentum warmed up by mu_t = beta1 (1 - 0.5 * 0.96^(t psi))."""
 
+    _sparse_error = "NAdam does not support sparse gradients"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
@@ -67,6 +69,8 @@ class NAdam(Optimizer):
 class RAdam(Optimizer):
     """Adam whose adaptive step is switched on (and rectified) once the variance of the
     adaptive learning rate is tractable (rho_t > 5)."""
+
+    _sparse_error = "RAdam does not support sparse gradients"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,

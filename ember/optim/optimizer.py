@@ -29,7 +29,7 @@ class Optimizer:
         self._optimizer_step_post_hooks = {}
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
+                            f"Tensors or dicts, but got {params.type()}")
         param_groups = list(params)
         if not param_groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -85,6 +85,9 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
+    # PyTorch's error for a sparse gradient, for optimisers that take none (None: accepted)
+    _sparse_error = None
+
     def zero_grad(self, set_to_none=True):
         from ..nn.modules.module import zero_grads
         zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
@@ -97,6 +100,10 @@ class Optimizer:
         has a gradient; `maximize` negates the gradient here, once for every optimiser.
         Without `with_state` the state is None and none is created (SGD without momentum
         keeps an empty state, as PyTorch's does)."""
+        if self._sparse_error is not None:
+            for p in group["params"]:
+                if p.grad is not None and p.grad.is_sparse:
+                    raise RuntimeError(self._sparse_error)
         for p in group["params"]:
             if p.grad is not None:
                 yield (p, -p.grad if group.get("maximize") else p.grad,

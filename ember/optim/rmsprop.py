@@ -10,6 +10,8 @@ class RMSprop(Optimizer):
     """v = alpha v + (1 - alpha) g^2;  centered: subtract the mean gradient's square;
     momentum: b = momentum b + g / (sqrt(v) + eps), p -= lr b; else p -= lr g / (sqrt(v) + eps)."""
 
+    _sparse_error = "RMSprop does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
@@ -54,6 +56,17 @@ class RMSprop(Optimizer):
                     p.addcdiv_(g, avg, value=-lr)
 
 
+def _sparse_adagrad(p, g, s, clr, eps):
+    """Adagrad on the rows a sparse gradient touches (coalesced first: the update is not
+    linear in g, so each row's gradient must be whole)."""
+    from .._sparse import make_sparse
+    g = g.coalesce()
+    ind, vals = g._indices(), g._values()
+    s.add_(make_sparse(ind, vals.pow(2), g.shape, True))
+    std = s.sparse_mask(g)._values().sqrt().add_(eps)
+    p.add_(make_sparse(ind, vals / std, g.shape, True), alpha=-clr)
+
+
 class Adagrad(Optimizer):
     """clr = lr / (1 + (t - 1) lr_decay);  s += g^2;  p -= clr g / (sqrt(s) + eps)."""
 
@@ -83,9 +96,15 @@ class Adagrad(Optimizer):
             for p, g, state in self._stepping(group):
                 t = step_count(state)
                 if group["weight_decay"] != 0:
+                    if g.is_sparse:
+                        raise RuntimeError("weight_decay option is not compatible with sparse "
+                                           "gradients")
                     g = g.add(p, alpha=group["weight_decay"])
                 clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
                 s = state["sum"]
+                if g.is_sparse:
+                    _sparse_adagrad(p, g, s, clr, group["eps"])
+                    continue
                 s.addcmul_(g, g, value=1)
                 p.addcdiv_(g, s.sqrt().add_(group["eps"]), value=-clr)
 
@@ -93,6 +112,8 @@ class Adagrad(Optimizer):
 class Adadelta(Optimizer):
     """v = rho v + (1 - rho) g^2;  d = sqrt(u + eps) / sqrt(v + eps) g;
     u = rho u + (1 - rho) d^2;  p -= lr d."""
+
+    _sparse_error = "Adadelta does not support sparse gradients"
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):

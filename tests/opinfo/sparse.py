@@ -56,3 +56,58 @@ register(
            covers=("to_sparse_coo",)),
     OpInfo("to_sparse", lambda lib, x: x.to_sparse(1).to_dense(), _dense, variant="sparse_dim"),
 )
+
+
+# ---- the sparse-tensor methods (and what a dense tensor answers to them) ------------------------
+def _masked(rng):
+    return [Sample((randn(rng, 3, 4), _IND)), Sample((randn(rng, 3, 4), _IND_COALESCED)),
+            Sample((randn(rng, 3, 4, 2), _IND)),
+            Sample((randn(rng, 3, 5), _IND), raises=RuntimeError)]   # sizes differ
+
+
+def _mask(lib, x, i):
+    mask = lib.sparse_coo_tensor(i, lib.ones(i.shape[1], *x.shape[2:], dtype=x.dtype),
+                                 (3, 4) + tuple(x.shape[2:]), check_invariants=True)
+    return x.sparse_mask(mask).to_dense()
+
+
+def _layout_numbers(lib, i, v):
+    s = _coo(lib, i, v)
+    c = s.coalesce()
+    return lib.tensor([s.sparse_dim(), s.dense_dim(), s._nnz(), int(s.is_coalesced()),
+                       c._nnz(), int(c.is_coalesced()), v.sparse_dim(), v.dense_dim()])
+
+
+def _dense_only(rng):
+    return [Sample((randn(rng, 3, 4),), raises=RuntimeError)]
+
+
+def _dense_no_kernel(rng):
+    return [Sample((randn(rng, 3, 4),), raises=NotImplementedError)]
+
+
+register(
+    OpInfo("sparse_mask", _mask, _masked),
+    OpInfo("sparse_dim", _layout_numbers, lambda rng: _construct(rng)[:4], grad=False,
+           covers=("dense_dim", "_nnz", "is_coalesced", "coalesce")),
+    OpInfo("_values", lambda lib, i, v: _coo(lib, i, v)._values() * 2,
+           lambda rng: _construct(rng)[:3], grad=False),
+    OpInfo("_indices", lambda lib, i, v: _coo(lib, i, v)._indices(),
+           lambda rng: _construct(rng)[:3], grad=False),
+    OpInfo("indices", lambda lib, i, v: _coo(lib, i, v).coalesce().indices(),
+           lambda rng: _construct(rng)[:3], grad=False, covers=("values",)),
+    OpInfo("indices", lambda lib, i, v: _coo(lib, i, v).indices(),
+           lambda rng: [Sample((_IND, randn(rng, 5)), raises=RuntimeError)], grad=False,
+           variant="uncoalesced"),
+    OpInfo("values", lambda lib, i, v: _coo(lib, i, v).values(),
+           lambda rng: [Sample((_IND, randn(rng, 5)), raises=RuntimeError)], grad=False,
+           variant="uncoalesced"),
+    OpInfo("coalesce", lambda lib, x: x.coalesce(), _dense_only, grad=False, variant="dense"),
+    OpInfo("is_coalesced", lambda lib, x: x.is_coalesced(), _dense_only, grad=False,
+           variant="dense"),
+    OpInfo("indices", lambda lib, x: x.indices(), _dense_only, grad=False, variant="dense"),
+    OpInfo("values", lambda lib, x: x.values(), _dense_only, grad=False, variant="dense"),
+    # PyTorch's message goes on to list its dispatcher's registrations: the type is compared
+    OpInfo("_values", lambda lib, x: x._values(), _dense_no_kernel, grad=False, variant="dense",
+           covers=("_indices", "_nnz"), parity="none"),
+)

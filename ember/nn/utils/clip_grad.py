@@ -25,10 +25,22 @@ def _norm(t, p):
     return t.abs().pow(p).sum().pow(1.0 / p)
 
 
+def _no_sparse(tensors, op):
+    """PyTorch has no sparse kernel for the norm or the clamp these take."""
+    for t in tensors:
+        if t.is_sparse:
+            backend = "SparseCUDA" if t.device.type == "cuda" else "SparseCPU"
+            raise NotImplementedError(
+                f"Could not run '{op}' with arguments from the '{backend}' backend. This could "
+                "be because the operator doesn't exist for this backend, or was omitted during "
+                "the selective/custom build process (if using custom build).")
+
+
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     from ...ops.creation import tensor
     from ...ops.shape import stack
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    _no_sparse(tensors, "aten::linalg_vector_norm")
     norm_type = float(norm_type)
     if not tensors:
         return tensor(0.0)
@@ -72,6 +84,8 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
     clip_value = float(clip_value)
+    grads = _grads(parameters)
+    _no_sparse(grads, "aten::clamp_min_")
     with no_grad():
-        for g in _grads(parameters):
+        for g in grads:
             g.clamp_(min=-clip_value, max=clip_value)

@@ -40,9 +40,30 @@ class _RowGather(Node):
 
 
 class EmbeddingBackward0(_RowGather):
+    sparse = False
+
     def backward(self, grad):
-        return _accumulate_rows(grad.reshape(-1, grad.shape[-1]), self.index, self.num_rows,
-                                self.scale)
+        rows = grad.reshape(-1, grad.shape[-1])
+        if self.sparse:
+            if self.by_freq:
+                raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
+                                   "sparse gradients")
+            return _sparse_rows(rows, self.index, self.num_rows, self.padding_idx)
+        return _accumulate_rows(rows, self.index, self.num_rows, self.scale)
+
+
+def _sparse_rows(rows, index, num_rows, padding_idx):
+    """PyTorch's sparse embedding gradient: one entry per looked-up index, in lookup order,
+    without those of `padding_idx` (uncoalesced: repeated indices stay repeated)."""
+    from ..._sparse import make_sparse
+    xp = xp_of(rows)
+    if padding_idx is not None:  # selected (a copy) whether or not any row is dropped
+        keep = index != padding_idx
+        index = index[keep]
+        rows = rows.index_select(0, make_tensor(xp.nonzero(keep)[0].astype(np.int64),
+                                                rows._device))
+    ind = make_tensor(index.astype(np.int64).reshape(1, -1), rows._device)
+    return make_sparse(ind, rows, (num_rows, rows.shape[-1]), coalesced=index.size <= 1)
 
 
 def _accumulate_rows(values, index, num_rows, scale=None, node_cls=EmbeddingDenseBackward0):
@@ -113,7 +134,7 @@ def _embedding_renorm(weight, idx, max_norm, norm_type):
     weight._vc.value += 1
 
 
-def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
+def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
     _check_indices(indices, "embedding")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
@@ -134,6 +155,8 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
             freq = 1.0 / counts[idx]
             scale = freq if scale is None else scale * freq
         node.index, node.scale, node.num_rows = idx, scale, n
+        if sparse:
+            node.sparse, node.by_freq, node.padding_idx = True, scale_grad_by_freq, padding_idx
     return res
 
 
@@ -145,7 +168,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             not (weight.dtype.is_floating_point or weight.dtype.is_complex):
         pad = -1 if padding_idx is None else padding_idx
         sgbf = max_norm if isinstance(max_norm, bool) else scale_grad_by_freq
-        return _embedding(input, weight, pad if pad >= 0 else None, sgbf)
+        # torch.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        sp = norm_type if isinstance(max_norm, bool) and isinstance(norm_type, bool) else sparse
+        return _embedding(input, weight, pad if pad >= 0 else None, sgbf, bool(sp))
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.size(0):
@@ -158,10 +183,23 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         _check_indices(input, "embedding")
         _embedding_renorm(weight, input._array.astype(np.int64, copy=False), max_norm,
                           norm_type)
-    return _embedding(weight, input, padding_idx, scale_grad_by_freq)
+    return _embedding(weight, input, padding_idx, scale_grad_by_freq, bool(sparse))
 
 
 class EmbeddingBagBackward0(Node):
+    sparse = False
+
+    def _sparse_weight_grad(self, per_row, psw, num_rows):
+        if self.by_freq:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
+                               "sparse gradients")
+        if self.mode == "mean":
+            per_row = per_row / make_tensor(self.bag_size.reshape(-1, 1).astype(
+                per_row._array.dtype), per_row._device)
+        if psw is not None:
+            per_row = per_row * psw.reshape(-1, 1)
+        return _sparse_rows(per_row, self.idx, num_rows, self.padding_idx)
+
     def backward(self, grad):
         saved = self.saved_tensors
         weight = saved[0]
@@ -171,7 +209,9 @@ class EmbeddingBagBackward0(Node):
             return _max_grad(grad, self.argrow, weight.shape[0])
         # grad of each looked-up row: its bag's gradient, scaled
         per_row = _gather_rows(grad, self.bag, None)
-        if self._next[0][0] is not None:
+        if self._next[0][0] is not None and self.sparse:
+            gw = self._sparse_weight_grad(per_row, psw, weight.shape[0])
+        elif self._next[0][0] is not None:
             scaled = per_row * psw.reshape(-1, 1) if psw is not None else per_row
             gw = _accumulate_rows(scaled, self.idx, weight.shape[0], self.scale)
         if psw is not None and self._next[1][0] is not None:
@@ -196,7 +236,7 @@ def _max_grad(grad, argrow, num_rows):
 
 
 def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
-                   include_last_offset, padding_idx):
+                   include_last_offset, padding_idx, sparse=False):
     _check_indices(indices, "embedding_bag")
     xp = xp_of(weight)
     idx = indices._array.astype(np.int64, copy=False).reshape(-1)
@@ -261,6 +301,9 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
         node.mode, node.bag, node.idx, node.scale = mode, bag, idx, grad_scale
         node.psw_shape = tuple(psw.shape) if psw is not None else None
         node.save_for_backward(*inputs)
+        if sparse:
+            node.sparse, node.by_freq, node.padding_idx = True, scale_grad_by_freq, padding_idx
+            node.bag_size = xp.maximum(xp.take(counts, bag), 1) if m else counts
     return res, bag, counts
 
 
@@ -317,7 +360,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
     res, _, _ = _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode,
-                               per_sample_weights, include_last_offset, padding_idx)
+                               per_sample_weights, include_last_offset, padding_idx,
+                               bool(sparse))
     return res
 
 
