@@ -32,6 +32,23 @@ def _simplex(*shape):
     return p / p.sum(-1, keepdims=True)
 
 
+def _spd_of(a):
+    """A positive definite matrix from any square one (differentiably)."""
+    lib = ember if isinstance(a, ember.Tensor) else __import__("torch")
+    return a @ a.mT + lib.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _spd_values():
+    a = R.normal(size=(2, 3, 3))
+    return a @ np.swapaxes(a, -1, -2) + np.eye(3)
+
+
+def _corr_values():
+    s = _spd_values()
+    d = np.sqrt(np.diagonal(s, axis1=-2, axis2=-1))
+    return s / d[..., :, None] / d[..., None, :]
+
+
 CONT = ("log_prob", "cdf", "icdf", "entropy", "mean", "mode", "variance", "stddev")
 # name -> (constructor(distributions, params), params, values, methods)
 CASES = {
@@ -82,6 +99,19 @@ CASES = {
                    {"loc": _real(2, 3), "W": _real(3, 2), "diag": _pos(3)}, _real(4, 2, 3),
                    ("log_prob", "entropy", "mean", "variance", "covariance_matrix",
                     "precision_matrix", "scale_tril")),
+    "Wishart": (lambda d, p: d.Wishart(p["df"], covariance_matrix=_spd_of(p["A"])),
+                {"df": np.array([3.5, 6.0]), "A": _real(3, 3)}, _spd_values(),
+                ("log_prob", "entropy", "mean", "mode", "variance", "precision_matrix")),
+    "WishartTril": (lambda d, p: d.Wishart(4.0, scale_tril=_spd_of(p["A"]).tril()),
+                    {"A": _real(2, 3, 3)}, _spd_values(), ("log_prob", "entropy")),
+    "WishartPrecision": (lambda d, p: d.Wishart(p["df"], precision_matrix=_spd_of(p["A"])),
+                         {"df": np.array(2.5), "A": _real(3, 3)}, _spd_values(),
+                         ("log_prob", "entropy", "mean", "covariance_matrix")),
+    "WishartBregmanEntropy": (lambda d, p: _ExpFamilyEntropy(
+        d.Wishart(p["df"], covariance_matrix=_spd_of(p["A"]))),
+        {"df": np.array([3.5, 6.0]), "A": _real(3, 3)}, None, ("entropy",)),
+    "LKJCholesky": (lambda d, p: d.LKJCholesky(3, p["c"]), {"c": np.array([0.5, 3.0])},
+                    np.linalg.cholesky(_corr_values()), ("log_prob",)),
     "LogisticNormal": (lambda d, p: d.LogisticNormal(p["loc"], p["scale"]),
                        {"loc": _real(2, 3), "scale": _pos(2, 3)}, _simplex(5, 2, 4),
                        ("log_prob",)),
@@ -243,6 +273,9 @@ KL_PAIRS = {
                                        d.Pareto(b * 0.3, a.abs() + 0.5)),
     "ExpFamily-Subclass": lambda d, a, b: (_sub(d, "Gamma")(b, a.abs() + 0.2),
                                            _sub(d, "Gamma")(a.abs() + 0.5, b)),
+    "Wishart-Wishart": lambda d, a, b: (
+        d.Wishart(b + 2, covariance_matrix=_spd_of(a.unsqueeze(-1) * b)),
+        d.Wishart(a.abs() + 2.5, scale_tril=_spd_of(a.unsqueeze(-1) * a).tril())),
     "ExpFamily-ContinuousBernoulliSub": lambda d, a, b: (
         _sub(d, "ContinuousBernoulli")(logits=a), _sub(d, "ContinuousBernoulli")(probs=b / 2.1)),
 }
@@ -302,6 +335,8 @@ SAMPLERS = {  # name -> constructor(distributions, lib); moments are the distrib
         t.tensor([1.0, -1.0, 0.0]), t.tensor([[1.0], [0.5], [-1.0]]), t.tensor([0.5, 1.0, 2.0])),
     "LogisticNormal": lambda d, t: d.LogisticNormal(t.tensor([0.0, 1.0]), t.tensor([0.5, 0.3])),
     "VonMises": lambda d, t: d.VonMises(t.tensor([0.5, -2.5]), t.tensor([2.0, 8.0])),
+    "Wishart": lambda d, t: d.Wishart(t.tensor([4.0, 7.0]), t.tensor([[2.0, 0.5], [0.5, 1.0]])),
+    "LKJCholesky": lambda d, t: d.LKJCholesky(3, t.tensor([1.0, 4.0])),
 }
 
 
@@ -328,6 +363,12 @@ def test_samples_have_pytorchs_shapes_dtypes_and_moments(torch, name):
         assert bool((ember.atan2(angle_err.sin(), angle_err.cos()).abs() < 0.05).all())
         np.testing.assert_allclose((1 - (c ** 2 + s ** 2).sqrt()).numpy(),
                                    dist.variance.double().numpy(), rtol=0.1)
+        return
+    if name == "LKJCholesky":  # correlations of LKJ(eta) in dim 3: mean 0, var 1/(2 eta + 1)
+        corr = x.double() @ x.double().mT
+        off = corr[..., 1, 0]
+        assert bool((off.mean(0).abs() < 0.05).all())
+        np.testing.assert_allclose(off.var(0).numpy(), [1 / 4, 1 / 10], rtol=0.1)
         return
     if name == "LogisticNormal":  # no closed-form moments: compare with PyTorch's draws
         np.testing.assert_allclose(xf.mean(0).numpy(), want.double().mean(0).numpy(), atol=0.02)
@@ -427,6 +468,18 @@ ERRORS = [
     "D.Multinomial(2, t.tensor([0.5, 0.5])).entropy() and D.NegativeBinomial(2., "
     "t.tensor([0.5])).entropy()",
     "D.VonMises(0., 1.).rsample()",
+    "D.Wishart(3.)",
+    "D.Wishart(3., t.eye(2), scale_tril=t.eye(2))",
+    "D.Wishart(3., t.ones(2))",
+    "D.Wishart(0.5, t.eye(2))",
+    "D.Wishart(t.tensor([3., 0.5]), t.eye(2))",
+    "D.Wishart(t.tensor([3., 4.]), t.eye(2).expand(3, 2, 2))",
+    "D.Wishart(3., t.tensor([[1., 2.], [2., 1.]]))",
+    "D.Wishart(3., t.eye(2)).log_prob(t.tensor([[1., 2.], [2., 1.]]))",
+    "D.LKJCholesky(1)",
+    "D.Wishart(4., scale_tril=t.eye(2).expand(3, 2, 2)).variance",
+    "D.LKJCholesky(3, t.tensor([-1.]))",
+    "D.LKJCholesky(2).log_prob(t.tensor([[1., 0.], [0.5, 0.5]]))",
 ]
 
 
@@ -508,6 +561,13 @@ REPRS = [
     ".check(t.tensor([[1., -2.], [-1., 3.]]))",
     "D.constraints.cat([D.constraints.positive, D.constraints.real], -1, [1, 2])"
     ".check(t.tensor([[1., -2., 5.], [-1., 3., 2.]]))",
+    "D.Wishart(t.tensor([3., 4.]), t.eye(2))",
+    "D.Wishart(3., precision_matrix=t.eye(2)).arg_constraints",
+    "D.Wishart(t.tensor([3., 4.]), t.eye(2)).expand([5, 2]).batch_shape",
+    "D.Wishart(t.tensor([3., 4.]), t.eye(2)).expand([5, 2]).covariance_matrix.shape",
+    "D.Wishart(t.tensor([1.5, 4.]), t.eye(2)).mode",
+    "D.LKJCholesky(3, t.tensor([1., 2.]))",
+    "D.LKJCholesky(3, 2.).expand([4]).batch_shape, D.LKJCholesky(3, 2.).event_shape",
     "D.constraints.MixtureSameFamilyConstraint(D.constraints.positive)"
     ".check(t.tensor([1., -1.]))",
 ]
@@ -618,3 +678,23 @@ def test_transform_caching_and_with_cache():
               D.ReshapeTransform((3,), (3, 1)).with_cache(1)):
         y = t(x)
         assert t.inv(y) is x
+
+
+def test_wishart_rsample_as_pytorch(torch):
+    """Bartlett draws join the graph (df and the scale); PyTorch's singular-sample check
+    holds the support check itself, so every draw warns and is redrawn once: the same
+    warning here. With a sample shape, PyTorch's backward fails (its redraw modifies a
+    saved mask in place); ember's fails too."""
+    for lib in (torch, ember):
+        df = lib.tensor([4.0, 6.0], dtype=lib.float64, requires_grad=True)
+        cov = lib.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=lib.float64, requires_grad=True)
+        w = lib.distributions.Wishart(df, covariance_matrix=cov)
+        with pytest.warns(UserWarning, match="Singular sample detected."):
+            x = w.rsample()
+        assert tuple(x.shape) == (2, 2, 2)
+        g_df, g_cov = lib.autograd.grad(x.sum(), [df, cov])
+        assert bool(lib.isfinite(g_df).all()) and bool(lib.isfinite(g_cov).all())
+        with pytest.warns(UserWarning, match="Singular sample detected."):
+            y = w.rsample((3,))
+        with pytest.raises(RuntimeError):
+            lib.autograd.grad(y.sum(), [df, cov])

@@ -24,6 +24,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from . import kl_families  # noqa: F401  (registers the KL pairs of the families below)
 from .kumaraswamy import Kumaraswamy
+from .lkj_cholesky import LKJCholesky
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
@@ -44,14 +45,15 @@ from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ContinuousBernoulli", "Dirichlet", "Distribution", "Exponential",
            "ExponentialFamily", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "Geometric",
-           "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy", "Laplace",
+           "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy", "LKJCholesky", "Laplace",
            "LogitRelaxedBernoulli", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
            "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
            "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
-           "VonMises", "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl",
+           "VonMises", "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl",
            "transform_to", "transforms"] + transforms.__all__
