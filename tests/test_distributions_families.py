@@ -698,3 +698,21 @@ def test_wishart_rsample_as_pytorch(torch):
             y = w.rsample((3,))
         with pytest.raises(RuntimeError):
             lib.autograd.grad(y.sum(), [df, cov])
+
+
+EXPANDABLE = [n for n, c in CASES.items() if c[2] is not None and "log_prob" in c[3]]
+
+
+@pytest.mark.parametrize("name", EXPANDABLE)
+def test_expand_matches_pytorch(torch, name):
+    build, params, values, _ = CASES[name]
+    values = np.asarray(values)
+    out = []
+    for lib in (torch, ember):
+        dist = build(lib.distributions, _tensors(lib, params, False))
+        big = dist.expand((2,) + tuple(dist.batch_shape))
+        value = lib.tensor(values[:1], dtype=lib.float64)
+        out.append((tuple(big.batch_shape), tuple(big.event_shape), type(big).__name__,
+                    big.log_prob(value).numpy()))
+    assert out[0][:3] == out[1][:3]
+    np.testing.assert_allclose(out[1][3], out[0][3], rtol=1e-10, atol=1e-12)
