@@ -40,6 +40,11 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
 
+    def __radd__(self, other):  # tuple + Size is a Size too, as in PyTorch
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
     def __reduce__(self):
         return (Size, (tuple(self),))
 

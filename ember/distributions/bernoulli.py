@@ -4,16 +4,16 @@ from numbers import Number
 
 from .._tensor import Size
 from ..autograd import no_grad
-from ..ops import arange, bernoulli as _bernoulli
+from ..ops import arange, bernoulli as _bernoulli, exp, log1p, logit
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -91,3 +91,10 @@ class Bernoulli(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+    @property
+    def _natural_params(self):
+        return (logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return log1p(exp(x))

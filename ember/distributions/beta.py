@@ -2,16 +2,16 @@
 from numbers import Number, Real
 
 from .._tensor import Size
-from ..ops import stack, tensor as _tensor
+from ..ops import lgamma, stack, tensor as _tensor
 from . import constraints
 from .dirichlet import Dirichlet
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
     support = constraints.unit_interval
@@ -72,3 +72,10 @@ class Beta(Distribution):
         if isinstance(result, Number):
             return _tensor([result])
         return result
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return lgamma(x) + lgamma(y) - lgamma(x + y)

@@ -5,12 +5,12 @@ from .. import linalg as _linalg
 from ..ops import full as _full, isclose as _isclose, all as _all
 from .. import bool as _bool
 
-__all__ = ["Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property",
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
            "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
            "half_open_interval", "is_dependent", "less_than", "lower_cholesky",
-           "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+           "lower_triangular", "MixtureSameFamilyConstraint", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
            "positive", "positive_semidefinite", "positive_definite", "positive_integer", "real",
-           "real_vector", "simplex", "square", "symmetric", "unit_interval"]
+           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -107,6 +107,101 @@ class _IndependentConstraint(Constraint):
     def __repr__(self):
         return (f"{self.__class__.__name__[1:]}({repr(self.base_constraint)}, "
                 f"{self.reinterpreted_batch_ndims})")
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A mixture's support: the component constraint checked with the component dim put
+    back in (all components must accept the value)."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({repr(self.base_constraint)})"
+
+
+class _Cat(Constraint):
+    """Constraints `cseq` applied to consecutive pieces (of sizes `lengths`) along `dim`,
+    as ember.cat joins them."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        from ..ops import cat as _cat
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} "
+                                 f"dimensions")
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return _cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Constraints `cseq` applied to the slices along `dim`, as ember.stack joins them."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value):
+        from ..ops import stack as _stack
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} "
+                                 f"dimensions")
+        slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return _stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
 
 
 class _Boolean(Constraint):
@@ -334,3 +429,5 @@ square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack

@@ -3,13 +3,13 @@ from .._tensor import Size
 from ..ops import digamma, lgamma, xlogy
 from ..nn.functional import one_hot
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _standard_gamma
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -63,3 +63,10 @@ class Dirichlet(Distribution):
         a0 = self.concentration.sum(-1)
         return (lgamma(self.concentration).sum(-1) - lgamma(a0) - (k - a0) * digamma(a0)
                 - ((self.concentration - 1.0) * digamma(self.concentration)).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - lgamma(x.sum(-1))

@@ -4,13 +4,13 @@ from numbers import Number
 from .._tensor import Size
 from ..ops import exp, log, log1p, zeros_like
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -64,3 +64,10 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - log(self.rate)
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -log(-x)

@@ -4,14 +4,15 @@ from numbers import Number
 from .._tensor import Size
 from ..dtypes import finfo
 from ..ops import as_tensor, digamma, lgamma, log, xlogy
+from ..special import gammainc
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _standard_gamma, broadcast_all
 
 __all__ = ["Gamma"]
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -60,6 +61,18 @@ class Gamma(Distribution):
         return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
                 - self.rate * value - lgamma(self.concentration))
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         return (self.concentration - log(self.rate) + lgamma(self.concentration)
                 + (1.0 - self.concentration) * digamma(self.concentration))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return lgamma(x + 1) + (x + 1) * log(-y.reciprocal())

@@ -6,6 +6,7 @@ from functools import total_ordering
 
 from ..ops import digamma, exp, lgamma, log
 from .. import linalg as _linalg
+from ..autograd import grad as _grad
 from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
@@ -13,6 +14,7 @@ from .binomial import Binomial
 from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
@@ -159,6 +161,24 @@ def _kl_dirichlet_dirichlet(p, q):
 def _kl_exponential_exponential(p, q):
     rate_ratio = q.rate / p.rate
     return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """Bregman divergence of the log normalizer between the natural parameters."""
+    if type(p) is not type(q):
+        # PyTorch's message carries its source line's indentation
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot " + " " * 28
+                                  + "be computed using Bregman divergences")
+    p_nparams = [param.detach().requires_grad_() for param in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = _grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
 
 
 @register_kl(Gamma, Gamma)

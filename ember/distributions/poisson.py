@@ -3,15 +3,15 @@ from numbers import Number
 
 from .._tensor import Size
 from ..autograd import no_grad
-from ..ops import poisson as _poisson
+from ..ops import exp, log, poisson as _poisson
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
@@ -50,3 +50,10 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return exp(x)

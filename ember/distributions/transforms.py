@@ -16,7 +16,10 @@ from .utils import _sum_rightmost
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
            "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
-           "Transform", "identity_transform"]
+           "Transform", "identity_transform", "CatTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "StackTransform",
+           "StickBreakingTransform"]
 
 
 def _broadcast_shape(*shapes):
@@ -512,3 +515,12 @@ class AffineTransform(Transform):
     def inverse_shape(self, shape):
         return _broadcast_shape(shape, getattr(self.loc, "shape", ()),
                                 getattr(self.scale, "shape", ()))
+
+
+# event-level and combining transforms live in their own module (re-exported here, after
+# the names they build on are defined)
+from .transforms_structured import (CatTransform, CorrCholeskyTransform,  # noqa: E402
+                                    CumulativeDistributionTransform, IndependentTransform,
+                                    LowerCholeskyTransform, PositiveDefiniteTransform,
+                                    ReshapeTransform, SoftmaxTransform, StackTransform,
+                                    StickBreakingTransform)

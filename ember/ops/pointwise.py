@@ -755,7 +755,9 @@ class ClampBackward1(Node):
         if self.max is not None:
             ones_mask = t <= self.max
             mask = ones_mask if mask is None else mask & ones_mask
-        return grad * mask
+        # a select, not a product: a NaN/inf incoming gradient stays out of clamped
+        # elements, as in PyTorch
+        return where(mask, grad, 0)
 
 
 class ClampBackward0(Node):

@@ -608,7 +608,16 @@ def diagflat(input, offset=0):
 
 def broadcast_tensors(*tensors):
     ts = _tensors(tensors)
-    shape = np.broadcast_shapes(*[tuple(t.shape) for t in ts])
+    shapes = [tuple(t.shape) for t in ts]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:  # PyTorch's RuntimeError, naming the first pair that clashes
+        from .pointwise import broadcast_error
+        for k in range(1, len(shapes)):
+            err = broadcast_error(np.broadcast_shapes(*shapes[:k]), shapes[k])
+            if err is not None:
+                raise err from None
+        raise
     # as PyTorch: a tensor that already has the shape comes back itself, not a view
     return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in ts)
 
