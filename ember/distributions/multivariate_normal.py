@@ -4,17 +4,13 @@ import math
 
 from .._tensor import Size
 from .. import linalg as _linalg
+from ..ops.rearrange import broadcast_shapes as _broadcast_shape
 from ..ops import cholesky_inverse, eye, flip, matmul, transpose
 from . import constraints
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
 
 __all__ = ["MultivariateNormal"]
-
-
-def _broadcast_shape(a, b):
-    from .transforms import _broadcast_shape as bs
-    return bs(a, b)
 
 
 def _batch_mv(bmat, bvec):

@@ -9,6 +9,7 @@ from numbers import Number, Real
 
 from .._tensor import Size
 from ..dtypes import finfo
+from ..ops.rearrange import broadcast_shapes as _broadcast_shape
 from ..ops import abs as _abs, atanh, clamp, full_like, sigmoid, zeros_like
 from ..nn.functional import softplus
 from . import constraints
@@ -20,22 +21,6 @@ __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform"
            "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "StackTransform",
            "StickBreakingTransform"]
-
-
-def _broadcast_shape(*shapes):
-    out = []
-    for shape in shapes:
-        shape = tuple(shape)
-        if len(shape) > len(out):
-            out = [1] * (len(shape) - len(out)) + out
-        for i, size in enumerate(shape):
-            j = len(out) - len(shape) + i
-            if out[j] == 1:
-                out[j] = size
-            elif size != 1 and size != out[j]:
-                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single "
-                                   f"shape.  Mismatch is between arg 0 and arg {i}.")
-    return Size(out)
 
 
 class Transform:

@@ -8,6 +8,7 @@ from numbers import Number
 
 from .._tensor import Size
 from .. import linalg as _linalg
+from ..ops.rearrange import broadcast_shapes as _broadcast_shapes
 from ..ops import arange, cholesky_solve, digamma, einsum, eye, mvlgamma
 from ..ops import randn, tensor as _tensor, tril_indices
 from ..dtypes import finfo
@@ -28,22 +29,6 @@ def _mvdigamma(x, p):
         raise AssertionError("Wrong domain for multivariate digamma function.")
     steps = arange(p, dtype=x.dtype, device=x.device).div(2)
     return digamma(x.unsqueeze(-1) - steps.expand(tuple(x.shape) + (-1,))).sum(-1)
-
-
-def _broadcast_shapes(*shapes):
-    """torch.broadcast_shapes, with its error naming the first argument that clashes."""
-    result = list(shapes[0])
-    for k, shape in enumerate(shapes[1:], 1):
-        if len(shape) > len(result):
-            result = [1] * (len(shape) - len(result)) + result
-        for i in range(-1, -len(shape) - 1, -1):
-            if shape[i] != 1 and result[i] != 1 and shape[i] != result[i]:
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at "
-                                   f"{i}! Mismatching argument at index {k} had {shape!r}; but "
-                                   f"expected shape should be broadcastable to {result}")
-            if result[i] == 1:
-                result[i] = shape[i]
-    return Size(result)
 
 
 def _clamp_above_eps(x):

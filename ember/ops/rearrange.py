@@ -569,10 +569,11 @@ def atleast_3d(*tensors):
 def broadcast_shapes(*shapes):
     """The shape tensors of these shapes broadcast to, by PyTorch's rules and messages."""
     from .._tensor import Size
-    given = []
+    given, shown = [], []  # the error message shows each argument as it was passed
     for s in shapes:
         if isinstance(s, (builtins.int, np.integer)):
             s = (builtins.int(s),)
+        shown.append(s)
         s = tuple(s)
         for i, n in enumerate(s):
             if not isinstance(n, (builtins.int, np.integer)):
@@ -591,7 +592,8 @@ def broadcast_shapes(*shapes):
                 continue
             if result[j] != 1:
                 raise RuntimeError(f"Attempting to broadcast a dimension of length {n} at {j}! "
-                                   f"Mismatching argument at index {k} had {s}; but expected shape "
+                                   f"Mismatching argument at index {k} had {shown[k]!r}; but "
+                                   "expected shape "
                                    f"should be broadcastable to {result}")
             result[j] = n
     return Size(result)
