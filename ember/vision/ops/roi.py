@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ... import cat, full, int64, nn, tensor
+from ... import cat, full, nn, tensor
 from ...nn import functional as F
 
 __all__ = ["roi_align", "RoIAlign", "roi_pool", "RoIPool", "sigmoid_focal_loss"]
