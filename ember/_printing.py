@@ -204,14 +204,14 @@ def _append_suffixes(text, suffixes, indent):
     return "".join(parts)
 
 
-def tensor_repr(t):
-    """PyTorch's `repr` of ember tensor `t`, e.g. `tensor([1., 2.], dtype=torch.float64)`."""
+def tensor_repr(t, prefix="tensor("):
+    """PyTorch's `repr` of ember tensor `t`, e.g. `tensor([1., 2.], dtype=torch.float64)`.
+    `prefix` replaces "tensor(" for subclasses that print under their own name."""
     a = _host_array(t._array)
     dtype = t.dtype
     name = str(dtype)
     is_complex = bool(getattr(dtype, "is_complex", a.dtype.kind == "c"))
     floating = bool(getattr(dtype, "is_floating_point", a.dtype.kind == "f"))
-    prefix = "tensor("
     indent = len(prefix)
     suffixes = []
 

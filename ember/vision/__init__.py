@@ -1,8 +1,9 @@
-"""`ember.vision`: torchvision's everyday parts (transforms, datasets, models, utils)."""
+"""`ember.vision`: torchvision's everyday parts (transforms incl. v2, datasets, models, ops, io,
+tv_tensors, utils)."""
 import importlib
 
 __all__ = []
-for _name in ("transforms", "datasets", "models", "utils", "io", "ops"):
+for _name in ("transforms", "datasets", "models", "utils", "io", "ops", "tv_tensors"):
     try:
         globals()[_name] = importlib.import_module(f".{_name}", __name__)
         __all__.append(_name)

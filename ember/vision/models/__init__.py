@@ -1,13 +1,23 @@
 """`ember.vision.models`: torchvision's classification architectures, with its module names
 so torchvision state_dicts load with strict=True."""
+import sys as _sys
+
 from .alexnet import *  # noqa: F401,F403
+from .convnext import *  # noqa: F401,F403
+from .densenet import *  # noqa: F401,F403
+from .efficientnet import *  # noqa: F401,F403
+from .googlenet import *  # noqa: F401,F403
 from .lenet import *  # noqa: F401,F403
 from .mobilenetv2 import *  # noqa: F401,F403
+from .mobilenetv3 import *  # noqa: F401,F403
 from .resnet import *  # noqa: F401,F403
 from .squeezenet import *  # noqa: F401,F403
 from .vgg import *  # noqa: F401,F403
-import sys as _sys
+from .vision_transformer import *  # noqa: F401,F403
 
-# the builders share their modules' names (alexnet, vgg), so read the modules from sys.modules
-__all__ = [n for m in ("alexnet", "lenet", "mobilenetv2", "resnet", "squeezenet", "vgg")
-           for n in _sys.modules[f"{__name__}.{m}"].__all__ if n != "make_layers"]
+_MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "lenet",
+            "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
+# the builders share their modules' names (alexnet, vgg, googlenet), so read the modules from
+# sys.modules
+__all__ = [n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__
+           if n != "make_layers" and not n.startswith("_")]

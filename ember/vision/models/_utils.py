@@ -8,8 +8,11 @@ import os
 __all__ = ["load_weights"]
 
 
-def load_weights(model, weights, progress=True, builder=None):
-    """Load `weights` (None, or a path to a state_dict / checkpoint saved by torch or ember)."""
+def load_weights(model, weights, progress=True, builder=None, fix_state=None):
+    """Load `weights` (None, or a path to a state_dict / checkpoint saved by torch or ember).
+
+    `fix_state` (optional) rewrites the loaded state_dict first, e.g. renaming the legacy
+    keys of torchvision's published DenseNet checkpoints."""
     if weights is None or weights is False:
         return model
     name = builder or type(model).__name__.lower()
@@ -31,6 +34,8 @@ def load_weights(model, weights, progress=True, builder=None):
     if isinstance(state, dict) and "state_dict" in state and not any(
             hasattr(v, "shape") for v in state.values()):
         state = state["state_dict"]  # a training checkpoint that wraps the state_dict
+    if fix_state is not None:
+        state = fix_state(state)
     model.load_state_dict(state)
     return model
 
@@ -52,3 +57,13 @@ def make_divisible(v, divisor, min_value=None):
     if new_v < 0.9 * v:
         new_v += divisor
     return new_v
+
+
+def overwrite_named_param(kwargs, param, new_value):
+    """A builder's fixed hyper-parameter: set it, refusing a caller's different value."""
+    if param in kwargs:
+        if kwargs[param] != new_value:
+            raise ValueError(f"The parameter '{param}' expected value {new_value} but got "
+                             f"{kwargs[param]} instead.")
+    else:
+        kwargs[param] = new_value

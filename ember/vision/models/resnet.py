@@ -1,10 +1,11 @@
 """ResNet (torchvision.models.resnet): BasicBlock/Bottleneck stacks with torchvision's module
 names (conv1, bn1, layer1.0.conv1, layer1.0.downsample.0, fc), so its state_dicts load."""
 from ... import flatten, nn
-from ._utils import handle_legacy, load_weights
+from ._utils import handle_legacy, load_weights, overwrite_named_param
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50",
-           "resnet101", "resnet152"]
+           "resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
+           "wide_resnet50_2", "wide_resnet101_2"]
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -164,3 +165,31 @@ def resnet101(*, weights=None, progress=True, **kwargs):
 
 def resnet152(*, weights=None, progress=True, **kwargs):
     return _resnet("resnet152", Bottleneck, [3, 8, 36, 3], weights, progress, kwargs)
+
+
+def resnext50_32x4d(*, weights=None, progress=True, **kwargs):
+    overwrite_named_param(kwargs, "groups", 32)
+    overwrite_named_param(kwargs, "width_per_group", 4)
+    return _resnet("resnext50_32x4d", Bottleneck, [3, 4, 6, 3], weights, progress, kwargs)
+
+
+def resnext101_32x8d(*, weights=None, progress=True, **kwargs):
+    overwrite_named_param(kwargs, "groups", 32)
+    overwrite_named_param(kwargs, "width_per_group", 8)
+    return _resnet("resnext101_32x8d", Bottleneck, [3, 4, 23, 3], weights, progress, kwargs)
+
+
+def resnext101_64x4d(*, weights=None, progress=True, **kwargs):
+    overwrite_named_param(kwargs, "groups", 64)
+    overwrite_named_param(kwargs, "width_per_group", 4)
+    return _resnet("resnext101_64x4d", Bottleneck, [3, 4, 23, 3], weights, progress, kwargs)
+
+
+def wide_resnet50_2(*, weights=None, progress=True, **kwargs):
+    overwrite_named_param(kwargs, "width_per_group", 64 * 2)
+    return _resnet("wide_resnet50_2", Bottleneck, [3, 4, 6, 3], weights, progress, kwargs)
+
+
+def wide_resnet101_2(*, weights=None, progress=True, **kwargs):
+    overwrite_named_param(kwargs, "width_per_group", 64 * 2)
+    return _resnet("wide_resnet101_2", Bottleneck, [3, 4, 23, 3], weights, progress, kwargs)

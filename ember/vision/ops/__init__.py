@@ -1,4 +1,14 @@
-"""`ember.vision.ops`: torchvision.ops building blocks used by the models."""
-from .misc import Conv2dNormActivation
+"""`ember.vision.ops`: torchvision.ops — box utilities, NMS, RoI pooling, focal loss and the
+building blocks the models use."""
+from .boxes import (batched_nms, box_area, box_convert, box_iou, clip_boxes_to_image,
+                    complete_box_iou, distance_box_iou, generalized_box_iou, nms,
+                    remove_small_boxes)
+from .misc import MLP, Conv2dNormActivation, FrozenBatchNorm2d, Permute, SqueezeExcitation
+from .roi import RoIAlign, RoIPool, roi_align, roi_pool, sigmoid_focal_loss
+from .stochastic_depth import StochasticDepth, stochastic_depth
 
-__all__ = ["Conv2dNormActivation"]
+__all__ = ["box_area", "box_iou", "generalized_box_iou", "distance_box_iou",
+           "complete_box_iou", "box_convert", "clip_boxes_to_image", "remove_small_boxes",
+           "nms", "batched_nms", "roi_align", "RoIAlign", "roi_pool", "RoIPool",
+           "sigmoid_focal_loss", "Conv2dNormActivation", "FrozenBatchNorm2d", "MLP", "Permute",
+           "SqueezeExcitation", "StochasticDepth", "stochastic_depth"]
