@@ -1,7 +1,7 @@
 """`torch.linalg`: the linear-algebra namespace (`ember.linalg.inv`, `ember.linalg.svd` ...).
 
 Re-exports only: the functions live in `ember/ops/linalg.py` (products) and
-`ember/ops/decompositions.py` (decompositions, solves, norms).
+`ember/ops/decompositions/` (decompositions, solves, norms).
 """
 from .ops.decompositions import (LinAlgError, cholesky_ex, cond, det, diagonal, eig, eigh,
                                  eigvals, eigvalsh, inv, inv_ex, lstsq, matrix_exp, matrix_norm,

@@ -78,7 +78,7 @@ def _in_place(input, op, node_cls, *args):
 
 # ---- relu and its clipped / leaky relatives ---------------------------------------------------
 def relu(input, inplace=False):
-    """`F.relu` (the op itself is `ember.relu`, in pointwise.py)."""
+    """`F.relu` (the op itself is `ember.relu`, in ops/pointwise/unary_core.py)."""
     return relu_(input) if inplace else _relu_op(input)
 
 

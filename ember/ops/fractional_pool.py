@@ -9,7 +9,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from .pointwise import xp_of
-from .pooling import _grad_enabled, _max_result, _pair_of, _type_name
+from .pooling._checks import _type_name
+from .pooling._common import _grad_enabled, _max_result, _pair_of
 
 __all__ = []
 METHODS = []

@@ -1,6 +1,6 @@
 """Op-table entries for the rest of the products in `ember/ops/linalg.py` (addmv, addr,
 baddbmm, addbmm and their in-place forms, outer, einsum, tensordot, kron, cross, multi_dot,
-chain_matmul, vecdot) and for `ember/ops/decompositions.py` (`torch.linalg` and its top-level
+chain_matmul, vecdot) and for `ember/ops/decompositions/` (`torch.linalg` and its top-level
 aliases).
 
 Decompositions read only part of their input (cholesky and eigh a triangle) or give

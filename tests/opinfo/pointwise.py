@@ -1,4 +1,4 @@
-"""Op-table entries for `ember/ops/pointwise.py`: arithmetic, comparison, logic, elementwise
+"""Op-table entries for `ember/ops/pointwise/`: arithmetic, comparison, logic, elementwise
 math, their aliases, in-place forms and Python operators."""
 import numpy as np
 

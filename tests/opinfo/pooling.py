@@ -1,4 +1,4 @@
-"""Op-table entries for `ember/ops/pooling.py`: max/avg/adaptive/lp pooling (functional and
+"""Op-table entries for `ember/ops/pooling/`: max/avg/adaptive/lp pooling (functional and
 top-level forms) and max unpooling."""
 import numpy as np
 

@@ -1,5 +1,5 @@
 """The eigendecomposition of a general square matrix (`linalg.eig`, `linalg.eigvals`) and its
-derivative; re-exported by `decompositions.py`.
+derivative.
 
 A V = V diag(L) with complex L and V, each eigenvector of unit norm. Differentiating gives
 V^-1 dA V = C diag(L) - diag(L) C + diag(dL) with dV = V C: dL is the diagonal of
@@ -14,12 +14,13 @@ written with ember ops, so it is differentiable again.
 """
 import numpy as np
 
-from .._tensor import make_tensor
-from ..device import _BACKENDS
-from ._graph import Node, record, write_out
-from .decompositions import _check, _eye, _host, _type_name, _write_tuple, solve
-from .pointwise import xp_of
-from .reduction import result_type
+from ..._tensor import make_tensor
+from ...device import _BACKENDS
+from .._graph import Node, record, write_out
+from ..pointwise import xp_of
+from ..reduction import result_type
+from ._common import _check, _eye, _host, _type_name, _write_tuple
+from .solves import solve
 
 _eig_type = result_type("linalg_eig", ("eigenvalues", "eigenvectors"))
 

@@ -1,0 +1,35 @@
+"""Matrix functions and decompositions (`torch.linalg` and their top-level aliases): inverse,
+determinants, solves, Cholesky, QR, SVD, symmetric eigendecomposition, pseudo-inverse,
+least squares, rank, powers, the exponential and the matrix norms, with derivatives.
+
+Forwards call the backend's `xp.linalg` (NumPy and CuPy broadcast over leading batch
+dimensions); each backward is written with ember ops (inv, solve_triangular, matmul ...),
+so second derivatives come from differentiating the backward itself.
+
+One op family (its `__all__`, `METHODS`) split by kind of computation:
+  inverse           linalg.inv(_ex), inverse, det, slogdet, logdet
+  solves            linalg.solve, linalg.solve_triangular
+  cholesky          linalg.cholesky(_ex), cholesky, cholesky_solve, cholesky_inverse
+  orthogonal        QR, SVD (svd, svdvals), symmetric eigendecomposition (eigh, eigvalsh)
+  eig               the general eigendecomposition (eig, eigvals)
+  least_squares     pinv, pinverse, lstsq, matrix_rank
+  matrix_functions  matrix_power, matrix_exp
+  norms             vector_norm, matrix_norm, norm, cond (and linalg.diagonal)
+  _common           LinAlgError, argument checks, LAPACK info values, `_write_tuple`
+`ember.linalg` re-exports the `torch.linalg` names from here.
+"""
+from ._common import LinAlgError  # noqa: F401
+from .cholesky import (cholesky, cholesky_ex, cholesky_inverse, cholesky_solve,  # noqa: F401
+                       linalg_cholesky)
+from .eig import eig, eigvals  # noqa: F401
+from .inverse import det, inv, inv_ex, inverse, linalg_slogdet, logdet, slogdet  # noqa: F401
+from .least_squares import lstsq, matrix_rank, pinv, pinverse  # noqa: F401
+from .matrix_functions import matrix_exp, matrix_power  # noqa: F401
+from .norms import cond, diagonal, matrix_norm, norm, vector_norm  # noqa: F401
+from .orthogonal import eigh, eigvalsh, linalg_qr, linalg_svd, qr, svd, svdvals  # noqa: F401
+from .solves import solve, solve_triangular  # noqa: F401
+
+__all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
+           "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "matrix_exp"]
+METHODS = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
+           "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "matrix_exp"]

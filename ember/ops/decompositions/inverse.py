@@ -1,0 +1,140 @@
+"""The inverse (`linalg.inv_ex`, `linalg.inv`, `inverse`) and determinants (`linalg.det`,
+`slogdet` / `linalg.slogdet`, `logdet`), with their backward nodes.
+"""
+import math
+
+import numpy as np
+
+from ..._tensor import make_tensor
+from .._graph import Node, record, write_out
+from ..pointwise import where, xp_of
+from ..reduction import result_type
+from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _lu_info, _mat,
+                      _write_tuple)
+
+# ---- inverse ----------------------------------------------------------------------------------
+_inv_ex_type = result_type("linalg_inv_ex", ("inverse", "info"))
+
+
+class LinalgInvExBackward0(Node):
+    _materialize_grads = False
+
+    def backward(self, grad, _info=None):
+        (inv_a,) = self.saved_tensors
+        if grad is None:
+            return None
+        ih = inv_a.mH
+        return -(ih @ grad @ ih)
+
+
+def _inv_arrays(A):
+    """(inverse, info) arrays; a singular matrix gives nan and its getrf info."""
+    xp, arr = xp_of(A), A._array
+    try:
+        inv = xp.linalg.inv(arr)
+        info = np.zeros(arr.shape[:-2], np.int32)
+        if xp is not np and not bool(xp.isfinite(inv).all()):
+            raise np.linalg.LinAlgError
+    except np.linalg.LinAlgError:
+        info = _lu_info(arr)
+        inv = xp.full(arr.shape, xp.nan, dtype=arr.dtype)
+        ok = xp.asarray(info == 0)
+        if bool(ok.any()):
+            inv[ok] = xp.linalg.inv(arr[ok])
+    return inv, info
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    _check(A, "linalg.inv")
+    inv, info = _inv_arrays(A)
+    if check_errors:
+        _raise_inv(info, A._array.ndim > 2)
+    res = make_tensor(inv, A._device)
+    info_t = _const(xp_of(A).asarray(info), A)
+    node = record(LinalgInvExBackward0, (A,), res, None)
+    if node is not None:
+        node._out_meta = ((res._array.shape, res.dtype, res._device),
+                          (info_t._array.shape, info_t.dtype, info_t._device))
+        node.save_for_backward(res)
+    result = _inv_ex_type(res, info_t)
+    return _write_tuple(out, result, "linalg_inv_ex") if out is not None else result
+
+
+def _raise_inv(info, batched):
+    bad = _first_bad(info)
+    if bad is not None:
+        b, k = bad
+        raise _LinAlgError(f"linalg.inv: {_batch_prefix(b, batched)}The diagonal element {k} is "
+                           "zero, the inversion could not be completed because the input matrix "
+                           "is singular.")
+
+
+def inv(A, *, out=None):
+    res = inv_ex(A, check_errors=True).inverse
+    return write_out(out, res, "linalg_inv") if out is not None else res
+
+
+def inverse(input, *, out=None):
+    return inv(input, out=out)
+
+
+# ---- determinants ---------------------------------------------------------------------------------
+class LinalgDetBackward0(Node):
+    def backward(self, grad):
+        A, d = self.saved_tensors
+        return _mat(grad * d.conj()) * inv(A).mH
+
+
+def det(A, *, out=None):
+    _check(A, "linalg.det")
+    res = make_tensor(xp_of(A).asarray(xp_of(A).linalg.det(A._array)), A._device)
+    node = record(LinalgDetBackward0, (A,), res)
+    if node is not None:
+        node.save_for_backward(A, res)
+    return write_out(out, res, "linalg_det") if out is not None else res
+
+
+_slogdet_types = {"linalg.slogdet": result_type("linalg_slogdet", ("sign", "logabsdet")),
+                  "slogdet": result_type("slogdet", ("sign", "logabsdet"))}
+
+
+class LinalgSlogdetBackward0(Node):
+    _materialize_grads = False
+
+    def backward(self, g_sign, g_logabsdet):
+        (A,) = self.saved_tensors
+        if g_logabsdet is None:
+            return None
+        return _mat(g_logabsdet) * inv(A).mH
+
+
+def _slogdet(A, kind):
+    _check(A, "linalg.slogdet")
+    xp = xp_of(A)
+    sign, logabs = xp.linalg.slogdet(A._array)
+    sign_t = make_tensor(xp.asarray(sign), A._device)
+    lad = make_tensor(xp.asarray(logabs).astype(A.dtype.to_real().np if A.dtype.is_complex
+                                                   else A._array.dtype), A._device)
+    node = record(LinalgSlogdetBackward0, (A,), sign_t, lad)
+    if node is not None:
+        node._out_meta = tuple((t._array.shape, t.dtype, t._device) for t in (sign_t, lad))
+        node.save_for_backward(A)
+    return _slogdet_types[kind](sign_t, lad)
+
+
+def slogdet(A, *, out=None):
+    """`torch.slogdet` / `torch.linalg.slogdet`: (sign, log|det|)."""
+    res = _slogdet(A, "slogdet")
+    return _write_tuple(out, res, "slogdet") if out is not None else res
+
+
+def linalg_slogdet(A, *, out=None):
+    res = _slogdet(A, "linalg.slogdet")
+    return _write_tuple(out, res, "linalg_slogdet") if out is not None else res
+
+
+def logdet(input):
+    """log det: nan for a negative determinant, -inf for a singular matrix."""
+    _check(input, "linalg.slogdet")
+    sign, lad = _slogdet(input, "slogdet")
+    return where(sign < 0, math.nan, lad)

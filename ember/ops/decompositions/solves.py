@@ -1,0 +1,119 @@
+"""Linear solves: `linalg.solve` (a general square A, with PyTorch's singular-matrix and
+shape errors) and `linalg.solve_triangular`, with their backward nodes.
+"""
+import numpy as np
+
+from ..._tensor import make_tensor
+from .._graph import Node, record, write_out
+from ..pointwise import xp_of
+from ._common import (_LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs,
+                      _type_name)
+
+# ---- solves -----------------------------------------------------------------------------------------
+class LinalgSolveExBackward0(Node):
+    _materialize_grads = False
+
+    def backward(self, grad, _info=None):
+        A, X = self.saved_tensors
+        if grad is None:
+            return None, None
+        if self.vector:
+            grad, X = grad.unsqueeze(-1), X.unsqueeze(-1)
+        gB = solve(A.mH, grad)
+        gA = -(gB @ X.mH) if _needs(self, 0) else None
+        if self.vector:
+            gB = gB.squeeze(-1)
+        return gA, (gB if _needs(self, 1) else None)
+
+
+def _is_vector_rhs(A, B):
+    nb, na = B._array.ndim, A._array.ndim
+    return nb == 1 or (nb == na - 1 and B._array.shape == A._array.shape[:-1])
+
+
+def solve(A, B, *, left=True, out=None):
+    """X with A X = B (left) or X A = B; B may be a (batch of) vector(s)."""
+    _check(A, "linalg.solve")
+    if A._array.dtype != B._array.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_type_name(A)} and B of type {_type_name(B)} instead")
+    vector = _is_vector_rhs(A, B)
+    n = A._array.shape[-1]
+    bshape = B._array.shape + (1,) if vector else B._array.shape
+    rows = bshape[-2] if left else bshape[-1]
+    if B._array.ndim < 1 or rows != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
+                           f"({n}x{n} and {bshape[-2]}x{bshape[-1]})")
+    if not left:
+        if vector:
+            raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not "
+                               "supported for left=False. In this case linalg.solve is "
+                               "equivalent to B / A.squeeze(-1)")
+        res = solve(A.mH, B.mH).mH
+        return write_out(out, res, "linalg_solve") if out is not None else res
+    xp = xp_of(A)
+    b = B._array[..., None] if vector else B._array
+    try:
+        x = xp.linalg.solve(A._array, b)
+    except np.linalg.LinAlgError:
+        info = _lu_info(A._array)
+        bad = _first_bad(info)
+        b_idx = bad[0] if bad is not None else 0
+        raise _LinAlgError(f"torch.linalg.solve: {_batch_prefix(b_idx, A._array.ndim > 2)}The "
+                           "solver failed because the input matrix is singular.") from None
+    except ValueError:
+        from ..pointwise import broadcast_error
+        err = broadcast_error(A._array.shape[:-2], b.shape[:-2])
+        raise err if err is not None else RuntimeError("linalg.solve: incompatible shapes")
+    if vector:
+        x = x[..., 0]
+    res = make_tensor(x, A._device)
+    node = record(LinalgSolveExBackward0, (A, B), res)
+    if node is not None:
+        node.vector = vector
+        node._out_meta = ((res._array.shape, res.dtype, res._device),)
+        node.save_for_backward(A, res)
+    return write_out(out, res, "linalg_solve") if out is not None else res
+
+
+class LinalgSolveTriangularBackward0(Node):
+    def backward(self, grad):
+        A, X = self.saved_tensors
+        gB = solve_triangular(A.mH, grad, upper=not self.upper,
+                              unitriangular=self.unitriangular)
+        gA = None
+        if _needs(self, 0):
+            gA = -(gB @ X.mH)
+            gA = gA.triu(1 if self.unitriangular else 0) if self.upper else \
+                gA.tril(-1 if self.unitriangular else 0)
+        return gA, (gB if _needs(self, 1) else None)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """X with A X = B (or X A = B) reading only A's upper or lower triangle."""
+    _check(A, "linalg.solve_triangular")
+    if not left:
+        res = solve_triangular(A.mH, B.mH, upper=not upper, unitriangular=unitriangular).mH
+        return write_out(out, res, "linalg_solve_triangular") if out is not None else res
+    if A._array.dtype != B._array.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {_type_name(A)} and B of type {_type_name(B)} "
+                           "instead")
+    xp = xp_of(A)
+    a = xp.triu(A._array) if upper else xp.tril(A._array)
+    if unitriangular:
+        n = a.shape[-1]
+        a = a * (1 - xp.eye(n, dtype=a.dtype)) + xp.eye(n, dtype=a.dtype)
+    with np.errstate(all="ignore"):
+        try:
+            x = xp.linalg.solve(a, B._array)
+        except np.linalg.LinAlgError:  # LAPACK's trtrs would give inf/nan: so do we
+            x = xp.full(np.broadcast_shapes(a.shape[:-1], B._array.shape[:-2]) + B._array.shape[-1:],
+                        xp.nan, dtype=a.dtype)
+    res = make_tensor(x, A._device)
+    node = record(LinalgSolveTriangularBackward0, (A, B), res)
+    if node is not None:
+        node.upper, node.unitriangular = upper, unitriangular
+        node.save_for_backward(A, res)
+    return write_out(out, res, "linalg_solve_triangular") if out is not None else res

@@ -1,0 +1,228 @@
+"""The machinery every pointwise op runs on: operand promotion (a dtype or a Python number's
+type on each side, PyTorch's rules via `dtypes.promote_operands`, cached), the op's device
+(`common_device`, 0-dim CPU operands mixing in), `binary` (the body of a binary op: promote,
+compute on arrays, record the node) with its node base `BinaryNode`, PyTorch's
+broadcasting errors, and `xp_of`, the array module of a tensor's device.
+"""
+import builtins
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ..._state import grad as _grad_state
+from ..._tensor import Tensor, _make, make_tensor
+from ...device import _BACKENDS
+from .._graph import Node, record, record_number, write_out
+
+_FROM_NUMPY = _dt.FROM_NUMPY
+_PROMOTED = {}  # (dtype, dim?, dtype-or-scalar-type, dim?) -> dtype; filled as types appear
+
+
+def xp_of(t):
+    """The array module of a tensor's device."""
+    return _BACKENDS[t._device.type].xp
+
+
+# ---- operands --------------------------------------------------------------------------
+def _as_scalar(x, fname):
+    if isinstance(x, np.generic):  # first: np.float64 is a float subclass of its own type
+        return x.item()
+    if isinstance(x, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        return x
+    raise TypeError(f"{fname}(): argument 'other' (position 2) must be Tensor, not "
+                    f"{type(x).__name__}")
+
+
+def _promote(da, na, db, nb):
+    """Result dtype for two operands, each a dtype (or a Python number's type) with whether
+    it has dimensions (None for a Python number). Cached: dispatch runs it on every op."""
+    key = (da, na, db, nb, _dt._default[0])
+    d = _PROMOTED.get(key)
+    if d is None:
+        ops = [(x if isinstance(x, _dt.dtype) else _dt.scalar_dtype(x()), n)
+               for x, n in ((da, na), (db, nb))]
+        d = _PROMOTED[key] = _dt.promote_operands(ops)
+    return d
+
+
+def operands(a, b, fname="op"):
+    """Two operands as (array-or-number, array-or-number, result dtype, device), arrays
+    already cast to the result dtype. One of `a`, `b` is a Tensor (a NumPy array counts as
+    one, as in PyTorch)."""
+    if isinstance(a, Tensor):
+        if type(b) is np.ndarray:
+            b = make_tensor(b, a._device) if a._device.type == "cpu" else _host_operand(b, a)
+        aa, dev = a._array, a._device
+        if isinstance(b, Tensor):
+            ba = b._array
+            if b._device is not dev:
+                dev = common_device(a, b)
+            if aa.dtype is ba.dtype:
+                return aa, ba, _FROM_NUMPY[aa.dtype], dev
+            d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, _FROM_NUMPY[ba.dtype], ba.ndim > 0)
+            if aa.dtype is not d.np:
+                aa = aa.astype(d.np)
+            if ba.dtype is not d.np:
+                ba = ba.astype(d.np)
+            return aa, ba, d, dev
+        b = _as_scalar(b, fname)
+        d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, type(b), None)
+        if aa.dtype is not d.np:
+            aa = aa.astype(d.np)
+        if d.np in _SCALAR_FIXES:
+            b = _scalar_as(b, d.np)
+        return aa, b, d, dev
+    if type(a) is np.ndarray:
+        return operands(make_tensor(a), b, fname)
+    ba, dev = b._array, b._device
+    a = _as_scalar(a, fname)
+    d = _promote(_FROM_NUMPY[ba.dtype], ba.ndim > 0, type(a), None)
+    if ba.dtype is not d.np:
+        ba = ba.astype(d.np)
+    if d.np in _SCALAR_FIXES:
+        a = _scalar_as(a, d.np)
+    return a, ba, d, dev
+
+
+_SMALL_INT_RANGE = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+                    for t in (np.uint8, np.int8, np.int16, np.int32)}
+
+
+_SCALAR_FIXES = set(_SMALL_INT_RANGE) | {_dt.bfloat16.np}
+
+
+def _scalar_as(value, np_dtype):
+    """A Python number as NumPy must see it to compute in `np_dtype`, PyTorch's way: a float
+    with bfloat16 as a bfloat16 (NumPy would give float32); an int beyond a small integer
+    dtype's range cast with wrap-around (`uint8_tensor + -3` subtracts 3 modulo 256), where
+    NumPy would raise."""
+    if np_dtype is _dt.bfloat16.np:
+        return np_dtype.type(value) if type(value) is builtins.float else value
+    if type(value) is not builtins.int:
+        return value
+    lo, hi = _SMALL_INT_RANGE[np_dtype]
+    if lo <= value <= hi:
+        return value
+    bits = 8 * np_dtype.itemsize
+    value %= 1 << bits
+    if lo < 0 and value > hi:
+        value -= 1 << bits
+    return np_dtype.type(value)
+
+
+def _host_operand(arr, like):
+    from ..creation import tensor
+    return tensor(arr)
+
+
+def common_device(a, b):
+    """The device of an op over a and b: equal devices, or a 0-dim CPU tensor beside a
+    tensor elsewhere (PyTorch lets CPU scalars mix)."""
+    da, db = a._device, b._device
+    if da == db:
+        return da
+    if db.type == "cpu" and b._array.ndim == 0:
+        return da
+    if da.type == "cpu" and a._array.ndim == 0:
+        return db
+    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                       f"devices, {da} and {db}!")
+
+
+def _on(arr, dev, src_dev):
+    """Move a 0-dim CPU operand's array to `dev` when it mixes with a device tensor."""
+    if dev is src_dev or dev.type == "cpu":
+        return arr
+    return _BACKENDS[dev.type].from_host(arr, dev.index)
+
+
+def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=False):
+    """The body of a binary op: promote, compute `fn(x, y)` on arrays, record the node."""
+    x, y, d, dev = operands(a, b, fname)
+    if float_result and not (d.is_floating_point or d.is_complex):
+        f = _dt.get_default_dtype().np
+        # a Python number stays itself (operands may have cast it to the integer dtype)
+        x = x.astype(f) if isinstance(a, Tensor) or type(a) is np.ndarray else _as_scalar(a, fname)
+        y = y.astype(f) if isinstance(b, Tensor) or type(b) is np.ndarray else _as_scalar(b, fname)
+    if dev.type != "cpu":
+        if isinstance(a, Tensor) and a._device is not dev:
+            x = _on(x, dev, a._device)
+        if isinstance(b, Tensor) and b._device is not dev:
+            y = _on(y, dev, b._device)
+    try:
+        res = _make(Tensor, fn(x, y), dev)
+    except ValueError:
+        _raise_if_not_broadcastable(x, y)
+        raise
+    if node_cls is not None and _grad_state.enabled:
+        ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+        if ta and tb:
+            node = record(node_cls, (a, b), res)
+            if node is not None and node_cls.saves:
+                node.save_for_backward(a, b)
+        else:
+            t, number = (a, b) if ta else (b, a)
+            if node_cls.number_edge:
+                node = record_number(node_cls, t, number, res, not ta)
+            else:
+                node = record(node_cls, (t,), res)
+            if node is not None:  # nodes default to two tensor operands (BinaryNode)
+                node.scalar = number
+                node.scalar_first = not ta
+                if node_cls.saves and (node_cls.saves_with_number_first if not ta
+                                       else node_cls.saves_with_number):
+                    node.save_for_backward(t)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return write_out(out, res, fname)
+    return res
+
+
+class BinaryNode(Node):
+    """A node of a binary op; `scalar` holds a Python-number operand, if one was given.
+
+    `number_edge`: PyTorch wraps a Python-number operand of this op into a 0-dim tensor
+    input, so the node has an edge (None, 0) for it (record_number) and its backward
+    returns a gradient slot (None) for it: `_for_tensor` puts one gradient in its place."""
+    saves = True
+    saves_with_number = True        # tensor op number: the tensor is saved
+    saves_with_number_first = True  # number op tensor: the tensor is saved
+    number_edge = False
+    scalar = None
+    scalar_first = False
+
+    def _for_tensor(self, g):
+        return (None, g) if self.scalar_first else (g, None)
+
+
+def _dt_name(d):
+    from .._graph import _type_name
+    return _type_name(d)
+
+
+def broadcast_error(a, b):
+    """PyTorch's RuntimeError for shapes `a` and `b` that do not broadcast, or None when
+    they do (it names the last mismatching dim, counted in the broadcast rank)."""
+    n = builtins.max(len(a), len(b))
+    for i in range(n - 1, -1, -1):
+        ia, ib = i - n + len(a), i - n + len(b)
+        da = a[ia] if ia >= 0 else 1
+        db = b[ib] if ib >= 0 else 1
+        if da != db and da != 1 and db != 1:
+            return RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                                f"({db}) at non-singleton dimension {i}")
+    return None
+
+
+def _raise_if_not_broadcastable(*operands):
+    shapes = [np.shape(x) for x in operands]
+    for k in range(1, len(shapes)):
+        err = broadcast_error(np.broadcast_shapes(*shapes[:k]) if k > 1 else shapes[0], shapes[k])
+        if err is not None:
+            raise err
+
+
+def broadcast_shapes_or_none(*shapes):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None

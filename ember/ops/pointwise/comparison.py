@@ -1,0 +1,85 @@
+"""Comparison, logical and bitwise ops (eq ... ge and their aliases, logical_and/or/xor/not,
+bitwise_and/or/xor/not and the shifts): no gradient.
+"""
+import numpy as np
+
+from ..._tensor import Tensor, make_tensor
+from .._graph import write_out
+from ._common import _dt_name, _raise_if_not_broadcastable, binary, common_device, operands
+
+__all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+           "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+           "bitwise_right_shift"]
+
+
+# ---- comparison and logic (no gradient) -----------------------------------------------------
+def _compare(fn, name):
+    def op(input, other, *, out=None):
+        return binary(input, other, fn, None, name, out)
+    op.__name__ = name
+    return op
+
+
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne")
+lt = _compare(np.less, "lt")
+le = _compare(np.less_equal, "le")
+gt = _compare(np.greater, "gt")
+ge = _compare(np.greater_equal, "ge")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _logical(fn, name):
+    def op(input, other, *, out=None):
+        x = input._array
+        y = other._array if isinstance(other, Tensor) else other
+        if isinstance(other, Tensor) and other._device != input._device:
+            common_device(input, other)
+        try:
+            res = make_tensor(fn(x, y), input._device)
+        except ValueError:
+            _raise_if_not_broadcastable(x, y)
+            raise
+        return write_out(out, res, name) if out is not None else res
+    op.__name__ = name
+    return op
+
+
+logical_and = _logical(np.logical_and, "logical_and")
+logical_or = _logical(np.logical_or, "logical_or")
+logical_xor = _logical(np.logical_xor, "logical_xor")
+
+
+def logical_not(input, *, out=None):
+    res = make_tensor(np.logical_not(input._array), input._device)
+    return write_out(out, res, "logical_not") if out is not None else res
+
+
+def _bitwise(fn, name, kernel=None):
+    def op(input, other, *, out=None):
+        x, y, d, dev = operands(input, other, name)
+        if d.is_floating_point or d.is_complex:
+            raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for \'{_dt_name(d)}\'')
+        try:
+            res = make_tensor(fn(x, y), dev)
+        except ValueError:
+            _raise_if_not_broadcastable(x, y)
+            raise
+        return write_out(out, res, name) if out is not None else res
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+bitwise_left_shift = _bitwise(np.left_shift, "bitwise_left_shift", "lshift")
+bitwise_right_shift = _bitwise(np.right_shift, "bitwise_right_shift", "rshift")
+
+
+def bitwise_not(input, *, out=None):
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_dt_name(input.dtype)}\'')
+    res = make_tensor(np.invert(input._array), input._device)
+    return write_out(out, res, "bitwise_not") if out is not None else res

@@ -1,0 +1,105 @@
+"""The in-place forms of the core pointwise ops (add_, mul_, clamp_, neg_, sigmoid_ ...).
+add_/sub_/mul_/div_ write straight into self's memory when nothing is tracked and the result
+keeps self's dtype (optimisers do this on every step); everything else goes through
+`inplace` over the out-of-place op.
+"""
+import builtins
+
+import numpy as np
+
+from ..._sparse import SparseTensor
+from ..._tensor import Tensor
+from .._graph import inplace, tracks
+from ._common import operands
+from .arithmetic import (_check_alpha, _scale, add, div, floor_divide, mul, pow, remainder,
+                         sub)
+from .comparison import bitwise_not, logical_not
+from .selection import clamp, clamp_max, clamp_min
+from .unary_core import abs, cos, exp, log, neg, relu, sgn, sigmoid, sign, sin, sqrt, tanh
+
+__all__ = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_", "subtract_", "multiply_",
+           "divide_", "true_divide_", "neg_", "abs_", "exp_", "log_", "sqrt_", "sin_", "cos_",
+           "tanh_", "sigmoid_", "relu_", "clip_", "clamp_min_", "clamp_max_", "floor_divide_",
+           "remainder_", "logical_not_", "bitwise_not_", "sign_", "sgn_"]
+
+
+# ---- in-place forms ------------------------------------------------------------------------
+def _direct_inplace(self, other, ufunc, alpha=1):
+    """An untracked add_/sub_/mul_/div_ whose result keeps self's dtype: the ufunc writes
+    straight into self's memory (optimisers do this on every step). Returns False when the
+    general path must run (autograd, a cast, a read-only or non-broadcastable target: it
+    gives PyTorch's errors)."""
+    if tracks(self, (other,)):
+        return False
+    arr = self._array
+    if not arr.flags.writeable or not isinstance(other, (Tensor, builtins.int, builtins.float)):
+        return False
+    try:
+        x, y, d, dev = operands(self, other, ufunc.__name__)
+    except (TypeError, RuntimeError):
+        return False
+    if x is not arr or d.np != arr.dtype or dev is not self._device:
+        return False
+    if alpha.__class__ is not builtins.int or alpha != 1:
+        y = _scale(y, _check_alpha(alpha, d), d.np)
+    try:
+        ufunc(arr, y, out=arr)
+    except (ValueError, TypeError):  # e.g. other broadcasts to a larger shape
+        return False
+    self._vc.value += 1
+    return True
+
+
+def add_(self, other, *, alpha=1):
+    if other.__class__ is SparseTensor:
+        from ..sparse_arith import add_dense_sparse_
+        return add_dense_sparse_(self, other, alpha)
+    if _direct_inplace(self, other, np.add, alpha):
+        return self
+    return inplace(self, lambda s: add(s, other, alpha=alpha), (other,))
+
+
+def sub_(self, other, *, alpha=1):
+    if not isinstance(other, builtins.bool) and _direct_inplace(self, other, np.subtract, alpha):
+        return self
+    return inplace(self, lambda s: sub(s, other, alpha=alpha), (other,))
+
+
+def mul_(self, other):
+    if _direct_inplace(self, other, np.multiply):
+        return self
+    return inplace(self, lambda s: mul(s, other), (other,))
+
+
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None and self._array.dtype.kind in "fc" and \
+            _direct_inplace(self, other, np.true_divide):
+        return self
+    return inplace(self, lambda s: div(s, other, rounding_mode=rounding_mode), (other,))
+
+
+def pow_(self, exponent):
+    return inplace(self, lambda s: pow(s, exponent), (exponent,))
+
+
+def clamp_(self, min=None, max=None):
+    return inplace(self, lambda s: clamp(s, min, max), (min, max))
+
+
+def _inplace_unary(op):
+    def method(self, *args, **kwargs):
+        return inplace(self, lambda s: op(s, *args, **kwargs),
+                       tuple(a for a in args if isinstance(a, Tensor)))
+    method.__name__ = op.__name__ + "_"
+    return method
+
+subtract_, multiply_, divide_, true_divide_ = sub_, mul_, div_, div_
+neg_, abs_, exp_, log_, sqrt_, sin_, cos_, tanh_, sigmoid_, relu_, sign_, sgn_ = (
+    _inplace_unary(f) for f in (neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, sign, sgn))
+clip_ = clamp_
+clamp_min_ = _inplace_unary(clamp_min)
+clamp_max_ = _inplace_unary(clamp_max)
+floor_divide_ = _inplace_unary(floor_divide)
+remainder_ = _inplace_unary(remainder)
+logical_not_ = _inplace_unary(logical_not)
+bitwise_not_ = _inplace_unary(bitwise_not)

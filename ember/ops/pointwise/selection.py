@@ -1,0 +1,233 @@
+"""Ops whose result takes, element by element, one of its operands or a bound: clamp (clip,
+clamp_min, clamp_max), where, maximum and minimum, with their backward nodes.
+"""
+import numpy as np
+
+from ... import dtypes as _dt
+from ..._tensor import Tensor, make_tensor
+from .._graph import Node, record, record_number, write_out
+from ._common import (BinaryNode, _as_scalar, _dt_name, _promote, _raise_if_not_broadcastable,
+                      binary, common_device, operands)
+
+__all__ = ["clamp", "clip", "clamp_min", "clamp_max", "where", "maximum", "minimum"]
+
+
+# ---- clamp, where, maximum, minimum -------------------------------------------------------
+class ClampBackward1(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        mask = ones_mask = None
+        if self.min is not None:
+            mask = t >= self.min
+        if self.max is not None:
+            ones_mask = t <= self.max
+            mask = ones_mask if mask is None else mask & ones_mask
+        # a select, not a product: a NaN/inf incoming gradient stays out of clamped
+        # elements, as in PyTorch
+        return where(mask, grad, 0)
+
+
+class ClampBackward0(Node):
+    """clamp with tensor bounds."""
+
+    def backward(self, grad):
+        t, lo, hi = self.saved_tensors
+        gt = grad
+        glo = ghi = None
+        in_range = None
+        if lo is not None:
+            in_range = t >= lo
+            glo = grad * (t < lo)
+        if hi is not None:
+            below = t <= hi
+            in_range = below if in_range is None else in_range & below
+            ghi = grad * (t > hi)
+            if lo is not None:
+                glo = grad * ((t < lo) & (lo <= hi))
+                ghi = grad * ((t > hi) | (lo > hi))
+        gt = grad * in_range
+        res = [gt]
+        if lo is not None:
+            res.append(glo)
+        if hi is not None:
+            res.append(ghi)
+        return tuple(res)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor(input, min, max, out)
+    arr = input._array
+    d = input.dtype
+    for bound in (min, max):
+        if bound is not None:
+            d = _promote(d, arr.ndim > 0, type(_as_scalar(bound, "clamp")), None)
+    if arr.dtype is not d.np:
+        arr = arr.astype(d.np)
+    res = np.clip(arr, min, max) if min is None or max is None or min <= max else np.full_like(arr, max)
+    res = make_tensor(np.asarray(res, dtype=d.np) if not isinstance(res, np.ndarray) else res, input._device)
+    node = record(ClampBackward1, (input,), res)
+    if node is not None:
+        node.min, node.max = min, max
+        node.save_for_backward(input)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return write_out(out, res, "clamp")
+    return res
+
+
+def _clamp_tensor(input, min, max, out):
+    res = input
+    if min is not None:
+        res = maximum(res, min) if isinstance(min, Tensor) else clamp(res, min=min)
+    if max is not None:
+        res = minimum(res, max) if isinstance(max, Tensor) else clamp(res, max=max)
+    if out is not None:
+        return write_out(out, res, "clamp")
+    return res
+
+
+clip = clamp
+
+
+class ClampMinBackward0(ClampBackward1):
+    pass
+
+
+class ClampMaxBackward0(ClampBackward1):
+    pass
+
+
+class ClampMinBackward1(BinaryNode):
+    """clamp_min with a tensor bound: the gradient goes to whichever side was kept (a NaN
+    input sends it to neither, as PyTorch's formula does)."""
+
+    def backward(self, grad):
+        t, bound = self.saved_tensors
+        keep, other = (t >= bound, t < bound) if self.is_min else (t <= bound, t > bound)
+        gt = grad * keep if self._next[0][0] is not None else None
+        gb = grad * other if self._next[1][0] is not None else None
+        return gt, gb
+
+
+class ClampMaxBackward1(ClampMinBackward1):
+    pass
+
+
+def _one_sided_clamp(input, bound, is_min, scalar_cls, tensor_cls):
+    if isinstance(bound, Tensor):
+        fn = np.maximum if is_min else np.minimum
+        res = binary(input, bound, fn, tensor_cls, tensor_cls.__name__)
+        if type(res._grad_fn) is tensor_cls:
+            res._grad_fn.is_min = is_min
+        return res
+    res = clamp(input, min=bound) if is_min else clamp(input, max=bound)
+    if type(res._grad_fn) is ClampBackward1:
+        res._grad_fn.__class__ = scalar_cls
+    return res
+
+
+def clamp_min(input, min):
+    return _one_sided_clamp(input, min, True, ClampMinBackward0, ClampMinBackward1)
+
+
+def clamp_max(input, max):
+    return _one_sided_clamp(input, max, False, ClampMaxBackward0, ClampMaxBackward1)
+
+
+class WhereBackward0(Node):
+    """Edges for `input` and `other`; a Python-number one has the edge (None, 0)."""
+
+    def backward(self, grad):
+        (cond,) = self.saved_tensors
+        ga = where(cond, grad, 0) if self._next[0][0] is not None else None
+        gb = where(cond, 0, grad) if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def _where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        from ..indexing import nonzero
+        return nonzero(condition, as_tuple=True)
+    if condition._array.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_dt_name(condition.dtype)}")
+    ta, tb = isinstance(input, Tensor), isinstance(other, Tensor)
+    if ta or tb:
+        x, y, d, dev = operands(input, other, "where")
+    else:
+        d = _dt.promote_operands([(_dt.scalar_dtype(input), None), (_dt.scalar_dtype(other), None)])
+        x, y, dev = input, other, condition._device
+    if condition._device != dev and condition._array.ndim != 0:
+        common_device(condition, input if ta else other)
+    try:
+        res = np.where(condition._array, x, y)
+    except ValueError:
+        _raise_if_not_broadcastable(condition._array, x, y)
+        raise
+    if res.dtype != d.np:
+        res = res.astype(d.np)
+    res = make_tensor(res, dev)
+    if ta and tb:
+        node = record(WhereBackward0, (input, other), res)
+    elif ta or tb:
+        node = record_number(WhereBackward0, input if ta else other, other if ta else input,
+                             res, not ta)
+    else:
+        node = None
+    if node is not None:
+        node.save_for_backward(condition)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return write_out(out, res, "where")
+    return res
+
+
+class _Where:
+    """`torch.where(condition, input, other)`; as a Tensor method the tensor is `input`:
+    `x.where(condition, y)` (a descriptor, since METHODS binds this same object)."""
+
+    __name__ = __qualname__ = "where"
+    __doc__ = _where.__doc__
+
+    def __call__(self, condition, input=None, other=None, *, out=None):
+        return _where(condition, input, other, out=out)
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+
+        def method(condition, other):
+            return _where(condition, obj, other)
+        method.__name__ = "where"
+        return method
+
+
+where = _Where()
+
+
+class MaximumBackward0(BinaryNode):
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        pick_a = (a > b) if self.is_max else (a < b)
+        tie = a == b
+        w = pick_a + tie * 0.5
+        return grad * w, grad * (1 - w)
+
+
+def maximum(input, other, *, out=None):
+    res = binary(input, other, np.maximum, MaximumBackward0, "maximum", out)
+    if res._grad_fn is not None and type(res._grad_fn) is MaximumBackward0:
+        res._grad_fn.is_max = True
+    return res
+
+
+def minimum(input, other, *, out=None):
+    res = binary(input, other, np.minimum, MinimumBackward0, "minimum", out)
+    if res._grad_fn is not None and type(res._grad_fn) is MinimumBackward0:
+        res._grad_fn.is_max = False
+    return res
+
+
+class MinimumBackward0(MaximumBackward0):
+    pass

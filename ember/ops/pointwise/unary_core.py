@@ -1,0 +1,189 @@
+"""The core one-input ops: neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, conj,
+sgn and sign, each with its backward node, and `unary`, the body they share (the other
+elementwise functions live in the `unary` family).
+"""
+import numpy as np
+
+from ... import dtypes as _dt
+from ..._tensor import make_tensor
+from .._graph import Node, record, write_out
+from ._common import xp_of
+
+__all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
+           "sigmoid", "relu", "conj", "sgn", "sign"]
+
+
+# ---- unary math --------------------------------------------------------------------------
+def unary(input, fn, node_cls, save, out=None, fname="op", to_float=True):
+    """The body of a unary op. `save`: 'input', 'result' or None: what backward needs."""
+    arr = input._array
+    if to_float and arr.dtype.kind in "biu":
+        arr = arr.astype(_dt.get_default_dtype().np)
+    res = make_tensor(fn(arr), input._device)
+    node = record(node_cls, (input,), res)
+    if node is not None and save is not None:
+        node.save_for_backward(input if save == "input" else res)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return write_out(out, res, fname)
+    return res
+
+
+class NegBackward0(Node):
+    def backward(self, grad):
+        return -grad
+
+
+def neg(input, *, out=None):
+    if input._array.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+    return unary(input, np.negative, NegBackward0, None, out, "neg", to_float=False)
+
+
+negative = neg
+
+
+class AbsBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * t.sgn()
+
+
+def abs(input, *, out=None):
+    return unary(input, np.abs, AbsBackward0, "input", out, "abs", to_float=False)
+
+
+absolute = abs
+
+
+class ExpBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * r.conj()
+
+
+def exp(input, *, out=None):
+    return unary(input, np.exp, ExpBackward0, "result", out, "exp")
+
+
+class LogBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad / t.conj()
+
+
+def log(input, *, out=None):
+    return unary(input, np.log, LogBackward0, "input", out, "log")
+
+
+class SqrtBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad / (2 * r.conj())
+
+
+def sqrt(input, *, out=None):
+    return unary(input, np.sqrt, SqrtBackward0, "result", out, "sqrt")
+
+
+class SinBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * t.cos().conj()
+
+
+def sin(input, *, out=None):
+    return unary(input, np.sin, SinBackward0, "input", out, "sin")
+
+
+class CosBackward0(Node):
+    def backward(self, grad):
+        (t,) = self.saved_tensors
+        return grad * -t.sin().conj()
+
+
+def cos(input, *, out=None):
+    return unary(input, np.cos, CosBackward0, "input", out, "cos")
+
+
+class TanhBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * (1 - r * r).conj()
+
+
+def tanh(input, *, out=None):
+    return unary(input, np.tanh, TanhBackward0, "result", out, "tanh")
+
+
+class SigmoidBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * (r * (1 - r)).conj()
+
+
+def _sigmoid(x):
+    # exp of -|x| never overflows; both branches are exact where they are used.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def sigmoid(input, *, out=None):
+    return unary(input, _sigmoid, SigmoidBackward0, "result", out, "sigmoid")
+
+
+class ReluBackward0(Node):
+    def backward(self, grad):
+        (r,) = self.saved_tensors
+        return grad * (r > 0)
+
+
+def _relu(x):
+    return np.maximum(x, x.dtype.type(0)) if x.dtype != np.bool_ else x
+
+
+def relu(input):
+    if input._array.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return unary(input, _relu, ReluBackward0, "result", None, "relu", to_float=False)
+
+
+def conj(input):
+    if not input.dtype.is_complex:
+        return input
+    out = unary(input, xp_of(input).conj, ConjBackward0, None, None, "conj", to_float=False)
+    # PyTorch's conj is a lazy view that reports is_conj(); ember's is a copy reporting the same
+    if not input.__dict__.get("_conj_bit", False):
+        out._conj_bit = True
+    return out
+
+
+class ConjBackward0(Node):
+    def backward(self, grad):
+        return grad.conj()
+
+
+class SgnBackward0(Node):
+    def backward(self, grad):
+        return grad * 0
+
+
+def sgn(input):
+    return unary(input, _sgn, SgnBackward0, None, None, "sgn", to_float=False)
+
+
+def sign(input, *, out=None):
+    if input.dtype.is_complex:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                           "Please use torch.sgn instead.")
+    return unary(input, _sgn, SgnBackward0, None, out, "sign", to_float=False)
+
+
+def _sgn(x):
+    if x.dtype.kind == "c":
+        a = np.abs(x)
+        return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
+    if x.dtype == np.bool_:
+        return x.copy()
+    return np.sign(x)

@@ -1,0 +1,258 @@
+"""The machinery of the pooling ops: window geometry, the separable max over a box of kernel
+offsets (with the winning offsets and PyTorch's flat indices), the scatter/gather node pairs
+of max pooling's backward and of unpooling, the linear node pairs of average pooling, and
+1-d pooling run as 2-d. Fractional max pooling uses it too.
+"""
+import math
+
+import numpy as np
+
+from ..._tensor import make_tensor
+from .._graph import Node, record
+from ..conv import pad_array
+from ..pointwise import xp_of
+
+# ---- geometry ----------------------------------------------------------------------------
+def _pool_out(size, k, pad, stride, dil, ceil_mode):
+    out = (size + 2 * pad - dil * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _planes(a, nd):
+    """Array with every leading dim folded into one plane axis: (1, P, *S)."""
+    return a.reshape((1, -1) + a.shape[a.ndim - nd:])
+
+
+def _axis_take(a, ax, sel):
+    return a[(slice(None),) * ax + (sel,)]
+
+
+def _strided_selectors(k, stride, dil, out):
+    return [slice(j * dil, j * dil + stride * (out - 1) + 1, stride) for j in range(k)]
+
+
+def _offset_dtype(k):
+    return np.int8 if k < 127 else np.int16 if k < 32767 else np.int32
+
+
+def _separable_max(xp, a, selectors, need_idx):
+    """Max over the box of offsets, one spatial dim at a time (last first). `selectors[d]`
+    lists, per kernel offset, the slice or index array picking that offset's element of
+    every window along dim d. Returns the maxima and, if asked, per dim the winning offset
+    (PyTorch's order: row-major first maximum; a NaN wins and the last NaN stays).
+
+    Masked writes (`copyto(where=)`) are ~20x slower than arithmetic in NumPy, so winners
+    are tracked arithmetically: `which += m * (j - which)`."""
+    nd = len(selectors)
+    cur, won = a, {}
+    for d in range(nd - 1, -1, -1):
+        ax = a.ndim - nd + d
+        sels = selectors[d]
+        best = _axis_take(cur, ax, sels[0]).copy()
+        if not need_idx:
+            for sel in sels[1:]:
+                xp.maximum(best, _axis_take(cur, ax, sel), out=best)
+            cur = best
+            continue
+        dt = _offset_dtype(len(sels))
+        which = xp.zeros(best.shape, dt)
+        carried = {e: _axis_take(w, ax, sels[0]).copy() for e, w in won.items()}
+        m = xp.empty(best.shape, bool)
+        step = xp.empty(best.shape, dt)
+        for j, sel in enumerate(sels[1:], 1):
+            v = _axis_take(cur, ax, sel)
+            xp.greater(v, best, out=m)
+            xp.maximum(best, v, out=best)
+            xp.subtract(dt(j), which, out=step)
+            step *= m
+            which += step
+            for e, w in won.items():
+                c = carried[e]
+                xp.subtract(_axis_take(w, ax, sel), c, out=step)
+                step *= m
+                c += step
+        carried[d] = which
+        won, cur = carried, best
+    if need_idx and cur.dtype.kind in "fc" and bool(xp.isnan(cur).any()):
+        return _separable_max_nan(xp, a, selectors)
+    return cur, won
+
+
+def _separable_max_nan(xp, a, selectors):
+    """The exact NaN rule (a NaN beats everything; later NaNs win), with masked writes."""
+    nd = len(selectors)
+    cur, won = a, {}
+    for d in range(nd - 1, -1, -1):
+        ax = a.ndim - nd + d
+        sels = selectors[d]
+        best = _axis_take(cur, ax, sels[0]).copy()
+        which = xp.zeros(best.shape, _offset_dtype(len(sels)))
+        carried = {e: _axis_take(w, ax, sels[0]).copy() for e, w in won.items()}
+        for j, sel in enumerate(sels[1:], 1):
+            v = _axis_take(cur, ax, sel)
+            m = (v > best) | (v != v)
+            xp.copyto(best, v, where=m)
+            xp.copyto(which, j, where=m)
+            for e, w in won.items():
+                xp.copyto(carried[e], _axis_take(w, ax, sel), where=m)
+        carried[d] = which
+        won, cur = carried, best
+    return cur, won
+
+
+def _flat_index(xp, won, positions, size):
+    """PyTorch's flat index into each input plane from per-dim winning offsets;
+    `positions[d](offsets)` maps dim d's offsets to input coordinates (broadcast)."""
+    nd = len(size)
+    flat = None
+    for d in range(nd):
+        pos = positions[d](won[d].astype(np.int64))
+        if flat is None:
+            flat = pos
+        else:
+            flat *= size[d]
+            flat += pos
+    return flat
+
+
+def _index_shape(nd, d, n):
+    return (n,) + (1,) * (nd - 1 - d)
+
+
+# ---- scatter / gather by flat plane indices (max pool backward, unpooling) ---------------
+class _Scatter(Node):
+    """out = zeros with the input placed (summed, if windows overlap) at `indices`."""
+
+    def backward(self, grad):
+        return _gather(grad, self.indices, self.size, self.pair, self.accumulate)
+
+
+class _Gather(Node):
+    """out = the input read at `indices` (max pooling's values, seen as a function)."""
+
+    def backward(self, grad):
+        return _scatter(grad, self.indices, self.size, self.pair, self.accumulate)
+
+
+def _set_pair(node, indices, size, pair, accumulate):
+    node.indices, node.size, node.pair, node.accumulate = indices, size, pair, accumulate
+
+
+def scatter_array(xp, vals, idx, size, accumulate):
+    """Planes (P, L) of values put at flat indices (P, L) of planes (P, prod(size))."""
+    planes, n = vals.shape[0], math.prod(size)
+    if accumulate and vals.dtype.kind == "f" and xp is np:
+        rows = np.arange(planes, dtype=np.int64)[:, None] * n
+        summed = np.bincount((idx + rows).ravel(), weights=vals.ravel(), minlength=planes * n)
+        return summed.astype(vals.dtype, copy=False).reshape(planes, n)
+    out = xp.zeros((planes, n), vals.dtype)
+    if accumulate:  # device arrays: the backend's scatter-add (CuPy's is atomic adds)
+        xp.add.at(out, (xp.arange(planes)[:, None], idx), vals)
+    else:
+        xp.put_along_axis(out, idx, vals, axis=1)
+    return out
+
+
+def _scatter(src, indices, size, pair, accumulate):
+    """src (*lead, *out) to (*lead, *size)."""
+    xp = xp_of(src)
+    nd = len(size)
+    lead = src.shape[:src.ndim - nd]
+    planes = math.prod(lead)
+    out = scatter_array(xp, src._array.reshape(planes, -1), indices.reshape(planes, -1), size,
+                        accumulate)
+    res = make_tensor(out.reshape(tuple(lead) + tuple(size)), src._device)
+    node = record(pair[0], (src,), res)
+    if node is not None:
+        _set_pair(node, indices, size, pair, accumulate)
+    return res
+
+
+def _gather(src, indices, size, pair, accumulate):
+    """src (*lead, *size) read at indices (*lead, *out)."""
+    xp = xp_of(src)
+    nd = len(size)
+    lead = src.shape[:src.ndim - nd]
+    planes = math.prod(lead)
+    out = xp.take_along_axis(src._array.reshape(planes, -1), indices.reshape(planes, -1), axis=1)
+    res = make_tensor(out.reshape(indices.shape), src._device)
+    node = record(pair[1], (src,), res)
+    if node is not None:
+        _set_pair(node, indices, size, pair, accumulate)
+    return res
+
+
+def _pair_of(gather_name, scatter_name):
+    g = type(gather_name, (_Gather,), {})
+    s = type(scatter_name, (_Scatter,), {})
+    return (s, g)
+
+
+_MAXPOOL = {nd: _pair_of(f"MaxPool{nd}DWithIndicesBackward0",
+                         f"MaxPool{nd}DWithIndicesBackwardBackward0") for nd in (2, 3)}
+_ADAPTIVE_MAX = {nd: _pair_of(f"AdaptiveMaxPool{nd}DBackward0",
+                              f"AdaptiveMaxPool{nd}DBackwardBackward0") for nd in (2, 3)}
+_UNPOOL = {nd: _pair_of(f"MaxPoolDoubleBackward{nd}D", f"MaxUnpool{nd}DBackward0")
+           for nd in (2, 3)}
+
+
+def _max_result(x, vals, flat, size, pair, accumulate, return_indices, nd):
+    """Wrap max pooling's values (and indices) and record the gather node."""
+    dev = x._device
+    lead = x.shape[:x.ndim - nd]
+    osz = vals.shape[vals.ndim - nd:] if vals is not None else ()
+    out = make_tensor(vals.reshape(tuple(lead) + tuple(osz)), dev)
+    idx = None
+    if flat is not None:
+        flat = flat.reshape(tuple(lead) + tuple(osz))
+        node = record(pair[1], (x,), out)
+        if node is not None:
+            _set_pair(node, flat, size, pair, accumulate)
+        if return_indices:
+            idx = make_tensor(flat, dev)
+    return (out, idx) if return_indices else out
+
+
+# ---- linear ops paired with their adjoints (avg pooling) -----------------------------------
+class _Linear(Node):
+    def backward(self, grad):
+        return _linear(grad, self.adjoint, self.fn, self.pair[::-1])
+
+
+def _linear(x, fn, adjoint, pair):
+    out = make_tensor(fn(xp_of(x), x._array), x._device)
+    node = record(pair[0], (x,), out)
+    if node is not None:
+        node.fn, node.adjoint, node.pair = fn, adjoint, pair
+    return out
+
+
+def _linear_pair(name):
+    return (type(name, (_Linear,), {}), type(name.replace("Backward0", "BackwardBackward0"),
+                                              (_Linear,), {}))
+
+
+_AVG = {nd: _linear_pair(f"AvgPool{nd}DBackward0") for nd in (2, 3)}
+_ADAPTIVE_AVG = {nd: _linear_pair(f"AdaptiveAvgPool{nd}DBackward0") for nd in (2, 3)}
+
+
+def _padded_planes(xp, a, nd, padding, kernel, stride, dilation, osz, value, slot):
+    size = a.shape[a.ndim - nd:]
+    hi = [(o - 1) * t + d * (k - 1) + 1 - s - p
+          for o, t, d, k, s, p in zip(osz, stride, dilation, kernel, size, padding)]
+    return pad_array(xp, _planes(a, nd), list(padding), hi, value=value, slot=slot)
+
+
+def _grad_enabled():
+    from ..._state import grad
+    return grad.enabled
+
+
+def _pool1d_via_2d(fn, input, *args):
+    """PyTorch pools 1-d inputs as 2-d ones of height 1 (grad_fn: SqueezeBackward1)."""
+    res = fn(input.unsqueeze(-2), *args)
+    if isinstance(res, tuple):
+        return tuple(r.squeeze(-2) for r in res)
+    return res.squeeze(-2)

@@ -1,0 +1,91 @@
+"""Max pooling: max_pool1d/2d/3d and their `_with_indices` forms (PyTorch's flat indices into
+each input plane).
+"""
+import numpy as np
+
+from ..pointwise import xp_of
+from ._checks import _batch_check, _one, _pool_params, _type_name
+from ._common import (_MAXPOOL, _flat_index, _grad_enabled, _index_shape, _max_result,
+                      _padded_planes, _pool1d_via_2d, _separable_max, _strided_selectors)
+
+# ---- max pooling -----------------------------------------------------------------------------
+def _lowest(dtype):
+    if dtype.kind in "fc":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
+
+
+def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mode,
+              return_indices):
+    kernel, stride, padding, dilation, size, osz = _pool_params(
+        input, nd, fname, "max", kernel_size, stride, padding, dilation, ceil_mode)
+    xp = xp_of(input)
+    a = input._array
+    need_idx = return_indices or (input._requires_grad and _grad_enabled())
+    padded = _padded_planes(xp, a, nd, padding, kernel, stride, dilation, osz,
+                            _lowest(a.dtype), "pool")
+    sels = [_strided_selectors(k, t, d, o) for k, t, d, o in zip(kernel, stride, dilation, osz)]
+    vals, won = _separable_max(xp, padded, sels, need_idx)
+    flat = None
+    if need_idx:
+        positions = [_position_fn(xp, nd, d, osz[d], stride[d], padding[d], dilation[d])
+                     for d in range(nd)]
+        flat = _flat_index(xp, won, positions, size)
+    overlap = any(t < d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
+    return _max_result(input, vals, flat, size, _MAXPOOL[nd], overlap, return_indices, nd)
+
+
+def _position_fn(xp, nd, d, o, stride, pad, dil):
+    base = (xp.arange(o, dtype=np.int64) * stride - pad).reshape(_index_shape(nd, d, o))
+
+    def position(off):  # in place on the fresh int64 offsets
+        if dil != 1:
+            off *= dil
+        off += base
+        return off
+    return position
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    _batch_check(input, 1, "max_pool1d", "max")
+    if not (input.dtype.is_floating_point) and not return_indices and not input._requires_grad:
+        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
+                                  f"'{_type_name(input)}'")
+    _pool_params(input, 1, "max_pool1d", "max", kernel_size, stride, padding, dilation, ceil_mode)
+    k, s = _one(kernel_size), (_one(stride) if stride not in (None, [], ()) else None)
+    return _pool1d_via_2d(
+        lambda x: _max_pool(x, 2, "max_pool2d", (1, k), (1, s if s is not None else k),
+                            (0, _one(padding)), (1, _one(dilation)), ceil_mode,
+                            return_indices), input)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    _batch_check(input, 2, "max_pool2d", "max")
+    return _max_pool(input, 2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    _batch_check(input, 3, "max_pool3d", "max")
+    return _max_pool(input, 3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
