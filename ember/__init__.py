@@ -2,6 +2,7 @@
 
 This file is the public face: it re-exports; it defines nothing of its own.
 """
+from . import _allocator  # noqa: F401  (keeps large freed blocks in glibc's heap)
 from . import dtypes as _dtypes
 from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype,
                      finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
