@@ -388,21 +388,26 @@ class RandomGrayscale(Module):
         return f"{type(self).__name__}(p={self.p})"
 
 
+def check_erasing_args(value, scale, ratio):
+    """RandomErasing's argument checks (v1 and v2 share them), with torchvision's messages."""
+    if not isinstance(value, (numbers.Number, str, tuple, list)):
+        raise TypeError("Argument value should be either a number or str or a sequence")
+    if isinstance(value, str) and value != "random":
+        raise ValueError("If value is str, it should be 'random'")
+    if not isinstance(scale, Sequence):
+        raise TypeError("Scale should be a sequence")
+    if not isinstance(ratio, Sequence):
+        raise TypeError("Ratio should be a sequence")
+    if (scale[0] > scale[1]) or (ratio[0] > ratio[1]):
+        warnings.warn("Scale and ratio should be of kind (min, max)")
+    if scale[0] < 0 or scale[1] > 1:
+        raise ValueError("Scale should be between 0 and 1")
+
+
 class RandomErasing(Module):
     def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False):
         super().__init__()
-        if not isinstance(value, (numbers.Number, str, tuple, list)):
-            raise TypeError("Argument value should be either a number or str or a sequence")
-        if isinstance(value, str) and value != "random":
-            raise ValueError("If value is str, it should be 'random'")
-        if not isinstance(scale, Sequence):
-            raise TypeError("Scale should be a sequence")
-        if not isinstance(ratio, Sequence):
-            raise TypeError("Ratio should be a sequence")
-        if (scale[0] > scale[1]) or (ratio[0] > ratio[1]):
-            warnings.warn("Scale and ratio should be of kind (min, max)")
-        if scale[0] < 0 or scale[1] > 1:
-            raise ValueError("Scale should be between 0 and 1")
+        check_erasing_args(value, scale, ratio)
         if p < 0 or p > 1:
             raise ValueError("Random erasing probability should be between 0 and 1")
         self.p, self.scale, self.ratio, self.value, self.inplace = p, scale, ratio, value, inplace
