@@ -109,7 +109,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         try:
             x = xp.linalg.solve(a, B._array)
         except np.linalg.LinAlgError:  # LAPACK's trtrs would give inf/nan: so do we
-            x = xp.full(np.broadcast_shapes(a.shape[:-1], B._array.shape[:-2]) + B._array.shape[-1:],
+            x = xp.full(np.broadcast_shapes(a.shape[:-2], B._array.shape[:-2]) + B._array.shape[-2:],
                         xp.nan, dtype=a.dtype)
     res = make_tensor(x, A._device)
     node = record(LinalgSolveTriangularBackward0, (A, B), res)
