@@ -118,3 +118,45 @@ register(
                         Sample((randn(rng, 3), np.array([1, 2, 3], np.int32)), raises=IndexError)],
            variant="errors", grad=False),
 )
+
+
+# ---- householder_product, tensorinv, tensorsolve -----------------------------------------------
+def _householder_samples(rng):
+    return [Sample((randn(rng, 4, 3), randn(rng, 2))), Sample((randn(rng, 3, 3), randn(rng, 3))),
+            Sample((randn(rng, 2, 5, 3), randn(rng, 2, 3))),
+            Sample((randn(rng, 4, 3), randn(rng, 2)), noncontig=(0,)),
+            Sample((randn(rng, 3, 4), randn(rng, 2)), raises=RuntimeError),
+            Sample((randn(rng, 4, 3), randn(rng, 4)), raises=RuntimeError),
+            Sample((randn(rng, 4, 3), randn(rng, 2, 2)), raises=RuntimeError),
+            Sample((randn(rng, 3), randn(rng, 2)), raises=RuntimeError),
+            Sample((integers(rng, 4, 3), integers(rng, 2)), raises=NotImplementedError)]
+
+
+def _tensorinv_samples(rng):
+    return [Sample((randn(rng, 6, 2, 3) + np.eye(6).reshape(6, 2, 3) * 3,), {"ind": 1}),
+            Sample((randn(rng, 2, 2, 4) + np.eye(4).reshape(2, 2, 4) * 3,)),
+            Sample((randn(rng, 4, 6),), {"ind": 1}, raises=RuntimeError),
+            Sample((randn(rng, 4, 4),), {"ind": 0}, raises=RuntimeError),
+            Sample((np.zeros((2, 2, 4)),), raises=RuntimeError)]
+
+
+def _tensorsolve_samples(rng):
+    well = randn(rng, 2, 3, 6) + np.eye(6).reshape(2, 3, 6) * 3
+    return [Sample((well, randn(rng, 2, 3))),
+            Sample((np.moveaxis(well, -1, 0).copy(), randn(rng, 2, 3)), {"dims": (0,)}),
+            Sample((randn(rng, 2, 3, 6), randn(rng, 2, 4)), raises=RuntimeError)]
+
+
+register(
+    OpInfo("linalg.householder_product",
+           lambda lib, a, t: lib.linalg.householder_product(a, t), _householder_samples,
+           **_DECOMP),
+    OpInfo("orgqr", lambda lib, a, t: lib.orgqr(a, t), lambda rng: _householder_samples(rng)[:3],
+           **_DECOMP),
+    OpInfo("orgqr", lambda lib, a, t: a.orgqr(t), lambda rng: _householder_samples(rng)[:1],
+           variant="method", **_DECOMP),
+    OpInfo("linalg.tensorinv", _plain_errors(lambda lib, a, **k: lib.linalg.tensorinv(a, **k)),
+           _tensorinv_samples, **_DECOMP),
+    OpInfo("linalg.tensorsolve", lambda lib, a, b, **k: lib.linalg.tensorsolve(a, b, **k),
+           _tensorsolve_samples, **_DECOMP),
+)
