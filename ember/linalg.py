@@ -4,10 +4,13 @@ Re-exports only: the functions live in `ember/ops/linalg.py` (products) and
 `ember/ops/decompositions/` (decompositions, solves, norms).
 """
 from .ops.decompositions import (LinAlgError, cholesky_ex, cond, det, diagonal, eig, eigh,
-                                 eigvals, eigvalsh, inv, inv_ex, lstsq, matrix_exp, matrix_norm,
+                                 eigvals, eigvalsh, householder_product, inv, inv_ex, lstsq, lu_factor,
+                                 lu_factor_ex, solve_ex, matrix_exp, matrix_norm,
                                  matrix_power, matrix_rank, norm, pinv, solve, solve_triangular,
-                                 svdvals, vector_norm)
+                                 svdvals, tensorinv, tensorsolve, vector_norm)
 from .ops.decompositions import linalg_cholesky as cholesky
+from .ops.decompositions import linalg_lu as lu
+from .ops.decompositions import linalg_lu_solve as lu_solve
 from .ops.decompositions import linalg_qr as qr
 from .ops.decompositions import linalg_slogdet as slogdet
 from .ops.decompositions import linalg_svd as svd
@@ -16,6 +19,9 @@ from .ops.linalg import matmul, multi_dot, vecdot
 from .ops.vander import linalg_vander as vander
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
-           "eigh", "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_exp",
+           "eigh", "eigvals", "eigvalsh", "householder_product",
+           "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
            "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
-           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+           "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
+           "tensorsolve", "vander", "vecdot", "vector_norm"]

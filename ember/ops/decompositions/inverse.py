@@ -8,6 +8,7 @@ import numpy as np
 from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
 from ..pointwise import where, xp_of
+from ..shape import ReshapeAliasBackward0, ViewBackward0
 from ..reduction import result_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _lu_info, _mat,
                       _write_tuple)
@@ -138,3 +139,24 @@ def logdet(input):
     _check(input, "linalg.slogdet")
     sign, lad = _slogdet(input, "slogdet")
     return where(sign < 0, math.nan, lad)
+
+
+# ---- tensor inverse ---------------------------------------------------------------------------------
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of A read as a map from its last dims to its first `ind` dims: shape
+    A.shape[ind:] + A.shape[:ind]."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A._array.shape)
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != cols:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    try:
+        res = inv(A.reshape(rows, rows))
+    except _LinAlgError as e:
+        raise _LinAlgError(str(e).replace("linalg.inv: ", "inv: ", 1)) from None
+    res = res.reshape(shape[ind:] + shape[:ind])
+    if res.grad_fn is not None and type(res.grad_fn) is ViewBackward0:
+        res.grad_fn.__class__ = ReshapeAliasBackward0  # PyTorch's name for this reshape
+    return write_out(out, res, "linalg_tensorinv") if out is not None else res

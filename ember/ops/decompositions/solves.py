@@ -1,6 +1,8 @@
 """Linear solves: `linalg.solve` (a general square A, with PyTorch's singular-matrix and
 shape errors) and `linalg.solve_triangular`, with their backward nodes.
 """
+import math
+
 import numpy as np
 
 from ..._tensor import make_tensor
@@ -109,7 +111,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         try:
             x = xp.linalg.solve(a, B._array)
         except np.linalg.LinAlgError:  # LAPACK's trtrs would give inf/nan: so do we
-            x = xp.full(np.broadcast_shapes(a.shape[:-1], B._array.shape[:-2]) + B._array.shape[-1:],
+            x = xp.full(np.broadcast_shapes(a.shape[:-2], B._array.shape[:-2]) + B._array.shape[-2:],
                         xp.nan, dtype=a.dtype)
     res = make_tensor(x, A._device)
     node = record(LinalgSolveTriangularBackward0, (A, B), res)
@@ -117,3 +119,20 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         node.upper, node.unitriangular = upper, unitriangular
         node.save_for_backward(A, res)
     return write_out(out, res, "linalg_solve_triangular") if out is not None else res
+
+
+# ---- tensor solve -----------------------------------------------------------------------------------
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.ndim) = B: A's leading B.ndim dims (after `dims` are moved to
+    the end) are B's shape, its remaining dims X's."""
+    if dims is not None:
+        dims = [d % A._array.ndim for d in dims]
+        A = A.permute(*([d for d in range(A._array.ndim) if d not in dims] + dims))
+    shape = tuple(A._array.shape)
+    nb = B._array.ndim
+    rows, cols = B._array.size, math.prod(shape[nb:])
+    if rows != cols:  # (PyTorch's message names A's leading dims, its check B's size)
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
+                           f"== prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    res = solve(A.reshape(rows, cols), B.reshape(cols)).reshape(shape[nb:])
+    return write_out(out, res, "linalg_tensorsolve") if out is not None else res

@@ -1,0 +1,104 @@
+"""Products of Householder reflectors: `linalg.householder_product` and its alias `orgqr`
+(LAPACK's orgqr/ungqr: the first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i
+column i of A below the diagonal with a 1 on it), with the backward node.
+
+The forward applies the reflectors from the last to the first onto the m x n identity; the
+backward replays those steps with ember ops and runs the adjoint of each (reflector
+application is linear in the running product, bilinear in v and tau), so it is
+differentiable again.
+"""
+from ..._tensor import make_tensor
+from .._graph import Node, record, write_out
+from ..pointwise import xp_of
+from ._common import _type_name
+
+__all__ = []
+
+
+class LinalgHouseholderProductBackward0(Node):
+    def backward(self, grad):
+        A, tau = self.saved_tensors
+        m, n = A.shape[-2:]
+        k = tau.shape[-1]
+        if k == 0:  # Q = I whatever A: PyTorch gives no gradient at all
+            return None, None
+        V = _reflectors(A, k)
+        # replay: X_k = I, X_i = X_{i+1} - tau_i v_i (v_i^H X_{i+1}); the result is X_0
+        X = _eye_like(A, m, n)
+        steps = []
+        for i in range(k - 1, -1, -1):
+            v, t = V[..., :, i:i + 1], tau[..., i:i + 1].unsqueeze(-1)
+            w = v.mH @ X
+            steps.append((X, v, t, w))
+            X = X - t * (v @ w)
+        G = grad
+        g_tau, g_v = [None] * k, [None] * k
+        for i, (X, v, t, w) in zip(range(k), reversed(steps)):
+            g_tau[i] = -(v.mH @ G @ w.mH)[..., 0, :]
+            gw = -(t.conj() * (v.mH @ G))
+            g_v[i] = -(t.conj() * (G @ w.mH)) + X @ gw.mH
+            G = G + v @ gw
+        from ..shape import cat
+        gA = cat(g_v, -1).tril(-1)
+        if k < n:
+            from ..spatial import pad
+            gA = pad(gA, (0, n - k))
+        return gA, cat(g_tau, -1)
+
+
+def _reflectors(A, k):
+    from ..creation import eye
+    m = A.shape[-2]
+    return A[..., :, :k].tril(-1) + eye(m, k, dtype=A.dtype, device=A.device)
+
+
+def _eye_like(A, m, n):
+    from ..creation import eye
+    return eye(m, n, dtype=A.dtype, device=A.device)
+
+
+def _check(A, tau):
+    fname = "torch.linalg.householder_product"
+    if A._array.ndim < 2:
+        raise RuntimeError(f"{fname}: input must have at least 2 dimensions.")
+    m, n = A._array.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{fname}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if tau._array.shape[-1:] and tau._array.shape[-1] > n:
+        raise RuntimeError(f"{fname}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if tau._array.ndim != A._array.ndim - 1:
+        raise RuntimeError(f"{fname}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau._array.ndim} and input.ndim is equal to "
+                           f"{A._array.ndim}")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{_type_name(A)}\'')
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{fname}: tau dtype {_type_name(tau)} does not match input dtype "
+                           f"{_type_name(A)}")
+
+
+def householder_product(A, tau, *, out=None):
+    """Q (m x n) from the reflectors stored in A's columns below the diagonal and their
+    scalings tau, as LAPACK's orgqr (ungqr for complex)."""
+    _check(A, tau)
+    xp = xp_of(A)
+    a, t = A._array, tau._array
+    m, n = a.shape[-2:]
+    k = t.shape[-1]
+    V = xp.tril(a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
+    X = xp.broadcast_to(xp.eye(m, n, dtype=a.dtype), a.shape[:-2] + (m, n))
+    for i in range(k - 1, -1, -1):
+        v = V[..., :, i:i + 1]
+        X = X - t[..., i, None, None] * (v @ (xp.conj(xp.swapaxes(v, -1, -2)) @ X))
+    res = make_tensor(xp.ascontiguousarray(X), A._device)
+    node = record(LinalgHouseholderProductBackward0, (A, tau), res)
+    if node is not None:
+        node.save_for_backward(A, tau)
+    return write_out(out, res, "linalg_householder_product") if out is not None else res
+
+
+def orgqr(input, tau, *, out=None):
+    """`torch.orgqr`: `linalg.householder_product`."""
+    return householder_product(input, tau, out=out)

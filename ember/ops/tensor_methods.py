@@ -1,0 +1,90 @@
+"""Tensor-only methods with no function form: `adjoint` (the conjugate matrix transpose),
+`new_empty_strided` (uninitialised memory laid out with the given strides) and the CPU
+element-by-element Python callables `apply_` / `map_`.
+"""
+import numbers
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._tensor import make_tensor
+from .creation import _like, empty
+from .pointwise import xp_of
+
+__all__ = []
+METHODS = ["adjoint", "new_empty_strided", "apply_", "map_"]
+
+
+def adjoint(self):
+    """The conjugate transpose of the last two dims (a view; conjugation is lazy in PyTorch)."""
+    if self._array.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {self._array.ndim}-D tensor.")
+    t = self.transpose(-2, -1)
+    return t.conj() if self.dtype.is_complex else t
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                      layout=None, pin_memory=False):
+    """An uninitialised tensor of `size` whose memory is laid out with `stride` (elements)."""
+    d, dev = _like(self, dtype, device, "new_empty_strided")
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
+                           f"strides ({len(stride)})")
+    n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
+    buf = empty(max(n, 1), dtype=d, device=dev)
+    xp, arr = xp_of(buf), buf._array
+    arr = xp.lib.stride_tricks.as_strided(arr, size, tuple(st * arr.itemsize for st in stride))
+    t = make_tensor(arr, buf._device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _check_apply(self, others, name):
+    for t in (self,) + others:
+        if t._requires_grad:
+            raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                               f"var.detach().{name}() instead.")
+    if self._device.type != "cpu":
+        raise RuntimeError(f"{name} is only implemented on CPU tensors")
+
+
+def _convert(value, dtype):
+    if dtype.is_complex:
+        if not isinstance(value, numbers.Complex):
+            raise TypeError(f"must be real number, not {type(value).__name__}")
+        return complex(value)
+    if dtype == _dt.bool:
+        return bool(value)
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"must be real number, not {type(value).__name__}")
+    return value
+
+
+def _write(self, values):
+    arr = self._array
+    out = np.array([_convert(v, self.dtype) for v in values], dtype=object).reshape(arr.shape)
+    with np.errstate(all="ignore"):
+        arr[...] = out.astype(arr.dtype)  # an int tensor truncates a float, as C++'s cast
+    # PyTorch writes the elements without bumping the version counter: so do we
+    return self
+
+
+def apply_(self, callable):
+    """Replace each element x by callable(x) (a Python number); CPU only, no autograd."""
+    _check_apply(self, (), "apply_")
+    return _write(self, [callable(v) for v in self._array.ravel().tolist()])
+
+
+def map_(self, tensor, callable):
+    """Replace each element x by callable(x, y), y the matching element of `tensor`
+    broadcast to self's shape; CPU only, no autograd."""
+    _check_apply(self, (tensor,), "map_")
+    if tensor.dtype != self.dtype:
+        raise TypeError(f"map_: expected torch.{self.dtype._legacy} for 'other' (got "
+                        f"torch.{tensor.dtype._legacy})")
+    other = tensor.expand(self._array.shape)._array
+    return _write(self, [callable(x, y) for x, y in zip(self._array.ravel().tolist(),
+                                                        other.ravel().tolist())])
