@@ -462,7 +462,19 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
-    return empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+    """An uninitialised tensor of `size` whose memory is laid out with `stride` (elements)."""
+    size, stride = tuple(builtins.int(s) for s in size), tuple(builtins.int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
+                           f"strides ({len(stride)})")
+    n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
+    buf = empty(max(n, 1), dtype=dtype, device=device)
+    arr, strided = buf._array, backend_of(buf._device).xp.lib.stride_tricks.as_strided
+    arr = strided(arr, size, tuple(st * arr.itemsize for st in stride))
+    t = make_tensor(arr, buf._device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,

@@ -7,9 +7,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import make_tensor
-from .creation import _like, empty
-from .pointwise import xp_of
+from .creation import _like, empty_strided
 
 __all__ = []
 METHODS = ["adjoint", "new_empty_strided", "apply_", "map_"]
@@ -28,18 +26,7 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
                       layout=None, pin_memory=False):
     """An uninitialised tensor of `size` whose memory is laid out with `stride` (elements)."""
     d, dev = _like(self, dtype, device, "new_empty_strided")
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    if len(size) != len(stride):
-        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
-                           f"strides ({len(stride)})")
-    n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
-    buf = empty(max(n, 1), dtype=d, device=dev)
-    xp, arr = xp_of(buf), buf._array
-    arr = xp.lib.stride_tricks.as_strided(arr, size, tuple(st * arr.itemsize for st in stride))
-    t = make_tensor(arr, buf._device)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return empty_strided(size, stride, dtype=d, device=dev, requires_grad=requires_grad)
 
 
 def _check_apply(self, others, name):
