@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from .. import _state
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
@@ -457,7 +458,11 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    return _filled(None, size_arg(size, "empty"), dtype, device, requires_grad, out, "empty")
+    t = _filled(None, size_arg(size, "empty"), dtype, device, requires_grad, out, "empty")
+    if memory_format is None:
+        return t
+    strides = _mf.format_strides(tuple(t.shape), _mf.parse(memory_format, "empty", None))
+    return _mf.lay_out_fresh(t, strides, backend_of(t._device).xp)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -491,19 +496,22 @@ def _like(input, dtype, device, fname):
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     d, dev = _like(input, dtype, device, "zeros_like")
-    return _filled(0, input._array.shape, d, dev, requires_grad, None, "zeros_like")
+    t = _filled(0, input._array.shape, d, dev, requires_grad, None, "zeros_like")
+    return _mf.lay_out_like(t, input, memory_format, "zeros_like")
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     d, dev = _like(input, dtype, device, "ones_like")
-    return _filled(1, input._array.shape, d, dev, requires_grad, None, "ones_like")
+    t = _filled(1, input._array.shape, d, dev, requires_grad, None, "ones_like")
+    return _mf.lay_out_like(t, input, memory_format, "ones_like")
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     d, dev = _like(input, dtype, device, "empty_like")
-    return _filled(None, input._array.shape, d, dev, requires_grad, None, "empty_like")
+    t = _filled(None, input._array.shape, d, dev, requires_grad, None, "empty_like")
+    return _mf.lay_out_like(t, input, memory_format, "empty_like")
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -511,7 +519,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     d, dev = _like(input, dtype, device, "full_like")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _filled(fill_value, input._array.shape, d, dev, requires_grad, None, "full_like")
+    t = _filled(fill_value, input._array.shape, d, dev, requires_grad, None, "full_like")
+    return _mf.lay_out_like(t, input, memory_format, "full_like")
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
