@@ -179,6 +179,8 @@ def lay_out_fresh(t, strides, xp):
 
 def lay_out_like(t, like, memory_format, fname):
     """A `*_like` factory's result laid out as `memory_format` says for the tensor `like`."""
+    if memory_format is None and plainly_contiguous(like._array):
+        return t  # the common case, kept cheap: a contiguous input gives a contiguous result
     fmt = parse(memory_format, fname, preserve_format)
     check_rank(fmt, like.dim())
     strides = target_strides(tuple(like.shape), like.stride(), fmt)

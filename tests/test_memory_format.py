@@ -145,3 +145,19 @@ def test_multiprocessing_imported_with_ember():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "spawn"
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("grad_of", ["mul", "contiguous", "sum"])
+def test_leaf_grad_follows_the_leaf_layout(case, grad_of):
+    """AccumulateGrad's layout contract: a dense leaf's .grad has the leaf's strides, any
+    other leaf's a contiguous .grad (whatever layout the incoming gradient has)."""
+    grads = []
+    for lib, x in zip((ember, torch), _pair(*CASES[case])):
+        x = x.detach().requires_grad_()
+        y = {"mul": lambda: x * 2, "contiguous": lambda: x.contiguous() * 2,
+             "sum": lambda: x.sum() * lib.ones(x.shape)}[grad_of]()
+        y.backward(lib.ones(x.shape))
+        grads.append(x.grad)
+    assert grads[0].stride() == grads[1].stride()
+    np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())

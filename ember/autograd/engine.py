@@ -7,8 +7,10 @@ place, as PyTorch's engine does; the formulas need not care.
 """
 from .._state import (anomaly as _anomaly, autocast as _autocast, grad as _grad_state,
                       profiler as _profiler)
+from .. import _memory_format as _mf
 from .._sparse import SparseTensor
 from .._tensor import Tensor, _make
+from ..device import backend_of
 from ..ops._graph import AccumulateGrad, edge
 
 __all__ = ["backward", "grad"]
@@ -441,6 +443,11 @@ def _accumulate(leaf, g, create_graph, handed_out):
             leaf._grad = g
             return
         arr = g._array
+        if not (arr.flags.c_contiguous and _mf.plainly_contiguous(leaf._array)):
+            laid = _obey_layout(leaf, g)
+            if laid is not None:
+                leaf._grad = _make(Tensor, laid, leaf._device)
+                return
         # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves.
         if arr.base is not None or id(arr) in handed_out or not arr.flags.writeable:
             arr = arr.copy()
@@ -451,6 +458,17 @@ def _accumulate(leaf, g, create_graph, handed_out):
     else:
         leaf._grad._array += g._array
         leaf._grad._vc.value += 1
+
+
+def _obey_layout(leaf, g):
+    """PyTorch's layout contract for a leaf's first .grad: the strides of a dense leaf
+    (channels_last, transposed ...), else contiguous. A fresh array when `g` breaks it."""
+    shape, target = leaf._array.shape, leaf.stride()
+    if not _mf.is_dense(shape, target):
+        target = _mf.format_strides(shape, _mf.contiguous_format)
+    if all(a == b for a, b, n in zip(g.stride(), target, shape) if n > 1):
+        return None
+    return _mf.laid_out(backend_of(leaf._device).xp, g._array, target)
 
 
 def _accumulate_sparse(leaf, g, create_graph):
