@@ -6,6 +6,8 @@ gives a shape, whether strides are contiguous in a format, which format strides 
 which strides `preserve_format` keeps); it works on shapes and element strides only."""
 import builtins
 
+import numpy as np
+
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
            "preserve_format"]
 
@@ -159,8 +161,10 @@ def empty_array(xp, shape, dtype, strides):
         return xp.empty(shape, dtype)
     span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
     flat = xp.empty(span, dtype)
-    item = flat.itemsize
-    return xp.lib.stride_tricks.as_strided(flat, shape, tuple(s * item for s in strides))
+    byte_strides = tuple(s * flat.itemsize for s in strides)
+    if isinstance(flat, np.ndarray):  # its base is `flat` itself, so views chain as usual
+        return np.ndarray(shape, flat.dtype, buffer=flat, strides=byte_strides)
+    return xp.lib.stride_tricks.as_strided(flat, shape, byte_strides)
 
 
 def laid_out(xp, array, strides, dtype=None):

@@ -148,7 +148,7 @@ def test_multiprocessing_imported_with_ember():
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))
-@pytest.mark.parametrize("grad_of", ["mul", "contiguous", "sum"])
+@pytest.mark.parametrize("grad_of", ["mul", "contiguous", "sum", "add"])
 def test_leaf_grad_follows_the_leaf_layout(case, grad_of):
     """AccumulateGrad's layout contract: a dense leaf's .grad has the leaf's strides, any
     other leaf's a contiguous .grad (whatever layout the incoming gradient has)."""
@@ -156,8 +156,9 @@ def test_leaf_grad_follows_the_leaf_layout(case, grad_of):
     for lib, x in zip((ember, torch), _pair(*CASES[case])):
         x = x.detach().requires_grad_()
         y = {"mul": lambda: x * 2, "contiguous": lambda: x.contiguous() * 2,
-             "sum": lambda: x.sum() * lib.ones(x.shape)}[grad_of]()
-        y.backward(lib.ones(x.shape))
+             "sum": lambda: x.sum() * lib.ones(x.shape), "add": lambda: x + 0}[grad_of]()
+        # "add" hands the given gradient (laid out as x is) straight to the leaf
+        y.backward(lib.empty_like(x).fill_(1.0) if grad_of == "add" else lib.ones(x.shape))
         grads.append(x.grad)
     assert grads[0].stride() == grads[1].stride()
     np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())

@@ -443,13 +443,11 @@ def _accumulate(leaf, g, create_graph, handed_out):
             leaf._grad = g
             return
         arr = g._array
-        if not (arr.flags.c_contiguous and _mf.plainly_contiguous(leaf._array)):
-            laid = _obey_layout(leaf, g)
-            if laid is not None:
-                leaf._grad = _make(Tensor, laid, leaf._device)
-                return
         # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves.
-        if arr.base is not None or id(arr) in handed_out or not arr.flags.writeable:
+        owned = arr.base is None and id(arr) not in handed_out and arr.flags.writeable
+        if not (arr.flags.c_contiguous and _mf.plainly_contiguous(leaf._array)):
+            arr = _obey_layout(leaf, g, owned)
+        elif not owned:
             arr = arr.copy()
         handed_out.add(id(arr))
         leaf._grad = _make(Tensor, arr, leaf._device)
@@ -460,14 +458,14 @@ def _accumulate(leaf, g, create_graph, handed_out):
         leaf._grad._vc.value += 1
 
 
-def _obey_layout(leaf, g):
+def _obey_layout(leaf, g, owned):
     """PyTorch's layout contract for a leaf's first .grad: the strides of a dense leaf
-    (channels_last, transposed ...), else contiguous. A fresh array when `g` breaks it."""
+    (channels_last, transposed ...), else contiguous; `g`'s own array when it keeps it."""
     shape, target = leaf._array.shape, leaf.stride()
     if not _mf.is_dense(shape, target):
         target = _mf.format_strides(shape, _mf.contiguous_format)
-    if all(a == b for a, b, n in zip(g.stride(), target, shape) if n > 1):
-        return None
+    if owned and all(a == b for a, b, n in zip(g.stride(), target, shape) if n > 1):
+        return g._array
     return _mf.laid_out(backend_of(leaf._device).xp, g._array, target)
 
 
