@@ -162,3 +162,19 @@ def test_leaf_grad_follows_the_leaf_layout(case, grad_of):
         grads.append(x.grad)
     assert grads[0].stride() == grads[1].stride()
     np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_checkpoints_keep_the_layout(case, tmp_path):
+    """A tensor saved by ember loads in PyTorch with the strides PyTorch would have saved,
+    and the other way round; values always survive."""
+    e, t = _pair(*CASES[case])
+    e, t = e.contiguous() if e._base is not None else e, t.contiguous() if t._base is not None \
+        else t
+    ember.save({"x": e}, tmp_path / "e.pt")
+    torch.save({"x": t}, tmp_path / "t.pt")
+    from_ember = torch.load(tmp_path / "e.pt")["x"]
+    from_torch = ember.load(tmp_path / "t.pt")["x"]
+    assert from_ember.stride() == t.stride() and from_torch.stride() == e.stride()
+    np.testing.assert_array_equal(from_ember.numpy(), t.numpy())
+    np.testing.assert_array_equal(from_torch.numpy(), e.numpy())
