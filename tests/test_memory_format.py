@@ -1,6 +1,7 @@
 """Memory formats: channels_last is real (NHWC memory seen as NCHW); strides, is_contiguous
 answers, preserve_format's choices and errors as PyTorch's."""
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -178,3 +179,20 @@ def test_checkpoints_keep_the_layout(case, tmp_path):
     assert from_ember.stride() == t.stride() and from_torch.stride() == e.stride()
     np.testing.assert_array_equal(from_ember.numpy(), t.numpy())
     np.testing.assert_array_equal(from_torch.numpy(), e.numpy())
+
+
+@pytest.mark.parametrize("size, stride", [((2, 3), (1, 2)), ((2, 3), (0, 1)), ((2, 3), (3, 1)),
+                                          ((2, 3, 4, 5), (60, 1, 15, 3)), ((4,), (2,)),
+                                          ((2, 3), (1,)), ((2, 3), (-1, 1)), ((2, 3), (1, 2, 3))])
+def test_empty_strided(size, stride):
+    try:
+        want = torch.empty_strided(size, stride)
+    except RuntimeError as err:
+        with pytest.raises(RuntimeError, match=re.escape(str(err))):
+            ember.empty_strided(size, stride)
+        return
+    got = ember.empty_strided(size, stride)
+    assert got.shape == want.shape and got.stride() == want.stride()
+    assert got.is_contiguous() == want.is_contiguous()
+    got.fill_(2.0)
+    assert ember.equal(got, ember.full(size, 2.0))

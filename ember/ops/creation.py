@@ -467,7 +467,15 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
-    return empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
+                           f"strides ({len(stride)})")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    t = empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _mf.lay_out_fresh(t, stride, backend_of(t._device).xp)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
