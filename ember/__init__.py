@@ -11,6 +11,8 @@ from .dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dou
 from .device import device
 from ._state import set_default_device
 from ._tensor import Size, Tensor
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,
+                             preserve_format)
 from ._storage import TypedStorage, UntypedStorage
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
@@ -22,7 +24,7 @@ from . import autograd, cuda, nn, optim, serialization, utils
 from . import distributed, distributions
 from .serialization import load, save
 from . import accelerator, backends, jit, testing
-from . import amp, cpu, func, hub, profiler
+from . import amp, cpu, func, hub, multiprocessing, profiler
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .jit import compile
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled

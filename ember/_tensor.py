@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from . import dtypes as _dt
+from . import _memory_format as _mf
 from ._state import grad as _grad_state
 from .device import CPU, backend_of, canonical
 
@@ -202,7 +203,10 @@ class Tensor:
         strides = tuple(s // item for s in self._array.strides)
         # NumPy leaves a size-1 or empty axis's stride arbitrary; report PyTorch's.
         shape = self._array.shape
-        if 0 in shape or 1 in shape:
+        if (0 in shape or 1 in shape) and not _mf.is_channels_last_strides(shape, strides):
+            if 0 in shape and not any(strides):  # NumPy zeroes an empty array's strides
+                return _mf.format_strides(shape, _mf.contiguous_format) if dim is None else \
+                    _mf.format_strides(shape, _mf.contiguous_format)[_wrap_dim(dim, len(shape))]
             strides = _normalise_strides(shape, strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._array.ndim)]
 
@@ -220,6 +224,10 @@ class Tensor:
         return _data_ptr(self._array)
 
     def is_contiguous(self, memory_format=None):
+        if memory_format is not None:
+            fmt = _mf.parse(memory_format, "is_contiguous", _mf.contiguous_format)
+            if fmt is not _mf.contiguous_format and fmt is not _mf.preserve_format:
+                return _mf.is_contiguous_as(self._array.shape, self.stride(), fmt)
         if self._array.size == 0:
             return True
         expected = 1

@@ -7,8 +7,10 @@ place, as PyTorch's engine does; the formulas need not care.
 """
 from .._state import (anomaly as _anomaly, autocast as _autocast, grad as _grad_state,
                       profiler as _profiler)
+from .. import _memory_format as _mf
 from .._sparse import SparseTensor
 from .._tensor import Tensor, _make
+from ..device import backend_of
 from ..ops._graph import AccumulateGrad, edge
 
 __all__ = ["backward", "grad"]
@@ -442,7 +444,10 @@ def _accumulate(leaf, g, create_graph, handed_out):
             return
         arr = g._array
         # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves.
-        if arr.base is not None or id(arr) in handed_out or not arr.flags.writeable:
+        owned = arr.base is None and id(arr) not in handed_out and arr.flags.writeable
+        if not (arr.flags.c_contiguous and _mf.plainly_contiguous(leaf._array)):
+            arr = _obey_layout(leaf, g, owned)
+        elif not owned:
             arr = arr.copy()
         handed_out.add(id(arr))
         leaf._grad = _make(Tensor, arr, leaf._device)
@@ -451,6 +456,17 @@ def _accumulate(leaf, g, create_graph, handed_out):
     else:
         leaf._grad._array += g._array
         leaf._grad._vc.value += 1
+
+
+def _obey_layout(leaf, g, owned):
+    """PyTorch's layout contract for a leaf's first .grad: the strides of a dense leaf
+    (channels_last, transposed ...), else contiguous; `g`'s own array when it keeps it."""
+    shape, target = leaf._array.shape, leaf.stride()
+    if not _mf.is_dense(shape, target):
+        target = _mf.format_strides(shape, _mf.contiguous_format)
+    if owned and all(a == b for a, b, n in zip(g.stride(), target, shape) if n > 1):
+        return g._array
+    return _mf.laid_out(backend_of(leaf._device).xp, g._array, target)
 
 
 def _accumulate_sparse(leaf, g, create_graph):

@@ -2,7 +2,8 @@
 from . import functional, init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = list(_modules_all) + ["Parameter", "Buffer", "UninitializedParameter",
+__all__ = list(_modules_all) + ["DataParallel", "Parameter", "Buffer", "UninitializedParameter",
                                  "UninitializedBuffer", "functional", "init", "parallel", "utils"]

@@ -5,6 +5,7 @@ import builtins
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import backend_of, canonical, device as _device_cls
@@ -39,7 +40,7 @@ def _parse_to(args, kwargs):
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    fmt = _mf.parse(kwargs.pop("memory_format", None), "to", _mf.preserve_format)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     given, args = args, list(args)
@@ -67,7 +68,7 @@ def _parse_to(args, kwargs):
                                   for overload in ("torch.device device = None, torch.dtype dtype "
                                                    "= None", "torch.dtype dtype",
                                                    "Tensor tensor")))
-    return dev, dtype, copy
+    return dev, dtype, copy, fmt
 
 
 def _arg_type(a):
@@ -82,13 +83,18 @@ def _arg_type(a):
 
 
 def to(self, *args, **kwargs):
-    dev, dtype, copy = _parse_to(args, dict(kwargs))
+    dev, dtype, copy, fmt = _parse_to(args, dict(kwargs))
     dst = self._device if dev is None else canonical(dev)
     d = self.dtype if dtype is None else _dt.to_dtype(dtype)
-    if dst == self._device and d is self.dtype and not copy:
+    if (dst == self._device and d is self.dtype and not copy and
+            (fmt is _mf.preserve_format or _mf.suggest(self._array.shape, self.stride()) is fmt)):
         return self
     arr = _move(self._array, self._device, dst)
-    if arr.dtype != d.np:
+    if fmt is not _mf.preserve_format or not _mf.plainly_contiguous(arr):
+        _mf.check_rank(fmt, arr.ndim)
+        strides = _mf.target_strides(arr.shape, self.stride(), fmt)
+        arr = _mf.laid_out(backend_of(dst).xp, arr, strides, d.np)
+    elif arr.dtype != d.np:
         arr = arr.astype(d.np)
     elif arr is self._array:
         arr = arr.copy()
@@ -100,7 +106,7 @@ def to(self, *args, **kwargs):
 
 
 def cpu(self, memory_format=None):
-    return to(self, "cpu")
+    return to(self, "cpu", memory_format=memory_format)
 
 
 def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -112,7 +118,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
     dev = canonical(device)
     if dev.type != "cuda":
         raise RuntimeError(f"Invalid device, must be cuda device")
-    return to(self, dev)
+    return to(self, dev, memory_format=memory_format)
 
 
 def type(self, dtype=None, non_blocking=False, **kwargs):
@@ -135,7 +141,7 @@ def type_as(self, other):
 
 def _shorthand(d):
     def convert(self, memory_format=None):
-        return to(self, d)
+        return to(self, d, memory_format=memory_format)
     convert.__name__ = d.name
     return convert
 

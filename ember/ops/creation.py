@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from .. import _state
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
@@ -457,24 +458,25 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    return _filled(None, size_arg(size, "empty"), dtype, device, requires_grad, out, "empty")
+    t = _filled(None, size_arg(size, "empty"), dtype, device, requires_grad, out, "empty")
+    if memory_format is None:
+        return t
+    strides = _mf.format_strides(tuple(t.shape), _mf.parse(memory_format, "empty", None))
+    return _mf.lay_out_fresh(t, strides, backend_of(t._device).xp)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
     """An uninitialised tensor of `size` whose memory is laid out with `stride` (elements)."""
-    size, stride = tuple(builtins.int(s) for s in size), tuple(builtins.int(s) for s in stride)
+    size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
                            f"strides ({len(stride)})")
-    n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
-    buf = empty(max(n, 1), dtype=dtype, device=device)
-    arr, strided = buf._array, backend_of(buf._device).xp.lib.stride_tricks.as_strided
-    arr = strided(arr, size, tuple(st * arr.itemsize for st in stride))
-    t = make_tensor(arr, buf._device)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    t = empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _mf.lay_out_fresh(t, stride, backend_of(t._device).xp)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -503,19 +505,22 @@ def _like(input, dtype, device, fname):
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     d, dev = _like(input, dtype, device, "zeros_like")
-    return _filled(0, input._array.shape, d, dev, requires_grad, None, "zeros_like")
+    t = _filled(0, input._array.shape, d, dev, requires_grad, None, "zeros_like")
+    return _mf.lay_out_like(t, input, memory_format, "zeros_like")
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     d, dev = _like(input, dtype, device, "ones_like")
-    return _filled(1, input._array.shape, d, dev, requires_grad, None, "ones_like")
+    t = _filled(1, input._array.shape, d, dev, requires_grad, None, "ones_like")
+    return _mf.lay_out_like(t, input, memory_format, "ones_like")
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     d, dev = _like(input, dtype, device, "empty_like")
-    return _filled(None, input._array.shape, d, dev, requires_grad, None, "empty_like")
+    t = _filled(None, input._array.shape, d, dev, requires_grad, None, "empty_like")
+    return _mf.lay_out_like(t, input, memory_format, "empty_like")
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -523,7 +528,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     d, dev = _like(input, dtype, device, "full_like")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _filled(fill_value, input._array.shape, d, dev, requires_grad, None, "full_like")
+    t = _filled(fill_value, input._array.shape, d, dev, requires_grad, None, "full_like")
+    return _mf.lay_out_like(t, input, memory_format, "full_like")
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,

@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .. import random as _random
 from .._tensor import Tensor, make_tensor
@@ -260,15 +261,17 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
     d, dev = _like(input, dtype, device, "rand_like")
-    return rand(input.shape, dtype=d, device=dev, requires_grad=requires_grad,
-                generator=generator)
+    t = rand(input.shape, dtype=d, device=dev, requires_grad=requires_grad,
+             generator=generator)
+    return _mf.lay_out_like(t, input, memory_format, "rand_like")
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, generator=None):
     d, dev = _like(input, dtype, device, "randn_like")
-    return randn(input.shape, dtype=d, device=dev, requires_grad=requires_grad,
-                 generator=generator)
+    t = randn(input.shape, dtype=d, device=dev, requires_grad=requires_grad,
+              generator=generator)
+    return _mf.lay_out_like(t, input, memory_format, "randn_like")
 
 
 def randint_like(input, *args, low=0, high=None, dtype=None, layout=None, device=None,
@@ -283,8 +286,9 @@ def randint_like(input, *args, low=0, high=None, dtype=None, layout=None, device
     if high is None:
         raise TypeError("randint_like() missing required argument 'high'")
     d, dev = _like(input, dtype, device, "randint_like")
-    return randint(low, high, tuple(input.shape), dtype=d, device=dev,
-                   requires_grad=requires_grad, generator=generator)
+    t = randint(low, high, tuple(input.shape), dtype=d, device=dev,
+                requires_grad=requires_grad, generator=generator)
+    return _mf.lay_out_like(t, input, memory_format, "randint_like")
 
 
 def _like(input, dtype, device, fname):

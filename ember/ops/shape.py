@@ -10,7 +10,9 @@ import math
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from .._tensor import Tensor, _make, _wrap_dim, make_tensor
+from ..device import backend_of
 from .._state import grad as _grad_state
 from ._graph import INFERENCE_MODE, NO_GRAD_MODE, Node, mark_multi_output_views, record
 
@@ -459,33 +461,31 @@ class CloneBackward0(Node):
 
 
 def clone(input, *, memory_format=None):
-    # PyTorch's preserve_format: a dense tensor keeps its strides (a transposed one stays so),
-    # any other (sliced, expanded) becomes contiguous
-    arr = input._array
-    keep = memory_format is None or "preserve" in str(memory_format)
-    order = "K" if keep and not arr.flags.c_contiguous and _dense(arr) else "C"
-    out = make_tensor(arr.copy(order=order), input._device)
+    fmt = _mf.parse(memory_format, "clone", _mf.preserve_format)
+    out = make_tensor(_copy_as(input, fmt, "clone"), input._device)
     record(CloneBackward0, (input,), out)
     return out
 
 
-def _dense(arr):
-    """PyTorch's is_non_overlapping_and_dense: the elements fill their span exactly."""
-    if arr.size == 0:
-        return False
-    item = arr.itemsize
-    expected = 1
-    for stride, size in sorted((st // item, n) for n, st in zip(arr.shape, arr.strides) if n != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
+def _copy_as(t, fmt, fname):
+    """A copy of `t`'s array laid out in `fmt` (preserve: a dense tensor keeps its strides,
+    a sliced or expanded one takes the format its strides suggest)."""
+    arr = t._array
+    _mf.check_rank(fmt, arr.ndim)
+    if (_mf.plainly_contiguous(arr) and fmt is not _mf.channels_last
+            and fmt is not _mf.channels_last_3d):
+        return arr.copy()
+    strides = _mf.target_strides(arr.shape, t.stride(), fmt)
+    return _mf.laid_out(backend_of(t._device).xp, arr, strides)
 
 
 def contiguous(self, memory_format=None):
-    if self.is_contiguous():
+    fmt = _mf.parse(memory_format, "contiguous", _mf.contiguous_format)
+    if self.is_contiguous(fmt):
         return self
-    out = make_tensor(self._array.copy(order="C"), self._device)
+    if fmt is _mf.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    out = make_tensor(_copy_as(self, fmt, "contiguous"), self._device)
     record(CloneBackward0, (self,), out)
     return out
 

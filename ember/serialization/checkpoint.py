@@ -19,6 +19,7 @@ import zipfile
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._tensor import Tensor, _make
 from ..device import CPU, backend_of, canonical
@@ -174,6 +175,14 @@ class _Writer(pickle._Pickler):
         if arr.flags.c_contiguous and (t._device.type != "cpu" or root is t or
                                        np.shares_memory(arr, t._array)):
             offset, stride = t.storage_offset(), t.stride()
+        elif root is t and t.numel() and _mf.is_dense(t.shape, t.stride()) and min(t.stride()) >= 0:
+            # a dense layout of its own (channels_last, transposed ...) is saved as it lies,
+            # so PyTorch loads the same strides
+            stride, offset = t.stride(), 0
+            flat = np.empty(t.numel(), arr.dtype)
+            np.ndarray(arr.shape, arr.dtype, buffer=flat,
+                       strides=tuple(st * arr.itemsize for st in stride))[...] = arr
+            arr = flat
         else:
             arr, offset, stride = np.ascontiguousarray(t._host()), 0, _contiguous_strides(t.shape)
         entry = self.storages.get(id(arr))

@@ -8,7 +8,7 @@ from .linear import Bilinear, Identity, LazyLinear, Linear
 # Layer families written alongside (each file lists its classes in __all__).
 _FAMILIES = ("activation", "conv", "pooling", "normalization", "dropout", "loss", "sparse",
              "padding", "pixelshuffle", "upsampling", "distance", "flatten", "rnn",
-             "attention", "transformer", "channelshuffle", "fold", "adaptive")
+             "attention", "transformer", "channelshuffle", "fold", "adaptive", "sync_batchnorm")
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
            "Identity", "Linear", "Bilinear", "LazyLinear"]
 for _family in _FAMILIES:

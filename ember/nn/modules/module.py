@@ -376,7 +376,8 @@ class Module:
 
     def to(self, *args, **kwargs):
         from ...ops.conversion import _parse_to
-        dev, dtype, _ = _parse_to(args, dict(kwargs))
+        dev, dtype, _, fmt = _parse_to(args, dict(kwargs))
+        fmt = None if "memory_format" not in kwargs else fmt
         from ... import dtypes as _dt
         if dtype is not None:
             dtype = _dt.to_dtype(dtype)
@@ -385,9 +386,11 @@ class Module:
                                 f"got desired dtype={dtype}")
 
         def convert(t):
+            # as PyTorch: a memory format applies to the 4-D and 5-D tensors only
+            kw = {} if fmt is None or t.dim() not in (4, 5) else {"memory_format": fmt}
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
-                return t.to(dev, dtype) if dev is not None else t.to(dtype)
-            return t.to(dev) if dev is not None else t
+                return t.to(dev, dtype, **kw) if dev is not None else t.to(dtype, **kw)
+            return t.to(dev, **kw) if dev is not None else (t.to(**kw) if kw else t)
         return self._apply(convert)
 
     def cuda(self, device=None):

@@ -10,7 +10,7 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters
 # parametrize and parametrizations are reached only as submodules, as in torch.nn.utils.
 _SUBMODULE_ONLY = ("parametrize", "parametrizations")
 for _name in ("rnn", "weight_norm", "spectral_norm", "parametrize", "parametrizations", "fusion",
-              "init"):
+              "init", "memory_format"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:

@@ -1,0 +1,192 @@
+"""Memory formats (`ember.channels_last` ...): how a dense tensor's elements lie in memory.
+
+A tensor's array may have any strides, so `channels_last` is real: NHWC memory seen as NCHW.
+This file holds the format objects and PyTorch's rules on strides (which strides a format
+gives a shape, whether strides are contiguous in a format, which format strides suggest,
+which strides `preserve_format` keeps); it works on shapes and element strides only."""
+import builtins
+
+import numpy as np
+
+__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
+           "preserve_format"]
+
+
+class memory_format:
+    """One of PyTorch's four memory formats; the four are singletons."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    def __reduce__(self):  # the four are singletons: unpickle to the same object
+        return (_format_by_name, (self._name,))
+
+
+def _format_by_name(name):
+    return globals()[name]
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+_RANK = {channels_last: 4, channels_last_3d: 5}
+# the order in which channels_last walks the dims, innermost first
+_ORDER = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
+_CPP_NAME = {contiguous_format: "Contiguous", channels_last: "ChannelsLast",
+             channels_last_3d: "ChannelsLast3d", preserve_format: "Preserve"}
+
+
+def parse(fmt, fname, default):
+    """The memory_format argument of `fname`: None gives `default`; anything else must be one."""
+    if fmt is None:
+        return default
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{fname}(): argument 'memory_format' must be torch.memory_format, not "
+                        f"{type(fmt).__name__}")
+    return fmt
+
+
+def check_rank(fmt, ndim):
+    rank = _RANK.get(fmt)
+    if rank is not None and ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
+
+
+def format_strides(shape, fmt):
+    """The strides a fresh tensor of `shape` gets in `fmt` (contiguous or channels_last*)."""
+    if fmt is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    check_rank(fmt, len(shape))
+    strides = [0] * len(shape)
+    order = _ORDER[len(shape)] if fmt in _RANK else range(len(shape) - 1, -1, -1)
+    expected = 1
+    for d in order:
+        strides[d] = expected
+        expected *= shape[d] if fmt in _RANK else builtins.max(shape[d], 1)
+    return tuple(strides)
+
+
+def is_channels_last_strides(shape, strides):
+    """Raw strides that are exactly what channels_last(_3d) gives this shape."""
+    n = len(shape)
+    return n in _ORDER and tuple(strides) == format_strides(shape, _fmt_of_rank(n))
+
+
+def _fmt_of_rank(n):
+    return channels_last if n == 4 else channels_last_3d
+
+
+def is_contiguous_as(shape, strides, fmt):
+    """PyTorch's `is_contiguous(memory_format=fmt)` answer for these sizes and strides."""
+    if fmt not in _RANK:
+        if 0 in shape:
+            return True
+        order = range(len(shape) - 1, -1, -1)
+    elif len(shape) != _RANK[fmt]:
+        return False
+    else:
+        order = _ORDER[len(shape)]
+    expected = 1
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return shape[d] == 0 and fmt not in _RANK
+            expected *= shape[d]
+    return True
+
+
+def _strides_like_channels_last(shape, strides):
+    """PyTorch's heuristic: do these strides order the dims as channels_last does? Ambiguous
+    cases (a trivial channel stride, all-equal strides of size-1 dims) count as NCHW."""
+    n = len(shape)
+    if n not in _ORDER or strides[1] == 0:
+        return False
+    low = 0
+    for d in _ORDER[n]:
+        if shape[d] == 0 or strides[d] < low:
+            return False
+        if d == 0 and low == strides[1]:
+            return False
+        low = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return True
+
+
+def suggest(shape, strides):
+    """PyTorch's `suggest_memory_format`: the format these strides look like."""
+    if _strides_like_channels_last(shape, strides):
+        return _fmt_of_rank(len(shape))
+    return contiguous_format
+
+
+def is_dense(shape, strides):
+    """PyTorch's is_non_overlapping_and_dense: the elements fill their span exactly."""
+    if is_contiguous_as(shape, strides, contiguous_format):
+        return True
+    if len(shape) in _ORDER and is_contiguous_as(shape, strides, _fmt_of_rank(len(shape))):
+        return True
+    expected = 1
+    for stride, size in sorted((st, n) for n, st in zip(shape, strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def target_strides(shape, strides, fmt):
+    """The strides of a copy made in `fmt`; preserve keeps a dense tensor's own strides and
+    gives any other tensor the format its strides suggest."""
+    if fmt is preserve_format:
+        if is_dense(shape, strides):
+            return tuple(strides)
+        fmt = suggest(shape, strides)
+    return format_strides(shape, fmt)
+
+
+def plainly_contiguous(array):
+    """C-contiguous in the sense that a plain copy keeps the reported strides (NumPy calls an
+    array contiguous whatever its size-1 axes' strides; channels_last ones must be kept)."""
+    return array.flags.c_contiguous and not (array.ndim in _ORDER and 1 in array.shape)
+
+
+def empty_array(xp, shape, dtype, strides):
+    """An uninitialised array with exactly these element strides (non-negative, dense)."""
+    shape = tuple(shape)
+    if tuple(strides) == format_strides(shape, contiguous_format):
+        return xp.empty(shape, dtype)
+    span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    flat = xp.empty(span, dtype)
+    byte_strides = tuple(s * flat.itemsize for s in strides)
+    if isinstance(flat, np.ndarray):  # its base is `flat` itself, so views chain as usual
+        return np.ndarray(shape, flat.dtype, buffer=flat, strides=byte_strides)
+    return xp.lib.stride_tricks.as_strided(flat, shape, byte_strides)
+
+
+def laid_out(xp, array, strides, dtype=None):
+    """A copy of `array` (converted to `dtype`) with these element strides."""
+    out = empty_array(xp, array.shape, array.dtype if dtype is None else dtype, strides)
+    out[...] = array
+    return out
+
+
+def lay_out_fresh(t, strides, xp):
+    """Give a freshly made tensor (no views, no graph) these strides, keeping its values."""
+    if tuple(strides) != format_strides(t._array.shape, contiguous_format):
+        t._array = laid_out(xp, t._array, strides)
+    return t
+
+
+def lay_out_like(t, like, memory_format, fname):
+    """A `*_like` factory's result laid out as `memory_format` says for the tensor `like`."""
+    if memory_format is None and plainly_contiguous(like._array):
+        return t  # the common case, kept cheap: a contiguous input gives a contiguous result
+    fmt = parse(memory_format, fname, preserve_format)
+    check_rank(fmt, like.dim())
+    strides = target_strides(tuple(like.shape), like.stride(), fmt)
+    from .device import backend_of
+    return lay_out_fresh(t, strides, backend_of(t._device).xp)

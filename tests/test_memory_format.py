@@ -1,0 +1,198 @@
+"""Memory formats: channels_last is real (NHWC memory seen as NCHW); strides, is_contiguous
+answers, preserve_format's choices and errors as PyTorch's."""
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+E_FMT = {"contiguous_format": ember.contiguous_format, "channels_last": ember.channels_last,
+         "channels_last_3d": ember.channels_last_3d, "preserve_format": ember.preserve_format}
+T_FMT = {k: getattr(torch, k) for k in E_FMT}
+
+# (shape, a view recipe applied to both libraries)
+CASES = [
+    ((2, 3, 4, 5), lambda t: t),
+    ((2, 3, 4, 5), lambda t: t.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)),
+    ((2, 3, 4, 5), lambda t: t.transpose(2, 3)),
+    ((2, 3, 4, 5), lambda t: t[:, :, ::2]),
+    ((2, 3, 4, 5), lambda t: t.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)[:, :, 1:3]),
+    ((2, 1, 4, 4), lambda t: t.contiguous(memory_format=_fmt(t, "channels_last"))),
+    ((2, 3, 1, 1), lambda t: t.contiguous(memory_format=_fmt(t, "channels_last"))),
+    ((1, 3, 4, 4), lambda t: t.contiguous(memory_format=_fmt(t, "channels_last"))),
+    ((2, 3, 1, 1), lambda t: t),
+    ((2, 3, 4, 5, 6), lambda t: t),
+    ((2, 3, 4, 5, 6), lambda t: t.contiguous(memory_format=_fmt(t, "channels_last_3d"))),
+    ((2, 3, 4), lambda t: t.transpose(0, 2)),
+    ((3, 4), lambda t: t),
+]
+
+
+def _fmt(t, name):
+    return (E_FMT if isinstance(t, ember.Tensor) else T_FMT)[name]
+
+
+def _pair(shape, recipe):
+    a = np.random.default_rng(0).standard_normal(shape)
+    return recipe(ember.tensor(a)), recipe(torch.tensor(a))
+
+
+def test_reprs_and_identity():
+    for name, fmt in E_FMT.items():
+        assert repr(fmt) == repr(T_FMT[name]) == str(fmt)
+        assert isinstance(fmt, ember.memory_format)
+        assert pickle.loads(pickle.dumps(fmt)) is fmt
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_strides_and_is_contiguous(case):
+    e, t = _pair(*CASES[case])
+    assert e.stride() == t.stride()
+    for name in E_FMT:
+        assert e.is_contiguous(memory_format=E_FMT[name]) == t.is_contiguous(
+            memory_format=T_FMT[name]), name
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("name", list(E_FMT))
+def test_copies_follow_pytorch(case, name):
+    e, t = _pair(*CASES[case])
+    calls = [lambda x, f: x.clone(memory_format=f), lambda x, f: x.contiguous(memory_format=f),
+             lambda x, f: x.to(memory_format=f), lambda x, f: x.to(x.dtype, memory_format=f,
+                                                                  copy=True),
+             lambda x, f: x.float(memory_format=f)]
+    lib_calls = [(lambda x, f: ember.empty_like(x, memory_format=f), lambda x, f:
+                  torch.empty_like(x, memory_format=f))]
+    for fn in ["zeros_like", "ones_like", "rand_like", "randn_like"]:
+        lib_calls.append((lambda x, f, fn=fn: getattr(ember, fn)(x, memory_format=f),
+                          lambda x, f, fn=fn: getattr(torch, fn)(x, memory_format=f)))
+    pairs = [(c, c) for c in calls] + lib_calls
+    for ec, tc in pairs:
+        try:
+            want = tc(t, T_FMT[name])
+        except RuntimeError as err:
+            with pytest.raises(RuntimeError, match=str(err)):
+                ec(e, E_FMT[name])
+            continue
+        got = ec(e, E_FMT[name])
+        assert got.stride() == want.stride()
+        assert (got is e) == (want is t)
+        if ec in calls:  # copies keep values (the factories' values are not compared)
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+
+
+def test_empty_with_format():
+    for shape in [(2, 3, 4, 5), (2, 1, 4, 4), (2, 3, 1, 1), (0, 3, 2, 2), (2, 0, 2, 2)]:
+        for name in ["contiguous_format", "channels_last"]:
+            assert (ember.empty(*shape, memory_format=E_FMT[name]).stride()
+                    == torch.empty(*shape, memory_format=T_FMT[name]).stride())
+    assert (ember.empty(2, 3, 4, 5, 6, memory_format=ember.channels_last_3d).stride()
+            == torch.empty(2, 3, 4, 5, 6, memory_format=torch.channels_last_3d).stride())
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.randn(2, 3, 4).contiguous(memory_format=L.channels_last),
+    lambda L: L.empty(2, 3, 4, memory_format=L.channels_last),
+    lambda L: L.randn(2, 3, 4, 5).contiguous(memory_format=L.channels_last_3d),
+    lambda L: L.randn(2, 3, 4).to(memory_format=L.channels_last),
+    lambda L: L.empty_like(L.randn(3), memory_format=L.channels_last),
+    lambda L: L.empty(2, 3, memory_format=L.preserve_format),
+    lambda L: L.randn(2, 3, 4, 5).contiguous(memory_format=1),
+    lambda L: L.randn(2, 3).clone(memory_format="channels_last"),
+    lambda L: L.nn.Conv3d(2, 2, 1).to(memory_format=L.channels_last),
+])
+def test_errors(call):
+    with pytest.raises(Exception) as want:
+        call(torch)
+    with pytest.raises(type(want.value), match=str(want.value).replace("(", r"\(")
+                       .replace(")", r"\)")):
+        call(ember)
+
+
+def test_gradients_unchanged_by_layout():
+    a = np.random.default_rng(1).standard_normal((2, 3, 4, 5))
+    for L in (ember, torch):
+        x = L.tensor(a, requires_grad=True)
+        y = x.to(memory_format=L.channels_last)
+        z = x.contiguous(memory_format=L.channels_last) * y.clone() + L.zeros_like(y)
+        assert type(y.grad_fn).__name__ == "ToCopyBackward0"
+        z.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * a)
+
+
+def test_module_to_channels_last():
+    ember.manual_seed(0)
+    m = ember.nn.Sequential(ember.nn.Conv2d(3, 4, 3), ember.nn.BatchNorm2d(4),
+                            ember.nn.Linear(2, 2))
+    tm = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4),
+                             torch.nn.Linear(2, 2))
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    assert m.to(memory_format=ember.channels_last) is m
+    tm.to(memory_format=torch.channels_last)
+    for (k, v), (tk, tv) in zip(m.state_dict().items(), tm.state_dict().items()):
+        assert k == tk and v.stride() == tv.stride(), k
+        assert ember.equal(v, before[k])
+    assert isinstance(m[0].weight, ember.nn.Parameter)
+
+
+def test_multiprocessing_imported_with_ember():
+    import subprocess
+    import sys
+    code = "import ember; print(ember.multiprocessing.spawn.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "spawn"
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("grad_of", ["mul", "contiguous", "sum", "add"])
+def test_leaf_grad_follows_the_leaf_layout(case, grad_of):
+    """AccumulateGrad's layout contract: a dense leaf's .grad has the leaf's strides, any
+    other leaf's a contiguous .grad (whatever layout the incoming gradient has)."""
+    grads = []
+    for lib, x in zip((ember, torch), _pair(*CASES[case])):
+        x = x.detach().requires_grad_()
+        y = {"mul": lambda: x * 2, "contiguous": lambda: x.contiguous() * 2,
+             "sum": lambda: x.sum() * lib.ones(x.shape), "add": lambda: x + 0}[grad_of]()
+        # "add" hands the given gradient (laid out as x is) straight to the leaf
+        y.backward(lib.empty_like(x).fill_(1.0) if grad_of == "add" else lib.ones(x.shape))
+        grads.append(x.grad)
+    assert grads[0].stride() == grads[1].stride()
+    np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_checkpoints_keep_the_layout(case, tmp_path):
+    """A tensor saved by ember loads in PyTorch with the strides PyTorch would have saved,
+    and the other way round; values always survive."""
+    e, t = _pair(*CASES[case])
+    e, t = e.contiguous() if e._base is not None else e, t.contiguous() if t._base is not None \
+        else t
+    ember.save({"x": e}, tmp_path / "e.pt")
+    torch.save({"x": t}, tmp_path / "t.pt")
+    from_ember = torch.load(tmp_path / "e.pt")["x"]
+    from_torch = ember.load(tmp_path / "t.pt")["x"]
+    assert from_ember.stride() == t.stride() and from_torch.stride() == e.stride()
+    np.testing.assert_array_equal(from_ember.numpy(), t.numpy())
+    np.testing.assert_array_equal(from_torch.numpy(), e.numpy())
+
+
+@pytest.mark.parametrize("size, stride", [((2, 3), (1, 2)), ((2, 3), (0, 1)), ((2, 3), (3, 1)),
+                                          ((2, 3, 4, 5), (60, 1, 15, 3)), ((4,), (2,)),
+                                          ((2, 3), (1,)), ((2, 3), (-1, 1)), ((2, 3), (1, 2, 3))])
+def test_empty_strided(size, stride):
+    try:
+        want = torch.empty_strided(size, stride)
+    except RuntimeError as err:
+        with pytest.raises(RuntimeError, match=re.escape(str(err))):
+            ember.empty_strided(size, stride)
+        return
+    got = ember.empty_strided(size, stride)
+    assert got.shape == want.shape and got.stride() == want.stride()
+    assert got.is_contiguous() == want.is_contiguous()
+    got.fill_(2.0)
+    assert ember.equal(got, ember.full(size, 2.0))
