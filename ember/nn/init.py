@@ -97,7 +97,7 @@ def zeros_(tensor):
 def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..ops.creation import eye
+    from ..ops.ranges import eye
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
 

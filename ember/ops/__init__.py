@@ -15,7 +15,7 @@ from . import _graph, linalg, pointwise
 FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics",
                 "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
                 "gather_scatter", "scatter_views", "index_extra", "linalg", "decompositions",
-                "creation", "conversion", "random_ops", "conv", "pooling", "activation", "loss",
+                "creation", "ranges", "conversion", "random_ops", "conv", "pooling", "activation", "loss",
                 "normalization", "sparse", "spatial", "distance", "histograms", "descriptive",
                 "fractional_pool", "complex_views", "windows", "bilinear", "vander", "memory",
                 "tensor_methods")

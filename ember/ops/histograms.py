@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ._graph import Node, _type_name, record, write_out
-from .creation import _line
+from .ranges import _line
 from .pointwise import operands, xp_of
 from .reduction import result_type
 

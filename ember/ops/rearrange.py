@@ -312,7 +312,8 @@ def tile(input, dims):
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    from .creation import arange, tensor
+    from .creation import tensor
+    from .ranges import arange
     if repeats is None:  # repeat_interleave(repeats_tensor): indices repeated by their counts
         counts = input
         return repeat_interleave(arange(counts.numel(), device=counts.device), counts, 0)

@@ -303,7 +303,7 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 # ---- frequencies and shifts -------------------------------------------------------------------
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    from .creation import arange
+    from .ranges import arange
     k = arange(n, dtype=dtype or _dt.get_default_dtype(), device=device)
     k[(n + 1) // 2:] -= n
     res = k * (1.0 / (n * d)) if n else k
@@ -312,7 +312,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    from .creation import arange
+    from .ranges import arange
     k = arange(n // 2 + 1, dtype=dtype or _dt.get_default_dtype(), device=device)
     res = k * (1.0 / (n * d) if n * d else math.inf)
     res = res.detach().requires_grad_(requires_grad)

@@ -47,13 +47,13 @@ class LinalgHouseholderProductBackward0(Node):
 
 
 def _reflectors(A, k):
-    from ..creation import eye
+    from ..ranges import eye
     m = A.shape[-2]
     return A[..., :, :k].tril(-1) + eye(m, k, dtype=A.dtype, device=A.device)
 
 
 def _eye_like(A, m, n):
-    from ..creation import eye
+    from ..ranges import eye
     return eye(m, n, dtype=A.dtype, device=A.device)
 
 

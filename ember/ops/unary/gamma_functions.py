@@ -322,7 +322,7 @@ class MvlgammaBackward0(Node):
 
 def _mvl_arguments(t, p):
     """t[..., None] + [-(p-1)/2, ..., -1/2, 0] in t's floating dtype."""
-    from ..creation import arange
+    from ..ranges import arange
     d = t.dtype if t.dtype.is_floating_point else _dt.get_default_dtype()
     steps = arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=d, device=t.device)
     return steps + t.unsqueeze(-1)

@@ -1,0 +1,163 @@
+"""Ranges and grids of numbers: `arange`, `range`, `linspace`, `logspace` and `eye`, with
+PyTorch's result dtypes, size rules and messages (the other factories are in `creation`)."""
+import builtins
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._tensor import Tensor
+from .creation import _finish, _float_dtype, _is_int, _type_name, factory_out, resolve_device
+
+__all__ = ["arange", "range", "linspace", "logspace", "eye"]
+METHODS = []
+
+
+# ---- ranges --------------------------------------------------------------------------------------
+def _number(v):
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _is_float_arg(v):
+    return isinstance(v, (builtins.float, np.floating)) or (
+        isinstance(v, Tensor) and v.dtype.is_floating_point)
+
+
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    is_float = builtins.any(_is_float_arg(v) for v in (start, end, step))
+    start, end, step = _number(start), _number(end), _number(step)
+    if dtype is None:
+        d = out.dtype if out is not None else (_dt.get_default_dtype() if is_float else _dt.int64)
+    else:
+        d = _dt.to_dtype(dtype)
+    if d is _dt.bool or d.is_complex:
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{_type_name(d)}\'')
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if d.is_floating_point:
+        n = math.ceil((end - start) / step)
+        # PyTorch accumulates in double for float/double, in float for half/bfloat16
+        acc = np.float32 if d in (_dt.float16, _dt.bfloat16) else np.float64
+        arr = acc(start) + np.arange(n, dtype=acc) * acc(step)
+    else:
+        istart, iend, istep = builtins.int(start), builtins.int(end), builtins.int(step)
+        if d is _dt.int64:  # integer arithmetic on the truncated bounds
+            if istep == 0:
+                raise RuntimeError("step must be nonzero")
+            sgn = (istep > 0) - (istep < 0)
+            n = (iend - istart + istep - sgn) // istep
+        else:  # the count in double, the values from the truncated start and step
+            n = math.ceil((end - start) / step)
+        arr = istart + np.arange(builtins.max(n, 0), dtype=np.int64) * istep
+    arr = arr.astype(d.np)
+    t = _finish(arr, resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "arange")
+
+
+def _fmt(x):
+    return f"{x:g}" if isinstance(x, builtins.float) else str(x)
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    import warnings
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its "
+                  "behavior is inconsistent with Python's range builtin. Instead, use torch.arange, "
+                  "which produces values in [start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    start, end, step = _number(start), _number(end), _number(step)
+    d = _float_dtype(dtype)
+    n = builtins.int(math.floor((end - start) / step)) + 1
+    arr = start + np.arange(n, dtype=np.float64) * step
+    t = _finish(arr.astype(d.np), resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "range")
+
+
+def _steps_arg(start, end, steps, fname):
+    if not _is_int(steps):
+        got = ", ".join(type(v).__name__ for v in (start, end, steps))
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of:")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return builtins.int(steps)
+
+
+def _line(start, end, steps, d, fname):
+    """PyTorch's linspace kernel: start and end converted to the dtype first, the first half
+    counted up from start and the second down from end, in the dtype's own arithmetic."""
+    if d is _dt.bool:
+        raise NotImplementedError(f'"{fname}_cpu" not implemented for \'Bool\'')
+    i = np.arange(steps)
+    if d.is_floating_point or d.is_complex:
+        # (c10::Half and BFloat16 compute in float)
+        work = np.float32 if d in (_dt.float16, _dt.bfloat16) else d.np.type
+        start, end = work(d.np.type(start)), work(d.np.type(end))
+        idx = i.astype(work)
+    else:
+        work = np.float64  # an integer dtype steps in double
+        start, end = builtins.int(start), builtins.int(end)
+        idx = i.astype(np.float64)
+    if steps == 1:
+        return np.full(1, start, dtype=work)
+    step = (np.asarray(end, work) - np.asarray(start, work)) / work(steps - 1)
+    step = np.asarray(step, dtype=work)
+    halfway = steps // 2
+    up = start + step * idx
+    down = end - step * (steps - i - 1).astype(idx.dtype)
+    return np.where(i < halfway, up, down).astype(work, copy=False)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    is_complex = builtins.any(isinstance(_number(v), builtins.complex) for v in (start, end))
+    steps = _steps_arg(start, end, steps, "linspace")
+    start, end = _number(start), _number(end)
+    if dtype is None:
+        d = out.dtype if out is not None else (
+            _dt.scalar_dtype(1j) if is_complex else _dt.get_default_dtype())
+    else:
+        d = _dt.to_dtype(dtype)
+    arr = _line(start, end, steps, d, "linspace").astype(d.np)
+    t = _finish(arr, resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "linspace")
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    steps = _steps_arg(start, end, steps, "logspace")
+    start, end = _number(start), _number(end)
+    d = _dt.to_dtype(dtype) if dtype is not None else (
+        out.dtype if out is not None else _dt.get_default_dtype())
+    exps = _line(start, end, steps, d, "logspace")
+    # the power is taken in double (std::pow(double base, exponent)), then converted
+    wide = np.complex128 if d.is_complex else np.float64
+    arr = np.power(np.asarray(base, dtype=wide), exps.astype(wide)).astype(d.np)
+    t = _finish(arr, resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "logspace")
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    for name, v, pos in (("n", n, 1), ("m", m, 2)):
+        if v is not None and not _is_int(v):
+            raise TypeError(f"eye(): argument '{name}' (position {pos}) must be int, not "
+                            f"{type(v).__name__}")
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    m = n if m is None else m
+    d = _dt.to_dtype(dtype) if dtype is not None else (
+        out.dtype if out is not None else _dt.get_default_dtype())
+    t = _finish(np.eye(n, m, dtype=d.np), resolve_device(device), requires_grad)
+    return t if out is None else factory_out(out, t, "eye")
