@@ -1,6 +1,7 @@
 """Op-table entries for ember/ops/creation.py and ranges.py: tensors from data, filled
-tensors, ranges, `*_like` and `new_*` forms, in-place fills. Creation has no derivative, so the entries run
-parity only (values, dtypes, shapes, errors); `empty*` compare shape and dtype."""
+tensors, ranges, `*_like` and `new_*` forms, in-place fills. Creation has no derivative, so
+the entries run parity only (values, dtypes, shapes, errors); `empty*` compare shape and
+dtype."""
 import numpy as np
 
 from . import OpInfo, Sample, register
