@@ -403,6 +403,8 @@ def test_rsample_joins_the_graph(name):
 
 # ---- validation errors, reprs, expand ----------------------------------------------------
 ERRORS = [
+    "D.HalfCauchy(2.).log_prob(1.0)",
+    "D.HalfCauchy(2., validate_args=False).log_prob(1.0)",
     "D.HalfNormal(t.tensor([1., -1.]))",
     "D.HalfNormal(t.tensor([1.])).log_prob(t.tensor([-1.]))",
     "D.HalfCauchy(t.tensor(0.))",

@@ -11,17 +11,20 @@ from .transforms import AbsTransform
 __all__ = ["HalfCauchy", "HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
+class _Folded(TransformedDistribution):
+    """|base(0, scale)|: what HalfNormal and HalfCauchy share (PyTorch writes them out twice)."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _base = None              # the distribution folded at zero
+    _value_as_tensor = False  # HalfCauchy.log_prob takes numbers too (as_tensor), as in PyTorch
 
     def __init__(self, scale, validate_args=None):
-        base_dist = Normal(0, scale, validate_args=False)
+        base_dist = self._base(0, scale, validate_args=False)
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
+        new = self._get_checked_instance(type(self), _instance)
         return super().expand(batch_shape, _instance=new)
 
     @property
@@ -29,20 +32,15 @@ class HalfNormal(TransformedDistribution):
         return self.base_dist.scale
 
     @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self):
         return zeros_like(self.scale)
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
+        if self._value_as_tensor:
+            value = as_tensor(value, dtype=self.base_dist.scale.dtype,
+                              device=self.base_dist.scale.device)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return where(value >= 0, log_prob, -math.inf)
 
@@ -58,22 +56,21 @@ class HalfNormal(TransformedDistribution):
         return self.base_dist.entropy() - math.log(2)
 
 
-class HalfCauchy(TransformedDistribution):
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
+class HalfNormal(_Folded):
+    _base = Normal
 
     @property
-    def scale(self):
-        return self.base_dist.scale
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+
+class HalfCauchy(_Folded):
+    _base = Cauchy
+    _value_as_tensor = True
 
     @property
     def mean(self):
@@ -81,28 +78,5 @@ class HalfCauchy(TransformedDistribution):
                     device=self.scale.device)
 
     @property
-    def mode(self):
-        return zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        value = as_tensor(value, dtype=self.base_dist.scale.dtype,
-                          device=self.base_dist.scale.device)
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
