@@ -1,26 +1,8 @@
 """`torch.cpu.amp`: PyTorch's deprecated spellings of `torch.amp.autocast("cpu")` and
 `torch.amp.GradScaler("cpu")`; they warn as PyTorch does and behave the same."""
-import warnings
-
-from .. import amp as _amp
 from .. import dtypes as _dt
+from ..amp._deprecated import deprecated_spellings
 
 __all__ = ["autocast", "GradScaler"]
 
-
-class autocast(_amp.autocast):
-    def __init__(self, enabled=True, dtype=_dt.bfloat16, cache_enabled=True):
-        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-
-class GradScaler(_amp.GradScaler):
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
-        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cpu", init_scale, growth_factor, backoff_factor, growth_interval,
-                         enabled)
+autocast, GradScaler = deprecated_spellings("cpu", _dt.bfloat16, __name__)
