@@ -21,6 +21,7 @@ from .ops import *  # noqa: F401,F403  (every op family's public functions)
 from . import fft, linalg, special
 from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, cuda, nn, optim, serialization, utils
+from .utils import checkpoint as _checkpoint, data as _data  # noqa: F401  (as torch.utils.data)
 from . import distributed, distributions
 from .serialization import load, save
 from . import accelerator, backends, jit, testing
@@ -35,7 +36,7 @@ from ._environment import *  # noqa: F401,F403  (threads, constants, global sett
 
 globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
 
-from ._sparse import layout, sparse_coo, strided
+from ._layout import layout, sparse_coo, strided
 from . import sparse
 from .version import __version__
 from . import version

@@ -1,4 +1,4 @@
-"""Layouts (`ember.strided`, `ember.sparse_coo`) and the sparse COO tensor.
+"""The sparse COO tensor (`layout=torch.sparse_coo`).
 
 A `SparseTensor` holds its coordinates (`_ind`: an int64 Tensor of shape (sparse_dim, nnz))
 and its values (`_val`: a dense Tensor of shape (nnz, *dense_shape)); it never holds a dense
@@ -16,34 +16,10 @@ sparse=True; the autograd engine sums such gradients as PyTorch's does.
 """
 import numpy as np
 
+from ._layout import sparse_coo
 from ._tensor import Tensor, _make
 
-__all__ = ["layout", "strided", "sparse_coo", "SparseTensor"]
-
-
-class layout:
-    """A tensor memory layout; prints as PyTorch's (`torch.strided`)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"torch.{self.name}"
-
-    __str__ = __repr__
-
-    def __reduce__(self):
-        return (_layout_by_name, (self.name,))
-
-
-def _layout_by_name(name):
-    return {"strided": strided, "sparse_coo": sparse_coo}[name]
-
-
-strided = layout("strided")
-sparse_coo = layout("sparse_coo")
+__all__ = ["SparseTensor"]
 
 
 class _Meta:

@@ -1,5 +1,7 @@
-"""Switches the ops read on every call: grad mode (thread-local, as in PyTorch) and the
-default device. Kept on the lowest floor so ops can read them without importing autograd."""
+"""Process state the ops read on every call: grad mode (thread-local, as in PyTorch), the
+default device, the current CUDA device, autocast, anomaly mode and the profiler. Kept on
+the ground floor so every floor can read it; the modules users call (`ember.cuda`,
+`ember.autograd`, `ember.amp` ...) set it."""
 import threading
 
 
@@ -31,6 +33,9 @@ def push_default_device(dev):
 
 def pop_default_device():
     _default_devices.pop()
+
+
+cuda_device = 0  # torch.cuda.current_device(): the index a bare 'cuda' device means
 
 
 class _AutocastThread(threading.local):

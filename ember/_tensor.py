@@ -5,14 +5,18 @@ import it). What lives here is what a tensor *is*: its array, its view and versi
 bookkeeping, its autograd fields, and conversions to Python and NumPy.
 """
 import builtins
+import copy
 import warnings
 
 import numpy as np
 
 from . import dtypes as _dt
 from . import _memory_format as _mf
+from ._layout import strided as _strided
+from ._printing import tensor_repr
 from ._state import grad as _grad_state
 from .device import CPU, backend_of, canonical
+from .utils.hooks import register as _register_hook
 
 __all__ = ["Tensor", "Size", "VersionCounter", "is_tensor", "is_floating_point", "is_complex",
            "numel"]
@@ -183,8 +187,7 @@ class Tensor:
 
     @property
     def layout(self):
-        from . import strided
-        return strided
+        return _strided
 
     def get_device(self):
         return -1 if self._device.type == "cpu" else self._device.index
@@ -363,13 +366,12 @@ class Tensor:
     def register_hook(self, hook):
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from .ops._graph import RemovableHandle
         fn = self.grad_fn
         if fn is not None:
             return fn._register_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
             self._hooks = {}
-        return RemovableHandle(self._hooks, hook)
+        return _register_hook(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """`hook(self)` runs after backward has accumulated into this leaf's .grad."""
@@ -378,10 +380,9 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
-        from .ops._graph import RemovableHandle
         if self._post_accumulate_grad_hooks is None:
             self._post_accumulate_grad_hooks = {}
-        return RemovableHandle(self._post_accumulate_grad_hooks, hook)
+        return _register_hook(self._post_accumulate_grad_hooks, hook)
 
     # ---- conversions to Python and NumPy --------------------------------------------------
     def numpy(self, *, force=False):
@@ -466,7 +467,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._printing import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -500,7 +500,6 @@ class Tensor:
                                "103001")
         if id(self) in memo:
             return memo[id(self)]
-        import copy
         new = _make(type(self), self._array.copy(), self._device)
         new._requires_grad = self._requires_grad
         if self._grad is not None:
@@ -522,7 +521,6 @@ def _warn_scalar_with_grad():
 
 
 def _rebuild(cls, array, device, requires_grad, state):
-    from .device import canonical
     dev = canonical(device)
     if dev.type != "cpu":
         array = backend_of(dev).from_host(array, dev.index)
@@ -593,18 +591,6 @@ def _as_strided_named(node):
 def make_tensor(array, device=CPU):
     """A new leaf tensor over `array` (the ops' constructor)."""
     return _make(Tensor, array, device)
-
-
-def make_view(array, source):
-    """A tensor over `array`, a view of `source`'s memory: shares base and version counter."""
-    base = source._base if source._base is not None else source
-    t = _make(Tensor, array, source._device, base, source._vc)
-    t._fn_version = source._vc.value
-    return t
-
-
-def check_device(device):
-    return canonical(device)
 
 
 def is_tensor(obj):

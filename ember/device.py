@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 
+from . import _state
+
 __all__ = ["device", "register_backend", "backend_of", "CPU"]
 
 
@@ -89,12 +91,10 @@ class device:
         return (device, (str(self),))
 
     def __enter__(self):  # `with ember.device('cpu'):` sets the default device
-        from . import _state
         _state.push_default_device(self)
         return self
 
     def __exit__(self, *exc):
-        from . import _state
         _state.pop_default_device()
 
 
@@ -226,6 +226,5 @@ def canonical(dev):
     if dev.type == "cpu":
         return CPU
     if dev.index is None:
-        from . import cuda
-        return device(dev.type, cuda.current_device())
+        return device(dev.type, _state.cuda_device)
     return dev

@@ -209,10 +209,8 @@ def promote_operands(operands):
 
 
 def result_type(tensor1, tensor2):
-    from ._tensor import Tensor  # floor 2, imported late: this function takes tensors
-
-    def operand(x):
-        if isinstance(x, Tensor):
+    def operand(x):  # a tensor is what carries an ember dtype (read by attribute: floor 2)
+        if isinstance(getattr(x, "dtype", None), dtype):
             return x.dtype, x.ndim
         return scalar_dtype(x), None
     return promote_operands([operand(tensor1), operand(tensor2)])

@@ -6,6 +6,7 @@ import warnings
 
 from .. import dtypes as _dt
 from .._state import autocast as _state
+from ..device import backend_of, device
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
 
@@ -41,7 +42,6 @@ class autocast:
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        from ..device import device
         device(device_type)  # PyTorch's error for a device type that does not exist
         self.device = device_type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
@@ -49,8 +49,7 @@ class autocast:
         # save recomputing it; the flag is accepted and kept for the user to read
         self._cache_enabled = True if cache_enabled is None else cache_enabled
         if enabled and device_type == "cuda":
-            from .. import cuda
-            if not cuda.is_available():
+            if not backend_of(device("cuda")).is_available():
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
                               "autocast.", UserWarning, stacklevel=2)
                 enabled = False

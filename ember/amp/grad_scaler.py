@@ -3,6 +3,12 @@ unscales the gradients before the optimizer steps, skips steps whose gradients h
 NaN, and grows or shrinks the scale as PyTorch's `_amp_update_scale_` does."""
 import warnings
 
+from .. import dtypes as _dt
+from .._state import grad as _grad_state
+from .._tensor import Tensor
+from ..device import backend_of, device as _device
+from ..ops.creation import full
+
 __all__ = ["GradScaler"]
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
@@ -14,8 +20,7 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if enabled and device == "cuda":
-            from .. import cuda
-            if not cuda.is_available():
+            if not backend_of(_device("cuda")).is_available():
                 warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available. "
                               " Disabling.", UserWarning, stacklevel=2)
                 self._enabled = False
@@ -35,8 +40,6 @@ class GradScaler:
 
     # ---- scaling ------------------------------------------------------------------------
     def _scale_tensor(self, like):
-        from ..ops.creation import full
-        from .. import dtypes as _dt
         if self._scale is None:
             self._scale = full((), float(self._init_scale), dtype=_dt.float32,
                                device=like._device)
@@ -46,7 +49,6 @@ class GradScaler:
         """outputs * scale (a tensor, or an iterable of tensors, scaled each)."""
         if not self._enabled:
             return outputs
-        from .._tensor import Tensor
         if isinstance(outputs, Tensor):
             return outputs * self._scale_tensor(outputs).to(outputs._device)
         if isinstance(outputs, (list, tuple)):
@@ -74,9 +76,6 @@ class GradScaler:
             raise AssertionError("Attempted unscale_ but _scale is None.  This may indicate "
                                  "your script did not use scaler.scale(loss or outputs) earlier "
                                  "in the iteration.")
-        import numpy as np
-        from .. import dtypes as _dt
-        from .._state import grad as _grad_state
         inv = 1.0 / float(self._scale.item())
         found = False
         previous = _grad_state.enabled
@@ -89,10 +88,8 @@ class GradScaler:
                         continue
                     if g.dtype is _dt.float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    arr = g._array
-                    xp = np if type(arr).__module__.startswith("numpy") else \
-                        __import__("cupy")
-                    if not bool(xp.isfinite(arr).all()):
+                    xp = backend_of(g._device).xp
+                    if not bool(xp.isfinite(g._array).all()):
                         found = True
                     g.mul_(inv)
         finally:
@@ -122,7 +119,6 @@ class GradScaler:
         """Backs the scale off after a skipped step, grows it after growth_interval clean ones."""
         if not self._enabled:
             return
-        from .._tensor import Tensor
         if new_scale is not None:
             if isinstance(new_scale, float):
                 self._scale.fill_(new_scale)

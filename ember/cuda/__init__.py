@@ -1,13 +1,10 @@
 """`ember.cuda`: queries about CUDA devices. Without CuPy or a GPU, `is_available()` is False
 and every tensor stays on the CPU; asking for a CUDA tensor then raises PyTorch's error."""
-from .. import random as _random
+from .. import _state, random as _random
 from ..device import backend_of, device as _device
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
            "manual_seed", "manual_seed_all", "get_device_name", "empty_cache", "is_initialized"]
-
-_current = [0]
-
 
 def _backend():
     return backend_of(_device("cuda"))
@@ -26,21 +23,21 @@ def is_initialized():
 
 
 def current_device():
-    return _current[0]
+    return _state.cuda_device
 
 
 def set_device(dev):
-    _current[0] = dev if isinstance(dev, int) else (_device(dev).index or 0)
+    _state.cuda_device = dev if isinstance(dev, int) else (_device(dev).index or 0)
 
 
 def synchronize(device=None):
-    index = _current[0] if device is None else (device if isinstance(device, int)
-                                                 else _device(device).index)
+    index = _state.cuda_device if device is None else (device if isinstance(device, int)
+                                                       else _device(device).index)
     _backend().synchronize(index)
 
 
 def manual_seed(seed):
-    _random.generator_for(_device("cuda", _current[0])).manual_seed(seed)
+    _random.generator_for(_device("cuda", _state.cuda_device)).manual_seed(seed)
 
 
 def manual_seed_all(seed):
@@ -50,7 +47,7 @@ def manual_seed_all(seed):
 
 def get_device_name(device=None):
     cp = _backend().xp
-    index = _current[0] if device is None else _device(device).index or 0
+    index = _state.cuda_device if device is None else _device(device).index or 0
     return cp.cuda.runtime.getDeviceProperties(index)["name"].decode()
 
 

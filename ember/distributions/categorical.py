@@ -2,7 +2,7 @@
 import math
 
 from .._tensor import Size
-from .. import long as _long
+from ..dtypes import long as _long
 from ..dtypes import finfo
 from ..ops import arange, broadcast_tensors, clamp, full, multinomial
 from . import constraints

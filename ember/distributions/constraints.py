@@ -3,7 +3,7 @@
 instance names are PyTorch's, because they appear in validation errors."""
 from .. import linalg as _linalg
 from ..ops import full as _full, isclose as _isclose, all as _all
-from .. import bool as _bool
+from ..dtypes import bool as _bool
 
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
            "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",

@@ -8,6 +8,7 @@ of the backward pass itself (`create_graph=True`). User `autograd.Function`s are
 
 In-place ops go through `inplace`, out= through `write_out`: one path each for every op.
 """
+import contextlib
 import re
 import weakref
 
@@ -17,32 +18,21 @@ _new = object.__new__
 
 from .._state import grad as _grad_state
 from .._tensor import Tensor, _make, make_tensor
+from ..utils.hooks import register as _register_hook
 
-__all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out",
-           "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out"]
 
 
-class RemovableHandle:
-    """Returned by hook registrations; `remove()` takes the hook out again."""
-
-    _next_id = 0
-
-    def __init__(self, hooks_dict, hook):
-        RemovableHandle._next_id += 1
-        self.id = RemovableHandle._next_id
-        self._hooks = weakref.ref(hooks_dict) if hasattr(hooks_dict, "__weakref__") else (lambda d=hooks_dict: d)
-        hooks_dict[self.id] = hook
-
-    def remove(self):
-        hooks = self._hooks()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+@contextlib.contextmanager
+def grad_disabled():
+    """A region that records no graph, for ops that adjust a value in place without letting
+    the adjustment into its gradient (autograd's `no_grad` is a floor above the ops)."""
+    previous = _grad_state.enabled
+    _grad_state.enabled = False
+    try:
+        yield
+    finally:
+        _grad_state.enabled = previous
 
 
 class _HookDict(dict):
@@ -115,7 +105,7 @@ class Node:
         if self._pre_hooks is None:
             self._pre_hooks = {}
         hooks = self._pre_hooks.setdefault(output_nr, _HookDict())
-        return RemovableHandle(hooks, hook)
+        return _register_hook(hooks, hook)
 
     def _retain(self, tensor):
         if self._retained is None:
@@ -126,13 +116,13 @@ class Node:
         """`hook(grad_inputs, grad_outputs)` runs after this node; may return new grad_inputs."""
         if self._hooks is None:
             self._hooks = _HookDict()
-        return RemovableHandle(self._hooks, hook)
+        return _register_hook(self._hooks, hook)
 
     def register_prehook(self, hook):
         """`hook(grad_outputs)` runs before this node; may return new grad_outputs."""
         if self._node_prehooks is None:
             self._node_prehooks = _HookDict()
-        return RemovableHandle(self._node_prehooks, hook)
+        return _register_hook(self._node_prehooks, hook)
 
     def backward(self, *grad_outputs):
         raise NotImplementedError(f"{type(self).__name__} has no backward")

@@ -111,8 +111,7 @@ def cpu(self, memory_format=None):
 
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     if device is None:
-        from .. import cuda as _cuda
-        device = _cuda.current_device()
+        device = "cuda"  # canonical() gives it the current CUDA device's index
     if isinstance(device, builtins.int):
         device = f"cuda:{device}"
     dev = canonical(device)

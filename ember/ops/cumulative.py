@@ -11,15 +11,15 @@ from .._state import grad as _grad_state
 from .._tensor import _wrap_dim
 from ._graph import Node, inplace, record, write_out
 from .pointwise import logical_xor, where, xp_of
-from .reduction import _sum_dtype, _type_name, const, result_type
+from .reduction import _sum_dtype, _type_name, const, return_type
 from .sorting import scatter_add_along
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "trapz",
            "cumulative_trapezoid", "gradient"]
 METHODS = ["cumsum", "cumprod", "cumsum_", "cumprod_", "cummax", "cummin", "logcumsumexp", "diff"]
 
-_cummax_type = result_type("cummax")
-_cummin_type = result_type("cummin")
+_cummax_type = return_type("cummax")
+_cummin_type = return_type("cummin")
 
 
 def _scan_axis(input, dim):

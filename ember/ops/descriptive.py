@@ -14,14 +14,14 @@ from .._tensor import Tensor, _wrap_dim, make_tensor
 from ._graph import Node, _type_name, inplace, record, write_out
 from .pointwise import _promoted_dtype, where, xp_of
 from .reduction import (_check_not_complex, const, dims_of, keep_dims,
-                        result_type, tie_weights)
+                        return_type, tie_weights)
 from .statistics import norm_grad, vector_norm
 
 __all__ = ["aminmax", "dist", "renorm", "quantile", "nanquantile", "cov", "corrcoef"]
 METHODS = ["aminmax", "dist", "renorm", "renorm_", "quantile", "nanquantile", "cov", "corrcoef"]
 
-aminmax_result = result_type("aminmax", ("min", "max"))
-aminmax_out_result = result_type("aminmax_out", ("min", "max"))
+aminmax_result = return_type("aminmax", ("min", "max"))
+aminmax_out_result = return_type("aminmax_out", ("min", "max"))
 
 
 # ---- aminmax ---------------------------------------------------------------------------------

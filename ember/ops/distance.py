@@ -11,11 +11,10 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from .._state import grad as _grad_state
 from .._tensor import Tensor, make_tensor
 from .._state import autocast as _autocast
 from ._autocast import fp32, lower
-from ._graph import Node, _type_name, record
+from ._graph import Node, _type_name, grad_disabled, record
 from .pointwise import xp_of
 
 __all__ = ["cosine_similarity", "pairwise_distance", "cdist", "pdist"]
@@ -48,13 +47,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     # clamped in place without autograd, so the gradient is the unclamped norm's.
     na = norm(a, 2, dim, keepdim=True).clone()
     nb = norm(b, 2, dim, keepdim=True).clone()
-    prev = _grad_state.enabled
-    _grad_state.enabled = False
-    try:
+    with grad_disabled():
         na.clamp_min_(eps)
         nb.clamp_min_(eps)
-    finally:
-        _grad_state.enabled = prev
     return ((a / na) * (b / nb)).sum(dim)
 
 

@@ -14,13 +14,13 @@ from .._tensor import Tensor, make_tensor
 from ._graph import Node, _type_name, record, write_out
 from .ranges import _line
 from .pointwise import operands, xp_of
-from .reduction import result_type
+from .reduction import return_type
 
 __all__ = ["bincount", "histc", "histogram", "histogramdd", "isin"]
 METHODS = ["bincount", "histc", "histogram"]  # PyTorch has no Tensor.isin
 
-histogram_result = result_type("histogram", ("hist", "bin_edges"))
-histogramdd_result = result_type("histogramdd", ("hist", "bin_edges"))
+histogram_result = return_type("histogram", ("hist", "bin_edges"))
+histogramdd_result = return_type("histogramdd", ("hist", "bin_edges"))
 
 
 class _NotImplementedBackward(Node):

@@ -10,7 +10,7 @@ from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from .._state import autocast as _autocast
 from ._autocast import fp32
-from ._graph import Node, record
+from ._graph import Node, grad_disabled, record
 from .pointwise import xp_of
 
 __all__ = ["binary_cross_entropy_with_logits", "kl_div", "hinge_embedding_loss",
@@ -412,9 +412,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError("var is of incorrect size")
     if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
-    from ..autograd.grad_mode import no_grad
     var = var.clone()
-    with no_grad():
+    with grad_disabled():
         var.clamp_(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:

@@ -9,6 +9,7 @@ no shared storage object to move under them).
 from .. import dtypes as _dt
 from .._storage import TypedStorage, UntypedStorage, _flat
 from .._tensor import Tensor
+from ..device import backend_of, device as _device
 from .strided import _offset_in, _stride_view, _storage_of
 from .pointwise import xp_of
 
@@ -103,8 +104,7 @@ def is_shared(self):
 
 
 def _accelerator():
-    from .. import cuda
-    return cuda.is_available()
+    return backend_of(_device("cuda")).is_available()
 
 
 def pin_memory(self, device=None):

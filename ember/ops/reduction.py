@@ -5,7 +5,7 @@ derivatives. std/var/norm/logsumexp live in `statistics.py`, the scans (cumsum, 
 and diff in `cumulative.py`.
 
 PyTorch's named result tuples (`torch.return_types.max` ...) are made here by
-`result_type`: the order statistics of `sorting.py` and `cumulative.py` use it too.
+`return_type`: the order statistics of `sorting.py` and `cumulative.py` use it too.
 """
 import builtins
 import math
@@ -31,7 +31,7 @@ class return_types:
     fields that prints as `torch.return_types.max(...)`."""
 
 
-def result_type(name, fields=("values", "indices")):
+def return_type(name, fields=("values", "indices")):
     """The named tuple type `return_types.<name>` (made once, pickles by its qualified name)."""
     cls = getattr(return_types, name, None)
     if cls is not None:
@@ -48,8 +48,8 @@ def result_type(name, fields=("values", "indices")):
     return cls
 
 
-return_types_max = result_type("max")
-return_types_min = result_type("min")
+return_types_max = return_type("max")
+return_types_min = return_type("min")
 
 
 # ---- shared helpers ----------------------------------------------------------------------------

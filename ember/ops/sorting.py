@@ -15,19 +15,19 @@ from ..device import backend_of
 from ._graph import Node, record, write_out
 from .pointwise import xp_of
 from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, _type_name, const,
-                        result_type, select_result)
+                        return_type, select_result)
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
            "unique", "unique_consecutive"]
 METHODS = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
            "unique", "unique_consecutive"]
 
-_sort_type = result_type("sort")
-_topk_type = result_type("topk")
-_kthvalue_type = result_type("kthvalue")
-_median_type = result_type("median")
-_nanmedian_type = result_type("nanmedian")
-_mode_type = result_type("mode")
+_sort_type = return_type("sort")
+_topk_type = return_type("topk")
+_kthvalue_type = return_type("kthvalue")
+_median_type = return_type("median")
+_nanmedian_type = return_type("nanmedian")
+_mode_type = return_type("mode")
 
 
 # ---- gather and scatter-add along a dim (the derivatives of picking ops) -----------------------

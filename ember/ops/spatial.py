@@ -15,7 +15,6 @@ import math
 import numpy as np
 
 from .._tensor import Tensor, make_tensor
-from ..device import _BACKENDS
 from ._graph import Node, record
 from .pointwise import xp_of
 
@@ -25,13 +24,6 @@ METHODS = []
 FUNCTIONAL = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
               "grid_sample", "affine_grid", "pixel_shuffle", "pixel_unshuffle",
               "channel_shuffle", "native_channel_shuffle"]
-
-
-def _to_device(arr, like):
-    dev = like._device
-    if dev.type == "cpu":
-        return arr
-    return _BACKENDS[dev.type].from_host(arr, dev.index)
 
 
 def _check_tensor(t, fname, what="input", pos=1):

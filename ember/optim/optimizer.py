@@ -8,6 +8,7 @@ from itertools import chain
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required"]
 
@@ -165,14 +166,12 @@ class Optimizer:
 
     # ---- hooks ------------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
-        from ..nn.modules.module import _Handle
-        handle = _Handle(self._optimizer_step_pre_hooks)
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
     def register_step_post_hook(self, hook):
-        from ..nn.modules.module import _Handle
-        handle = _Handle(self._optimizer_step_post_hooks)
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 

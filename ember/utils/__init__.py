@@ -1,3 +1,2 @@
-"""`ember.utils`: data loading (`ember.utils.data`) and other helpers, as `torch.utils`."""
-from . import data  # noqa: F401
-from . import checkpoint  # noqa: F401
+"""`ember.utils`, as `torch.utils`. This package file imports nothing, so the ground-floor
+`ember.utils.hooks` loads alone; `import ember` brings `data` and `checkpoint`."""

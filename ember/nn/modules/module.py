@@ -8,6 +8,7 @@ from collections import OrderedDict, namedtuple
 
 from ... import _state
 from ..._tensor import Tensor
+from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
@@ -17,34 +18,14 @@ _global_forward_hooks = OrderedDict()
 _global_forward_pre_hooks = OrderedDict()
 
 
-class _Handle:
-    """What hook registrations return: `remove()` takes the hook out again."""
-
-    _ids = itertools.count()
-
-    def __init__(self, *dicts):
-        self.id = next(self._ids)
-        self._dicts = dicts
-
-    def remove(self):
-        for d in self._dicts:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 def register_module_forward_hook(hook):
-    handle = _Handle(_global_forward_hooks)
+    handle = RemovableHandle(_global_forward_hooks)
     _global_forward_hooks[handle.id] = hook
     return handle
 
 
 def register_module_forward_pre_hook(hook):
-    handle = _Handle(_global_forward_pre_hooks)
+    handle = RemovableHandle(_global_forward_pre_hooks)
     _global_forward_pre_hooks[handle.id] = hook
     return handle
 
@@ -466,7 +447,8 @@ class Module:
     __call__ = _call_impl
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        handle = _Handle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
+        handle = RemovableHandle(self._forward_pre_hooks,
+                                 extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
@@ -476,7 +458,7 @@ class Module:
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
                               always_call=False):
-        handle = _Handle(self._forward_hooks, self._forward_hooks_with_kwargs)
+        handle = RemovableHandle(self._forward_hooks, extra_dict=self._forward_hooks_with_kwargs)
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
@@ -485,14 +467,14 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        handle = _Handle(self._backward_hooks)
+        handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
-        handle = _Handle(self._backward_pre_hooks)
+        handle = RemovableHandle(self._backward_pre_hooks)
         self._backward_pre_hooks[handle.id] = hook
         return handle
 
@@ -629,19 +611,19 @@ class Module:
         return _IncompatibleKeys(missing, unexpected)
 
     def register_state_dict_pre_hook(self, hook):
-        handle = _Handle(self._state_dict_pre_hooks)
+        handle = RemovableHandle(self._state_dict_pre_hooks)
         self._state_dict_pre_hooks[handle.id] = hook
         return handle
 
     def _register_state_dict_hook(self, hook):
-        handle = _Handle(self._state_dict_hooks)
+        handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
         return handle
 
     register_state_dict_post_hook = _register_state_dict_hook
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
-        handle = _Handle(self._load_state_dict_pre_hooks)
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[handle.id] = (
             functools.partial(hook, self) if with_module else hook)
         return handle
@@ -650,7 +632,7 @@ class Module:
         return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
     def register_load_state_dict_post_hook(self, hook):
-        handle = _Handle(self._load_state_dict_post_hooks)
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
         self._load_state_dict_post_hooks[handle.id] = hook
         return handle
 

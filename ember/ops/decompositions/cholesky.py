@@ -8,13 +8,13 @@ from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
 from ..linalg import _warn_once
 from ..pointwise import xp_of
-from ..reduction import result_type
+from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _cholesky_info, _const, _first_bad,
                       _type_name, _write_tuple)
 from .solves import solve_triangular
 
 # ---- Cholesky ---------------------------------------------------------------------------------------
-_cholesky_ex_type = result_type("linalg_cholesky_ex", ("L", "info"))
+_cholesky_ex_type = return_type("linalg_cholesky_ex", ("L", "info"))
 
 
 class LinalgCholeskyExBackward0(Node):

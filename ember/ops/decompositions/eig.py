@@ -18,11 +18,11 @@ from ..._tensor import make_tensor
 from ...device import _BACKENDS
 from .._graph import Node, record, write_out
 from ..pointwise import xp_of
-from ..reduction import result_type
+from ..reduction import return_type
 from ._common import _check, _eye, _host, _type_name, _write_tuple
 from .solves import solve
 
-_eig_type = result_type("linalg_eig", ("eigenvalues", "eigenvectors"))
+_eig_type = return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
 
 _PHASE_ERROR = ("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
                 "multiplication by e^{i phi}. The specified loss function depends on this "

@@ -9,12 +9,12 @@ from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
 from ..pointwise import where, xp_of
 from ..shape import ReshapeAliasBackward0, ViewBackward0
-from ..reduction import result_type
+from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _lu_info, _mat,
                       _write_tuple)
 
 # ---- inverse ----------------------------------------------------------------------------------
-_inv_ex_type = result_type("linalg_inv_ex", ("inverse", "info"))
+_inv_ex_type = return_type("linalg_inv_ex", ("inverse", "info"))
 
 
 class LinalgInvExBackward0(Node):
@@ -95,8 +95,8 @@ def det(A, *, out=None):
     return write_out(out, res, "linalg_det") if out is not None else res
 
 
-_slogdet_types = {"linalg.slogdet": result_type("linalg_slogdet", ("sign", "logabsdet")),
-                  "slogdet": result_type("slogdet", ("sign", "logabsdet"))}
+_slogdet_types = {"linalg.slogdet": return_type("linalg_slogdet", ("sign", "logabsdet")),
+                  "slogdet": return_type("slogdet", ("sign", "logabsdet"))}
 
 
 class LinalgSlogdetBackward0(Node):

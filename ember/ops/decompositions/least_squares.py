@@ -9,7 +9,7 @@ import numpy as np
 from ..._tensor import Tensor, make_tensor
 from .._graph import Node, record, write_out
 from ..pointwise import xp_of
-from ..reduction import result_type
+from ..reduction import return_type
 from ._common import _const, _needs, _type_name
 
 # ---- pseudo-inverse, least squares, rank ---------------------------------------------------------
@@ -73,7 +73,7 @@ def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
-_lstsq_type = result_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+_lstsq_type = return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 
 class LinalgLstsqBackward0(Node):

@@ -14,17 +14,17 @@ from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
 from ..linalg import _warn_once
 from ..pointwise import xp_of
-from ..reduction import result_type
+from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _needs,
                       _type_name, _write_tuple)
 from .solves import solve, solve_triangular
 
-_lu_factor_type = result_type("linalg_lu_factor", ("LU", "pivots"))
-_lu_factor_ex_type = result_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
-_lu_with_info_type = result_type("_lu_with_info", ("LU", "pivots", "info"))
-_lu_type = result_type("linalg_lu", ("P", "L", "U"))
-_lu_unpack_type = result_type("lu_unpack", ("P", "L", "U"))
-_solve_ex_type = result_type("linalg_solve_ex", ("result", "info"))
+_lu_factor_type = return_type("linalg_lu_factor", ("LU", "pivots"))
+_lu_factor_ex_type = return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+_lu_with_info_type = return_type("_lu_with_info", ("LU", "pivots", "info"))
+_lu_type = return_type("linalg_lu", ("P", "L", "U"))
+_lu_unpack_type = return_type("lu_unpack", ("P", "L", "U"))
+_solve_ex_type = return_type("linalg_solve_ex", ("result", "info"))
 
 
 # ---- the factorisation on arrays ----------------------------------------------------------------

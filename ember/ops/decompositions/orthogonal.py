@@ -7,12 +7,12 @@ from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
 from ..linalg import _warn_once
 from ..pointwise import xp_of
-from ..reduction import result_type
+from ..reduction import return_type
 from ._common import _check, _const, _eye, _write_tuple
 from .solves import solve_triangular
 
 # ---- QR ---------------------------------------------------------------------------------------------
-_qr_types = {"linalg": result_type("linalg_qr", ("Q", "R")), "qr": result_type("qr", ("Q", "R"))}
+_qr_types = {"linalg": return_type("linalg_qr", ("Q", "R")), "qr": return_type("qr", ("Q", "R"))}
 
 
 def _copyltu(M):
@@ -101,8 +101,8 @@ def qr(input, some=True, *, out=None):
 
 
 # ---- SVD ---------------------------------------------------------------------------------------------
-_svd_types = {"linalg": result_type("linalg_svd", ("U", "S", "Vh")),
-              "svd": result_type("svd", ("U", "S", "V"))}
+_svd_types = {"linalg": return_type("linalg_svd", ("U", "S", "Vh")),
+              "svd": return_type("svd", ("U", "S", "V"))}
 
 
 class LinalgSvdBackward0(Node):
@@ -198,7 +198,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 
 
 # ---- symmetric eigendecomposition (general: `eig.py`) -----------------------------------------------
-_eigh_type = result_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+_eigh_type = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 
 
 class LinalgEighBackward0(Node):

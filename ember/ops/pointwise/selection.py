@@ -27,33 +27,6 @@ class ClampBackward1(Node):
         return where(mask, grad, 0)
 
 
-class ClampBackward0(Node):
-    """clamp with tensor bounds."""
-
-    def backward(self, grad):
-        t, lo, hi = self.saved_tensors
-        gt = grad
-        glo = ghi = None
-        in_range = None
-        if lo is not None:
-            in_range = t >= lo
-            glo = grad * (t < lo)
-        if hi is not None:
-            below = t <= hi
-            in_range = below if in_range is None else in_range & below
-            ghi = grad * (t > hi)
-            if lo is not None:
-                glo = grad * ((t < lo) & (lo <= hi))
-                ghi = grad * ((t > hi) | (lo > hi))
-        gt = grad * in_range
-        res = [gt]
-        if lo is not None:
-            res.append(glo)
-        if hi is not None:
-            res.append(ghi)
-        return tuple(res)
-
-
 def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")

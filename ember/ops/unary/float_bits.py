@@ -9,7 +9,7 @@ from ... import dtypes as _dt
 from ..._tensor import make_tensor
 from .._graph import Node, _type_name, inplace, record, write_out
 from ..pointwise import BinaryNode, binary, xp_of
-from ..reduction import result_type
+from ..reduction import return_type
 from ._common import (_HALF, _both_tensors, _inplace, _module, _need_tensor, _not_implemented,
                       _opmath, _promoted, _zeros)
 from .elementary import exp2
@@ -97,8 +97,8 @@ class FrexpBackward0(Node):
         return grad / exp2(exponent.to(grad.dtype))
 
 
-frexp_result = result_type("frexp", ("mantissa", "exponent"))
-frexp_out_result = result_type("frexp_out", ("mantissa", "exponent"))
+frexp_result = return_type("frexp", ("mantissa", "exponent"))
+frexp_out_result = return_type("frexp_out", ("mantissa", "exponent"))
 
 
 def frexp(input, *, out=None):
