@@ -10,6 +10,7 @@ In-place ops go through `inplace`, out= through `write_out`: one path each for e
 """
 import contextlib
 import re
+import warnings
 import weakref
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 _new = object.__new__
 
 from .._state import grad as _grad_state
-from .._tensor import Tensor, _make, make_tensor
+from .._tensor import Tensor, _make, _refresh_view_grad_fn, make_tensor
 from ..utils.hooks import register as _register_hook
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out"]
@@ -307,7 +308,6 @@ def _inplace_on_view(view, compute):
     new_base = CopySlices.apply(base_before, value, view_fn)
     base._grad_fn, base._output_nr = new_base._grad_fn, new_base._output_nr
     base._requires_grad = new_base._requires_grad
-    from .._tensor import _refresh_view_grad_fn
     _refresh_view_grad_fn(view)
 
 
@@ -324,11 +324,13 @@ def _store(self, value):
     """Write an op's result into `self`'s memory, with PyTorch's shape and cast checks."""
     arr = value._array
     if arr.shape != self._array.shape:
-        from .pointwise import broadcast_shapes_or_none
-        if broadcast_shapes_or_none(arr.shape, self._array.shape) != self._array.shape:
-            raise RuntimeError(
-                f"output with shape {list(self._array.shape)} doesn't match the broadcast shape "
-                f"{list(_broadcast_shape_for_message(arr.shape, self._array.shape))}")
+        try:
+            shape = np.broadcast_shapes(arr.shape, self._array.shape)
+        except ValueError:
+            shape = arr.shape
+        if shape != self._array.shape:
+            raise RuntimeError(f"output with shape {list(self._array.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
     src, dst = value.dtype, self.dtype
     if src is not dst and src._category > dst._category:
         raise RuntimeError(f"result type {_type_name(src)} can't be cast to the desired output "
@@ -370,18 +372,9 @@ def writable(arr):
 def warn_expanded(t, op, example):
     """PyTorch's deprecation warning for an indexing write into an expanded tensor."""
     if has_internal_overlap(t._array):
-        import warnings
         warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor "
                       f"before performing this operation. This also applies to advanced indexing "
                       f"e.g. {example}", UserWarning, stacklevel=3)
-
-
-def _broadcast_shape_for_message(a, b):
-    import numpy as np
-    try:
-        return np.broadcast_shapes(a, b)
-    except ValueError:
-        return a
 
 
 def _type_name(d):
@@ -504,7 +497,6 @@ def write_out(out, result, fname):
                            f"type {_type_name(dst)}")
     if out._array.shape != result._array.shape:
         if out._array.size:
-            import warnings
             warnings.warn(f"An output with one or more elements was resized since it had shape "
                           f"{list(out._array.shape)}, which does not match the required output "
                           f"shape {list(result._array.shape)}. This behavior is deprecated, and "
