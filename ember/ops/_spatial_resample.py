@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, make_tensor
-from ._graph import Node, _type_name, record
+from ._axis_maps import AxisMap, _map, _pair
+from ._graph import _type_name
 from .pointwise import xp_of
 
 def _opmath(dtype, mode=None):
@@ -323,6 +324,3 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", UserWarning, stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
-
-
-from .spatial import AxisMap, _map, _pair  # noqa: E402  (spatial imports this module late)

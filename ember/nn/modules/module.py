@@ -3,10 +3,8 @@ order; state_dict round trips; train/eval; device and dtype moves that keep para
 objects; forward and backward hooks; PyTorch's nested repr."""
 import functools
 import itertools
-import warnings
 from collections import OrderedDict, namedtuple
 
-from ... import _state
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
