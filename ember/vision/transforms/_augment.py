@@ -14,7 +14,7 @@ from ..._tensor import Tensor
 from ...nn import Module
 from . import functional as F
 from .functional import InterpolationMode
-from .transforms import _interpolation, _setup_size
+from ._arguments import _interpolation, _setup_size
 
 __all__ = ["RandomApply", "RandomChoice", "RandomOrder", "RandomCrop", "RandomResizedCrop",
            "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine",

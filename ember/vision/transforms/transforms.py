@@ -9,27 +9,14 @@ from collections.abc import Sequence
 
 from ...nn import Module
 from . import functional as F
+from ._arguments import _interpolation, _setup_size
+from ._augment import *  # noqa: F401,F403  (the random augmentations)
+from ._augment import __all__ as _augment_all
 from .functional import InterpolationMode
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize",
            "Resize", "CenterCrop", "Pad", "Lambda", "Grayscale", "FiveCrop", "TenCrop",
-           "InterpolationMode"]
-
-
-def _setup_size(size, error_msg):
-    if isinstance(size, numbers.Number):
-        return int(size), int(size)
-    if isinstance(size, Sequence) and len(size) == 1:
-        return size[0], size[0]
-    if len(size) != 2:
-        raise ValueError(error_msg)
-    return size
-
-
-def _interpolation(interpolation):
-    if isinstance(interpolation, int) and not isinstance(interpolation, bool):
-        return F._interp(interpolation)
-    return interpolation
+           "InterpolationMode"] + _augment_all
 
 
 class Compose:
@@ -200,9 +187,3 @@ class TenCrop(Module):
 
     def __repr__(self):
         return f"{type(self).__name__}(size={self.size}, vertical_flip={self.vertical_flip})"
-
-
-from ._augment import *  # noqa: E402,F401,F403
-from ._augment import __all__ as _augment_all  # noqa: E402
-
-__all__ += _augment_all

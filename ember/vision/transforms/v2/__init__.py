@@ -19,7 +19,7 @@ from ....nn import Module
 from ... import tv_tensors
 from .. import _augment
 from ..functional import InterpolationMode
-from ..transforms import _interpolation, _setup_size
+from .._arguments import _interpolation, _setup_size
 from . import functional as F
 from .functional import _is_pil, is_pure_tensor
 
