@@ -368,18 +368,13 @@ def _sparse_times_dense(input, mat2, node_cls, fname):
     if mat2._array.ndim not in (1, 2):
         raise RuntimeError(f"{fname}: matrices expected, got {mat2._array.ndim}D tensor")
     if input.dtype is not mat2.dtype:
-        raise RuntimeError(f"expected scalar type {_dt_short(input.dtype)} but found "
-                           f"{_dt_short(mat2.dtype)}")
+        raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
+                           f"{mat2.dtype._scalar_name}")
     m, k = input._array.shape
     if mat2._array.shape[0] != k:
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {k}, got "
                            f"{mat2._array.shape[0]}")
     return _product(input._ind, input._val, (m, k), mat2, node_cls)
-
-
-def _dt_short(d):
-    from ._graph import _type_name
-    return _type_name(d)
 
 
 def spmm(input, mat2):

@@ -121,15 +121,10 @@ def _concatenated(t, s, tv, sv, alpha):
 def add_sparse_(t, s, alpha=1):
     r = add_sparse(t, s, alpha)
     if r._val.dtype is not t._val.dtype:
-        raise RuntimeError(f"result type {_name(r._val.dtype)} can't be cast to the desired "
-                           f"output type {_name(t._val.dtype)}")
+        raise RuntimeError(f"result type {r._val.dtype._scalar_name} can't be cast to the desired "
+                           f"output type {t._val.dtype._scalar_name}")
     _become(t, r)
     return t
-
-
-def _name(dtype):
-    from ._graph import _type_name
-    return _type_name(dtype)
 
 
 def _become(t, r):
