@@ -94,10 +94,8 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     # ---- construction -----------------------------------------------------------------
-    def __new__(cls, *args, device=None):
-        """`ember.Tensor(2, 3)` (uninitialised), `Tensor([1, 2])`, `Tensor(size)`: default dtype."""
-        from .ops.creation import legacy_new
-        return legacy_new(cls, _dt.get_default_dtype(), args, device)
+    # `Tensor(2, 3)`, `Tensor([1, 2])`: the legacy constructor, bound as `__new__` by the ops
+    # package (ember/ops/creation.py's tensor_new); ops make their results with `_make`.
 
     @classmethod
     def _wrap(cls, array, device=CPU):

@@ -633,6 +633,12 @@ def zero_(self):
 
 
 # ---- legacy constructors -------------------------------------------------------------------------
+def tensor_new(cls, *args, device=None):
+    """`ember.Tensor(2, 3)` (uninitialised), `Tensor([1, 2])`, `Tensor(size)`: default dtype.
+    `Tensor.__new__` (bound in ember/ops/__init__.py)."""
+    return legacy_new(cls, _dt.get_default_dtype(), args, device)
+
+
 def legacy_new(cls, dtype, args, device, exact_dtype=False):
     """`ember.Tensor(...)` and `FloatTensor(...)`: sizes give an uninitialised tensor, data is
     copied into `dtype`, a tensor is aliased (of that dtype for the typed classes), nothing

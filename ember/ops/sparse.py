@@ -478,3 +478,27 @@ def _body(t, indent):
     r = repr(make_tensor(t._array, t._device))
     body = r[len("tensor("):r.rindex("]") + 1]
     return body.replace("\n" + " " * len("tensor("), "\n" + " " * indent)
+
+
+# ---- SparseTensor's methods over these ops (bound onto it by ember/ops/__init__.py) ---------------
+# (its to_dense and coalesce are Tensor's: the functions above take both layouts)
+def _coalesced_values(self):
+    if not self._coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    return _values_view(self._val)
+
+
+def _matmul(self, other):
+    return spmm(self, other)
+
+
+def _repr(self, *, tensor_contents=None):
+    return sparse_repr(self)
+
+
+SPARSE_METHODS = {
+    "values": _coalesced_values, "mm": spmm, "matmul": _matmul, "__matmul__": _matmul,
+    "t": _transpose, "__repr__": _repr, "__str__": _repr,
+    "_grad_at_unique": _grad_at_unique,  # read by SparseTensor.grad
+}
