@@ -9,7 +9,9 @@ silently read it as data.
 Gradients flow to the values through the ordinary graph: a sparse tensor's `requires_grad`
 and `grad_fn` are its values'. A sparse tensor made with `requires_grad=True` is a leaf;
 its `.grad` is the sparse tensor of its values' gradient at its (unique) coordinates.
-The ops live in `ember/ops/sparse.py`, the arithmetic in `ember/ops/sparse_arith.py`.
+The ops live in `ember/ops/sparse.py`, the arithmetic in `ember/ops/sparse_arith.py`; the
+methods that run them (`values`, `mm`, `t`, `add`, `mul`, `__repr__` ...) are bound onto
+SparseTensor from there by the ops package, as every Tensor method is.
 
 A sparse tensor is also what a dense parameter's `.grad` holds after an embedding lookup with
 sparse=True; the autograd engine sums such gradients as PyTorch's does.
@@ -92,13 +94,6 @@ class SparseTensor(Tensor):
                                ".coalesce() first")
         return self._ind
 
-    def values(self):
-        if not self._coalesced:
-            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
-                               ".coalesce() first")
-        from .ops.sparse import _values_view
-        return _values_view(self._val)
-
     # ---- autograd: the values' ------------------------------------------------------------
     @property
     def requires_grad(self):
@@ -132,8 +127,7 @@ class SparseTensor(Tensor):
         g = self._val._grad
         if g is None or not self._leaf:
             return None
-        from .ops.sparse import _grad_at_unique
-        return _grad_at_unique(self, g)
+        return self._grad_at_unique(g)  # ember/ops/sparse.py
 
     @grad.setter
     def grad(self, value):
@@ -149,71 +143,22 @@ class SparseTensor(Tensor):
         return make_sparse(self._ind.clone(), self._val.clone(), self._array.shape,
                            self._coalesced)
 
-    # ---- arithmetic (ember/ops/sparse_arith.py) ---------------------------------------------
-    def add(self, other, *, alpha=1):
-        from .ops.sparse_arith import add_sparse
-        return add_sparse(self, other, alpha)
-
-    def add_(self, other, *, alpha=1):
-        from .ops.sparse_arith import add_sparse_
-        return add_sparse_(self, other, alpha)
-
+    # ---- arithmetic: add, add_, mul, mul_, div, div_, neg, zero_, __radd__ and their operators
+    # are bound from ember/ops/sparse_arith.py
     def sub(self, other, *, alpha=1):
         return self.add(other, alpha=-alpha)
 
     def sub_(self, other, *, alpha=1):
         return self.add_(other, alpha=-alpha)
 
-    def mul(self, other):
-        from .ops.sparse_arith import mul_sparse
-        return mul_sparse(self, other)
-
-    def mul_(self, other):
-        from .ops.sparse_arith import mul_sparse_
-        return mul_sparse_(self, other)
-
-    def div(self, other):
-        from .ops.sparse_arith import div_sparse
-        return div_sparse(self, other)
-
-    def div_(self, other):
-        from .ops.sparse_arith import div_sparse, _become
-        _become(self, div_sparse(self, other))
-        return self
-
-    def neg(self):
-        from .ops.sparse_arith import neg_sparse
-        return neg_sparse(self)
-
-    def zero_(self):
-        from .ops.sparse_arith import zero_sparse_
-        return zero_sparse_(self)
-
     def __add__(self, other):
         return self.add(other)
 
-    def __radd__(self, other):
-        # Python asks the subclass first: dense + sparse lands here
-        if isinstance(other, Tensor):
-            from .ops.sparse_arith import add_dense_sparse
-            return add_dense_sparse(other, self)
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-
-    __iadd__ = add_
     __sub__ = sub
     __isub__ = sub_
-    __mul__ = mul
-    __rmul__ = mul
-    __imul__ = mul_
-    __truediv__ = div
-    __itruediv__ = div_
-    __neg__ = neg
 
-    # ---- conversions and products (ember/ops/sparse.py) -------------------------------------
-    def to_dense(self, dtype=None, *, masked_grad=None):
-        from .ops.sparse import to_dense
-        return to_dense(self, dtype)
-
+    # ---- conversions and products: values, mm, matmul, t and __repr__ are bound from
+    # ember/ops/sparse.py (its to_dense and coalesce, which take both layouts, are Tensor's)
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
@@ -221,24 +166,6 @@ class SparseTensor(Tensor):
         return self
 
     to_sparse_coo = to_sparse
-
-    def coalesce(self):
-        from .ops.sparse import coalesce
-        return coalesce(self)
-
-    def mm(self, mat2):
-        from .ops.sparse import spmm
-        return spmm(self, mat2)
-
-    def matmul(self, other):
-        from .ops.sparse import spmm
-        return spmm(self, other)
-
-    __matmul__ = matmul
-
-    def t(self):
-        from .ops.sparse import _transpose
-        return _transpose(self)
 
     def to(self, *args, **kwargs):
         values = self._val.to(*args, **kwargs)
@@ -264,12 +191,6 @@ class SparseTensor(Tensor):
 
     def numpy(self, *, force=False):
         raise RuntimeError("ember: call .to_dense() before .numpy() on a sparse tensor")
-
-    def __repr__(self, *, tensor_contents=None):
-        from .ops.sparse import sparse_repr
-        return sparse_repr(self)
-
-    __str__ = __repr__
 
     def __reduce_ex__(self, proto):
         return (_rebuild_sparse, (self._ind, self._val, tuple(self._array.shape),

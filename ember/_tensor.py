@@ -66,15 +66,6 @@ class VersionCounter:
 _new = object.__new__
 _FROM_NUMPY = _dt.FROM_NUMPY
 _np_generic = np.generic
-# names PyTorch's messages use for dtypes (C++ scalar types, short legacy names)
-_C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
-           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-           "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-           "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-_LEGACY_SHORT = {"float32": "Float", "float64": "Double", "float16": "Half",
-                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                 "complex128": "ComplexDouble"}
 
 
 def _make(cls, array, device, base=None, version=None):
@@ -107,10 +98,8 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     # ---- construction -----------------------------------------------------------------
-    def __new__(cls, *args, device=None):
-        """`ember.Tensor(2, 3)` (uninitialised), `Tensor([1, 2])`, `Tensor(size)`: default dtype."""
-        from .ops.creation import legacy_new
-        return legacy_new(cls, _dt.get_default_dtype(), args, device)
+    # `Tensor(2, 3)`, `Tensor([1, 2])`: the legacy constructor, bound as `__new__` by the ops
+    # package (ember/ops/creation.py's tensor_new); ops make their results with `_make`.
 
     @classmethod
     def _wrap(cls, array, device=CPU):
@@ -307,8 +296,8 @@ class Tensor:
                                    "and the tensor are the same size")
             if value.dtype is not self.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_C_TYPE[value.dtype.name]}' to "
-                    f"a tensor with grad_dtype '{_LEGACY_SHORT[self.dtype.name]}'. The gradient "
+                    f"attempting to assign a gradient with dtype '{value.dtype._cpp_name}' to "
+                    f"a tensor with grad_dtype '{self.dtype._scalar_name}'. The gradient "
                     "must match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
                     "set the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "

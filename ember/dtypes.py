@@ -24,9 +24,9 @@ class dtype:
     """A tensor element type; prints as PyTorch's does (`torch.float32`)."""
 
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
-                 "_category", "_legacy")
+                 "_category", "_scalar_name", "_tensor_type", "_storage_type", "_cpp_name")
 
-    def __init__(self, name, np_dtype, category, legacy):
+    def __init__(self, name, np_dtype, category, scalar_name, cpp_name):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
@@ -34,7 +34,11 @@ class dtype:
         self.is_complex = category == _COMPLEX
         self.is_signed = name not in ("bool", "uint8")
         self._category = category
-        self._legacy = legacy  # the legacy tensor-type name, e.g. "FloatTensor"
+        # The names PyTorch derives from a dtype, for its messages and legacy classes:
+        self._scalar_name = scalar_name                 # its ScalarType, "Float"
+        self._tensor_type = scalar_name + "Tensor"      # legacy tensor class, "FloatTensor"
+        self._storage_type = scalar_name + "Storage"    # legacy storage class, "FloatStorage"
+        self._cpp_name = cpp_name                       # C++ element type, "float", "long int"
 
     def __repr__(self):
         return "torch." + self.name
@@ -52,18 +56,19 @@ class dtype:
                 bfloat16: complex64}.get(self, self)
 
 
-bool = dtype("bool", np.bool_, _BOOL, "BoolTensor")
-uint8 = dtype("uint8", np.uint8, _INT, "ByteTensor")
-int8 = dtype("int8", np.int8, _INT, "CharTensor")
-int16 = dtype("int16", np.int16, _INT, "ShortTensor")
-int32 = dtype("int32", np.int32, _INT, "IntTensor")
-int64 = dtype("int64", np.int64, _INT, "LongTensor")
-float16 = dtype("float16", np.float16, _FLOAT, "HalfTensor")
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, "BFloat16Tensor")
-float32 = dtype("float32", np.float32, _FLOAT, "FloatTensor")
-float64 = dtype("float64", np.float64, _FLOAT, "DoubleTensor")
-complex64 = dtype("complex64", np.complex64, _COMPLEX, "ComplexFloatTensor")
-complex128 = dtype("complex128", np.complex128, _COMPLEX, "ComplexDoubleTensor")
+bool = dtype("bool", np.bool_, _BOOL, "Bool", "bool")
+uint8 = dtype("uint8", np.uint8, _INT, "Byte", "unsigned char")
+int8 = dtype("int8", np.int8, _INT, "Char", "signed char")
+int16 = dtype("int16", np.int16, _INT, "Short", "short int")
+int32 = dtype("int32", np.int32, _INT, "Int", "int")
+int64 = dtype("int64", np.int64, _INT, "Long", "long int")
+float16 = dtype("float16", np.float16, _FLOAT, "Half", "c10::Half")
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, "BFloat16", "c10::BFloat16")
+float32 = dtype("float32", np.float32, _FLOAT, "Float", "float")
+float64 = dtype("float64", np.float64, _FLOAT, "Double", "double")
+complex64 = dtype("complex64", np.complex64, _COMPLEX, "ComplexFloat", "c10::complex<float>")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, "ComplexDouble",
+                   "c10::complex<double>")
 short, int, long = int16, int32, int64
 half, float, double = float16, float32, float64
 cfloat, cdouble = complex64, complex128
@@ -73,7 +78,7 @@ ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(short=int16, int=int32, long=int64, half=float16, float=float32,
                 double=float64, cfloat=complex64, cdouble=complex128)
-_BY_LEGACY = {d._legacy: d for d in ALL_DTYPES}
+_BY_LEGACY = {d._tensor_type: d for d in ALL_DTYPES}
 # NumPy dtype -> ember dtype; read on every tensor's `.dtype`, so a plain dict.
 FROM_NUMPY = {d.np: d for d in ALL_DTYPES}
 

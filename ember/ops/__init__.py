@@ -9,8 +9,9 @@ import importlib
 
 import numpy as np
 
+from .._sparse import SparseTensor
 from .._tensor import Tensor
-from . import _graph, linalg, pointwise
+from . import _graph, creation, linalg, pointwise, sparse, sparse_arith
 
 FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics",
                 "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
@@ -32,6 +33,12 @@ np.seterr(all="ignore")
 for _family in FAMILIES:
     for _name in _family.METHODS:
         setattr(Tensor, _name, getattr(_family, _name))
+# `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound here,
+# so that _tensor.py and _sparse.py import no ops
+Tensor.__new__ = staticmethod(creation.tensor_new)
+for _family in (sparse, sparse_arith):
+    for _name, _method in _family.SPARSE_METHODS.items():
+        setattr(SparseTensor, _name, _method)
 
 
 def _reflected(op):

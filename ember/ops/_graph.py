@@ -174,7 +174,7 @@ def _modified_message(t, now, expected):
         op = re.sub(r"Backward\d*$", "", type(t._grad_fn).__name__)
         where = f", which is output {t._output_nr} of {op},"
     return ("one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [torch.{t.dtype._legacy} {shape}]{where} is at version {now}; "
+            f"inplace operation: [torch.{t.dtype._tensor_type} {shape}]{where} is at version {now}; "
             f"expected version {expected} instead. Hint: enable anomaly detection to find the "
             "operation that failed to compute its gradient, with "
             "torch.autograd.set_detect_anomaly(True, check_nan=False).")
@@ -333,8 +333,8 @@ def _store(self, value):
                                f"broadcast shape {list(shape)}")
     src, dst = value.dtype, self.dtype
     if src is not dst and src._category > dst._category:
-        raise RuntimeError(f"result type {_type_name(src)} can't be cast to the desired output "
-                           f"type {_type_name(dst)}")
+        raise RuntimeError(f"result type {src._scalar_name} can't be cast to the desired output "
+                           f"type {dst._scalar_name}")
     if value._device != self._device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
                            f"two devices, {value._device} and {self._device}!")
@@ -378,9 +378,8 @@ def warn_expanded(t, op, example):
 
 
 def _type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+    # linalg.py, descriptive.py and distance.py still call this; read d._scalar_name instead
+    return d._scalar_name
 
 
 def tracks(self, others=()):
@@ -493,8 +492,8 @@ def write_out(out, result, fname):
                            "differentiation, but one of the arguments requires grad.")
     src, dst = result.dtype, out.dtype
     if src is not dst and src._category > dst._category:
-        raise RuntimeError(f"result type {_type_name(src)} can't be cast to the desired output "
-                           f"type {_type_name(dst)}")
+        raise RuntimeError(f"result type {src._scalar_name} can't be cast to the desired output "
+                           f"type {dst._scalar_name}")
     if out._array.shape != result._array.shape:
         if out._array.size:
             warnings.warn(f"An output with one or more elements was resized since it had shape "

@@ -8,7 +8,6 @@ import numpy as np
 
 from .._tensor import Tensor, make_tensor
 from ._axis_maps import AxisMap, _map, _pair
-from ._graph import _type_name
 from .pointwise import xp_of
 
 def _opmath(dtype, mode=None):
@@ -199,7 +198,7 @@ def _upsample(x, mode, out_size, scales, align):
     if not x.is_floating_point() and mode in _WEIGHING_KERNEL \
             and not (x._array.dtype == np.uint8 and mode in _FIXED_POINT):
         raise NotImplementedError(f"\"{_WEIGHING_KERNEL[mode]}\" not implemented for "
-                                  f"'{_type_name(x.dtype)}'")
+                                  f"'{x.dtype._scalar_name}'")
     ft = _opmath(x._array.dtype, mode)
     maps = []
     for d in range(nd):
@@ -271,7 +270,7 @@ def _aa_map(axis, n_in, n_out, scale, align, mode, ft):
 def _upsample_aa(x, mode, out_size, scales, align):
     if x._array.dtype not in (np.float32, np.float64, np.uint8):
         raise NotImplementedError(
-            f"\"compute_index_ranges_weights\" not implemented for '{_type_name(x.dtype)}'")
+            f"\"compute_index_ranges_weights\" not implemented for '{x.dtype._scalar_name}'")
     _check_sizes(x.shape[2:], out_size)
     ft = _opmath(x._array.dtype, mode)
     maps = [_aa_map(d - 2, x.shape[2 + d], out_size[d], None if scales is None else scales[d],

@@ -42,14 +42,9 @@ def _low_precision():
     return _LOW
 
 
-def _type_name(d):
-    from ._graph import _type_name as name
-    return name(d)
-
-
 def _check_float(input, kernel):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(input.dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{input.dtype._scalar_name}\'')
 
 
 def _compute(arr, fn):
@@ -406,7 +401,7 @@ def softshrink(input, lambd=0.5):
         top = float(np.finfo(np.float32 if input.dtype is _dt.bfloat16 else
                              input._array.dtype).max) if input.dtype.is_floating_point else 0
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
-                           f"{_type_name(input.dtype)}, but found {lambd:g}")
+                           f"{input.dtype._scalar_name}, but found {lambd:g}")
     def fn(a):
         lam = a.dtype.type(lambd)
         return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, 0)).astype(a.dtype)
@@ -581,7 +576,7 @@ class LogSoftmaxBackward0(Node):
 def _softmax_forward(input, d, log, node_cls):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"{"log_" if log else ""}softmax_lastdim_kernel_impl" not '
-                                  f"implemented for '{_type_name(input.dtype)}'")
+                                  f"implemented for '{input.dtype._scalar_name}'")
     arr = input._array
     zero_d = arr.ndim == 0
     if zero_d:

@@ -4,7 +4,7 @@
 As PyTorch, the batch dimensions are flattened, one TrilinearBackward0 node contracts the
 three operands, the result is viewed back to the batch shape and the bias is added after.
 """
-from .._tensor import _C_TYPE, make_tensor
+from .._tensor import make_tensor
 from ._graph import Node, record
 from .pointwise import xp_of
 
@@ -47,7 +47,7 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None:
         tensors.append(("bias", bias))
     if any(t.dtype is not input1.dtype for _, t in tensors):
-        listed = ", ".join(f"{name}: {_C_TYPE[t.dtype.name]}" for name, t in tensors)
+        listed = ", ".join(f"{name}: {t.dtype._cpp_name}" for name, t in tensors)
         raise RuntimeError(f"All tensors must have the same dtype, got {listed}")
     n1, n2 = input1._array.ndim, input2._array.ndim
     if n1 != n2:

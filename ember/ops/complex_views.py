@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
-from ._graph import Node, _type_name, inplace, record
+from ._graph import Node, inplace, record
 from .pointwise import xp_of
 from .shape import make_view_of, select
 
@@ -62,7 +62,7 @@ _COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.comp
 def view_as_complex(input):
     arr = input._array
     if arr.dtype not in _COMPLEX_OF:
-        kind = "Half" if arr.dtype == np.float16 else _type_name(input.dtype)
+        kind = "Half" if arr.dtype == np.float16 else input.dtype._scalar_name
         if kind == "Half":
             raise RuntimeError("view_as_complex: ember has no complex32 (ComplexHalf) dtype")
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, "
@@ -126,10 +126,10 @@ def _check_pair(real_part, imag_part, fname):
     a, b = real_part._array.dtype, imag_part._array.dtype
     if a not in _FLOATS or b not in _FLOATS:
         raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{_type_name(real_part.dtype)} and {_type_name(imag_part.dtype)}")
+                           f"{real_part.dtype._scalar_name} and {imag_part.dtype._scalar_name}")
     if a != b:
-        raise RuntimeError(f"Expected object of scalar type {_type_name(real_part.dtype)} but got "
-                           f"scalar type {_type_name(imag_part.dtype)} for second argument")
+        raise RuntimeError(f"Expected object of scalar type {real_part.dtype._scalar_name} but got "
+                           f"scalar type {imag_part.dtype._scalar_name} for second argument")
     if real_part._device != imag_part._device:
         raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                            f"devices, {real_part._device} and {imag_part._device}!")

@@ -281,9 +281,6 @@ def _int_tuple(value, n, what, fname):
     return vals
 
 
-_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-         "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-         "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 _CTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int"}
 
@@ -309,8 +306,8 @@ def _prepare(input, weight, bias, nd, fname, transposed):
     if unbatched:
         input = input.unsqueeze(0)
     if input.dtype is not weight.dtype:
-        raise RuntimeError(f"expected scalar type {_TYPE.get(input.dtype.name)} but found "
-                           f"{_TYPE.get(weight.dtype.name)}")
+        raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
+                           f"{weight.dtype._scalar_name}")
     if bias is not None:
         _check_tensor(bias, "bias", fname, 3)
         if bias.dtype is not input.dtype:

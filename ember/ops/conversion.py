@@ -123,7 +123,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 def type(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
         prefix = "torch.cuda." if self._device.type == "cuda" else "torch."
-        return prefix + self.dtype._legacy
+        return prefix + self.dtype._tensor_type
     if isinstance(dtype, str) and dtype.startswith("torch.cuda."):
         return to(self, "cuda", _dt.to_dtype(dtype[len("torch.cuda."):]))
     is_cuda = getattr(dtype, "_is_cuda", None)
@@ -171,7 +171,7 @@ def view_dtype(self, dtype):
 
 def _check_view_dtype(t, src, dst):
     """PyTorch's conditions for reading memory as a dtype of another element size."""
-    what = (f"to view {src._legacy.replace('Tensor', '')} as {dst._legacy.replace('Tensor', '')} "
+    what = (f"to view {src._scalar_name} as {dst._scalar_name} "
             "(different element sizes)")
     if t.dim() == 0:
         raise RuntimeError(f"self.dim() cannot be 0 {what}")

@@ -405,8 +405,8 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
     """zeros/ones/empty/full: dtype from `out` when not given; `out` is resized silently."""
     if out is not None:
         if dtype is not None and _dt.to_dtype(dtype) is not out.dtype:
-            raise RuntimeError(f"dtype {_type_name(_dt.to_dtype(dtype))} does not match dtype "
-                               f"of out parameter ({_type_name(out.dtype)})")
+            raise RuntimeError(f"dtype {_dt.to_dtype(dtype)._scalar_name} does not match dtype "
+                               f"of out parameter ({out.dtype._scalar_name})")
         dtype = out.dtype
         device = out._device if device is None else device
     dev = resolve_device(device)
@@ -422,11 +422,6 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
     t = make_tensor(arr, dev)
     t._requires_grad = builtins.bool(requires_grad)
     return t if out is None else factory_out(out, t, fname)
-
-
-def _type_name(d):
-    from ._graph import _type_name as name
-    return name(d)
 
 
 def factory_out(out, t, fname):
@@ -638,6 +633,12 @@ def zero_(self):
 
 
 # ---- legacy constructors -------------------------------------------------------------------------
+def tensor_new(cls, *args, device=None):
+    """`ember.Tensor(2, 3)` (uninitialised), `Tensor([1, 2])`, `Tensor(size)`: default dtype.
+    `Tensor.__new__` (bound in ember/ops/__init__.py)."""
+    return legacy_new(cls, _dt.get_default_dtype(), args, device)
+
+
 def legacy_new(cls, dtype, args, device, exact_dtype=False):
     """`ember.Tensor(...)` and `FloatTensor(...)`: sizes give an uninitialised tensor, data is
     copied into `dtype`, a tensor is aliased (of that dtype for the typed classes), nothing
@@ -665,15 +666,8 @@ def legacy_new(cls, dtype, args, device, exact_dtype=False):
                     f"({', '.join(type(a).__name__ for a in args)})")
 
 
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
 def _options(d):
-    return (f"TensorOptions(dtype={_CPP_NAMES[d.name]}, device=cpu, layout=Strided, "
+    return (f"TensorOptions(dtype={d._cpp_name}, device=cpu, layout=Strided, "
             "requires_grad=false (default), pinned_memory=false (default), "
             "memory_format=(nullopt))")
 
@@ -694,10 +688,10 @@ class _LegacyTensorMeta(type):
 
 
 def _legacy_class(dtype, cuda=False):
-    name = dtype._legacy
+    name = dtype._tensor_type
     return _LegacyTensorMeta(name, (), {"_legacy_dtype": dtype, "_is_cuda": cuda,
                                          "__module__": "torch.cuda" if cuda else "torch"})
 
 
-LEGACY_TYPES = {d._legacy: _legacy_class(d) for d in _dt.ALL_DTYPES}
-CUDA_LEGACY_TYPES = {d._legacy: _legacy_class(d, cuda=True) for d in _dt.ALL_DTYPES}
+LEGACY_TYPES = {d._tensor_type: _legacy_class(d) for d in _dt.ALL_DTYPES}
+CUDA_LEGACY_TYPES = {d._tensor_type: _legacy_class(d, cuda=True) for d in _dt.ALL_DTYPES}

@@ -11,7 +11,7 @@ from .._state import grad as _grad_state
 from .._tensor import _wrap_dim
 from ._graph import Node, inplace, record, write_out
 from .pointwise import logical_xor, where, xp_of
-from .reduction import _sum_dtype, _type_name, const, return_type
+from .reduction import _sum_dtype, const, return_type
 from .sorting import scatter_add_along
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "trapz",
@@ -225,7 +225,7 @@ class LogcumsumexpBackward0(Node):
 def logcumsumexp(input, dim, *, out=None):
     d = input.dtype
     if not (d.is_floating_point or d.is_complex):
-        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_type_name(d)}'")
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{d._scalar_name}'")
     arr, axis = _scan_axis(input, dim)
     res = const(_shaped(_accumulate(xp_of(input), "logaddexp", arr, axis), input), input)
     if out is not None:

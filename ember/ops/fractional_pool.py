@@ -9,7 +9,6 @@ import numpy as np
 
 from .._tensor import Tensor
 from .pointwise import xp_of
-from .pooling._checks import _type_name
 from .pooling._common import _grad_enabled, _max_result, _pair_of
 
 __all__ = []
@@ -96,7 +95,7 @@ def _fractional(input, nd, kernel_size, output_size, samples, return_indices):
                            f"{samples.shape[2]}.")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"{fname}_out_frame\" not implemented for "
-                                  f"'{_type_name(input)}'")
+                                  f"'{input.dtype._scalar_name}'")
     xp = xp_of(input)
     x = input._array.reshape((n_batch, planes) + size)
     u = samples.detach().cpu()._array[:n_batch]

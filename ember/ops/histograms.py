@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
-from ._graph import Node, _type_name, record, write_out
+from ._graph import Node, record, write_out
 from .ranges import _line
 from .pointwise import operands, xp_of
 from .reduction import return_type
@@ -46,14 +46,6 @@ def _need_tensor(fname, value, name, position):
                         f"{type(value).__name__}")
 
 
-# C++ type names in histogramdd's messages
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
 def _g(v):
     """A double as C++ streams print it (6 significant digits)."""
     return f"{v:g}"
@@ -64,7 +56,7 @@ def bincount(input, weights=None, minlength=0):
     _need_tensor("bincount", input, "input", 1)
     d = input.dtype
     if d.is_floating_point or d.is_complex or d is _dt.bool:
-        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_type_name(d)}\'')
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{d._scalar_name}\'')
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     xp, arr, dev = xp_of(input), input._array, input._device
@@ -131,7 +123,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     _need_tensor("histc", input, "input", 1)
     d = input.dtype
     if not d.is_floating_point:
-        raise NotImplementedError(f'"histogram_cpu" not implemented for \'{_type_name(d)}\'')
+        raise NotImplementedError(f'"histogram_cpu" not implemented for \'{d._scalar_name}\'')
     _check_bins(bins)
     arr, xp = input._array, xp_of(input)
     lo, hi = builtins.float(min), builtins.float(max)
@@ -156,7 +148,7 @@ def _edges(xp, lo, hi, bins, d):
 def _check_float_input(input):
     d = input.dtype
     if d not in (_dt.float32, _dt.float64):
-        raise NotImplementedError(f'"histogramdd" not implemented for \'{_type_name(d)}\'')
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{d._scalar_name}\'')
     return d
 
 
@@ -175,17 +167,17 @@ def _histogramdd(input, points, bins, range, weight, density, weight_fits, input
             _check_bins(b._array.shape[0] - 1, k)
             if b.dtype is not d:
                 raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have "
-                                   f"the same dtype, but got input with dtype {_CPP_NAMES[d.name]} "
+                                   f"the same dtype, but got input with dtype {d._cpp_name} "
                                    f"and bins for dimension {k} with dtype "
-                                   f"{_CPP_NAMES[b.dtype.name]}")
+                                   f"{b.dtype._cpp_name}")
         else:
             _check_bins(b, k)
     if weight is not None:
         if weight.dtype is not d:
             raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and "
                                f"weight tensor should have the same dtype, but got "
-                               f"input({_CPP_NAMES[d.name]}), and "
-                               f"weight({_CPP_NAMES[weight.dtype.name]})")
+                               f"input({d._cpp_name}), and "
+                               f"weight({weight.dtype._cpp_name})")
         if not weight_fits:
             raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have "
                                f"the same shape as the input tensor excluding its innermost "
@@ -322,7 +314,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
                         f"expected one of:\n{_ISIN_SIGNATURES}")
     x, y, d, dev = operands(elements, test_elements, "isin")
     if d is _dt.bool or d.is_complex:
-        raise RuntimeError(f"Unsupported input type encountered for isin(): {_type_name(d)}")
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {d._scalar_name}")
     ref = elements if isinstance(elements, Tensor) else test_elements
     xp = xp_of(ref)
     x, y = xp.asarray(x, dtype=d.np), xp.asarray(y, dtype=d.np)

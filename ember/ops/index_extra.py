@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor
-from ._graph import _type_name, inplace, record
+from ._graph import inplace, record
 from .pointwise import xp_of
 from .shape import NarrowBackward0, narrow
 
@@ -85,14 +85,14 @@ def _index_reduce(input, dim, index, source, reduce, include_self):
     d = _wrap_dim(dim, len(shape))
     if index._array.ndim > 1:
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
-                         f"{index._array.ndim} with type: {_type_name(index.dtype)} and size: "
+                         f"{index._array.ndim} with type: {index.dtype._scalar_name} and size: "
                          f"{list(index.shape)}")
     if index._array.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
-                           f"{_type_name(index.dtype)}")
+                           f"{index.dtype._scalar_name}")
     if input.dtype is not source.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({_type_name(input.dtype)}) and source "
-                           f"({_type_name(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"index_reduce_(): self ({input.dtype._scalar_name}) and source "
+                           f"({source.dtype._scalar_name}) must have the same scalar type")
     s1, ss1 = shape or (1,), sshape or (1,)
     n = index._array.size
     if len(shape) != len(sshape) or builtins.any(a != b for k, (a, b) in enumerate(zip(s1, ss1))

@@ -20,8 +20,7 @@ import numpy as np
 
 from .._state import grad as _grad_state
 from .._tensor import Tensor, make_tensor
-from ._graph import (Node, _type_name, check_no_internal_overlap, inplace, record, warn_expanded,
-                     writable)
+from ._graph import Node, check_no_internal_overlap, inplace, record, warn_expanded, writable
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere"]
@@ -472,8 +471,8 @@ def _put_index(t, indices, fname="index_put", arg=0):
 def _check_put_dtype(t, values):
     if values.dtype is not t.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{_type_name(t.dtype)} for the destination and "
-                           f"{_type_name(values.dtype)} for the source.")
+                           f"{t.dtype._scalar_name} for the destination and "
+                           f"{values.dtype._scalar_name} for the source.")
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -602,12 +601,8 @@ def _scalar_like(value, like):
     from .creation import tensor
     if isinstance(value, (list, tuple)) or not isinstance(
             value, (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)):
-        raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_name(like)}")
+        raise TypeError(f"can't assign a {type(value).__name__} to a torch.{like.dtype._tensor_type}")
     return tensor(value, dtype=like.dtype, device=like._device)
-
-
-def _legacy_name(t):
-    return f"torch.{t.dtype._legacy}"
 
 
 # ---- copy_ -------------------------------------------------------------------------------------

@@ -111,17 +111,13 @@ def pin_memory(self, device=None):
     if not _accelerator():
         raise RuntimeError("Cannot access accelerator device when none is available.")
     if self._device.type != "cpu":
-        raise RuntimeError(f"cannot pin '{_legacy_name(self)}' only dense CPU tensors can be pinned")
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
     if is_pinned(self):
         return self
     import cupy
     out = self.detach().clone()
     _move_storage(out, cupy.cuda.alloc_pinned_memory)
     return out
-
-
-def _legacy_name(t):
-    return f"torch.cuda.{t.dtype._legacy}" if t._device.type == "cuda" else f"torch.{t.dtype._legacy}"
 
 
 def is_pinned(self, device=None):

@@ -16,7 +16,7 @@ from .._tensor import Tensor, make_tensor
 from . import pointwise as _pw
 from .creation import _filled_like, fill_, zero_, zeros_like
 from .indexing import index_put_
-from ._graph import Node, _store, _type_name, check_no_internal_overlap, inplace, record
+from ._graph import Node, _store, check_no_internal_overlap, inplace, record
 
 __all__ = ["abs_", "absolute_", "neg_", "negative_", "exp_", "log_", "sqrt_", "sin_", "cos_",
            "tanh_", "sigmoid_", "relu_", "clamp_", "clip_", "clamp_min_", "clamp_max_",
@@ -121,8 +121,8 @@ def _bitwise_inplace(op, name):
         # PyTorch checks the cast of the promoted type into self before the kernel's dtype
         d = _pw._promoted_dtype(self, other, name)
         if d._category > self.dtype._category:
-            raise RuntimeError(f"result type {_type_name(d)} can't be cast to the desired "
-                               f"output type {_type_name(self.dtype)}")
+            raise RuntimeError(f"result type {d._scalar_name} can't be cast to the desired "
+                               f"output type {self.dtype._scalar_name}")
         return _write_untracked(self, op(self, other))
     method.__name__ = name
     return method

@@ -22,7 +22,7 @@ from .. import dtypes as _dt
 from .. import random as _random
 from .._tensor import Tensor, make_tensor
 from ..device import backend_of
-from ._graph import Node, _type_name, inplace, record, write_out
+from ._graph import Node, inplace, record, write_out
 from .creation import (check_factory_grad, factory_out, resolve_device, size_arg, zeros_like)
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
@@ -97,7 +97,7 @@ def _xp(t):
 
 
 def _not_implemented(kernel, d):
-    raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(d)}\'')
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{d._scalar_name}\'')
 
 
 def _require_float(d, kernel, complex_ok=False):
@@ -115,8 +115,8 @@ def _new(array, dev, requires_grad=False):
 def _factory(fname, size, dtype, device, requires_grad, out, draw):
     """The shared body of rand/randn/randint/randperm: dtype from `out` when not given."""
     if out is not None and dtype is not None and out.dtype is not _dt.to_dtype(dtype):
-        raise RuntimeError(f"dtype {_type_name(_dt.to_dtype(dtype))} does not match dtype of "
-                           f"out parameter ({_type_name(out.dtype)})")
+        raise RuntimeError(f"dtype {_dt.to_dtype(dtype)._scalar_name} does not match dtype of "
+                           f"out parameter ({out.dtype._scalar_name})")
     d = _dt.to_dtype(dtype) if dtype is not None else (out.dtype if out is not None else None)
     dev = resolve_device(device) if out is None or device is not None else out._device
     arr, d = draw(dev, d)
@@ -432,7 +432,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     d = input.dtype
     if not d.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_type_name(d)}")
+                           f"{d._scalar_name}")
     if input._array.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     num_samples = _check_int_arg(num_samples, "num_samples", "multinomial", 2)
@@ -606,7 +606,7 @@ def random_(self, *args, generator=None, **kwargs):
 def exponential_(self, lambd=1, *, generator=None):
     if not self.dtype.is_floating_point:
         raise RuntimeError("Exponential distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified {_type_name(self.dtype)}")
+                           f"dtype must be a floating point but you specified {self.dtype._scalar_name}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
 

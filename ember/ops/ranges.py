@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor
-from .creation import _finish, _float_dtype, _is_int, _type_name, factory_out, resolve_device
+from .creation import _finish, _float_dtype, _is_int, factory_out, resolve_device
 
 __all__ = ["arange", "range", "linspace", "logspace", "eye"]
 METHODS = []
@@ -38,7 +38,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     else:
         d = _dt.to_dtype(dtype)
     if d is _dt.bool or d.is_complex:
-        raise NotImplementedError(f'"arange_cpu" not implemented for \'{_type_name(d)}\'')
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{d._scalar_name}\'')
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
     if step == 0:

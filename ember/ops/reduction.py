@@ -96,11 +96,6 @@ def const(arr, like):
     return make_tensor(as_array(arr), like._device)
 
 
-def _type_name(d):
-    from ._graph import _type_name as name
-    return name(d)
-
-
 def _reduced_size(shape, axes):
     n = 1
     for a in axes:
@@ -189,7 +184,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     d = _dt.to_dtype(dtype) if dtype is not None else input.dtype
     if not (d.is_floating_point or d.is_complex):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {_type_name(d)}")
+                           f"floating point or complex dtype. Got: {d._scalar_name}")
     arr = input._array
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
@@ -270,7 +265,7 @@ def select_result(input, index, axis, keepdim, node_cls, tuple_type, out=None, f
 
 def _check_not_complex(input, what):
     if input._array.dtype.kind == "c":
-        raise NotImplementedError(f'"{what}" not implemented for \'{_type_name(input.dtype)}\'')
+        raise NotImplementedError(f'"{what}" not implemented for \'{input.dtype._scalar_name}\'')
 
 
 def _extreme(input, dim, keepdim, out, is_max):
@@ -406,7 +401,7 @@ def any(input, dim=None, keepdim=False, *, out=None):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{_type_name(input.dtype)} did not match {_type_name(other.dtype)}")
+        raise RuntimeError(f"{input.dtype._scalar_name} did not match {other.dtype._scalar_name}")
     x, y, _, _ = operands(input, other, "allclose")
     if x.dtype == np.bool_:
         x, y = x.astype(np.int8), y.astype(np.int8)
@@ -518,7 +513,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {_type_name(input.dtype)}")
+                           f"but got {input.dtype._scalar_name}")
     arr = input._array
     count = (~xp_of(input).isnan(arr)).sum(axis=dims_of(dim, arr.ndim), keepdims=keepdim)
     res = nansum(input, dim, keepdim, dtype=dtype) / const(count, input)

@@ -170,7 +170,8 @@ def expand(self, *sizes):
     sizes = _size_args(sizes)
     shape = self._array.shape
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand(torch.{self.dtype._legacy}{{{list(shape)}}}, size={list(sizes)}): "
+        raise RuntimeError(f"expand(torch.{self.dtype._tensor_type}{{{list(shape)}}}, "
+                           f"size={list(sizes)}): "
                            f"the number of sizes provided ({len(sizes)}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)

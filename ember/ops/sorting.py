@@ -14,8 +14,8 @@ from .._tensor import _wrap_dim
 from ..device import backend_of
 from ._graph import Node, record, write_out
 from .pointwise import xp_of
-from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, _type_name, const,
-                        return_type, select_result)
+from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, const, return_type,
+                        select_result)
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
            "unique", "unique_consecutive"]
@@ -203,7 +203,7 @@ class NanmedianBackward0(MaxBackward1):
 
 def _not_for_bool(input, what):
     if input._array.dtype == np.bool_:
-        raise NotImplementedError(f"\"{what}\" not implemented for '{_type_name(input.dtype)}'")
+        raise NotImplementedError(f"\"{what}\" not implemented for '{input.dtype._scalar_name}'")
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):

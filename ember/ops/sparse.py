@@ -368,18 +368,13 @@ def _sparse_times_dense(input, mat2, node_cls, fname):
     if mat2._array.ndim not in (1, 2):
         raise RuntimeError(f"{fname}: matrices expected, got {mat2._array.ndim}D tensor")
     if input.dtype is not mat2.dtype:
-        raise RuntimeError(f"expected scalar type {_dt_short(input.dtype)} but found "
-                           f"{_dt_short(mat2.dtype)}")
+        raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
+                           f"{mat2.dtype._scalar_name}")
     m, k = input._array.shape
     if mat2._array.shape[0] != k:
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {k}, got "
                            f"{mat2._array.shape[0]}")
     return _product(input._ind, input._val, (m, k), mat2, node_cls)
-
-
-def _dt_short(d):
-    from ._graph import _type_name
-    return _type_name(d)
 
 
 def spmm(input, mat2):
@@ -483,3 +478,27 @@ def _body(t, indent):
     r = repr(make_tensor(t._array, t._device))
     body = r[len("tensor("):r.rindex("]") + 1]
     return body.replace("\n" + " " * len("tensor("), "\n" + " " * indent)
+
+
+# ---- SparseTensor's methods over these ops (bound onto it by ember/ops/__init__.py) ---------------
+# (its to_dense and coalesce are Tensor's: the functions above take both layouts)
+def _coalesced_values(self):
+    if not self._coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    return _values_view(self._val)
+
+
+def _matmul(self, other):
+    return spmm(self, other)
+
+
+def _repr(self, *, tensor_contents=None):
+    return sparse_repr(self)
+
+
+SPARSE_METHODS = {
+    "values": _coalesced_values, "mm": spmm, "matmul": _matmul, "__matmul__": _matmul,
+    "t": _transpose, "__repr__": _repr, "__str__": _repr,
+    "_grad_at_unique": _grad_at_unique,  # read by SparseTensor.grad
+}

@@ -121,15 +121,10 @@ def _concatenated(t, s, tv, sv, alpha):
 def add_sparse_(t, s, alpha=1):
     r = add_sparse(t, s, alpha)
     if r._val.dtype is not t._val.dtype:
-        raise RuntimeError(f"result type {_name(r._val.dtype)} can't be cast to the desired "
-                           f"output type {_name(t._val.dtype)}")
+        raise RuntimeError(f"result type {r._val.dtype._scalar_name} can't be cast to the desired "
+                           f"output type {t._val.dtype._scalar_name}")
     _become(t, r)
     return t
-
-
-def _name(dtype):
-    from ._graph import _type_name
-    return _type_name(dtype)
 
 
 def _become(t, r):
@@ -180,6 +175,11 @@ def div_sparse(s, other):
     if not _is_number(other):
         raise RuntimeError("ember: a sparse tensor divides only by a number or a 0-dim tensor")
     return make_sparse(s._ind, s._val / other, s._array.shape, s._coalesced)
+
+
+def div_sparse_(s, other):
+    _become(s, div_sparse(s, other))
+    return s
 
 
 def neg_sparse(s):
@@ -266,3 +266,27 @@ def sparse_mask(input, mask):
     values = _through(SparseMaskBackward0, values)
     return make_sparse(mask._ind, values, mask._array.shape, mask._coalesced)
 
+
+# ---- SparseTensor's arithmetic methods (bound onto it by ember/ops/__init__.py) -------------------
+def _add(self, other, *, alpha=1):
+    return add_sparse(self, other, alpha)
+
+
+def _add_(self, other, *, alpha=1):
+    return add_sparse_(self, other, alpha)
+
+
+def _radd(self, other):
+    # Python asks the subclass first: dense + sparse lands here
+    if isinstance(other, Tensor):
+        return add_dense_sparse(other, self)
+    raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+
+
+SPARSE_METHODS = {
+    "add": _add, "add_": _add_, "__iadd__": _add_, "__radd__": _radd,
+    "mul": mul_sparse, "__mul__": mul_sparse, "__rmul__": mul_sparse,
+    "mul_": mul_sparse_, "__imul__": mul_sparse_,
+    "div": div_sparse, "__truediv__": div_sparse, "div_": div_sparse_, "__itruediv__": div_sparse_,
+    "neg": neg_sparse, "__neg__": neg_sparse, "zero_": zero_sparse_,
+}

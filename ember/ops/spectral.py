@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor, _wrap_dim, make_tensor
-from ._graph import Node, _type_name, record, write_out
+from ._graph import Node, record, write_out
 from .pointwise import xp_of
 
 __all__ = []
@@ -131,12 +131,12 @@ def _promote(fname, x, require_real=False, to_complex=False, real_message="a rea
     if d.is_complex:
         if require_real:
             raise RuntimeError(f"{fname} expects {real_message} input tensor, but got "
-                               f"{_type_name(d)}")
+                               f"{d._scalar_name}")
         return x
     if not d.is_floating_point:
         x = x.to(_dt.get_default_dtype())
     elif x._array.dtype not in _COMPLEX:
-        raise RuntimeError(f"Unsupported dtype {_type_name(d)}")
+        raise RuntimeError(f"Unsupported dtype {d._scalar_name}")
     if to_complex:
         x = x.to(_dt.FROM_NUMPY[np.dtype(_COMPLEX[x._array.dtype])])
     return x

@@ -10,8 +10,7 @@ from .. import dtypes as _dt
 from .._tensor import _wrap_dim
 from ._graph import Node, record, write_out
 from .pointwise import where, xp_of
-from .reduction import (_reduced_size, _type_name, as_array, const, dims_of, keep_dims,
-                        tie_weights)
+from .reduction import _reduced_size, as_array, const, dims_of, keep_dims, tie_weights
 
 __all__ = ["std", "var", "std_mean", "var_mean", "norm", "logsumexp"]
 METHODS = ["std", "var", "norm", "logsumexp"]
@@ -178,7 +177,7 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """`linalg.vector_norm`: the p-norm of the elements over `dim` (all by default)."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_type_name(input.dtype)}")
+                           f"input. Got {input.dtype._scalar_name}")
     arr = input._array
     if dtype is not None:
         arr = arr.astype(_dt.to_dtype(dtype).np)
@@ -254,7 +253,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
         if not (input.dtype.is_floating_point or input.dtype.is_complex):
             raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor "
-                               f"as input. Got {_type_name(input.dtype)}")
+                               f"as input. Got {input.dtype._scalar_name}")
         src = input if dtype is None else input.to(dtype)
         res = _nuclear_norm(src, dims, keepdim)
         return write_out(out, res, "linalg_matrix_norm") if out is not None else res

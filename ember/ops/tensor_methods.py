@@ -70,8 +70,8 @@ def map_(self, tensor, callable):
     broadcast to self's shape; CPU only, no autograd."""
     _check_apply(self, (tensor,), "map_")
     if tensor.dtype != self.dtype:
-        raise TypeError(f"map_: expected torch.{self.dtype._legacy} for 'other' (got "
-                        f"torch.{tensor.dtype._legacy})")
+        raise TypeError(f"map_: expected torch.{self.dtype._tensor_type} for 'other' (got "
+                        f"torch.{tensor.dtype._tensor_type})")
     other = tensor.expand(self._array.shape)._array
     return _write(self, [callable(x, y) for x, y in zip(self._array.ravel().tolist(),
                                                         other.ravel().tolist())])

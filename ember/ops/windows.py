@@ -21,7 +21,7 @@ def _window(fname, window_length, periodic, dtype, device, requires_grad, values
     if not d.is_floating_point:
         raise RuntimeError(
             f"{fname} expects floating point dtypes, got: TensorOptions(dtype="
-            f"{_C_NAMES.get(d.name, d.name)}, device={device or 'cpu'}, layout=Strided (default), "
+            f"{d._cpp_name}, device={device or 'cpu'}, layout=Strided (default), "
             "requires_grad=false (default), pinned_memory=false, memory_format=(nullopt))")
     if window_length < 0:
         raise RuntimeError(f"{fname} requires non-negative window_length, got "
@@ -32,11 +32,6 @@ def _window(fname, window_length, periodic, dtype, device, requires_grad, values
         n = window_length + 1 if periodic else window_length
         arr = values(np.arange(n, dtype=np.float64), n)[:window_length]
     return tensor(arr, dtype=d, device=device, requires_grad=requires_grad)
-
-
-_C_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}
 
 
 def _cosine_sum(coefficients):

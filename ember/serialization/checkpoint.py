@@ -29,8 +29,7 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 
 DEFAULT_PROTOCOL = 2
 _ALIGN = 64
-_STORAGE_NAMES = {d: d._legacy.replace("Tensor", "Storage") for d in _dt.ALL_DTYPES}
-_DTYPE_OF_STORAGE = {v: k for k, v in _STORAGE_NAMES.items()}
+_DTYPE_OF_STORAGE = {d._storage_type: d for d in _dt.ALL_DTYPES}
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
 
@@ -126,7 +125,7 @@ class _TorchGlobal:
 
 _REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
-_STORAGE_GLOBALS = {d: _TorchGlobal("torch", name) for d, name in _STORAGE_NAMES.items()}
+_STORAGE_GLOBALS = {d: _TorchGlobal("torch", d._storage_type) for d in _dt.ALL_DTYPES}
 _DTYPE_GLOBALS = {d: _TorchGlobal("torch", d.name) for d in _dt.ALL_DTYPES}
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")

@@ -17,11 +17,6 @@ LinAlgError = _LinAlgError
 
 
 # ---- checks and small helpers ----------------------------------------------------------------
-def _type_name(t):
-    from .._graph import _type_name as name
-    return name(t.dtype)
-
-
 def _check(A, fname, square=True, floating=True):
     if A._array.ndim < 2:
         raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
@@ -31,7 +26,7 @@ def _check(A, fname, square=True, floating=True):
                            f"{n} matrices")
     if floating and not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. "
-                           f"Got {_type_name(A)}")
+                           f"Got {A.dtype._scalar_name}")
 
 
 def _const(arr, like):

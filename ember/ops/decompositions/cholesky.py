@@ -10,7 +10,7 @@ from ..linalg import _warn_once
 from ..pointwise import xp_of
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _cholesky_info, _const, _first_bad,
-                      _type_name, _write_tuple)
+                      _write_tuple)
 from .solves import solve_triangular
 
 # ---- Cholesky ---------------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def _check_cholesky_solve(B, L):
                                f"{t._array.ndim} dimensions instead")
     if B._array.dtype != L._array.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_type_name(B)} and A of type {_type_name(L)} instead.")
+                           f"{B.dtype._scalar_name} and A of type {L.dtype._scalar_name} instead.")
     _check_cholesky_dtype(L, "cholesky_solve_cpu")
     (n, n2), (m, k) = L._array.shape[-2:], B._array.shape[-2:]
     if n != n2:
@@ -140,7 +140,7 @@ def _check_cholesky_solve(B, L):
 
 def _check_cholesky_dtype(L, kernel):
     if not (L.dtype.is_floating_point or L.dtype.is_complex):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(L)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{L.dtype._scalar_name}\'')
 
 
 def cholesky_solve(B, L, upper=False, *, out=None):

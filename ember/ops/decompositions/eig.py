@@ -19,7 +19,7 @@ from ...device import _BACKENDS
 from .._graph import Node, record, write_out
 from ..pointwise import xp_of
 from ..reduction import return_type
-from ._common import _check, _eye, _host, _type_name, _write_tuple
+from ._common import _check, _eye, _host, _write_tuple
 from .solves import solve
 
 _eig_type = return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
@@ -83,7 +83,7 @@ def _complex_of(A):
 def eig(A, *, out=None):
     """Eigenvalues and eigenvectors of a general matrix (complex, as PyTorch gives them)."""
     if not (A.dtype.is_floating_point or A.dtype.is_complex):  # checked before the shape
-        raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(A)}")
+        raise RuntimeError(f"Unknown Complex ScalarType for {A.dtype._scalar_name}")
     _check(A, "linalg.eig")
     w, v = np.linalg.eig(_host(A._array))  # LAPACK's geev, on the host as PyTorch's CUDA path
     c = _complex_of(A)

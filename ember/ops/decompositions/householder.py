@@ -10,7 +10,6 @@ differentiable again.
 from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
 from ..pointwise import xp_of
-from ._common import _type_name
 
 __all__ = []
 
@@ -73,10 +72,10 @@ def _check(A, tau):
                            f"got tau.ndim equal to {tau._array.ndim} and input.ndim is equal to "
                            f"{A._array.ndim}")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{_type_name(A)}\'')
+        raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{A.dtype._scalar_name}\'')
     if tau.dtype != A.dtype:
-        raise RuntimeError(f"{fname}: tau dtype {_type_name(tau)} does not match input dtype "
-                           f"{_type_name(A)}")
+        raise RuntimeError(f"{fname}: tau dtype {tau.dtype._scalar_name} does not match input dtype "
+                           f"{A.dtype._scalar_name}")
 
 
 def householder_product(A, tau, *, out=None):

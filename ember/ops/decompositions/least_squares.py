@@ -10,7 +10,7 @@ from ..._tensor import Tensor, make_tensor
 from .._graph import Node, record, write_out
 from ..pointwise import xp_of
 from ..reduction import return_type
-from ._common import _const, _needs, _type_name
+from ._common import _const, _needs
 
 # ---- pseudo-inverse, least squares, rank ---------------------------------------------------------
 def _pinv_grad(A, P, G):
@@ -47,7 +47,7 @@ def _as_float(x):
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The Moore-Penrose pseudo-inverse, from the SVD (or eigh when hermitian)."""
     if A._array.ndim < 2 or not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError(f"linalg.pinv({_type_name(A)}{{{list(A._array.shape)}}}): expected a tensor with 2 or more "
+        raise RuntimeError(f"linalg.pinv({A.dtype._scalar_name}{{{list(A._array.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
     xp, arr = xp_of(A), A._array
     if hermitian:

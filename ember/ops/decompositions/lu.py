@@ -15,8 +15,7 @@ from .._graph import Node, record, write_out
 from ..linalg import _warn_once
 from ..pointwise import xp_of
 from ..reduction import return_type
-from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _needs,
-                      _type_name, _write_tuple)
+from ._common import _LinAlgError, _batch_prefix, _check, _const, _first_bad, _needs, _write_tuple
 from .solves import solve, solve_triangular
 
 _lu_factor_type = return_type("linalg_lu_factor", ("LU", "pivots"))
@@ -83,7 +82,7 @@ def _check_lu_input(A, fname, dims_name):
         raise RuntimeError(f"{dims_name}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A._array.shape)} instead")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise NotImplementedError(f'"lu_cpu" not implemented for \'{_type_name(A)}\'')
+        raise NotImplementedError(f'"lu_cpu" not implemented for \'{A.dtype._scalar_name}\'')
 
 
 def _check_pivot(pivot, fname):
@@ -378,7 +377,7 @@ def _check_lu_solve(LU, pivots, B, left):
     _check(LU, "torch.linalg.lu_solve")
     if LU._array.dtype != B._array.dtype:
         raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found "
-                           f"LU of type {_type_name(LU)} and B of type {_type_name(B)} instead")
+                           f"LU of type {LU.dtype._scalar_name} and B of type {B.dtype._scalar_name} instead")
     if pivots.dtype.name != "int32":
         raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
     n = LU._array.shape[-1]

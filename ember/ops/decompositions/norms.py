@@ -8,7 +8,6 @@ import math
 import numpy as np
 
 from .._graph import write_out
-from ._common import _type_name
 from .inverse import inv
 from .orthogonal import svdvals
 
@@ -29,7 +28,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
                            "dimensions.")
     if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_type_name(A)}")
+                           f"input. Got {A.dtype._scalar_name}")
     dim = tuple(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "

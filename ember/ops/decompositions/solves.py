@@ -8,8 +8,7 @@ import numpy as np
 from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
 from ..pointwise import xp_of
-from ._common import (_LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs,
-                      _type_name)
+from ._common import _LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs
 
 # ---- solves -----------------------------------------------------------------------------------------
 class LinalgSolveExBackward0(Node):
@@ -38,7 +37,7 @@ def solve(A, B, *, left=True, out=None):
     _check(A, "linalg.solve")
     if A._array.dtype != B._array.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
-                           f"of type {_type_name(A)} and B of type {_type_name(B)} instead")
+                           f"of type {A.dtype._scalar_name} and B of type {B.dtype._scalar_name} instead")
     vector = _is_vector_rhs(A, B)
     n = A._array.shape[-1]
     bshape = B._array.shape + (1,) if vector else B._array.shape
@@ -100,7 +99,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         return write_out(out, res, "linalg_solve_triangular") if out is not None else res
     if A._array.dtype != B._array.dtype:
         raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
-                           f"but found A of type {_type_name(A)} and B of type {_type_name(B)} "
+                           f"but found A of type {A.dtype._scalar_name} and B of type {B.dtype._scalar_name} "
                            "instead")
     xp = xp_of(A)
     a = xp.triu(A._array) if upper else xp.tril(A._array)

@@ -11,7 +11,6 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
-from .._graph import _type_name
 from ..indexing import accumulate_flat, segment_reduce
 
 
@@ -43,7 +42,7 @@ def _check_int_index(index, fname, msg=None):
 def _check_long_index(index, fname):
     if index._array.dtype != np.int64:
         raise RuntimeError(f"{fname}(): Expected a long tensor for index, but got "
-                           f"{_type_name(_dt.FROM_NUMPY[index._array.dtype])}")
+                           f"{_dt.FROM_NUMPY[index._array.dtype]._scalar_name}")
 
 
 def _dims1(shape):

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
-from .._graph import Node, _type_name, inplace, record, warn_expanded, write_out
+from .._graph import Node, inplace, record, warn_expanded, write_out
 from ..indexing import accumulate_flat, add_along
 from ._common import (_check_long_index, _check_range, _dims1, _index_arr, _scatter_positions,
                       _xp, _zeros)
@@ -103,14 +103,14 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     if index._array.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
                          f"{index._array.ndim} with type: "
-                         f"{_type_name(_dt.FROM_NUMPY[index._array.dtype])} and size: "
+                         f"{_dt.FROM_NUMPY[index._array.dtype]._scalar_name} and size: "
                          f"{list(index.shape)}")
     if index._array.dtype not in (np.int64, np.int32):
         raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
-                           f"{_type_name(_dt.FROM_NUMPY[index._array.dtype])}")
+                           f"{_dt.FROM_NUMPY[index._array.dtype]._scalar_name}")
     if source.dtype is not input.dtype:
-        raise RuntimeError(f"index_add_(): self ({_type_name(input.dtype)}) and source "
-                           f"({_type_name(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"index_add_(): self ({input.dtype._scalar_name}) and source "
+                           f"({source.dtype._scalar_name}) must have the same scalar type")
     shape = input._array.shape
     d = _wrap_dim(dim, len(shape))
     _check_index_source(input, d, index, source, "index_add_")
@@ -152,8 +152,8 @@ def index_copy(input, dim, index, source):
     _check_long_index(index, "index_copy_")
     if source.dtype is not input.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
-                           f"got (self) {_type_name(input.dtype)} and (source) "
-                           f"{_type_name(source.dtype)}")
+                           f"got (self) {input.dtype._scalar_name} and (source) "
+                           f"{source.dtype._scalar_name}")
     shape = input._array.shape
     d = _wrap_dim(dim, len(shape))
     _check_index_source(input, d, index, source, "index_copy_")
@@ -271,8 +271,8 @@ def put(input, index, source, accumulate=False):
     _check_long_index(index, "put_")
     if source.dtype is not input.dtype:
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {_type_name(input.dtype)} and source.dtype = "
-                           f"{_type_name(source.dtype)}")
+                           f"self.dtype = {input.dtype._scalar_name} and source.dtype = "
+                           f"{source.dtype._scalar_name}")
     if source._array.size != index._array.size:
         raise IndexError("put_(): Expected source and index to have the same number of elements, "
                          f"but got source.numel() = {source._array.size}, index.numel() = "

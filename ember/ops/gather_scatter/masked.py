@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..._tensor import Tensor, make_tensor
-from .._graph import Node, _type_name, inplace, record, warn_expanded, write_out
+from .._graph import Node, inplace, record, warn_expanded, write_out
 from ._common import _broadcast, _index_arr, _xp, _zeros
 
 __all__ = [
@@ -121,17 +121,17 @@ def _check_scatter_mask(mask):
                       UserWarning, stacklevel=3)
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_type_name(mask.dtype)}")
+                           f"{mask.dtype._scalar_name}")
 
 
 def masked_scatter(input, mask, source):
     _check_scatter_mask(mask)
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_type_name(mask.dtype)}")
+                           f"{mask.dtype._scalar_name}")
     if source.dtype is not input.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
-                           f"{_type_name(input.dtype)} and {_type_name(source.dtype)}")
+                           f"{input.dtype._scalar_name} and {source.dtype._scalar_name}")
     shape = _broadcast(input._array.shape, mask._array.shape)
     xp = _xp(input)
     res_arr = xp.broadcast_to(input._array, shape).copy()
@@ -151,7 +151,7 @@ def masked_scatter_(self, mask, source):
     _check_scatter_mask(mask)
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_type_name(mask.dtype)}")
+                           f"{mask.dtype._scalar_name}")
     shape, mshape = self._array.shape, mask._array.shape
     if len(mshape) > len(shape) or _broadcast(shape, mshape) != tuple(shape):
         raise RuntimeError(f"expand(CPUBoolType{{{list(mshape)}}}, size={list(shape)}): the number "

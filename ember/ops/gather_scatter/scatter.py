@@ -6,7 +6,7 @@ same ops (gather's is a scatter_add, scatter's a gather), so double backward wor
 import numpy as np
 
 from ..._tensor import Tensor, _wrap_dim, make_tensor
-from .._graph import Node, _type_name, inplace, record, write_out
+from .._graph import Node, inplace, record, write_out
 from ..indexing import accumulate_flat
 from ._common import (_broadcast, _check_gather_shapes, _check_int_index, _check_range, _dims1,
                       _index_arr, _narrow_to, _reduce_flat, _scatter_positions, _xp, _zeros)
@@ -274,7 +274,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 def take_along_dim(input, indices, dim=None, *, out=None):
     if indices._array.dtype != np.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_type_name(indices.dtype)}")
+                           f"{indices.dtype._scalar_name}")
     if dim is None:
         res = gather(input.reshape(-1), 0, indices.reshape(-1))
     else:

@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..._tensor import Tensor, make_tensor
-from .._graph import _type_name, write_out
+from .._graph import write_out
 from ._common import _index_arr, _xp
 
 __all__ = [
@@ -72,7 +72,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None:
         if sorter._array.dtype != np.int64:
             raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but "
-                               f"got dtype {_type_name(sorter.dtype)}")
+                               f"got dtype {sorter.dtype._scalar_name}")
         if sorter._array.shape != seq.shape:
             raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, "
                                f"but got boundary tensor {list(seq.shape)}and got sorter tensor "

@@ -111,13 +111,8 @@ def _check_indices(indices, fname):
     if indices.dtype not in (_dt.int64, _dt.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
-                           f"{_legacy_type(indices)} instead (while checking arguments for "
+                           f"{indices.type()} instead (while checking arguments for "
                            f"{fname})")
-
-
-def _legacy_type(t):
-    prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
-    return prefix + t.dtype._legacy
 
 
 def _embedding_renorm(weight, idx, max_norm, norm_type):

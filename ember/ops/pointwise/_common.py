@@ -194,11 +194,6 @@ class BinaryNode(Node):
         return (None, g) if self.scalar_first else (g, None)
 
 
-def _dt_name(d):
-    from .._graph import _type_name
-    return _type_name(d)
-
-
 def broadcast_error(a, b):
     """PyTorch's RuntimeError for shapes `a` and `b` that do not broadcast, or None when
     they do (it names the last mismatching dim, counted in the broadcast rank)."""

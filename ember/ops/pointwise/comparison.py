@@ -5,7 +5,7 @@ import numpy as np
 
 from ..._tensor import Tensor, make_tensor
 from .._graph import write_out
-from ._common import _dt_name, _raise_if_not_broadcastable, binary, common_device, operands
+from ._common import _raise_if_not_broadcastable, binary, common_device, operands
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
            "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
@@ -60,7 +60,7 @@ def _bitwise(fn, name, kernel=None):
     def op(input, other, *, out=None):
         x, y, d, dev = operands(input, other, name)
         if d.is_floating_point or d.is_complex:
-            raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for \'{_dt_name(d)}\'')
+            raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for \'{d._scalar_name}\'')
         try:
             res = make_tensor(fn(x, y), dev)
         except ValueError:
@@ -80,6 +80,6 @@ bitwise_right_shift = _bitwise(np.right_shift, "bitwise_right_shift", "rshift")
 
 def bitwise_not(input, *, out=None):
     if input.dtype.is_floating_point or input.dtype.is_complex:
-        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_dt_name(input.dtype)}\'')
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{input.dtype._scalar_name}\'')
     res = make_tensor(np.invert(input._array), input._device)
     return write_out(out, res, "bitwise_not") if out is not None else res

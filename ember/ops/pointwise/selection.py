@@ -6,8 +6,8 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._tensor import Tensor, make_tensor
 from .._graph import Node, record, record_number, write_out
-from ._common import (BinaryNode, _as_scalar, _dt_name, _promote, _raise_if_not_broadcastable,
-                      binary, common_device, operands)
+from ._common import (BinaryNode, _as_scalar, _promote, _raise_if_not_broadcastable, binary,
+                      common_device, operands)
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max", "where", "maximum", "minimum"]
 
@@ -125,7 +125,7 @@ def _where(condition, input=None, other=None, *, out=None):
         return nonzero(condition, as_tuple=True)
     if condition._array.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {_dt_name(condition.dtype)}")
+                           f"with dtype {condition.dtype._scalar_name}")
     ta, tb = isinstance(input, Tensor), isinstance(other, Tensor)
     if ta or tb:
         x, y, d, dev = operands(input, other, "where")

@@ -120,8 +120,3 @@ def _one(v):
     if isinstance(v, (builtins.int, np.integer)):
         return builtins.int(v)
     return builtins.int(tuple(v)[0])
-
-
-def _type_name(t):
-    from .._graph import _type_name as name
-    return name(t.dtype)

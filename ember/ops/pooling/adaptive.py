@@ -7,7 +7,6 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ..pointwise import xp_of
-from ._checks import _type_name
 from ._common import (_ADAPTIVE_AVG, _ADAPTIVE_MAX, _flat_index, _grad_enabled, _index_shape,
                       _linear, _max_result, _planes, _pool1d_via_2d, _separable_max)
 
@@ -61,7 +60,7 @@ def _adaptive_avg(input, nd, fname, output_size):
                            f"than or equal to 0 but received {{{inner}}}")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"adaptive_avg_pool{nd}d\" not implemented for "
-                                  f"'{_type_name(input)}'")
+                                  f"'{input.dtype._scalar_name}'")
     size = tuple(input.shape[input.ndim - nd:])
     if nd == 2 and osz == (1, 1) and input.numel():
         return input.mean((-2, -1), keepdim=True)
@@ -119,7 +118,7 @@ def _adaptive_max(input, nd, fname, output_size, return_indices):
                            f"{builtins.min(osz)}: {list(input.shape[:input.ndim - nd]) + list(osz)}")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"adaptive_max_pool{nd}d\" not implemented for "
-                                  f"'{_type_name(input)}'")
+                                  f"'{input.dtype._scalar_name}'")
     xp = xp_of(input)
     size = tuple(input.shape[input.ndim - nd:])
     need_idx = return_indices or (input._requires_grad and _grad_enabled())

@@ -4,7 +4,7 @@ each input plane).
 import numpy as np
 
 from ..pointwise import xp_of
-from ._checks import _batch_check, _one, _pool_params, _type_name
+from ._checks import _batch_check, _one, _pool_params
 from ._common import (_MAXPOOL, _flat_index, _grad_enabled, _index_shape, _max_result,
                       _padded_planes, _pool1d_via_2d, _separable_max, _strided_selectors)
 
@@ -53,7 +53,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     _batch_check(input, 1, "max_pool1d", "max")
     if not (input.dtype.is_floating_point) and not return_indices and not input._requires_grad:
         raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
-                                  f"'{_type_name(input)}'")
+                                  f"'{input.dtype._scalar_name}'")
     _pool_params(input, 1, "max_pool1d", "max", kernel_size, stride, padding, dilation, ceil_mode)
     k, s = _one(kernel_size), (_one(stride) if stride not in (None, [], ()) else None)
     return _pool1d_via_2d(

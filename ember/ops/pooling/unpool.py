@@ -5,7 +5,7 @@ import builtins
 import math
 
 from ..pointwise import xp_of
-from ._checks import _ints, _one, _type_name
+from ._checks import _ints, _one
 from ._common import _UNPOOL, _scatter
 
 # ---- unpooling ---------------------------------------------------------------------------
@@ -35,7 +35,7 @@ def _max_unpool(input, indices, nd, fname, kernel_size, stride, padding, output_
 def _unpool(input, indices, nd, size):
     if indices.dtype.name != "int64":
         raise RuntimeError(f"elements in indices should be type int64 but got: "
-                           f"{_type_name(indices)}")
+                           f"{indices.dtype._scalar_name}")
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: "

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, make_tensor
-from .._graph import _type_name, record, write_out
+from .._graph import record, write_out
 from .. import pointwise as _pw
 from ..pointwise import xp_of
 
@@ -60,7 +60,7 @@ def _need_tensor(fname, value, name="input", position=1):
 
 
 def _not_implemented(kernel, d):
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(d)}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{d._scalar_name}\'')
 
 
 def _zeros(like):

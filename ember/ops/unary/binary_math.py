@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor
-from .._graph import _type_name, inplace
+from .._graph import inplace
 from .. import pointwise as _pw
 from ..pointwise import BinaryNode, binary, where
 from ._common import (_HALF, _both_tensors, _inplace, _module, _not_implemented, _opmath,
@@ -242,8 +242,8 @@ def float_power(input, exponent, *, out=None):
     d = _dt.complex128 if (_is_complex_operand(input) or _is_complex_operand(exponent)) \
         else _dt.float64
     if out is not None and isinstance(out, Tensor) and out.dtype is not d:
-        raise RuntimeError(f"the output given to float_power has dtype {_type_name(out.dtype)} "
-                           f"but the operation's result requires dtype {_type_name(d)}")
+        raise RuntimeError(f"the output given to float_power has dtype {out.dtype._scalar_name} "
+                           f"but the operation's result requires dtype {d._scalar_name}")
     a = input.to(d) if isinstance(input, Tensor) else input
     b = exponent.to(d) if isinstance(exponent, Tensor) else exponent
     if not isinstance(a, Tensor):
@@ -261,7 +261,7 @@ fmod_, hypot_, xlogy_, copysign_, heaviside_ = (
 def float_power_(self, exponent):
     d = _dt.complex128 if (self.dtype.is_complex or _is_complex_operand(exponent)) else _dt.float64
     if self.dtype is not d:
-        raise RuntimeError(f"the base given to float_power_ has dtype {_type_name(self.dtype)} "
-                           f"but the operation's result requires dtype {_type_name(d)}")
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype._scalar_name} "
+                           f"but the operation's result requires dtype {d._scalar_name}")
     return inplace(self, lambda s: float_power(s, exponent),
                    (exponent,) if isinstance(exponent, Tensor) else ())

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import make_tensor
-from .._graph import Node, _type_name, inplace, record, write_out
+from .._graph import Node, inplace, record, write_out
 from ..pointwise import BinaryNode, binary, xp_of
 from ..reduction import return_type
 from ._common import (_HALF, _both_tensors, _inplace, _module, _need_tensor, _not_implemented,
@@ -87,7 +87,7 @@ def ldexp_(self, other):
     _both_tensors("ldexp_", self, other)
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError(f"ldexp can't be cast to the desired output type "
-                           f"{_type_name(self.dtype)}")
+                           f"{self.dtype._scalar_name}")
     return inplace(self, lambda s: ldexp(s, other), (other,))
 
 

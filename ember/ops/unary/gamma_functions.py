@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor
-from .._graph import Node, _type_name, inplace, record, write_out
+from .._graph import Node, inplace, record, write_out
 from ..pointwise import BinaryNode, binary
 from ._common import _module, _need_tensor, _not_implemented, _promoted
 from .special import _LG2, _STIRLING, _hurwitz_zeta, _lgamma, digamma, lgamma
@@ -349,8 +349,8 @@ def _mvlgamma(input, p, out, fname, position):
         p * (p - 1) * math.log(math.pi) * 0.25
     if out is not None and res.dtype is not out.dtype and \
             res.dtype._category > out.dtype._category:
-        raise RuntimeError(f"mvlgamma: result type {_type_name(d)} can't be cast to the "
-                           f"desired output type {_type_name(res.dtype)}")
+        raise RuntimeError(f"mvlgamma: result type {d._scalar_name} can't be cast to the "
+                           f"desired output type {res.dtype._scalar_name}")
     node = record(MvlgammaBackward0, (input,), res)
     if node is not None:
         node.save_for_backward(input)
@@ -374,8 +374,8 @@ def mvlgamma_(self, p):
     _check_p("mvlgamma_", p, 1)
     d = self.dtype
     if not (d.is_floating_point or d.is_complex or d is _dt.bool):
-        raise RuntimeError(f"mvlgamma: result type {_type_name(d)} can't be cast to the desired "
-                           f"output type {_type_name(_dt.get_default_dtype())}")
+        raise RuntimeError(f"mvlgamma: result type {d._scalar_name} can't be cast to the desired "
+                           f"output type {_dt.get_default_dtype()._scalar_name}")
     return inplace(self, lambda s: _mvlgamma(s, p, None, "mvlgamma", 1))
 
 

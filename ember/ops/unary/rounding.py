@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import make_tensor
-from .._graph import Node, _type_name, record, write_out
+from .._graph import Node, record, write_out
 from .. import pointwise as _pw
 from ..pointwise import xp_of
 from ._common import (_HALF, _both_tensors, _compute, _inplace, _need_tensor, _not_implemented,
@@ -180,7 +180,7 @@ def signbit(input, *, out=None):
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _both_tensors("isclose", input, other)
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{_type_name(input.dtype)} did not match {_type_name(other.dtype)}")
+        raise RuntimeError(f"{input.dtype._scalar_name} did not match {other.dtype._scalar_name}")
     if input.dtype.is_complex and equal_nan:
         raise RuntimeError("isclose with equal_nan=True is not supported for complex inputs.")
     if rtol < 0:

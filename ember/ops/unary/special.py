@@ -13,7 +13,6 @@ import numpy as np
 
 from .._graph import Node
 from ..pointwise import where
-from .._graph import _type_name
 from ._common import _PI, _inplace, _need_tensor, _not_implemented, _unary
 
 __all__ = [
@@ -457,7 +456,7 @@ def _polygamma_inplace(self, n):
     from .._graph import inplace
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_type_name(self.dtype)}")
+                           f"{self.dtype._scalar_name}")
     def compute(x):
         res = polygamma(n, x)
         if type(res._grad_fn) is PolygammaBackward0:

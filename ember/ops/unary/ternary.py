@@ -18,13 +18,6 @@ __all__ = [
 
 
 # ==== lerp, addcmul, addcdiv =========================================================================
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
 def _broadcast_shape(*tensors):
     """The broadcast shape of the tensors, with PyTorch's error naming the first clash."""
     shape = ()
@@ -64,7 +57,7 @@ def _device_arrays(tensors, np_dtype):
 
 def _check_scalar_fits(value, d):
     if isinstance(value, builtins.complex) and not d.is_complex:
-        raise RuntimeError(f"value cannot be converted to type {_CPP_NAMES[d.name]} without "
+        raise RuntimeError(f"value cannot be converted to type {d._cpp_name} without "
                            "overflow")
 
 
@@ -102,12 +95,12 @@ def lerp(input, end, weight, *, out=None):
     _need_tensor("lerp", end, "end", 2)
     d = input.dtype
     if end.dtype is not d:
-        raise RuntimeError(f"expected dtype {_CPP_NAMES[d.name]} for `end` but got dtype "
-                           f"{_CPP_NAMES[end.dtype.name]}")
+        raise RuntimeError(f"expected dtype {d._cpp_name} for `end` but got dtype "
+                           f"{end.dtype._cpp_name}")
     w_tensor = isinstance(weight, Tensor)
     if w_tensor and weight.dtype is not d and weight._array.ndim > 0:
-        raise RuntimeError(f"expected dtype {_CPP_NAMES[d.name]} for `weight` but got dtype "
-                           f"{_CPP_NAMES[weight.dtype.name]}")
+        raise RuntimeError(f"expected dtype {d._cpp_name} for `weight` but got dtype "
+                           f"{weight.dtype._cpp_name}")
     if not (d.is_floating_point or d.is_complex):
         raise _not_implemented("lerp_kernel_tensor" if w_tensor else "lerp_kernel_scalar", d)
     if not w_tensor:
