@@ -81,8 +81,7 @@ def _imported_modules(module, path):
         for target in targets:
             while target and target not in MODULES:
                 target = target.rpartition(".")[0]
-            # a module's own packages are already loading when it runs: no arrow to them
-            if target and target != module and not module.startswith(target + "."):
+            if target and target != module:
                 yield target, node.lineno
 
 
