@@ -3,7 +3,9 @@ what differs from its neighbours:
 
 - `_Params`: parameters are tensors with the batch shape in front, and `expand` expands
   each of them (views, not copies) and carries the family's other attributes along;
-- `_LocScale`: Normal, Laplace, Cauchy (`loc` real, `scale` positive, mean and mode `loc`).
+- `_LocScale`: Normal, Laplace, Cauchy (`loc` real, `scale` positive, mean and mode `loc`);
+- `_ProbsOrLogits` / `_ProbsOrLogitsParam`: exactly one of `probs` and `logits` is given,
+  the other is computed on first use (Bernoulli, Geometric, Binomial, Categorical, ...).
 
 None of these appears in PyTorch's class hierarchy; each sits between a public family and
 the public base (Distribution, ExponentialFamily) that PyTorch gives it, so `isinstance`
@@ -11,7 +13,7 @@ answers as in PyTorch."""
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
 def _family(dist):
@@ -77,3 +79,58 @@ class _LocScale(_Params):
     @property
     def mode(self):
         return self.loc
+
+
+def _probs_or_logits(probs, logits):
+    """The one of the two that was given, by name."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    return ("probs", probs) if probs is not None else ("logits", logits)
+
+
+class _ProbsOrLogits(_Params):
+    """Exactly one of `probs` and `logits` is given, broadcast with any other tensor
+    parameters named before them in `_batch_params` (and cast to their dtype); the other
+    one is a lazy property. `_binary`: logits are log-odds (else log-probabilities over
+    the last dim)."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    _batch_params = ("probs", "logits")
+    _binary = True
+
+    def _take_probs_or_logits(self, probs, logits, *others):
+        """Stores `others` (each as the dtype of the probs or logits) and the given one of
+        probs and logits; returns the batch shape."""
+        name, value = _probs_or_logits(probs, logits)
+        *others, value = broadcast_all(*others, value)
+        for other_name, other in zip(self._batch_params, others):
+            setattr(self, other_name, other.type_as(value))
+        setattr(self, name, value)
+        return value.size()
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=self._binary)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=self._binary)
+
+
+class _ProbsOrLogitsParam(_ProbsOrLogits):
+    """_ProbsOrLogits that also keeps the tensor given as `_param` (after expand: the
+    logits if they were computed, else the probs), whose shape is `param_shape`. Every
+    such family of PyTorch's but Geometric keeps it."""
+
+    def _take_probs_or_logits(self, probs, logits, *others):
+        batch_shape = super()._take_probs_or_logits(probs, logits, *others)
+        self._param = self.probs if probs is not None else self.logits
+        return batch_shape
+
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, _instance)
+        new._param = new.logits if "logits" in new.__dict__ else new.probs
+        return new
+
+    @property
+    def param_shape(self):
+        return self._param.size()
