@@ -16,18 +16,29 @@ from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
+def _is_family(cls):
+    """Whether `cls` is built directly on one of the private bases (as Normal is on
+    _LocScale; a user's subclass of Normal is not)."""
+    return any(base.__name__.startswith("_") for base in cls.__bases__)
+
+
 def _family(dist):
-    """The public family that `dist` belongs to: the class just above the first private
-    base in its MRO (Normal for a Normal, and for a user's subclass of Normal).
+    """The family that `dist` belongs to (Normal for a Normal, and for an instance of a
+    user's subclass of Normal).
 
     PyTorch's families each name themselves in `expand`, so a user's subclass that defines
     its own __init__ must also define expand, and the error names the family; the shared
     `expand` below finds that name here."""
-    mro = type(dist).__mro__
-    for cls, above in zip(mro[1:], mro):
-        if cls.__name__.startswith("_"):
-            return above
-    raise TypeError(f"{type(dist).__name__} has no private base")  # not reachable from ember
+    return next(cls for cls in type(dist).__mro__ if _is_family(cls))
+
+
+def _own_arg_constraints(cls):
+    """PyTorch's families each write their own arg_constraints dict: a family that
+    inherits one from a private base gets a copy, so that changing it leaves its siblings
+    alone."""
+    if (_is_family(cls) and "arg_constraints" not in cls.__dict__
+            and isinstance(cls.arg_constraints, dict)):
+        cls.arg_constraints = dict(cls.arg_constraints)
 
 
 class _Params(Distribution):
@@ -36,6 +47,10 @@ class _Params(Distribution):
     shares as they are (a temperature, a count of categories)."""
     _batch_params = ()
     _carried = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _own_arg_constraints(cls)
 
     def _broadcast(self, *values):
         """Broadcasts `values` together and stores them under `_batch_params`; returns
