@@ -2,14 +2,19 @@
 what differs from its neighbours:
 
 - `_Params`: parameters are tensors with the batch shape in front, and `expand` expands
-  each of them (views, not copies) and carries the family's other attributes along;
+  each of them (views, not copies), and any distributions kept inside, and carries the
+  family's other attributes along (Uniform, Gamma, Exponential, StudentT, ...);
 - `_LocScale`: Normal, Laplace, Cauchy (`loc` real, `scale` positive, mean and mode `loc`);
 - `_ProbsOrLogits` / `_ProbsOrLogitsParam`: exactly one of `probs` and `logits` is given,
-  the other is computed on first use (Bernoulli, Geometric, Binomial, Categorical, ...).
+  the other is computed on first use (Bernoulli, Geometric, Binomial, Categorical, ...);
+- `_OverCategorical`: families built on a Categorical over the last dimension
+  (OneHotCategorical, ExpRelaxedCategorical, Multinomial).
 
 None of these appears in PyTorch's class hierarchy; each sits between a public family and
 the public base (Distribution, ExponentialFamily) that PyTorch gives it, so `isinstance`
 answers as in PyTorch."""
+from operator import attrgetter
+
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
@@ -41,11 +46,19 @@ def _own_arg_constraints(cls):
         cls.arg_constraints = dict(cls.arg_constraints)
 
 
+def _from(path):
+    """A read-only property that reads `path` (dotted) off the instance, for families that
+    show a wrapped distribution's parameters as their own."""
+    return property(attrgetter(path))
+
+
 class _Params(Distribution):
     """`_batch_params` name the tensor parameters, whose shapes are the batch shape
-    followed by any event dims; `_carried` names other attributes that an expanded copy
-    shares as they are (a temperature, a count of categories)."""
+    followed by any event dims; `_inner` names distributions kept inside (a Chi2, a
+    Categorical) with the same batch shape; `_carried` names other attributes that an
+    expanded copy shares as they are (a temperature, a count of categories)."""
     _batch_params = ()
+    _inner = ()
     _carried = ()
 
     def __init_subclass__(cls, **kwargs):
@@ -71,6 +84,8 @@ class _Params(Distribution):
                 value = self.__dict__[name]
                 event = tuple(value.shape[len(self._batch_shape):])
                 setattr(new, name, value.expand(tuple(batch_shape) + event))
+        for name in self._inner:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
         super(_Params, new).__init__(batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -149,3 +164,19 @@ class _ProbsOrLogitsParam(_ProbsOrLogits):
     @property
     def param_shape(self):
         return self._param.size()
+
+
+class _OverCategorical(_Params):
+    """A distribution over vectors along the last dim, made from a Categorical(probs,
+    logits) that it keeps as `_categorical`."""
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    _inner = ("_categorical",)
+    probs = _from("_categorical.probs")
+    logits = _from("_categorical.logits")
+    param_shape = _from("_categorical.param_shape")
+
+    def _take_categorical(self, probs, logits):
+        """Builds the Categorical; returns the batch and event shapes."""
+        from .categorical import Categorical  # categorical.py imports this module
+        self._categorical = Categorical(probs=probs, logits=logits)
+        return self._categorical.batch_shape, self._categorical.param_shape[-1:]

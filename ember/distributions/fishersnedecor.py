@@ -16,18 +16,13 @@ class FisherSnedecor(_Params):
     support = constraints.positive
     has_rsample = True
     _batch_params = ("df1", "df2")
+    _inner = ("_gamma1", "_gamma2")
 
     def __init__(self, df1, df2, validate_args=None):
         batch_shape = self._broadcast(df1, df2)
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._gamma1 = self._gamma1.expand(batch_shape)
-        new._gamma2 = self._gamma2.expand(batch_shape)
-        return new
 
     @property
     def mean(self):

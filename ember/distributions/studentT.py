@@ -17,6 +17,7 @@ class StudentT(_Params):
     support = constraints.real
     has_rsample = True
     _batch_params = ("df", "loc", "scale")
+    _inner = ("_chi2",)
 
     @property
     def mean(self):
@@ -41,11 +42,6 @@ class StudentT(_Params):
         batch_shape = self._broadcast(df, loc, scale)
         self._chi2 = Chi2(self.df)
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._chi2 = self._chi2.expand(batch_shape)
-        return new
 
     def rsample(self, sample_shape=Size()):
         # X / sqrt(Z / df) with X ~ N(0, 1), Z ~ Chi2(df)
