@@ -8,16 +8,19 @@ what differs from its neighbours:
 - `_ProbsOrLogits` / `_ProbsOrLogitsParam`: exactly one of `probs` and `logits` is given,
   the other is computed on first use (Bernoulli, Geometric, Binomial, Categorical, ...);
 - `_OverCategorical`: families built on a Categorical over the last dimension
-  (OneHotCategorical, ExpRelaxedCategorical, Multinomial).
+  (OneHotCategorical, ExpRelaxedCategorical, Multinomial);
+- `_Transformed`: families written as a TransformedDistribution (Gumbel, LogNormal,
+  RelaxedBernoulli, HalfNormal, ...), whose expand is TransformedDistribution's.
 
 None of these appears in PyTorch's class hierarchy; each sits between a public family and
-the public base (Distribution, ExponentialFamily) that PyTorch gives it, so `isinstance`
-answers as in PyTorch."""
+the public base (Distribution, ExponentialFamily, TransformedDistribution) that PyTorch
+gives it, so `isinstance` answers as in PyTorch."""
 from operator import attrgetter
 
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
+from .transformed_distribution import TransformedDistribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
@@ -180,3 +183,19 @@ class _OverCategorical(_Params):
         from .categorical import Categorical  # categorical.py imports this module
         self._categorical = Categorical(probs=probs, logits=logits)
         return self._categorical.batch_shape, self._categorical.param_shape[-1:]
+
+
+class _Transformed(TransformedDistribution):
+    """A family written as a TransformedDistribution; `_batch_params` name parameters it
+    keeps itself besides those of its base distribution (expanded along with it)."""
+    _batch_params = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _own_arg_constraints(cls)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(_family(self), _instance)
+        for name in self._batch_params:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        return super().expand(batch_shape, _instance=new)

@@ -4,8 +4,7 @@ LogitRelaxedBernoulli."""
 from .._tensor import Size
 from ..ops import rand
 from . import constraints
-from ._bases import _ProbsOrLogitsParam
-from .transformed_distribution import TransformedDistribution
+from ._bases import _ProbsOrLogitsParam, _Transformed, _from
 from .transforms import SigmoidTransform
 from .utils import broadcast_all, clamp_probs
 
@@ -36,27 +35,14 @@ class LogitRelaxedBernoulli(_ProbsOrLogitsParam):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_Transformed):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True
+    temperature = _from("base_dist.temperature")
+    logits = _from("base_dist.logits")
+    probs = _from("base_dist.probs")
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

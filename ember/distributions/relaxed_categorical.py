@@ -4,8 +4,7 @@ ExpRelaxedCategorical (whose draws are log-points of the simplex)."""
 from .._tensor import Size
 from ..ops import full_like, rand
 from . import constraints
-from ._bases import _OverCategorical
-from .transformed_distribution import TransformedDistribution
+from ._bases import _OverCategorical, _Transformed, _from
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
 
@@ -41,28 +40,15 @@ class ExpRelaxedCategorical(_OverCategorical):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Transformed):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
     has_rsample = True
+    temperature = _from("base_dist.temperature")
+    logits = _from("base_dist.logits")
+    probs = _from("base_dist.probs")
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base_dist = ExpRelaxedCategorical(temperature, probs, logits,
                                           validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
