@@ -50,9 +50,10 @@ def _own_arg_constraints(cls):
 
 
 def _from(path):
-    """A read-only property that reads `path` (dotted) off the instance, for families that
-    show a wrapped distribution's parameters as their own."""
-    return property(attrgetter(path))
+    """A read-only property that reads `path` (dotted) off the instance: a parameter read
+    through from a wrapped distribution, or a mean and mode that are `loc`."""
+    get = attrgetter(path)
+    return property(lambda self: get(self))  # a lambda, so the property has no docstring
 
 
 class _Params(Distribution):
@@ -101,17 +102,11 @@ class _LocScale(_Params):
     has_rsample = True
     _batch_params = ("loc", "scale")
 
+    mean = mode = _from("loc")
+
     def __init__(self, loc, scale, validate_args=None):
         batch_shape = self._broadcast(loc, scale)
         super().__init__(batch_shape, validate_args=validate_args)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
 
 def _probs_or_logits(probs, logits):
