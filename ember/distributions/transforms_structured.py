@@ -23,6 +23,16 @@ def _too_few(shape, n):
         raise ValueError("Too few dimensions on input")
 
 
+def _swap_event_shape(shape, old, new):
+    """`shape` with its trailing `old` replaced by `new` (ReshapeTransform's shapes, one
+    way and back)."""
+    _too_few(shape, len(old))
+    cut = len(shape) - len(old)
+    if shape[cut:] != old:
+        raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+    return shape[:cut] + new
+
+
 class IndependentTransform(Transform):
     """`base_transform` with `reinterpreted_batch_ndims` more rightmost dims in its event
     (their log-det terms are summed)."""
@@ -117,18 +127,10 @@ class ReshapeTransform(Transform):
         return x.new_zeros(x.shape[:x.dim() - len(self.in_shape)])
 
     def forward_shape(self, shape):
-        _too_few(shape, len(self.in_shape))
-        cut = len(shape) - len(self.in_shape)
-        if shape[cut:] != self.in_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
-        return shape[:cut] + self.out_shape
+        return _swap_event_shape(shape, self.in_shape, self.out_shape)
 
     def inverse_shape(self, shape):
-        _too_few(shape, len(self.out_shape))
-        cut = len(shape) - len(self.out_shape)
-        if shape[cut:] != self.out_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
-        return shape[:cut] + self.in_shape
+        return _swap_event_shape(shape, self.out_shape, self.in_shape)
 
 
 class CorrCholeskyTransform(Transform):
