@@ -282,6 +282,15 @@ def _check_dim(name, t, dim, what=None):
                              f"dimensions")
 
 
+def _transform_list(tseq, cache_size):
+    """CatTransform's and StackTransform's `tseq` as a list, each part with their cache."""
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    if cache_size:
+        tseq = [t.with_cache(cache_size) for t in tseq]
+    return list(tseq)
+
+
 def _check_size(name, t, dim, size, label):
     if t.size(dim) != size:
         raise AssertionError(f"{name}.size({dim}) = {t.size(dim)} must equal {label} {size}")
@@ -291,12 +300,9 @@ class CatTransform(Transform):
     """Applies `tseq[i]` to the i-th piece (of `lengths[i]` entries) along `dim`."""
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        transforms = _transform_list(tseq, cache_size)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = transforms
         self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
             raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
@@ -370,12 +376,9 @@ class StackTransform(Transform):
     """Applies `tseq[i]` to the i-th slice along `dim`."""
 
     def __init__(self, tseq, dim=0, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        transforms = _transform_list(tseq, cache_size)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = transforms
         self.dim = dim
 
     def with_cache(self, cache_size=1):
