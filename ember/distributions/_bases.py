@@ -25,9 +25,11 @@ from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logit
 
 
 def _is_family(cls):
-    """Whether `cls` is built directly on one of the private bases (as Normal is on
-    _LocScale; a user's subclass of Normal is not)."""
-    return any(base.__name__.startswith("_") for base in cls.__bases__)
+    """Whether `cls` is built directly on one of ember.distributions' private bases (as
+    Normal is on _LocScale; a user's subclass of Normal is not, even through a private
+    base of the user's own)."""
+    return any(base.__name__.startswith("_") and base.__module__.startswith(__package__ + ".")
+               for base in cls.__bases__)
 
 
 def _family(dist):
