@@ -12,12 +12,11 @@ __all__ = ["Categorical"]
 
 
 class Categorical(_ProbsOrLogitsParam):
-    """The weights lie along the last dim of probs (or logits), so their expand keeps it."""
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
     has_enumerate_support = True
     _carried = ("_num_events",)
-    _binary = False
+    _binary = False  # logits are log-probabilities along the last dim
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         name, value = _probs_or_logits(probs, logits)
