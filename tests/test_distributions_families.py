@@ -710,3 +710,42 @@ def test_expand_matches_pytorch(torch, name):
                     big.log_prob(value).numpy()))
     assert out[0][:3] == out[1][:3]
     np.testing.assert_allclose(out[1][3], out[0][3], rtol=1e-10, atol=1e-12)
+
+
+# ---- users' subclasses: expand names the family, as each of PyTorch's does ----------------
+SUBCLASSED = [
+    ("Normal", "t.zeros(2), 1."), ("Laplace", "0., 1."), ("Cauchy", "t.zeros(2), 1."),
+    ("Uniform", "0., 1."), ("Gamma", "t.ones(2), 1."), ("Exponential", "t.ones(2)"),
+    ("Poisson", "2."), ("StudentT", "t.ones(2)"), ("FisherSnedecor", "3., 5."),
+    ("Dirichlet", "t.ones(2, 3)"), ("Bernoulli", "t.tensor([0.3, 0.6])"),
+    ("Geometric", "logits=t.zeros(2)"), ("Binomial", "5, t.tensor([0.3, 0.6])"),
+    ("NegativeBinomial", "3., logits=t.zeros(2)"), ("ContinuousBernoulli", "0.3"),
+    ("Categorical", "t.ones(2, 3)"), ("OneHotCategorical", "logits=t.zeros(3)"),
+    ("Multinomial", "4, t.ones(3)"), ("RelaxedBernoulli", "t.tensor(0.5), t.tensor([0.3])"),
+    ("RelaxedOneHotCategorical", "t.tensor(0.5), t.ones(3)"), ("Gumbel", "t.zeros(2), 1."),
+    ("Kumaraswamy", "t.ones(2), 2."), ("Pareto", "1., t.ones(2)"), ("LogNormal", "0., 1."),
+    ("LogisticNormal", "t.zeros(2), 1."), ("HalfNormal", "t.ones(2)"), ("HalfCauchy", "1."),
+]
+
+
+def _subclass_expand(lib, name, args, custom_init):
+    family = getattr(lib.distributions, name)
+    body = {}
+    if custom_init:
+        def __init__(self, *a, **k):
+            family.__init__(self, *a, **k)
+        body["__init__"] = __init__
+    sub = type("Sub", (family,), body)
+    dist = eval(f"Sub({args})", {"Sub": sub, "t": lib})
+    try:
+        big = dist.expand((4,) + tuple(dist.batch_shape))
+    except NotImplementedError as e:
+        return "NotImplementedError", str(e)
+    return type(big).__name__, tuple(big.batch_shape), sorted(vars(big))
+
+
+@pytest.mark.parametrize("custom_init", [False, True])
+@pytest.mark.parametrize("name,args", SUBCLASSED)
+def test_subclass_expand_matches_pytorch(torch, name, args, custom_init):
+    assert (_subclass_expand(ember, name, args, custom_init)
+            == _subclass_expand(torch, name, args, custom_init))

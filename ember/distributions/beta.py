@@ -59,19 +59,19 @@ class Beta(ExponentialFamily):
     def entropy(self):
         return self._dirichlet.entropy()
 
-    @property
-    def concentration1(self):
-        result = self._dirichlet.concentration[..., 0]
+    def _concentration(self, i):
+        result = self._dirichlet.concentration[..., i]
         if isinstance(result, Number):
             return _tensor([result])
         return result
 
     @property
+    def concentration1(self):
+        return self._concentration(0)
+
+    @property
     def concentration0(self):
-        result = self._dirichlet.concentration[..., 1]
-        if isinstance(result, Number):
-            return _tensor([result])
-        return result
+        return self._concentration(1)
 
     @property
     def _natural_params(self):

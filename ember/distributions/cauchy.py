@@ -1,46 +1,18 @@
 """Cauchy(loc, scale): no mean or variance (nan and inf, as PyTorch reports them)."""
 import math
-from numbers import Number
 
 from .._tensor import Size
 from ..ops import atan, full, tan
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from ._bases import _LocScale
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
+class Cauchy(_LocScale):
     @property
     def mean(self):
         return full(self._extended_shape(), math.nan, dtype=self.loc.dtype,
                     device=self.loc.device)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -2,7 +2,6 @@
 [0, 1]. Near p = 1/2 (inside `lims`) the closed forms lose precision, and Taylor
 expansions around 1/2 are used instead."""
 import math
-from numbers import Number
 
 from .._tensor import Size
 from ..autograd import no_grad
@@ -10,50 +9,29 @@ from ..ops import abs as _abs, expm1, ge, gt, le, log, log1p, maximum, ones_like
 from ..ops import rand, sqrt, where, zeros_like
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
+from ._bases import _ProbsOrLogitsParam
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+class ContinuousBernoulli(_ProbsOrLogitsParam, ExponentialFamily):
     support = constraints.unit_interval
     _mean_carrier_measure = 0
     has_rsample = True
+    _carried = ("_lims",)
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        batch_shape = self._take_probs_or_logits(probs, logits)
         if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
             # validate here: clamping below would hide invalid values from the check
             if validate_args is not None:
                 if not bool(self.arg_constraints["probs"].check(self.probs).all()):
                     raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = Size() if is_scalar else self._param.size()
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
-        new._lims = self._lims
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
@@ -99,16 +77,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return where(self._outside_unstable_region(), variances, taylor)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

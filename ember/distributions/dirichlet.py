@@ -1,18 +1,19 @@
 """Dirichlet(concentration) over the simplex."""
-from .._tensor import Size
 from ..ops import digamma, lgamma, xlogy
 from ..nn.functional import one_hot
 from . import constraints
+from ._bases import _Params
 from .exp_family import ExponentialFamily
 from .utils import _standard_gamma
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(ExponentialFamily):
+class Dirichlet(_Params, ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
+    _batch_params = ("concentration",)
 
     def __init__(self, concentration, validate_args=None):
         if concentration.dim() < 1:
@@ -20,14 +21,6 @@ class Dirichlet(ExponentialFamily):
         self.concentration = concentration
         batch_shape, event_shape = concentration.shape[:-1], concentration.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(tuple(batch_shape) + tuple(self.event_shape))
-        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

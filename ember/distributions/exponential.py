@@ -1,20 +1,19 @@
 """Exponential(rate)."""
-from numbers import Number
-
 from .._tensor import Size
 from ..ops import exp, log, log1p, zeros_like
 from . import constraints
+from ._bases import _Params
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(ExponentialFamily):
+class Exponential(_Params, ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
     _mean_carrier_measure = 0
+    _batch_params = ("rate",)
 
     @property
     def mean(self):
@@ -33,17 +32,8 @@ class Exponential(ExponentialFamily):
         return self.rate.pow(-2)
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if isinstance(rate, Number) else self.rate.size()
+        batch_shape = self._broadcast(rate)
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -1,43 +1,28 @@
 """FisherSnedecor(df1, df2): the ratio of two scaled chi-squared variables."""
 import math
-from numbers import Number
 
 from .._tensor import Size
 from ..dtypes import finfo
 from ..ops import log, log1p
 from . import constraints
-from .distribution import Distribution
+from ._bases import _Params
 from .gamma import Gamma
-from .utils import broadcast_all
 
 __all__ = ["FisherSnedecor"]
 
 
-class FisherSnedecor(Distribution):
+class FisherSnedecor(_Params):
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive
     has_rsample = True
+    _batch_params = ("df1", "df2")
+    _inner = ("_gamma1", "_gamma2")
 
     def __init__(self, df1, df2, validate_args=None):
-        self.df1, self.df2 = broadcast_all(df1, df2)
+        batch_shape = self._broadcast(df1, df2)
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
-        if isinstance(df1, Number) and isinstance(df2, Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.df1.size()
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(FisherSnedecor, _instance)
-        batch_shape = Size(batch_shape)
-        new.df1 = self.df1.expand(batch_shape)
-        new.df2 = self.df2.expand(batch_shape)
-        new._gamma1 = self._gamma1.expand(batch_shape)
-        new._gamma2 = self._gamma2.expand(batch_shape)
-        super(FisherSnedecor, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     @property
     def mean(self):

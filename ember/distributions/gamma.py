@@ -1,22 +1,22 @@
 """Gamma(concentration, rate)."""
-from numbers import Number
-
 from .._tensor import Size
 from ..dtypes import finfo
 from ..ops import as_tensor, digamma, lgamma, log, xlogy
 from ..special import gammainc
 from . import constraints
+from ._bases import _Params
 from .exp_family import ExponentialFamily
-from .utils import _standard_gamma, broadcast_all
+from .utils import _standard_gamma
 
 __all__ = ["Gamma"]
 
 
-class Gamma(ExponentialFamily):
+class Gamma(_Params, ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
     _mean_carrier_measure = 0
+    _batch_params = ("concentration", "rate")
 
     @property
     def mean(self):
@@ -31,21 +31,8 @@ class Gamma(ExponentialFamily):
         return self.concentration / self.rate.pow(2)
 
     def __init__(self, concentration, rate, validate_args=None):
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        if isinstance(concentration, Number) and isinstance(rate, Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.concentration.size()
+        batch_shape = self._broadcast(concentration, rate)
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

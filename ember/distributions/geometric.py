@@ -1,34 +1,21 @@
 """Geometric(probs=None, logits=None): failures before the first success."""
-from numbers import Number
-
 from .._tensor import Size
 from ..autograd import no_grad
 from ..dtypes import finfo
 from ..ops import zeros_like
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ._bases import _ProbsOrLogits
+from .utils import broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+class Geometric(_ProbsOrLogits):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        probs_or_logits = probs if probs is not None else logits
-        if isinstance(probs_or_logits, Number):
-            batch_shape = Size()
-        else:
-            batch_shape = probs_or_logits.size()
+        batch_shape = self._take_probs_or_logits(probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
         if self._validate_args and probs is not None:
             # a probability of exactly 0 is in the unit interval but has no distribution
@@ -42,17 +29,6 @@ class Geometric(Distribution):
                     f"of distribution {repr(self)} "
                     f"to be positive but found invalid values:\n{invalid_value}")
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        super(Geometric, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
     @property
     def mean(self):
         return 1.0 / self.probs - 1.0
@@ -64,14 +40,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -5,7 +5,7 @@ from numbers import Number
 from ..dtypes import finfo
 from ..ops import full_like, ones_like
 from . import constraints
-from .transformed_distribution import TransformedDistribution
+from ._bases import _Transformed
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
 from .utils import broadcast_all, euler_constant
@@ -13,9 +13,10 @@ from .utils import broadcast_all, euler_constant
 __all__ = ["Gumbel"]
 
 
-class Gumbel(TransformedDistribution):
+class Gumbel(_Transformed):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
+    _batch_params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -28,12 +29,6 @@ class Gumbel(TransformedDistribution):
         transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-ones_like(self.scale)),
                       ExpTransform().inv, AffineTransform(loc=loc, scale=-self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gumbel, _instance)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -3,33 +3,26 @@ import math
 
 from ..ops import as_tensor, full, where, zeros_like
 from . import constraints
+from ._bases import _Transformed, _from
 from .cauchy import Cauchy
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
 __all__ = ["HalfCauchy", "HalfNormal"]
 
 
-class _Folded(TransformedDistribution):
+class _Folded(_Transformed):
     """|base(0, scale)|: what HalfNormal and HalfCauchy share (PyTorch writes them out twice)."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
     _base = None              # the distribution folded at zero
     _value_as_tensor = False  # HalfCauchy.log_prob takes numbers too (as_tensor), as in PyTorch
+    scale = _from("base_dist.scale")
 
     def __init__(self, scale, validate_args=None):
         base_dist = self._base(0, scale, validate_args=False)
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(type(self), _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
 
     @property
     def mode(self):

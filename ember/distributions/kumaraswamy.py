@@ -3,7 +3,7 @@ import math
 
 from ..ops import digamma, exp, full_like, lgamma, log, pow as _pow
 from . import constraints
-from .transformed_distribution import TransformedDistribution
+from ._bases import _Transformed
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
 from .utils import broadcast_all, euler_constant
@@ -18,11 +18,12 @@ def _moments(a, b, n):
     return b * exp(log_value)
 
 
-class Kumaraswamy(TransformedDistribution):
+class Kumaraswamy(_Transformed):
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
     support = constraints.unit_interval
     has_rsample = True
+    _batch_params = ("concentration1", "concentration0")
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
@@ -32,12 +33,6 @@ class Kumaraswamy(TransformedDistribution):
                       AffineTransform(loc=1.0, scale=-1.0),
                       PowerTransform(exponent=self.concentration1.reciprocal())]
         super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Kumaraswamy, _instance)
-        new.concentration1 = self.concentration1.expand(batch_shape)
-        new.concentration0 = self.concentration0.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
 
     @property
     def mean(self):

@@ -1,29 +1,13 @@
 """Laplace(loc, scale)."""
-from numbers import Number
-
 from .._tensor import Size
 from ..dtypes import finfo
 from ..ops import abs as _abs, expm1, log, log1p
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from ._bases import _LocScale
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
-
+class Laplace(_LocScale):
     @property
     def variance(self):
         return 2 * self.scale.pow(2)
@@ -31,23 +15,6 @@ class Laplace(Distribution):
     @property
     def stddev(self):
         return (2 ** 0.5) * self.scale
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -1,32 +1,22 @@
 """LogNormal(loc, scale): exp of a Normal."""
 from . import constraints
+from ._bases import _Transformed, _from
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 
 __all__ = ["LogNormal"]
 
 
-class LogNormal(TransformedDistribution):
+class LogNormal(_Transformed):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True
+    loc = _from("base_dist.loc")
+    scale = _from("base_dist.scale")
 
     def __init__(self, loc, scale, validate_args=None):
         base_dist = Normal(loc, scale, validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def loc(self):
-        return self.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
 
     @property
     def mean(self):

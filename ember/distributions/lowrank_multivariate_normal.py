@@ -7,7 +7,7 @@ from .._tensor import Size
 from .. import linalg as _linalg
 from ..ops import broadcast_tensors, diag_embed, eye, matmul
 from . import constraints
-from .distribution import Distribution
+from ._bases import _Params, _from
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import _standard_normal, lazy_property
 
@@ -36,12 +36,16 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     return mahalanobis_term1 - mahalanobis_term2
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(_Params):
     arg_constraints = {"loc": constraints.real_vector,
                        "cov_factor": constraints.independent(constraints.real, 2),
                        "cov_diag": constraints.independent(constraints.positive, 1)}
     support = constraints.real_vector
     has_rsample = True
+    _batch_params = ("loc", "cov_diag", "cov_factor")
+    # what densities use stays at the shape it was given
+    _carried = ("_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_capacitance_tril")
+    mean = mode = _from("loc")
 
     def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
         if loc.dim() < 1:
@@ -69,29 +73,6 @@ class LowRankMultivariateNormal(Distribution):
         self._unbroadcasted_cov_diag = cov_diag
         self._capacitance_tril = _batch_capacitance_tril(cov_factor, cov_diag)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new.cov_diag = self.cov_diag.expand(loc_shape)
-        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
-        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
-        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        new._capacitance_tril = self._capacitance_tril
-        super(LowRankMultivariateNormal, new).__init__(batch_shape, self.event_shape,
-                                                       validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     def _full_shape(self, *extra):
         return tuple(self._batch_shape) + tuple(self._event_shape) + extra

@@ -4,16 +4,15 @@ import math
 from .._tensor import Size
 from ..ops import exp, lgamma, ones_like, tensor as _tensor
 from . import constraints
+from ._bases import _OverCategorical
 from .binomial import Binomial
-from .categorical import Categorical
-from .distribution import Distribution
 from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+class Multinomial(_OverCategorical):
+    _carried = ("total_count",)
 
     @property
     def mean(self):
@@ -27,20 +26,9 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
+        batch_shape, event_shape = self._take_categorical(probs, logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        super(Multinomial, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
@@ -48,18 +36,6 @@ class Multinomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=Size()):
         sample_shape = Size(sample_shape)

@@ -7,7 +7,7 @@ from .. import linalg as _linalg
 from ..ops.rearrange import broadcast_shapes as _broadcast_shape
 from ..ops import cholesky_inverse, eye, flip, matmul, transpose
 from . import constraints
-from .distribution import Distribution
+from ._bases import _Params, _from
 from .utils import _standard_normal, lazy_property
 
 __all__ = ["MultivariateNormal"]
@@ -40,13 +40,27 @@ def _precision_to_scale_tril(P):
     return _linalg.solve_triangular(L_inv, Id, upper=False)
 
 
-class MultivariateNormal(Distribution):
+def _scale_tril_of(scale_tril, covariance_matrix, precision_matrix):
+    """The lower Cholesky factor of the covariance from whichever of the three is given
+    (unbroadcast: MultivariateNormal and Wishart keep it at the shape it was given)."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return _linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
+class MultivariateNormal(_Params):
     arg_constraints = {"loc": constraints.real_vector,
                        "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite,
                        "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
     has_rsample = True
+    # the matrices given or (lazily) computed are expanded; the factor L is shared as is
+    _batch_params = ("loc", "covariance_matrix", "scale_tril", "precision_matrix")
+    _carried = ("_unbroadcasted_scale_tril",)
+    mean = mode = _from("loc")
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
@@ -77,28 +91,8 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = _linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = Size(batch_shape)
-        loc_shape = tuple(batch_shape) + tuple(self.event_shape)
-        cov_shape = loc_shape + tuple(self.event_shape)
-        new.loc = self.loc.expand(loc_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(cov_shape))
-        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape,
-                                                validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix,
+                                                        precision_matrix)
 
     @lazy_property
     def scale_tril(self):
@@ -115,14 +109,6 @@ class MultivariateNormal(Distribution):
     def precision_matrix(self):
         return cholesky_inverse(self._unbroadcasted_scale_tril).expand(
             tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -1,27 +1,22 @@
 """Pareto(scale, alpha) = scale * exp(E), E ~ Exponential(alpha)."""
 from . import constraints
 from .exponential import Exponential
-from .transformed_distribution import TransformedDistribution
+from ._bases import _Transformed
 from .transforms import AffineTransform, ExpTransform
 from .utils import broadcast_all
 
 __all__ = ["Pareto"]
 
 
-class Pareto(TransformedDistribution):
+class Pareto(_Transformed):
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+    _batch_params = ("scale", "alpha")
 
     def __init__(self, scale, alpha, validate_args=None):
         self.scale, self.alpha = broadcast_all(scale, alpha)
         base_dist = Exponential(self.alpha, validate_args=validate_args)
         transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Pareto, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.alpha = self.alpha.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
 
     @property
     def mean(self):

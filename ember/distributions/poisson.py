@@ -1,19 +1,19 @@
 """Poisson(rate): counts."""
-from numbers import Number
-
 from .._tensor import Size
 from ..autograd import no_grad
 from ..ops import exp, log, poisson as _poisson
 from . import constraints
+from ._bases import _Params
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(ExponentialFamily):
+class Poisson(_Params, ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
+    _batch_params = ("rate",)
 
     @property
     def mean(self):
@@ -28,17 +28,8 @@ class Poisson(ExponentialFamily):
         return self.rate
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if isinstance(rate, Number) else self.rate.size()
+        batch_shape = self._broadcast(rate)
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

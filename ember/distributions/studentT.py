@@ -4,18 +4,20 @@ import math
 from .._tensor import Size
 from ..ops import digamma, lgamma, log1p, rsqrt
 from . import constraints
-from .distribution import Distribution
+from ._bases import _Params
 from .chi2 import Chi2
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal
 
 __all__ = ["StudentT"]
 
 
-class StudentT(Distribution):
+class StudentT(_Params):
     arg_constraints = {"df": constraints.positive, "loc": constraints.real,
                        "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
+    _batch_params = ("df", "loc", "scale")
+    _inner = ("_chi2",)
 
     @property
     def mean(self):
@@ -37,21 +39,9 @@ class StudentT(Distribution):
         return m
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
-        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        batch_shape = self._broadcast(df, loc, scale)
         self._chi2 = Chi2(self.df)
-        batch_shape = self.df.size()
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = Size(batch_shape)
-        new.df = self.df.expand(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new._chi2 = self._chi2.expand(batch_shape)
-        super(StudentT, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def rsample(self, sample_shape=Size()):
         # X / sqrt(Z / df) with X ~ N(0, 1), Z ~ Chi2(df)

@@ -23,6 +23,16 @@ def _too_few(shape, n):
         raise ValueError("Too few dimensions on input")
 
 
+def _swap_event_shape(shape, old, new):
+    """`shape` with its trailing `old` replaced by `new` (ReshapeTransform's shapes, one
+    way and back)."""
+    _too_few(shape, len(old))
+    cut = len(shape) - len(old)
+    if shape[cut:] != old:
+        raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+    return shape[:cut] + new
+
+
 class IndependentTransform(Transform):
     """`base_transform` with `reinterpreted_batch_ndims` more rightmost dims in its event
     (their log-det terms are summed)."""
@@ -117,18 +127,10 @@ class ReshapeTransform(Transform):
         return x.new_zeros(x.shape[:x.dim() - len(self.in_shape)])
 
     def forward_shape(self, shape):
-        _too_few(shape, len(self.in_shape))
-        cut = len(shape) - len(self.in_shape)
-        if shape[cut:] != self.in_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
-        return shape[:cut] + self.out_shape
+        return _swap_event_shape(shape, self.in_shape, self.out_shape)
 
     def inverse_shape(self, shape):
-        _too_few(shape, len(self.out_shape))
-        cut = len(shape) - len(self.out_shape)
-        if shape[cut:] != self.out_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
-        return shape[:cut] + self.in_shape
+        return _swap_event_shape(shape, self.out_shape, self.in_shape)
 
 
 class CorrCholeskyTransform(Transform):
@@ -280,6 +282,15 @@ def _check_dim(name, t, dim, what=None):
                              f"dimensions")
 
 
+def _transform_list(tseq, cache_size):
+    """CatTransform's and StackTransform's `tseq` as a list, each part with their cache."""
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    if cache_size:
+        tseq = [t.with_cache(cache_size) for t in tseq]
+    return list(tseq)
+
+
 def _check_size(name, t, dim, size, label):
     if t.size(dim) != size:
         raise AssertionError(f"{name}.size({dim}) = {t.size(dim)} must equal {label} {size}")
@@ -289,12 +300,9 @@ class CatTransform(Transform):
     """Applies `tseq[i]` to the i-th piece (of `lengths[i]` entries) along `dim`."""
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        transforms = _transform_list(tseq, cache_size)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = transforms
         self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
             raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
@@ -368,12 +376,9 @@ class StackTransform(Transform):
     """Applies `tseq[i]` to the i-th slice along `dim`."""
 
     def __init__(self, tseq, dim=0, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+        transforms = _transform_list(tseq, cache_size)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = transforms
         self.dim = dim
 
     def with_cache(self, cache_size=1):

@@ -1,17 +1,15 @@
 """Uniform(low, high): constant density on [low, high)."""
-from numbers import Number
-
 from .._tensor import Size
 from ..ops import log, rand
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from ._bases import _Params
 
 __all__ = ["Uniform"]
 
 
-class Uniform(Distribution):
+class Uniform(_Params):
     has_rsample = True
+    _batch_params = ("low", "high")
 
     @property
     def arg_constraints(self):
@@ -35,21 +33,8 @@ class Uniform(Distribution):
         return (self.high - self.low).pow(2) / 12
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, Number) and isinstance(high, Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.low.size()
+        batch_shape = self._broadcast(low, high)
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):

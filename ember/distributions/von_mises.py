@@ -10,6 +10,7 @@ from ..autograd import no_grad
 from ..dtypes import float64
 from ..ops import cos, empty, rand, where, zeros
 from . import constraints
+from ._bases import _from
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
 
@@ -108,13 +109,7 @@ class VonMises(Distribution):
             concentration = self.concentration.expand(batch_shape)
             return type(self)(loc, concentration, validate_args=validate_args)
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = _from("loc")
 
     @lazy_property
     def variance(self):
