@@ -183,6 +183,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  use_separate_proj_weight=False, q_proj_weight=None,
                                  k_proj_weight=None, v_proj_weight=None, static_k=None,
                                  static_v=None, average_attn_weights=True, is_causal=False):
+    """`nn.MultiheadAttention`'s math on sequence-first inputs ((L, N, E), or (L, E)
+    unbatched): project query, key and value, fold the heads into the batch, softmax the
+    scaled scores plus the additive masks, dropout, project the output."""
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -190,54 +193,112 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
+    # called here, not in a helper: its warning's stacklevel names this function's caller
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                        _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    attn_mask, causal = _attn_mask_or_causal(attn_mask, is_causal,
+                                             key_padding_mask is None and not need_weights,
+                                             query.dtype)
+    head_dim = _head_dim(embed_dim, embed_dim_to_check, num_heads)
+    separate = (q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight \
+        else None
+    q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias, separate)
+    if attn_mask is not None:
+        attn_mask = _batched_attn_mask(attn_mask, tgt_len, src_len, bsz * num_heads)
+    k, v, attn_mask, key_padding_mask = _append_bias_kv(k, v, bias_k, bias_v, static_k, static_v,
+                                                        bsz, attn_mask, key_padding_mask)
+    q = _fold_heads(q, bsz * num_heads, head_dim)
+    k = _fold_heads(k, bsz * num_heads, head_dim) if static_k is None else static_k
+    v = _fold_heads(v, bsz * num_heads, head_dim) if static_v is None else static_v
+    if add_zero_attn:
+        zero_keys = zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k, v = cat([k, zero_keys], dim=1), cat([v, zero_keys], dim=1)
+        attn_mask, key_padding_mask = _one_more_key(attn_mask, key_padding_mask)
+    src_len = k.size(1)
+    if key_padding_mask is not None:
+        attn_mask = _merge_key_padding(key_padding_mask, attn_mask, bsz, num_heads, src_len)
+    if causal:
+        attn_mask = triu(full((tgt_len, src_len), float("-inf"), dtype=q.dtype,
+                              device=q.device), diagonal=1).unsqueeze(0)
+    if not training:
+        dropout_p = 0.0
+    weights = _attention_weights(q, k, attn_mask, head_dim, dropout_p, need_weights)
+    out = bmm(weights, v)
+    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+    if not is_batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.view(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(dim=1)
+    if not is_batched:
+        weights = weights.squeeze(0)
+    return out, weights
+
+
+def _attn_mask_or_causal(attn_mask, is_causal, hint_allowed, dtype):
+    """The additive attn_mask, and whether the is_causal hint replaces it (as in
+    scaled_dot_product_attention) where no key padding mask or weights are asked for."""
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
                            "Transformer module method `generate_square_subsequent_mask` to "
                            "create this mask.")
-    causal = False
-    if is_causal and key_padding_mask is None and not need_weights:
-        attn_mask, causal = None, True  # the hint replaces the mask (as scaled_dot_product)
-    else:
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+    if is_causal and hint_allowed:
+        return None, True
+    return _canonical_mask(attn_mask, "attn_mask", None, "", dtype, False), False
+
+
+def _head_dim(embed_dim, embed_dim_to_check, num_heads):
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
                              f"got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    if use_separate_proj_weight:
+    return head_dim
+
+
+def _project(query, key, value, in_proj_weight, in_proj_bias, separate):
+    """q, k, v through the packed in_proj_weight, or through `separate` (the q, k and v
+    weights of use_separate_proj_weight), after PyTorch's checks of either."""
+    if separate is not None:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
             raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
                                  f"value's {value.shape[:2]}")
-        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+        for name, w in zip(("q", "k", "v"), separate):
             if w is None:
                 raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
                                      "is None")
-        q, k, v = _in_projection(query, key, value, None, in_proj_bias,
-                                 (q_proj_weight, k_proj_weight, v_proj_weight))
-    else:
-        if tuple(key.shape) != tuple(value.shape):
-            raise AssertionError(f"key shape {key.shape} does not match value shape "
-                                 f"{value.shape}")
-        if in_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
-        q, k, v = _in_projection(query, key, value, in_proj_weight, in_proj_bias, None)
+        return _in_projection(query, key, value, None, in_proj_bias, separate)
+    if tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape "
+                             f"{value.shape}")
+    if in_proj_weight is None:
+        raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+    return _in_projection(query, key, value, in_proj_weight, in_proj_bias, None)
 
-    if attn_mask is not None:
-        if attn_mask.dim() == 2:
-            if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
-                                   f"should be {(tgt_len, src_len)}.")
-            attn_mask = attn_mask.unsqueeze(0)
-        elif attn_mask.dim() == 3:
-            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
-                                   f"should be {(bsz * num_heads, tgt_len, src_len)}.")
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
 
+def _batched_attn_mask(attn_mask, tgt_len, src_len, batch_heads):
+    """attn_mask as (1 or batch * heads, L, S), after checking its shape."""
+    if attn_mask.dim() == 2:
+        if tuple(attn_mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                               f"should be {(tgt_len, src_len)}.")
+        return attn_mask.unsqueeze(0)
+    if attn_mask.dim() == 3:
+        if tuple(attn_mask.shape) != (batch_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                               f"should be {(batch_heads, tgt_len, src_len)}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+
+def _append_bias_kv(k, v, bias_k, bias_v, static_k, static_v, bsz, attn_mask,
+                    key_padding_mask):
+    """add_bias_kv: the learned bias_k and bias_v become one more key and value of every
+    sequence (both or neither must be given)."""
     if bias_k is not None and bias_v is not None:
         if static_k is not None:
             raise AssertionError("bias cannot be added to static key.")
@@ -245,44 +306,44 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             raise AssertionError("bias cannot be added to static value.")
         k = cat([k, bias_k.repeat(1, bsz, 1)])
         v = cat([v, bias_v.repeat(1, bsz, 1)])
-        if attn_mask is not None:
-            attn_mask = pad(attn_mask, (0, 1))
-        if key_padding_mask is not None:
-            key_padding_mask = pad(key_padding_mask, (0, 1))
+        attn_mask, key_padding_mask = _one_more_key(attn_mask, key_padding_mask)
     elif bias_k is not None:
         raise AssertionError("bias_k is set but bias_v is None")
     elif bias_v is not None:
         raise AssertionError("bias_v is set but bias_k is None")
+    return k, v, attn_mask, key_padding_mask
 
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) \
-        if static_k is None else static_k
-    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) \
-        if static_v is None else static_v
-    if add_zero_attn:
-        zero_keys = zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
-        k, v = cat([k, zero_keys], dim=1), cat([v, zero_keys], dim=1)
-        if attn_mask is not None:
-            attn_mask = pad(attn_mask, (0, 1))
-        if key_padding_mask is not None:
-            key_padding_mask = pad(key_padding_mask, (0, 1))
-    src_len = k.size(1)
+
+def _one_more_key(attn_mask, key_padding_mask):
+    """The masks widened by a column of zeros for a key appended to every sequence (bias_k
+    or add_zero_attn's zeros): every query may attend to it."""
+    if attn_mask is not None:
+        attn_mask = pad(attn_mask, (0, 1))
     if key_padding_mask is not None:
-        if key_padding_mask.shape[0] != bsz:
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
-                                 f"{key_padding_mask.shape[0]}")
-        if key_padding_mask.shape[1] != src_len:
-            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
-                                 f"{key_padding_mask.shape[1]}")
-        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len) \
-            .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
-        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
-    if causal:
-        attn_mask = triu(full((tgt_len, src_len), float("-inf"), dtype=q.dtype,
-                              device=q.device), diagonal=1).unsqueeze(0)
-    if not training:
-        dropout_p = 0.0
+        key_padding_mask = pad(key_padding_mask, (0, 1))
+    return attn_mask, key_padding_mask
 
+
+def _fold_heads(t, batch_heads, head_dim):
+    """(S, N, E) -> (N * heads, S, head_dim): each head is a batch entry of its own."""
+    return t.reshape(t.shape[0], batch_heads, head_dim).transpose(0, 1)
+
+
+def _merge_key_padding(key_padding_mask, attn_mask, bsz, num_heads, src_len):
+    """The (N, S) key padding mask repeated for each head and added to attn_mask."""
+    if key_padding_mask.shape[0] != bsz:
+        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                             f"{key_padding_mask.shape[0]}")
+    if key_padding_mask.shape[1] != src_len:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                             f"{key_padding_mask.shape[1]}")
+    key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len) \
+        .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+    return key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+
+
+def _attention_weights(q, k, attn_mask, head_dim, dropout_p, need_weights):
+    """softmax(q k^T / sqrt(head_dim) + attn_mask), then dropout."""
     scores = bmm(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
     if attn_mask is not None:
         scores = scores + attn_mask
@@ -299,16 +360,4 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         weights = weights.masked_fill(empty_rows, 0.0)
     if dropout_p > 0.0:
         weights = dropout(weights, p=dropout_p)
-    out = bmm(weights, v)
-    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
-    if not is_batched:
-        out = out.squeeze(1)
-    if not need_weights:
-        return out, None
-    weights = weights.view(bsz, num_heads, tgt_len, src_len)
-    if average_attn_weights:
-        weights = weights.mean(dim=1)
-    if not is_batched:
-        weights = weights.squeeze(0)
-    return out, weights
+    return weights
