@@ -1,6 +1,6 @@
 """`torch.linalg`: the linear-algebra namespace (`ember.linalg.inv`, `ember.linalg.svd` ...).
 
-Re-exports only: the functions live in `ember/ops/linalg.py` (products) and
+Re-exports only: the functions live in `ember/ops/linalg/` (products) and
 `ember/ops/decompositions/` (decompositions, solves, norms).
 """
 from .ops.decompositions import (LinAlgError, cholesky_ex, cond, det, diagonal, eig, eigh,

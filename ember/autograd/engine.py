@@ -118,23 +118,10 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
     """Execute the graph below `roots` ((edge, grad) pairs). With `capture` (a list of edges)
     return the gradient arriving at each of them instead of accumulating into leaves."""
     deps = _count_dependencies([e[0] for e, _ in roots if e[0] is not None])
-    wanted = None
-    captured = None
+    wanted = captured = needed = None
     if capture is not None:
-        captured = [None] * len(capture)
-        wanted = {}
-        for i, (node, nr) in enumerate(capture):
-            if node is not None:
-                wanted.setdefault(node, []).append((nr, i))
-        needed = _needed_nodes(deps, wanted)
-    buffers = {}
-    for (node, nr), g in roots:
-        if node is None:
-            continue
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * _num_outputs(node)
-        buf[nr] = g if buf[nr] is None else _buffered(buf[nr], g, create_graph)
+        wanted, captured, needed = _capture_plan(capture, deps)
+    buffers = _root_buffers(roots, create_graph)
     ready = [n for n in buffers if deps.get(n, 0) == 0]
     handed_out = {id(g._array) for _, g in roots}
     previous_mode = _grad_state.enabled
@@ -175,45 +162,12 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
                     _release_children(node, deps, ready)
                     continue
                 grads = _materialize(node, grads)
-            if profiling is None:
-                results = node.backward(*grads)
-            else:
-                results = _profiled_backward(profiling, node, grads)
-            if type(results) is not tuple:
-                results = (results,) if not isinstance(results, list) else tuple(results)
-            edges = node._next
-            if len(results) != len(edges):
-                results = _check_count(node, results)
-            if node._hooks:
-                # a post hook sees the gradients as the inputs take them (reduced, cast)
-                results = _validated(node, results)
-                for hook in list(node._hooks.values()):
-                    new = hook(results, tuple(grads))
-                    if new is not None:
-                        results = _hook_result(hook, new, results)
+            results = _backward_of(node, grads, profiling)
             if check_nan:
                 _check_nan(node, results)
             executed.append(node)
-            meta = node._meta
-            for i, g in enumerate(results):
-                child, nr = edges[i]
-                if child is None:
-                    continue
-                if g is not None:
-                    shape, dtype = meta[i]
-                    arr = g._array
-                    if arr.shape != shape or arr.dtype is not dtype:
-                        g = _validate(node, i, g)
-                    if g.__class__ is SparseTensor:
-                        sparse_seen = True
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * _num_outputs(child)
-                    buf[nr] = g if buf[nr] is None else _buffered(buf[nr], g, create_graph)
-                d = deps[child] - 1
-                deps[child] = d
-                if d == 0:
-                    ready.append(child)
+            if _send(node, results, buffers, deps, ready, create_graph):
+                sparse_seen = True
     finally:
         _grad_state.enabled = previous_mode
         if autocasting:
@@ -222,6 +176,82 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
             for node in executed:
                 node._release()
     return captured
+
+
+def _capture_plan(capture, deps):
+    """For `grad()`: which output slot of which node each captured edge reads
+    ({node: [(nr, index)]}), the list the gradients are read into, and the nodes that must
+    run to reach those edges (the others are skipped)."""
+    captured = [None] * len(capture)
+    wanted = {}
+    for i, (node, nr) in enumerate(capture):
+        if node is not None:
+            wanted.setdefault(node, []).append((nr, i))
+    return wanted, captured, _needed_nodes(deps, wanted)
+
+
+def _root_buffers(roots, create_graph):
+    """The roots' gradients gathered per node, one slot per output of the node."""
+    buffers = {}
+    for (node, nr), g in roots:
+        if node is None:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _num_outputs(node)
+        buf[nr] = g if buf[nr] is None else _buffered(buf[nr], g, create_graph)
+    return buffers
+
+
+def _backward_of(node, grads, profiling):
+    """The node's backward: one gradient per input edge, as a tuple, after its post hooks
+    (which see the gradients as the inputs take them, reduced and cast)."""
+    if profiling is None:
+        results = node.backward(*grads)
+    else:
+        results = _profiled_backward(profiling, node, grads)
+    if type(results) is not tuple:
+        results = (results,) if not isinstance(results, list) else tuple(results)
+    if len(results) != len(node._next):
+        results = _check_count(node, results)
+    if node._hooks:
+        results = _validated(node, results)
+        for hook in list(node._hooks.values()):
+            new = hook(results, tuple(grads))
+            if new is not None:
+                results = _hook_result(hook, new, results)
+    return results
+
+
+def _send(node, results, buffers, deps, ready, create_graph):
+    """Hand each gradient a node returned to the node behind that input (reduced to the
+    input's shape and cast to its dtype where the formula did not), and queue each node whose
+    last awaited gradient this was. Returns True when one of them is sparse (an embedding's
+    with sparse=True): from then on the engine densifies gradients before a node other than
+    a leaf's accumulator uses them, since ember's backward formulas compute on dense tensors."""
+    sparse = False
+    edges = node._next
+    meta = node._meta
+    for i, g in enumerate(results):
+        child, nr = edges[i]
+        if child is None:
+            continue
+        if g is not None:
+            shape, dtype = meta[i]
+            arr = g._array
+            if arr.shape != shape or arr.dtype is not dtype:
+                g = _validate(node, i, g)
+            if g.__class__ is SparseTensor:
+                sparse = True
+            buf = buffers.get(child)
+            if buf is None:
+                buf = buffers[child] = [None] * _num_outputs(child)
+            buf[nr] = g if buf[nr] is None else _buffered(buf[nr], g, create_graph)
+        d = deps[child] - 1
+        deps[child] = d
+        if d == 0:
+            ready.append(child)
+    return sparse
 
 
 def _sum(old, new):

@@ -4,6 +4,9 @@ op family in `ember.ops` (with its derivative); this namespace gathers them as P
 from ..ops import FUNCTIONAL as _FUNCTIONAL
 from ..ops import __all__ as _ops_all
 from .. import ops as _ops
+# by name, not through FUNCTIONAL: it has no op-table entry of its own (nn.MultiheadAttention's
+# tests in tests/test_transformer.py check it)
+from ..ops.attention import multi_head_attention_forward  # noqa: F401
 
 globals().update(_FUNCTIONAL)
 # PyTorch's functional namespace also holds many top-level ops (relu, conv2d, softmax ...)
@@ -19,5 +22,4 @@ for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_tra
               "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle"):
     if _name in _ops_all and _name not in globals():
         globals()[_name] = getattr(_ops, _name)
-from .modules.attention import multi_head_attention_forward  # noqa: E402
 __all__ = sorted(n for n in globals() if not n.startswith("_"))

@@ -16,10 +16,10 @@ from . import _graph, creation, linalg, pointwise, sparse, sparse_arith
 FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics",
                 "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
                 "gather_scatter", "scatter_views", "index_extra", "linalg", "decompositions",
-                "creation", "ranges", "conversion", "random_ops", "conv", "pooling", "activation", "loss",
-                "normalization", "sparse", "spatial", "distance", "histograms", "descriptive",
-                "fractional_pool", "complex_views", "windows", "bilinear", "vander", "memory",
-                "tensor_methods")
+                "creation", "ranges", "conversion", "random_ops", "conv", "pooling", "activation",
+                "loss", "normalization", "sparse", "spatial", "distance", "attention", "histograms",
+                "descriptive", "fractional_pool", "complex_views", "windows", "bilinear", "vander",
+                "memory", "tensor_methods")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
 globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})

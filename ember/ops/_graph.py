@@ -377,11 +377,6 @@ def warn_expanded(t, op, example):
                       f"e.g. {example}", UserWarning, stacklevel=3)
 
 
-def _type_name(d):
-    # linalg.py, descriptive.py and distance.py still call this; read d._scalar_name instead
-    return d._scalar_name
-
-
 def tracks(self, others=()):
     """Whether autograd records an in-place op on `self` whose tensor operands are `others`."""
     return _grad_state.enabled and (self._requires_grad or _any_requires_grad(others)

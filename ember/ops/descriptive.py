@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor, _wrap_dim, make_tensor
-from ._graph import Node, _type_name, inplace, record, write_out
+from ._graph import Node, inplace, record, write_out
 from .pointwise import _promoted_dtype, where, xp_of
 from .reduction import (_check_not_complex, const, dims_of, keep_dims,
                         return_type, tie_weights)
@@ -88,7 +88,7 @@ def dist(input, other, p=2):
     d = _promoted_dtype(input, other, "dist")
     if not (d.is_floating_point or d.is_complex):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
-                           f"{_type_name(d)} instead.")
+                           f"{d._scalar_name} instead.")
     res = vector_norm(input.detach() - other.detach(), p)
     node = record(DistBackward0, (input, other), res)
     if node is not None:
@@ -128,7 +128,8 @@ def _renorm_checks(input, p, dim, maxnorm):
     if ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {ndim} dimensions")
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise NotImplementedError(f'"renorm_out" not implemented for \'{_type_name(input.dtype)}\'')
+        raise NotImplementedError(f'"renorm_out" not implemented for '
+                                  f'\'{input.dtype._scalar_name}\'')
     axis = _wrap_dim(dim, ndim)
     return tuple(a for a in builtins.range(ndim) if a != axis)
 
@@ -168,6 +169,25 @@ class SqueezeBackward4(Node):
 
 
 def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan, fname):
+    q, q_scalar = _checked_q(input, q, interpolation, fname)
+    arr = input._array
+    xp = xp_of(input)
+    qa = xp.asarray(q._array if isinstance(q, Tensor) else q, dtype=arr.dtype).reshape(-1)
+    s = _sorted_rows(input, dim, keepdim)
+    ranks = _ranks(xp, s._array, qa, arr.dtype, ignore_nan, interpolation)
+    values = _interpolated(input, s, ranks, q, interpolation, ignore_nan)
+    if not q_scalar:
+        values = values.unsqueeze(0).transpose(0, -1)
+    res = make_tensor(values._array.squeeze(-1), input._device)
+    if out is not None:
+        return write_out(out, res, fname)
+    record(SqueezeBackward4, (values,), res)
+    return res
+
+
+def _checked_q(input, q, interpolation, fname):
+    """PyTorch's argument checks, in its order; returns q (a float or a tensor) and whether
+    it is a scalar."""
     # (nanquantile's messages name quantile too, as PyTorch's shared checks do)
     if not isinstance(q, Tensor):
         q = builtins.float(q)
@@ -195,10 +215,13 @@ def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan, fname):
         q_scalar = qa.ndim == 0
     else:
         q_scalar = True
-    xp = xp_of(input)
-    qa = xp.asarray(q._array if isinstance(q, Tensor) else q, dtype=arr.dtype).reshape(-1)
+    return q, q_scalar
 
-    # the output's shape without q's dimension; values sorted along a last dimension
+
+def _sorted_rows(input, dim, keepdim):
+    """The values sorted along a last dimension, the others shaped as the output is without
+    q's dimension."""
+    arr = input._array
     if dim is not None and arr.ndim > 0:
         axis = _wrap_dim(dim, arr.ndim)
         out_shape = list(arr.shape)
@@ -216,24 +239,35 @@ def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan, fname):
         out_shape = [1] * arr.ndim if keepdim else []
         s = input.flatten().sort().values
     n = s.shape[-1]
-    s = s.reshape(out_shape + [n])
+    return s.reshape(out_shape + [n])
 
-    sa = s._array
+
+def _ranks(xp, sa, qa, dtype, ignore_nan, interpolation):
+    """The fractional rank of each q in each sorted row, rounded as `interpolation` asks: a
+    row holding NaN ranks at its end (its quantiles are NaN), unless NaNs are ignored."""
+    n = sa.shape[-1]
     if ignore_nan:
-        count = (~xp.isnan(sa)).sum(-1, keepdims=True).astype(arr.dtype)
+        count = (~xp.isnan(sa)).sum(-1, keepdims=True).astype(dtype)
         ranks = qa * (count - 1)
-        ranks = xp.where(ranks < 0, arr.dtype.type(0), ranks)
+        ranks = xp.where(ranks < 0, dtype.type(0), ranks)
     else:
         last = n - 1
-        ranks = xp.broadcast_to(qa * arr.dtype.type(last), sa.shape[:-1] + (qa.shape[0],))
-        ranks = xp.where(xp.isnan(sa).any(-1, keepdims=True), arr.dtype.type(last), ranks)
+        ranks = xp.broadcast_to(qa * dtype.type(last), sa.shape[:-1] + (qa.shape[0],))
+        ranks = xp.where(xp.isnan(sa).any(-1, keepdims=True), dtype.type(last), ranks)
     if interpolation == "lower":
         ranks = xp.floor(ranks)
     elif interpolation == "higher":
         ranks = xp.ceil(ranks)
     elif interpolation == "nearest":
         ranks = xp.round(ranks)
-    ranks = ranks.astype(arr.dtype, copy=False)
+    return ranks.astype(dtype, copy=False)
+
+
+def _interpolated(input, s, ranks, q, interpolation, ignore_nan):
+    """The sorted values at the ranks: the one below, moved towards the one above for linear
+    and midpoint interpolation (ops on tensors, so the gradient reaches input and q)."""
+    arr = input._array
+    xp = xp_of(input)
     below = ranks.astype(np.int64)
     dev = input._device
     values = s.gather(-1, make_tensor(below, dev))
@@ -242,18 +276,13 @@ def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan, fname):
             weights = make_tensor(xp.full_like(ranks, 0.5), dev)
         elif isinstance(q, Tensor) and q._requires_grad:
             # PyTorch's ranks are ops on q: linear weights carry q's gradient
-            weights = _ranks_of(q, sa, ignore_nan) - make_tensor(below.astype(arr.dtype), dev)
+            weights = _ranks_of(q, s._array, ignore_nan) - make_tensor(below.astype(arr.dtype),
+                                                                       dev)
         else:
             weights = make_tensor((ranks - below).astype(arr.dtype, copy=False), dev)
         above = make_tensor(xp.ceil(ranks).astype(np.int64), dev)
         values = values.lerp(s.gather(-1, above), weights)
-    if not q_scalar:
-        values = values.unsqueeze(0).transpose(0, -1)
-    res = make_tensor(values._array.squeeze(-1), dev)
-    if out is not None:
-        return write_out(out, res, fname)
-    record(SqueezeBackward4, (values,), res)
-    return res
+    return values
 
 
 def _ranks_of(q, sa, ignore_nan):
@@ -284,10 +313,10 @@ def _check_weights(w, name, n, integral):
     d = w.dtype
     if integral and (d.is_floating_point or d.is_complex or d is _dt.bool):
         raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
-                           f"{_type_name(d)} dtype")
+                           f"{d._scalar_name} dtype")
     if not integral and not d.is_floating_point:
         raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
-                           f"aweights with {_type_name(d)} dtype")
+                           f"aweights with {d._scalar_name} dtype")
     if w._array.size != n:
         raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
                            f"observations in the input but got {w._array.size} != {n}")

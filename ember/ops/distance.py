@@ -1,5 +1,4 @@
-"""Distances and attention: cosine_similarity, pairwise_distance, cdist, pdist,
-scaled_dot_product_attention.
+"""Distances: cosine_similarity, pairwise_distance, cdist, pdist.
 
 cdist and pdist compute on arrays and have their own nodes (PyTorch's CdistBackward0 and
 PdistBackward0) whose backward is written with ember ops; the others are compositions of
@@ -13,13 +12,13 @@ import numpy as np
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from .._state import autocast as _autocast
-from ._autocast import fp32, lower
-from ._graph import Node, _type_name, grad_disabled, record
+from ._autocast import fp32
+from ._graph import Node, grad_disabled, record
 from .pointwise import xp_of
 
 __all__ = ["cosine_similarity", "pairwise_distance", "cdist", "pdist"]
 METHODS = []
-FUNCTIONAL = ["cosine_similarity", "pairwise_distance", "pdist", "scaled_dot_product_attention"]
+FUNCTIONAL = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
 def _check_tensor(t, fname, what, pos):
@@ -39,7 +38,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     d = _common(x1, x2)
     if not d.is_floating_point:
         raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
-                           f"{_type_name(d)}")
+                           f"{d._scalar_name}")
     shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
     a, b = x1.to(d).expand(shape), x2.to(d).expand(shape)
     from .statistics import norm
@@ -150,7 +149,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     for name, t in (("X1", x1), ("X2", x2)):
         if not t.is_floating_point():
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_type_name(t.dtype)}")
+                               f"{t.dtype._scalar_name}")
     p = _check_p(p, "cdist")
     mode = _MODES[compute_mode]
     r1, r2 = x1.shape[-2], x2.shape[-2]
@@ -203,81 +202,3 @@ def pdist(input, p=2):
         node.p = p
         node.flat = i * n + j
     return res
-
-
-# ---- attention ---------------------------------------------------------------------------------
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
-    """softmax(q k^T * scale + mask) v, PyTorch's math form (q and k each scaled by
-    sqrt(scale)); rows that mask everything give zeros, not NaN."""
-    for name, t, pos in (("query", query, 1), ("key", key, 2), ("value", value, 3)):
-        _check_tensor(t, "scaled_dot_product_attention", name, pos)
-    if _autocast.active:
-        query, key, value, attn_mask = lower(query, key, value, attn_mask)
-    if not (query.dtype is key.dtype is value.dtype):
-        raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
-                           f"query.dtype: {_CT(query)} key.dtype: {_CT(key)} and value.dtype: "
-                           f"{_CT(value)} instead.")
-    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but "
-                           f"got query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: "
-                           f"{value.ndim} instead.")
-    if attn_mask is not None and attn_mask.dtype.name != "bool" and \
-            attn_mask.dtype is not query.dtype:
-        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query "
-                           f"dtype, but got attn_mask.dtype: {_CT(attn_mask)} and  query.dtype: "
-                           f"{_CT(query)} instead.")
-    xp = xp_of(query)
-    dev = query._device
-    negative = scale is not None and scale < 0
-    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else builtins.abs(scale)
-    factor = math.sqrt(s)
-    q = query * (-factor if negative else factor)
-    mask = None
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
-                               "set when is_causal=True")
-        L, S = query.shape[-2], key.shape[-2]
-        mask = make_tensor(xp.asarray(np.tril(np.ones((L, S), bool))), dev)
-    elif attn_mask is not None:
-        mask = attn_mask
-    if mask is not None and mask.dtype.name == "bool":
-        bias = xp.where(mask._array, 0, -np.inf).astype(query._array.dtype)
-        mask = make_tensor(bias, dev)
-    k, v = key, value
-    if enable_gqa and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
-        hq, hk = query.shape[-3], key.shape[-3]
-        if hq % hk or hq % value.shape[-3]:
-            raise RuntimeError("Number of heads in key and value must divide the number of heads "
-                               "in query")
-        k = _repeat_heads(key, hq // hk)
-        v = _repeat_heads(value, hq // value.shape[-3])
-    attn = q.matmul(k.transpose(-2, -1) * factor)
-    if mask is not None:
-        attn = attn + mask
-    from .activation import softmax
-    if mask is not None:
-        dead = make_tensor(xp.all(xp.isneginf(attn._array), axis=-1, keepdims=True), dev)
-        if bool(dead._array.any()):
-            attn = softmax(attn.masked_fill(dead, 0), -1).masked_fill(dead, 0)
-        else:
-            attn = softmax(attn, -1)
-    else:
-        attn = softmax(attn, -1)
-    if dropout_p > 0.0:
-        from .normalization import dropout
-        attn = dropout(attn, dropout_p, True)
-    return attn.matmul(v)
-
-
-def _repeat_heads(t, r):
-    shape = tuple(t.shape)
-    e = t.unsqueeze(-3).expand(shape[:-2] + (r,) + shape[-2:])
-    return e.reshape(shape[:-3] + (shape[-3] * r,) + shape[-2:])
-
-
-def _CT(t):
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "bool": "bool", "int64": "long int"}.get(t.dtype.name,
-                                                                              t.dtype.name)

@@ -386,7 +386,7 @@ def spmm(input, mat2):
 
 
 def mm(input, mat2, *, out=None):
-    """`torch.mm`: the dense product (ember/ops/linalg.py), or sparse @ dense."""
+    """`torch.mm`: the dense product (ember/ops/linalg/matmul.py), or sparse @ dense."""
     if isinstance(input, SparseTensor):
         if out is not None:
             raise RuntimeError("mm(): out= with a sparse operand is not supported")

@@ -139,10 +139,12 @@ class LBFGS(Optimizer):
             return self._step(closure)
 
     def _step(self, closure):
+        """Up to max_iter iterations: a direction from the curvature history, a move along
+        it, and the stopping tests; the history is kept in the state for the next step."""
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
+        history_size = group["history_size"]
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
@@ -166,28 +168,10 @@ class LBFGS(Optimizer):
                 d = flat_grad.neg()
                 old_dirs, old_stps, ro, H_diag = [], [], [], 1
             else:
-                y = flat_grad.sub(prev_flat_grad)
-                s = d.mul(t)
-                ys = y.dot(s)
-                if ys > 1e-10:  # keep the pair only if it carries positive curvature
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y)
-                num_old = len(old_dirs)
+                H_diag = _add_curvature_pair(flat_grad.sub(prev_flat_grad), d.mul(t), old_dirs,
+                                             old_stps, ro, H_diag, history_size)
                 al = state.setdefault("al", [None] * history_size)
-                q = flat_grad.neg()
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
-                d = r = q * H_diag
-                for i in range(num_old):
-                    be_i = old_dirs[i].dot(r) * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
+                d = _two_loop_direction(flat_grad, old_dirs, old_stps, ro, H_diag, al)
             if prev_flat_grad is None:
                 prev_flat_grad = flat_grad.clone()
             else:
@@ -200,27 +184,8 @@ class LBFGS(Optimizer):
             gtd = flat_grad.dot(d)
             if gtd > -tolerance_change:
                 break
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
-                    raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = [p.clone() for p in self._params]
-
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(closure, x, t, d)
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    obj_func, x_init, float(t), d, loss, flat_grad, float(gtd))
-                self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max() <= tolerance_grad
-            else:
-                self._add_grad(t, d)
-                opt_cond = False
-                if n_iter != max_iter:
-                    with enable_grad():
-                        loss = float(closure().detach())
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max() <= tolerance_grad
-                    ls_func_evals = 1
+            loss, flat_grad, t, ls_func_evals, opt_cond = self._move(
+                closure, group, d, t, gtd, loss, flat_grad, last=n_iter == max_iter)
             current_evals += ls_func_evals
             state["func_evals"] += ls_func_evals
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
@@ -232,3 +197,60 @@ class LBFGS(Optimizer):
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss
+
+    def _move(self, closure, group, d, t, gtd, loss, flat_grad, last):
+        """Move the parameters along `d`: by a strong-Wolfe line search, or by the fixed step
+        `t` and one more evaluation (none after the `last` iteration). Returns the loss, flat
+        gradient and step after the move, the closure evaluations made, and whether the
+        gradient fell within tolerance_grad."""
+        line_search_fn, tolerance_grad = group["line_search_fn"], group["tolerance_grad"]
+        if line_search_fn is not None:
+            if line_search_fn != "strong_wolfe":
+                raise RuntimeError("only 'strong_wolfe' is supported")
+            x_init = [p.clone() for p in self._params]
+
+            def obj_func(x, t, d):
+                return self._directional_evaluate(closure, x, t, d)
+            loss, flat_grad, t, ls_func_evals = _strong_wolfe(
+                obj_func, x_init, float(t), d, loss, flat_grad, float(gtd))
+            self._add_grad(t, d)
+            return loss, flat_grad, t, ls_func_evals, flat_grad.abs().max() <= tolerance_grad
+        self._add_grad(t, d)
+        if last:
+            return loss, flat_grad, t, 0, False
+        with enable_grad():
+            loss = float(closure().detach())
+        flat_grad = self._gather_flat_grad()
+        return loss, flat_grad, t, 1, flat_grad.abs().max() <= tolerance_grad
+
+
+def _add_curvature_pair(y, s, old_dirs, old_stps, ro, H_diag, history_size):
+    """Keep the pair (gradient change y, step s) in the history, dropping the oldest one past
+    history_size, but only if it carries positive curvature. Returns the scale of the initial
+    inverse Hessian, y.s / y.y of the newest pair kept."""
+    ys = y.dot(s)
+    if ys > 1e-10:
+        if len(old_dirs) == history_size:
+            old_dirs.pop(0)
+            old_stps.pop(0)
+            ro.pop(0)
+        old_dirs.append(y)
+        old_stps.append(s)
+        ro.append(1.0 / ys)
+        H_diag = ys / y.dot(y)
+    return H_diag
+
+
+def _two_loop_direction(flat_grad, old_dirs, old_stps, ro, H_diag, al):
+    """The quasi-Newton direction -H g by the two-loop recursion over the history; `al`
+    holds the first loop's coefficients for the second (a list kept in the state)."""
+    num_old = len(old_dirs)
+    q = flat_grad.neg()
+    for i in range(num_old - 1, -1, -1):
+        al[i] = old_stps[i].dot(q) * ro[i]
+        q.add_(old_dirs[i], alpha=-al[i])
+    d = r = q * H_diag
+    for i in range(num_old):
+        be_i = old_dirs[i].dot(r) * ro[i]
+        r.add_(old_stps[i], alpha=al[i] - be_i)
+    return d

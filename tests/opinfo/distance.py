@@ -1,5 +1,5 @@
-"""Op-table entries for `ember/ops/distance.py`: cosine_similarity, pairwise_distance,
-cdist, pdist, scaled_dot_product_attention."""
+"""Op-table entries for `ember/ops/distance.py` (cosine_similarity, pairwise_distance,
+cdist, pdist) and `ember/ops/attention.py` (scaled_dot_product_attention)."""
 import numpy as np
 
 from . import OpInfo, Sample, integers, randn, register

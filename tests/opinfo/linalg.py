@@ -1,5 +1,5 @@
-"""Op-table entries for `ember/ops/linalg.py`: matmul in every rank combination, mm, bmm, mv,
-dot, vdot, inner, addmm, and `nn.functional.linear`."""
+"""Op-table entries for `ember/ops/linalg/matmul.py`: matmul in every rank combination, mm,
+bmm, mv, dot, vdot, inner, addmm, and `nn.functional.linear`."""
 import numpy as np
 
 from . import OpInfo, Sample, integers, randn, register

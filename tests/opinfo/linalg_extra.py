@@ -1,4 +1,4 @@
-"""Op-table entries for the rest of the products in `ember/ops/linalg.py` (addmv, addr,
+"""Op-table entries for the rest of the products in `ember/ops/linalg/` (addmv, addr,
 baddbmm, addbmm and their in-place forms, outer, einsum, tensordot, kron, cross, multi_dot,
 chain_matmul, vecdot) and for `ember/ops/decompositions/` (`torch.linalg` and its top-level
 aliases).

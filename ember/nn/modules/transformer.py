@@ -8,10 +8,11 @@ import numpy as np
 
 from ... import ops
 from ...autograd.grad_mode import is_grad_enabled as _grad_enabled
+from ...ops.attention import _canonical_mask, _none_or_dtype
 from .. import functional as F
 from .. import init
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention, _canonical_mask, _none_or_dtype
+from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear

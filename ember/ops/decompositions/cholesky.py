@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
-from ..linalg import _warn_once
+from ..linalg._common import _warn_once
 from ..pointwise import xp_of
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _cholesky_info, _const, _first_bad,

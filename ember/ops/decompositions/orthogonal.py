@@ -5,7 +5,7 @@ eigendecomposition is in `eig.py`.
 """
 from ..._tensor import make_tensor
 from .._graph import Node, record, write_out
-from ..linalg import _warn_once
+from ..linalg._common import _warn_once
 from ..pointwise import xp_of
 from ..reduction import return_type
 from ._common import _check, _const, _eye, _write_tuple

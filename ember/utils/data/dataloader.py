@@ -305,6 +305,58 @@ def _accelerator_available():
         return False
 
 
+def _checked_worker_options(num_workers, timeout, prefetch_factor, persistent_workers):
+    """PyTorch's checks of the worker options, in its order; returns prefetch_factor, 2 by
+    default where there are workers."""
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                         "disable multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                         "let num_workers > 0 to enable multiprocessing, otherwise set "
+                         "prefetch_factor to None.")
+    elif num_workers > 0 and prefetch_factor is None:
+        prefetch_factor = 2
+    elif prefetch_factor is not None and prefetch_factor < 0:
+        raise ValueError("prefetch_factor option should be non-negative")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    return prefetch_factor
+
+
+def _check_iterable_options(shuffle, sampler, batch_sampler):
+    """An IterableDataset decides its own order: no shuffle, sampler or batch_sampler."""
+    if shuffle not in {False, None}:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
+                         f"option, but got shuffle={shuffle}")
+    elif sampler is not None:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler "
+                         f"option, but got sampler={sampler}")
+    elif batch_sampler is not None:
+        raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                         f"batch_sampler option, but got batch_sampler={batch_sampler}")
+
+
+def _checked_batching(batch_size, shuffle, sampler, batch_sampler, drop_last):
+    """The checks of the sampling and batching options against each other; returns
+    batch_size and drop_last (None and False where a batch_sampler makes the batches)."""
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                             "shuffle, sampler, and drop_last")
+        batch_size = None
+        drop_last = False
+    elif batch_size is None:
+        if drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
+    return batch_size, drop_last
+
+
 class DataLoader:
     __initialized = False
 
@@ -313,22 +365,8 @@ class DataLoader:
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True):
-        if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
-                             "disable multiprocessing.")
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
-                             "let num_workers > 0 to enable multiprocessing, otherwise set "
-                             "prefetch_factor to None.")
-        elif num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        elif prefetch_factor is not None and prefetch_factor < 0:
-            raise ValueError("prefetch_factor option should be non-negative")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
-
+        prefetch_factor = _checked_worker_options(num_workers, timeout, prefetch_factor,
+                                                  persistent_workers)
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -341,31 +379,12 @@ class DataLoader:
 
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in {False, None}:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
-                                 f"option, but got shuffle={shuffle}")
-            elif sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler "
-                                 f"option, but got sampler={sampler}")
-            elif batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
-                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+            _check_iterable_options(shuffle, sampler, batch_sampler)
         else:
             shuffle = bool(shuffle)
             self._dataset_kind = _DatasetKind.Map
-
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                                 "shuffle, sampler, and drop_last")
-            batch_size = None
-            drop_last = False
-        elif batch_size is None:
-            if drop_last:
-                raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                                 "exclusive with drop_last")
+        batch_size, drop_last = _checked_batching(batch_size, shuffle, sampler, batch_sampler,
+                                                  drop_last)
 
         if sampler is None:
             if self._dataset_kind == _DatasetKind.Iterable:

@@ -1,0 +1,138 @@
+"""`einsum`: Einstein summation over the backend's einsum, ellipses spelled out as spare
+letters and sizes of 1 broadcast; its backward is an einsum per operand.
+"""
+import numpy as np
+
+from ..._tensor import make_tensor
+from ..._state import autocast as _autocast
+from .._autocast import lower
+from .._graph import Node, record
+from ..pointwise import xp_of
+from ._common import _needs
+
+
+class EinsumBackward0(Node):
+    """The gradient of each operand is an einsum of the output's gradient with the others;
+    a subscript repeated in the operand (a diagonal) is tied by an identity matrix, and one
+    summed only in that operand is spread by a vector of ones."""
+
+    def backward(self, grad):
+        ops = self.saved_tensors
+        grads = []
+        for k, sub in enumerate(self.subs):
+            if not _needs(self, k):
+                grads.append(None)
+                continue
+            terms, operands = [self.out_sub], [grad]
+            terms += [s for j, s in enumerate(self.subs) if j != k]
+            operands += [o.conj() for j, o in enumerate(ops) if j != k]
+            present = set("".join(terms))
+            fresh = iter(c for c in _LETTERS if c not in self.used)
+            target, seen = [], set()
+            for c, size in zip(sub, ops[k]._array.shape):
+                if c in seen:  # a diagonal: tie the repeat to the first occurrence
+                    r = next(fresh)
+                    terms.append(c + r)
+                    operands.append(_const_like(xp_of(grad).eye(size, dtype=grad._array.dtype), grad))
+                    target.append(r)
+                    continue
+                seen.add(c)
+                if c not in present:
+                    terms.append(c)
+                    operands.append(_const_like(xp_of(grad).ones(size, dtype=grad._array.dtype), grad))
+                    present.add(c)
+                target.append(c)
+            g = einsum(",".join(terms) + "->" + "".join(target), *operands)
+            grads.append(g)
+        return tuple(grads)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _const_like(arr, like):
+    return make_tensor(arr, like._device)
+
+
+def _parse_einsum(equation, operands):
+    """Subscripts with ellipses spelled out as letters, and the output's subscript."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(inputs) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    used = set(c for c in eq if c.isalpha())
+    spare = [c for c in _LETTERS if c not in used]
+    ell_dims = 0
+    for k, (s, t) in enumerate(zip(inputs, operands)):
+        letters = len(s.replace("...", ""))
+        nd = t._array.ndim
+        if "..." in s:
+            ell_dims = max(ell_dims, nd - letters)
+        elif letters != nd:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({letters}) "
+                               f"does not match the number of dimensions ({nd}) for operand {k} "
+                               "and no ellipsis was given")
+    ell = "".join(spare[:ell_dims])
+    subs = []
+    for s, t in zip(inputs, operands):
+        if "..." in s:
+            n = t._array.ndim - len(s.replace("...", ""))
+            s = s.replace("...", ell[ell_dims - n:] if n else "")
+        subs.append(s)
+    if arrow:
+        out = rhs.replace("...", ell)
+        for i, c in enumerate(out):
+            if c in out[:i]:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
+                                   "the output")
+            if not any(c in s for s in subs):
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                                   "equation for any input operand")
+    else:
+        counts = {}
+        for c in "".join(s for s in subs):
+            counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return subs, out, used | set(ell)
+
+
+def einsum(equation, *operands):
+    """Einstein summation; sizes of 1 broadcast against a subscript's other sizes."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if _autocast.active:
+        operands = tuple(lower(*operands))
+    subs, out_sub, used = _parse_einsum(equation, operands)
+    dtype = operands[0]._array.dtype
+    for t in operands[1:]:
+        if t._array.dtype != dtype:
+            raise RuntimeError(f"expected scalar type {operands[0].dtype._scalar_name} but found "
+                               f"{t.dtype._scalar_name}")
+    sizes = {}
+    for k, (s, t) in enumerate(zip(subs, operands)):
+        for c, n in zip(s, t._array.shape):
+            seen = sizes.get(c)
+            if seen is None or seen == 1:
+                sizes[c] = n
+            elif n != 1 and n != seen:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which "
+                                   f"does not broadcast with previously seen size {seen}")
+    operands = tuple(t if all(n == sizes[c] for c, n in zip(s, t._array.shape))
+                     else t.expand(*[sizes[c] for c in s]) for s, t in zip(subs, operands))
+    xp = xp_of(operands[0])
+    spec = ",".join(subs) + "->" + out_sub
+    arrays = [t._array for t in operands]
+    dtype = arrays[0].dtype
+    if dtype.name == "bfloat16":  # NumPy's einsum has no bfloat16 loop
+        arrays = [a.astype(np.float32) for a in arrays]
+    arr = xp.asarray(xp.einsum(spec, *arrays,
+                               **({"optimize": True} if len(operands) > 2 else {})))
+    res = make_tensor(arr if arr.dtype == dtype else arr.astype(dtype), operands[0]._device)
+    node = record(EinsumBackward0, operands, res)
+    if node is not None:
+        node.subs, node.out_sub, node.used = subs, out_sub, used
+        node.save_for_backward(*operands)
+    return res

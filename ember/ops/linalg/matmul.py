@@ -1,0 +1,280 @@
+"""Matrix products: `matmul` for every rank combination (dispatched as PyTorch does to dot, mv,
+mm, a batch folded into one mm, or a broadcast batched product), `mm`, `bmm`, `mv`, `dot`,
+`vdot`, `inner`; `addmm` and `linear`, which records itself as addmm for a batch of vectors.
+
+Backwards are products again, laid out as their operands are (see `_mat1_grad`).
+"""
+import numpy as np
+
+from ..._tensor import Tensor, make_tensor
+from ..._state import autocast as _autocast
+from .._autocast import lower
+from .._graph import Node, record
+from ..pointwise import xp_of
+from ._common import _check_same, _out, _same_dtype, _scaled
+
+
+def _product(a, b, node_cls):
+    out = make_tensor(_same_dtype(xp_of(a).matmul(a._array, b._array), a._array), a._device)
+    node = record(node_cls, (a, b), out)
+    if node is not None:
+        node.save_for_backward(a, b)
+    return out
+
+
+def _transposed(t):
+    flags = t._array.flags
+    return flags.f_contiguous and not flags.c_contiguous
+
+
+# The gradients of mat1 @ mat2 come laid out as their matrix is, as PyTorch's
+# mm_mat1/mat2_backward do: for a transposed matrix (Linear's weight.t()) the gradient is
+# computed transposed, so the .t() backward hands contiguous memory to the weight instead of
+# a transposed view that would cost a slow strided copy.
+def _mat1_grad(grad, mat1, mat2):
+    """grad @ mat2^H."""
+    if _transposed(mat1):
+        return mat2.conj().mm(grad.t()).t()
+    return grad.mm(mat2.t().conj())
+
+
+def _mat2_grad(grad, mat1, mat2):
+    """mat1^H @ grad."""
+    if _transposed(mat2):
+        return grad.t().mm(mat1.conj()).t()
+    return mat1.t().conj().mm(grad)
+
+
+class MmBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = _mat1_grad(grad, a, b) if self._next[0][0] is not None else None
+        gb = _mat2_grad(grad, a, b) if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def mm(input, mat2, *, out=None):
+    if _autocast.active and out is None:
+        input, mat2 = lower(input, mat2)
+    if isinstance(mat2, Tensor) and (input._array.ndim != 2 or mat2._array.ndim != 2):
+        raise RuntimeError("self must be a matrix" if input._array.ndim != 2 else
+                           "mat2 must be a matrix")
+    _check_same(input, mat2, "mm")
+    if input._array.shape[1] != mat2._array.shape[0]:
+        (m, k), (k2, n) = input._array.shape, mat2._array.shape
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    return _out(_product(input, mat2, MmBackward0), out, "mm")
+
+
+class BmmBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = grad.bmm(b.transpose(1, 2).conj()) if self._next[0][0] is not None else None
+        gb = a.transpose(1, 2).conj().bmm(grad) if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def bmm(input, mat2, *, out=None):
+    if _autocast.active and out is None:
+        input, mat2 = lower(input, mat2)
+    _check_same(input, mat2, "bmm")
+    if input._array.ndim != 3 or mat2._array.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if input._array.ndim != 3
+                           else "batch2 must be a 3D tensor")
+    (b1, n, m), (b2, m2, p) = input._array.shape, mat2._array.shape
+    if b1 != b2 or m != m2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b1}, {m}] but got: [{b2}, {m2}].")
+    return _out(_product(input, mat2, BmmBackward0), out, "bmm")
+
+
+class MvBackward0(Node):
+    def backward(self, grad):
+        a, v = self.saved_tensors
+        ga = grad.unsqueeze(1) * v.conj() if self._next[0][0] is not None else None
+        gv = a.t().conj().mv(grad) if self._next[1][0] is not None else None
+        return ga, gv
+
+
+def mv(input, vec, *, out=None):
+    _check_same(input, vec, "mv")
+    if input._array.ndim != 2 or vec._array.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._array.ndim}, "
+                           f"{vec._array.ndim}")
+    if input._array.shape[1] != vec._array.shape[0]:
+        n, m = input._array.shape
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{m}), vec "
+                           f"({vec._array.shape[0]})")
+    return _out(_product(input, vec, MvBackward0), out, "mv")
+
+
+class DotBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = grad * b.conj() if self._next[0][0] is not None else None
+        gb = grad * a.conj() if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def dot(input, tensor, *, out=None):
+    if input._array.ndim != 1 or tensor._array.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input._array.ndim}D and "
+                           f"{tensor._array.ndim}D tensors")
+    if input._array.dtype is not tensor._array.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{input.dtype._scalar_name} and {tensor.dtype._scalar_name}")
+    n, m = input._array.shape[0], tensor._array.shape[0]
+    if n != m:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                           f"have the same number of elements, but got {n} and {m} elements "
+                           "respectively")
+    _check_same(input, tensor, "dot")
+    return _out(_product(input, tensor, DotBackward0), out, "dot")
+
+
+def vdot(input, other, *, out=None):
+    return dot(input.conj(), other, out=out)
+
+
+def inner(input, other, *, out=None):
+    """Sum over the last dims: a result of shape input.shape[:-1] + other.shape[:-1]."""
+    if input._array.ndim == 0 or other._array.ndim == 0:
+        return _out(input * other, out, "inner")
+    ka, kb = input._array.shape[-1], other._array.shape[-1]
+    if ka != kb:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input._array.shape)} and {list(other._array.shape)}")
+    res = mm(input.reshape(-1, ka), other.reshape(-1, kb).t())
+    return _out(res.reshape(input._array.shape[:-1] + other._array.shape[:-1]), out, "inner")
+
+
+class MatmulBackward0(Node):
+    """Batched, broadcast matmul of tensors of rank >= 2 (1-D operands are lifted first)."""
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = grad.matmul(b.mT.conj()) if self._next[0][0] is not None else None
+        gb = a.mT.conj().matmul(grad) if self._next[1][0] is not None else None
+        return ga, gb
+
+
+def matmul(input, other, *, out=None):
+    if _autocast.active and out is None:
+        input, other = lower(input, other)
+    _check_same(input, other, "matmul")
+    na, nb = input._array.ndim, other._array.ndim
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{na}D and {nb}D")
+    # PyTorch's dispatch (its error messages follow it): dot, mv, mm, a batch folded into
+    # the rows of one mm/mv, or a broadcast batched product
+    if na == 1 and nb == 1:
+        res = dot(input, other)
+    elif na == 2 and nb == 1:
+        res = mv(input, other)
+    elif na == 1 and nb == 2:
+        res = mm(input.unsqueeze(0), other).squeeze(0)
+    elif na == 2 and nb == 2:
+        res = mm(input, other)
+    else:
+        res = _folded(input, other, out is not None)
+        if res is None:
+            res = _batched(input, other)
+    return _out(res, out, "matmul")
+
+
+def _folded(input, other, has_out):
+    """PyTorch's `should_fold`: a >= 3-D operand against a matrix or vector is one mm/mv over
+    the batch flattened into rows (the other way round through transposes), when that needs
+    no copy or when the smaller operand requires grad. None where it does not fold."""
+    na, nb = input._array.ndim, other._array.ndim
+    larger_first = na >= nb
+    t1 = input if larger_first else other.mT
+    t2 = other if larger_first else (input.t() if na == 2 else input)
+    if not (t1._array.ndim >= 3 and 1 <= t2._array.ndim <= 2):
+        return None
+    if not ((other if larger_first else input)._requires_grad and not has_out):
+        if na == 2:
+            return None
+        shape, strides = t1._array.shape, t1.stride()
+        if t1._array.size and not all(strides[i] == strides[i + 1] * shape[i + 1]
+                                      for i in range(len(shape) - 2)):
+            return None
+    shape = t1._array.shape
+    rows = t1.reshape(-1, shape[-1])
+    if t2._array.ndim == 1:
+        return mv(rows, t2).reshape(shape[:-1])
+    res = mm(rows, t2).reshape(shape[:-1] + t2._array.shape[1:])
+    return res if larger_first else res.mT.contiguous()
+
+
+def _batched(input, other):
+    a = input.unsqueeze(0) if input._array.ndim == 1 else input
+    b = other.unsqueeze(-1) if other._array.ndim == 1 else other
+    from ..pointwise import broadcast_error
+    batch_a, batch_b = a._array.shape[:-2], b._array.shape[:-2]
+    err = broadcast_error(batch_a, batch_b)
+    if err is not None:
+        raise err
+    ka, kb = a._array.shape[-1], b._array.shape[-2]
+    if ka != kb:
+        import math
+        n = math.prod(np.broadcast_shapes(batch_a, batch_b))
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{n}, {ka}] but got: [{n}, {kb}].")
+    res = _product(a, b, MatmulBackward0)
+    if input._array.ndim == 1:
+        res = res.squeeze(-2)
+    if other._array.ndim == 1:
+        res = res.squeeze(-1)
+    return res
+
+
+class AddmmBackward0(Node):
+    def backward(self, grad):
+        bias, a, b = self.saved_tensors
+        g_bias = _scaled(grad, self.beta) if self._next[0][0] is not None else None
+        g_a = _scaled(_mat1_grad(grad, a, b), self.alpha) if self._next[1][0] is not None else None
+        g_b = _scaled(_mat2_grad(grad, a, b), self.alpha) if self._next[2][0] is not None else None
+        return g_bias, g_a, g_b
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
+    if _autocast.active and out is None:
+        input, mat1, mat2 = lower(input, mat1, mat2)
+    _check_same(mat1, mat2, "addmm")
+    if mat1._array.ndim != 2 or mat2._array.ndim != 2:
+        raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1._array.ndim)
+                           if mat1._array.ndim != 2 else
+                           "mat2 must be a matrix, got {}-D tensor".format(mat2._array.ndim))
+    (m, k), (k2, n) = mat1._array.shape, mat2._array.shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    from ..pointwise import broadcast_shapes_or_none
+    if broadcast_shapes_or_none(input._array.shape, (m, n)) != (m, n):
+        input.expand(m, n)  # raises PyTorch's message for a bias that does not fit
+    xp = xp_of(mat1)
+    prod = xp.matmul(mat1._array, mat2._array)
+    if alpha != 1:
+        prod *= alpha
+    if beta != 0:  # beta == 0 ignores input: its nan and inf do not propagate
+        prod = prod + (input._array if beta == 1 else input._array * beta)
+    res = make_tensor(_same_dtype(prod, mat1._array), mat1._device)
+    node = record(AddmmBackward0, (input, mat1, mat2), res)
+    if node is not None:
+        node.alpha, node.beta = alpha, beta
+        node.save_for_backward(input, mat1, mat2)
+    if out is not None:  # after recording: write_out refuses a result that requires grad
+        return _out(res, out, "addmm")
+    return res
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias: addmm for a batch of vectors, as PyTorch records it."""
+    if _autocast.active:
+        input, weight, bias = lower(input, weight, bias)
+    if input._array.ndim == 2 and bias is not None:
+        return addmm(bias, input, weight.t())
+    out = matmul(input, weight.t())
+    return out if bias is None else out + bias
