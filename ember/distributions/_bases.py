@@ -166,22 +166,6 @@ class _ProbsOrLogitsParam(_ProbsOrLogits):
         return self._param.size()
 
 
-class _OverCategorical(_Params):
-    """A distribution over vectors along the last dim, made from a Categorical(probs,
-    logits) that it keeps as `_categorical`."""
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    _inner = ("_categorical",)
-    probs = _from("_categorical.probs")
-    logits = _from("_categorical.logits")
-    param_shape = _from("_categorical.param_shape")
-
-    def _take_categorical(self, probs, logits):
-        """Builds the Categorical; returns the batch and event shapes."""
-        from .categorical import Categorical  # categorical.py imports this module
-        self._categorical = Categorical(probs=probs, logits=logits)
-        return self._categorical.batch_shape, self._categorical.param_shape[-1:]
-
-
 class _Transformed(TransformedDistribution):
     """A family written as a TransformedDistribution; `_batch_params` name parameters it
     keeps itself besides those of its base distribution (expanded along with it)."""

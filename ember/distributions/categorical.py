@@ -2,11 +2,10 @@
 import math
 
 from .._tensor import Size
-from ..dtypes import long as _long
-from ..dtypes import finfo
+from ..dtypes import finfo, long as _long
 from ..ops import arange, broadcast_tensors, clamp, full, multinomial
 from . import constraints
-from ._bases import _ProbsOrLogitsParam, _probs_or_logits
+from ._bases import _from, _Params, _ProbsOrLogitsParam, _probs_or_logits
 
 __all__ = ["Categorical"]
 
@@ -76,3 +75,18 @@ class Categorical(_ProbsOrLogitsParam):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+
+class _OverCategorical(_Params):
+    """A distribution over vectors along the last dim, made from a Categorical(probs,
+    logits) that it keeps as `_categorical`."""
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    _inner = ("_categorical",)
+    probs = _from("_categorical.probs")
+    logits = _from("_categorical.logits")
+    param_shape = _from("_categorical.param_shape")
+
+    def _take_categorical(self, probs, logits):
+        """Builds the Categorical; returns the batch and event shapes."""
+        self._categorical = Categorical(probs=probs, logits=logits)
+        return self._categorical.batch_shape, self._categorical.param_shape[-1:]

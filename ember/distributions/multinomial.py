@@ -4,7 +4,7 @@ import math
 from .._tensor import Size
 from ..ops import exp, lgamma, ones_like, tensor as _tensor
 from . import constraints
-from ._bases import _OverCategorical
+from .categorical import _OverCategorical
 from .binomial import Binomial
 from .utils import broadcast_all
 

@@ -3,7 +3,8 @@ from .._tensor import Size
 from ..ops import eye
 from ..nn.functional import one_hot
 from . import constraints
-from ._bases import _OverCategorical, _from
+from ._bases import _from
+from .categorical import _OverCategorical
 
 __all__ = ["OneHotCategorical"]
 

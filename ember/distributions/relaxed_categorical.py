@@ -4,7 +4,8 @@ ExpRelaxedCategorical (whose draws are log-points of the simplex)."""
 from .._tensor import Size
 from ..ops import full_like, rand
 from . import constraints
-from ._bases import _OverCategorical, _Transformed, _from
+from ._bases import _Transformed, _from
+from .categorical import _OverCategorical
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
 
