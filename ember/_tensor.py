@@ -15,7 +15,7 @@ from . import _memory_format as _mf
 from ._layout import strided as _strided
 from ._printing import tensor_repr
 from ._state import grad as _grad_state
-from .device import CPU, backend_of, canonical
+from .device import _BACKENDS, CPU, backend_of, canonical
 from .utils.hooks import register as _register_hook
 
 __all__ = ["Tensor", "Size", "VersionCounter", "is_tensor", "is_floating_point", "is_complex",
@@ -580,6 +580,11 @@ def _as_strided_named(node):
 def make_tensor(array, device=CPU):
     """A new leaf tensor over `array` (the ops' constructor)."""
     return _make(Tensor, array, device)
+
+
+def xp_of(t):
+    """The array module of a tensor's device (NumPy, CuPy): what an op computes with."""
+    return _BACKENDS[t._device.type].xp
 
 
 def is_tensor(obj):

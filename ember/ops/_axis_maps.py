@@ -7,9 +7,8 @@ backward comes for free. `spatial.py` (pad) and `_spatial_resample.py` (interpol
 """
 import numpy as np
 
-from .._tensor import make_tensor
+from .._tensor import make_tensor, xp_of
 from ._graph import Node, record
-from .pointwise import xp_of
 
 
 class AxisMap:

@@ -8,10 +8,9 @@ import warnings
 
 import numpy as np
 
-from .._tensor import make_tensor
+from .._tensor import make_tensor, xp_of
 from ._graph import Node, record
 from ._spatial_resample import _cubic_coeffs, _cubic_coeffs_grad
-from .pointwise import xp_of
 
 
 # ---- grid_sample -----------------------------------------------------------------------------

@@ -6,9 +6,8 @@ import warnings
 
 import numpy as np
 
-from .._tensor import Tensor, make_tensor
+from .._tensor import make_tensor, Tensor, xp_of
 from ._axis_maps import AxisMap, _map, _pair
-from .pointwise import xp_of
 
 def _opmath(dtype, mode=None):
     """The dtype PyTorch computes an interpolation's coordinates in (its uint8 image path,

@@ -15,13 +15,13 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, _wrap_dim, make_tensor
+from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
 from ._graph import Node, record
 from ._graph import inplace as _inplace
 from .pointwise import relu as _relu_op
-from .pointwise import relu_, sigmoid, tanh, where, xp_of
+from .pointwise import relu_, sigmoid, tanh, where
 
 __all__ = ["selu", "selu_", "celu", "celu_", "prelu", "rrelu", "rrelu_", "hardshrink",
            "threshold", "threshold_", "softmax", "log_softmax"]

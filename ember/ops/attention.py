@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._tensor import make_tensor
+from .._tensor import make_tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
 from .activation import softmax
@@ -18,7 +18,6 @@ from .creation import full, zeros
 from .distance import _check_tensor
 from .linalg import bmm, linear
 from .normalization import dropout
-from .pointwise import xp_of
 from .rearrange import triu
 from .shape import cat
 from .spatial import pad
@@ -40,8 +39,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         query, key, value, attn_mask = lower(query, key, value, attn_mask)
     if not (query.dtype is key.dtype is value.dtype):
         raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
-                           f"query.dtype: {_CT(query)} key.dtype: {_CT(key)} and value.dtype: "
-                           f"{_CT(value)} instead.")
+                           f"query.dtype: {query.dtype._cpp_name} key.dtype: "
+                           f"{key.dtype._cpp_name} and value.dtype: {value.dtype._cpp_name} "
+                           "instead.")
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but "
                            f"got query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: "
@@ -49,8 +49,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None and attn_mask.dtype.name != "bool" and \
             attn_mask.dtype is not query.dtype:
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query "
-                           f"dtype, but got attn_mask.dtype: {_CT(attn_mask)} and  query.dtype: "
-                           f"{_CT(query)} instead.")
+                           f"dtype, but got attn_mask.dtype: {attn_mask.dtype._cpp_name} and  "
+                           f"query.dtype: {query.dtype._cpp_name} instead.")
     xp = xp_of(query)
     dev = query._device
     negative = scale is not None and scale < 0
@@ -97,12 +97,6 @@ def _repeat_heads(t, r):
     shape = tuple(t.shape)
     e = t.unsqueeze(-3).expand(shape[:-2] + (r,) + shape[-2:])
     return e.reshape(shape[:-3] + (shape[-3] * r,) + shape[-2:])
-
-
-def _CT(t):
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "bool": "bool", "int64": "long int"}.get(t.dtype.name,
-                                                                              t.dtype.name)
 
 
 # ---- multi-head attention ----------------------------------------------------------------------

@@ -4,9 +4,8 @@
 As PyTorch, the batch dimensions are flattened, one TrilinearBackward0 node contracts the
 three operands, the result is viewed back to the batch shape and the bias is added after.
 """
-from .._tensor import make_tensor
+from .._tensor import make_tensor, xp_of
 from ._graph import Node, record
-from .pointwise import xp_of
 
 __all__ = ["bilinear"]
 METHODS = []

@@ -9,9 +9,8 @@ bit PyTorch would report (`is_conj`), and `resolve_conj` gives it back without i
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, make_tensor
+from .._tensor import make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, record
-from .pointwise import xp_of
 from .shape import make_view_of, select
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "complex", "polar",

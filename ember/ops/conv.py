@@ -20,11 +20,10 @@ import warnings
 
 import numpy as np
 
-from .._tensor import Tensor, make_tensor
+from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
 from ._graph import Node, record
-from .pointwise import xp_of
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "convolution"]

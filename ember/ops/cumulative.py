@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import grad as _grad_state
-from .._tensor import _wrap_dim
+from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, inplace, record, write_out
-from .pointwise import logical_xor, where, xp_of
+from .pointwise import logical_xor, where
 from .reduction import _sum_dtype, const, return_type
 from .sorting import scatter_add_along
 

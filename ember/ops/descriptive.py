@@ -10,9 +10,9 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, _wrap_dim, make_tensor
+from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, record, write_out
-from .pointwise import _promoted_dtype, where, xp_of
+from .pointwise import _promoted_dtype, where
 from .reduction import (_check_not_complex, const, dims_of, keep_dims,
                         return_type, tie_weights)
 from .statistics import norm_grad, vector_norm

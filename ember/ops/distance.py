@@ -10,11 +10,10 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, make_tensor
+from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
-from .pointwise import xp_of
 
 __all__ = ["cosine_similarity", "pairwise_distance", "cdist", "pdist"]
 METHODS = []

@@ -7,8 +7,7 @@ inputs pick the same windows). Indices are flat positions in each input plane; t
 scatters through them with max pooling's machinery."""
 import numpy as np
 
-from .._tensor import Tensor
-from .pointwise import xp_of
+from .._tensor import Tensor, xp_of
 from .pooling._common import _grad_enabled, _max_result, _pair_of
 
 __all__ = []

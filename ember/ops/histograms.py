@@ -10,10 +10,10 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, make_tensor
+from .._tensor import make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
 from .ranges import _line
-from .pointwise import operands, xp_of
+from .pointwise import operands
 from .reduction import return_type
 
 __all__ = ["bincount", "histc", "histogram", "histogramdd", "isin"]

@@ -11,9 +11,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import _wrap_dim, make_tensor
+from .._tensor import _wrap_dim, make_tensor, xp_of
 from ._graph import inplace, record
-from .pointwise import xp_of
 from .shape import NarrowBackward0, narrow
 
 __all__ = ["unravel_index", "narrow_copy", "index_reduce"]

@@ -27,7 +27,7 @@ __all__ = ["nonzero", "index_put", "argwhere"]
 METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero", "index_put_", "argwhere"]
 
 def _xp(t):
-    from .pointwise import xp_of
+    from .._tensor import xp_of
     return xp_of(t)
 
 
@@ -628,7 +628,7 @@ def copy_(self, src, non_blocking=False):
 def _copied(s, src):
     """The value `s.copy_(src)` leaves in s: src moved, broadcast and cast to s."""
     from .conversion import _move
-    from .pointwise import xp_of
+    from .._tensor import xp_of
     shape = s._array.shape
     if not _broadcastable(shape, src):
         raise RuntimeError(_size_mismatch(shape, src._array.shape))

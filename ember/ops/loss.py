@@ -7,11 +7,10 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, make_tensor
+from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
-from .pointwise import xp_of
 
 __all__ = ["binary_cross_entropy_with_logits", "kl_div", "hinge_embedding_loss",
            "margin_ranking_loss", "poisson_nll_loss", "cosine_embedding_loss",

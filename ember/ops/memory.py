@@ -8,10 +8,9 @@ no shared storage object to move under them).
 """
 from .. import dtypes as _dt
 from .._storage import TypedStorage, UntypedStorage, _flat
-from .._tensor import Tensor
+from .._tensor import Tensor, xp_of
 from ..device import backend_of, device as _device
 from .strided import _offset_in, _stride_view, _storage_of
-from .pointwise import xp_of
 
 __all__ = []
 METHODS = ["new", "untyped_storage", "storage", "pin_memory", "is_pinned", "share_memory_",

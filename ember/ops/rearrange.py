@@ -9,9 +9,8 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor, _wrap_dim, make_tensor
+from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, mark_multi_output_views, record
-from .pointwise import xp_of
 from .shape import make_view_of, narrow, reshape, unsqueeze, expand, cat, stack, flatten
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",

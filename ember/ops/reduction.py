@@ -14,9 +14,9 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, _wrap_dim, make_tensor
+from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
-from .pointwise import maximum, minimum, operands, where, xp_of
+from .pointwise import maximum, minimum, operands, where
 
 __all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
            "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean",

@@ -10,10 +10,9 @@ import builtins
 
 import numpy as np
 
-from .._tensor import _wrap_dim
+from .._tensor import _wrap_dim, xp_of
 from ..device import backend_of
 from ._graph import Node, record, write_out
-from .pointwise import xp_of
 from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, const, return_type,
                         select_result)
 

@@ -10,14 +10,13 @@ import builtins
 
 import numpy as np
 
-from .._tensor import Tensor, make_tensor
+from .._tensor import make_tensor, Tensor, xp_of
 from ._axis_maps import AxisMap, _map, _pair
 from ._graph import Node, record
 from ._grid_sample import (affine_grid, affine_grid_generator, grid_sample,  # noqa: F401
                            grid_sampler)
 from ._spatial_resample import (interpolate, upsample, upsample_bilinear,  # noqa: F401
                                 upsample_nearest)
-from .pointwise import xp_of
 
 __all__ = ["constant_pad_nd", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
            "native_channel_shuffle", "grid_sampler", "affine_grid_generator"]

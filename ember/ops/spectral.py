@@ -16,9 +16,8 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor, _wrap_dim, make_tensor
+from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
-from .pointwise import xp_of
 
 __all__ = []
 METHODS = []

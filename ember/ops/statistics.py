@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import _wrap_dim
+from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, record, write_out
-from .pointwise import where, xp_of
+from .pointwise import where
 from .reduction import _reduced_size, as_array, const, dims_of, keep_dims, tie_weights
 
 __all__ = ["std", "var", "std_mean", "var_mean", "norm", "logsumexp"]

@@ -18,9 +18,8 @@ import numpy as np
 
 from .._state import grad as _grad_state
 from .._storage import span as _span
-from .._tensor import _wrap_dim, make_tensor
+from .._tensor import _wrap_dim, make_tensor, xp_of
 from ._graph import Node, _check_leaf_inplace, record
-from .pointwise import xp_of
 from .shape import make_view_of, squeeze, transpose, t, unsqueeze, _size_args
 
 __all__ = ["as_strided"]

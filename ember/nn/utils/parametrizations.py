@@ -3,11 +3,10 @@
 from enum import Enum, auto
 
 from ... import ops as _ops
-from ..._tensor import Tensor, make_tensor
+from ..._tensor import make_tensor, Tensor, xp_of
 from ...autograd.grad_mode import no_grad
 from ... import dtypes as _dt
 from ...ops.decompositions import linalg_qr, solve as linalg_solve
-from ...ops.pointwise import xp_of
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module

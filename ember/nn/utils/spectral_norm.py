@@ -85,7 +85,7 @@ class SpectralNorm:
         # Tries to return a vector `v` s.t. `u = F.normalize(W @ v)`
         # (the invariant at top of this class) and `u @ W @ v = sigma`.
         # This uses pinverse in case W^T W is not invertible.
-        from ...ops.pointwise import xp_of
+        from ..._tensor import xp_of
         from ..._tensor import make_tensor
         xp = xp_of(weight_mat)
         w = weight_mat._array

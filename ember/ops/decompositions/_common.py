@@ -5,9 +5,8 @@ checks, LAPACK's `info` values recomputed where the backend gives none (`_lu_inf
 """
 import numpy as np
 
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import write_out
-from ..pointwise import xp_of
 
 class _LinAlgError(RuntimeError):
     """Raised when a matrix is singular or not positive-definite (`torch.linalg.LinAlgError`)."""

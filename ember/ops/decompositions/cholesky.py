@@ -4,10 +4,9 @@
 """
 import numpy as np
 
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
 from ..linalg._common import _warn_once
-from ..pointwise import xp_of
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _cholesky_info, _const, _first_bad,
                       _write_tuple)

@@ -14,10 +14,9 @@ written with ember ops, so it is differentiable again.
 """
 import numpy as np
 
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from ...device import _BACKENDS
 from .._graph import Node, record, write_out
-from ..pointwise import xp_of
 from ..reduction import return_type
 from ._common import _check, _eye, _host, _write_tuple
 from .solves import solve

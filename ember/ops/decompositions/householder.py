@@ -7,9 +7,8 @@ backward replays those steps with ember ops and runs the adjoint of each (reflec
 application is linear in the running product, bilinear in v and tau), so it is
 differentiable again.
 """
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ..pointwise import xp_of
 
 __all__ = []
 

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ..pointwise import where, xp_of
+from ..pointwise import where
 from ..shape import ReshapeAliasBackward0, ViewBackward0
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _lu_info, _mat,

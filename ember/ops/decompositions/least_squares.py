@@ -6,9 +6,8 @@ import builtins
 
 import numpy as np
 
-from ..._tensor import Tensor, make_tensor
+from ..._tensor import make_tensor, Tensor, xp_of
 from .._graph import Node, record, write_out
-from ..pointwise import xp_of
 from ..reduction import return_type
 from ._common import _const, _needs
 

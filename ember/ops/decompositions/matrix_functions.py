@@ -3,9 +3,8 @@
 """
 import numpy as np
 
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ..pointwise import xp_of
 from ._common import _check, _const, _eye
 from .inverse import inv
 

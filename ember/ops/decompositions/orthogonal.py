@@ -3,10 +3,9 @@ the SVD (`linalg.svd`, `linalg.svdvals`, `svd`) and the symmetric (Hermitian)
 eigendecomposition (`linalg.eigh`, `linalg.eigvalsh`), with their backward nodes. The general
 eigendecomposition is in `eig.py`.
 """
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
 from ..linalg._common import _warn_once
-from ..pointwise import xp_of
 from ..reduction import return_type
 from ._common import _check, _const, _eye, _write_tuple
 from .solves import solve_triangular

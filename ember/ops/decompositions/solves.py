@@ -5,9 +5,8 @@ import math
 
 import numpy as np
 
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ..pointwise import xp_of
 from ._common import _LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs
 
 # ---- solves -----------------------------------------------------------------------------------------

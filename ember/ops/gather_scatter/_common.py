@@ -15,7 +15,7 @@ from ..indexing import accumulate_flat, segment_reduce
 
 
 def _xp(t):
-    from ..pointwise import xp_of
+    from ..._tensor import xp_of
     return xp_of(t)
 
 

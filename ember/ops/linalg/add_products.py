@@ -4,11 +4,10 @@ outer product `outer` (`ger`).
 
 beta == 0 ignores input entirely (its NaN and inf do not spread), as PyTorch does.
 """
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
 from .._graph import Node, record
-from ..pointwise import xp_of
 from ._common import _check_same, _needs, _out, _same_dtype, _scaled
 from .matmul import addmm
 

@@ -5,11 +5,10 @@ All but the cross product are compositions of other ops, whose gradients they in
 """
 import numpy as np
 
-from ..._tensor import Tensor, make_tensor
+from ..._tensor import make_tensor, Tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
 from .._graph import Node, record
-from ..pointwise import xp_of
 from ._common import _needs, _out, _warn_once
 from .matmul import mm
 

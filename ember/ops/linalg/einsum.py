@@ -3,11 +3,10 @@ letters and sizes of 1 broadcast; its backward is an einsum per operand.
 """
 import numpy as np
 
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
 from .._graph import Node, record
-from ..pointwise import xp_of
 from ._common import _needs
 
 

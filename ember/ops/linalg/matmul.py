@@ -6,11 +6,10 @@ Backwards are products again, laid out as their operands are (see `_mat1_grad`).
 """
 import numpy as np
 
-from ..._tensor import Tensor, make_tensor
+from ..._tensor import make_tensor, Tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
 from .._graph import Node, record
-from ..pointwise import xp_of
 from ._common import _check_same, _out, _same_dtype, _scaled
 
 

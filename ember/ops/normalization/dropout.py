@@ -5,8 +5,7 @@ the multiplication's.
 import math
 import warnings
 
-from ..._tensor import make_tensor
-from ..pointwise import xp_of
+from ..._tensor import make_tensor, xp_of
 from ._common import _opmath
 
 __all__ = [

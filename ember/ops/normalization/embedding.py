@@ -12,9 +12,8 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
-from ..pointwise import xp_of
 from ._common import _opmath, _prod
 
 __all__ = [

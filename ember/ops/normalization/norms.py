@@ -14,9 +14,8 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._state import grad as _grad_state
-from ..._tensor import _wrap_dim, make_tensor
+from ..._tensor import _wrap_dim, make_tensor, xp_of
 from .._graph import Node, record
-from ..pointwise import xp_of
 from ._common import _opmath, _prod
 
 __all__ = [

@@ -5,8 +5,8 @@ hand NumPy/CuPy arrays that already have the result dtype, so the backend's own 
 never decides anything. Each op's backward sits right below its forward.
 
 One op family (its `__all__`, `METHODS`) split by kind of op:
-  _common        operand promotion, devices, `binary` and `BinaryNode`, broadcasting errors,
-                 `xp_of`: the machinery every pointwise op (and many other families) use
+  _common        operand promotion, devices, `binary` and `BinaryNode`, broadcasting errors:
+                 the machinery every pointwise op (and many other families) use
   arithmetic     add, sub, rsub, mul, div, floor_divide, remainder, pow
   unary_core     neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, conj, sgn, sign
   selection      clamp (clip, clamp_min, clamp_max), where, maximum, minimum
@@ -23,7 +23,7 @@ from .selection import *  # noqa: F401,F403
 from .unary_core import *  # noqa: F401,F403
 # the machinery other families import from `pointwise`
 from ._common import (BinaryNode, _as_scalar, _on, binary, broadcast_error,  # noqa: F401
-                      broadcast_shapes_or_none, common_device, operands, xp_of)
+                      broadcast_shapes_or_none, common_device, operands)
 from .arithmetic import _has_zero, _is_int, _np_add, _np_mul, _promoted_dtype  # noqa: F401
 from .inplace_forms import _inplace_unary  # noqa: F401
 from .unary_core import unary  # noqa: F401

@@ -1,8 +1,8 @@
 """The machinery every pointwise op runs on: operand promotion (a dtype or a Python number's
 type on each side, PyTorch's rules via `dtypes.promote_operands`, cached), the op's device
 (`common_device`, 0-dim CPU operands mixing in), `binary` (the body of a binary op: promote,
-compute on arrays, record the node) with its node base `BinaryNode`, PyTorch's
-broadcasting errors, and `xp_of`, the array module of a tensor's device.
+compute on arrays, record the node) with its node base `BinaryNode`, and PyTorch's
+broadcasting errors.
 """
 import builtins
 
@@ -16,11 +16,6 @@ from .._graph import Node, record, record_number, write_out
 
 _FROM_NUMPY = _dt.FROM_NUMPY
 _PROMOTED = {}  # (dtype, dim?, dtype-or-scalar-type, dim?) -> dtype; filled as types appear
-
-
-def xp_of(t):
-    """The array module of a tensor's device."""
-    return _BACKENDS[t._device.type].xp
 
 
 # ---- operands --------------------------------------------------------------------------

@@ -5,9 +5,8 @@ elementwise functions live in the `unary` family).
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ._common import xp_of
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
            "sigmoid", "relu", "conj", "sgn", "sign"]

@@ -7,10 +7,9 @@ import math
 
 import numpy as np
 
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
 from ..conv import pad_array
-from ..pointwise import xp_of
 
 # ---- geometry ----------------------------------------------------------------------------
 def _pool_out(size, k, pad, stride, dil, ceil_mode):

@@ -5,8 +5,7 @@ import builtins
 
 import numpy as np
 
-from ..._tensor import Tensor
-from ..pointwise import xp_of
+from ..._tensor import Tensor, xp_of
 from ._common import (_ADAPTIVE_AVG, _ADAPTIVE_MAX, _flat_index, _grad_enabled, _index_shape,
                       _linear, _max_result, _planes, _pool1d_via_2d, _separable_max)
 

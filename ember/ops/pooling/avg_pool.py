@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..pointwise import xp_of
+from ..._tensor import xp_of
 from ._checks import _batch_check, _ints, _one, _pool_params
 from ._common import (_AVG, _axis_take, _index_shape, _linear, _padded_planes, _planes,
                       _pool1d_via_2d, _strided_selectors)

@@ -3,7 +3,7 @@ each input plane).
 """
 import numpy as np
 
-from ..pointwise import xp_of
+from ..._tensor import xp_of
 from ._checks import _batch_check, _one, _pool_params
 from ._common import (_MAXPOOL, _flat_index, _grad_enabled, _index_shape, _max_result,
                       _padded_planes, _pool1d_via_2d, _separable_max, _strided_selectors)

@@ -4,7 +4,7 @@ PyTorch's output-size and index checks.
 import builtins
 import math
 
-from ..pointwise import xp_of
+from ..._tensor import xp_of
 from ._checks import _ints, _one
 from ._common import _UNPOOL, _scatter
 

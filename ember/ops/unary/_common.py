@@ -7,10 +7,9 @@ import math
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._tensor import Tensor, make_tensor
+from ..._tensor import make_tensor, Tensor, xp_of
 from .._graph import record, write_out
 from .. import pointwise as _pw
-from ..pointwise import xp_of
 
 _HALF = (np.dtype(np.float16), _dt.bfloat16.np)
 _PI = math.pi

@@ -8,10 +8,9 @@ import builtins
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._tensor import make_tensor
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
 from .. import pointwise as _pw
-from ..pointwise import xp_of
 from ._common import (_HALF, _both_tensors, _compute, _inplace, _need_tensor, _not_implemented,
                       _zeros)
 
