@@ -280,9 +280,6 @@ def _int_tuple(value, n, what, fname):
     return vals
 
 
-_CTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
-          "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int"}
-
 
 def _sizes(shape):
     return " x ".join(str(s) for s in shape)
@@ -310,8 +307,8 @@ def _prepare(input, weight, bias, nd, fname, transposed):
     if bias is not None:
         _check_tensor(bias, "bias", fname, 3)
         if bias.dtype is not input.dtype:
-            raise RuntimeError(f"Input type ({_CTYPE.get(input.dtype.name)}) and bias type "
-                               f"({_CTYPE.get(bias.dtype.name)}) should be the same")
+            raise RuntimeError(f"Input type ({input.dtype._cpp_name}) and bias type "
+                               f"({bias.dtype._cpp_name}) should be the same")
     if input.dtype.name == "bool":
         raise NotImplementedError(f"\"slow_conv{nd}d_cpu\" not implemented for 'Bool'")
     if input._device != weight._device:

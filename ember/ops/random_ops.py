@@ -30,10 +30,6 @@ __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multi
 METHODS = ["uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
            "log_normal_", "cauchy_", "bernoulli", "multinomial"]
 
-_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
-            "int32": "int", "int64": "long", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
-
 
 # ---- drawing from a generator -----------------------------------------------------------
 def _rng(dev, generator):
@@ -189,16 +185,16 @@ def _check_range(low, high, d):
         lim = 1 << digits
         if low < -lim or low > lim or high - 1 < -lim or high - 1 > lim:
             warnings.warn(f"to - 1 is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
-                          f"precision limitations {_C_NAMES[d.name]} can support discrete "
+                          f"precision limitations {d._cpp_name} can support discrete "
                           "uniform distribution only within this range. This warning will "
                           "become an error in version 1.7 release, please fix the code in "
                           "advance", UserWarning, stacklevel=4)
         return
     info = (0, 1) if d is _dt.bool else (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max))
     if not info[0] <= low <= info[1]:
-        raise RuntimeError(f"from is out of bounds for {_C_NAMES[d.name]}")
+        raise RuntimeError(f"from is out of bounds for {d._cpp_name}")
     if not info[0] <= high - 1 <= info[1]:
-        raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[d.name]}")
+        raise RuntimeError(f"to - 1 is out of bounds for {d._cpp_name}")
 
 
 def _randint_args(args, low, high, size, fname):
@@ -506,9 +502,9 @@ def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
     if self.dtype.is_floating_point:
         fmax = float(_dt.finfo(self.dtype).max)
         if not -fmax <= from_ <= fmax:
-            raise RuntimeError(f"from is out of bounds for {_C_NAMES[self.dtype.name]}")
+            raise RuntimeError(f"from is out of bounds for {self.dtype._cpp_name}")
         if not -fmax <= to <= fmax:
-            raise RuntimeError(f"to is out of bounds for {_C_NAMES[self.dtype.name]}")
+            raise RuntimeError(f"to is out of bounds for {self.dtype._cpp_name}")
     gen = generator
 
     def draw(s):
@@ -606,7 +602,8 @@ def random_(self, *args, generator=None, **kwargs):
 def exponential_(self, lambd=1, *, generator=None):
     if not self.dtype.is_floating_point:
         raise RuntimeError("Exponential distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified {self.dtype._scalar_name}")
+                           "dtype must be a floating point but you specified "
+                           f"{self.dtype._scalar_name}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
 
@@ -643,7 +640,7 @@ def log_normal_(self, mean=1, std=2, *, generator=None):
 def cauchy_(self, median=0, sigma=1, *, generator=None):
     if not self.dtype.is_floating_point:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
-                           f"must be a floating point but you specified {_C_LONG.get(self.dtype.name, self.dtype.name)}")
+                           f"must be a floating point but you specified {self.dtype._cpp_name}")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
 
@@ -652,7 +649,4 @@ def cauchy_(self, median=0, sigma=1, *, generator=None):
         return (median + sigma * _xp(s).tan(math.pi * (u - 0.5))).astype(s._array.dtype)
     return _sample_inplace(self, CauchyBackward0, draw)
 
-
-_C_LONG = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-           "uint8": "unsigned char", "bool": "bool"}
 

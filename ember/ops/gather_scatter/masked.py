@@ -31,7 +31,7 @@ class MaskedFillBackward1(Node):
 def masked_fill(input, mask, value):
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_ctype(mask)}")
+                           f"{mask.dtype._cpp_name}")
     tensor_value = isinstance(value, Tensor)
     if tensor_value and value._array.ndim:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -59,12 +59,6 @@ def masked_fill(input, mask, value):
     if node is not None:
         node.mask = mask
     return res
-
-
-def _ctype(t):
-    return {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
-            "int64": "long int", "float32": "float", "float64": "double"}.get(
-        t._array.dtype.name, t._array.dtype.name)
 
 
 def masked_fill_(self, mask, value):
