@@ -174,11 +174,15 @@ def _some_cuda(lib):
     if lib.cuda.is_available():
         yield
         return
+    generators = sys.modules["ember.random"]._cuda_generators
+    saved = dict(generators)
     previous = devices.register_backend("cuda", _NumpyCuda())
     try:
         yield
     finally:
         devices.register_backend("cuda", previous)
+        generators.clear()  # the 'cuda' generators made on the stand-in go with it
+        generators.update(saved)
 
 
 def _cuda_round_trip(lib, x):
