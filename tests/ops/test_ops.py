@@ -1,8 +1,8 @@
-"""The op table's runner: every entry of `tests/opinfo` through gradcheck, gradgradcheck and
-parity with PyTorch (values, dtypes, shapes, gradients, errors), and the coverage check that
-every public op has an entry.
+"""The op table's runner: every entry of `tests/ops/opinfo` through gradcheck, gradgradcheck
+and parity with PyTorch (values, dtypes, shapes, gradients, errors), and the coverage check
+that every public op has an entry.
 
-Test ids read `<name>[.<variant>]-<sample index>`: `pytest tests/test_ops.py -k "add-0"`.
+Test ids read `<name>[.<variant>]-<sample index>`: `pytest tests/ops/test_ops.py -k "add-0"`.
 """
 import contextlib
 import importlib.util
@@ -17,7 +17,7 @@ import pytest
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.ops import FAMILIES
-from opinfo import IMPORT_ERRORS, all_ops
+from .opinfo import IMPORT_ERRORS, all_ops
 
 try:
     import torch
@@ -423,7 +423,7 @@ def test_error_cases_raise(case):
 # ---- the table itself ----------------------------------------------------------------------------
 def test_opinfo_modules_import():
     assert not IMPORT_ERRORS, "op-table modules that fail to import:\n" + "\n".join(
-        f"--- tests/opinfo/{name}.py\n{tb}" for name, tb in IMPORT_ERRORS.items())
+        f"--- tests/ops/opinfo/{name}.py\n{tb}" for name, tb in IMPORT_ERRORS.items())
 
 
 def _covered():

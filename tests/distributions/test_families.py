@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ember
-from test_distributions import _outcome  # evaluates one call in ember or torch
+from .test_distributions import _outcome  # evaluates one call in ember or torch
 
 D = ember.distributions
 R = np.random.default_rng(7)

@@ -486,7 +486,7 @@ def test_compat_resolves_torch_distributed_and_ddp():
             "assert dist is ember.distributed is torch.distributed and c is dist.distributed_c10d; "
             "assert D is ember.nn.parallel.DistributedDataParallel; "
             "assert torch.nn.parallel.DistributedDataParallel is D; print(dist.__name__)")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=root)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, env=env)
@@ -496,7 +496,7 @@ def test_compat_resolves_torch_distributed_and_ddp():
 
 _MPI_SCRIPT = """
 import os, sys, warnings
-sys.path.insert(0, {tests!r})
+sys.path.insert(0, {here!r})
 import ember.distributed as dist
 import test_distributed as T
 with warnings.catch_warnings(record=True) as caught:
@@ -524,13 +524,13 @@ def test_mpi_backend_through_mpi4py():
     launcher = shutil.which("mpiexec.hydra", path=here) or shutil.which("mpiexec", path=here)
     if launcher is None:
         pytest.skip("mpi4py is installed but no mpiexec was found")
-    tests = os.path.dirname(os.path.abspath(__file__))
-    path = os.pathsep.join([os.path.dirname(tests)] + [p for p in os.environ.get(
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join([os.path.dirname(os.path.dirname(here))] + [p for p in os.environ.get(
         "PYTHONPATH", "").split(os.pathsep) if p])
     env = dict(os.environ, PYTHONPATH=path, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     out = subprocess.run([launcher, "-n", "2", sys.executable, "-c",
-                          _MPI_SCRIPT.format(tests=tests)],
+                          _MPI_SCRIPT.format(here=here)],
                          capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert sorted(out.stdout.split("\n"))[-2:] == ["rank 0 OK", "rank 1 OK"], out.stdout

@@ -17,7 +17,7 @@ from . import OpInfo, Sample, integers, randn, register
 
 def _quiet(fn):
     """Calls of deprecated functions: PyTorch warns once per process, so the warning is
-    checked in tests/test_linalg.py rather than by parity."""
+    checked in tests/ops/test_linalg.py rather than by parity."""
     def call(lib, *args, **kwargs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

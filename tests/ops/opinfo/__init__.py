@@ -1,7 +1,7 @@
 """The op table: sample inputs for every public op, like PyTorch's OpInfo.
 
 Each family of ops has a module here (`pointwise.py`, `reduction.py` ...) that calls
-`register(OpInfo(...))`. `tests/test_ops.py` runs every entry through gradcheck,
+`register(OpInfo(...))`. `tests/ops/test_ops.py` runs every entry through gradcheck,
 gradgradcheck and parity with PyTorch, and fails when a public op has no entry.
 
 An entry's `call(lib, *args, **kwargs)` runs the op with `lib` being `ember` or `torch`, so

@@ -11,7 +11,7 @@ SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
 
 def _run(script, *args):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] +
+        [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))] +
         [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     return subprocess.run([sys.executable, "-m", "ember.compat", os.path.join(SCRIPTS, script),
                            *args], capture_output=True, text=True, timeout=300, env=env)
