@@ -5,9 +5,10 @@ Conversions to a low-precision dtype (float32 from float64, half, bfloat16) and 
 skip gradcheck (finite differences cannot resolve the rounded result; ember's gradcheck is
 real-valued); parity still compares their gradients with PyTorch's."""
 import contextlib
-import sys
 
 import numpy as np
+
+from tests._cuda_stand_in import numpy_cuda_stand_in
 
 from . import OpInfo, Sample, integers, randn, register
 
@@ -145,44 +146,14 @@ register(
 
 
 # ---- cuda ------------------------------------------------------------------------------------------
-class _NumpyCuda:
-    """A stand-in CUDA backend on NumPy (as tests/conftest.py's), used where no GPU is."""
-
-    xp = np
-    name = "cuda"
-
-    def is_available(self):
-        return True
-
-    def device_count(self):
-        return 1
-
-    def from_host(self, array, index):
-        return np.array(array, copy=True)
-
-    def to_host(self, array):
-        return np.array(array, copy=True)
-
-    def synchronize(self, index):
-        pass
-
-
 @contextlib.contextmanager
 def _some_cuda(lib):
-    import ember.device  # noqa: F401  (the module; `ember.device` the attribute is the class)
-    devices = sys.modules["ember.device"]
+    """The real CUDA where there is one, else the NumPy stand-in."""
     if lib.cuda.is_available():
         yield
         return
-    generators = sys.modules["ember.random"]._cuda_generators
-    saved = dict(generators)
-    previous = devices.register_backend("cuda", _NumpyCuda())
-    try:
+    with numpy_cuda_stand_in():
         yield
-    finally:
-        devices.register_backend("cuda", previous)
-        generators.clear()  # the 'cuda' generators made on the stand-in go with it
-        generators.update(saved)
 
 
 def _cuda_round_trip(lib, x):
