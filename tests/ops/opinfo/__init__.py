@@ -111,3 +111,25 @@ def away_from(rng, *shape, points=(0.0,), gap=0.2):
             return x
         x = np.where(near, rng.standard_normal(shape), x)
     raise ValueError("away_from: points too dense")
+
+
+# ---- entry calls: call(lib, *args, **kwargs) for a public name ---------------------------------
+def top(name):
+    """An entry call for `lib.<name>` (`ember.<name>` / `torch.<name>`)."""
+    def call(lib, *args, **kwargs):
+        return getattr(lib, name)(*args, **kwargs)
+    return call
+
+
+def F(name):
+    """An entry call for `lib.nn.functional.<name>`."""
+    def call(lib, *args, **kwargs):
+        return getattr(lib.nn.functional, name)(*args, **kwargs)
+    return call
+
+
+def method(name):
+    """An entry call for the Tensor method `<name>` of the first argument."""
+    def call(lib, x, *args, **kwargs):
+        return getattr(x, name)(*args, **kwargs)
+    return call

@@ -2,20 +2,7 @@
 in-place forms included) and the softmax family."""
 import numpy as np
 
-from . import OpInfo, Sample, away_from, randn, register
-
-
-def F(name):
-    """An entry call for `lib.nn.functional.<name>`."""
-    def call(lib, *args, **kwargs):
-        return getattr(lib.nn.functional, name)(*args, **kwargs)
-    return call
-
-
-def top(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib, name)(*args, **kwargs)
-    return call
+from . import F, OpInfo, Sample, away_from, randn, register, top
 
 
 def on_clone(fn):

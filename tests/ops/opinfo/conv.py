@@ -1,18 +1,6 @@
 """Op-table entries for `ember/ops/conv.py`: convolutions, transposed convolutions,
 `torch.convolution`, and nn.functional's unfold/fold."""
-from . import OpInfo, Sample, randn, register
-
-
-def top(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib, name)(*args, **kwargs)
-    return call
-
-
-def F(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib.nn.functional, name)(*args, **kwargs)
-    return call
+from . import F, OpInfo, Sample, randn, register, top
 
 
 def conv_samples(nd):

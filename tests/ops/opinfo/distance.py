@@ -2,19 +2,7 @@
 cdist, pdist, scaled_dot_product_attention."""
 import numpy as np
 
-from . import OpInfo, Sample, integers, randn, register
-
-
-def F(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib.nn.functional, name)(*args, **kwargs)
-    return call
-
-
-def top(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib, name)(*args, **kwargs)
-    return call
+from . import F, OpInfo, Sample, integers, randn, register, top
 
 
 def spread(rng, *shape):

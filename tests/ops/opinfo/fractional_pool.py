@@ -3,14 +3,8 @@ given `_random_samples` (the windows then are deterministic, so both libraries p
 same ones) and by output ratios; error cases in PyTorch's check order."""
 import numpy as np
 
-from . import OpInfo, Sample, register
+from . import F, OpInfo, Sample, register
 from .pooling import distinct
-
-
-def F(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib.nn.functional, name)(*args, **kwargs)
-    return call
 
 
 def samples_for(nd):

@@ -2,7 +2,7 @@
 masked ops, take/put, take_along_dim, searchsorted, bucketize."""
 import numpy as np
 
-from . import OpInfo, Sample, positive, randn, register
+from . import OpInfo, Sample, method, positive, randn, register, top as fn
 
 
 def idx(rng, *shape, high):
@@ -32,14 +32,6 @@ def mask(rng, *shape):
     m = rng.random(shape) < 0.5
     m.reshape(-1)[0] = True
     return m
-
-
-def fn(name):
-    return lambda lib, *a, **k: getattr(lib, name)(*a, **k)
-
-
-def method(name):
-    return lambda lib, x, *a, **k: getattr(x, name)(*a, **k)
 
 
 def inplace(name):

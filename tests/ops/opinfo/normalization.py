@@ -2,19 +2,7 @@
 response norm, normalize, dropout variants, embedding, embedding_bag, one_hot."""
 import numpy as np
 
-from . import OpInfo, Sample, integers, positive, randn, register
-
-
-def F(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib.nn.functional, name)(*args, **kwargs)
-    return call
-
-
-def top(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib, name)(*args, **kwargs)
-    return call
+from . import F, OpInfo, Sample, integers, positive, randn, register, top
 
 
 def reg(name, call, samples, **kw):

@@ -2,19 +2,7 @@
 top-level forms) and max unpooling."""
 import numpy as np
 
-from . import OpInfo, Sample, positive, randn, register
-
-
-def F(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib.nn.functional, name)(*args, **kwargs)
-    return call
-
-
-def top(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib, name)(*args, **kwargs)
-    return call
+from . import F, OpInfo, Sample, positive, randn, register, top
 
 
 def distinct(rng, *shape):

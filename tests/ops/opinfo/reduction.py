@@ -2,7 +2,7 @@
 means, products, extremes, logic, statistics, norms, scans and diff."""
 import numpy as np
 
-from . import OpInfo, Sample, integers, randn, register
+from . import OpInfo, Sample, integers, method, randn, register, top as fn
 
 
 # ---- value generators ----------------------------------------------------------------------------
@@ -33,14 +33,6 @@ def nans(rng, *shape):
     x = rng.standard_normal(shape)
     x.reshape(-1)[rng.choice(x.size, size=max(1, x.size // 4), replace=False)] = np.nan
     return x
-
-
-def fn(name):
-    return lambda lib, *a, **k: getattr(lib, name)(*a, **k)
-
-
-def method(name):
-    return lambda lib, x, *a, **k: getattr(x, name)(*a, **k)
 
 
 # ---- sample sets ------------------------------------------------------------------------------

@@ -2,19 +2,7 @@
 affine_grid, pixel and channel shuffles."""
 import numpy as np
 
-from . import OpInfo, Sample, integers, randn, register
-
-
-def F(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib.nn.functional, name)(*args, **kwargs)
-    return call
-
-
-def top(name):
-    def call(lib, *args, **kwargs):
-        return getattr(lib, name)(*args, **kwargs)
-    return call
+from . import F, OpInfo, Sample, integers, randn, register, top
 
 
 def pad_samples(rng):
