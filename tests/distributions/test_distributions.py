@@ -9,20 +9,11 @@ import pytest
 
 import ember
 
+from ._helpers import CONT, draws, outcome, tensors
+
 D = ember.distributions
 R = np.random.default_rng(0)
-
-
-def _pos(*shape):
-    return R.uniform(0.5, 2.0, shape)
-
-
-def _real(*shape):
-    return R.normal(size=shape)
-
-
-def _unit(*shape):
-    return R.uniform(0.1, 0.9, shape)
+_pos, _real, _unit, _simplex = draws(R)
 
 
 def _spd(n, batch=()):
@@ -34,13 +25,7 @@ def _tril(n, batch=()):
     return np.linalg.cholesky(_spd(n, batch))
 
 
-def _simplex(*shape):
-    p = R.uniform(0.1, 1.0, shape)
-    return p / p.sum(-1, keepdims=True)
-
-
 # name -> (constructor(lib, **params), params, values in the support, methods)
-CONT = ("log_prob", "cdf", "icdf", "entropy", "mean", "mode", "variance", "stddev")
 CASES = {
     "Normal": (lambda d, p: d.Normal(p["loc"], p["scale"]),
                {"loc": _real(3), "scale": _pos(3)}, _real(2, 3), CONT),
@@ -127,14 +112,9 @@ CASES = {
 }
 
 
-def _tensors(lib, params, requires_grad):
-    return {k: lib.tensor(v, dtype=lib.float64, requires_grad=requires_grad)
-            for k, v in params.items()}
-
-
 def _evaluate(lib, name, method, requires_grad=True):
     build, params, values, _ = CASES[name]
-    p = _tensors(lib, params, requires_grad)
+    p = tensors(lib, params, requires_grad)
     dist = build(lib.distributions, p)
     if values is None:  # Uniform: points inside [low, high)
         values = params["low"] + params["width"] * _unit(2, 3)
@@ -516,18 +496,9 @@ ERRORS = [
 ]
 
 
-def _outcome(lib, src):
-    try:
-        out = eval(src, {"D": lib.distributions, "t": lib})
-    except Exception as e:  # noqa: BLE001  (the type and message are what is compared)
-        return type(e).__name__, str(e).replace("torch.distributions", "D.").replace(
-            "ember.distributions", "D.")
-    return "ok", repr(out)
-
-
 @pytest.mark.parametrize("src", ERRORS)
 def test_errors_match_pytorch(torch, src):
-    assert _outcome(ember, src) == _outcome(torch, src)
+    assert outcome(ember, src) == outcome(torch, src)
 
 
 REPRS = [
@@ -591,7 +562,7 @@ REPRS = [
 
 @pytest.mark.parametrize("src", REPRS)
 def test_reprs_shapes_and_constraints_match_pytorch(torch, src):
-    assert _outcome(ember, src) == _outcome(torch, src)
+    assert outcome(ember, src) == outcome(torch, src)
 
 
 def test_validate_args_switch_and_default(torch):
@@ -635,7 +606,7 @@ def test_expand_matches_pytorch(torch, name):
     values = values[:1] if values.ndim > 1 else values  # broadcasts against the new batch
     out = []
     for lib in (torch, ember):
-        dist = build(lib.distributions, _tensors(lib, params, False))
+        dist = build(lib.distributions, tensors(lib, params, False))
         big = dist.expand((2,) + tuple(dist.batch_shape))
         value = lib.tensor(values, dtype=lib.int64 if name.startswith("Categorical")
                            else lib.float64)

@@ -10,27 +10,12 @@ import numpy as np
 import pytest
 
 import ember
-from .test_distributions import _outcome  # evaluates one call in ember or torch
+
+from ._helpers import CONT, draws, outcome, tensors
 
 D = ember.distributions
 R = np.random.default_rng(7)
-
-
-def _pos(*shape):
-    return R.uniform(0.5, 2.0, shape)
-
-
-def _real(*shape):
-    return R.normal(size=shape)
-
-
-def _unit(*shape):
-    return R.uniform(0.1, 0.9, shape)
-
-
-def _simplex(*shape):
-    p = R.uniform(0.1, 1.0, shape)
-    return p / p.sum(-1, keepdims=True)
+_pos, _real, _unit, _simplex = draws(R)
 
 
 def _spd_of(a):
@@ -50,7 +35,6 @@ def _corr_values():
     return s / d[..., :, None] / d[..., None, :]
 
 
-CONT = ("log_prob", "cdf", "icdf", "entropy", "mean", "mode", "variance", "stddev")
 # name -> (constructor(distributions, params), params, values, methods)
 CASES = {
     "HalfNormal": (lambda d, p: d.HalfNormal(p["scale"]), {"scale": _pos(3)}, _pos(2, 3), CONT),
@@ -143,14 +127,9 @@ class _ExpFamilyEntropy:
         return lib.distributions.ExponentialFamily.entropy(self.dist)
 
 
-def _tensors(lib, params, requires_grad=True):
-    return {k: lib.tensor(v, dtype=lib.float64, requires_grad=requires_grad)
-            for k, v in params.items()}
-
-
 def _evaluate(lib, name, method):
     build, params, values, _ = CASES[name]
-    p = _tensors(lib, params)
+    p = tensors(lib, params)
     dist = build(lib.distributions, p)
     if method == "icdf":
         values = np.clip(_unit(2, 3), 0.05, 0.95)
@@ -488,7 +467,7 @@ ERRORS = [
 
 @pytest.mark.parametrize("src", ERRORS)
 def test_errors_match_pytorch(torch, src):
-    assert _outcome(ember, src) == _outcome(torch, src)
+    assert outcome(ember, src) == outcome(torch, src)
 
 
 REPRS = [
@@ -569,7 +548,7 @@ REPRS = [
 
 @pytest.mark.parametrize("src", REPRS)
 def test_reprs_shapes_and_constraints_match_pytorch(torch, src):
-    assert _outcome(ember, src) == _outcome(torch, src)
+    assert outcome(ember, src) == outcome(torch, src)
 
 
 # ---- transforms: values, inverses, log-det-Jacobians and their gradients ----------------
@@ -703,7 +682,7 @@ def test_expand_matches_pytorch(torch, name):
     values = np.asarray(values)
     out = []
     for lib in (torch, ember):
-        dist = build(lib.distributions, _tensors(lib, params, False))
+        dist = build(lib.distributions, tensors(lib, params, False))
         big = dist.expand((2,) + tuple(dist.batch_shape))
         value = lib.tensor(values[:1], dtype=lib.float64)
         out.append((tuple(big.batch_shape), tuple(big.event_shape), type(big).__name__,
