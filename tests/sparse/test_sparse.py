@@ -1,27 +1,16 @@
 """Sparse COO tensors: parity with PyTorch (values, gradients to the values and the dense
 operand, printing, errors) and a small graph-convolution layer trained both ways."""
-import warnings
-
 import numpy as np
 import pytest
 
 import ember
 
+from ._helpers import _quiet, both  # noqa: F401  (_quiet: autouse)
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("scipy")
 
 IND = [[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]]
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sparse invariant checks")
-        yield
-
-
-def both(fn):
-    return fn(ember), fn(torch)
 
 
 def close(a, b, **kw):

@@ -2,28 +2,17 @@
 sparse=True give uncoalesced COO gradients, the engine accumulates them as AccumulateGrad
 does, the sparse-tensor methods users touch on them, and the optimisers that take them
 (SGD, Adagrad, SparseAdam) follow PyTorch's trajectory; the others raise PyTorch's errors."""
-import warnings
-
 import numpy as np
 import pytest
 
 import ember
 
+from ._helpers import _quiet, both  # noqa: F401  (_quiet: autouse)
+
 torch = pytest.importorskip("torch")
 
 W = np.random.RandomState(0).randn(7, 3).astype(np.float32)
 IDX = [[1, 2, 1], [4, 0, 2]]
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sparse invariant checks")
-        yield
-
-
-def both(fn):
-    return fn(ember), fn(torch)
 
 
 def arr(t):
