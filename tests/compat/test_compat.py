@@ -1,0 +1,59 @@
+"""PyTorch scripts run unchanged through `python -m ember.compat` (in a subprocess, so the
+real PyTorch the parity tests import stays out of their way)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
+
+
+def _run(script, *args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))] +
+        [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    return subprocess.run([sys.executable, "-m", "ember.compat", os.path.join(SCRIPTS, script),
+                           *args], capture_output=True, text=True, timeout=300, env=env)
+
+
+@pytest.mark.parametrize("script", sorted(f for f in os.listdir(SCRIPTS) if f.endswith(".py")))
+def test_script_runs_unchanged(script):
+    result = _run(script)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "OK" in result.stdout, result.stdout + result.stderr[-2000:]
+
+
+def test_import_torch_gives_ember_in_every_path():
+    code = ("import ember.compat; ember.compat.install(); import torch, torchvision; "
+            "import torch.nn.modules.linear as L, torch.utils.data.distributed as D; "
+            "import torch.serialization, torch.optim.lr_scheduler, torchvision.transforms; "
+            "import ember; assert torch is ember and L.Linear is ember.nn.Linear; "
+            "assert torchvision is ember.vision and torch.nn.functional is ember.nn.functional; "
+            "print(torch.__name__, torch.nn.modules.linear.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ember", "ember.nn.modules.linear"]
+
+
+def test_usage_message_without_a_script():
+    out = subprocess.run([sys.executable, "-m", "ember.compat"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2 and "usage" in out.stderr
+
+
+def test_torch_distributions_resolves_to_ember_through_compat():
+    code = ("import ember.compat; ember.compat.install(); import torch; "
+            "import torch.distributions as dist; from torch.distributions import constraints; "
+            "from torch.distributions.normal import Normal; "
+            "from torch.distributions.kl import kl_divergence, register_kl; "
+            "import ember; assert dist is ember.distributions and Normal is dist.Normal; "
+            "assert torch.distributions.Categorical is ember.distributions.Categorical; "
+            "assert constraints.positive is ember.distributions.constraints.positive; "
+            "print(dist.__name__, repr(Normal(torch.zeros(2), torch.ones(2))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("ember.distributions Normal(loc: torch.Size([2]), "
+                                  "scale: torch.Size([2]))")
