@@ -165,6 +165,9 @@ class _ProbsOrLogitsParam(_ProbsOrLogits):
     def param_shape(self):
         return self._param.size()
 
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
 
 class _Transformed(TransformedDistribution):
     """A family written as a TransformedDistribution; `_batch_params` name parameters it

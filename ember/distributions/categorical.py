@@ -90,3 +90,6 @@ class _OverCategorical(_Params):
         """Builds the Categorical; returns the batch and event shapes."""
         self._categorical = Categorical(probs=probs, logits=logits)
         return self._categorical.batch_shape, self._categorical.param_shape[-1:]
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)

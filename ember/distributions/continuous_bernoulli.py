@@ -33,9 +33,6 @@ class ContinuousBernoulli(_ProbsOrLogitsParam, ExponentialFamily):
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     def _outside_unstable_region(self):
         return maximum(le(self.probs, self._lims[0]), gt(self.probs, self._lims[1]))
 

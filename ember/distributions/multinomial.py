@@ -30,9 +30,6 @@ class Multinomial(_OverCategorical):
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)

@@ -23,9 +23,6 @@ class NegativeBinomial(_ProbsOrLogitsParam):
         batch_shape = self._take_probs_or_logits(probs, logits, total_count)
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     @property
     def mean(self):
         return self.total_count * exp(self.logits)

@@ -728,3 +728,19 @@ def _subclass_expand(lib, name, args, custom_init):
 def test_subclass_expand_matches_pytorch(torch, name, args, custom_init):
     assert (_subclass_expand(ember, name, args, custom_init)
             == _subclass_expand(torch, name, args, custom_init))
+
+
+@pytest.mark.parametrize("name,args", [
+    ("Bernoulli", (0.3,)), ("Binomial", (4, 0.3)), ("Categorical", ([0.2, 0.8],)),
+    ("ContinuousBernoulli", (0.3,)), ("NegativeBinomial", (3, 0.4)),
+    ("Multinomial", (3, [0.2, 0.8])), ("OneHotCategorical", ([0.2, 0.8],)),
+])
+def test_new_makes_tensors_like_the_parameter(torch, name, args):
+    """`_new` (PyTorch's: a new tensor of the parameter's dtype and device) on every family
+    that has one; Multinomial and OneHotCategorical ask their Categorical."""
+    def build(lib):
+        values = [lib.tensor(a, dtype=lib.float64) if isinstance(a, (float, list)) else a
+                  for a in args]
+        return getattr(lib.distributions, name)(*values)
+    ours, theirs = build(ember)._new((2, 3)), build(torch)._new((2, 3))
+    assert ours.tolist() == theirs.tolist() and str(ours.dtype) == str(theirs.dtype)
