@@ -679,7 +679,7 @@ def test_manual_seed_makes_shuffle_epochs_reproducible():
 
 def test_generate_state_matches_torch(torch):
     from torch.utils.data._utils.worker import _generate_state as torch_state
-    from ember.utils.data.dataloader import _generate_state
+    from ember.utils.data._utils.worker import _generate_state
     for base in (0, 1, 2 ** 32 - 1, 2 ** 32, 5874934615388537135, 2 ** 63 - 1):
         for wid in (0, 1, 7):
             assert _generate_state(base, wid) == torch_state(base, wid)
@@ -740,7 +740,7 @@ def test_worker_info_seeding_and_init_fn():
         assert r["seed"] == base + r["id"]
         assert r["init"] == 1000 + r["id"]
     # each worker's first draws come from generators seeded as PyTorch seeds them
-    from ember.utils.data.dataloader import _generate_state
+    from ember.utils.data._utils.worker import _generate_state
     for wid in (0, 1):
         first = rows[wid]
         seed = base + wid
