@@ -1,40 +1,8 @@
-"""`ember.backends`: the switches PyTorch scripts set (cudnn flags ...). ember has no cuDNN
-or MKL of its own; the flags are kept so scripts that set or read them run unchanged."""
-import types
+"""`ember.backends`, as `torch.backends`: the switches PyTorch scripts set and read (cuDNN,
+CUDA matmul and attention kernels, MKL-DNN, MPS, OpenMP). ember runs on NumPy and CuPy and
+has none of these libraries of its own, so the flags are kept for scripts to set and read,
+and `is_available()` answers for ember. Each is a real module, so
+`import torch.backends.cudnn` works under ember.compat."""
+from . import cuda, cudnn, mkldnn, mps, openmp  # noqa: F401
 
-__all__ = ["cudnn", "cuda", "mps", "mkldnn", "openmp"]
-
-
-class _Flags(types.ModuleType):
-    def __init__(self, name, available=False, **flags):
-        super().__init__(name)
-        self.__dict__.update(flags)
-        self._available = available
-
-    def is_available(self):
-        return self._available
-
-    def version(self):
-        return None
-
-    def flags(self, **kwargs):
-        import contextlib
-
-        @contextlib.contextmanager
-        def scope():
-            old = {k: getattr(self, k) for k in kwargs}
-            self.__dict__.update(kwargs)
-            try:
-                yield
-            finally:
-                self.__dict__.update(old)
-        return scope()
-
-
-cudnn = _Flags("ember.backends.cudnn", enabled=True, benchmark=False, deterministic=False,
-               allow_tf32=True)
-mps = _Flags("ember.backends.mps")
-mkldnn = _Flags("ember.backends.mkldnn", enabled=True)
-openmp = _Flags("ember.backends.openmp")
-cuda = _Flags("ember.backends.cuda")
-cuda.matmul = types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True)
+__all__ = ["cuda", "cudnn", "mkldnn", "mps", "openmp"]
