@@ -43,6 +43,15 @@ class dtype:
     def __repr__(self):
         return "torch." + self.name
 
+    @property
+    def abbr(self):
+        """PyTorch's short name: 'f32', 'i64', 'b8', 'bf16', 'c64' ..."""
+        if self.name == "bfloat16":
+            return "bf16"
+        kind = "b" if self.name == "bool" else "u" if self.name.startswith("uint") else \
+            "c" if self.is_complex else "f" if self.is_floating_point else "i"
+        return f"{kind}{self.itemsize * 8}"
+
     def __reduce__(self):
         # dtypes are singletons: unpickle to the same object
         return (_dtype_by_name, (self.name,))

@@ -148,6 +148,27 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
+    def set_submodule(self, target, module, strict=False):
+        """Puts `module` at the dotted path `target`; with `strict`, only where a submodule
+        already is."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError("`module` is not an nn.Module, found " + str(type(module)))
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def compile(self, *args, **kwargs):
+        """`torch.compile` applied in place: ember runs eagerly, so forward stays as it is
+        and only the arguments are checked."""
+        from ...jit import compile
+        compile(self, *args, **kwargs)
+
     def get_parameter(self, target):
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)

@@ -1,7 +1,6 @@
-"""Every public attribute of torch.Tensor is on ember.Tensor, apart from a short list of
-known gaps, each with its reason; and the attributes both have answer alike on a plain
-tensor. A torch attribute that appears in a new PyTorch fails here until it is added or
-listed."""
+"""The classes users touch most have every public attribute PyTorch's have, apart from
+short lists of known gaps, each with its reason; the attributes answer alike. An attribute
+that appears in a new PyTorch fails here until it is added or listed."""
 import pytest
 
 import ember
@@ -35,15 +34,45 @@ GAPS = {
 }
 
 
-def test_tensor_has_torch_attributes(torch):
-    theirs = {n for n in dir(torch.Tensor) if not n.startswith("_")}
-    ours = {n for n in dir(ember.Tensor) if not n.startswith("_")}
-    missing = sorted(theirs - ours - set(GAPS))
-    assert not missing, f"torch.Tensor attributes ember.Tensor lacks: {missing}"
-    stale = sorted(n for n in GAPS if n in ours or n not in theirs)
+# Other classes: (path, known gaps, ember's public extras); a path is looked up in both.
+CLASSES = [
+    ("Tensor", GAPS, {}),
+    ("nn.Parameter", GAPS, {}),
+    ("nn.Module", {"xpu": "device", "ipu": "device", "mtia": "device",
+                   "T_destination": "a typing TypeVar"}, {}),
+    ("optim.Optimizer", {"OptimizerPreHook": "a typing alias",
+                         "OptimizerPostHook": "a typing alias",
+                         "profile_hook_step": "todo", "register_load_state_dict_post_hook": "todo",
+                         "register_load_state_dict_pre_hook": "todo",
+                         "register_state_dict_post_hook": "todo",
+                         "register_state_dict_pre_hook": "todo"}, {}),
+    ("optim.lr_scheduler.LRScheduler", {}, {}),
+    ("utils.data.DataLoader", {}, {}),
+    ("Generator", {}, {"rng": "the backend generator ops draw from"}),
+    ("device", {}, {}),
+    ("dtype", {}, {"name": "the dtype's name ('float32')", "np": "its NumPy dtype"}),
+    ("Size", {}, {}),
+    ("distributions.Distribution", {}, {}),
+    ("amp.GradScaler", {}, {}),
+]
+
+
+def _lookup(root, path):
+    for part in path.split("."):
+        root = getattr(root, part)
+    return root
+
+
+@pytest.mark.parametrize("path,gaps,extras", CLASSES, ids=[c[0] for c in CLASSES])
+def test_class_has_torch_attributes(torch, path, gaps, extras):
+    theirs = {n for n in dir(_lookup(torch, path)) if not n.startswith("_")}
+    ours = {n for n in dir(_lookup(ember, path)) if not n.startswith("_")}
+    missing = sorted(theirs - ours - set(gaps))
+    assert not missing, f"torch.{path} attributes ember's lacks: {missing}"
+    stale = sorted(n for n in gaps if n in ours or n not in theirs)
     assert not stale, f"listed as gaps but present in ember, or gone from torch: {stale}"
-    extra = sorted(ours - theirs)
-    assert not extra, f"public ember.Tensor attributes torch.Tensor lacks: {extra}"
+    extra = sorted(ours - theirs - set(extras))
+    assert not extra, f"public attributes of ember.{path} that torch's lacks: {extra}"
 
 
 FLAGS = ["is_xpu", "is_mps", "is_ipu", "is_maia", "is_mtia", "is_xla", "is_vulkan",
@@ -88,3 +117,32 @@ def test_module_load():
     assert out.tolist() == [1.0, 1.0] and p.tolist() == [1.0, 1.0] and out is not p
     other = ember.full((2,), 3.0)
     assert p.module_load(other, assign=True).tolist() == [3.0, 3.0]
+
+
+def test_set_submodule(torch):
+    for lib in (torch, ember):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Sequential(lib.nn.ReLU()))
+        m.set_submodule("1.0", lib.nn.Tanh())
+        m.set_submodule("1.5", lib.nn.Tanh())
+        errors = []
+        for target, strict in (("2.0", False), ("", False), ("1.7", True)):
+            with pytest.raises((AttributeError, ValueError)) as info:
+                m.set_submodule(target, lib.nn.Tanh(), strict=strict)
+            errors.append((info.type, str(info.value)))
+        lib.result = (repr(m), errors)
+    assert ember.result == torch.result
+
+
+def test_generator_clone_state_and_offset(torch):
+    g = ember.Generator().manual_seed(3)
+    ember.rand(2, generator=g)
+    twin = g.clone_state()
+    assert ember.rand(3, generator=g).tolist() == ember.rand(3, generator=twin).tolist()
+    with pytest.raises(RuntimeError, match="CPU Generator does not use offset"):
+        g.get_offset()
+
+
+def test_dtype_abbr(torch):
+    names = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
+             "uint8", "bool", "complex64", "complex128"]
+    assert [getattr(ember, n).abbr for n in names] == [getattr(torch, n).abbr for n in names]
