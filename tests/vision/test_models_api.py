@@ -124,3 +124,102 @@ def test_registry_functions():
         _api.get_weight("ResNet50")
     with pytest.raises(ValueError, match="couldn't be retrieved"):
         _api.get_weight("Nope_Weights.DEFAULT")
+
+
+# ---- weights= in the builders -------------------------------------------------------------
+import ember.vision.models as M  # noqa: E402
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """An empty hub cache at $TORCH_HOME/hub/checkpoints."""
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    checkpoints = tmp_path / "hub" / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    return checkpoints
+
+
+def _cache_file(hub_cache, weights):
+    return hub_cache / weights.url.rsplit("/", 1)[1]
+
+
+def _same_parameters(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(ember.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_named_weights_load_from_hub_cache(hub_cache):
+    source = M.squeezenet1_1()
+    ember.save(source.state_dict(), str(_cache_file(hub_cache, M.SqueezeNet1_1_Weights.DEFAULT)))
+    for weights in (M.SqueezeNet1_1_Weights.IMAGENET1K_V1, M.SqueezeNet1_1_Weights.DEFAULT,
+                    "IMAGENET1K_V1", "DEFAULT", "SqueezeNet1_1_Weights.IMAGENET1K_V1"):
+        assert _same_parameters(M.squeezenet1_1(weights=weights), source), weights
+    assert _same_parameters(M.get_model("squeezenet1_1", weights="DEFAULT"), source)
+    with pytest.warns(UserWarning, match="'pretrained' is deprecated since 0.13"):
+        assert _same_parameters(M.squeezenet1_1(pretrained=True), source)
+    with pytest.warns(UserWarning, match="as positional parameter"):
+        assert _same_parameters(M.squeezenet1_1(True), source)
+    with pytest.warns(UserWarning, match="equivalent to passing `weights=None`"):
+        assert not _same_parameters(M.squeezenet1_1(pretrained=False), source)
+
+
+def test_named_weights_saved_by_torch_load(hub_cache, torch):
+    tv = import_torchvision()
+    theirs = tv.models.mobilenet_v3_small()
+    torch.save(theirs.state_dict(), _cache_file(hub_cache, M.MobileNet_V3_Small_Weights.DEFAULT))
+    ours = M.mobilenet_v3_small(weights=M.MobileNet_V3_Small_Weights.DEFAULT)
+    for name, value in theirs.state_dict().items():
+        assert (ours.state_dict()[name].numpy() == value.numpy()).all(), name
+
+
+def test_missing_weights_file_says_where_to_put_it(hub_cache):
+    with pytest.raises(RuntimeError) as info:
+        M.resnet18(weights="DEFAULT")
+    message = str(info.value)
+    assert "no network is reachable" in message
+    assert str(hub_cache / "resnet18-f37072fd.pth") in message
+    assert "https://download.pytorch.org/models/resnet18-f37072fd.pth" in message
+
+
+def test_weights_errors_are_torchvisions(hub_cache):
+    with pytest.raises(TypeError, match="Invalid Weight class provided; expected "
+                       "ResNet18_Weights but received ResNet50_Weights."):
+        M.resnet18(weights=M.ResNet50_Weights.DEFAULT)
+    with pytest.raises(KeyError):
+        M.resnet18(weights="IMAGENET1K_V7")
+    with pytest.raises(ValueError, match="The parameter 'num_classes' expected value 1000 "
+                       "but got 10 instead."):
+        M.resnet18(weights="DEFAULT", num_classes=10)
+    with pytest.raises(ValueError, match="No weights available for model vit_h_14"):
+        M.vit_h_14(pretrained=True)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        M.resnet18(weights=str(hub_cache / "nothing.pth"))
+
+
+def test_local_path_weights_still_work(tmp_path):
+    source = M.squeezenet1_1()
+    path = tmp_path / "mine.pth"
+    ember.save(source.state_dict(), str(path))
+    assert _same_parameters(M.squeezenet1_1(weights=str(path)), source)
+    assert _same_parameters(M.squeezenet1_1(weights=path), source)
+
+
+def test_registry_matches_torchvision():
+    tv = import_torchvision()
+    ours, theirs = M.list_models(), tv.models.list_models()
+    assert set(ours) <= set(theirs)
+    for name in ours:
+        assert M.get_model_weights(name).__name__ == tv.models.get_model_weights(name).__name__
+        builder = M.get_model_builder(name)
+        assert M.get_model_weights(builder) is M.get_model_weights(name)
+        for member in M.get_model_weights(name):
+            assert M.get_weight(repr(member)) is member
+    assert M.list_models(module=M) == ours
+    assert M.list_models(include=["vgg1*", "resnet5*"], exclude="*_bn") == [
+        "resnet50", "vgg11", "vgg13", "vgg16", "vgg19"]
+
+
+def test_weights_enum_pickles_by_name():
+    member = M.ResNet50_Weights.IMAGENET1K_V2
+    assert pickle.loads(pickle.dumps(member)) is member
+    assert M.ResNet50_Weights.__module__ == "ember.vision.models.resnet"

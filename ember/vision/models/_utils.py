@@ -11,6 +11,7 @@ from ... import nn
 from ._api import WeightsEnum
 
 __all__ = ["IntermediateLayerGetter", "handle_legacy_interface", "load_weights",
+           "prepare_weights",
            "verify_weights", "make_divisible", "overwrite_named_param"]
 
 _CHECKPOINT_SUFFIXES = (".pth", ".pt", ".bin", ".ckpt", ".tar")
@@ -66,14 +67,11 @@ def verify_weights(weights_enum, weights):
     return weights_enum.verify(weights)
 
 
-def load_weights(model, weights, progress=True, builder=None, fix_state=None):
+def load_weights(model, weights, progress=True, fix_state=None):
     """Load `weights` (a WeightsEnum member, a local checkpoint path, or None) into `model`.
     `fix_state` rewrites the state_dict first (DenseNet's legacy key names)."""
-    if weights is None or weights is False:
+    if weights is None:
         return model
-    if weights is True or (isinstance(weights, str) and not _is_local_path(weights)):
-        raise RuntimeError(f"{builder}: weights={weights!r} (pretrained weights) cannot be "
-                           "downloaded here; pass a local checkpoint path")
     if isinstance(weights, WeightsEnum):
         state = weights.get_state_dict(progress=progress, check_hash=True)
     else:
@@ -89,13 +87,6 @@ def load_weights(model, weights, progress=True, builder=None, fix_state=None):
         state = fix_state(state)
     model.load_state_dict(state)
     return model
-
-
-def handle_legacy(weights, kwargs):
-    """Transitional (builders not yet on handle_legacy_interface): pretrained=True."""
-    if kwargs.pop("pretrained", False) and weights is None:
-        weights = True
-    return weights
 
 
 def _sequence_to_str(seq, separate_last=""):
@@ -209,3 +200,12 @@ def overwrite_value_param(param, actual, expected):
 _make_divisible = make_divisible
 _ovewrite_named_param = overwrite_named_param
 _ovewrite_value_param = overwrite_value_param
+
+
+def prepare_weights(weights_enum, weights, kwargs):
+    """A builder's first step: `weights` verified against its enum (see verify_weights), and
+    for named weights with categories, `num_classes` fixed to their number."""
+    weights = verify_weights(weights_enum, weights)
+    if isinstance(weights, WeightsEnum) and weights.meta.get("categories") is not None:
+        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
+    return weights
