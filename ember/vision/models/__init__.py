@@ -14,6 +14,7 @@ from .resnet import *  # noqa: F401,F403
 from .squeezenet import *  # noqa: F401,F403
 from .vgg import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
+from . import segmentation  # noqa: F401
 from ._api import (Weights, WeightsEnum, get_model, get_model_builder,  # noqa: F401
                    get_model_weights, get_weight, list_models)
 
