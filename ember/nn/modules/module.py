@@ -493,6 +493,17 @@ class Module:
         from ...ops.creation import empty_like
         return self._apply(lambda t: empty_like(t, device=device), recurse)
 
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for `nn.parallel.replicate`, which fills in its parameters (as plain
+        tensors on the replica's device) and buffers."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
+
     # ---- calling -----------------------------------------------------------------------------------
     def _call_impl(self, *args, **kwargs):
         pre_hooks = self._forward_pre_hooks

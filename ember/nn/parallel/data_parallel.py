@@ -9,18 +9,14 @@ import itertools
 from ..._tensor import Tensor
 from ...device import device as _device
 from ..modules.module import Module
+from .comm import _get_device_index
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "data_parallel"]
 
 
 def _index(d):
     """A CUDA device index from an int, a "cuda:i" string or a device."""
-    if isinstance(d, int):
-        return d
-    d = _device(d)
-    if d.type != "cuda":
-        raise ValueError(f"Expected a cuda device, but got: {d}")
-    return 0 if d.index is None else d.index
+    return _get_device_index(d, True)
 
 
 def _to(obj, dev):
@@ -66,3 +62,43 @@ class DataParallel(Module):
                                    f"{self.src_device_obj} (device_ids[0]) but found one of them "
                                    f"on device: {t.device}")
         return self.module(*_to(inputs, self.src_device_obj), **_to(kwargs, self.src_device_obj))
+
+
+def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
+                  module_kwargs=None):
+    """DataParallel as one call: `inputs` split along `dim` across the GPUs of `device_ids`,
+    `module` replicated onto them and run in parallel, the outputs gathered on
+    `output_device` (-1 or "cpu" for the CPU). Like PyTorch, it needs a GPU: on a machine
+    without one it raises."""
+    from ... import cuda
+    from .parallel_apply import parallel_apply
+    from .replicate import replicate
+    from .scatter_gather import gather, scatter_kwargs
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,) if inputs is not None else ()
+    if not cuda.is_available():
+        raise RuntimeError("device type could not be determined")
+    if device_ids is None:
+        device_ids = list(range(cuda.device_count()))
+    if not device_ids:
+        raise RuntimeError("no available devices were found")
+    if output_device is None:
+        output_device = device_ids[0]
+    device_ids = [_get_device_index(x, True) for x in device_ids]
+    if output_device != "cpu":
+        output_device = _get_device_index(output_device, True, allow_cpu=True)
+    src_device_obj = _device("cuda", device_ids[0])
+    for t in itertools.chain(module.parameters(), module.buffers()):
+        if t.device != src_device_obj:
+            raise RuntimeError(f"module must have its parameters and buffers on device "
+                               f"{src_device_obj} (device_ids[0]) but found one of them on "
+                               f"device: {t.device}")
+    inputs, module_kwargs = scatter_kwargs(inputs, module_kwargs, device_ids, dim)
+    if not inputs and not module_kwargs:  # a module without inputs runs on the first device
+        inputs, module_kwargs = ((),), ({},)
+    if len(device_ids) == 1:
+        return module(*inputs[0], **module_kwargs[0])
+    used_device_ids = device_ids[:len(inputs)]
+    replicas = replicate(module, used_device_ids)
+    outputs = parallel_apply(replicas, inputs, module_kwargs, used_device_ids)
+    return gather(outputs, output_device, dim)
