@@ -66,3 +66,28 @@ def test_common_types_match_torch(torch):
         # same shape of alias: the same args with ember's Tensor for torch's
         assert str(ours.__args__).replace("ember._tensor", "torch") == \
             str(theirs.__args__).replace("torch._tensor", "torch"), name
+
+
+def test_reduction_codes_and_factory_kwargs_match_torch(torch):
+    import torch.nn._reduction as tr
+
+    from ember.nn import _reduction as er
+    for name in ("none", "mean", "sum"):
+        assert er.get_enum(name) == tr.get_enum(name)
+    with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+        er.get_enum("bad")
+    with pytest.warns(UserWarning, match="elementwise_mean' is deprecated"):
+        assert er.get_enum("elementwise_mean") == 1
+    for size_average in (None, True, False):
+        for reduce in (None, True, False):
+            assert er.legacy_get_enum(size_average, reduce, False) == \
+                tr.legacy_get_enum(size_average, reduce, False)
+    with pytest.warns(UserWarning, match="please use reduction='sum' instead"):
+        er.legacy_get_string(False, True)
+    kw = {"device": "cpu", "factory_kwargs": {"dtype": 1}}
+    assert ember.nn.factory_kwargs(kw) == torch.nn.factory_kwargs(kw)
+    assert ember.nn.factory_kwargs(None) == {}
+    with pytest.raises(TypeError, match="unexpected kwargs"):
+        ember.nn.factory_kwargs({"colour": 1})
+    with pytest.raises(TypeError, match="dtype specified twice"):
+        ember.nn.factory_kwargs({"dtype": 1, "factory_kwargs": {"dtype": 2}})
