@@ -138,3 +138,26 @@ def test_data_parallel_matches_the_module_and_its_gradients(fake_cuda):
     with pytest.raises(RuntimeError, match=r"module must have its parameters and buffers on "
                                            r"device cuda:0 \(device_ids\[0\]\)"):
         data_parallel(on_cpu, ember.ones(2, 2, device="cuda"), device_ids=[0])
+
+
+def test_data_parallel_module_over_two_replicas(fake_cuda):
+    """Two replicas (the stand-in's one device, twice): each normalises its own share of the
+    batch, as PyTorch's replicas do; gradients reach the original parameters. (Both replicas
+    sit on the first device here, so both update its BatchNorm buffers: not checked.)"""
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    reference = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    reference.load_state_dict(model.state_dict())
+    dp = ember.nn.DataParallel(model, device_ids=[0, 0])
+    x = ember.randn(8, 3)
+    out = dp(x)
+    assert out.device.type == "cuda" and out.shape == (8, 4)
+    first_half = reference.to("cuda")(x[:4].to("cuda"))
+    np.testing.assert_allclose(out[:4].detach().cpu().numpy(),
+                               first_half.detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    assert model[0].weight.grad is not None and model[0].weight.grad.shape == (4, 3)
+    model.eval()
+    with ember.no_grad():  # eval: the replicas' halves together equal the whole batch
+        np.testing.assert_allclose(dp(x).cpu().numpy(),
+                                   model(x.to("cuda")).cpu().numpy(), rtol=1e-6)
