@@ -41,3 +41,4 @@ from . import sparse
 from .version import __version__
 from . import version
 from ._tensor import is_tensor, is_floating_point, is_complex, numel
+from . import functional, overrides, return_types, storage, torch_version, types
