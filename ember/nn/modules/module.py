@@ -11,7 +11,21 @@ from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict` returns; prints as PyTorch's does, a short line when all match."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
 _global_forward_hooks = OrderedDict()
 _global_forward_pre_hooks = OrderedDict()
 
