@@ -568,6 +568,7 @@ def _warn_scalar_with_grad():
 
 def _rebuild(cls, array, device, requires_grad, state):
     dev = canonical(device)
+    array = _dt.with_own_dtype(array)  # an unpickled array's dtype is a copy of NumPy's own
     if dev.type != "cpu":
         array = backend_of(dev).from_host(array, dev.index)
     t = _make(cls, array, dev)

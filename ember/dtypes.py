@@ -96,6 +96,16 @@ def _dtype_by_name(name):
     return _BY_NAME[name]
 
 
+def with_own_dtype(arr):
+    """`arr`, or a view of it, whose dtype is the very NumPy dtype object ember's dtype holds.
+
+    Ops compare dtypes by identity (`a.dtype is b.dtype`, cheap on the hot path). NumPy's
+    builtin dtypes are singletons only until pickled: an array that crossed a process
+    (DataLoader workers, queues, `pickle.loads`) carries an equal but distinct dtype object."""
+    own = FROM_NUMPY[arr.dtype].np
+    return arr if arr.dtype is own else arr.view(own)
+
+
 def from_numpy_dtype(np_dtype):
     """The ember dtype of a NumPy dtype, or PyTorch's TypeError for the unsupported ones."""
     try:

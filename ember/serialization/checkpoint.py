@@ -50,6 +50,7 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
                            f"{array.size} elements")
     view = np.lib.stride_tricks.as_strided(array[storage_offset:], shape=tuple(size),
                                            strides=tuple(s * array.itemsize for s in stride))
+    view = _dt.with_own_dtype(view)  # the file's byte-ordered dtype is an equal copy of ours
     if device.type != "cpu":
         view = backend_of(device).from_host(view, device.index)
     t = _make(Tensor, view, device)

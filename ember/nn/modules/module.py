@@ -16,7 +16,20 @@ __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_module_registration_hook",
            "register_module_parameter_registration_hook", "Module"]
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict` returns; prints as PyTorch's does, a short line when all match."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
 # Hooks every module runs, registered by the functions below (PyTorch's global module hooks):
 # forward ones around every call, backward ones as if each module had them, registration
 # ones whenever a buffer, parameter or submodule is assigned (they may replace it).
