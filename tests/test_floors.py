@@ -31,6 +31,10 @@ FLOORS = {
     "ember.accelerator": 5, "ember.distributions": 5, "ember.func": 5, "ember.profiler": 5,
     "ember.testing": 5, "ember.hub": 5, "ember.jit": 5, "ember.multiprocessing": 5,
     "ember.distributed": 5, "ember._environment": 5,
+    "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
+    "ember.compiler": 5, "ember.library": 5, "ember._library": 5,
+    # torch.autograd.profiler starts the recorder that wraps the public ops
+    "ember.autograd.profiler": 5,
     # 6: the public face (`import ember`), which re-exports all of the above; overrides lists
     # the public namespaces' functions (get_overridable_functions)
     "ember": 6, "ember.overrides": 6,
