@@ -19,5 +19,7 @@ _MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "len
             "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
 # the builders share their modules' names (alexnet, vgg, googlenet), so read the modules from
 # sys.modules
+from . import detection  # noqa: E402  (torchvision.models.detection)
+
 __all__ = [n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__
            if n != "make_layers" and not n.startswith("_")]

@@ -1,11 +1,14 @@
-"""The `weights=` argument of the model builders: a local checkpoint path or None.
-
-Named torchvision weights ("IMAGENET1K_V1", "DEFAULT", ...) would have to be downloaded, which
-ember cannot do here, so they raise a clear error instead of trying.
+"""Helpers of the model builders: the `weights=` argument (a local checkpoint path or None;
+named torchvision weights would have to be downloaded, which ember cannot do here, so they
+raise a clear error instead of trying), the legacy `pretrained=` keyword, channel rounding,
+and IntermediateLayerGetter (the feature extractor of the detection backbones).
 """
 import os
+from collections import OrderedDict
 
-__all__ = ["load_weights"]
+from ... import nn
+
+__all__ = ["load_weights", "IntermediateLayerGetter"]
 
 
 def load_weights(model, weights, progress=True, builder=None, fix_state=None):
@@ -67,3 +70,34 @@ def overwrite_named_param(kwargs, param, new_value):
                              f"{kwargs[param]} instead.")
     else:
         kwargs[param] = new_value
+
+
+class IntermediateLayerGetter(nn.ModuleDict):
+    """The children of `model` up to the last one named in `return_layers`, run in order;
+    forward returns an OrderedDict of the outputs of the named ones, under their new names
+    (return_layers maps child name -> output name). Children are registered under their own
+    names, so the state_dict keys are the model's."""
+    _version = 2
+
+    def __init__(self, model, return_layers):
+        children = [name for name, _ in model.named_children()]
+        if not set(return_layers).issubset(children):
+            raise ValueError("return_layers are not present in model")
+        wanted = {str(k) for k in return_layers}
+        layers = OrderedDict()
+        for name, module in model.named_children():
+            layers[name] = module
+            wanted.discard(name)
+            if not wanted:
+                break
+        super().__init__(layers)
+        self.return_layers = return_layers
+
+    def forward(self, x):
+        out = OrderedDict()
+        names = {str(k): str(v) for k, v in self.return_layers.items()}
+        for name, module in self.items():
+            x = module(x)
+            if name in names:
+                out[names[name]] = x
+        return out
