@@ -7,6 +7,8 @@ from ....nn import functional as F
 from ...ops import boxes as box_ops
 from ...ops.misc import Conv2dNormActivation
 from . import _utils as det_utils
+from .anchor_utils import AnchorGenerator  # noqa: F401  (the tutorial imports it from here)
+from .image_list import ImageList  # noqa: F401
 
 __all__ = ["RPNHead", "RegionProposalNetwork"]
 
