@@ -79,9 +79,7 @@ BUILDERS = ["fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
 @pytest.mark.parametrize("name", BUILDERS)
 def test_state_dict_matches_torchvision_and_loads_strictly(tv, name, monkeypatch):
     import torch
-    for init in ("kaiming_uniform_", "kaiming_normal_", "uniform_", "normal_", "constant_",
-                 "zeros_", "ones_"):  # names and shapes are under test, not values
-        monkeypatch.setattr(einit, init, lambda t, *a, **k: t)
+    _skip_ember_init(monkeypatch)  # names and shapes are under test here, not values
     theirs = getattr(tv.models.detection, name)(weights=None, weights_backbone=None,
                                                 num_classes=5)
     ours = getattr(D, name)(weights=None, weights_backbone=None, num_classes=5)
@@ -97,13 +95,25 @@ def test_state_dict_matches_torchvision_and_loads_strictly(tv, name, monkeypatch
     np.testing.assert_array_equal(_np(next(iter(ours.state_dict().values()))), _np(sample))
 
 
+_INITS = ("kaiming_uniform_", "kaiming_normal_", "uniform_", "normal_", "constant_", "zeros_",
+          "ones_")
+
+
+def _skip_ember_init(monkeypatch):
+    for init in _INITS:
+        monkeypatch.setattr(einit, init, lambda t, *a, **k: t)
+
+
 def _pair(tv, name, **kwargs):
+    """torchvision's model and ember's, holding torchvision's weights."""
     import torch
     torch.manual_seed(0)
     theirs = getattr(tv.models.detection, name)(weights=None, weights_backbone=None,
                                                 num_classes=5, **SMALL, **kwargs).eval()
-    ours = getattr(D, name)(weights=None, weights_backbone=None, num_classes=5, **SMALL,
-                            **kwargs).eval()
+    with pytest.MonkeyPatch.context() as mp:
+        _skip_ember_init(mp)  # the weights are overwritten below
+        ours = getattr(D, name)(weights=None, weights_backbone=None, num_classes=5, **SMALL,
+                                **kwargs).eval()
     ours.load_state_dict(_to_ember(dict(theirs.state_dict())))
     return theirs, ours
 
@@ -302,3 +312,38 @@ def test_nms_and_roi_align_match_the_python_references(tv_python_kernels):
                             aligned)
         got = e_roi_align(ember.tensor(x), ember.tensor(rois), size, scale, ratio, aligned)
         _close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_named_weights_load_from_the_hub_cache(tv, tmp_path, monkeypatch):
+    from torchvision.models.detection import backbone_utils as tv_backbone_utils
+    import torchvision.ops.misc as tv_misc
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    checkpoints = tmp_path / "hub" / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    enum = D.FasterRCNN_MobileNet_V3_Large_320_FPN_Weights
+    assert enum.DEFAULT is enum.COCO_V1 and len(enum.COCO_V1.meta["categories"]) == 91
+    assert enum.COCO_V1.meta["categories"][:3] == ["__background__", "person", "bicycle"]
+    source = D.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None)
+    ember.save(source.state_dict(), str(checkpoints / enum.COCO_V1.url.rsplit("/", 1)[1]))
+
+    model = D.fasterrcnn_mobilenet_v3_large_320_fpn(weights="DEFAULT")
+    for k, v in model.state_dict().items():
+        assert ember.equal(v, source.state_dict()[k]), k
+    # trained weights: frozen batch norms and torchvision's default trainable stages
+    assert any(isinstance(m, ember.vision.ops.FrozenBatchNorm2d) for m in model.modules())
+    theirs = tv_backbone_utils._mobilenet_extractor(
+        tv.models.mobilenet_v3_large(norm_layer=tv_misc.FrozenBatchNorm2d), True, 3)
+    assert [n for n, p in model.backbone.named_parameters() if p.requires_grad] == \
+        [n for n, p in theirs.named_parameters() if p.requires_grad]
+    from ember.vision.models import get_model
+    again = get_model("fasterrcnn_mobilenet_v3_large_320_fpn", weights=enum.COCO_V1)
+    assert ember.equal(again.roi_heads.box_predictor.cls_score.weight,
+                       source.roi_heads.box_predictor.cls_score.weight)
+    with pytest.raises(ValueError, match="'num_classes' expected value 91 but got 3"):
+        D.fasterrcnn_mobilenet_v3_large_320_fpn(weights="DEFAULT", num_classes=3)
+    with pytest.warns(UserWarning) as record:
+        D.fasterrcnn_mobilenet_v3_large_320_fpn(pretrained=True)
+    assert [str(w.message)[:40] for w in record] == [
+        "The parameter 'pretrained' is deprecated", "Arguments other than a weight enum or `N"]
+    with pytest.raises(RuntimeError, match="not in the cache"):  # the ImageNet backbone
+        D.fasterrcnn_mobilenet_v3_large_320_fpn(num_classes=3)

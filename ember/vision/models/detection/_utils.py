@@ -9,7 +9,8 @@ from .... import (as_tensor, cat, clamp, exp, log, no_grad, randperm, stack, whe
                   zeros, zeros_like, uint8)
 from ....nn import functional as F
 from ...ops.misc import FrozenBatchNorm2d
-from .._utils import handle_legacy, load_weights
+from .._api import WeightsEnum
+from .._utils import load_weights, overwrite_value_param, verify_weights
 
 
 def _assert(condition, message):
@@ -201,20 +202,27 @@ def _box_loss(type, box_coder, anchors_per_image, matched_gt_boxes_per_image,
     return F.smooth_l1_loss(bbox_regression_per_image, target, reduction="sum", beta=beta)
 
 
-def detection_weights(name, weights, weights_backbone, num_classes, kwargs):
-    """The weights arguments of a detection builder: the legacy `pretrained` and
-    `pretrained_backbone` keywords folded in; with full-model weights the backbone's own are
-    not loaded; num_classes defaults to COCO's 91."""
-    weights = handle_legacy(weights, kwargs)
-    if kwargs.pop("pretrained_backbone", False) and weights_backbone is None:
-        weights_backbone = True
+def resolve_detection_weights(weights_enum, weights, backbone_enum, weights_backbone,
+                              num_classes):
+    """The weights arguments of a detection builder, as torchvision settles them: named
+    weights replace the backbone's and fix num_classes to their categories; without them
+    num_classes defaults to COCO's 91."""
+    weights = verify_weights(weights_enum, weights)
+    weights_backbone = verify_weights(backbone_enum, weights_backbone)
     if weights is not None:
         weights_backbone = None
+        if isinstance(weights, WeightsEnum):
+            num_classes = overwrite_value_param("num_classes", num_classes,
+                                                len(weights.meta["categories"]))
     if num_classes is None:
         num_classes = 91
     return weights, weights_backbone, num_classes
 
 
-def finish_detection_model(model, weights, progress, name, zero_eps=False):
-    """Loads `weights` (a local state_dict path) into the built model."""
-    return load_weights(model, weights, progress, name)
+def load_detection_weights(model, weights, progress, zero_eps_weights=None):
+    """Loads `weights` into the built model; `zero_eps_weights` (the first published COCO
+    checkpoints, trained before FrozenBatchNorm2d had an eps) get eps 0 back."""
+    load_weights(model, weights, progress)
+    if zero_eps_weights is not None and weights == zero_eps_weights:
+        overwrite_eps(model, 0.0)
+    return model

@@ -7,7 +7,8 @@ from .... import nn
 from ...ops import misc as misc_nn_ops
 from ...ops.feature_pyramid_network import FeaturePyramidNetwork, LastLevelMaxPool
 from .. import mobilenetv2, mobilenetv3, resnet
-from .._utils import IntermediateLayerGetter, handle_legacy
+from .._api import _get_enum_from_fn
+from .._utils import IntermediateLayerGetter, handle_legacy_interface
 
 __all__ = ["BackboneWithFPN", "resnet_fpn_backbone", "mobilenet_backbone"]
 
@@ -38,9 +39,15 @@ def _builder(module, name):
     return fn
 
 
-def resnet_fpn_backbone(*, backbone_name, weights=None, norm_layer=misc_nn_ops.FrozenBatchNorm2d,
-                        trainable_layers=3, returned_layers=None, extra_blocks=None, **kwargs):
-    weights = handle_legacy(weights, kwargs)
+def _imagenet_weights_of(module):
+    # what `pretrained=True` meant for a backbone named in the keyword arguments
+    return lambda kwargs: _get_enum_from_fn(
+        _builder(module(kwargs["backbone_name"]), kwargs["backbone_name"]))["IMAGENET1K_V1"]
+
+
+@handle_legacy_interface(weights=("pretrained", _imagenet_weights_of(lambda name: resnet)))
+def resnet_fpn_backbone(*, backbone_name, weights, norm_layer=misc_nn_ops.FrozenBatchNorm2d,
+                        trainable_layers=3, returned_layers=None, extra_blocks=None):
     backbone = _builder(resnet, backbone_name)(weights=weights, norm_layer=norm_layer)
     return _resnet_fpn_extractor(backbone, trainable_layers, returned_layers, extra_blocks)
 
@@ -85,12 +92,15 @@ def _validate_trainable_layers(is_trained, trainable_backbone_layers, max_value,
     return trainable_backbone_layers
 
 
-def mobilenet_backbone(*, backbone_name, weights=None, fpn,
-                       norm_layer=misc_nn_ops.FrozenBatchNorm2d, trainable_layers=2,
-                       returned_layers=None, extra_blocks=None, **kwargs):
-    weights = handle_legacy(weights, kwargs)
-    module = mobilenetv2 if backbone_name == "mobilenet_v2" else mobilenetv3
-    backbone = _builder(module, backbone_name)(weights=weights, norm_layer=norm_layer)
+def _mobilenet_module(name):
+    return mobilenetv2 if name == "mobilenet_v2" else mobilenetv3
+
+
+@handle_legacy_interface(weights=("pretrained", _imagenet_weights_of(_mobilenet_module)))
+def mobilenet_backbone(*, backbone_name, weights, fpn, norm_layer=misc_nn_ops.FrozenBatchNorm2d,
+                       trainable_layers=2, returned_layers=None, extra_blocks=None):
+    backbone = _builder(_mobilenet_module(backbone_name), backbone_name)(
+        weights=weights, norm_layer=norm_layer)
     return _mobilenet_extractor(backbone, fpn, trainable_layers, returned_layers, extra_blocks)
 
 

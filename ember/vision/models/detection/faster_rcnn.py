@@ -2,23 +2,28 @@
 and RoI heads with a two-layer MLP box head and a FastRCNNPredictor, with torchvision's
 module names and defaults, so its state_dicts load with strict=True."""
 
+from typing import Optional
+
 from .... import nn
 from ....nn import functional as F
 from ...ops import misc as misc_nn_ops
 from ...ops.poolers import MultiScaleRoIAlign
-from ..mobilenetv3 import mobilenet_v3_large
-from ..resnet import resnet50
-from ._utils import detection_weights, finish_detection_model
+from .._api import register_model, weights_enum
+from .._utils import handle_legacy_interface
+from ..mobilenetv3 import MobileNet_V3_Large_Weights, mobilenet_v3_large
+from ..resnet import ResNet50_Weights, resnet50
+from ._utils import _assert, load_detection_weights, resolve_detection_weights
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import _mobilenet_extractor, _resnet_fpn_extractor, _validate_trainable_layers
 from .generalized_rcnn import GeneralizedRCNN
 from .roi_heads import RoIHeads
 from .rpn import RegionProposalNetwork, RPNHead
 from .transform import GeneralizedRCNNTransform
-from ._utils import _assert
 
 __all__ = ["FasterRCNN", "TwoMLPHead", "FastRCNNConvFCHead", "FastRCNNPredictor",
-           "fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
+           "FasterRCNN_ResNet50_FPN_Weights", "FasterRCNN_ResNet50_FPN_V2_Weights",
+           "FasterRCNN_MobileNet_V3_Large_FPN_Weights",
+           "FasterRCNN_MobileNet_V3_Large_320_FPN_Weights", "fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
            "fasterrcnn_mobilenet_v3_large_fpn", "fasterrcnn_mobilenet_v3_large_320_fpn"]
 
 
@@ -144,10 +149,26 @@ class FastRCNNPredictor(nn.Module):
         return self.cls_score(x), self.bbox_pred(x)
 
 
-def fasterrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
-                            weights_backbone=None, trainable_backbone_layers=None, **kwargs):
-    weights, weights_backbone, num_classes = detection_weights(
-        "fasterrcnn_resnet50_fpn", weights, weights_backbone, num_classes, kwargs)
+FasterRCNN_ResNet50_FPN_Weights = weights_enum("FasterRCNN_ResNet50_FPN_Weights", __name__)
+FasterRCNN_ResNet50_FPN_V2_Weights = weights_enum("FasterRCNN_ResNet50_FPN_V2_Weights", __name__)
+FasterRCNN_MobileNet_V3_Large_FPN_Weights = weights_enum(
+    "FasterRCNN_MobileNet_V3_Large_FPN_Weights", __name__)
+FasterRCNN_MobileNet_V3_Large_320_FPN_Weights = weights_enum(
+    "FasterRCNN_MobileNet_V3_Large_320_FPN_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(
+    weights=("pretrained", FasterRCNN_ResNet50_FPN_Weights.COCO_V1),
+    weights_backbone=("pretrained_backbone", ResNet50_Weights.IMAGENET1K_V1))
+def fasterrcnn_resnet50_fpn(*, weights: Optional[FasterRCNN_ResNet50_FPN_Weights] = None,
+                            progress=True, num_classes=None,
+                            weights_backbone: Optional[ResNet50_Weights] =
+                            ResNet50_Weights.IMAGENET1K_V1,
+                            trainable_backbone_layers=None, **kwargs):
+    weights, weights_backbone, num_classes = resolve_detection_weights(
+        FasterRCNN_ResNet50_FPN_Weights, weights, ResNet50_Weights, weights_backbone,
+        num_classes)
     is_trained = weights is not None or weights_backbone is not None
     trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
                                                            5, 3)
@@ -155,14 +176,21 @@ def fasterrcnn_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
     backbone = resnet50(weights=weights_backbone, progress=progress, norm_layer=norm_layer)
     backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers)
     model = FasterRCNN(backbone, num_classes=num_classes, **kwargs)
-    return finish_detection_model(model, weights, progress, "fasterrcnn_resnet50_fpn",
-                                  zero_eps=True)
+    return load_detection_weights(model, weights, progress,
+                                  FasterRCNN_ResNet50_FPN_Weights.COCO_V1)
 
 
-def fasterrcnn_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None,
-                               weights_backbone=None, trainable_backbone_layers=None, **kwargs):
-    weights, weights_backbone, num_classes = detection_weights(
-        "fasterrcnn_resnet50_fpn_v2", weights, weights_backbone, num_classes, kwargs)
+@register_model()
+@handle_legacy_interface(
+    weights=("pretrained", FasterRCNN_ResNet50_FPN_V2_Weights.COCO_V1),
+    weights_backbone=("pretrained_backbone", ResNet50_Weights.IMAGENET1K_V1))
+def fasterrcnn_resnet50_fpn_v2(*, weights: Optional[FasterRCNN_ResNet50_FPN_V2_Weights] = None,
+                               progress=True, num_classes=None,
+                               weights_backbone: Optional[ResNet50_Weights] = None,
+                               trainable_backbone_layers=None, **kwargs):
+    weights, weights_backbone, num_classes = resolve_detection_weights(
+        FasterRCNN_ResNet50_FPN_V2_Weights, weights, ResNet50_Weights, weights_backbone,
+        num_classes)
     is_trained = weights is not None or weights_backbone is not None
     trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
                                                            5, 3)
@@ -174,15 +202,16 @@ def fasterrcnn_resnet50_fpn_v2(*, weights=None, progress=True, num_classes=None,
                        rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
     box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
                                   norm_layer=nn.BatchNorm2d)
-    model = FasterRCNN(backbone, num_classes=num_classes, rpn_anchor_generator=rpn_anchor_generator,
-                       rpn_head=rpn_head, box_head=box_head, **kwargs)
-    return finish_detection_model(model, weights, progress, "fasterrcnn_resnet50_fpn_v2")
+    model = FasterRCNN(backbone, num_classes=num_classes,
+                       rpn_anchor_generator=rpn_anchor_generator, rpn_head=rpn_head,
+                       box_head=box_head, **kwargs)
+    return load_detection_weights(model, weights, progress)
 
 
-def _fasterrcnn_mobilenet_v3_large_fpn(name, weights, progress, num_classes, weights_backbone,
-                                       trainable_backbone_layers, kwargs):
-    weights, weights_backbone, num_classes = detection_weights(
-        name, weights, weights_backbone, num_classes, kwargs)
+def _fasterrcnn_mobilenet_v3_large_fpn(weights_enum, weights, progress, num_classes,
+                                       weights_backbone, trainable_backbone_layers, kwargs):
+    weights, weights_backbone, num_classes = resolve_detection_weights(
+        weights_enum, weights, MobileNet_V3_Large_Weights, weights_backbone, num_classes)
     is_trained = weights is not None or weights_backbone is not None
     trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
                                                            6, 3)
@@ -194,23 +223,37 @@ def _fasterrcnn_mobilenet_v3_large_fpn(name, weights, progress, num_classes, wei
     aspect_ratios = ((0.5, 1.0, 2.0),) * len(anchor_sizes)
     model = FasterRCNN(backbone, num_classes,
                        rpn_anchor_generator=AnchorGenerator(anchor_sizes, aspect_ratios), **kwargs)
-    return finish_detection_model(model, weights, progress, name)
+    return load_detection_weights(model, weights, progress)
 
 
-def fasterrcnn_mobilenet_v3_large_320_fpn(*, weights=None, progress=True, num_classes=None,
-                                          weights_backbone=None, trainable_backbone_layers=None,
-                                          **kwargs):
+@register_model()
+@handle_legacy_interface(
+    weights=("pretrained", FasterRCNN_MobileNet_V3_Large_320_FPN_Weights.COCO_V1),
+    weights_backbone=("pretrained_backbone", MobileNet_V3_Large_Weights.IMAGENET1K_V1))
+def fasterrcnn_mobilenet_v3_large_320_fpn(
+        *, weights: Optional[FasterRCNN_MobileNet_V3_Large_320_FPN_Weights] = None,
+        progress=True, num_classes=None,
+        weights_backbone: Optional[MobileNet_V3_Large_Weights] =
+        MobileNet_V3_Large_Weights.IMAGENET1K_V1,
+        trainable_backbone_layers=None, **kwargs):
     defaults = {"min_size": 320, "max_size": 640, "rpn_pre_nms_top_n_test": 150,
                 "rpn_post_nms_top_n_test": 150, "rpn_score_thresh": 0.05}
     return _fasterrcnn_mobilenet_v3_large_fpn(
-        "fasterrcnn_mobilenet_v3_large_320_fpn", weights, progress, num_classes,
+        FasterRCNN_MobileNet_V3_Large_320_FPN_Weights, weights, progress, num_classes,
         weights_backbone, trainable_backbone_layers, {**defaults, **kwargs})
 
 
-def fasterrcnn_mobilenet_v3_large_fpn(*, weights=None, progress=True, num_classes=None,
-                                      weights_backbone=None, trainable_backbone_layers=None,
-                                      **kwargs):
+@register_model()
+@handle_legacy_interface(
+    weights=("pretrained", FasterRCNN_MobileNet_V3_Large_FPN_Weights.COCO_V1),
+    weights_backbone=("pretrained_backbone", MobileNet_V3_Large_Weights.IMAGENET1K_V1))
+def fasterrcnn_mobilenet_v3_large_fpn(
+        *, weights: Optional[FasterRCNN_MobileNet_V3_Large_FPN_Weights] = None, progress=True,
+        num_classes=None,
+        weights_backbone: Optional[MobileNet_V3_Large_Weights] =
+        MobileNet_V3_Large_Weights.IMAGENET1K_V1,
+        trainable_backbone_layers=None, **kwargs):
     defaults = {"rpn_score_thresh": 0.05}
     return _fasterrcnn_mobilenet_v3_large_fpn(
-        "fasterrcnn_mobilenet_v3_large_fpn", weights, progress, num_classes, weights_backbone,
-        trainable_backbone_layers, {**defaults, **kwargs})
+        FasterRCNN_MobileNet_V3_Large_FPN_Weights, weights, progress, num_classes,
+        weights_backbone, trainable_backbone_layers, {**defaults, **kwargs})

@@ -3,21 +3,24 @@ FPN (P3-P7) with a classification head trained by sigmoid focal loss and a box r
 head, both shared across levels; torchvision's module names, so its state_dicts load."""
 import math
 from collections import OrderedDict
+from typing import Optional
 
 from .... import cat, full, int64, nn, sigmoid, where, zeros_like
 from ...ops import boxes as box_ops, misc as misc_nn_ops
 from ...ops.feature_pyramid_network import LastLevelP6P7
 from ...ops.roi import sigmoid_focal_loss
-from ..resnet import resnet50
+from .._api import register_model, weights_enum
+from .._utils import handle_legacy_interface
+from ..resnet import ResNet50_Weights, resnet50
 from . import _utils as det_utils
-from ._utils import _assert, detection_weights, finish_detection_model
+from ._utils import _assert, load_detection_weights, resolve_detection_weights
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import _resnet_fpn_extractor, _validate_trainable_layers
 from .generalized_rcnn import _check_degenerate_boxes, _original_sizes
 from .transform import GeneralizedRCNNTransform
 
 __all__ = ["RetinaNet", "RetinaNetHead", "RetinaNetClassificationHead",
-           "RetinaNetRegressionHead", "retinanet_resnet50_fpn"]
+           "RetinaNetRegressionHead", "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn"]
 
 
 def _sum(x):
@@ -280,10 +283,20 @@ class RetinaNet(nn.Module):
         return self.eager_outputs(losses, detections)
 
 
-def retinanet_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
-                           weights_backbone=None, trainable_backbone_layers=None, **kwargs):
-    weights, weights_backbone, num_classes = detection_weights(
-        "retinanet_resnet50_fpn", weights, weights_backbone, num_classes, kwargs)
+RetinaNet_ResNet50_FPN_Weights = weights_enum("RetinaNet_ResNet50_FPN_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(
+    weights=("pretrained", RetinaNet_ResNet50_FPN_Weights.COCO_V1),
+    weights_backbone=("pretrained_backbone", ResNet50_Weights.IMAGENET1K_V1))
+def retinanet_resnet50_fpn(*, weights: Optional[RetinaNet_ResNet50_FPN_Weights] = None,
+                           progress=True, num_classes=None,
+                           weights_backbone: Optional[ResNet50_Weights] =
+                           ResNet50_Weights.IMAGENET1K_V1,
+                           trainable_backbone_layers=None, **kwargs):
+    weights, weights_backbone, num_classes = resolve_detection_weights(
+        RetinaNet_ResNet50_FPN_Weights, weights, ResNet50_Weights, weights_backbone, num_classes)
     is_trained = weights is not None or weights_backbone is not None
     trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
                                                            5, 3)
@@ -293,5 +306,5 @@ def retinanet_resnet50_fpn(*, weights=None, progress=True, num_classes=None,
     backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, returned_layers=[2, 3, 4],
                                      extra_blocks=LastLevelP6P7(256, 256))
     model = RetinaNet(backbone, num_classes, **kwargs)
-    return finish_detection_model(model, weights, progress, "retinanet_resnet50_fpn",
-                                  zero_eps=True)
+    return load_detection_weights(model, weights, progress,
+                                  RetinaNet_ResNet50_FPN_Weights.COCO_V1)
