@@ -221,7 +221,10 @@ def test_registry_matches_torchvision():
             assert M.get_weight(repr(member)) is member
     segmentation = M.list_models(module=M.segmentation)
     assert segmentation == sorted(tv.models.list_models(module=tv.models.segmentation))
-    assert M.list_models(module=M) == [n for n in ours if n not in segmentation]
+    detection = M.list_models(module=M.detection)
+    assert set(detection) <= set(tv.models.list_models(module=tv.models.detection))
+    assert M.list_models(module=M) == [n for n in ours
+                                       if n not in segmentation and n not in detection]
     assert M.list_models(include=["vgg1*", "resnet5*"], exclude="*_bn") == [
         "resnet50", "vgg11", "vgg13", "vgg16", "vgg19"]
 
