@@ -1,0 +1,81 @@
+"""Whole programs: training scripts written the way PyTorch's tutorials and examples write them
+(`import torch`, argparse, `if __name__ == "__main__":`) run unchanged through
+`python -m ember.compat script.py args` in a subprocess, and must learn.
+
+Each script writes a `metrics.json` (its losses and scores), a checkpoint, and most also a
+`probe.pt` (an input batch and the trained model's output on it). The test checks the
+learning, the files, and, when PyTorch is installed, that real PyTorch loads the checkpoint
+into the same architecture (the script's own `build_model()`, run by real torch) and computes
+the same output on the probe."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests._torchvision_oracle import import_torchvision
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DIGITS = os.path.join(ROOT, "ember", "vision", "datasets", "data", "digits.npz")
+
+
+def run_program(script, out, *args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    # the scripts are small: BLAS threads only fight over CI's two cores
+    env.setdefault("OMP_NUM_THREADS", "1")
+    result = subprocess.run(
+        [sys.executable, "-m", "ember.compat", os.path.join(SCRIPTS, script), "--out", str(out),
+         *args], capture_output=True, text=True, timeout=300, env=env, cwd=str(out))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    with open(os.path.join(out, "metrics.json")) as f:
+        return json.load(f), result.stdout
+
+
+def load_script_under_pytorch(script):
+    """The script as a module of real PyTorch (its `if __name__ == "__main__"` stays shut)."""
+    torch = pytest.importorskip("torch")
+    if not torch.__name__ == "torch" or "ember" in getattr(torch, "__file__", ""):
+        pytest.skip("torch resolves to ember in this process")
+    source = open(os.path.join(SCRIPTS, script)).read()
+    if "torchvision" in source:
+        import_torchvision()
+    name = "_program_" + script[:-3]
+    spec = importlib.util.spec_from_file_location(name, os.path.join(SCRIPTS, script))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return torch, module
+
+
+def check_pytorch_loads(script, out, checkpoint, atol=1e-4, forward=None):
+    """Real PyTorch loads ember's state_dict (weights_only) into the script's architecture and
+    gives the output ember gave on the probe batch."""
+    torch, module = load_script_under_pytorch(script)
+    state = torch.load(os.path.join(out, checkpoint), weights_only=True)
+    model = module.build_model()
+    model.load_state_dict(state)
+    model.eval()
+    probe = torch.load(os.path.join(out, "probe.pt"), weights_only=True)
+    with torch.no_grad():
+        output = forward(model, probe["input"]) if forward else model(probe["input"])
+    assert output.shape == probe["output"].shape
+    torch.testing.assert_close(output, probe["output"], atol=atol, rtol=1e-4)
+
+
+def falls(losses, factor):
+    """The mean of the last fifth of the losses is below `factor` times that of the first."""
+    k = max(1, len(losses) // 5)
+    first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
+    return last < factor * first, (first, last)
+
+
+def test_resnet_cifar(tmp_path):
+    metrics, _ = run_program("resnet_cifar.py", tmp_path, "--epochs", "3", "--train-size", "192",
+                             "--batch-size", "32")
+    ok, pair = falls(metrics["losses"], 0.6)
+    assert ok, pair
+    assert metrics["accuracy"] > 0.6  # four classes: chance is 0.25
+    check_pytorch_loads("resnet_cifar.py", tmp_path, "resnet.pth")
