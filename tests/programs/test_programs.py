@@ -79,3 +79,37 @@ def test_resnet_cifar(tmp_path):
     assert ok, pair
     assert metrics["accuracy"] > 0.6  # four classes: chance is 0.25
     check_pytorch_loads("resnet_cifar.py", tmp_path, "resnet.pth")
+
+
+def png_size(path):
+    from PIL import Image
+    with Image.open(path) as image:
+        image.load()
+        return image.size
+
+
+def test_vae(tmp_path):
+    metrics, out = run_program("vae.py", tmp_path, "--data", DIGITS)
+    assert "====> Epoch: 6 Average loss" in out
+    ok, pair = falls(metrics["losses"], 0.85)
+    assert ok, pair
+    assert metrics["test_loss"] < 0.7 * metrics["initial_test_loss"]
+    # 64 samples in an 8-wide grid of 8x8 images with 2-pixel padding; 16 in 2 rows of 8
+    assert png_size(tmp_path / "sample.png") == (82, 82)
+    assert png_size(tmp_path / "reconstruction.png") == (82, 22)
+    check_pytorch_loads("vae.py", tmp_path, "vae.pt",
+                        forward=lambda model, x: model.decode(model.encode(x.view(-1, 64))[0]))
+
+
+def test_dcgan(tmp_path):
+    metrics, _ = run_program("dcgan.py", tmp_path, "--data", DIGITS, "--niter", "2",
+                             "--batch-size", "48")
+    # the generator's mean image moves towards the data's
+    assert metrics["distance"][-1] < 0.6 * metrics["distance"][0], metrics["distance"]
+    # neither network wins outright
+    assert 0.2 < sum(metrics["D_x"][-5:]) / 5 < 0.9
+    assert all(0 < loss < 10 for loss in metrics["loss_D"] + metrics["loss_G"])
+    for epoch in range(2):
+        assert png_size(tmp_path / f"fake_samples_epoch_{epoch:03d}.png") == (82, 82)
+    assert (tmp_path / "netD_epoch_1.pth").exists()
+    check_pytorch_loads("dcgan.py", tmp_path, "netG_epoch_1.pth")
