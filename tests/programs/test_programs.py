@@ -61,6 +61,8 @@ def check_pytorch_loads(script, out, checkpoint, atol=1e-4, forward=None):
     probe = torch.load(os.path.join(out, "probe.pt"), weights_only=True)
     with torch.no_grad():
         output = forward(model, probe["input"]) if forward else model(probe["input"])
+    if isinstance(output, tuple):  # (logits, loss), (outputs, hidden, attention) ...
+        output = output[0]
     assert output.shape == probe["output"].shape
     torch.testing.assert_close(output, probe["output"], atol=atol, rtol=1e-4)
 
@@ -145,3 +147,28 @@ def test_lstm_language_model(tmp_path):
     assert (tmp_path / "model.pt").exists()  # the whole pickled model the script reloaded
     check_pytorch_loads("lstm_lm.py", tmp_path, "model_state.pt",
                         forward=lambda model, x: model(x, model.init_hidden(x.size(1)))[0])
+
+
+def test_seq2seq_attention(tmp_path):
+    metrics, _ = run_program("seq2seq_attention.py", tmp_path)
+    ok, pair = falls(metrics["losses"], 0.3)
+    assert ok, pair
+    # greedy decoding of held-out sequences; chance is 1/8 per token
+    assert metrics["token_accuracy"] > 0.75 and metrics["sequence_accuracy"] > 0.4, metrics
+    # the first output is the last source symbol (position 4): attention looks there
+    assert metrics["first_step_focus"] > 3.0
+    check_pytorch_loads("seq2seq_attention.py", tmp_path, "seq2seq.pt")
+
+
+def test_transformer_lm(tmp_path):
+    metrics, out = run_program("transformer_lm.py", tmp_path)
+    assert "num decayed parameter tensors: 10, with 26,528 parameters" in out
+    # 2 blocks x (4 weights) + wpe + the tied wte/lm_head decay; biases and LayerNorms do not
+    assert metrics["group_sizes"] == [10, 18] and metrics["weight_decay"] == [0.1, 0.0]
+    lrs = metrics["lrs"]
+    assert lrs[:10] == sorted(lrs[:10]) and abs(lrs[9] - 3e-3) < 1e-9  # linear warmup
+    assert lrs[10:] == sorted(lrs[10:], reverse=True) and lrs[-1] < 4e-4  # cosine decay
+    ok, pair = falls(metrics["losses"], 0.45)  # from log(27) = 3.3
+    assert ok, pair
+    assert metrics["sample"].startswith("the quick") and len(metrics["sample"]) == 49
+    check_pytorch_loads("transformer_lm.py", tmp_path, "ckpt.pt")
