@@ -60,7 +60,7 @@ def check_pytorch_loads(script, out, checkpoint, atol=1e-4, forward=None):
     model.eval()
     probe = torch.load(os.path.join(out, "probe.pt"), weights_only=True)
     with torch.no_grad():
-        output = forward(model, probe["input"]) if forward else model(probe["input"])
+        output = forward(model, probe) if forward else model(probe["input"])
     if isinstance(output, tuple):  # (logits, loss), (outputs, hidden, attention) ...
         output = output[0]
     assert output.shape == probe["output"].shape
@@ -100,7 +100,8 @@ def test_vae(tmp_path):
     assert png_size(tmp_path / "sample.png") == (82, 82)
     assert png_size(tmp_path / "reconstruction.png") == (82, 22)
     check_pytorch_loads("vae.py", tmp_path, "vae.pt",
-                        forward=lambda model, x: model.decode(model.encode(x.view(-1, 64))[0]))
+                        forward=lambda model, probe: model.decode(
+                            model.encode(probe["input"].view(-1, 64))[0]))
 
 
 def test_dcgan(tmp_path):
@@ -146,7 +147,8 @@ def test_lstm_language_model(tmp_path):
     assert metrics["best_valid"] < 1.4 and metrics["test"] < 1.5, metrics
     assert (tmp_path / "model.pt").exists()  # the whole pickled model the script reloaded
     check_pytorch_loads("lstm_lm.py", tmp_path, "model_state.pt",
-                        forward=lambda model, x: model(x, model.init_hidden(x.size(1)))[0])
+                        forward=lambda model, probe: model(
+                            probe["input"], model.init_hidden(probe["input"].size(1))))
 
 
 def test_seq2seq_attention(tmp_path):
@@ -172,3 +174,15 @@ def test_transformer_lm(tmp_path):
     assert ok, pair
     assert metrics["sample"].startswith("the quick") and len(metrics["sample"]) == 49
     check_pytorch_loads("transformer_lm.py", tmp_path, "ckpt.pt")
+
+
+def test_gcn_on_sparse_adjacency(tmp_path):
+    metrics, out = run_program("gcn.py", tmp_path)
+    assert "layout torch.sparse_coo" in out
+    assert metrics["nnz"] == 2 * metrics["edges"] + 160  # both directions and self-loops
+    ok, pair = falls(metrics["losses"], 0.2)
+    assert ok, pair
+    assert metrics["accuracy"] > 0.85  # four communities: chance is 0.25
+    # the probe holds the sparse adjacency: PyTorch reads ember's sparse tensor too
+    check_pytorch_loads("gcn.py", tmp_path, "gcn.pt",
+                        forward=lambda model, probe: model(probe["input"], probe["adj"]))
