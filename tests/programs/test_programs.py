@@ -186,3 +186,30 @@ def test_gcn_on_sparse_adjacency(tmp_path):
     # the probe holds the sparse adjacency: PyTorch reads ember's sparse tensor too
     check_pytorch_loads("gcn.py", tmp_path, "gcn.pt",
                         forward=lambda model, probe: model(probe["input"], probe["adj"]))
+
+
+def test_reinforce(tmp_path):
+    metrics, out = run_program("reinforce.py", tmp_path)
+    returns = metrics["returns"]
+    assert len(returns) == 150
+    # a random walk finds the right end about half the time, mostly too slowly
+    assert sum(returns[:30]) / 30 < 0.5 < 0.8 < sum(returns[-30:]) / 30, returns
+    assert metrics["solved"] == 2, out
+    check_pytorch_loads("reinforce.py", tmp_path, "policy.pt")
+
+
+def test_lbfgs_fit(tmp_path):
+    metrics, _ = run_program("lbfgs_fit.py", tmp_path)
+    losses = metrics["losses"]
+    assert losses[-1] < 1e-3 and losses[-1] < 0.005 * losses[0], losses
+    assert all(b <= a for a, b in zip(losses, losses[1:]))  # the line search never goes up
+    assert metrics["test_loss"] < 2e-3
+    # LBFGS ran its closure for every inner iteration and line-search evaluation
+    assert metrics["evaluations"] > metrics["n_iter"] > 10 * 10 // 2
+    check_pytorch_loads("lbfgs_fit.py", tmp_path, "model.pt")
+    torch, module = load_script_under_pytorch("lbfgs_fit.py")
+    model = module.build_model()
+    optimizer = torch.optim.LBFGS(model.parameters(), history_size=10,
+                                  line_search_fn="strong_wolfe")
+    optimizer.load_state_dict(torch.load(tmp_path / "lbfgs_state.pt", weights_only=True))
+    assert optimizer.state_dict()["state"][0]["n_iter"] == metrics["n_iter"]
