@@ -213,3 +213,25 @@ def test_lbfgs_fit(tmp_path):
                                   line_search_fn="strong_wolfe")
     optimizer.load_state_dict(torch.load(tmp_path / "lbfgs_state.pt", weights_only=True))
     assert optimizer.state_dict()["state"][0]["n_iter"] == metrics["n_iter"]
+
+
+def test_hogwild(tmp_path):
+    metrics, out = run_program("hogwild.py", tmp_path, "--data", DIGITS, "--num-processes", "2")
+    assert metrics["exitcodes"] == [0, 0] and metrics["is_shared"]
+    assert out.count("Train Epoch: 1") == 2  # both workers trained
+    # the parent only tests: the learning it sees was written into shared memory by the workers
+    assert metrics["initial_accuracy"] < 0.2 and metrics["accuracy"] > 0.75, metrics
+    assert metrics["losses"][1] < 0.3 * metrics["losses"][0]
+    check_pytorch_loads("hogwild.py", tmp_path, "hogwild.pt")
+
+
+def test_image_folder_with_two_workers(tmp_path):
+    metrics, out = run_program("image_folder.py", tmp_path)
+    assert "Number of datapoints: 144" in out
+    assert "classes ['circle', 'square', 'triangle'] -> {'circle': 0, 'square': 1, " \
+           "'triangle': 2}" in out
+    assert metrics["first_files"] == ["train/circle/000.png", "train/circle/001.png"]
+    ok, pair = falls(metrics["losses"], 0.5)
+    assert ok, pair
+    assert metrics["accuracy"] > 0.75  # three classes: chance is 1/3
+    check_pytorch_loads("image_folder.py", tmp_path, "shapes_cnn.pt")
