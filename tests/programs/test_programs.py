@@ -235,3 +235,26 @@ def test_image_folder_with_two_workers(tmp_path):
     assert ok, pair
     assert metrics["accuracy"] > 0.75  # three classes: chance is 1/3
     check_pytorch_loads("image_folder.py", tmp_path, "shapes_cnn.pt")
+
+
+def test_model_summary_prints_what_pytorch_prints(tmp_path):
+    metrics, out = run_program("model_summary.py", tmp_path)
+    assert "features.4 (Conv2d)               [2, 16, 4, 4]                    1,152" in out
+    assert metrics["total"] == 3751 and metrics["trainable"] == 3731  # the embedding is frozen
+    assert "hook calls before and after remove(): 1" in out
+    assert len(metrics["grad_norms"]) == len(metrics["losses"]) == 25
+    ok, pair = falls(metrics["losses"], 0.5)
+    assert ok, pair
+    with open(tmp_path / "summary.json") as f:
+        rows = json.load(f)
+    assert rows["embedding"]["input_shape"] == [[2]] and rows["classifier.0"]["output_shape"] == [2, 68]
+    check_pytorch_loads("model_summary.py", tmp_path, "smallnet.pt",
+                        forward=lambda model, probe: model(probe["input"], probe["tag"]))
+    # the same script under real PyTorch prints the same table and the same autograd graph
+    theirs = tmp_path / "pytorch"
+    theirs.mkdir()
+    result = subprocess.run([sys.executable, os.path.join(SCRIPTS, "model_summary.py"), "--out",
+                             str(theirs)], capture_output=True, text=True, timeout=300,
+                            cwd=str(theirs), env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert out == result.stdout
