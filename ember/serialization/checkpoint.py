@@ -67,12 +67,35 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return func(*args)
 
 
+def _get_layout(name):
+    from .. import _layout
+    layouts = {f"torch.{n}": getattr(_layout, n) for n in ("strided", "sparse_coo")}
+    if name not in layouts:
+        raise RuntimeError(f"ember cannot load tensors of layout {name}")
+    return layouts[name]
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """A sparse COO tensor from (indices, values, size, is_coalesced). Its indices are checked
+    against its size (PyTorch's invariant check), so a file cannot make ember index out of
+    range."""
+    from .._layout import sparse_coo
+    from ..ops.sparse import sparse_coo_tensor
+    if layout is not sparse_coo:
+        raise RuntimeError(f"_rebuild_sparse_tensor: unsupported layout {layout}")
+    indices, values, size, coalesced = data[:4]
+    return sparse_coo_tensor(indices, values, size, check_invariants=True,
+                             is_coalesced=coalesced)
+
+
 _SAFE = {
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+    ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+    ("torch.serialization", "_get_layout"): _get_layout,
     ("torch", "Tensor"): Tensor,
     ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
     ("builtins", "slice"): slice, ("builtins", "complex"): complex,
@@ -130,6 +153,8 @@ _STORAGE_GLOBALS = {d: _TorchGlobal("torch", d._storage_type) for d in _dt.ALL_D
 _DTYPE_GLOBALS = {d: _TorchGlobal("torch", d.name) for d in _dt.ALL_DTYPES}
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")
+_REBUILD_SPARSE = _TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _TorchGlobal("torch.serialization", "_get_layout")
 
 
 class _Writer(pickle._Pickler):
@@ -156,6 +181,13 @@ class _Writer(pickle._Pickler):
         from ..nn.parameter import Parameter
         from ..device import device
         from .._tensor import Size
+        from .._layout import layout, sparse_coo
+        if isinstance(obj, layout):
+            return (_GET_LAYOUT, (str(obj),))
+        if isinstance(obj, Tensor) and obj.layout is sparse_coo:
+            # PyTorch's form: the layout, then indices, values, size and is_coalesced
+            return (_REBUILD_SPARSE, (sparse_coo, (obj._indices(), obj._values(),
+                                                   Size(obj.shape), obj.is_coalesced())))
         if isinstance(obj, Parameter):
             return (_REBUILD_PARAMETER, (obj.detach(), obj.requires_grad,
                                          collections.OrderedDict()))
