@@ -10,6 +10,7 @@ Without a program (python would open its interactive prompt) it prints the usage
 with 2, python's status for a command-line error. The program's own exit status (SystemExit,
 or 1 after an uncaught exception's traceback) is the process's.
 """
+import importlib.machinery
 import os
 import runpy
 import sys
@@ -25,12 +26,34 @@ Runs a PyTorch program with `import torch` (and torchvision) resolving to ember.
   -h, --help show this message and exit"""
 
 
-def _run_source(source, filename, argv):
+def _main_module(argv):
     sys.argv = argv
     main = type(sys)("__main__")
     main.__builtins__ = __builtins__
     sys.modules["__main__"] = main
+    return main
+
+
+def _run_source(source, filename, argv):
+    main = _main_module(argv)
     exec(compile(source, filename, "exec"), main.__dict__)
+
+
+def _run_script(path, argv):
+    """Runs the script as `python path` would, with one difference children see: a process
+    that multiprocessing starts by spawn or forkserver (torch.multiprocessing, DataLoader
+    workers, a plain `mp.Process`) re-runs the parent's main script first, and would import
+    the real torch there. Multiprocessing starts a main module that has a spec by that
+    module's name, so the script's module names `ember.compat._mp_main`, which installs compat
+    in the child and then runs the script (found through the environment, which children
+    inherit)."""
+    os.environ["EMBER_COMPAT_SCRIPT"] = os.path.abspath(path)
+    with open(path, "rb") as f:
+        source = f.read()
+    main = _main_module(argv)
+    main.__file__ = path
+    main.__spec__ = importlib.machinery.ModuleSpec("ember.compat._mp_main", None)
+    exec(compile(source, path, "exec"), main.__dict__)
 
 
 def main(argv=None):
@@ -66,8 +89,11 @@ def main(argv=None):
             raise SystemExit(2)
         # python puts the script's folder first on sys.path, so its sibling modules import
         sys.path[0] = os.path.dirname(os.path.abspath(first))
-        sys.argv = argv
-        runpy.run_path(first, run_name="__main__")
+        if os.path.isfile(first):
+            _run_script(first, argv)
+        else:  # a folder or zip file with a __main__.py
+            sys.argv = argv
+            runpy.run_path(first, run_name="__main__")
 
 
 if __name__ == "__main__":

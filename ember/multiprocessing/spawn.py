@@ -3,7 +3,6 @@ errors when one fails: the child's exception comes back with its traceback
 (ProcessRaisedException), a child that exits nonzero or dies by a signal is named
 (ProcessExitedException), and the others are terminated."""
 import contextlib
-import importlib.machinery
 import multiprocessing
 import os
 import pickle
@@ -128,33 +127,6 @@ class SpawnContext(ProcessContext):
         super().__init__(processes, error_files)
 
 
-@contextlib.contextmanager
-def _compat_children(start_method):
-    """A spawned child re-runs the parent's main script before it calls `fn`; when that
-    script runs under `ember.compat`, the child must install the redirect first, or its
-    `import torch` finds PyTorch (or nothing). Multiprocessing starts a child's main by module
-    name when the main module has a spec: name one that installs compat, then runs the
-    script."""
-    compat = sys.modules.get("ember.compat")
-    main = sys.modules.get("__main__")
-    if (start_method != "spawn" or compat is None or compat._finder not in sys.meta_path
-            or getattr(main, "__spec__", None) is not None
-            or not getattr(main, "__file__", None)):
-        yield
-        return
-    previous = os.environ.get("EMBER_COMPAT_SCRIPT")
-    os.environ["EMBER_COMPAT_SCRIPT"] = os.path.abspath(main.__file__)
-    main.__spec__ = importlib.machinery.ModuleSpec("ember.compat._mp_main", None)
-    try:
-        yield
-    finally:
-        main.__spec__ = None
-        if previous is None:
-            del os.environ["EMBER_COMPAT_SCRIPT"]
-        else:
-            os.environ["EMBER_COMPAT_SCRIPT"] = previous
-
-
 def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     ctx = multiprocessing.get_context(start_method)
     error_files, processes = [], []
@@ -164,9 +136,8 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
         os.unlink(path)  # the child creates it only when it has an error to report
         error_files.append(path)
         processes.append(ctx.Process(target=_wrap, args=(fn, i, args, path), daemon=daemon))
-    with _compat_children(start_method):
-        for p in processes:
-            p.start()
+    for p in processes:
+        p.start()
     context = ProcessContext(processes, error_files)
     if not join:
         return context
