@@ -14,6 +14,7 @@ import torch.nn.modules.instancenorm
 import torch.nn.modules.utils
 import torch.nn.utils.prune as prune
 import torch.nn.attention
+import torch.nn.attention.bias
 import torch.nn.common_types
 import torch.nn.grad
 import torch.nn.parallel.comm
@@ -30,6 +31,7 @@ from torch.nn.modules.padding import _ReflectionPadNd
 from torch.nn.modules.conv import _ConvTransposeNd
 from torch.nn.utils.prune import l1_unstructured, remove, PruningContainer
 from torch.nn.attention import SDPBackend, sdpa_kernel, WARN_FOR_UNFUSED_KERNELS
+from torch.nn.attention.bias import causal_lower_right, CausalBias
 from torch.nn.common_types import _size_2_t
 from torch.nn.grad import conv2d_input, conv2d_weight
 from torch.nn.parallel.comm import broadcast, gather

@@ -1,10 +1,13 @@
 """`torch.nn.parallel.parallel_apply`: run module i on input i, one thread per module (each on
-its device), and return the outputs in order; an exception in a replica is raised again in
-the caller, naming the replica and its device."""
+its device, under the caller's grad mode and autocast), and return the outputs in order; an
+exception in a replica is raised again in the caller, naming the replica and its device."""
+import contextlib
 import threading
 
+from ..._state import autocast as _autocast_state
 from ..._state import grad as _grad_state
 from ..._tensor import Tensor
+from ...amp.autocast_mode import autocast
 from ...autograd.grad_mode import set_grad_enabled
 from ...utils.data._utils.worker import ExceptionWrapper
 from . import comm
@@ -48,9 +51,13 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
     lock = threading.Lock()
     results = {}
     grad_enabled = _grad_state.enabled
+    autocast_dtypes = dict(_autocast_state.thread.dtypes)
 
     def worker(i, module, input, kwargs, device):
-        with set_grad_enabled(grad_enabled):  # threads start with the default mode
+        # grad mode and autocast are per thread: the workers run under the caller's
+        with set_grad_enabled(grad_enabled), contextlib.ExitStack() as modes:
+            for device_type, dtype in autocast_dtypes.items():
+                modes.enter_context(autocast(device_type, dtype=dtype))
             if device is None:
                 t = get_a_var(input)
                 if t is None:

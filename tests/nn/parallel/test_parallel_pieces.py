@@ -61,6 +61,9 @@ def test_parallel_apply_on_cpu_modules_and_reraises_with_the_replica():
     assert outs[0].grad_fn is not None  # grad mode carried into the worker threads
     with ember.no_grad():
         assert parallel_apply_mod.parallel_apply([a, b], [x, y])[0].grad_fn is None
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        assert all(o.dtype == ember.bfloat16
+                   for o in parallel_apply_mod.parallel_apply([a, b], [x, y]))
     with pytest.raises(RuntimeError, match="Caught RuntimeError in replica 1 on device -1"):
         parallel_apply_mod.parallel_apply([a, b], [x, ember.ones(3, 5)])
     with pytest.raises(AssertionError, match="The number of modules 2 is not equal to the "
