@@ -29,7 +29,7 @@ FLOORS = {
     "ember.accelerator": 5, "ember.distributions": 5, "ember.func": 5, "ember.profiler": 5,
     "ember.testing": 5, "ember.hub": 5, "ember.jit": 5, "ember.multiprocessing": 5,
     "ember.distributed": 5, "ember._environment": 5,
-    "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5,
+    "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
     # 6: the public face (`import ember`), which re-exports all of the above
     "ember": 6,
     # 7: libraries on top, importing ember as any user does (torchvision, `import torch`)
