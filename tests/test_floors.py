@@ -30,6 +30,7 @@ FLOORS = {
     "ember.testing": 5, "ember.hub": 5, "ember.jit": 5, "ember.multiprocessing": 5,
     "ember.distributed": 5, "ember._environment": 5,
     "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
+    "ember.compiler": 5,
     # 6: the public face (`import ember`), which re-exports all of the above
     "ember": 6,
     # 7: libraries on top, importing ember as any user does (torchvision, `import torch`)
