@@ -19,6 +19,8 @@ RNG = np.random.default_rng(0)
 VALUES = RNG.standard_normal(200).astype(np.float32)
 IMAGE = RNG.random((3, 6, 5)).astype(np.float32)
 BATCH = (RNG.random((5, 1, 4, 4)) * 255).astype(np.uint8)
+LABELS = RNG.integers(0, 2, 50)
+SCORES = RNG.random(50)
 
 
 def _log(writer, tensor):
@@ -35,6 +37,13 @@ def _log(writer, tensor):
     writer.add_text("note", "hello **world**", 4)
     writer.add_hparams({"lr": 0.1, "optim": "sgd", "layers": 3}, {"hp/acc": 0.9},
                        run_name="hp")
+    writer.add_histogram_raw("raw", -1.0, 2.0, 6, 3.0, 9.0, [0.0, 1.0, 2.0], [1, 3, 2], 5)
+    writer.add_audio("tone", tensor(np.sin(np.linspace(0, 60, 400)) * 1.5), 1,
+                     sample_rate=8000)
+    writer.add_pr_curve("pr", tensor(LABELS), tensor(SCORES), 2, num_thresholds=200)
+    writer.add_pr_curve_raw("pr_raw", *[np.arange(4.0)] * 6, 3, num_thresholds=4)
+    writer.add_custom_scalars({"losses": {"both": ["Multiline", ["loss/train", "lr"]]}})
+    writer.add_custom_scalars_marginchart(["a", "b", "c"], title="band")
 
 
 def _read(path):
@@ -48,6 +57,9 @@ def _read(path):
         out[tag] = [(e.step, e.histogram_value) for e in acc.Histograms(tag)]
     for tag in tags["images"]:
         out[tag] = [(e.step, e.width, e.height, e.encoded_image_string) for e in acc.Images(tag)]
+    for tag in tags["audio"]:
+        out[tag] = [(e.step, e.encoded_audio_string, e.sample_rate, e.length_frames)
+                    for e in acc.Audio(tag)]
     for tag in tags["tensors"]:
         out[tag] = [(e.step, e.tensor_proto.SerializeToString()) for e in acc.Tensors(tag)]
     out["metadata"] = {t: acc.SummaryMetadata(t).SerializeToString() for t in tags["tensors"]}
@@ -72,6 +84,9 @@ def test_reads_back_what_was_logged(tmp_path):
     assert (step, width, height) == (2, 4 * 5, 4)  # five images tiled in one row
     assert png.startswith(b"\x89PNG")
     assert "note/text_summary" in logged["tags"]["tensors"]
+    assert {"pr", "pr_raw", "custom_scalars__config__"} <= set(logged["tags"]["tensors"])
+    assert logged["tone"][0][2:] == (8000, 400)
+    assert logged["raw"][0][1].bucket == [1, 3, 2]
     assert _runs(tmp_path) == [".", "acc_train", "acc_val", "hp"]
     assert _read(tmp_path / "acc_val")["acc"] == [(3, 0.25)]
     assert _read(tmp_path / "hp")["hp/acc"] == [(0, pytest.approx(0.9))]

@@ -13,7 +13,9 @@ from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 from ..._tensor import Tensor
 from ._convert import make_np, to_hwc
 
-__all__ = ["scalar", "histogram", "make_histogram", "image", "make_image", "text", "hparams"]
+__all__ = ["scalar", "histogram", "histogram_raw", "make_histogram", "image", "make_image",
+           "text", "hparams", "audio", "pr_curve", "pr_curve_raw", "compute_curve",
+           "custom_scalars"]
 
 
 def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
@@ -59,6 +61,12 @@ def make_histogram(values, bins, max_bins=None):
 
 def histogram(name, values, bins, max_bins=None):
     histo = make_histogram(make_np(values).astype(float), bins, max_bins)
+    return Summary(value=[Summary.Value(tag=name, histo=histo)])
+
+
+def histogram_raw(name, min, max, num, sum, sum_squares, bucket_limits, bucket_counts):
+    histo = HistogramProto(min=min, max=max, num=num, sum=sum, sum_squares=sum_squares,
+                           bucket_limit=bucket_limits, bucket=bucket_counts)
     return Summary(value=[Summary.Value(tag=name, histo=histo)])
 
 
@@ -153,3 +161,95 @@ def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
     return (_hparams_summary(metadata.EXPERIMENT_TAG, experiment=experiment),
             _hparams_summary(metadata.SESSION_START_INFO_TAG, session_start_info=start),
             _hparams_summary(metadata.SESSION_END_INFO_TAG, session_end_info=end))
+
+
+def audio(tag, tensor, sample_rate=44100):
+    """One channel of samples in [-1, 1] (louder ones are clipped) as 16-bit WAV."""
+    import wave
+    samples = make_np(tensor).squeeze()
+    if abs(samples).max() > 1:
+        print("warning: audio amplitude out of range, auto clipped.")
+        samples = samples.clip(-1, 1)
+    if samples.ndim != 1:
+        raise AssertionError("input tensor should be 1 dimensional.")
+    pcm = (samples * np.iinfo(np.int16).max).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(sample_rate)
+        out.writeframes(pcm.data)
+    clip = Summary.Audio(sample_rate=sample_rate, num_channels=1, length_frames=pcm.shape[-1],
+                         encoded_audio_string=buffer.getvalue(), content_type="audio/wav")
+    return Summary(value=[Summary.Value(tag=tag, audio=clip)])
+
+
+def compute_curve(labels, predictions, num_thresholds=None, weights=None):
+    """Rows tp, fp, tn, fn, precision, recall at `num_thresholds` thresholds over [0, 1]:
+    predictions fall in buckets, and the counts at a threshold are those of the buckets at
+    or above it."""
+    smallest = 1e-7  # keeps precision and recall finite when nothing is counted
+    weights = 1.0 if weights is None else weights
+    buckets = np.int32(np.floor(predictions * (num_thresholds - 1)))
+    positive = labels.astype(np.float64)
+    span = (0, num_thresholds - 1)
+    tp_buckets, _ = np.histogram(buckets, bins=num_thresholds, range=span,
+                                 weights=positive * weights)
+    fp_buckets, _ = np.histogram(buckets, bins=num_thresholds, range=span,
+                                 weights=(1.0 - positive) * weights)
+    tp = np.cumsum(tp_buckets[::-1])[::-1]
+    fp = np.cumsum(fp_buckets[::-1])[::-1]
+    tn, fn = fp[0] - fp, tp[0] - tp
+    precision = tp / np.maximum(smallest, tp + fp)
+    recall = tp / np.maximum(smallest, tp + fn)
+    return np.stack((tp, fp, tn, fn, precision, recall))
+
+
+def _pr_summary(tag, data, num_thresholds):
+    from tensorboard.plugins.pr_curve.plugin_data_pb2 import PrCurvePluginData
+    content = PrCurvePluginData(version=0, num_thresholds=num_thresholds).SerializeToString()
+    metadata = SummaryMetadata(
+        plugin_data=SummaryMetadata.PluginData(plugin_name="pr_curves", content=content))
+    proto = TensorProto(dtype="DT_FLOAT", float_val=data.reshape(-1).tolist(),
+                        tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=n)
+                                                           for n in data.shape[:2]]))
+    return Summary(value=[Summary.Value(tag=tag, metadata=metadata, tensor=proto)])
+
+
+def pr_curve(tag, labels, predictions, num_thresholds=127, weights=None):
+    num_thresholds = min(num_thresholds, 127)  # the plugin's limit
+    return _pr_summary(tag, compute_curve(labels, predictions, num_thresholds, weights),
+                       num_thresholds)
+
+
+def pr_curve_raw(tag, tp, fp, tn, fn, precision, recall, num_thresholds=127, weights=None):
+    return _pr_summary(tag, np.stack((tp, fp, tn, fn, precision, recall)),
+                       min(num_thresholds, 127))
+
+
+def custom_scalars(layout):
+    """The Custom Scalars dashboard's layout: {category: {chart title: ['Multiline', tags]
+    or ['Margin', [value, lower, upper]]}}."""
+    from tensorboard.plugins.custom_scalar import layout_pb2
+    categories = []
+    for category, charts in layout.items():
+        made = []
+        for title, (kind, tags) in charts.items():
+            if kind == "Margin":
+                if len(tags) != 3:
+                    raise AssertionError("len(tags) != 3")
+                series = layout_pb2.MarginChartContent.Series(value=tags[0], lower=tags[1],
+                                                              upper=tags[2])
+                made.append(layout_pb2.Chart(
+                    title=title, margin=layout_pb2.MarginChartContent(series=[series])))
+            else:
+                made.append(layout_pb2.Chart(
+                    title=title, multiline=layout_pb2.MultilineChartContent(tag=tags)))
+        categories.append(layout_pb2.Category(title=category, chart=made))
+    proto = TensorProto(dtype="DT_STRING",
+                        string_val=[layout_pb2.Layout(category=categories).SerializeToString()],
+                        tensor_shape=TensorShapeProto())
+    metadata = SummaryMetadata(
+        plugin_data=SummaryMetadata.PluginData(plugin_name="custom_scalars"))
+    return Summary(value=[Summary.Value(tag="custom_scalars__config__", tensor=proto,
+                                        metadata=metadata)])

@@ -6,8 +6,9 @@ import time
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from ._convert import figure_to_image
-from .summary import histogram, hparams, image, scalar, text
+from ._convert import figure_to_image, make_np
+from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
+                      pr_curve, pr_curve_raw, scalar, text)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -114,6 +115,15 @@ class SummaryWriter:
         self._get_file_writer().add_summary(histogram(tag, values, bins, max_bins=max_bins),
                                             global_step, walltime)
 
+    def add_histogram_raw(self, tag, min, max, num, sum, sum_squares, bucket_limits,
+                          bucket_counts, global_step=None, walltime=None):
+        """A histogram already counted: `bucket_counts[i]` values up to `bucket_limits[i]`."""
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        self._get_file_writer().add_summary(
+            histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts),
+            global_step, walltime)
+
     def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW"):
         self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
                                             global_step, walltime)
@@ -131,6 +141,36 @@ class SummaryWriter:
 
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         self._get_file_writer().add_summary(text(tag, text_string), global_step, walltime)
+
+    def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
+        self._get_file_writer().add_summary(audio(tag, snd_tensor, sample_rate=sample_rate),
+                                            global_step, walltime)
+
+    def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
+                     weights=None, walltime=None):
+        """The precision-recall curve of `predictions` (probabilities) against 0/1
+        `labels`."""
+        summary = pr_curve(tag, make_np(labels), make_np(predictions), num_thresholds, weights)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_pr_curve_raw(self, tag, true_positive_counts, false_positive_counts,
+                         true_negative_counts, false_negative_counts, precision, recall,
+                         global_step=None, num_thresholds=127, weights=None, walltime=None):
+        summary = pr_curve_raw(tag, true_positive_counts, false_positive_counts,
+                               true_negative_counts, false_negative_counts, precision, recall,
+                               num_thresholds, weights)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_custom_scalars(self, layout):
+        self._get_file_writer().add_summary(custom_scalars(layout))
+
+    def add_custom_scalars_multilinechart(self, tags, category="default", title="untitled"):
+        self.add_custom_scalars({category: {title: ["Multiline", tags]}})
+
+    def add_custom_scalars_marginchart(self, tags, category="default", title="untitled"):
+        if len(tags) != 3:
+            raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
+        self.add_custom_scalars({category: {title: ["Margin", tags]}})
 
     def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None,
                     run_name=None, global_step=None):
