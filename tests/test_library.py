@@ -125,6 +125,18 @@ def test_schema_errors():
         library.custom_op("nocolons", f, mutates_args=())
     with pytest.raises(TypeError, match="mutates_args"):
         library.custom_op(_unique("c"), f)
+    with pytest.raises(ValueError, match="prim is a reserved namespace"):
+        library.custom_op("prim::f", f, mutates_args=())
+
+
+def test_namespace_taken_by_ember_ops_warns():
+    def f(x: Tensor) -> Tensor:
+        return x + 1
+    name = _unique("clash").split("::")[1]
+    with pytest.warns(UserWarning, match="ember.ops.linalg is ember's own"):
+        op = library.custom_op(f"linalg::{name}", f, mutates_args=())
+    assert op(ember.zeros(1)).tolist() == [1.0]  # the operator itself works
+    assert not hasattr(ember.ops.linalg, name)
 
 
 def test_no_autograd_formula_fails_at_backward():

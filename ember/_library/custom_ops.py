@@ -1,7 +1,9 @@
 """The operator a custom_op or a define makes (`CustomOpDef`): kernels per device type, the
 fake function, the autograd formula run through ember's custom-Function mechanism; and its
 `torch.ops.<ns>.<name>` view, kept in the ops floor's namespace registry."""
-from .. import autograd
+import warnings
+
+from .. import autograd, ops
 from .._tensor import Tensor
 from ..device import device as _device
 from ..ops import _custom
@@ -227,11 +229,19 @@ class OpOverloadPacket(OpOverload):
 
 
 def _register(op):
+    if op._namespace == "prim":
+        raise ValueError("prim is a reserved namespace. Please try creating a library with "
+                         "another name.")
     if op._qualname in _OPS:
         raise RuntimeError(f"Tried to register an operator ({op._qualname}) with the same "
                            "name and overload name multiple times.")
     _OPS[op._qualname] = op
     _custom.namespace(op._namespace)._ops[op._name] = OpOverloadPacket(op)
+    if op._namespace in vars(ops):
+        warnings.warn(f"ember.ops.{op._namespace} is ember's own (an op or op family), so "
+                      f"torch.ops.{op._namespace}.{op._name} does not reach this operator: "
+                      "call the object custom_op returned, or pick another namespace",
+                      stacklevel=3)
     return op
 
 
