@@ -133,14 +133,13 @@ class _NvtxRanges:
     """A recorder (the protocol the op wrappers and the engine speak) that opens an NVTX
     range for each op instead of timing it, so Nsight Systems shows ember's ops."""
 
-    def __init__(self, nvtx, record_shapes):
+    def __init__(self, nvtx, shapes_of):
         self._nvtx = nvtx
-        self.record_shapes = record_shapes
+        self._shapes_of = shapes_of  # None: names only
 
     def open(self, name, args=(), kwargs=None, annotation=False):
-        if self.record_shapes and not annotation:
-            from ..profiler._recorder import input_shapes
-            name = f"{name}, sizes = {input_shapes(args, kwargs)}"
+        if self._shapes_of is not None and not annotation:
+            name = f"{name}, sizes = {self._shapes_of(args, kwargs)}"
         self._nvtx.RangePush(name)
         return name
 
@@ -174,7 +173,8 @@ class emit_nvtx:
         cupy = backend_of(device("cuda")).xp  # PyTorch's error when there is no CUDA
         self.entered = True
         cupy.cuda.runtime.deviceSynchronize()
-        self._ranges = _NvtxRanges(cupy.cuda.nvtx, self.record_shapes)
+        self._ranges = _NvtxRanges(cupy.cuda.nvtx,
+                                   _recorder.input_shapes if self.record_shapes else None)
         _recorder.start(self._ranges)
         return self
 
