@@ -57,6 +57,26 @@ def pair_backward(ctx, g1, g2):
 pair.register_autograd(pair_backward,
                        setup_context=lambda ctx, inputs, output: ctx.save_for_backward(*inputs))
 
+@torch.library.custom_op("demo::weighted", mutates_args=())
+def weighted(xs: list[Tensor], w: Tensor) -> list[Tensor]:
+    return [x * w for x in xs]
+
+def weighted_setup(ctx, inputs, output):
+    xs, w = inputs
+    ctx.save_for_backward(w, *xs)
+
+def weighted_backward(ctx, grads):
+    w, *xs = ctx.saved_tensors
+    return [g * w for g in grads], sum((g * x).sum() for g, x in zip(grads, xs))
+
+weighted.register_autograd(weighted_backward, setup_context=weighted_setup)
+xs = [torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([3.0], requires_grad=True)]
+w = torch.tensor(2.0, requires_grad=True)
+for _ in range(2):
+    out = weighted(xs, w)
+    out[0].sum().backward()
+    print(type(out).__name__, xs[0].grad.tolist(), xs[1].grad.tolist(), w.grad.item())
+
 x = torch.linspace(-1.0, 1.0, 5, dtype=torch.float64, requires_grad=True)
 y = torch.ops.demo.scaled_sin(x, 2.0, shift=0.5)
 m, s = pair(y, x)
@@ -235,6 +255,29 @@ def test_opcheck_finds_problems():
         library.opcheck(op, (ember.ones(2),), test_utils=["test_faketensor"])
     with pytest.raises(ValueError, match="test_utils must be a subset"):
         library.opcheck(op, (ember.ones(2),), test_utils=["test_nothing"])
+
+
+def test_tensor_list_inputs_and_outputs_take_gradients():
+    def weighted(xs: list[Tensor], w: Tensor) -> list[Tensor]:
+        return [x * w for x in xs]
+    op = library.custom_op(_unique("listed"), weighted, mutates_args=())
+
+    def setup(ctx, inputs, output):
+        xs, w = inputs
+        assert isinstance(xs, list) and isinstance(output, list)
+        ctx.save_for_backward(w, *xs)
+
+    def backward(ctx, grads):
+        w, *xs = ctx.saved_tensors
+        return [g * w for g in grads], sum((g * x).sum() for g, x in zip(grads, xs))
+    op.register_autograd(backward, setup_context=setup)
+    xs = [ember.tensor([1.0, 2.0], requires_grad=True), ember.tensor([3.0], requires_grad=True)]
+    w = ember.tensor(2.0, requires_grad=True)
+    out = op(xs, w)
+    assert isinstance(out, list) and [o.tolist() for o in out] == [[2.0, 4.0], [6.0]]
+    (out[0].sum() + 10 * out[1].sum()).backward()
+    assert xs[0].grad.tolist() == [2.0, 2.0] and xs[1].grad.tolist() == [20.0]
+    assert w.grad.item() == 1.0 + 2.0 + 30.0
 
 
 def test_backward_agrees_with_gradcheck():

@@ -123,11 +123,14 @@ class CustomOpDef:
         keywords = {n: v for n, v in zip(self._arg_names, values) if n in self._keyword_only}
         return positional, keywords
 
-    # The autograd Function sees the positional arguments and, last, the keyword-only ones
-    # as one dict (no gradient flows to those), as PyTorch's generated Function does.
+    # The autograd Function sees the positional arguments, each list of tensors spread out
+    # (so gradients reach its elements), and last a `_Packed` with the keyword-only ones (no
+    # gradient flows to those) and how to gather the lists again. A list output goes through
+    # as a tuple. This is what PyTorch's generated Function with tensor-list support does.
     def _forward(self, *args):
-        *positional, keywords = args
-        output = self._kernel_for(positional)(*positional, **keywords)
+        packed = args[-1]
+        positional = packed.gather(args[:-1])
+        output = self._kernel_for(positional)(*positional, **packed.keywords)
         inputs = {id(t) for t in _tensors_in(positional)}
         outputs = output if isinstance(output, (tuple, list)) else (output,)
         if any(isinstance(o, Tensor) and (id(o) in inputs) for o in outputs):
@@ -138,38 +141,80 @@ class CustomOpDef:
                 "is if we have y = custom_op(x) and y and x are the same Tensor. Please "
                 "instead return a clone of the offending output tensor(s) (e.g. return "
                 "x.clone()) or refactor the custom operator to not return y.")
-        return output
+        packed.list_output = isinstance(output, list)
+        return tuple(output) if packed.list_output else output
 
     def _setup_context(self, ctx, inputs, output):
+        packed = ctx._packed = inputs[-1]
         if self._setup_context_fn is None:
             return
-        *positional, keywords = inputs
+        positional = tuple(packed.gather(inputs[:-1]))
+        if packed.list_output:
+            output = list(output)
         if self._keyword_only:
-            self._setup_context_fn(ctx=ctx, inputs=tuple(positional),
-                                   keyword_only_inputs=keywords, output=output)
+            self._setup_context_fn(ctx=ctx, inputs=positional,
+                                   keyword_only_inputs=packed.keywords, output=output)
         else:
-            self._setup_context_fn(ctx=ctx, inputs=tuple(positional), output=output)
+            self._setup_context_fn(ctx=ctx, inputs=positional, output=output)
 
     def _backward(self, ctx, *grads):
         if self._backward_fn is None:
             raise RuntimeError(f"Trying to backward through {self._namespace}.{self._name}."
                                "default but no autograd formula was registered. Please use "
                                "register_autograd to add one.")
-        result = self._backward_fn(ctx, *grads)
+        # a list output's gradients come as one list, as its value went out
+        result = (self._backward_fn(ctx, list(grads)) if ctx._packed.list_output
+                  else self._backward_fn(ctx, *grads))
         result = result if isinstance(result, tuple) else (result,)
         expected = len(self._arg_names) - len(self._keyword_only)
         if len(result) != expected:
             raise RuntimeError(f"{self._qualname}: expected the backward function to return "
                                f"{expected} gradients (one per positional input, None for "
                                f"those with none), got {len(result)}")
-        return (*result, None)
+        return (*ctx._packed.spread(result), None)
 
     def _run(self, values):
         positional, keywords = self._split(values)
-        return self._function.apply(*positional, keywords)
+        packed = _Packed(positional, keywords)
+        output = self._function.apply(*packed.spread(positional), packed)
+        return list(output) if packed.list_output else output
 
     def __call__(self, *args, **kwargs):
         return self._run(self._bind(args, dict(kwargs)))
+
+
+class _Packed:
+    """Positional arguments with their tensor lists spread out and gathered back, and the
+    keyword-only arguments, carried through autograd.Function.apply as one value."""
+
+    def __init__(self, positional, keywords):
+        self.keywords = keywords
+        # per positional argument: None (one value) or the list's (length, type)
+        self.lists = [(len(v), type(v)) if isinstance(v, (list, tuple)) and any(
+            isinstance(t, Tensor) for t in v) else None for v in positional]
+        self.list_output = False
+
+    def spread(self, per_argument):
+        """One value per positional argument -> one per spread slot (a missing list
+        gradient is None for each element)."""
+        flat = []
+        for value, shape in zip(per_argument, self.lists):
+            if shape is None:
+                flat.append(value)
+            else:
+                flat.extend([None] * shape[0] if value is None else value)
+        return flat
+
+    def gather(self, flat):
+        values, at = [], 0
+        for shape in self.lists:
+            if shape is None:
+                values.append(flat[at])
+                at += 1
+            else:
+                values.append(shape[1](flat[at:at + shape[0]]))
+                at += shape[0]
+        return values
 
 
 # ---- the torch.ops view -----------------------------------------------------------------------
