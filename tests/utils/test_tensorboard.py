@@ -44,6 +44,12 @@ def _log(writer, tensor):
     writer.add_pr_curve_raw("pr_raw", *[np.arange(4.0)] * 6, 3, num_thresholds=4)
     writer.add_custom_scalars({"losses": {"both": ["Multiline", ["loss/train", "lr"]]}})
     writer.add_custom_scalars_marginchart(["a", "b", "c"], title="band")
+    for dtype in ("float32", "float64", "float16", "bfloat16", "int64", "uint8", "bool",
+                  "complex64"):
+        writer.add_tensor(f"tensor/{dtype}",
+                          tensor(np.arange(-2, 4).reshape(2, 3)).to(getattr(
+                              ember if tensor is ember.tensor else sys.modules["torch"],
+                              dtype)), 0)
 
 
 def _read(path):

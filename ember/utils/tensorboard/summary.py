@@ -15,7 +15,7 @@ from ._convert import make_np, to_hwc
 
 __all__ = ["scalar", "histogram", "histogram_raw", "make_histogram", "image", "make_image",
            "text", "hparams", "audio", "pr_curve", "pr_curve_raw", "compute_curve",
-           "custom_scalars"]
+           "custom_scalars", "tensor_proto"]
 
 
 def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
@@ -253,3 +253,47 @@ def custom_scalars(layout):
         plugin_data=SummaryMetadata.PluginData(plugin_name="custom_scalars"))
     return Summary(value=[Summary.Value(tag="custom_scalars__config__", tensor=proto,
                                         metadata=metadata)])
+
+
+def _float32_bits(values):
+    # how PyTorch's writer fills half_val: each value's float32 bit pattern, as an int
+    return np.asarray(values, dtype=np.float32).reshape(-1).view(np.int32).tolist()
+
+
+def _complex_parts(values):
+    return np.stack([values.real, values.imag], -1).reshape(-1).tolist()
+
+
+# dtype name -> (proto dtype, TensorProto field, values -> field contents)
+_TENSOR_FIELDS = {
+    "float16": ("DT_HALF", "half_val", _float32_bits),
+    "bfloat16": ("DT_BFLOAT16", "half_val", _float32_bits),
+    "float32": ("DT_FLOAT", "float_val", lambda a: a.reshape(-1).tolist()),
+    "float64": ("DT_DOUBLE", "double_val", lambda a: a.reshape(-1).tolist()),
+    "int8": ("DT_INT8", "int_val", lambda a: a.reshape(-1).tolist()),
+    "uint8": ("DT_UINT8", "uint32_val", lambda a: a.reshape(-1).tolist()),
+    "int16": ("DT_INT16", "int_val", lambda a: a.reshape(-1).tolist()),
+    "int32": ("DT_INT32", "int_val", lambda a: a.reshape(-1).tolist()),
+    "int64": ("DT_INT64", "int64_val", lambda a: a.reshape(-1).tolist()),
+    "bool": ("DT_BOOL", "bool_val", lambda a: a.reshape(-1).tolist()),
+    "complex64": ("DT_COMPLEX64", "scomplex_val", _complex_parts),
+    "complex128": ("DT_COMPLEX128", "dcomplex_val", _complex_parts),
+}
+
+
+def tensor_proto(tag, tensor):
+    """The tensor itself (the 'tensor' plugin's data), its values in the TensorProto field
+    of its dtype."""
+    if tensor.numel() * tensor.element_size() >= 1 << 31:
+        raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
+    name = str(tensor.dtype).rpartition(".")[2]
+    if name not in _TENSOR_FIELDS:
+        raise ValueError(f"{tag} has unsupported tensor dtype {tensor.dtype}")
+    proto_dtype, field, convert = _TENSOR_FIELDS[name]
+    values = tensor.detach().cpu()
+    values = (values.float() if name == "bfloat16" else values).numpy()
+    proto = TensorProto(**{"dtype": proto_dtype, field: convert(values),
+                           "tensor_shape": TensorShapeProto(
+                               dim=[TensorShapeProto.Dim(size=n) for n in tensor.shape])})
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
+    return Summary(value=[Summary.Value(tag=tag, metadata=metadata, tensor=proto)])

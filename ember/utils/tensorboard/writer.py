@@ -8,7 +8,7 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ._convert import figure_to_image, make_np
 from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
-                      pr_curve, pr_curve_raw, scalar, text)
+                      pr_curve, pr_curve_raw, scalar, tensor_proto, text)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -107,6 +107,9 @@ class SummaryWriter:
                 writer = self.all_writers[run_dir] = FileWriter(
                     run_dir, self.max_queue, self.flush_secs, self.filename_suffix)
             writer.add_summary(scalar(main_tag, value), global_step, walltime)
+
+    def add_tensor(self, tag, tensor, global_step=None, walltime=None):
+        self._get_file_writer().add_summary(tensor_proto(tag, tensor), global_step, walltime)
 
     def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
                       max_bins=None):
