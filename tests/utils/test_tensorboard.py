@@ -44,6 +44,11 @@ def _log(writer, tensor):
     writer.add_pr_curve_raw("pr_raw", *[np.arange(4.0)] * 6, 3, num_thresholds=4)
     writer.add_custom_scalars({"losses": {"both": ["Multiline", ["loss/train", "lr"]]}})
     writer.add_custom_scalars_marginchart(["a", "b", "c"], title="band")
+    writer.add_embedding(tensor(VALUES[:40].reshape(10, 4)), metadata=list(range(10)),
+                         label_img=tensor(IMAGE[None].repeat(10, 0)), global_step=3,
+                         tag="feat/ures")
+    writer.add_embedding(tensor(VALUES[:6].reshape(3, 2)),
+                         metadata=[["a", 1], ["b", 2], ["c", 3]], metadata_header=["k", "v"])
     for dtype in ("float32", "float64", "float16", "bfloat16", "int64", "uint8", "bool",
                   "complex64"):
         writer.add_tensor(f"tensor/{dtype}",
@@ -107,6 +112,13 @@ def test_event_files_match_torch(torch, tmp_path):
     assert _runs(tmp_path / "ember") == _runs(tmp_path / "torch")
     for run in _runs(tmp_path / "ember"):
         assert _read(tmp_path / "ember" / run) == _read(tmp_path / "torch" / run), run
+    projector = sorted(os.path.relpath(os.path.join(d, f), tmp_path / "ember")
+                       for d, _, files in os.walk(tmp_path / "ember") for f in files
+                       if not f.startswith("events.out"))
+    assert "00003/feat%2fures/sprite.png" in projector
+    for name in projector:
+        assert (tmp_path / "ember" / name).read_bytes() == \
+            (tmp_path / "torch" / name).read_bytes(), name
 
 
 def test_default_log_dir_comment_and_purge_step(torch, tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ._convert import figure_to_image, make_np
+from ._embedding import write_embedding
 from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
                       pr_curve, pr_curve_raw, scalar, tensor_proto, text)
 
@@ -174,6 +175,16 @@ class SummaryWriter:
         if len(tags) != 3:
             raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None,
+                      tag="default", metadata_header=None):
+        """Points (N x D) for the projector, with optional labels (N values, or rows under
+        `metadata_header`) and thumbnails (N x C x H x W)."""
+        from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
+        if not hasattr(self, "_projector_config"):
+            self._projector_config = ProjectorConfig()
+        write_embedding(self._get_file_writer().get_logdir(), self._projector_config, mat,
+                        metadata, label_img, global_step, tag, metadata_header)
 
     def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None,
                     run_name=None, global_step=None):
