@@ -9,7 +9,7 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 from ._convert import figure_to_image, make_np
 from ._embedding import write_embedding
 from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
-                      pr_curve, pr_curve_raw, scalar, tensor_proto, text)
+                      image_boxes, mesh, pr_curve, pr_curve_raw, scalar, tensor_proto, text)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -137,6 +137,23 @@ class SummaryWriter:
         """A batch of images, logged as one image tiling them 8 a row."""
         self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
                                             global_step, walltime)
+
+    def add_image_with_boxes(self, tag, img_tensor, box_tensor, global_step=None,
+                             walltime=None, rescale=1, dataformats="CHW", labels=None):
+        """An image with boxes (rows of x0, y0, x1, y1) drawn on it, labelled when there is
+        one label per box."""
+        if labels is not None:
+            labels = [labels] if isinstance(labels, str) else labels
+            if len(labels) != box_tensor.shape[0]:
+                labels = None
+        summary = image_boxes(tag, img_tensor, box_tensor, rescale=rescale,
+                              dataformats=dataformats, labels=labels)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_mesh(self, tag, vertices, colors=None, faces=None, config_dict=None,
+                 global_step=None, walltime=None):
+        summary = mesh(tag, vertices, colors, faces, config_dict)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
 
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
         layout = "NCHW" if isinstance(figure, list) else "CHW"
