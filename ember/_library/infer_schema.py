@@ -1,6 +1,7 @@
 """Operator schemas: inferred from a function's annotations as PyTorch infers them
 ('(Tensor x, SymInt n=2, *, float s=1.0) -> Tensor'), and read back into arguments."""
 import ast
+import re
 import inspect
 import typing
 from collections.abc import Sequence
@@ -118,7 +119,7 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
 
 def _split_qualname(qualname):
     namespace, sep, name = qualname.partition("::")
-    if not sep or not namespace or not name or not name.replace("_", "a").replace(".", "a").isalnum():
+    if not (sep and namespace and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name)):
         raise ValueError(f"Expected a qualified operator name 'namespace::name', got "
                          f"{qualname!r}")
     return namespace, name

@@ -107,7 +107,7 @@ class profile:
         self._span = None
         self._step_region = None
         self._results = None
-        self.profiler = self
+        self.profiler = None  # the autograd profile of the current (or last) recorded span
 
     # ---- recording ------------------------------------------------------------------------
     def _recording(self, action):
@@ -115,7 +115,8 @@ class profile:
                           ProfilerAction.RECORD_AND_SAVE)
 
     def _begin(self):
-        self._span = _autograd_profiler.profile(record_shapes=self.record_shapes)
+        self._span = self.profiler = _autograd_profiler.profile(
+            record_shapes=self.record_shapes)
         self._span.__enter__()
 
     def _end(self, save):

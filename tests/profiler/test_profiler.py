@@ -181,6 +181,15 @@ def test_tensorboard_trace_handler_writes_a_trace_per_saved_cycle(tmp_path):
     assert only.endswith(".pt.trace.json") and f"_{os.getpid()}." in only
 
 
+def test_profiler_attribute_is_the_autograd_profile():
+    prof = profile()
+    assert prof.profiler is None
+    with prof:
+        ember.ones(2).exp()
+    assert isinstance(prof.profiler, ember.autograd.profiler.profile)
+    assert prof.profiler.function_events is prof.events()
+
+
 def test_profiler_module_is_the_home_of_its_names(torch):
     import torch.profiler.profiler
     from ember.profiler import profiler as module

@@ -20,6 +20,11 @@ VALUES = RNG.standard_normal(200).astype(np.float32)
 IMAGE = RNG.random((3, 6, 5)).astype(np.float32)
 BATCH = (RNG.random((5, 1, 4, 4)) * 255).astype(np.uint8)
 LABELS = RNG.integers(0, 2, 50)
+RNG_IMAGE = RNG.random((3, 40, 48)).astype(np.float32)
+BOXES = np.array([[2.0, 3.0, 30.0, 35.0], [10.0, 5.0, 45.0, 20.0]])
+MESH_POINTS = RNG.random((1, 4, 3)).astype(np.float32)
+MESH_COLORS = RNG.integers(0, 255, (1, 4, 3)).astype(np.uint8)
+MESH_FACES = np.array([[[0, 1, 2], [0, 2, 3]]], dtype=np.int32)
 SCORES = RNG.random(50)
 
 
@@ -44,6 +49,24 @@ def _log(writer, tensor):
     writer.add_pr_curve_raw("pr_raw", *[np.arange(4.0)] * 6, 3, num_thresholds=4)
     writer.add_custom_scalars({"losses": {"both": ["Multiline", ["loss/train", "lr"]]}})
     writer.add_custom_scalars_marginchart(["a", "b", "c"], title="band")
+    writer.add_image_with_boxes("boxed", tensor(RNG_IMAGE), tensor(BOXES), 4,
+                                labels=["cat", "dog"])
+    writer.add_image_with_boxes("boxed_nolabels", tensor(RNG_IMAGE), tensor(BOXES), 4,
+                                labels=["only one"], rescale=2)
+    writer.add_mesh("cube", tensor(MESH_POINTS), colors=tensor(MESH_COLORS),
+                    faces=tensor(MESH_FACES), config_dict={"camera": {"fov": 75}},
+                    global_step=2)
+    writer.add_embedding(tensor(VALUES[:40].reshape(10, 4)), metadata=list(range(10)),
+                         label_img=tensor(IMAGE[None].repeat(10, 0)), global_step=3,
+                         tag="feat/ures")
+    writer.add_embedding(tensor(VALUES[:6].reshape(3, 2)),
+                         metadata=[["a", 1], ["b", 2], ["c", 3]], metadata_header=["k", "v"])
+    for dtype in ("float32", "float64", "float16", "bfloat16", "int64", "uint8", "bool",
+                  "complex64"):
+        writer.add_tensor(f"tensor/{dtype}",
+                          tensor(np.arange(-2, 4).reshape(2, 3)).to(getattr(
+                              ember if tensor is ember.tensor else sys.modules["torch"],
+                              dtype)), 0)
 
 
 def _read(path):
@@ -101,6 +124,13 @@ def test_event_files_match_torch(torch, tmp_path):
     assert _runs(tmp_path / "ember") == _runs(tmp_path / "torch")
     for run in _runs(tmp_path / "ember"):
         assert _read(tmp_path / "ember" / run) == _read(tmp_path / "torch" / run), run
+    projector = sorted(os.path.relpath(os.path.join(d, f), tmp_path / "ember")
+                       for d, _, files in os.walk(tmp_path / "ember") for f in files
+                       if not f.startswith("events.out"))
+    assert "00003/feat%2fures/sprite.png" in projector
+    for name in projector:
+        assert (tmp_path / "ember" / name).read_bytes() == \
+            (tmp_path / "torch" / name).read_bytes(), name
 
 
 def test_default_log_dir_comment_and_purge_step(torch, tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ from ._convert import make_np, to_hwc
 
 __all__ = ["scalar", "histogram", "histogram_raw", "make_histogram", "image", "make_image",
            "text", "hparams", "audio", "pr_curve", "pr_curve_raw", "compute_curve",
-           "custom_scalars"]
+           "custom_scalars", "tensor_proto", "image_boxes", "mesh"]
 
 
 def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
@@ -70,16 +70,45 @@ def histogram_raw(name, min, max, num, sum, sum_squares, bucket_limits, bucket_c
     return Summary(value=[Summary.Value(tag=name, histo=histo)])
 
 
-def make_image(array, rescale=1):
-    """A PNG Summary.Image of an H x W x C uint8 array."""
+def _draw_box(picture, left, top, right, bottom, label, color="Red", text_color="black",
+              thickness=2):
+    """A box outline, and the label on a filled band along its bottom edge."""
+    from PIL import ImageDraw, ImageFont
+    font = ImageFont.load_default()
+    draw = ImageDraw.Draw(picture)
+    draw.line([(left, top), (left, bottom), (right, bottom), (right, top), (left, top)],
+              width=thickness, fill=color)
+    if label:
+        x0, y0, x1, y1 = font.getbbox(label)
+        width, height = x1 - x0, y1 - y0
+        margin = np.ceil(0.05 * height)
+        draw.rectangle([(left, bottom - height - 2 * margin), (left + width, bottom)],
+                       fill=color)
+        draw.text((left + margin, bottom - height - margin), label, fill=text_color, font=font)
+
+
+def make_image(array, rescale=1, rois=None, labels=None):
+    """A PNG Summary.Image of an H x W x C uint8 array, with boxes (rows of x0, y0, x1, y1)
+    drawn in red when `rois` are given."""
     from PIL import Image
     height, width, channels = array.shape
-    picture = Image.fromarray(array).resize(
-        (int(width * rescale), int(height * rescale)), Image.Resampling.LANCZOS)
+    picture = Image.fromarray(array)
+    for i, box in enumerate([] if rois is None else rois):
+        _draw_box(picture, box[0], box[1], box[2], box[3], None if labels is None else labels[i])
+    picture = picture.resize((int(width * rescale), int(height * rescale)),
+                             Image.Resampling.LANCZOS)
     buffer = io.BytesIO()
     picture.save(buffer, format="PNG")
     return Summary.Image(height=height, width=width, colorspace=channels,
                          encoded_image_string=buffer.getvalue())
+
+
+def image_boxes(tag, tensor_image, tensor_boxes, rescale=1, dataformats="CHW", labels=None):
+    array = to_hwc(make_np(tensor_image), dataformats)
+    scale = 1 if array.dtype == np.uint8 else 255
+    array = (array.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+    picture = make_image(array, rescale, rois=make_np(tensor_boxes), labels=labels)
+    return Summary(value=[Summary.Value(tag=tag, image=picture)])
 
 
 def image(tag, tensor, rescale=1, dataformats="NCHW"):
@@ -253,3 +282,72 @@ def custom_scalars(layout):
         plugin_data=SummaryMetadata.PluginData(plugin_name="custom_scalars"))
     return Summary(value=[Summary.Value(tag="custom_scalars__config__", tensor=proto,
                                         metadata=metadata)])
+
+
+def _float32_bits(values):
+    # how PyTorch's writer fills half_val: each value's float32 bit pattern, as an int
+    return np.asarray(values, dtype=np.float32).reshape(-1).view(np.int32).tolist()
+
+
+def _complex_parts(values):
+    return np.stack([values.real, values.imag], -1).reshape(-1).tolist()
+
+
+# dtype name -> (proto dtype, TensorProto field, values -> field contents)
+_TENSOR_FIELDS = {
+    "float16": ("DT_HALF", "half_val", _float32_bits),
+    "bfloat16": ("DT_BFLOAT16", "half_val", _float32_bits),
+    "float32": ("DT_FLOAT", "float_val", lambda a: a.reshape(-1).tolist()),
+    "float64": ("DT_DOUBLE", "double_val", lambda a: a.reshape(-1).tolist()),
+    "int8": ("DT_INT8", "int_val", lambda a: a.reshape(-1).tolist()),
+    "uint8": ("DT_UINT8", "uint32_val", lambda a: a.reshape(-1).tolist()),
+    "int16": ("DT_INT16", "int_val", lambda a: a.reshape(-1).tolist()),
+    "int32": ("DT_INT32", "int_val", lambda a: a.reshape(-1).tolist()),
+    "int64": ("DT_INT64", "int64_val", lambda a: a.reshape(-1).tolist()),
+    "bool": ("DT_BOOL", "bool_val", lambda a: a.reshape(-1).tolist()),
+    "complex64": ("DT_COMPLEX64", "scomplex_val", _complex_parts),
+    "complex128": ("DT_COMPLEX128", "dcomplex_val", _complex_parts),
+}
+
+
+def tensor_proto(tag, tensor):
+    """The tensor itself (the 'tensor' plugin's data), its values in the TensorProto field
+    of its dtype."""
+    if tensor.numel() * tensor.element_size() >= 1 << 31:
+        raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
+    name = str(tensor.dtype).rpartition(".")[2]
+    if name not in _TENSOR_FIELDS:
+        raise ValueError(f"{tag} has unsupported tensor dtype {tensor.dtype}")
+    proto_dtype, field, convert = _TENSOR_FIELDS[name]
+    values = tensor.detach().cpu()
+    values = (values.float() if name == "bfloat16" else values).numpy()
+    proto = TensorProto(**{"dtype": proto_dtype, field: convert(values),
+                           "tensor_shape": TensorShapeProto(
+                               dim=[TensorShapeProto.Dim(size=n) for n in tensor.shape])})
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
+    return Summary(value=[Summary.Value(tag=tag, metadata=metadata, tensor=proto)])
+
+
+def mesh(tag, vertices, colors, faces, config_dict, display_name=None, description=None):
+    """The mesh plugin's summaries: vertices, faces and colours (each B x N x 3), as one
+    instance each, with the scene config as JSON."""
+    import json
+    from tensorboard.plugins.mesh import metadata
+    from tensorboard.plugins.mesh.plugin_data_pb2 import MeshPluginData
+    config = "{}" if config_dict is None else json.dumps(config_dict, sort_keys=True)
+    parts = [(v, kind) for v, kind in ((vertices, MeshPluginData.VERTEX),
+                                      (faces, MeshPluginData.FACE),
+                                      (colors, MeshPluginData.COLOR)) if v is not None]
+    components = metadata.get_components_bitmask([kind for _, kind in parts])
+    values = []
+    for value, kind in parts:
+        array = make_np(value)
+        meta = metadata.create_summary_metadata(tag, display_name, kind, components,
+                                                list(array.shape), description,
+                                                json_config=config)
+        proto = TensorProto(dtype="DT_FLOAT", float_val=array.reshape(-1).tolist(),
+                            tensor_shape=TensorShapeProto(
+                                dim=[TensorShapeProto.Dim(size=n) for n in array.shape[:3]]))
+        values.append(Summary.Value(tag=metadata.get_instance_name(tag, kind), tensor=proto,
+                                    metadata=meta))
+    return Summary(value=values)

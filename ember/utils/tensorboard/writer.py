@@ -7,8 +7,9 @@ from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ._convert import figure_to_image, make_np
+from ._embedding import write_embedding
 from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
-                      pr_curve, pr_curve_raw, scalar, text)
+                      image_boxes, mesh, pr_curve, pr_curve_raw, scalar, tensor_proto, text)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -108,6 +109,9 @@ class SummaryWriter:
                     run_dir, self.max_queue, self.flush_secs, self.filename_suffix)
             writer.add_summary(scalar(main_tag, value), global_step, walltime)
 
+    def add_tensor(self, tag, tensor, global_step=None, walltime=None):
+        self._get_file_writer().add_summary(tensor_proto(tag, tensor), global_step, walltime)
+
     def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
                       max_bins=None):
         if isinstance(bins, str) and bins == "tensorflow":
@@ -133,6 +137,23 @@ class SummaryWriter:
         """A batch of images, logged as one image tiling them 8 a row."""
         self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
                                             global_step, walltime)
+
+    def add_image_with_boxes(self, tag, img_tensor, box_tensor, global_step=None,
+                             walltime=None, rescale=1, dataformats="CHW", labels=None):
+        """An image with boxes (rows of x0, y0, x1, y1) drawn on it, labelled when there is
+        one label per box."""
+        if labels is not None:
+            labels = [labels] if isinstance(labels, str) else labels
+            if len(labels) != box_tensor.shape[0]:
+                labels = None
+        summary = image_boxes(tag, img_tensor, box_tensor, rescale=rescale,
+                              dataformats=dataformats, labels=labels)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_mesh(self, tag, vertices, colors=None, faces=None, config_dict=None,
+                 global_step=None, walltime=None):
+        summary = mesh(tag, vertices, colors, faces, config_dict)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
 
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
         layout = "NCHW" if isinstance(figure, list) else "CHW"
@@ -171,6 +192,16 @@ class SummaryWriter:
         if len(tags) != 3:
             raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None,
+                      tag="default", metadata_header=None):
+        """Points (N x D) for the projector, with optional labels (N values, or rows under
+        `metadata_header`) and thumbnails (N x C x H x W)."""
+        from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
+        if not hasattr(self, "_projector_config"):
+            self._projector_config = ProjectorConfig()
+        write_embedding(self._get_file_writer().get_logdir(), self._projector_config, mat,
+                        metadata, label_img, global_step, tag, metadata_header)
 
     def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None,
                     run_name=None, global_step=None):
