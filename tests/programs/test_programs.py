@@ -25,7 +25,7 @@ DIGITS = os.path.join(ROOT, "ember", "vision", "datasets", "data", "digits.npz")
 def run_program(script, out, *args):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    # the scripts are small: BLAS threads only fight over CI's two cores
+    # tiny matrices: BLAS threads only spin (the ResNet took 30 s of CPU with them, 4 without)
     env.setdefault("OMP_NUM_THREADS", "1")
     result = subprocess.run(
         [sys.executable, "-m", "ember.compat", os.path.join(SCRIPTS, script), "--out", str(out),
@@ -40,7 +40,8 @@ def load_script_under_pytorch(script):
     torch = pytest.importorskip("torch")
     if not torch.__name__ == "torch" or "ember" in getattr(torch, "__file__", ""):
         pytest.skip("torch resolves to ember in this process")
-    source = open(os.path.join(SCRIPTS, script)).read()
+    with open(os.path.join(SCRIPTS, script)) as f:
+        source = f.read()
     if "torchvision" in source:
         import_torchvision()
     name = "_program_" + script[:-3]
@@ -72,6 +73,18 @@ def falls(losses, factor):
     k = max(1, len(losses) // 5)
     first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
     return last < factor * first, (first, last)
+
+
+def test_every_script_is_a_plain_pytorch_script_with_a_test():
+    with open(__file__) as f:
+        tests = f.read()
+    for script in sorted(f for f in os.listdir(SCRIPTS) if f.endswith(".py")):
+        with open(os.path.join(SCRIPTS, script)) as f:
+            source = f.read()
+        assert "ember" not in source, script
+        assert "import torch" in source and 'if __name__ == "__main__":' in source, script
+        assert "argparse.ArgumentParser" in source, script
+        assert f'run_program("{script}"' in tests, f"{script} has no test"
 
 
 def test_resnet_cifar(tmp_path):
