@@ -92,7 +92,7 @@ def test_resnet_cifar(tmp_path):
                              "--batch-size", "32")
     ok, pair = falls(metrics["losses"], 0.6)
     assert ok, pair
-    assert metrics["accuracy"] > 0.6  # four classes: chance is 0.25
+    assert metrics["accuracy"] > 0.5  # four classes: chance is 0.25 (seeds 0-3 give 0.72-0.88)
     check_pytorch_loads("resnet_cifar.py", tmp_path, "resnet.pth")
 
 
@@ -169,7 +169,7 @@ def test_seq2seq_attention(tmp_path):
     ok, pair = falls(metrics["losses"], 0.3)
     assert ok, pair
     # greedy decoding of held-out sequences; chance is 1/8 per token
-    assert metrics["token_accuracy"] > 0.75 and metrics["sequence_accuracy"] > 0.4, metrics
+    assert metrics["token_accuracy"] > 0.7 and metrics["sequence_accuracy"] > 0.35, metrics
     # the first output is the last source symbol (position 4): attention looks there
     assert metrics["first_step_focus"] > 3.0
     check_pytorch_loads("seq2seq_attention.py", tmp_path, "seq2seq.pt")
