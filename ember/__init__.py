@@ -26,6 +26,7 @@ from . import distributed, distributions
 from .serialization import load, save
 from . import accelerator, backends, jit, testing
 from . import amp, cpu, func, hub, multiprocessing, profiler
+from . import compiler, library
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .jit import compile
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
@@ -41,3 +42,4 @@ from . import sparse
 from .version import __version__
 from . import version
 from ._tensor import is_tensor, is_floating_point, is_complex, numel
+from . import functional, overrides, return_types, storage, torch_version, types

@@ -81,6 +81,8 @@ def _make(cls, array, device, base=None, version=None):
     t._base = base
     t._view_fn = None
     t._grad = None
+    if _grad_state.inference:  # made inside inference_mode: PyTorch's inference tensor
+        t._inference = True
     return t
 
 
@@ -95,6 +97,7 @@ class Tensor:
     _fn_version = 0        # version at which a view's grad_fn was last derived from its base
     _is_param = False
     _creation_meta = None  # a view's PyTorch CreationMeta when not DEFAULT (ops/_graph.py)
+    _inference = False     # made inside inference_mode (`is_inference()`)
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     # ---- construction -----------------------------------------------------------------
@@ -173,6 +176,63 @@ class Tensor:
     @property
     def is_meta(self):
         return False
+
+    # Backends and layouts ember never produces: PyTorch's flags, always False here.
+    is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_xla = is_vulkan = property(
+        lambda self: False)
+    is_mkldnn = is_nested = is_sparse_csr = property(lambda self: False)
+
+    def is_inference(self):
+        return self._inference
+
+    def is_distributed(self):
+        return False
+
+    def is_set_to(self, tensor):
+        """True when both tensors view the same memory with the same size and strides."""
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not "
+                            f"{type(tensor).__name__}")
+        return (self._device == tensor._device and self.dtype == tensor.dtype and
+                self.data_ptr() == tensor.data_ptr() and self.shape == tensor.shape and
+                self.stride() == tensor.stride())
+
+    def const_data_ptr(self):
+        return self.data_ptr()
+
+    def dim_order(self, *, ambiguity_check=False):
+        """The dims from outermost to innermost in memory (ties keep their order)."""
+        strides = self.stride()
+        return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+
+    @property
+    def name(self):  # named tensors' per-tensor name; ember has none
+        return None
+
+    @property
+    def grad_dtype(self):  # the dtype a gradient accumulated into this tensor must have
+        return self.dtype
+
+    def as_subclass(self, cls):
+        """`self` as an instance of the Tensor subclass `cls`: the same memory, an alias in
+        the autograd graph."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                            "Tensor is not possible. Make sure your class inherits from Tensor.")
+        out = self.view_as(self)
+        out.__class__ = cls
+        return out
+
+    def record_stream(self, stream):
+        """Marks memory as used by `stream`. ember's CUDA memory is CuPy's pool, which frees
+        a block only after the work queued on it, so there is nothing to record."""
+        if type(stream).__name__ != "Stream":
+            raise RuntimeError("unknown parameter type")
+
+    def module_load(self, other, assign=False):
+        """How `load_state_dict` turns the state-dict value `other` into this parameter's
+        new value (a subclass may override it)."""
+        return other.detach() if assign else self.copy_(other).detach()
 
     @property
     def layout(self):
@@ -376,7 +436,7 @@ class Tensor:
     # ---- conversions to Python and NumPy --------------------------------------------------
     def numpy(self, *, force=False):
         if force:
-            return self.detach().cpu().resolve()._array
+            return self.detach().cpu()._array
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -384,9 +444,6 @@ class Tensor:
             raise TypeError(f"can't convert {self._device} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
         return self._array
-
-    def resolve(self):
-        return self
 
     def _host(self):
         """The array in host memory (a copy for device tensors)."""
@@ -511,6 +568,7 @@ def _warn_scalar_with_grad():
 
 def _rebuild(cls, array, device, requires_grad, state):
     dev = canonical(device)
+    array = _dt.with_own_dtype(array)  # an unpickled array's dtype is a copy of NumPy's own
     if dev.type != "cpu":
         array = backend_of(dev).from_host(array, dev.index)
     t = _make(cls, array, dev)

@@ -43,6 +43,15 @@ class dtype:
     def __repr__(self):
         return "torch." + self.name
 
+    @property
+    def abbr(self):
+        """PyTorch's short name: 'f32', 'i64', 'b8', 'bf16', 'c64' ..."""
+        if self.name == "bfloat16":
+            return "bf16"
+        kind = "b" if self.name == "bool" else "u" if self.name.startswith("uint") else \
+            "c" if self.is_complex else "f" if self.is_floating_point else "i"
+        return f"{kind}{self.itemsize * 8}"
+
     def __reduce__(self):
         # dtypes are singletons: unpickle to the same object
         return (_dtype_by_name, (self.name,))
@@ -85,6 +94,16 @@ FROM_NUMPY = {d.np: d for d in ALL_DTYPES}
 
 def _dtype_by_name(name):
     return _BY_NAME[name]
+
+
+def with_own_dtype(arr):
+    """`arr`, or a view of it, whose dtype is the very NumPy dtype object ember's dtype holds.
+
+    Ops compare dtypes by identity (`a.dtype is b.dtype`, cheap on the hot path). NumPy's
+    builtin dtypes are singletons only until pickled: an array that crossed a process
+    (DataLoader workers, queues, `pickle.loads`) carries an equal but distinct dtype object."""
+    own = FROM_NUMPY[arr.dtype].np
+    return arr if arr.dtype is own else arr.view(own)
 
 
 def from_numpy_dtype(np_dtype):

@@ -78,12 +78,46 @@ def _open(url):
     raise error
 
 
-def _progress(done, total):
-    if total:
-        sys.stderr.write(f"\r{100 * done / float(total):.1f}%")
-    else:
-        sys.stderr.write(f"\r{done:.1f} bytes")
-    sys.stderr.flush()
+class _PlainProgress:
+    """The progress bar when the tqdm package is absent: the share done (or the bytes, when
+    the size is unknown) rewritten on one stderr line."""
+
+    def __init__(self, total=None, disable=False, unit=None, *args, **kwargs):
+        self.total = total
+        self.disable = disable
+        self.n = 0
+
+    def update(self, n):
+        if self.disable:
+            return
+        self.n += n
+        if self.total is None:
+            sys.stderr.write(f"\r{self.n:.1f} bytes")
+        else:
+            sys.stderr.write(f"\r{100 * self.n / float(self.total):.1f}%")
+        sys.stderr.flush()
+
+    def set_description(self, *args, **kwargs):
+        pass
+
+    def write(self, s):
+        sys.stderr.write(f"{s}\n")
+
+    def close(self):
+        self.disable = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if not self.disable:
+            sys.stderr.write("\n")
+
+
+try:  # the progress bar downloads show (torch.hub.tqdm; torchvision imports it)
+    from tqdm import tqdm
+except ImportError:
+    tqdm = _PlainProgress
 
 
 def download_url_to_file(url, dst, hash_prefix=None, progress=True):
@@ -110,19 +144,16 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
             lengths = u.info().get_all("Content-Length")
             total = int(lengths[0]) if lengths else None
             sha256 = hashlib.sha256() if hash_prefix is not None else None
-            done = 0
-            while True:
-                buffer = u.read(READ_DATA_CHUNK)
-                if not buffer:
-                    break
-                f.write(buffer)
-                done += len(buffer)
-                if sha256 is not None:
-                    sha256.update(buffer)
-                if progress:
-                    _progress(done, total)
-            if progress:
-                sys.stderr.write("\n")
+            with tqdm(total=total, disable=not progress, unit="B", unit_scale=True,
+                      unit_divisor=1024) as bar:
+                while True:
+                    buffer = u.read(READ_DATA_CHUNK)
+                    if not buffer:
+                        break
+                    f.write(buffer)
+                    if sha256 is not None:
+                        sha256.update(buffer)
+                    bar.update(len(buffer))
         f.close()
         if sha256 is not None:
             digest = sha256.hexdigest()

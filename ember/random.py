@@ -19,9 +19,13 @@ _DEFAULT_SEED = 67280421310721  # PyTorch's initial seed, so `initial_seed()` re
 
 class Generator:
     def __init__(self, device="cpu"):
-        self.device = canonical(device)
+        self._device = canonical(device)
         self._initial = _DEFAULT_SEED
         self._rng = None  # made on first draw: seeding is cheap, drawing creates the stream
+
+    @property
+    def device(self):
+        return self._device
 
     @property
     def rng(self):
@@ -68,6 +72,22 @@ class Generator:
 
     def graphsafe_get_state(self):
         return self.get_state()
+
+    def graphsafe_set_state(self, state):
+        return self.set_state(state)
+
+    def clone_state(self):
+        """A new generator on the same device, at this one's position in the stream."""
+        twin = Generator(self.device)
+        twin.set_state(self.get_state())
+        return twin
+
+    def get_offset(self):
+        # Only PyTorch's counter-based (Philox, CUDA) generators have an offset.
+        raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+
+    def set_offset(self, offset):
+        raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
 
     def __repr__(self):
         return f"<ember.Generator object at {hex(id(self))}>"

@@ -267,3 +267,40 @@ def test_dtypes_are_hashable_and_compare():
     assert ember.float32 == ember.float
     assert ember.float32 != ember.float64
     assert len({ember.float32, ember.float, ember.float64}) == 2
+
+
+def _through_pickle(obj):
+    import pickle
+    return pickle.loads(pickle.dumps(obj))
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: _through_pickle(ember.from_numpy(a)),   # a tensor from a worker or queue
+    lambda a: ember.from_numpy(_through_pickle(a)),   # an array that did
+    lambda a: ember.as_tensor(_through_pickle(a)),
+    lambda a: ember.tensor(_through_pickle(a)),
+], ids=["tensor", "from_numpy", "as_tensor", "tensor()"])
+def test_pickled_data_keeps_ember_dtype_objects(make):
+    # NumPy's dtypes unpickle to equal copies; ops compare ember's by identity, so a batch
+    # from a DataLoader worker failed nn.Linear with "double != double"
+    for name in ["float64", "float32", "int64", "bool", "complex64"]:
+        d = getattr(ember, name)
+        x = make(np.ones((4, 3), dtype=d.np))
+        assert x.dtype is d
+        w = ember.ones(2, 3, dtype=d)
+        if d.is_floating_point or d.is_complex:
+            assert ember.nn.functional.linear(x, w).dtype is d
+        assert (x @ w.T).dtype is d
+        assert ember.cat([x, w]).dtype is d
+    lin = ember.nn.Linear(3, 2).double()
+    assert lin(make(np.ones((4, 3)))).shape == (4, 2)
+
+
+def test_pickled_metadata_objects_compare_as_pytorch(torch):
+    for e, t in [(ember.float64, torch.float64), (ember.device("cpu"), torch.device("cpu")),
+                 (ember.strided, torch.strided), (ember.channels_last, torch.channels_last),
+                 (ember.Size([2, 3]), torch.Size([2, 3]))]:
+        e2, t2 = _through_pickle(e), _through_pickle(t)
+        if t2 is t:  # singletons (dtypes, layouts, memory formats) stay themselves
+            assert e2 is e, e
+        assert e2 == e and type(e2) is type(e) and str(e2) == str(t2)

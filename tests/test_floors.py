@@ -14,13 +14,15 @@ FLOORS = {
     # 1: the ground: process state, dtypes, devices and their backends, layouts, hooks
     "ember._state": 1, "ember.dtypes": 1, "ember.device": 1, "ember._layout": 1,
     "ember._memory_format": 1, "ember._allocator": 1, "ember.version": 1,
+    "ember.torch_version": 1,
     "ember.backends": 1, "ember.utils": 1, "ember.utils.hooks": 1, "ember.utils._pytree": 1,
     # 2: the Tensor, and what speaks tensors with no op: printing, storages, sparse COO,
     # random generators (their state is a uint8 tensor)
     "ember._tensor": 2, "ember._printing": 2, "ember._storage": 2, "ember._sparse": 2,
-    "ember.random": 2,
+    "ember.random": 2, "ember.storage": 2, "ember.types": 2,
     # 3: every tensor operation, and the namespaces that only re-export ops
     "ember.ops": 3, "ember.linalg": 3, "ember.fft": 3, "ember.special": 3, "ember.sparse": 3,
+    "ember.functional": 3, "ember.return_types": 3,
     # 4: the engine
     "ember.autograd": 4,
     # 5: what is built from ops and autograd
@@ -29,8 +31,13 @@ FLOORS = {
     "ember.accelerator": 5, "ember.distributions": 5, "ember.func": 5, "ember.profiler": 5,
     "ember.testing": 5, "ember.hub": 5, "ember.jit": 5, "ember.multiprocessing": 5,
     "ember.distributed": 5, "ember._environment": 5,
-    # 6: the public face (`import ember`), which re-exports all of the above
-    "ember": 6,
+    "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
+    "ember.compiler": 5, "ember.library": 5, "ember._library": 5,
+    # torch.autograd.profiler starts the recorder that wraps the public ops
+    "ember.autograd.profiler": 5,
+    # 6: the public face (`import ember`), which re-exports all of the above; overrides lists
+    # the public namespaces' functions (get_overridable_functions)
+    "ember": 6, "ember.overrides": 6,
     # 7: libraries on top, importing ember as any user does (torchvision, `import torch`)
     "ember.vision": 7, "ember.compat": 7,
 }

@@ -1,8 +1,9 @@
 """`torch.amp`: automatic mixed precision. `autocast` makes the ops of PyTorch's
 lower-precision list compute in bfloat16/float16 (and its float32 list in float32);
 `GradScaler` scales a loss so that small float16 gradients do not underflow."""
-from .autocast_mode import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled
+from .autocast_mode import (autocast, custom_bwd, custom_fwd, get_autocast_dtype,
+                            is_autocast_available, is_autocast_enabled)
 from .grad_scaler import GradScaler
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled",
-           "get_autocast_dtype"]
+__all__ = ["autocast", "custom_bwd", "custom_fwd", "GradScaler", "is_autocast_available",
+           "is_autocast_enabled", "get_autocast_dtype"]

@@ -8,7 +8,8 @@ from .. import dtypes as _dt
 from .._state import autocast as _state
 from ..device import backend_of, device
 
-__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = ["autocast", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_available",
+           "is_autocast_enabled"]
 
 _DEFAULT_DTYPES = {"cpu": _dt.bfloat16, "cuda": _dt.float16}
 _SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bfloat16)}
@@ -104,3 +105,66 @@ class autocast:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         return new
+
+
+def _cast(value, device_type, dtype):
+    """`value` with its floating tensors on `device_type` (float64 excepted) cast to `dtype`,
+    through lists, tuples and dicts."""
+    from .._tensor import Tensor
+    if isinstance(value, Tensor):
+        if value.is_floating_point() and value.device.type == device_type \
+                and value.dtype is not _dt.float64:
+            return value.to(dtype)
+        return value
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, dict):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    return value
+
+
+def _check_device_type(device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for a custom `autograd.Function`'s `forward`: it remembers the autocast state
+    for `custom_bwd`; with `cast_inputs`, inside an autocast region, it casts the floating
+    inputs to that dtype and runs `forward` with autocast off."""
+    _check_device_type(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(ctx, *args, **kwargs):
+        ctx._dtype = get_autocast_dtype(device_type)
+        enabled = is_autocast_enabled(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = enabled
+            return fwd(ctx, *args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if not enabled:
+            return fwd(ctx, *args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(ctx, *_cast(args, device_type, cast_inputs),
+                       **_cast(kwargs, device_type, cast_inputs))
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for a custom `autograd.Function`'s `backward`: it runs under the autocast
+    state its `custom_fwd` forward ran under."""
+    _check_device_type(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(ctx, *args, **kwargs):
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast,
+                      dtype=ctx._dtype):
+            return bwd(ctx, *args, **kwargs)
+    return decorate_bwd

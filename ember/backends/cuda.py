@@ -11,7 +11,10 @@ __all__ = ["is_built", "matmul", "flash_sdp_enabled", "enable_flash_sdp",
 matmul = types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
                                allow_bf16_reduced_precision_reduction=True)
 
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True}
+# The order in which PyTorch tries the attention kernels, as SDPBackend values (flash, efficient,
+# math, cudnn, overrideable); `torch.nn.attention.sdpa_kernel(..., set_priority=True)` sets it.
+_sdp_priority = [1, 2, 0, 3, 4]
 
 
 def is_built():

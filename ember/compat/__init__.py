@@ -1,7 +1,15 @@
 """Run PyTorch scripts unchanged: `ember.compat.install()` makes `import torch`,
 `import torchvision` and every deeper path (`torch.nn.modules.linear`, `torch.optim.lr_scheduler`,
 `torchvision.transforms` ...) resolve to ember's modules; `python -m ember.compat script.py
-args...` runs a script that way. Pickled models name those paths too, so they load."""
+args...` runs a script that way. Pickled models name those paths too, so they load.
+
+`torch` IS the module `ember` (one object: classes, isinstance checks and state are shared),
+so one attribute cannot answer `ember.__version__` with ember's release and
+`torch.__version__` with PyTorch's. While compat is installed the program is PyTorch code, and
+code such as `if torch.__version__ >= "2.0":` must take PyTorch 2.13's branch: install() sets
+`__version__` to the PyTorch (torchvision) release whose API ember follows, with ember's
+release as the local label ("2.13.0+ember.0.1.0", "0.28.0+ember.0.1.0"); uninstall() gives
+back ember's own. A proxy module answering differently would break `torch is ember`."""
 import importlib
 import importlib.abc
 import importlib.util
@@ -62,6 +70,7 @@ def install():
         sys.meta_path.insert(0, _finder)
     for alias, real in ALIASES.items():
         sys.modules[alias] = importlib.import_module(real)
+    _show_api_versions(True)
     # submodules ember has already imported answer to their torch names at once
     for name, module in list(sys.modules.items()):
         for alias, real in ALIASES.items():
@@ -69,9 +78,24 @@ def install():
                 sys.modules.setdefault(alias + name[len(real):], module)
 
 
+def _show_api_versions(installed):
+    """`torch.__version__` / `torchvision.__version__`: the API's while installed, else
+    ember's own release."""
+    version = importlib.import_module("ember.version")
+    vision = importlib.import_module("ember.vision")
+    ember = sys.modules["ember"]
+    if installed:
+        ember.__version__ = version.__version__ = version.pytorch_api_version()
+        vision.__version__ = f"{vision.TORCHVISION_API}+ember.{version.EMBER_RELEASE}"
+    else:
+        ember.__version__ = version.__version__ = version.TorchVersion(version.EMBER_RELEASE)
+        vision.__version__ = version.EMBER_RELEASE
+
+
 def uninstall():
     if _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
+        _show_api_versions(False)
     for name in [n for n in sys.modules if _target(n) is not None]:
         module = sys.modules[name]
         if getattr(module, "__name__", "").startswith("ember"):

@@ -1,7 +1,8 @@
-"""The main module of a process that `ember.multiprocessing` spawns for a script running
-under `ember.compat`: it installs the torch -> ember redirect first, then runs the script
-(as `__mp_main__`, like multiprocessing does), so the child's `import torch` is ember too and
-the functions the parent handed over are found."""
+"""The main module of a child process that multiprocessing starts by spawn or forkserver
+while the parent runs a script under `python -m ember.compat` (whose main module names this
+one): it installs the torch -> ember redirect first, then runs the script as `__mp_main__`, as
+multiprocessing does, so the child's `import torch` is ember too and the functions the parent
+handed over are found."""
 import os
 import runpy
 

@@ -1,14 +1,13 @@
-"""HalfNormal(scale) = |Normal(0, scale)| and HalfCauchy(scale) = |Cauchy(0, scale)|."""
+"""HalfNormal(scale) = |Normal(0, scale)|, and `_Folded`, which it shares with HalfCauchy."""
 import math
 
-from ..ops import as_tensor, full, where, zeros_like
+from ..ops import as_tensor, where, zeros_like
 from . import constraints
 from ._bases import _Transformed, _from
-from .cauchy import Cauchy
 from .normal import Normal
 from .transforms import AbsTransform
 
-__all__ = ["HalfCauchy", "HalfNormal"]
+__all__ = ["HalfNormal"]
 
 
 class _Folded(_Transformed):
@@ -59,17 +58,3 @@ class HalfNormal(_Folded):
     @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-
-class HalfCauchy(_Folded):
-    _base = Cauchy
-    _value_as_tensor = True
-
-    @property
-    def mean(self):
-        return full(self._extended_shape(), math.inf, dtype=self.scale.dtype,
-                    device=self.scale.device)
-
-    @property
-    def variance(self):
-        return self.base_dist.variance

@@ -1,4 +1,5 @@
-"""OneHotCategorical(probs=None, logits=None): Categorical's draws as one-hot vectors."""
+"""OneHotCategorical(probs=None, logits=None): Categorical's draws as one-hot vectors, and
+OneHotCategoricalStraightThrough, its straight-through reparametrised form."""
 from .._tensor import Size
 from ..ops import eye
 from ..nn.functional import one_hot
@@ -6,7 +7,7 @@ from . import constraints
 from ._bases import _from
 from .categorical import _OverCategorical
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(_OverCategorical):
@@ -56,3 +57,15 @@ class OneHotCategorical(_OverCategorical):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose `rsample` passes gradients straight through the draw: the
+    one-hot sample in the forward pass, the gradient of the probabilities in the backward
+    (Bengio et al., 2013)."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=Size()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs  # cached: the graph runs through the same tensor
+        return samples + (probs - probs.detach())

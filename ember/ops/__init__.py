@@ -11,7 +11,7 @@ import numpy as np
 
 from .._sparse import SparseTensor
 from .._tensor import Tensor
-from . import _graph, creation, linalg, pointwise, sparse, sparse_arith
+from . import _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith
 
 FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics",
                 "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
@@ -119,6 +119,16 @@ def _T(self):
                   "-1))` to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
     # `range` here is ember.range (the families' names fill this module): use builtins'
     return self.permute(tuple(builtins.range(ndim - 1, -1, -1)))
+
+
+def __getattr__(name):
+    """`ember.ops.<ns>` (as `torch.ops.<ns>`): the namespace of operators a user defined with
+    ember.library. The names this package already has (every op function and family
+    module) come first, so a user namespace of the same name is not reachable here."""
+    found = _custom.NAMESPACES.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return found
 
 
 Tensor.T = property(_T)

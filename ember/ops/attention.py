@@ -33,6 +33,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v, PyTorch's math form (q and k each scaled by
     sqrt(scale)); rows that mask everything give zeros, not NaN."""
+    takeover = getattr(type(attn_mask), "_sdpa_dispatch", None)
+    if takeover is not None:  # a mask object that runs attention its own way (CausalBias)
+        return takeover(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     for name, t, pos in (("query", query, 1), ("key", key, 2), ("value", value, 3)):
         _check_tensor(t, "scaled_dot_product_attention", name, pos)
     if _autocast.active:

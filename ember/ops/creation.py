@@ -232,6 +232,7 @@ def _check_numpy(arr):
         raise ValueError("given numpy array has byte order different from the native byte order. "
                          "Conversion between byte orders is currently not supported.")
     _dt.from_numpy_dtype(arr.dtype)
+    return _dt.with_own_dtype(arr)
 
 
 def _data_to_array(data, dtype=None, type_name=None):
@@ -243,7 +244,7 @@ def _data_to_array(data, dtype=None, type_name=None):
         arr = data._host()
         return arr if dtype is None else arr.astype(dtype.np)
     if isinstance(data, np.ndarray):
-        _check_numpy(data)
+        data = _check_numpy(data)
         return data if dtype is None else data.astype(dtype.np)
     if not _is_sequence(data) and hasattr(data, "__array__") and not isinstance(data, np.generic):
         return _data_to_array(np.asarray(data), dtype)
@@ -337,7 +338,7 @@ def as_tensor(data, dtype=None, device=None):
         return data
     if isinstance(data, np.ndarray):
         dev = resolve_device(device)
-        _check_numpy(data)
+        data = _check_numpy(data)
         arr = data if dtype is None or data.dtype == dtype.np else data.astype(dtype.np)
         return make_tensor(_on_device(arr, dev), dev)
     return tensor(data, dtype=dtype, device=device)
@@ -377,8 +378,7 @@ def from_numpy(ndarray):
     """A tensor sharing `ndarray`'s memory (writes through either show in both)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    _check_numpy(ndarray)
-    return make_tensor(ndarray, CPU)
+    return make_tensor(_check_numpy(ndarray), CPU)
 
 
 def from_dlpack(ext_tensor):
@@ -386,7 +386,7 @@ def from_dlpack(ext_tensor):
         return ext_tensor
     dev_type, dev_index = ext_tensor.__dlpack_device__()
     if dev_type == 1:  # kDLCPU
-        return make_tensor(np.from_dlpack(ext_tensor), CPU)
+        return make_tensor(_dt.with_own_dtype(np.from_dlpack(ext_tensor)), CPU)
     cp = backend_of(canonical("cuda")).xp
     return make_tensor(cp.from_dlpack(ext_tensor), canonical(f"cuda:{dev_index}"))
 

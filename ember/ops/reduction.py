@@ -9,11 +9,10 @@ PyTorch's named result tuples (`torch.return_types.max` ...) are made here by
 """
 import builtins
 import math
-from collections import namedtuple
-
 import numpy as np
 
-from .. import dtypes as _dt
+from .. import dtypes as _dt, return_types
+from ..return_types import return_type
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
 from .pointwise import maximum, minimum, operands, where
@@ -25,29 +24,7 @@ METHODS = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax
            "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean"]
 
 
-# ---- named result tuples ---------------------------------------------------------------------
-class return_types:
-    """PyTorch's named result tuples: `return_types.max(values, indices)` is a tuple with
-    fields that prints as `torch.return_types.max(...)`."""
-
-
-def return_type(name, fields=("values", "indices")):
-    """The named tuple type `return_types.<name>` (made once, pickles by its qualified name)."""
-    cls = getattr(return_types, name, None)
-    if cls is not None:
-        return cls
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return f"torch.return_types.{name}(\n{body})"
-
-    cls = type(name, (namedtuple(name, fields),),
-               {"__slots__": (), "__repr__": __repr__, "__str__": __repr__,
-                "__module__": __name__, "__qualname__": f"return_types.{name}"})
-    setattr(return_types, name, cls)
-    return cls
-
-
+# ---- named result tuples (the types live in ember/return_types.py, as in PyTorch) --------------
 return_types_max = return_type("max")
 return_types_min = return_type("min")
 

@@ -100,8 +100,10 @@ def view(self, *size):
     shape = _infer_size(_size_args(size), self._array.size)
     src = self._array
     arr = src.reshape(shape)
-    # A view's base is the memory's owner (NumPy collapses chains); a copy has another owner.
-    if arr.size and arr.base is not (src if src.base is None else src.base):
+    # A view's base is the memory's owner (NumPy collapses chains of views, down to an array
+    # whose base is not an array: from a buffer, or unpickled); a copy has another owner.
+    owner = src.base if type(src.base) is type(src) else src
+    if arr.size and arr.base is not owner:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")

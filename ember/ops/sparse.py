@@ -1,10 +1,9 @@
-"""Sparse COO tensors (SciPy on the CPU, CuPy's on the GPU): construction, coalescing,
+"""Sparse COO tensors (NumPy on the CPU, CuPy's on the GPU): construction, coalescing,
 conversion to and from dense, the sparse x dense product and sums, with derivatives.
 
 The tensor itself is `ember._sparse.SparseTensor`. Every op here takes its gradient to the
 sparse operand's values (a dense Tensor in the ordinary graph), so a backward pass is made
-of ember ops and `create_graph=True` works. SciPy is an optional extra (`ember[sparse]`),
-imported only when a product needs it.
+of ember ops and `create_graph=True` works. Nothing here needs SciPy.
 """
 import builtins
 
@@ -25,17 +24,20 @@ def _xp(t):
     return _BACKENDS[t._device.type].xp
 
 
-def _scipy_sparse(device):
-    """The sparse-matrix module of a device: scipy.sparse or cupyx.scipy.sparse."""
-    if device.type == "cuda":
-        import cupyx.scipy.sparse as sp
-        return sp
-    try:
-        import scipy.sparse as sp
-    except ImportError:
-        raise ImportError("ember's sparse products need SciPy, an optional extra: "
-                          "pip install 'ember[sparse]' (or pip install scipy)") from None
-    return sp
+def _coo_times_dense(rows, cols, values, m, dense):
+    """`S @ D` for S given by COO (rows, cols, values) of m rows, on NumPy alone: each
+    stored value scales a row of D, and the scaled rows are summed per output row. (CUDA
+    tensors use cupyx.scipy.sparse, which CuPy ships.)"""
+    out = np.zeros((m,) + dense.shape[1:], dtype=np.result_type(values.dtype, dense.dtype))
+    if rows.size == 0:
+        return out
+    if rows.size > 1 and bool((rows[1:] < rows[:-1]).any()):  # coalesced COO is row-sorted
+        order = np.argsort(rows, kind="stable")
+        rows, cols, values = rows[order], cols[order], values[order]
+    scaled = dense[cols] * values.reshape((-1,) + (1,) * (dense.ndim - 1))
+    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+    out[rows[starts]] = np.add.reduceat(scaled, starts, axis=0)
+    return out
 
 
 # ---- identity nodes that name what made a sparse tensor's values ---------------------------
@@ -343,13 +345,13 @@ SparseAddmmBackward0 = type("SparseAddmmBackward0", (_SparseMm,), {})
 
 
 def _product(indices, values, shape, dense, node_cls):
-    sp = _scipy_sparse(dense._device)
     ind = indices._array
-    mat = sp.coo_matrix((values._array, (ind[0], ind[1])), shape=shape).tocsr()
     d = dense._array
-    out = mat @ d
-    if not isinstance(out, type(d)):
-        out = _xp(dense).asarray(out)
+    if dense._device.type == "cuda":
+        import cupyx.scipy.sparse as sp
+        out = sp.coo_matrix((values._array, (ind[0], ind[1])), shape=shape).tocsr() @ d
+    else:
+        out = _coo_times_dense(ind[0], ind[1], values._array, shape[0], d)
     res = make_tensor(out.astype(d.dtype, copy=False).reshape(shape[0], *d.shape[1:]),
                       dense._device)
     node = record(node_cls, (values, dense), res)
@@ -404,6 +406,12 @@ def sparse_mm(sparse, dense, reduce=None):
     if not isinstance(sparse, SparseTensor):
         return mm(sparse, dense)
     return _sparse_times_dense(sparse, dense, SparseAddmmBackward0, "addmm")
+
+
+def sparse_addmm(mat, mat1, mat2, *, beta=1., alpha=1.):
+    """`torch.sparse.addmm`: addmm whose mat1 may be sparse COO (gradients to its values)."""
+    from .linalg import addmm
+    return addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
 
 
 # ---- sums -------------------------------------------------------------------------------------------

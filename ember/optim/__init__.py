@@ -6,15 +6,19 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD"]
 # Optimisers written alongside, one file each (each lists its class in __all__).
-for _name in ("adam", "rmsprop", "nadam", "lbfgs", "asgd", "rprop", "_adafactor", "sparse_adam"):
+for _name in ("adam", "adamw", "adamax", "rmsprop", "adagrad", "adadelta", "nadam", "radam",
+              "lbfgs", "asgd", "rprop", "_adafactor", "sparse_adam"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:
         if e.name != f"{__name__}.{_name}":
             raise
         continue
-    globals().update({n: getattr(_mod, n) for n in _mod.__all__})
-    __all__ += list(_mod.__all__)
+    globals()[_name] = _mod
+    # the classes; the functional forms (adam.adam ...) stay in their modules, as in PyTorch
+    _classes = [n for n in _mod.__all__ if n[0].isupper()]
+    globals().update({n: getattr(_mod, n) for n in _classes})
+    __all__ += _classes
 for _name in ("lr_scheduler", "swa_utils"):
     try:
         globals()[_name] = importlib.import_module(f".{_name}", __name__)

@@ -1,15 +1,15 @@
-"""Adam, AdamW and Adamax, with PyTorch's update formulas (its single-tensor path):
+"""Adam, with PyTorch's update formulas (its single-tensor path), and its functional form `adam`:
 
     m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
     p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
-AdamW first decays p by (1 - lr * weight_decay); Adam adds weight_decay * p to g.
+Decoupled weight decay (AdamW) first shrinks p by (1 - lr * weight_decay); otherwise
+weight_decay * p is added to g.
 """
-from ..ops.creation import tensor, zeros_like
+from ..ops.creation import zeros_like
 from ..ops.pointwise import maximum
-from .. import dtypes as _dt
-from .optimizer import Optimizer, step_with_hooks
+from .optimizer import Optimizer, bump, state_step, step_with_hooks
 
-__all__ = ["Adam", "AdamW", "Adamax"]
+__all__ = ["Adam", "adam"]
 
 
 def _check(lr, eps, betas, weight_decay):
@@ -25,12 +25,35 @@ def _check(lr, eps, betas, weight_decay):
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
-def step_count(state):
-    """PyTorch keeps `step` as a float32 scalar tensor; bump it and return its value."""
-    if "step" not in state:
-        state["step"] = tensor(0.0, dtype=_dt.float32)
-    state["step"].add_(1)
-    return state["step"].item()
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None,
+         capturable=False, differentiable=False, fused=None, grad_scale=None, found_inf=None,
+         has_complex=False, decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr,
+         weight_decay, eps, maximize):
+    """One Adam step over lists of parameters and their state, in place (the update of
+    `Adam.step`). `foreach`, `fused`, `capturable` and `differentiable` choose PyTorch kernels;
+    ember has one path."""
+    if grad_scale is not None or found_inf is not None:
+        raise RuntimeError("`grad_scale` and `found_inf` are only used by the fused kernels")
+    for i, p in enumerate(params):
+        g = -grads[i] if maximize else grads[i]
+        t = bump(state_steps[i])
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                g = g.add(p, alpha=weight_decay)
+        m, v = exp_avgs[i], exp_avg_sqs[i]
+        m.lerp_(g, 1 - beta1)
+        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        step_size = lr / (1 - beta1 ** t)
+        bias2_sqrt = (1 - beta2 ** t) ** 0.5
+        if amsgrad:
+            vmax = max_exp_avg_sqs[i]
+            vmax.copy_(maximum(vmax, v))
+            denom = vmax.sqrt().div_(bias2_sqrt).add_(eps)
+        else:
+            denom = v.sqrt().div_(bias2_sqrt).add_(eps)
+        p.addcdiv_(m, denom, value=-step_size)
 
 
 class Adam(Optimizer):
@@ -52,70 +75,21 @@ class Adam(Optimizer):
     @step_with_hooks
     def step(self):
         for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p, g, state in self._stepping(group):
+            lists = params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = \
+                [], [], [], [], [], []
+            for p, g, state in self._stepping(group, negate=False):
                 if "exp_avg" not in state:
+                    state_step(state)
                     state["exp_avg"] = zeros_like(p)
                     state["exp_avg_sq"] = zeros_like(p)
                     if group["amsgrad"]:
                         state["max_exp_avg_sq"] = zeros_like(p)
-                t = step_count(state)
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g.add(p, alpha=wd)
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                m.lerp_(g, 1 - beta1)
-                v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-                step_size = lr / (1 - beta1 ** t)
-                bias2_sqrt = (1 - beta2 ** t) ** 0.5
-                if group["amsgrad"]:
-                    vmax = state["max_exp_avg_sq"]
-                    vmax.copy_(maximum(vmax, v))
-                    denom = vmax.sqrt().div_(bias2_sqrt).add_(eps)
-                else:
-                    denom = v.sqrt().div_(bias2_sqrt).add_(eps)
-                p.addcdiv_(m, denom, value=-step_size)
-
-
-class AdamW(Adam):
-    decoupled = True
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, capturable=capturable,
-                         differentiable=differentiable, fused=fused)
-
-
-class Adamax(Optimizer):
-    """u = max(beta2 u, |g| + eps);  p -= lr / (1 - beta1^t) * m / u."""
-
-    _sparse_error = "Adamax does not support sparse gradients"
-
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
-        _check(lr, eps, betas, weight_decay)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      foreach=foreach, maximize=maximize,
-                                      differentiable=differentiable, capturable=capturable))
-
-    @step_with_hooks
-    def step(self):
-        for group in self.param_groups:
+                for out, value in zip(lists, (p, g, state["exp_avg"], state["exp_avg_sq"],
+                                              state.get("max_exp_avg_sq"), state_step(state))):
+                    out.append(value)
             beta1, beta2 = group["betas"]
-            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p, g, state in self._stepping(group):
-                if "exp_avg" not in state:
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_inf"] = zeros_like(p)
-                t = step_count(state)
-                if wd != 0:
-                    g = g.add(p, alpha=wd)
-                m, u = state["exp_avg"], state["exp_inf"]
-                m.lerp_(g, 1 - beta1)
-                u.copy_(maximum(u.mul(beta2), g.abs().add_(eps)))
-                p.addcdiv_(m, u, value=-lr / (1 - beta1 ** t))
+            adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
+                 decoupled_weight_decay=group["decoupled_weight_decay"],
+                 amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+                 weight_decay=group["weight_decay"], eps=group["eps"],
+                 maximize=group["maximize"])

@@ -7,12 +7,35 @@ from .. import dtypes as _dt
 from ..ops.creation import ones, tensor, zeros, zeros_like
 from .optimizer import Optimizer, step_with_hooks
 
-__all__ = ["ASGD"]
+__all__ = ["ASGD", "asgd"]
 
 
 def _no_sparse(g, name):
     if g.is_sparse:
         raise RuntimeError(f"{name} does not support sparse gradients")
+
+
+def asgd(params, grads, axs, mus, etas, state_steps, foreach=None, maximize=False,
+         differentiable=False, capturable=False, has_complex=False, *, lambd, lr, t0, alpha,
+         weight_decay):
+    """One ASGD step over lists of parameters and their state, in place."""
+    for i, p in enumerate(params):
+        g = -grads[i] if maximize else grads[i]
+        _no_sparse(g, "ASGD")
+        step_t, eta, mu, ax = state_steps[i], etas[i], mus[i], axs[i]
+        step_t.add_(1)
+        if weight_decay != 0:
+            g = g.add(p, alpha=weight_decay)
+        eta_value = eta.item()
+        p.mul_(1 - lambd * eta_value)
+        p.add_(g, alpha=-eta_value)
+        if mu.item() != 1:
+            ax.add_(p.sub(ax).mul_(mu))
+        else:
+            ax.copy_(p)
+        t = step_t.item()
+        eta.copy_(tensor(lr / ((1 + lambd * lr * t) ** alpha)))
+        mu.copy_(tensor(1 / max(1, t - t0)))
 
 
 class ASGD(Optimizer):
@@ -30,26 +53,18 @@ class ASGD(Optimizer):
     @step_with_hooks
     def step(self):
         for group in self.param_groups:
-            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-            wd = group["weight_decay"]
-            for p, g, state in self._stepping(group):
+            lists = params, grads, axs, mus, etas, steps = [], [], [], [], [], []
+            for p, g, state in self._stepping(group, negate=False):
                 _no_sparse(g, "ASGD")
                 if not state:
                     state["step"] = zeros((), dtype=_dt.float32, device=p.device)
-                    state["eta"] = tensor(float(lr), dtype=_dt.float32, device=p.device)
+                    state["eta"] = tensor(float(group["lr"]), dtype=_dt.float32,
+                                          device=p.device)
                     state["mu"] = ones((), dtype=_dt.float32, device=p.device)
                     state["ax"] = zeros_like(p)
-                step_t, eta, mu, ax = state["step"], state["eta"], state["mu"], state["ax"]
-                step_t.add_(1)
-                if wd != 0:
-                    g = g.add(p, alpha=wd)
-                eta_value = eta.item()
-                p.mul_(1 - lambd * eta_value)
-                p.add_(g, alpha=-eta_value)
-                if mu.item() != 1:
-                    ax.add_(p.sub(ax).mul_(mu))
-                else:
-                    ax.copy_(p)
-                t = step_t.item()
-                eta.copy_(tensor(lr / ((1 + lambd * lr * t) ** alpha)))
-                mu.copy_(tensor(1 / max(1, t - t0)))
+                for out, value in zip(lists, (p, g, state["ax"], state["mu"], state["eta"],
+                                              state["step"])):
+                    out.append(value)
+            asgd(params, grads, axs, mus, etas, steps, maximize=group["maximize"],
+                 lambd=group["lambd"], lr=group["lr"], t0=group["t0"], alpha=group["alpha"],
+                 weight_decay=group["weight_decay"])

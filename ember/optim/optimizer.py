@@ -3,14 +3,35 @@ state_dict / load_state_dict in PyTorch's layout (so a PyTorch optimizer state l
 Subclasses implement `step`, updating parameters in place under no_grad."""
 import copy
 import functools
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from itertools import chain
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+           "required"]
+
+# Hooks every optimizer runs around its step: the global pre hooks before its own, the global
+# post hooks after its own.
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """`hook(optimizer, args, kwargs)` runs before every optimizer's step; it may return
+    `(new_args, new_kwargs)` for the step. Returns a handle whose `remove()` unregisters it."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """`hook(optimizer, args, kwargs)` runs after every optimizer's step."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
 
 
 class _Required:
@@ -96,9 +117,10 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
-    def _stepping(self, group, with_state=True):
+    def _stepping(self, group, with_state=True, negate=True):
         """(parameter, gradient to step along, its state) for each parameter of `group` that
-        has a gradient; `maximize` negates the gradient here, once for every optimiser.
+        has a gradient; `maximize` negates the gradient here, once for every optimiser (unless
+        `negate` is False: the functional forms take the raw gradient and `maximize`).
         Without `with_state` the state is None and none is created (SGD without momentum
         keeps an empty state, as PyTorch's does)."""
         if self._sparse_error is not None:
@@ -107,7 +129,7 @@ class Optimizer:
                     raise RuntimeError(self._sparse_error)
         for p in group["params"]:
             if p.grad is not None:
-                yield (p, -p.grad if group.get("maximize") else p.grad,
+                yield (p, -p.grad if negate and group.get("maximize") else p.grad,
                        self.state[p] if with_state else None)
 
     # ---- state dict ------------------------------------------------------------------------
@@ -180,9 +202,17 @@ def step_with_hooks(step):
     """Decorator for `step`: runs under no_grad, with the closure evaluated under enable_grad,
     and calls the step hooks."""
     @functools.wraps(step)
-    def wrapper(self, closure=None):
-        for hook in list(self._optimizer_step_pre_hooks.values()):
-            hook(self, (), {})
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for hook in chain(list(_global_optimizer_pre_hooks.values()),
+                          list(self._optimizer_step_pre_hooks.values())):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {result}.")
+                args, kwargs = result
+        closure = _closure_of(args, kwargs)
         loss = None
         if closure is not None:
             from ..autograd.grad_mode import enable_grad
@@ -191,7 +221,35 @@ def step_with_hooks(step):
         with no_grad():
             step(self)
         self._opt_called = True  # lr schedulers warn when stepped before the optimizer
-        for hook in list(self._optimizer_step_post_hooks.values()):
-            hook(self, (), {})
+        for hook in chain(list(self._optimizer_step_post_hooks.values()),
+                          list(_global_optimizer_post_hooks.values())):
+            hook(self, args, kwargs)
         return loss
     return wrapper
+
+
+def _closure_of(args, kwargs):
+    """The closure of a `step(self, closure=None)` call, from its arguments."""
+    if len(args) > 2 or (len(args) == 2 and "closure" in kwargs):
+        raise TypeError("step() takes from 1 to 2 positional arguments but "
+                        f"{len(args)} were given")
+    unknown = set(kwargs) - {"closure"}
+    if unknown:
+        raise TypeError(f"step() got an unexpected keyword argument '{unknown.pop()}'")
+    return args[1] if len(args) == 2 else kwargs.get("closure")
+
+
+def state_step(state, device=None):
+    """The parameter's step counter: PyTorch keeps it as a float32 scalar tensor in the
+    state, which the functional forms bump."""
+    if "step" not in state:
+        from ..ops.creation import zeros
+        from .. import dtypes
+        state["step"] = zeros((), dtype=dtypes.float32, device=device)
+    return state["step"]
+
+
+def bump(step_t):
+    """Advance a step counter tensor; its new value as a Python number."""
+    step_t.add_(1)
+    return step_t.item()

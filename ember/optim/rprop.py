@@ -6,7 +6,27 @@ from ..ops.creation import full_like, zeros, zeros_like
 from .asgd import _no_sparse
 from .optimizer import Optimizer, step_with_hooks
 
-__all__ = ["Rprop"]
+__all__ = ["Rprop", "rprop"]
+
+
+def rprop(params, grads, prevs, step_sizes, state_steps, foreach=None, capturable=False,
+          maximize=False, differentiable=False, has_complex=False, *, step_size_min,
+          step_size_max, etaminus, etaplus):
+    """One Rprop step over lists of parameters and their state, in place."""
+    for i, p in enumerate(params):
+        g = -grads[i] if maximize else grads[i]
+        _no_sparse(g, "Rprop")
+        state_steps[i].add_(1)
+        prev, step_size = prevs[i], step_sizes[i]
+        sign = g.mul(prev).sign()
+        sign[sign.gt(0)] = etaplus
+        sign[sign.lt(0)] = etaminus
+        sign[sign.eq(0)] = 1
+        step_size.mul_(sign).clamp_(step_size_min, step_size_max)
+        g = g.clone()
+        g[sign.eq(etaminus)] = 0
+        p.addcmul_(g.sign(), step_size, value=-1)
+        prev.copy_(g)
 
 
 class Rprop(Optimizer):
@@ -23,22 +43,17 @@ class Rprop(Optimizer):
     @step_with_hooks
     def step(self):
         for group in self.param_groups:
-            etaminus, etaplus = group["etas"]
-            lo, hi = group["step_sizes"]
-            for p, g, state in self._stepping(group):
+            lists = params, grads, prevs, step_sizes, steps = [], [], [], [], []
+            for p, g, state in self._stepping(group, negate=False):
                 _no_sparse(g, "Rprop")
                 if not state:
                     state["step"] = zeros((), dtype=_dt.float32)
                     state["prev"] = zeros_like(p)
                     state["step_size"] = full_like(g, float(group["lr"]))
-                state["step"].add_(1)
-                prev, step_size = state["prev"], state["step_size"]
-                sign = g.mul(prev).sign()
-                sign[sign.gt(0)] = etaplus
-                sign[sign.lt(0)] = etaminus
-                sign[sign.eq(0)] = 1
-                step_size.mul_(sign).clamp_(lo, hi)
-                g = g.clone()
-                g[sign.eq(etaminus)] = 0
-                p.addcmul_(g.sign(), step_size, value=-1)
-                prev.copy_(g)
+                for out, value in zip(lists, (p, g, state["prev"], state["step_size"],
+                                              state["step"])):
+                    out.append(value)
+            etaminus, etaplus = group["etas"]
+            lo, hi = group["step_sizes"]
+            rprop(params, grads, prevs, step_sizes, steps, maximize=group["maximize"],
+                  step_size_min=lo, step_size_max=hi, etaminus=etaminus, etaplus=etaplus)

@@ -1,11 +1,33 @@
-"""SGD with momentum, dampening, Nesterov, weight decay and maximize, as PyTorch's:
+"""SGD with momentum, dampening, Nesterov, weight decay and maximize, as PyTorch's, and its
+functional form `sgd`:
 
     g = grad (+ weight_decay * p);  b = momentum * b + (1 - dampening) * g  (b = g at first)
     g = g + momentum * b if nesterov else b;  p -= lr * g   (p += lr * g if maximize)
 """
 from .optimizer import Optimizer, required, step_with_hooks
 
-__all__ = ["SGD"]
+__all__ = ["SGD", "sgd"]
+
+
+def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None,
+        fused=None, grad_scale=None, found_inf=None, *, weight_decay, momentum, lr, dampening,
+        nesterov, maximize):
+    """One SGD step over lists of parameters, in place. A None in `momentum_buffer_list` is a
+    buffer not made yet: it is made from the gradient and put in the list."""
+    if grad_scale is not None or found_inf is not None:
+        raise RuntimeError("`grad_scale` and `found_inf` are only used by the fused kernels")
+    for i, p in enumerate(params):
+        g = -d_p_list[i] if maximize else d_p_list[i]
+        if weight_decay != 0:
+            g = g.add(p, alpha=weight_decay)
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if buf is None:
+                buf = momentum_buffer_list[i] = g.clone().detach()
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - dampening)
+            g = g.add(buf, alpha=momentum) if nesterov else buf
+        p.add_(g, alpha=-lr)
 
 
 class SGD(Optimizer):
@@ -27,16 +49,16 @@ class SGD(Optimizer):
     @step_with_hooks
     def step(self):
         for group in self.param_groups:
-            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            wd, nesterov = group["weight_decay"], group["nesterov"]
-            for p, g, state in self._stepping(group, with_state=momentum != 0):
-                if wd != 0:
-                    g = g.add(p, alpha=wd)
-                if momentum != 0:
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = g.clone().detach()
-                    else:
-                        buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                    g = g.add(buf, alpha=momentum) if nesterov else buf
-                p.add_(g, alpha=-lr)
+            momentum = group["momentum"]
+            params, grads, buffers, states = [], [], [], []
+            for p, g, state in self._stepping(group, with_state=momentum != 0, negate=False):
+                params.append(p)
+                grads.append(g)
+                buffers.append(state.get("momentum_buffer") if momentum != 0 else None)
+                states.append(state)
+            sgd(params, grads, buffers, weight_decay=group["weight_decay"], momentum=momentum,
+                lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
+                maximize=group["maximize"])
+            if momentum != 0:
+                for state, buf in zip(states, buffers):
+                    state["momentum_buffer"] = buf

@@ -146,7 +146,7 @@ class AveragedModel(Module):
 def update_bn(loader, model, device=None):
     """Recompute every BatchNorm's running statistics in one pass over `loader` (a batch is
     a tensor, or a list/tuple whose first element is the input), as a cumulative average."""
-    from ..nn.modules.normalization import _BatchNorm
+    from ..nn.modules.batchnorm import _BatchNorm
     momenta = {}
     for module in model.modules():
         if isinstance(module, _BatchNorm):

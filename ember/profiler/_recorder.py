@@ -13,7 +13,7 @@ import time
 
 from .. import _state
 
-__all__ = ["Recorder", "RawEvent", "start", "stop", "open_event", "close_event"]
+__all__ = ["Recorder", "RawEvent", "start", "stop", "input_shapes"]
 
 
 class RawEvent:
@@ -47,7 +47,7 @@ class Recorder:
 
     def open(self, name, args=(), kwargs=None, annotation=False):
         stack = self._stack()
-        shapes = _shapes(args, kwargs) if self.record_shapes else []
+        shapes = input_shapes(args, kwargs) if self.record_shapes else []
         event = RawEvent(name, stack[-1] if stack else None, shapes, annotation)
         if event.parent is not None:
             event.parent.children.append(event)
@@ -64,21 +64,11 @@ class Recorder:
             stack.remove(event)
 
 
-def _shapes(args, kwargs):
+def input_shapes(args, kwargs):
+    """The shape of each tensor argument ([] for the others), as the profiler lists them."""
     from .._tensor import Tensor
     values = list(args) + (list(kwargs.values()) if kwargs else [])
     return [list(v.shape) if isinstance(v, Tensor) else [] for v in values]
-
-
-def open_event(name, args=(), kwargs=None, annotation=False):
-    rec = _state.profiler.active
-    return None if rec is None else rec.open(name, args, kwargs, annotation)
-
-
-def close_event(event):
-    rec = _state.profiler.active
-    if event is not None and rec is not None:
-        rec.close(event)
 
 
 # ---- the wrappers ------------------------------------------------------------------------

@@ -50,6 +50,7 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
                            f"{array.size} elements")
     view = np.lib.stride_tricks.as_strided(array[storage_offset:], shape=tuple(size),
                                            strides=tuple(s * array.itemsize for s in stride))
+    view = _dt.with_own_dtype(view)  # the file's byte-ordered dtype is an equal copy of ours
     if device.type != "cpu":
         view = backend_of(device).from_host(view, device.index)
     t = _make(Tensor, view, device)
@@ -334,12 +335,25 @@ class _Reader(pickle.Unpickler):
         return self.load_storage(pid)
 
 
+# Classes that ember 0.1.0 defined elsewhere, so whole models it pickled still load: its
+# module files now follow PyTorch's (a class lives where PyTorch defines it).
+_MOVED = {
+    **{("ember.nn.modules.normalization", f"{kind}{d}d"): "ember.nn.modules." + home
+       for kind, home in (("BatchNorm", "batchnorm"), ("LazyBatchNorm", "batchnorm"),
+                          ("InstanceNorm", "instancenorm"), ("LazyInstanceNorm", "instancenorm"))
+       for d in (1, 2, 3)},
+    ("ember.nn.modules.sync_batchnorm", "SyncBatchNorm"): "ember.nn.modules.batchnorm",
+    ("ember.nn.modules.attention", "MultiheadAttention"): "ember.nn.modules.activation",
+}
+
+
 def _ember_name(module, name):
     """A PyTorch module path, as ember names it (for whole pickled models)."""
     for prefix, ours in (("torchvision", "ember.vision"), ("torch", "ember")):
         if module == prefix or module.startswith(prefix + "."):
-            return ours + module[len(prefix):], name
-    return module, name
+            module = ours + module[len(prefix):]
+            break
+    return _MOVED.get((module, name), module), name
 
 
 def _location(map_location, location):

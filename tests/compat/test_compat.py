@@ -43,6 +43,57 @@ def test_usage_message_without_a_script():
     assert out.returncode == 2 and "usage" in out.stderr
 
 
+def _both(args, cwd, stdin=None):
+    """(returncode, stdout, stderr) of the same command line under `python` and under
+    `python -m ember.compat`."""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    out = []
+    for prefix in ([sys.executable], [sys.executable, "-m", "ember.compat"]):
+        r = subprocess.run(prefix + args, capture_output=True, text=True, timeout=120, cwd=cwd,
+                           env=env, input=stdin)
+        out.append((r.returncode, r.stdout, r.stderr))
+    return out
+
+
+REPORT = "import sys; print(sys.argv, repr(sys.path[0]), __name__)"
+
+
+@pytest.mark.parametrize("how", ["script", "-m", "-c", "-", "exit code", "error", "no file"])
+def test_command_line_as_python_gives_it(tmp_path, how):
+    # the program sees python's sys.argv and sys.path[0] (a script's sibling modules import)
+    (tmp_path / "sibling.py").write_text("VALUE = 5\n")
+    (tmp_path / "prog.py").write_text("import sibling\n" + REPORT + "\n"
+                                      "raise SystemExit(int(sys.argv[-1]))\n")
+    args, stdin = {
+        "script": ([str(tmp_path / "prog.py"), "a", "0"], None),
+        "-m": (["-m", "prog", "b", "0"], None),
+        "-c": (["-c", REPORT, "x", "y"], None),
+        "-": (["-", "z"], REPORT),
+        "exit code": ([str(tmp_path / "prog.py"), "3"], None),
+        "error": (["-c", "raise ValueError('boom')"], None),
+        "no file": ([str(tmp_path / "absent.py")], None),
+    }[how]
+    (py_rc, py_out, py_err), (ours_rc, ours_out, ours_err) = _both(args, tmp_path, stdin)
+    assert (ours_rc, ours_out) == (py_rc, py_out), ours_err
+    assert ours_err.strip().splitlines()[-1:] == py_err.strip().splitlines()[-1:]
+
+
+def test_code_and_stdin_programs_import_ember_as_torch():
+    for args, stdin in [(["-c", "import torch; print(torch.__name__)"], None),
+                        (["-"], "import torch; print(torch.__name__)")]:
+        out = subprocess.run([sys.executable, "-m", "ember.compat", *args], capture_output=True,
+                             text=True, timeout=60, input=stdin)
+        assert (out.returncode, out.stdout) == (0, "ember\n"), out.stderr
+
+
+def test_help_and_bad_options():
+    for args, rc in [(["-h"], 0), (["--help"], 0), (["-c"], 2), (["-m"], 2), (["-q"], 2)]:
+        out = subprocess.run([sys.executable, "-m", "ember.compat", *args], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == rc and "usage" in (out.stdout if rc == 0 else out.stderr), args
+
+
 def test_torch_distributions_resolves_to_ember_through_compat():
     code = ("import ember.compat; ember.compat.install(); import torch; "
             "import torch.distributions as dist; from torch.distributions import constraints; "

@@ -106,6 +106,20 @@ CASES = {
     "RelaxedOneHotCategorical": (
         lambda d, p: d.RelaxedOneHotCategorical(p["temp"], logits=p["logits"]),
         {"temp": _pos(), "logits": _real(2, 4)}, _simplex(3, 2, 4), ("log_prob",)),
+    "HalfCauchy": (lambda d, p: d.HalfCauchy(p["scale"]), {"scale": _pos(3)}, _pos(2, 3),
+                   ("log_prob", "cdf", "icdf", "entropy", "mean", "variance")),
+    "InverseGamma": (lambda d, p: d.InverseGamma(p["concentration"], p["rate"]),
+                     {"concentration": np.array([0.5, 1.5, 3.0]), "rate": _pos(3)},
+                     _pos(2, 3), ("log_prob", "entropy", "mean", "mode", "variance")),
+    "GeneralizedPareto": (lambda d, p: d.GeneralizedPareto(p["loc"], p["scale"], p["conc"]),
+                          {"loc": np.array([0.1, -0.2, 0.3]), "scale": _pos(3) + 1,
+                           "conc": np.array([-0.3, 0.0, 0.4])}, _unit(2, 3) + 0.3,
+                          # PyTorch's log_prob and cdf fail on float64 (they compare with a
+                          # float32 zero): test_more_families.py checks them in float32
+                          ("icdf", "entropy", "mean", "variance", "mode")),
+    "OneHotCategoricalStraightThrough": (
+        lambda d, p: d.OneHotCategoricalStraightThrough(probs=p["probs"]),
+        {"probs": _simplex(2, 3)}, np.eye(3)[[1, 2]], ("log_prob", "entropy", "mean", "mode")),
     "ExpPower": (lambda d, p: d.TransformedDistribution(
         d.Exponential(p["rate"]), [d.PowerTransform(p["k"]), d.ExpTransform()]),
         {"rate": _pos(3), "k": _pos(3)}, _pos(2, 3) + 1.0, ("log_prob", "cdf")),
@@ -281,6 +295,10 @@ SAMPLERS = {  # name -> (constructor(distributions, lib), mean, variance; None: 
     "Dirichlet": (lambda d, t: d.Dirichlet(t.tensor([1.0, 2.0, 3.0])), None, None),
     "Independent": (lambda d, t: d.Independent(d.Normal(t.zeros(2, 3), t.ones(2, 3)), 2),
                     None, None),
+    "InverseGamma": (lambda d, t: d.InverseGamma(t.tensor([5.0, 8.0]), t.tensor([1.0, 2.0])),
+                     None, None),
+    "GeneralizedPareto": (lambda d, t: d.GeneralizedPareto(
+        t.tensor([0.0, 1.0]), t.tensor([1.0, 2.0]), t.tensor([-0.5, 0.1])), None, None),
     "RelaxedBernoulli": (lambda d, t: d.RelaxedBernoulli(t.tensor(0.5), t.tensor([0.2, 0.9])),
                          "probs", None),
     "RelaxedOneHotCategorical": (lambda d, t: d.RelaxedOneHotCategorical(
@@ -597,7 +615,8 @@ def test_transform_caching_and_inverse():
     assert D.ComposeTransform([D.ExpTransform()]).inv.parts[0].inv == D.ExpTransform()
 
 
-@pytest.mark.parametrize("name", list(CASES))
+# GeneralizedPareto's float64 log_prob fails in PyTorch: test_more_families.py expands it
+@pytest.mark.parametrize("name", [n for n in CASES if n != "GeneralizedPareto"])
 def test_expand_matches_pytorch(torch, name):
     build, params, values, _ = CASES[name]
     if values is None:

@@ -233,3 +233,17 @@ def test_modules_exported():
     for name in ("ReLU", "BatchNorm2d", "LayerNorm", "Embedding", "EmbeddingBag", "Dropout",
                  "Flatten", "Unflatten", "Softmax2d", "RMSNorm", "LocalResponseNorm"):
         assert hasattr(enn, name), name
+
+
+def test_load_state_dict_result_prints_as_pytorch():
+    e, t = enn.Linear(2, 2), torch.nn.Linear(2, 2)
+    for load in [lambda m: m.load_state_dict(m.state_dict()),
+                 lambda m: m.load_state_dict({"weight": m.weight, "extra": m.bias}, strict=False)]:
+        re_, rt = load(e), load(t)
+        assert repr(re_) == repr(rt) and str(re_) == str(rt)
+        assert type(re_).__name__ == type(rt).__name__ == "_IncompatibleKeys"
+        assert tuple(re_) == tuple(rt) and re_._fields == rt._fields
+        assert re_.missing_keys == rt.missing_keys and re_.unexpected_keys == rt.unexpected_keys
+    assert repr(e.load_state_dict(e.state_dict())) == "<All keys matched successfully>"
+    opt = ember.optim.SGD(e.parameters(), lr=0.1)
+    assert opt.load_state_dict(opt.state_dict()) is None

@@ -154,4 +154,38 @@ def test_import_torch_profiler_resolves_to_ember():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["ember.profiler", "True"]
+    assert out.stdout.split() == ["ember.profiler.profiler", "True"]  # as torch.profiler.profiler
+
+
+def test_tensorboard_trace_handler_writes_a_trace_per_saved_cycle(tmp_path):
+    import gzip
+    import os
+    from ember.profiler.profiler import tensorboard_trace_handler
+    handler = tensorboard_trace_handler(str(tmp_path / "log"), worker_name="w0",
+                                        use_gzip=True)
+    with profile(schedule=schedule(wait=0, warmup=1, active=1, repeat=2),
+                 on_trace_ready=handler) as prof:
+        for _ in range(4):
+            ember.ones(2).exp()
+            prof.step()
+    files = sorted(os.listdir(tmp_path / "log"))
+    assert len(files) == 2
+    assert all(f.startswith("w0.") and f.endswith(".pt.trace.json.gz") for f in files)
+    with gzip.open(tmp_path / "log" / files[0], "rt") as f:
+        names = {e["name"] for e in json.load(f)["traceEvents"]}
+    assert {"aten::exp", "ProfilerStep#1"} <= names
+    default = tensorboard_trace_handler(str(tmp_path / "plain"))
+    with profile(on_trace_ready=default):
+        ember.ones(1)
+    (only,) = os.listdir(tmp_path / "plain")
+    assert only.endswith(".pt.trace.json") and f"_{os.getpid()}." in only
+
+
+def test_profiler_module_is_the_home_of_its_names(torch):
+    import torch.profiler.profiler
+    from ember.profiler import profiler as module
+    for name in ("profile", "schedule", "ProfilerAction", "supported_activities",
+                 "tensorboard_trace_handler"):
+        assert name in torch.profiler.profiler.__all__
+        assert getattr(ember.profiler, name) is getattr(module, name)
+    assert module.profile.__module__ == "ember.profiler.profiler"

@@ -130,3 +130,18 @@ def test_saved_file_gets_the_usual_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert (os.stat(path).st_mode & 0o777) == (0o666 & ~umask)
+
+
+def test_loaded_tensors_work_with_ops_of_their_dtype(tmp_path, torch):
+    # a storage read with the file's byte order had an equal but distinct NumPy dtype, and
+    # ops that compare dtypes by identity refused it ("double != double")
+    path = tmp_path / "w.pt"
+    torch.save({"w": torch.ones(2, 3, dtype=torch.float64), "d": torch.float64}, path)
+    ours = tmp_path / "ours.pt"
+    ember.save({"w": ember.ones(2, 3, dtype=ember.float64), "d": ember.float64}, ours)
+    for p, weights_only in [(path, True), (path, False), (ours, True), (ours, False)]:
+        loaded = ember.load(p, weights_only=weights_only)
+        assert loaded["d"] is ember.float64 and loaded["w"].dtype is ember.float64
+        lin = ember.nn.Linear(3, 2).double()
+        assert lin(loaded["w"]).dtype is ember.float64
+        assert loaded["w"].view(-1).shape == (6,)

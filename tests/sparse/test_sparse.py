@@ -8,7 +8,6 @@ import ember
 from ._helpers import _quiet, both  # noqa: F401  (_quiet: autouse)
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("scipy")
 
 IND = [[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]]
 

@@ -232,10 +232,12 @@ def test_training_step_lenet():
     assert model.conv1.weight.grad is not None
 
 
-def test_weights_argument(tmp_path):
-    with pytest.raises(RuntimeError, match="cannot be downloaded here|ember cannot do"):
+def test_weights_argument(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))  # an empty hub cache
+    with pytest.raises(RuntimeError, match="not in the cache, and ember does not download"):
         M.squeezenet1_1(weights="IMAGENET1K_V1")
-    with pytest.raises(RuntimeError, match="pretrained"):
+    with pytest.warns(UserWarning, match="'pretrained' is deprecated"), \
+            pytest.raises(RuntimeError, match="squeezenet1_1-b8a52dc0.pth"):
         M.squeezenet1_1(pretrained=True)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         M.lenet(weights=str(tmp_path / "missing.pth"))

@@ -2,15 +2,15 @@
 import importlib
 
 from .module import Module
-from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .container import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .linear import Bilinear, Identity, LazyLinear, Linear
 
 # Layer families written alongside (each file lists its classes in __all__).
-_FAMILIES = ("activation", "conv", "pooling", "normalization", "dropout", "loss", "sparse",
-             "padding", "pixelshuffle", "upsampling", "distance", "flatten", "rnn",
-             "attention", "transformer", "channelshuffle", "fold", "adaptive", "sync_batchnorm")
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "Identity", "Linear", "Bilinear", "LazyLinear"]
+_FAMILIES = ("activation", "conv", "pooling", "normalization", "batchnorm", "instancenorm",
+             "dropout", "loss", "sparse", "padding", "pixelshuffle", "upsampling", "distance",
+             "flatten", "rnn", "transformer", "channelshuffle", "fold", "adaptive")
+__all__ = ["Module", "Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict", "Identity", "Linear", "Bilinear", "LazyLinear"]
 for _family in _FAMILIES:
     try:
         _mod = importlib.import_module(f".{_family}", __name__)

@@ -1,6 +1,7 @@
 """Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d, with PyTorch's arguments,
 parameter shapes, default initialisation (kaiming_uniform_ with a=sqrt(5)) and reprs."""
 import math
+import warnings
 
 from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
@@ -133,7 +134,7 @@ class Conv3d(_Conv):
     _fn_name = "conv3d"
 
 
-class _ConvTranspose(_ConvNd):
+class _ConvTransposeNd(_ConvNd):
     transposed = True
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
@@ -168,19 +169,28 @@ class _ConvTranspose(_ConvNd):
                         self.groups, self.dilation)
 
 
-class ConvTranspose1d(_ConvTranspose):
+class ConvTranspose1d(_ConvTransposeNd):
     _nd = 1
     _fn_name = "conv_transpose1d"
 
 
-class ConvTranspose2d(_ConvTranspose):
+class ConvTranspose2d(_ConvTransposeNd):
     _nd = 2
     _fn_name = "conv_transpose2d"
 
 
-class ConvTranspose3d(_ConvTranspose):
+class ConvTranspose3d(_ConvTransposeNd):
     _nd = 3
     _fn_name = "conv_transpose3d"
+
+
+class _ConvTransposeMixin(_ConvTransposeNd):
+    """Kept, as PyTorch keeps it, for old code that subclasses it; it warns on construction."""
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn("`_ConvTransposeMixin` is a deprecated internal class. Please consider "
+                      "using public APIs.", FutureWarning, stacklevel=2)
+        super().__init__(*args, **kwargs)
 
 
 # ---- lazy convolutions: in_channels from the first input ---------------------------------------

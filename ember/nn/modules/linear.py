@@ -101,3 +101,8 @@ class LazyLinear(LazyModuleMixin, Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name, as PyTorch's attention output projection (the name shows
+    in reprs)."""

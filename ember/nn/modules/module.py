@@ -3,29 +3,124 @@ order; state_dict round trips; train/eval; device and dtype moves that keep para
 objects; forward and backward hooks; PyTorch's nested repr."""
 import functools
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
 
-__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
+__all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_backward_hook",
+           "register_module_full_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook", "Module"]
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict` returns; prints as PyTorch's does, a short line when all match."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+# Hooks every module runs, registered by the functions below (PyTorch's global module hooks):
+# forward ones around every call, backward ones as if each module had them, registration
+# ones whenever a buffer, parameter or submodule is assigned (they may replace it).
 _global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = {}
+_global_forward_hooks_always_called = {}
 _global_forward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_is_full_backward_hook = None  # the first global backward hook decides the kind
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
 
 
-def register_module_forward_hook(hook):
-    handle = RemovableHandle(_global_forward_hooks)
-    _global_forward_hooks[handle.id] = hook
+def _register_global(hooks, hook):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
     return handle
+
+
+def register_module_buffer_registration_hook(hook):
+    """`hook(module, name, buffer)` runs on every buffer registration; a non-None result
+    replaces the buffer."""
+    return _register_global(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """`hook(module, name, submodule)` runs on every submodule registration; a non-None result
+    replaces the submodule."""
+    return _register_global(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """`hook(module, name, param)` runs on every parameter registration; a non-None result
+    replaces the parameter."""
+    return _register_global(_global_parameter_registration_hooks, hook)
 
 
 def register_module_forward_pre_hook(hook):
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
+    """`hook(module, args)` runs before every module's forward (before its own pre-hooks)."""
+    return _register_global(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """`hook(module, args, output)` (or `hook(module, args, kwargs, output)` with
+    `with_kwargs`) runs after every module's forward, before its own forward hooks."""
+    handle = RemovableHandle(_global_forward_hooks, extra_dict=[
+        _global_forward_hooks_with_kwargs, _global_forward_hooks_always_called])
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
     return handle
+
+
+def _set_global_backward_kind(full):
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as "
+                           "a global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = full
+
+
+def register_module_backward_hook(hook):
+    """Deprecated in PyTorch for `register_module_full_backward_hook`; ember runs both as full
+    backward hooks (as its `Module.register_backward_hook` does), but keeps the rule that the
+    two kinds are not mixed."""
+    _set_global_backward_kind(False)
+    return _register_global(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook):
+    """`hook(module, grad_output)` runs for every module when its output gradients arrive."""
+    return _register_global(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """`hook(module, grad_input, grad_output)` runs for every module when its input gradients
+    are computed."""
+    _set_global_backward_kind(True)
+    return _register_global(_global_backward_hooks, hook)
+
+
+def _run_registration_hooks(hooks, module, name, value):
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def zero_grads(parameters, set_to_none=True):
@@ -88,6 +183,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
+        tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -99,7 +195,8 @@ class Module:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter", self._parameters)
         if param is None:
-            self._parameters[name] = None
+            self._parameters[name] = _run_registration_hooks(
+                _global_parameter_registration_hooks, self, name, None)
             return
         if not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
@@ -109,7 +206,8 @@ class Module:
                              f"parameters must be created explicitly. To express '{name}' as a "
                              "function of another Tensor, compute the value in the forward() "
                              "method.")
-        self._parameters[name] = param
+        self._parameters[name] = _run_registration_hooks(_global_parameter_registration_hooks,
+                                                         self, name, param)
 
     def _check_name(self, name, kind, own):
         if not isinstance(name, str):
@@ -132,7 +230,8 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = _run_registration_hooks(_global_module_registration_hooks, self,
+                                                      name, module)
 
     register_module = add_module
 
@@ -147,6 +246,27 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target, module, strict=False):
+        """Puts `module` at the dotted path `target`; with `strict`, only where a submodule
+        already is."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError("`module` is not an nn.Module, found " + str(type(module)))
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def compile(self, *args, **kwargs):
+        """`torch.compile` applied in place: ember runs eagerly, so forward stays as it is
+        and only the arguments are checked."""
+        from ...jit import compile
+        compile(self, *args, **kwargs)
 
     def get_parameter(self, target):
         module_path, _, name = target.rpartition(".")
@@ -194,12 +314,14 @@ class Module:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._remove_from(name, d, "_parameters", "_buffers", "_non_persistent_buffers_set")
             d.pop(name, None)
-            modules[name] = value
+            modules[name] = _run_registration_hooks(_global_module_registration_hooks, self,
+                                                    name, value)
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
-            d["_modules"][name] = value
+            d["_modules"][name] = _run_registration_hooks(_global_module_registration_hooks,
+                                                          self, name, value)
         elif isinstance(value, Buffer):
             d.pop(name, None)
             self.register_buffer(name, value, persistent=value._is_buffer_marker)
@@ -207,7 +329,8 @@ class Module:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(torch.Tensor or None expected)")
-            d["_buffers"][name] = value
+            d["_buffers"][name] = _run_registration_hooks(_global_buffer_registration_hooks,
+                                                          self, name, value)
         else:
             object.__setattr__(self, name, value)
 
@@ -404,6 +527,17 @@ class Module:
         from ...ops.creation import empty_like
         return self._apply(lambda t: empty_like(t, device=device), recurse)
 
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for `nn.parallel.replicate`, which fills in its parameters (as plain
+        tensors on the replica's device) and buffers."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
+
     # ---- calling -----------------------------------------------------------------------------------
     def _call_impl(self, *args, **kwargs):
         pre_hooks = self._forward_pre_hooks
@@ -418,10 +552,14 @@ class Module:
                     res = hook(self, args)
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
-        if self._backward_hooks or self._backward_pre_hooks:
+        if (self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             from .hooks import BackwardHook
-            bw = BackwardHook(self, list(self._backward_hooks.values()),
-                              list(self._backward_pre_hooks.values()))
+            # global hooks run first, as PyTorch runs them
+            bw = BackwardHook(self, [*_global_backward_hooks.values(),
+                                     *self._backward_hooks.values()],
+                              [*_global_backward_pre_hooks.values(),
+                               *self._backward_pre_hooks.values()])
             args = bw.setup_input_hook(args)
         else:
             bw = None
@@ -431,16 +569,40 @@ class Module:
         result = self.forward(*args, **kwargs)
         hooks = self._forward_hooks
         if hooks or _global_forward_hooks:
-            for hid, hook in list(itertools.chain(_global_forward_hooks.items(), hooks.items())):
-                if hid in self._forward_hooks_with_kwargs:
-                    res = hook(self, args, kwargs, result)
-                else:
-                    res = hook(self, args, result)
-                if res is not None:
-                    result = res
+            called = set()
+            try:
+                for hid, hook in list(itertools.chain(_global_forward_hooks.items(),
+                                                      hooks.items())):
+                    called.add(hid)
+                    if (hid in self._forward_hooks_with_kwargs
+                            or hid in _global_forward_hooks_with_kwargs):
+                        res = hook(self, args, kwargs, result)
+                    else:
+                        res = hook(self, args, result)
+                    if res is not None:
+                        result = res
+            except Exception:
+                self._run_always_called_hooks(args, kwargs, result, called)
+                raise
         if bw is not None:
             result = bw.setup_output_hook(result)
         return result
+
+    def _run_always_called_hooks(self, args, kwargs, result, called):
+        """A forward hook raised: the global hooks registered with `always_call=True` that have
+        not run yet still run; what they raise in turn is only warned about."""
+        for hid, hook in list(_global_forward_hooks.items()):
+            if hid not in _global_forward_hooks_always_called or hid in called:
+                continue
+            try:
+                if hid in _global_forward_hooks_with_kwargs:
+                    hook(self, args, kwargs, result)
+                else:
+                    hook(self, args, result)
+            except Exception as e:
+                warnings.warn("global module forward hook with ``always_call=True`` raised an "
+                              "exception that was silenced as another error was raised in "
+                              f"forward: {e}", stacklevel=2)
 
     __call__ = _call_impl
 

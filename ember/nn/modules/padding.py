@@ -1,17 +1,12 @@
 """Padding layers over `F.pad`: constant (and zero), reflection, replication, circular."""
 from .. import functional as F
 from .module import Module
+from .utils import _ntuple
 
 __all__ = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
            "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
            "CircularPad2d", "CircularPad3d"]
-
-
-def _ntuple(value, n):
-    if isinstance(value, (list, tuple)):
-        return tuple(value)
-    return (value,) * n
 
 
 class _PadNd(Module):
@@ -20,7 +15,7 @@ class _PadNd(Module):
 
     def __init__(self, padding):
         super().__init__()
-        self.padding = _ntuple(padding, 2 * self._nd)
+        self.padding = _ntuple(2 * self._nd)(padding)
 
     def forward(self, input):
         return F.pad(input, self.padding, self.mode)
@@ -77,28 +72,36 @@ class ZeroPad3d(ConstantPad3d):
         return f"{self.padding}"
 
 
-class ReflectionPad1d(_PadNd):
-    mode, _nd = "reflect", 1
+class _ReflectionPadNd(_PadNd):
+    mode = "reflect"
 
 
-class ReflectionPad2d(_PadNd):
-    mode, _nd = "reflect", 2
+class _ReplicationPadNd(_PadNd):
+    mode = "replicate"
 
 
-class ReflectionPad3d(_PadNd):
-    mode, _nd = "reflect", 3
+class ReflectionPad1d(_ReflectionPadNd):
+    _nd = 1
 
 
-class ReplicationPad1d(_PadNd):
-    mode, _nd = "replicate", 1
+class ReflectionPad2d(_ReflectionPadNd):
+    _nd = 2
 
 
-class ReplicationPad2d(_PadNd):
-    mode, _nd = "replicate", 2
+class ReflectionPad3d(_ReflectionPadNd):
+    _nd = 3
 
 
-class ReplicationPad3d(_PadNd):
-    mode, _nd = "replicate", 3
+class ReplicationPad1d(_ReplicationPadNd):
+    _nd = 1
+
+
+class ReplicationPad2d(_ReplicationPadNd):
+    _nd = 2
+
+
+class ReplicationPad3d(_ReplicationPadNd):
+    _nd = 3
 
 
 class _CircularPadNd(_PadNd):

@@ -19,6 +19,15 @@ from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
+
+
+def apply_permutation(tensor, permutation, dim=1):
+    """Deprecated in PyTorch: `tensor` reordered along `dim` by the index tensor `permutation`."""
+    warnings.warn("`apply_permutation` is deprecated, please use `tensor.index_select(dim, "
+                  "permutation)` instead", FutureWarning, stacklevel=2)
+    return tensor.index_select(dim, permutation)
+
+
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 

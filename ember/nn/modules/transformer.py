@@ -12,7 +12,7 @@ from ...ops.attention import _canonical_mask, _none_or_dtype
 from .. import functional as F
 from .. import init
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention
+from .activation import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear

@@ -6,6 +6,7 @@ Backwards are products again, laid out as their operands are (see `_mat1_grad`).
 """
 import numpy as np
 
+from ..._sparse import SparseTensor
 from ..._tensor import make_tensor, Tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
@@ -96,6 +97,8 @@ class MvBackward0(Node):
 
 
 def mv(input, vec, *, out=None):
+    if isinstance(input, SparseTensor) and out is None:
+        return _sparse_product(input, vec)
     _check_same(input, vec, "mv")
     if input._array.ndim != 2 or vec._array.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._array.ndim}, "
@@ -157,7 +160,19 @@ class MatmulBackward0(Node):
         return ga, gb
 
 
+def _sparse_product(input, other):
+    """A product with a sparse COO operand (ops/sparse.py computes it): a matrix, or with a
+    vector (mv, matmul) a vector."""
+    from .. import sparse
+    if isinstance(input, SparseTensor) and isinstance(other, Tensor) and other.ndim == 1 \
+            and not isinstance(other, SparseTensor):
+        return sparse.mm(input, other.unsqueeze(1)).squeeze(1)
+    return sparse.mm(input, other)
+
+
 def matmul(input, other, *, out=None):
+    if (isinstance(input, SparseTensor) or isinstance(other, SparseTensor)) and out is None:
+        return _sparse_product(input, other)
     if _autocast.active and out is None:
         input, other = lower(input, other)
     _check_same(input, other, "matmul")
@@ -240,6 +255,10 @@ class AddmmBackward0(Node):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
+    if (isinstance(mat1, SparseTensor) or isinstance(mat2, SparseTensor)) and out is None:
+        prod = _sparse_product(mat1, mat2)
+        prod = prod if alpha == 1 else prod * alpha
+        return prod if beta == 0 else prod + (input if beta == 1 else input * beta)
     if _autocast.active and out is None:
         input, mat1, mat2 = lower(input, mat1, mat2)
     _check_same(mat1, mat2, "addmm")

@@ -1,8 +1,11 @@
 """AlexNet (torchvision.models.alexnet), with torchvision's layer indices."""
-from ... import flatten, nn
-from ._utils import handle_legacy, load_weights
+from typing import Optional
 
-__all__ = ["AlexNet", "alexnet"]
+from ... import flatten, nn
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, prepare_weights
+
+__all__ = ["AlexNet", "alexnet", "AlexNet_Weights"]
 
 
 class AlexNet(nn.Module):
@@ -27,6 +30,11 @@ class AlexNet(nn.Module):
         return self.classifier(flatten(self.avgpool(self.features(x)), 1))
 
 
-def alexnet(*, weights=None, progress=True, **kwargs):
-    weights = handle_legacy(weights, kwargs)
-    return load_weights(AlexNet(**kwargs), weights, progress, "alexnet")
+AlexNet_Weights = weights_enum("AlexNet_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", AlexNet_Weights.IMAGENET1K_V1))
+def alexnet(*, weights: Optional[AlexNet_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(AlexNet_Weights, weights, kwargs)
+    return load_weights(AlexNet(**kwargs), weights, progress)

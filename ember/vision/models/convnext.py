@@ -1,14 +1,19 @@
 """ConvNeXt (torchvision.models.convnext): depthwise 7x7 conv -> LayerNorm -> MLP blocks with
 layer scale and stochastic depth, named features.S.B.block.M as torchvision's."""
+from typing import Optional
+
 from functools import partial
 
 from ... import nn, ones
 from ...nn import functional as F
 from ..ops.misc import Conv2dNormActivation, Permute
 from ..ops.stochastic_depth import StochasticDepth
-from ._utils import handle_legacy, load_weights
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, prepare_weights
 
-__all__ = ["ConvNeXt", "convnext_tiny", "convnext_small", "convnext_base", "convnext_large"]
+__all__ = ["ConvNeXt", "convnext_tiny", "convnext_small", "convnext_base", "convnext_large",
+           "ConvNeXt_Base_Weights", "ConvNeXt_Large_Weights", "ConvNeXt_Small_Weights",
+           "ConvNeXt_Tiny_Weights"]
 
 
 class LayerNorm2d(nn.LayerNorm):
@@ -93,31 +98,48 @@ class ConvNeXt(nn.Module):
 
 
 def _convnext(name, setting, sd_default, weights, progress, kwargs):
-    weights = handle_legacy(weights, kwargs)
     sd_prob = kwargs.pop("stochastic_depth_prob", sd_default)
     model = ConvNeXt(setting, stochastic_depth_prob=sd_prob, **kwargs)
-    return load_weights(model, weights, progress, name)
+    return load_weights(model, weights, progress)
 
 
-def convnext_tiny(*, weights=None, progress=True, **kwargs):
+ConvNeXt_Base_Weights = weights_enum("ConvNeXt_Base_Weights", __name__)
+ConvNeXt_Large_Weights = weights_enum("ConvNeXt_Large_Weights", __name__)
+ConvNeXt_Small_Weights = weights_enum("ConvNeXt_Small_Weights", __name__)
+ConvNeXt_Tiny_Weights = weights_enum("ConvNeXt_Tiny_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ConvNeXt_Tiny_Weights.IMAGENET1K_V1))
+def convnext_tiny(*, weights: Optional[ConvNeXt_Tiny_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ConvNeXt_Tiny_Weights, weights, kwargs)
     setting = [CNBlockConfig(96, 192, 3), CNBlockConfig(192, 384, 3),
                CNBlockConfig(384, 768, 9), CNBlockConfig(768, None, 3)]
     return _convnext("convnext_tiny", setting, 0.1, weights, progress, kwargs)
 
 
-def convnext_small(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ConvNeXt_Small_Weights.IMAGENET1K_V1))
+def convnext_small(*, weights: Optional[ConvNeXt_Small_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ConvNeXt_Small_Weights, weights, kwargs)
     setting = [CNBlockConfig(96, 192, 3), CNBlockConfig(192, 384, 3),
                CNBlockConfig(384, 768, 27), CNBlockConfig(768, None, 3)]
     return _convnext("convnext_small", setting, 0.4, weights, progress, kwargs)
 
 
-def convnext_base(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ConvNeXt_Base_Weights.IMAGENET1K_V1))
+def convnext_base(*, weights: Optional[ConvNeXt_Base_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ConvNeXt_Base_Weights, weights, kwargs)
     setting = [CNBlockConfig(128, 256, 3), CNBlockConfig(256, 512, 3),
                CNBlockConfig(512, 1024, 27), CNBlockConfig(1024, None, 3)]
     return _convnext("convnext_base", setting, 0.5, weights, progress, kwargs)
 
 
-def convnext_large(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ConvNeXt_Large_Weights.IMAGENET1K_V1))
+def convnext_large(*, weights: Optional[ConvNeXt_Large_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ConvNeXt_Large_Weights, weights, kwargs)
     setting = [CNBlockConfig(192, 384, 3), CNBlockConfig(384, 768, 3),
                CNBlockConfig(768, 1536, 27), CNBlockConfig(1536, None, 3)]
     return _convnext("convnext_large", setting, 0.5, weights, progress, kwargs)

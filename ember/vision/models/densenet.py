@@ -1,13 +1,18 @@
 """DenseNet (torchvision.models.densenet): dense blocks whose layers see the concatenation of
 every earlier feature map, named features.denseblockN.denselayerM.* as torchvision's."""
+from typing import Optional
+
 import re
 from collections import OrderedDict
 
 from ... import cat, flatten, nn
 from ...nn import functional as F
-from ._utils import handle_legacy, load_weights
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, prepare_weights
 
-__all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201"]
+__all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201",
+           "DenseNet121_Weights", "DenseNet161_Weights", "DenseNet169_Weights",
+           "DenseNet201_Weights"]
 
 
 class _DenseLayer(nn.Module):
@@ -115,22 +120,39 @@ def _fix_legacy_keys(state):
 
 
 def _densenet(name, growth_rate, block_config, num_init_features, weights, progress, kwargs):
-    weights = handle_legacy(weights, kwargs)
     model = DenseNet(growth_rate, block_config, num_init_features, **kwargs)
-    return load_weights(model, weights, progress, name, fix_state=_fix_legacy_keys)
+    return load_weights(model, weights, progress, fix_state=_fix_legacy_keys)
 
 
-def densenet121(*, weights=None, progress=True, **kwargs):
+DenseNet121_Weights = weights_enum("DenseNet121_Weights", __name__)
+DenseNet161_Weights = weights_enum("DenseNet161_Weights", __name__)
+DenseNet169_Weights = weights_enum("DenseNet169_Weights", __name__)
+DenseNet201_Weights = weights_enum("DenseNet201_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", DenseNet121_Weights.IMAGENET1K_V1))
+def densenet121(*, weights: Optional[DenseNet121_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(DenseNet121_Weights, weights, kwargs)
     return _densenet("densenet121", 32, (6, 12, 24, 16), 64, weights, progress, kwargs)
 
 
-def densenet161(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", DenseNet161_Weights.IMAGENET1K_V1))
+def densenet161(*, weights: Optional[DenseNet161_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(DenseNet161_Weights, weights, kwargs)
     return _densenet("densenet161", 48, (6, 12, 36, 24), 96, weights, progress, kwargs)
 
 
-def densenet169(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", DenseNet169_Weights.IMAGENET1K_V1))
+def densenet169(*, weights: Optional[DenseNet169_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(DenseNet169_Weights, weights, kwargs)
     return _densenet("densenet169", 32, (6, 12, 32, 32), 64, weights, progress, kwargs)
 
 
-def densenet201(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", DenseNet201_Weights.IMAGENET1K_V1))
+def densenet201(*, weights: Optional[DenseNet201_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(DenseNet201_Weights, weights, kwargs)
     return _densenet("densenet201", 32, (6, 12, 48, 32), 64, weights, progress, kwargs)

@@ -1,5 +1,7 @@
 """EfficientNet B0-B7 (torchvision.models.efficientnet): MBConv stages with squeeze-excitation,
 SiLU and stochastic depth, named features.S.B.block.M as torchvision's."""
+from typing import Optional
+
 import copy
 import math
 from functools import partial
@@ -7,11 +9,15 @@ from functools import partial
 from ... import flatten, nn
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
 from ..ops.stochastic_depth import StochasticDepth
-from ._utils import handle_legacy, load_weights, make_divisible
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, make_divisible, prepare_weights
 
 __all__ = ["EfficientNet", "efficientnet_b0", "efficientnet_b1", "efficientnet_b2",
            "efficientnet_b3", "efficientnet_b4", "efficientnet_b5", "efficientnet_b6",
-           "efficientnet_b7"]
+           "efficientnet_b7", "EfficientNet_B0_Weights", "EfficientNet_B1_Weights",
+           "EfficientNet_B2_Weights", "EfficientNet_B3_Weights", "EfficientNet_B4_Weights",
+           "EfficientNet_B5_Weights", "EfficientNet_B6_Weights", "EfficientNet_B7_Weights",
+           "EfficientNet_V2_L_Weights", "EfficientNet_V2_M_Weights", "EfficientNet_V2_S_Weights"]
 
 
 class MBConvConfig:
@@ -115,7 +121,6 @@ class EfficientNet(nn.Module):
 
 def _efficientnet(name, width_mult, depth_mult, dropout, weights, progress, kwargs,
                   norm_layer=None):
-    weights = handle_legacy(weights, kwargs)
     c = partial(MBConvConfig, width_mult=width_mult, depth_mult=depth_mult)
     setting = [c(1, 3, 1, 32, 16, 1), c(6, 3, 2, 16, 24, 2), c(6, 5, 2, 24, 40, 2),
                c(6, 3, 2, 40, 80, 3), c(6, 5, 1, 80, 112, 3), c(6, 5, 2, 112, 192, 4),
@@ -124,39 +129,76 @@ def _efficientnet(name, width_mult, depth_mult, dropout, weights, progress, kwar
     if norm_layer is not None:
         kwargs.setdefault("norm_layer", norm_layer)
     model = EfficientNet(setting, dropout, **kwargs)
-    return load_weights(model, weights, progress, name)
+    return load_weights(model, weights, progress)
 
 
-def efficientnet_b0(*, weights=None, progress=True, **kwargs):
+EfficientNet_B0_Weights = weights_enum("EfficientNet_B0_Weights", __name__)
+EfficientNet_B1_Weights = weights_enum("EfficientNet_B1_Weights", __name__)
+EfficientNet_B2_Weights = weights_enum("EfficientNet_B2_Weights", __name__)
+EfficientNet_B3_Weights = weights_enum("EfficientNet_B3_Weights", __name__)
+EfficientNet_B4_Weights = weights_enum("EfficientNet_B4_Weights", __name__)
+EfficientNet_B5_Weights = weights_enum("EfficientNet_B5_Weights", __name__)
+EfficientNet_B6_Weights = weights_enum("EfficientNet_B6_Weights", __name__)
+EfficientNet_B7_Weights = weights_enum("EfficientNet_B7_Weights", __name__)
+EfficientNet_V2_L_Weights = weights_enum("EfficientNet_V2_L_Weights", __name__)
+EfficientNet_V2_M_Weights = weights_enum("EfficientNet_V2_M_Weights", __name__)
+EfficientNet_V2_S_Weights = weights_enum("EfficientNet_V2_S_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B0_Weights.IMAGENET1K_V1))
+def efficientnet_b0(*, weights: Optional[EfficientNet_B0_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(EfficientNet_B0_Weights, weights, kwargs)
     return _efficientnet("efficientnet_b0", 1.0, 1.0, 0.2, weights, progress, kwargs)
 
 
-def efficientnet_b1(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B1_Weights.IMAGENET1K_V1))
+def efficientnet_b1(*, weights: Optional[EfficientNet_B1_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(EfficientNet_B1_Weights, weights, kwargs)
     return _efficientnet("efficientnet_b1", 1.0, 1.1, 0.2, weights, progress, kwargs)
 
 
-def efficientnet_b2(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B2_Weights.IMAGENET1K_V1))
+def efficientnet_b2(*, weights: Optional[EfficientNet_B2_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(EfficientNet_B2_Weights, weights, kwargs)
     return _efficientnet("efficientnet_b2", 1.1, 1.2, 0.3, weights, progress, kwargs)
 
 
-def efficientnet_b3(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B3_Weights.IMAGENET1K_V1))
+def efficientnet_b3(*, weights: Optional[EfficientNet_B3_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(EfficientNet_B3_Weights, weights, kwargs)
     return _efficientnet("efficientnet_b3", 1.2, 1.4, 0.3, weights, progress, kwargs)
 
 
-def efficientnet_b4(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B4_Weights.IMAGENET1K_V1))
+def efficientnet_b4(*, weights: Optional[EfficientNet_B4_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(EfficientNet_B4_Weights, weights, kwargs)
     return _efficientnet("efficientnet_b4", 1.4, 1.8, 0.4, weights, progress, kwargs)
 
 
 _BN_B5 = partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
 
 
-def efficientnet_b5(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B5_Weights.IMAGENET1K_V1))
+def efficientnet_b5(*, weights: Optional[EfficientNet_B5_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(EfficientNet_B5_Weights, weights, kwargs)
     return _efficientnet("efficientnet_b5", 1.6, 2.2, 0.4, weights, progress, kwargs, _BN_B5)
 
 
-def efficientnet_b6(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B6_Weights.IMAGENET1K_V1))
+def efficientnet_b6(*, weights: Optional[EfficientNet_B6_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(EfficientNet_B6_Weights, weights, kwargs)
     return _efficientnet("efficientnet_b6", 1.8, 2.6, 0.5, weights, progress, kwargs, _BN_B5)
 
 
-def efficientnet_b7(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B7_Weights.IMAGENET1K_V1))
+def efficientnet_b7(*, weights: Optional[EfficientNet_B7_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(EfficientNet_B7_Weights, weights, kwargs)
     return _efficientnet("efficientnet_b7", 2.0, 3.1, 0.5, weights, progress, kwargs, _BN_B5)

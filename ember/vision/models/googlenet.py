@@ -1,13 +1,16 @@
 """GoogLeNet / Inception v1 (torchvision.models.googlenet): inception blocks with optional
 auxiliary classifiers, named conv1.conv, inception3a.branch2.1.bn, aux1.fc1 as torchvision's."""
+from typing import Optional
+
 import warnings
 from collections import namedtuple
 
 from ... import cat, flatten, nn, unsqueeze
 from ...nn import functional as F
-from ._utils import handle_legacy, load_weights, overwrite_named_param
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, overwrite_named_param, prepare_weights
 
-__all__ = ["GoogLeNet", "GoogLeNetOutputs", "_GoogLeNetOutputs", "googlenet"]
+__all__ = ["GoogLeNet", "GoogLeNetOutputs", "_GoogLeNetOutputs", "googlenet", "GoogLeNet_Weights"]
 
 GoogLeNetOutputs = namedtuple("GoogLeNetOutputs", ["logits", "aux_logits2", "aux_logits1"])
 GoogLeNetOutputs.__annotations__ = {"logits": object, "aux_logits2": object,
@@ -147,8 +150,13 @@ class GoogLeNet(nn.Module):
         return self.eager_outputs(x, aux2, aux1)
 
 
-def googlenet(*, weights=None, progress=True, **kwargs):
-    weights = handle_legacy(weights, kwargs)
+GoogLeNet_Weights = weights_enum("GoogLeNet_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", GoogLeNet_Weights.IMAGENET1K_V1))
+def googlenet(*, weights: Optional[GoogLeNet_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(GoogLeNet_Weights, weights, kwargs)
     original_aux_logits = kwargs.get("aux_logits", False)
     if weights is not None:
         if "transform_input" not in kwargs:
@@ -166,7 +174,7 @@ def googlenet(*, weights=None, progress=True, **kwargs):
             model.aux2 = None
         return state
 
-    load_weights(model, weights, progress, "googlenet", fix_state=drop_missing_aux)
+    load_weights(model, weights, progress, fix_state=drop_missing_aux)
     if not original_aux_logits:
         model.aux_logits = False
         model.aux1 = None

@@ -2,7 +2,7 @@
 pooling, then three fully connected layers."""
 from ... import flatten, nn
 from ...nn import functional as F
-from ._utils import handle_legacy, load_weights
+from ._utils import handle_legacy_interface, load_weights
 
 __all__ = ["LeNet", "lenet"]
 
@@ -23,6 +23,6 @@ class LeNet(nn.Module):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
+@handle_legacy_interface(weights=("pretrained", None))  # no published weights: a local path
 def lenet(*, weights=None, progress=True, **kwargs):
-    weights = handle_legacy(weights, kwargs)
-    return load_weights(LeNet(**kwargs), weights, progress, "lenet")
+    return load_weights(LeNet(**kwargs), weights, progress)

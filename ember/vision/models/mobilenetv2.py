@@ -1,11 +1,14 @@
 """MobileNetV2 (torchvision.models.mobilenetv2): inverted residual blocks built from
 Conv2dNormActivation, named features.N.conv.M as torchvision's."""
+from typing import Optional
+
 from ... import flatten, nn
 from ...nn import functional as F
 from ..ops.misc import Conv2dNormActivation
-from ._utils import handle_legacy, load_weights, make_divisible
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, make_divisible, prepare_weights
 
-__all__ = ["MobileNetV2", "InvertedResidual", "mobilenet_v2"]
+__all__ = ["MobileNetV2", "InvertedResidual", "mobilenet_v2", "MobileNet_V2_Weights"]
 
 
 class InvertedResidual(nn.Module):
@@ -82,6 +85,11 @@ class MobileNetV2(nn.Module):
         return self.classifier(flatten(x, 1))
 
 
-def mobilenet_v2(*, weights=None, progress=True, **kwargs):
-    weights = handle_legacy(weights, kwargs)
-    return load_weights(MobileNetV2(**kwargs), weights, progress, "mobilenet_v2")
+MobileNet_V2_Weights = weights_enum("MobileNet_V2_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", MobileNet_V2_Weights.IMAGENET1K_V1))
+def mobilenet_v2(*, weights: Optional[MobileNet_V2_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(MobileNet_V2_Weights, weights, kwargs)
+    return load_weights(MobileNetV2(**kwargs), weights, progress)

@@ -1,12 +1,16 @@
 """MobileNetV3 (torchvision.models.mobilenetv3): inverted residuals with optional
 squeeze-excitation and hard-swish, named features.N.block.M as torchvision's."""
+from typing import Optional
+
 from functools import partial
 
 from ... import flatten, nn
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation as SElayer
-from ._utils import handle_legacy, load_weights, make_divisible
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, make_divisible, prepare_weights
 
-__all__ = ["MobileNetV3", "mobilenet_v3_large", "mobilenet_v3_small"]
+__all__ = ["MobileNetV3", "mobilenet_v3_large", "mobilenet_v3_small", "MobileNet_V3_Large_Weights",
+           "MobileNet_V3_Small_Weights"]
 
 
 class InvertedResidualConfig:
@@ -135,16 +139,27 @@ def _mobilenet_v3_conf(arch, width_mult=1.0, reduced_tail=False, dilated=False, 
 
 
 def _mobilenet_v3(arch, weights, progress, kwargs):
-    weights = handle_legacy(weights, kwargs)
     setting, last_channel = _mobilenet_v3_conf(arch, **kwargs)
     for k in ("width_mult", "reduced_tail", "dilated"):
         kwargs.pop(k, None)
-    return load_weights(MobileNetV3(setting, last_channel, **kwargs), weights, progress, arch)
+    return load_weights(MobileNetV3(setting, last_channel, **kwargs), weights, progress)
 
 
-def mobilenet_v3_large(*, weights=None, progress=True, **kwargs):
+MobileNet_V3_Large_Weights = weights_enum("MobileNet_V3_Large_Weights", __name__)
+MobileNet_V3_Small_Weights = weights_enum("MobileNet_V3_Small_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", MobileNet_V3_Large_Weights.IMAGENET1K_V1))
+def mobilenet_v3_large(*, weights: Optional[MobileNet_V3_Large_Weights] = None,
+                       progress=True, **kwargs):
+    weights = prepare_weights(MobileNet_V3_Large_Weights, weights, kwargs)
     return _mobilenet_v3("mobilenet_v3_large", weights, progress, kwargs)
 
 
-def mobilenet_v3_small(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", MobileNet_V3_Small_Weights.IMAGENET1K_V1))
+def mobilenet_v3_small(*, weights: Optional[MobileNet_V3_Small_Weights] = None,
+                       progress=True, **kwargs):
+    weights = prepare_weights(MobileNet_V3_Small_Weights, weights, kwargs)
     return _mobilenet_v3("mobilenet_v3_small", weights, progress, kwargs)

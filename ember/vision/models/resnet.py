@@ -1,11 +1,17 @@
 """ResNet (torchvision.models.resnet): BasicBlock/Bottleneck stacks with torchvision's module
 names (conv1, bn1, layer1.0.conv1, layer1.0.downsample.0, fc), so its state_dicts load."""
-from ... import flatten, nn
-from ._utils import handle_legacy, load_weights, overwrite_named_param
+from typing import Optional
 
-__all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50",
-           "resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
-           "wide_resnet50_2", "wide_resnet101_2"]
+from ... import flatten, nn
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, overwrite_named_param, prepare_weights
+
+__all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50", "resnet101",
+           "resnet152", "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
+           "wide_resnet50_2", "wide_resnet101_2", "ResNet101_Weights", "ResNet152_Weights",
+           "ResNet18_Weights", "ResNet34_Weights", "ResNet50_Weights", "ResNeXt101_32X8D_Weights",
+           "ResNeXt101_64X4D_Weights", "ResNeXt50_32X4D_Weights", "Wide_ResNet101_2_Weights",
+           "Wide_ResNet50_2_Weights"]
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -143,53 +149,97 @@ class ResNet(nn.Module):
 
 
 def _resnet(name, block, layers, weights, progress, kwargs):
-    weights = handle_legacy(weights, kwargs)
-    return load_weights(ResNet(block, layers, **kwargs), weights, progress, name)
+    return load_weights(ResNet(block, layers, **kwargs), weights, progress)
 
 
-def resnet18(*, weights=None, progress=True, **kwargs):
+ResNet101_Weights = weights_enum("ResNet101_Weights", __name__)
+ResNet152_Weights = weights_enum("ResNet152_Weights", __name__)
+ResNet18_Weights = weights_enum("ResNet18_Weights", __name__)
+ResNet34_Weights = weights_enum("ResNet34_Weights", __name__)
+ResNet50_Weights = weights_enum("ResNet50_Weights", __name__)
+ResNeXt101_32X8D_Weights = weights_enum("ResNeXt101_32X8D_Weights", __name__)
+ResNeXt101_64X4D_Weights = weights_enum("ResNeXt101_64X4D_Weights", __name__)
+ResNeXt50_32X4D_Weights = weights_enum("ResNeXt50_32X4D_Weights", __name__)
+Wide_ResNet101_2_Weights = weights_enum("Wide_ResNet101_2_Weights", __name__)
+Wide_ResNet50_2_Weights = weights_enum("Wide_ResNet50_2_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNet18_Weights.IMAGENET1K_V1))
+def resnet18(*, weights: Optional[ResNet18_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ResNet18_Weights, weights, kwargs)
     return _resnet("resnet18", BasicBlock, [2, 2, 2, 2], weights, progress, kwargs)
 
 
-def resnet34(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNet34_Weights.IMAGENET1K_V1))
+def resnet34(*, weights: Optional[ResNet34_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ResNet34_Weights, weights, kwargs)
     return _resnet("resnet34", BasicBlock, [3, 4, 6, 3], weights, progress, kwargs)
 
 
-def resnet50(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNet50_Weights.IMAGENET1K_V1))
+def resnet50(*, weights: Optional[ResNet50_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ResNet50_Weights, weights, kwargs)
     return _resnet("resnet50", Bottleneck, [3, 4, 6, 3], weights, progress, kwargs)
 
 
-def resnet101(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNet101_Weights.IMAGENET1K_V1))
+def resnet101(*, weights: Optional[ResNet101_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ResNet101_Weights, weights, kwargs)
     return _resnet("resnet101", Bottleneck, [3, 4, 23, 3], weights, progress, kwargs)
 
 
-def resnet152(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNet152_Weights.IMAGENET1K_V1))
+def resnet152(*, weights: Optional[ResNet152_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ResNet152_Weights, weights, kwargs)
     return _resnet("resnet152", Bottleneck, [3, 8, 36, 3], weights, progress, kwargs)
 
 
-def resnext50_32x4d(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNeXt50_32X4D_Weights.IMAGENET1K_V1))
+def resnext50_32x4d(*, weights: Optional[ResNeXt50_32X4D_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ResNeXt50_32X4D_Weights, weights, kwargs)
     overwrite_named_param(kwargs, "groups", 32)
     overwrite_named_param(kwargs, "width_per_group", 4)
     return _resnet("resnext50_32x4d", Bottleneck, [3, 4, 6, 3], weights, progress, kwargs)
 
 
-def resnext101_32x8d(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNeXt101_32X8D_Weights.IMAGENET1K_V1))
+def resnext101_32x8d(*, weights: Optional[ResNeXt101_32X8D_Weights] = None,
+                     progress=True, **kwargs):
+    weights = prepare_weights(ResNeXt101_32X8D_Weights, weights, kwargs)
     overwrite_named_param(kwargs, "groups", 32)
     overwrite_named_param(kwargs, "width_per_group", 8)
     return _resnet("resnext101_32x8d", Bottleneck, [3, 4, 23, 3], weights, progress, kwargs)
 
 
-def resnext101_64x4d(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNeXt101_64X4D_Weights.IMAGENET1K_V1))
+def resnext101_64x4d(*, weights: Optional[ResNeXt101_64X4D_Weights] = None,
+                     progress=True, **kwargs):
+    weights = prepare_weights(ResNeXt101_64X4D_Weights, weights, kwargs)
     overwrite_named_param(kwargs, "groups", 64)
     overwrite_named_param(kwargs, "width_per_group", 4)
     return _resnet("resnext101_64x4d", Bottleneck, [3, 4, 23, 3], weights, progress, kwargs)
 
 
-def wide_resnet50_2(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", Wide_ResNet50_2_Weights.IMAGENET1K_V1))
+def wide_resnet50_2(*, weights: Optional[Wide_ResNet50_2_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(Wide_ResNet50_2_Weights, weights, kwargs)
     overwrite_named_param(kwargs, "width_per_group", 64 * 2)
     return _resnet("wide_resnet50_2", Bottleneck, [3, 4, 6, 3], weights, progress, kwargs)
 
 
-def wide_resnet101_2(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", Wide_ResNet101_2_Weights.IMAGENET1K_V1))
+def wide_resnet101_2(*, weights: Optional[Wide_ResNet101_2_Weights] = None,
+                     progress=True, **kwargs):
+    weights = prepare_weights(Wide_ResNet101_2_Weights, weights, kwargs)
     overwrite_named_param(kwargs, "width_per_group", 64 * 2)
     return _resnet("wide_resnet101_2", Bottleneck, [3, 4, 23, 3], weights, progress, kwargs)

@@ -1,8 +1,12 @@
 """SqueezeNet 1.0 / 1.1 (torchvision.models.squeezenet): Fire modules, a 1x1 conv classifier."""
-from ... import cat, flatten, nn
-from ._utils import handle_legacy, load_weights
+from typing import Optional
 
-__all__ = ["SqueezeNet", "Fire", "squeezenet1_0", "squeezenet1_1"]
+from ... import cat, flatten, nn
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, prepare_weights
+
+__all__ = ["SqueezeNet", "Fire", "squeezenet1_0", "squeezenet1_1", "SqueezeNet1_0_Weights",
+           "SqueezeNet1_1_Weights"]
 
 
 class Fire(nn.Module):
@@ -58,11 +62,19 @@ class SqueezeNet(nn.Module):
         return flatten(self.classifier(self.features(x)), 1)
 
 
-def squeezenet1_0(*, weights=None, progress=True, **kwargs):
-    weights = handle_legacy(weights, kwargs)
-    return load_weights(SqueezeNet("1_0", **kwargs), weights, progress, "squeezenet1_0")
+SqueezeNet1_0_Weights = weights_enum("SqueezeNet1_0_Weights", __name__)
+SqueezeNet1_1_Weights = weights_enum("SqueezeNet1_1_Weights", __name__)
 
 
-def squeezenet1_1(*, weights=None, progress=True, **kwargs):
-    weights = handle_legacy(weights, kwargs)
-    return load_weights(SqueezeNet("1_1", **kwargs), weights, progress, "squeezenet1_1")
+@register_model()
+@handle_legacy_interface(weights=("pretrained", SqueezeNet1_0_Weights.IMAGENET1K_V1))
+def squeezenet1_0(*, weights: Optional[SqueezeNet1_0_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(SqueezeNet1_0_Weights, weights, kwargs)
+    return load_weights(SqueezeNet("1_0", **kwargs), weights, progress)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", SqueezeNet1_1_Weights.IMAGENET1K_V1))
+def squeezenet1_1(*, weights: Optional[SqueezeNet1_1_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(SqueezeNet1_1_Weights, weights, kwargs)
+    return load_weights(SqueezeNet("1_1", **kwargs), weights, progress)

@@ -1,10 +1,15 @@
 """VGG (torchvision.models.vgg): `features` (convs, optional BatchNorm, max pools), a 7x7
 adaptive average pool and a three-layer `classifier`, named as torchvision's."""
+from typing import Optional
+
 from ... import flatten, nn
-from ._utils import handle_legacy, load_weights
+from ._api import register_model, weights_enum
+from ._utils import handle_legacy_interface, load_weights, prepare_weights
 
 __all__ = ["VGG", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19",
-           "vgg19_bn", "make_layers"]
+           "vgg19_bn", "make_layers", "VGG11_Weights", "VGG11_BN_Weights", "VGG13_Weights",
+           "VGG13_BN_Weights", "VGG16_Weights", "VGG16_BN_Weights", "VGG19_Weights",
+           "VGG19_BN_Weights"]
 
 cfgs = {
     "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
@@ -59,40 +64,73 @@ def make_layers(cfg, batch_norm=False):
 
 
 def _vgg(name, cfg, batch_norm, weights, progress, kwargs):
-    weights = handle_legacy(weights, kwargs)
     if weights is not None:
         kwargs["init_weights"] = False  # the loaded weights replace the initial ones anyway
     model = VGG(make_layers(cfgs[cfg], batch_norm=batch_norm), **kwargs)
-    return load_weights(model, weights, progress, name)
+    return load_weights(model, weights, progress)
 
 
-def vgg11(*, weights=None, progress=True, **kwargs):
+VGG11_Weights = weights_enum("VGG11_Weights", __name__)
+VGG11_BN_Weights = weights_enum("VGG11_BN_Weights", __name__)
+VGG13_Weights = weights_enum("VGG13_Weights", __name__)
+VGG13_BN_Weights = weights_enum("VGG13_BN_Weights", __name__)
+VGG16_Weights = weights_enum("VGG16_Weights", __name__)
+VGG16_BN_Weights = weights_enum("VGG16_BN_Weights", __name__)
+VGG19_Weights = weights_enum("VGG19_Weights", __name__)
+VGG19_BN_Weights = weights_enum("VGG19_BN_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", VGG11_Weights.IMAGENET1K_V1))
+def vgg11(*, weights: Optional[VGG11_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(VGG11_Weights, weights, kwargs)
     return _vgg("vgg11", "A", False, weights, progress, kwargs)
 
 
-def vgg11_bn(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", VGG11_BN_Weights.IMAGENET1K_V1))
+def vgg11_bn(*, weights: Optional[VGG11_BN_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(VGG11_BN_Weights, weights, kwargs)
     return _vgg("vgg11_bn", "A", True, weights, progress, kwargs)
 
 
-def vgg13(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", VGG13_Weights.IMAGENET1K_V1))
+def vgg13(*, weights: Optional[VGG13_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(VGG13_Weights, weights, kwargs)
     return _vgg("vgg13", "B", False, weights, progress, kwargs)
 
 
-def vgg13_bn(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", VGG13_BN_Weights.IMAGENET1K_V1))
+def vgg13_bn(*, weights: Optional[VGG13_BN_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(VGG13_BN_Weights, weights, kwargs)
     return _vgg("vgg13_bn", "B", True, weights, progress, kwargs)
 
 
-def vgg16(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", VGG16_Weights.IMAGENET1K_V1))
+def vgg16(*, weights: Optional[VGG16_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(VGG16_Weights, weights, kwargs)
     return _vgg("vgg16", "D", False, weights, progress, kwargs)
 
 
-def vgg16_bn(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", VGG16_BN_Weights.IMAGENET1K_V1))
+def vgg16_bn(*, weights: Optional[VGG16_BN_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(VGG16_BN_Weights, weights, kwargs)
     return _vgg("vgg16_bn", "D", True, weights, progress, kwargs)
 
 
-def vgg19(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", VGG19_Weights.IMAGENET1K_V1))
+def vgg19(*, weights: Optional[VGG19_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(VGG19_Weights, weights, kwargs)
     return _vgg("vgg19", "E", False, weights, progress, kwargs)
 
 
-def vgg19_bn(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", VGG19_BN_Weights.IMAGENET1K_V1))
+def vgg19_bn(*, weights: Optional[VGG19_BN_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(VGG19_BN_Weights, weights, kwargs)
     return _vgg("vgg19_bn", "E", True, weights, progress, kwargs)

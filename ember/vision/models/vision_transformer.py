@@ -1,5 +1,7 @@
 """Vision Transformer (torchvision.models.vision_transformer): patch embedding, class token,
 pre-norm encoder blocks; named conv_proj, encoder.layers.encoder_layer_N.*, heads.head."""
+from typing import Optional
+
 import math
 from collections import OrderedDict
 from functools import partial
@@ -7,9 +9,13 @@ from typing import Callable, NamedTuple
 
 from ... import cat, empty, nn, zeros
 from ..ops.misc import MLP, Conv2dNormActivation
-from ._utils import handle_legacy, load_weights
+from ._api import WeightsEnum, register_model, weights_enum
+from ._utils import (handle_legacy_interface, load_weights, overwrite_named_param,
+                     prepare_weights)
 
-__all__ = ["VisionTransformer", "ConvStemConfig", "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14"]
+__all__ = ["VisionTransformer", "ConvStemConfig", "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32",
+           "vit_h_14", "ViT_B_16_Weights", "ViT_B_32_Weights", "ViT_H_14_Weights",
+           "ViT_L_16_Weights", "ViT_L_32_Weights"]
 
 
 class ConvStemConfig(NamedTuple):
@@ -165,29 +171,53 @@ class VisionTransformer(nn.Module):
 
 def _vit(name, patch_size, num_layers, num_heads, hidden_dim, mlp_dim, weights, progress,
          kwargs):
-    weights = handle_legacy(weights, kwargs)
+    if isinstance(weights, WeightsEnum):
+        width, height = weights.meta["min_size"]
+        overwrite_named_param(kwargs, "image_size", width)  # trained at that size only
     image_size = kwargs.pop("image_size", 224)
     model = VisionTransformer(image_size=image_size, patch_size=patch_size,
                               num_layers=num_layers, num_heads=num_heads,
                               hidden_dim=hidden_dim, mlp_dim=mlp_dim, **kwargs)
-    return load_weights(model, weights, progress, name)
+    return load_weights(model, weights, progress)
 
 
-def vit_b_16(*, weights=None, progress=True, **kwargs):
+ViT_B_16_Weights = weights_enum("ViT_B_16_Weights", __name__)
+ViT_B_32_Weights = weights_enum("ViT_B_32_Weights", __name__)
+ViT_H_14_Weights = weights_enum("ViT_H_14_Weights", __name__)
+ViT_L_16_Weights = weights_enum("ViT_L_16_Weights", __name__)
+ViT_L_32_Weights = weights_enum("ViT_L_32_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ViT_B_16_Weights.IMAGENET1K_V1))
+def vit_b_16(*, weights: Optional[ViT_B_16_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ViT_B_16_Weights, weights, kwargs)
     return _vit("vit_b_16", 16, 12, 12, 768, 3072, weights, progress, kwargs)
 
 
-def vit_b_32(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ViT_B_32_Weights.IMAGENET1K_V1))
+def vit_b_32(*, weights: Optional[ViT_B_32_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ViT_B_32_Weights, weights, kwargs)
     return _vit("vit_b_32", 32, 12, 12, 768, 3072, weights, progress, kwargs)
 
 
-def vit_l_16(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ViT_L_16_Weights.IMAGENET1K_V1))
+def vit_l_16(*, weights: Optional[ViT_L_16_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ViT_L_16_Weights, weights, kwargs)
     return _vit("vit_l_16", 16, 24, 16, 1024, 4096, weights, progress, kwargs)
 
 
-def vit_l_32(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ViT_L_32_Weights.IMAGENET1K_V1))
+def vit_l_32(*, weights: Optional[ViT_L_32_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ViT_L_32_Weights, weights, kwargs)
     return _vit("vit_l_32", 32, 24, 16, 1024, 4096, weights, progress, kwargs)
 
 
-def vit_h_14(*, weights=None, progress=True, **kwargs):
+@register_model()
+@handle_legacy_interface(weights=("pretrained", None))
+def vit_h_14(*, weights: Optional[ViT_H_14_Weights] = None, progress=True, **kwargs):
+    weights = prepare_weights(ViT_H_14_Weights, weights, kwargs)
     return _vit("vit_h_14", 14, 32, 16, 1280, 5120, weights, progress, kwargs)

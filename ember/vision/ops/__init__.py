@@ -3,7 +3,9 @@ building blocks the models use."""
 from .boxes import (batched_nms, box_area, box_convert, box_iou, clip_boxes_to_image,
                     complete_box_iou, distance_box_iou, generalized_box_iou, nms,
                     remove_small_boxes)
+from .feature_pyramid_network import FeaturePyramidNetwork
 from .misc import MLP, Conv2dNormActivation, FrozenBatchNorm2d, Permute, SqueezeExcitation
+from .poolers import MultiScaleRoIAlign
 from .roi import RoIAlign, RoIPool, roi_align, roi_pool, sigmoid_focal_loss
 from .stochastic_depth import StochasticDepth, stochastic_depth
 
@@ -11,4 +13,5 @@ __all__ = ["box_area", "box_iou", "generalized_box_iou", "distance_box_iou",
            "complete_box_iou", "box_convert", "clip_boxes_to_image", "remove_small_boxes",
            "nms", "batched_nms", "roi_align", "RoIAlign", "roi_pool", "RoIPool",
            "sigmoid_focal_loss", "Conv2dNormActivation", "FrozenBatchNorm2d", "MLP", "Permute",
-           "SqueezeExcitation", "StochasticDepth", "stochastic_depth"]
+           "SqueezeExcitation", "StochasticDepth", "stochastic_depth", "FeaturePyramidNetwork",
+           "MultiScaleRoIAlign"]

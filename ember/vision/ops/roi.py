@@ -51,15 +51,26 @@ def _rois(input, boxes):
 
 
 def _gather(input, b, y, x, weights, shape):
-    """sum over the last axis of weights * input[b, :, y, x], laid out as (K, C, *shape)."""
+    """sum over the last axis of weights * input[b, :, y, x], laid out as (K, C, *shape).
+
+    The input is seen as a (N*H*W, C) matrix of pixel rows, and the weighted sum is taken
+    one sample position at a time: each step gathers whole rows (whose gradient is a sorted
+    row-wise add) and holds only (K * cells, C) values, never (K * cells * samples, C)."""
     dev = input.device
+    N, C, H, W = input.shape
     if b.size == 0:
-        return input.new_zeros((0, input.shape[1]) + shape)
-    vals = input[tensor(b, device=dev), :, tensor(y, device=dev), tensor(x, device=dev)]
-    w = tensor(weights, dtype=input.dtype, device=dev)
-    # vals: (K, *shape, S, C) -> weighted sum over samples S -> (K, C, *shape)
-    out = (vals * w.unsqueeze(-1)).sum(-2)
-    return out.movedim(-1, 1)
+        return input.new_zeros((0, C) + shape)
+    rows_of = input.permute(0, 2, 3, 1).reshape(N * H * W, C)
+    flat = ((b * H + y) * W + x).reshape(-1, b.shape[-1])  # (K * cells, samples)
+    w = weights.reshape(-1, weights.shape[-1])
+    out = None
+    for s in range(flat.shape[1]):
+        if s > 0 and not w[:, s].any():  # padding of the smaller sampling grids
+            continue
+        term = rows_of[tensor(flat[:, s], device=dev)] * tensor(w[:, s:s + 1], dtype=input.dtype,
+                                                                 device=dev)
+        out = term if out is None else out + term
+    return out.reshape(b.shape[:-1] + (C,)).movedim(-1, 1)
 
 
 def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):

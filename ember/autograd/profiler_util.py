@@ -1,10 +1,11 @@
-"""Profiler results as torch.autograd.profiler_util has them: `FunctionEvent` (one recorded
-call), `FunctionEventAvg` (calls grouped by name), `EventList` with `table()`, and the
-chrome trace. Times are in microseconds."""
+"""`ember.autograd.profiler_util`, as torch.autograd.profiler_util: the profiler's results.
+`FunctionEvent` (one recorded call), `FunctionEventAvg` (calls grouped by name), `EventList`
+with `table()`, and the chrome trace. Times are in microseconds."""
+import gzip
 import json
 import os
 
-__all__ = ["FunctionEvent", "FunctionEventAvg", "EventList"]
+__all__ = ["EventList", "Interval", "FunctionEvent", "FunctionEventAvg"]
 
 
 def _format_time(us):
@@ -187,7 +188,8 @@ class EventList(list):
                 "dur": e.cpu_time_total,
                 "args": {"External id": e.id, "Ev Idx": i,
                          **({"Input Dims": e.input_shapes} if e.input_shapes else {})}})
-        with open(path, "w") as f:
+        opener = gzip.open if str(path).endswith(".gz") else open  # a .gz path is compressed
+        with opener(path, "wt") as f:
             json.dump(trace, f)
         return path
 

@@ -1,0 +1,17 @@
+"""`torch.functional`: the tensor functions PyTorch writes in Python rather than in its
+operator library (einsum, meshgrid, split, unique, norm ...). Re-exports: each lives with its
+op family under ember/ops."""
+from .ops.decompositions.lu import lu
+from .ops.distance import cdist
+from .ops.index_extra import unravel_index
+from .ops.linalg.contractions import chain_matmul, tensordot
+from .ops.linalg.einsum import einsum
+from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes,
+                            broadcast_tensors, cartesian_prod, meshgrid, split)
+from .ops.sorting import unique, unique_consecutive
+from .ops.statistics import norm
+
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
+           "broadcast_tensors", "cartesian_prod", "cdist", "chain_matmul", "einsum", "lu",
+           "meshgrid", "norm", "split", "tensordot", "unique", "unique_consecutive",
+           "unravel_index"]

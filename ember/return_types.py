@@ -1,0 +1,57 @@
+"""`torch.return_types`: PyTorch's named result tuples (`torch.max(x, 0)` gives
+`torch.return_types.max(values=..., indices=...)`). Each is a tuple type with named fields
+that prints as PyTorch's; the `_out` types are what the `out=` forms return. The ops make
+their results with `return_type`, which gives the one type of each name."""
+from collections import namedtuple
+
+__all__ = ["all_return_types"]
+
+_VALUES_INDICES = ("values", "indices")
+# name -> field names, PyTorch 2.13's table; each also has an `_out` twin unless listed
+# in _NO_OUT
+_FIELDS = {
+    "aminmax": ("min", "max"), "cummax": _VALUES_INDICES, "cummin": _VALUES_INDICES,
+    "frexp": ("mantissa", "exponent"), "geqrf": ("a", "tau"),
+    "histogram": ("hist", "bin_edges"), "histogramdd": ("hist", "bin_edges"),
+    "kthvalue": _VALUES_INDICES, "linalg_cholesky_ex": ("L", "info"),
+    "linalg_eig": ("eigenvalues", "eigenvectors"), "linalg_eigh": ("eigenvalues", "eigenvectors"),
+    "linalg_inv_ex": ("inverse", "info"), "linalg_ldl_factor": ("LD", "pivots"),
+    "linalg_ldl_factor_ex": ("LD", "pivots", "info"),
+    "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+    "linalg_lu": ("P", "L", "U"), "linalg_lu_factor": ("LU", "pivots"),
+    "linalg_lu_factor_ex": ("LU", "pivots", "info"), "linalg_qr": ("Q", "R"),
+    "linalg_slogdet": ("sign", "logabsdet"), "linalg_solve_ex": ("result", "info"),
+    "linalg_svd": ("U", "S", "Vh"), "lu_unpack": ("P", "L", "U"), "max": _VALUES_INDICES,
+    "median": _VALUES_INDICES, "min": _VALUES_INDICES, "mode": _VALUES_INDICES,
+    "nanmedian": _VALUES_INDICES, "qr": ("Q", "R"), "slogdet": ("sign", "logabsdet"),
+    "sort": _VALUES_INDICES, "svd": ("U", "S", "V"), "topk": _VALUES_INDICES,
+    "triangular_solve": ("solution", "cloned_coefficient"),
+}
+_NO_OUT = {"histogramdd"}
+
+
+def return_type(name, fields=_VALUES_INDICES):
+    """The named tuple type `return_types.<name>`, made once (it pickles by that name)."""
+    cls = globals().get(name)
+    if isinstance(cls, type):
+        return cls
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    cls = type(name, (namedtuple(name, fields),),
+               {"__slots__": (), "__repr__": __repr__, "__str__": __repr__,
+                "__module__": __name__, "__qualname__": name})
+    globals()[name] = cls
+    if not name.startswith("_"):
+        __all__.append(name)
+        all_return_types.append(cls)
+    return cls
+
+
+all_return_types = []
+for _name, _fields in _FIELDS.items():
+    return_type(_name, _fields)
+    if _name not in _NO_OUT:
+        return_type(f"{_name}_out", _fields)

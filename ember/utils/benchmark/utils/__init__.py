@@ -1,0 +1,1 @@
+"""The modules of `ember.utils.benchmark`, at PyTorch's paths."""
