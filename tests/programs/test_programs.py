@@ -131,27 +131,6 @@ def test_dcgan(tmp_path):
     check_pytorch_loads("dcgan.py", tmp_path, "netG_epoch_1.pth")
 
 
-def _pickled_dtype_bug():
-    """ember refuses to compute with the tensors of a checkpoint it loaded: a storage read
-    back through np.frombuffer carries an equal copy of NumPy's dtype, not the object ops
-    compare by identity ('expected m1 and m2 to have the same dtype, but got: float != float').
-    Fixed on the branch that makes pickled dtypes ember's own (issue 10, section 2 item 1)."""
-    import io
-
-    import ember
-    buffer = io.BytesIO()
-    ember.save(ember.nn.Linear(2, 2), buffer)
-    buffer.seek(0)
-    try:
-        ember.load(buffer, weights_only=False)(ember.zeros(1, 2))
-    except RuntimeError as error:
-        return "same dtype" in str(error)
-    return False
-
-
-@pytest.mark.xfail(_pickled_dtype_bug(), strict=True,
-                   reason="pickled-dtype identity: a loaded checkpoint's tensors fail matmul's "
-                          "dtype check ('float != float')")
 def test_lstm_language_model(tmp_path):
     metrics, out = run_program("lstm_lm.py", tmp_path)
     assert "| End of training | test loss" in out
