@@ -73,7 +73,7 @@ def tv_python_kernels(tv, monkeypatch):
 
 BUILDERS = ["fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
             "fasterrcnn_mobilenet_v3_large_fpn", "fasterrcnn_mobilenet_v3_large_320_fpn",
-            "retinanet_resnet50_fpn"]
+            "retinanet_resnet50_fpn", "retinanet_resnet50_fpn_v2"]
 
 
 @pytest.mark.parametrize("name", BUILDERS)
@@ -108,20 +108,21 @@ def _pair(tv, name, **kwargs):
     """torchvision's model and ember's, holding torchvision's weights."""
     import torch
     torch.manual_seed(0)
+    kwargs = {**SMALL, **kwargs}
     theirs = getattr(tv.models.detection, name)(weights=None, weights_backbone=None,
-                                                num_classes=5, **SMALL, **kwargs).eval()
+                                                num_classes=5, **kwargs).eval()
     with pytest.MonkeyPatch.context() as mp:
         _skip_ember_init(mp)  # the weights are overwritten below
-        ours = getattr(D, name)(weights=None, weights_backbone=None, num_classes=5, **SMALL,
+        ours = getattr(D, name)(weights=None, weights_backbone=None, num_classes=5,
                                 **kwargs).eval()
     ours.load_state_dict(_to_ember(dict(theirs.state_dict())))
     return theirs, ours
 
 
-def _images():
+def _images(scale=1):
     rng = np.random.default_rng(0)
-    return [rng.random((3, 128, 160), dtype=np.float32),
-            rng.random((3, 100, 150), dtype=np.float32)]
+    return [rng.random((3, 128 // scale, 160 // scale), dtype=np.float32),
+            rng.random((3, 100 // scale, 150 // scale), dtype=np.float32)]
 
 
 def _close(a, b, rtol=1e-4, atol=1e-4):
@@ -240,11 +241,12 @@ def test_training_targets_and_losses_match_torchvision(tv_python_kernels):
 def test_retinanet_matches_torchvision(tv_python_kernels):
     import torch
     tv, _ = tv_python_kernels
-    theirs, ours = _pair(tv, "retinanet_resnet50_fpn")
-    images = _images()
-    t_targets = [{"boxes": torch.tensor([[10., 20., 60., 90.], [70., 5., 150., 60.]]),
+    # half the size of the Faster R-CNN test: P7 is then 1x1, still every level
+    theirs, ours = _pair(tv, "retinanet_resnet50_fpn", min_size=64, max_size=80)
+    images = _images(scale=2)
+    t_targets = [{"boxes": torch.tensor([[5., 10., 30., 45.], [35., 2., 75., 30.]]),
                   "labels": torch.tensor([1, 3])},
-                 {"boxes": torch.tensor([[30., 30., 90., 100.]]), "labels": torch.tensor([2])}]
+                 {"boxes": torch.tensor([[15., 15., 45., 50.]]), "labels": torch.tensor([2])}]
     with torch.no_grad(), ember.no_grad():
         t_list, t_tg = theirs.transform([torch.from_numpy(i) for i in images], t_targets)
         t_feats = list(theirs.backbone(t_list.tensors).values())
@@ -281,6 +283,7 @@ def test_retinanet_matches_torchvision(tv_python_kernels):
     for a, b in zip(e_dets, t_dets):
         assert set(a) == set(b) == {"boxes", "labels", "scores"}
         assert tuple(a["boxes"].shape) == tuple(b["boxes"].shape) == (50, 4)
+        assert a["labels"].dtype == ember.int64
         np.testing.assert_array_equal(_np(a["labels"]), _np(b["labels"]))
         _close(a["scores"], b["scores"], atol=1e-6)
         _close(a["boxes"], b["boxes"], atol=1e-3)
@@ -347,3 +350,49 @@ def test_named_weights_load_from_the_hub_cache(tv, tmp_path, monkeypatch):
         "The parameter 'pretrained' is deprecated", "Arguments other than a weight enum or `N"]
     with pytest.raises(RuntimeError, match="not in the cache"):  # the ImageNet backbone
         D.fasterrcnn_mobilenet_v3_large_320_fpn(num_classes=3)
+
+
+@pytest.mark.parametrize("loss_name", ["generalized_box_iou_loss", "distance_box_iou_loss",
+                                       "complete_box_iou_loss"])
+def test_box_iou_losses_match_torchvision(tv, loss_name):
+    import torch
+    import ember.vision.ops as O
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(0, 20, (2, 40, 2))
+    boxes = np.concatenate([xy, xy + rng.uniform(0.5, 15, (2, 40, 2))], -1)
+    boxes[0, :3] = boxes[1, :3] + [30, 0, 30, 0]  # disjoint pairs too
+    theirs_fn, ours_fn = getattr(tv.ops, loss_name), getattr(O, loss_name)
+    for reduction in ("none", "mean", "sum"):
+        t1 = torch.tensor(boxes[0], requires_grad=True)
+        e1 = ember.tensor(boxes[0], requires_grad=True)
+        want = theirs_fn(t1, torch.tensor(boxes[1]), reduction=reduction)
+        got = ours_fn(e1, ember.tensor(boxes[1]), reduction=reduction)
+        _close(got, want, rtol=1e-10, atol=1e-12)
+        want.sum().backward()
+        got.sum().backward()
+        _close(e1.grad, t1.grad, rtol=1e-8, atol=1e-10)
+    half = ours_fn(ember.tensor(boxes[0]).half(), ember.tensor(boxes[1]).half())
+    assert half.dtype == ember.float32  # upcast as torchvision
+    with pytest.raises(ValueError, match="Invalid Value for arg 'reduction'"):
+        ours_fn(ember.tensor(boxes[0]), ember.tensor(boxes[1]), reduction="max")
+
+
+@pytest.mark.parametrize("kind", ["l1", "smooth_l1", "giou", "diou", "ciou"])
+def test_detection_box_loss_matches_torchvision(tv, kind):
+    import torch
+    from torchvision.models.detection import _utils as tv_det_utils
+    from ember.vision.models.detection import _utils as det_utils
+    rng = np.random.default_rng(4)
+    xy = rng.uniform(0, 50, (2, 30, 2))
+    boxes = np.concatenate([xy, xy + rng.uniform(4, 40, (2, 30, 2))], -1)
+    deltas = rng.standard_normal((30, 4)) * 0.2
+    cnf = {"beta": 0.5} if kind == "smooth_l1" else None
+    want = tv_det_utils._box_loss(kind, tv_det_utils.BoxCoder((1.0, 1.0, 1.0, 1.0)),
+                                  torch.tensor(boxes[0]), torch.tensor(boxes[1]),
+                                  torch.tensor(deltas), cnf)
+    got = det_utils._box_loss(kind, det_utils.BoxCoder((1.0, 1.0, 1.0, 1.0)),
+                              ember.tensor(boxes[0]), ember.tensor(boxes[1]),
+                              ember.tensor(deltas), cnf)
+    _close(got, want, rtol=1e-10, atol=1e-10)
+    with pytest.raises(AssertionError, match="Unsupported loss: l2"):
+        det_utils._box_loss("l2", None, None, None, None)
