@@ -396,3 +396,72 @@ def test_detection_box_loss_matches_torchvision(tv, kind):
     _close(got, want, rtol=1e-10, atol=1e-10)
     with pytest.raises(AssertionError, match="Unsupported loss: l2"):
         det_utils._box_loss("l2", None, None, None, None)
+
+
+def _tiny_faster_rcnn(lib_nn, detection, ops, **kwargs):
+    backbone = lib_nn.Sequential(lib_nn.Conv2d(3, 8, 3, stride=4, padding=1), lib_nn.ReLU())
+    backbone.out_channels = 8
+    return detection.FasterRCNN(
+        backbone, num_classes=3,
+        rpn_anchor_generator=detection.anchor_utils.AnchorGenerator(((16, 32),),
+                                                                    ((0.5, 1.0, 2.0),)),
+        box_roi_pool=ops.MultiScaleRoIAlign(["0"], 7, 2), min_size=64, max_size=64, **kwargs)
+
+
+def test_detectors_train_and_predict_on_cuda(fake_cuda):
+    import ember.vision.ops as O
+    ember.manual_seed(0)
+    model = _tiny_faster_rcnn(ember.nn, D, O).to(fake_cuda)
+    retina = D.RetinaNet(model.backbone, num_classes=3, min_size=64, max_size=64,
+                         anchor_generator=D.anchor_utils.AnchorGenerator(((16, 32),),
+                                                                         ((0.5, 1.0, 2.0),))
+                         ).to(fake_cuda)
+    images = [ember.rand(3, 64, 64, device=fake_cuda), ember.rand(3, 48, 64, device=fake_cuda)]
+    targets = [{"boxes": ember.tensor([[5., 5., 30., 40.]], device=fake_cuda),
+                "labels": ember.tensor([1], device=fake_cuda)}] * 2
+    for detector, loss_names in ((model, {"loss_classifier", "loss_box_reg", "loss_objectness",
+                                          "loss_rpn_box_reg"}),
+                                 (retina, {"classification", "bbox_regression"})):
+        detector.train()
+        losses = detector(images, targets)
+        assert set(losses) == loss_names
+        sum(losses.values()).backward()
+        assert all(v.device == fake_cuda for v in losses.values())
+        detector.eval()
+        with ember.no_grad():
+            out = detector(images)
+        assert len(out) == 2 and all(v.device == fake_cuda for v in out[0].values())
+        assert out[1]["boxes"].numel() == 0 or float(out[1]["boxes"][:, 3].max()) <= 48
+
+
+def test_bad_inputs_raise_torchvisions_errors(tv_python_kernels):
+    import torch
+    import ember.vision.ops as O
+    tv, _ = tv_python_kernels
+    theirs = _tiny_faster_rcnn(torch.nn, tv.models.detection, tv.ops)
+    ours = _tiny_faster_rcnn(ember.nn, D, O)
+    box = [[5., 5., 30., 40.]]
+    cases = [  # (images, targets) as nested lists, or a callable building them per library
+        lambda lib: ([lib.rand(3, 64, 64)], None),
+        lambda lib: ([lib.rand(3, 64, 64)], [{"boxes": lib.tensor([[5., 5., 5., 40.]]),
+                                              "labels": lib.tensor([1])}]),
+        lambda lib: ([lib.rand(3, 64, 64)], [{"boxes": lib.tensor([1., 2., 3., 4.]),
+                                              "labels": lib.tensor([1])}]),
+        lambda lib: ([lib.zeros(3, 64, 64, dtype=lib.uint8)], [{"boxes": lib.tensor(box),
+                                                                 "labels": lib.tensor([1])}]),
+        lambda lib: ([lib.rand(64, 64)], [{"boxes": lib.tensor(box), "labels": lib.tensor([1])}]),
+        lambda lib: ([lib.rand(3, 64, 64)], [{"boxes": lib.tensor(box),
+                                              "labels": lib.tensor([1], dtype=lib.int32)}]),
+    ]
+    for make in cases:
+        errors = []
+        for lib, model in ((torch, theirs), (ember, ours)):
+            model.train()
+            with pytest.raises(Exception) as info:
+                model(*make(lib))
+            errors.append((type(info.value), str(info.value)))
+        assert errors[1] == errors[0]
+    with pytest.raises(ValueError, match="num_classes should be None when box_predictor"):
+        D.FasterRCNN(ours.backbone, num_classes=3, box_predictor=D.FastRCNNPredictor(8, 3))
+    with pytest.raises(ValueError, match="backbone should contain an attribute out_channels"):
+        D.FasterRCNN(ember.nn.ReLU(), num_classes=3)
