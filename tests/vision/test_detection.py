@@ -77,7 +77,7 @@ BUILDERS = ["fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
 
 
 @pytest.mark.parametrize("name", BUILDERS)
-def test_state_dict_matches_torchvision_and_loads_strictly(tv, name, monkeypatch):
+def test_state_dict_and_repr_match_torchvision_and_load_strictly(tv, name, monkeypatch):
     import torch
     _skip_ember_init(monkeypatch)  # names and shapes are under test here, not values
     theirs = getattr(tv.models.detection, name)(weights=None, weights_backbone=None,
@@ -87,6 +87,7 @@ def test_state_dict_matches_torchvision_and_loads_strictly(tv, name, monkeypatch
     got = {k: tuple(v.shape) for k, v in ours.state_dict().items()}
     assert list(got) == list(want)
     assert got == want
+    assert repr(ours) == repr(theirs)  # what print(model) shows
     ours.load_state_dict(_to_ember(dict(theirs.state_dict())), strict=True)
     assert [n for n, p in ours.named_parameters() if not p.requires_grad] == \
         [n for n, p in theirs.named_parameters() if not p.requires_grad]
@@ -465,3 +466,31 @@ def test_bad_inputs_raise_torchvisions_errors(tv_python_kernels):
         D.FasterRCNN(ours.backbone, num_classes=3, box_predictor=D.FastRCNNPredictor(8, 3))
     with pytest.raises(ValueError, match="backbone should contain an attribute out_channels"):
         D.FasterRCNN(ember.nn.ReLU(), num_classes=3)
+
+
+def test_images_without_objects_and_no_proposals():
+    import ember.vision.ops as O
+    ember.manual_seed(0)
+    nothing = {"boxes": ember.zeros(0, 4), "labels": ember.zeros(0, dtype=ember.int64)}
+    one = {"boxes": ember.tensor([[5., 5., 30., 40.]]), "labels": ember.tensor([1])}
+    model = _tiny_faster_rcnn(ember.nn, D, O)
+    losses = model([ember.rand(3, 64, 64), ember.rand(3, 64, 64)], [nothing, one])
+    assert all(bool(ember.isfinite(v)) for v in losses.values())
+    sum(losses.values()).backward()  # an image of background only is a valid sample
+    retina = D.RetinaNet(model.backbone, num_classes=3, min_size=64, max_size=64,
+                         anchor_generator=D.anchor_utils.AnchorGenerator(((16, 32),),
+                                                                         ((0.5, 1.0, 2.0),)))
+    losses = retina([ember.rand(3, 64, 64)], [nothing])
+    assert losses["bbox_regression"].item() == 0.0 and losses["classification"].item() > 0
+    # the v2 head: GroupNorm towers and the GIoU box loss
+    from functools import partial
+    retina.head = D.RetinaNetHead(8, 6, 3, norm_layer=partial(ember.nn.GroupNorm, 4))
+    retina.head.regression_head._loss_type = "giou"
+    losses = retina([ember.rand(3, 64, 64)], [one])
+    sum(losses.values()).backward()
+    assert retina.head.regression_head.conv[0][1].weight.grad is not None
+    # no proposal survives the RPN's score threshold: empty, well-formed detections
+    model = _tiny_faster_rcnn(ember.nn, D, O, rpn_score_thresh=1.0).eval()
+    with ember.no_grad():
+        (out,) = model([ember.rand(3, 64, 64)])
+    assert tuple(out["boxes"].shape) == (0, 4) and out["labels"].dtype == ember.int64
