@@ -73,11 +73,11 @@ def tv_python_kernels(tv, monkeypatch):
 
 BUILDERS = ["fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2",
             "fasterrcnn_mobilenet_v3_large_fpn", "fasterrcnn_mobilenet_v3_large_320_fpn",
-            "retinanet_resnet50_fpn"]
+            "retinanet_resnet50_fpn", "retinanet_resnet50_fpn_v2"]
 
 
 @pytest.mark.parametrize("name", BUILDERS)
-def test_state_dict_matches_torchvision_and_loads_strictly(tv, name, monkeypatch):
+def test_state_dict_and_repr_match_torchvision_and_load_strictly(tv, name, monkeypatch):
     import torch
     _skip_ember_init(monkeypatch)  # names and shapes are under test here, not values
     theirs = getattr(tv.models.detection, name)(weights=None, weights_backbone=None,
@@ -87,6 +87,7 @@ def test_state_dict_matches_torchvision_and_loads_strictly(tv, name, monkeypatch
     got = {k: tuple(v.shape) for k, v in ours.state_dict().items()}
     assert list(got) == list(want)
     assert got == want
+    assert repr(ours) == repr(theirs)  # what print(model) shows
     ours.load_state_dict(_to_ember(dict(theirs.state_dict())), strict=True)
     assert [n for n, p in ours.named_parameters() if not p.requires_grad] == \
         [n for n, p in theirs.named_parameters() if not p.requires_grad]
@@ -108,20 +109,21 @@ def _pair(tv, name, **kwargs):
     """torchvision's model and ember's, holding torchvision's weights."""
     import torch
     torch.manual_seed(0)
+    kwargs = {**SMALL, **kwargs}
     theirs = getattr(tv.models.detection, name)(weights=None, weights_backbone=None,
-                                                num_classes=5, **SMALL, **kwargs).eval()
+                                                num_classes=5, **kwargs).eval()
     with pytest.MonkeyPatch.context() as mp:
         _skip_ember_init(mp)  # the weights are overwritten below
-        ours = getattr(D, name)(weights=None, weights_backbone=None, num_classes=5, **SMALL,
+        ours = getattr(D, name)(weights=None, weights_backbone=None, num_classes=5,
                                 **kwargs).eval()
     ours.load_state_dict(_to_ember(dict(theirs.state_dict())))
     return theirs, ours
 
 
-def _images():
+def _images(scale=1):
     rng = np.random.default_rng(0)
-    return [rng.random((3, 128, 160), dtype=np.float32),
-            rng.random((3, 100, 150), dtype=np.float32)]
+    return [rng.random((3, 128 // scale, 160 // scale), dtype=np.float32),
+            rng.random((3, 100 // scale, 150 // scale), dtype=np.float32)]
 
 
 def _close(a, b, rtol=1e-4, atol=1e-4):
@@ -240,11 +242,12 @@ def test_training_targets_and_losses_match_torchvision(tv_python_kernels):
 def test_retinanet_matches_torchvision(tv_python_kernels):
     import torch
     tv, _ = tv_python_kernels
-    theirs, ours = _pair(tv, "retinanet_resnet50_fpn")
-    images = _images()
-    t_targets = [{"boxes": torch.tensor([[10., 20., 60., 90.], [70., 5., 150., 60.]]),
+    # half the size of the Faster R-CNN test: P7 is then 1x1, still every level
+    theirs, ours = _pair(tv, "retinanet_resnet50_fpn", min_size=64, max_size=80)
+    images = _images(scale=2)
+    t_targets = [{"boxes": torch.tensor([[5., 10., 30., 45.], [35., 2., 75., 30.]]),
                   "labels": torch.tensor([1, 3])},
-                 {"boxes": torch.tensor([[30., 30., 90., 100.]]), "labels": torch.tensor([2])}]
+                 {"boxes": torch.tensor([[15., 15., 45., 50.]]), "labels": torch.tensor([2])}]
     with torch.no_grad(), ember.no_grad():
         t_list, t_tg = theirs.transform([torch.from_numpy(i) for i in images], t_targets)
         t_feats = list(theirs.backbone(t_list.tensors).values())
@@ -281,6 +284,7 @@ def test_retinanet_matches_torchvision(tv_python_kernels):
     for a, b in zip(e_dets, t_dets):
         assert set(a) == set(b) == {"boxes", "labels", "scores"}
         assert tuple(a["boxes"].shape) == tuple(b["boxes"].shape) == (50, 4)
+        assert a["labels"].dtype == ember.int64
         np.testing.assert_array_equal(_np(a["labels"]), _np(b["labels"]))
         _close(a["scores"], b["scores"], atol=1e-6)
         _close(a["boxes"], b["boxes"], atol=1e-3)
@@ -347,3 +351,146 @@ def test_named_weights_load_from_the_hub_cache(tv, tmp_path, monkeypatch):
         "The parameter 'pretrained' is deprecated", "Arguments other than a weight enum or `N"]
     with pytest.raises(RuntimeError, match="not in the cache"):  # the ImageNet backbone
         D.fasterrcnn_mobilenet_v3_large_320_fpn(num_classes=3)
+
+
+@pytest.mark.parametrize("loss_name", ["generalized_box_iou_loss", "distance_box_iou_loss",
+                                       "complete_box_iou_loss"])
+def test_box_iou_losses_match_torchvision(tv, loss_name):
+    import torch
+    import ember.vision.ops as O
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(0, 20, (2, 40, 2))
+    boxes = np.concatenate([xy, xy + rng.uniform(0.5, 15, (2, 40, 2))], -1)
+    boxes[0, :3] = boxes[1, :3] + [30, 0, 30, 0]  # disjoint pairs too
+    theirs_fn, ours_fn = getattr(tv.ops, loss_name), getattr(O, loss_name)
+    for reduction in ("none", "mean", "sum"):
+        t1 = torch.tensor(boxes[0], requires_grad=True)
+        e1 = ember.tensor(boxes[0], requires_grad=True)
+        want = theirs_fn(t1, torch.tensor(boxes[1]), reduction=reduction)
+        got = ours_fn(e1, ember.tensor(boxes[1]), reduction=reduction)
+        _close(got, want, rtol=1e-10, atol=1e-12)
+        want.sum().backward()
+        got.sum().backward()
+        _close(e1.grad, t1.grad, rtol=1e-8, atol=1e-10)
+    half = ours_fn(ember.tensor(boxes[0]).half(), ember.tensor(boxes[1]).half())
+    assert half.dtype == ember.float32  # upcast as torchvision
+    with pytest.raises(ValueError, match="Invalid Value for arg 'reduction'"):
+        ours_fn(ember.tensor(boxes[0]), ember.tensor(boxes[1]), reduction="max")
+
+
+@pytest.mark.parametrize("kind", ["l1", "smooth_l1", "giou", "diou", "ciou"])
+def test_detection_box_loss_matches_torchvision(tv, kind):
+    import torch
+    from torchvision.models.detection import _utils as tv_det_utils
+    from ember.vision.models.detection import _utils as det_utils
+    rng = np.random.default_rng(4)
+    xy = rng.uniform(0, 50, (2, 30, 2))
+    boxes = np.concatenate([xy, xy + rng.uniform(4, 40, (2, 30, 2))], -1)
+    deltas = rng.standard_normal((30, 4)) * 0.2
+    cnf = {"beta": 0.5} if kind == "smooth_l1" else None
+    want = tv_det_utils._box_loss(kind, tv_det_utils.BoxCoder((1.0, 1.0, 1.0, 1.0)),
+                                  torch.tensor(boxes[0]), torch.tensor(boxes[1]),
+                                  torch.tensor(deltas), cnf)
+    got = det_utils._box_loss(kind, det_utils.BoxCoder((1.0, 1.0, 1.0, 1.0)),
+                              ember.tensor(boxes[0]), ember.tensor(boxes[1]),
+                              ember.tensor(deltas), cnf)
+    _close(got, want, rtol=1e-10, atol=1e-10)
+    with pytest.raises(AssertionError, match="Unsupported loss: l2"):
+        det_utils._box_loss("l2", None, None, None, None)
+
+
+def _tiny_faster_rcnn(lib_nn, detection, ops, **kwargs):
+    backbone = lib_nn.Sequential(lib_nn.Conv2d(3, 8, 3, stride=4, padding=1), lib_nn.ReLU())
+    backbone.out_channels = 8
+    return detection.FasterRCNN(
+        backbone, num_classes=3,
+        rpn_anchor_generator=detection.anchor_utils.AnchorGenerator(((16, 32),),
+                                                                    ((0.5, 1.0, 2.0),)),
+        box_roi_pool=ops.MultiScaleRoIAlign(["0"], 7, 2), min_size=64, max_size=64, **kwargs)
+
+
+def test_detectors_train_and_predict_on_cuda(fake_cuda):
+    import ember.vision.ops as O
+    ember.manual_seed(0)
+    model = _tiny_faster_rcnn(ember.nn, D, O).to(fake_cuda)
+    retina = D.RetinaNet(model.backbone, num_classes=3, min_size=64, max_size=64,
+                         anchor_generator=D.anchor_utils.AnchorGenerator(((16, 32),),
+                                                                         ((0.5, 1.0, 2.0),))
+                         ).to(fake_cuda)
+    images = [ember.rand(3, 64, 64, device=fake_cuda), ember.rand(3, 48, 64, device=fake_cuda)]
+    targets = [{"boxes": ember.tensor([[5., 5., 30., 40.]], device=fake_cuda),
+                "labels": ember.tensor([1], device=fake_cuda)}] * 2
+    for detector, loss_names in ((model, {"loss_classifier", "loss_box_reg", "loss_objectness",
+                                          "loss_rpn_box_reg"}),
+                                 (retina, {"classification", "bbox_regression"})):
+        detector.train()
+        losses = detector(images, targets)
+        assert set(losses) == loss_names
+        sum(losses.values()).backward()
+        assert all(v.device == fake_cuda for v in losses.values())
+        detector.eval()
+        with ember.no_grad():
+            out = detector(images)
+        assert len(out) == 2 and all(v.device == fake_cuda for v in out[0].values())
+        assert out[1]["boxes"].numel() == 0 or float(out[1]["boxes"][:, 3].max()) <= 48
+
+
+def test_bad_inputs_raise_torchvisions_errors(tv_python_kernels):
+    import torch
+    import ember.vision.ops as O
+    tv, _ = tv_python_kernels
+    theirs = _tiny_faster_rcnn(torch.nn, tv.models.detection, tv.ops)
+    ours = _tiny_faster_rcnn(ember.nn, D, O)
+    box = [[5., 5., 30., 40.]]
+    cases = [  # (images, targets) as nested lists, or a callable building them per library
+        lambda lib: ([lib.rand(3, 64, 64)], None),
+        lambda lib: ([lib.rand(3, 64, 64)], [{"boxes": lib.tensor([[5., 5., 5., 40.]]),
+                                              "labels": lib.tensor([1])}]),
+        lambda lib: ([lib.rand(3, 64, 64)], [{"boxes": lib.tensor([1., 2., 3., 4.]),
+                                              "labels": lib.tensor([1])}]),
+        lambda lib: ([lib.zeros(3, 64, 64, dtype=lib.uint8)], [{"boxes": lib.tensor(box),
+                                                                 "labels": lib.tensor([1])}]),
+        lambda lib: ([lib.rand(64, 64)], [{"boxes": lib.tensor(box), "labels": lib.tensor([1])}]),
+        lambda lib: ([lib.rand(3, 64, 64)], [{"boxes": lib.tensor(box),
+                                              "labels": lib.tensor([1], dtype=lib.int32)}]),
+    ]
+    for make in cases:
+        errors = []
+        for lib, model in ((torch, theirs), (ember, ours)):
+            model.train()
+            with pytest.raises(Exception) as info:
+                model(*make(lib))
+            errors.append((type(info.value), str(info.value)))
+        assert errors[1] == errors[0]
+    with pytest.raises(ValueError, match="num_classes should be None when box_predictor"):
+        D.FasterRCNN(ours.backbone, num_classes=3, box_predictor=D.FastRCNNPredictor(8, 3))
+    with pytest.raises(ValueError, match="backbone should contain an attribute out_channels"):
+        D.FasterRCNN(ember.nn.ReLU(), num_classes=3)
+
+
+def test_images_without_objects_and_no_proposals():
+    import ember.vision.ops as O
+    ember.manual_seed(0)
+    nothing = {"boxes": ember.zeros(0, 4), "labels": ember.zeros(0, dtype=ember.int64)}
+    one = {"boxes": ember.tensor([[5., 5., 30., 40.]]), "labels": ember.tensor([1])}
+    model = _tiny_faster_rcnn(ember.nn, D, O)
+    losses = model([ember.rand(3, 64, 64), ember.rand(3, 64, 64)], [nothing, one])
+    assert all(bool(ember.isfinite(v)) for v in losses.values())
+    sum(losses.values()).backward()  # an image of background only is a valid sample
+    retina = D.RetinaNet(model.backbone, num_classes=3, min_size=64, max_size=64,
+                         anchor_generator=D.anchor_utils.AnchorGenerator(((16, 32),),
+                                                                         ((0.5, 1.0, 2.0),)))
+    losses = retina([ember.rand(3, 64, 64)], [nothing])
+    assert losses["bbox_regression"].item() == 0.0 and losses["classification"].item() > 0
+    # the v2 head: GroupNorm towers and the GIoU box loss
+    from functools import partial
+    retina.head = D.RetinaNetHead(8, 6, 3, norm_layer=partial(ember.nn.GroupNorm, 4))
+    retina.head.regression_head._loss_type = "giou"
+    losses = retina([ember.rand(3, 64, 64)], [one])
+    sum(losses.values()).backward()
+    assert retina.head.regression_head.conv[0][1].weight.grad is not None
+    # no proposal survives the RPN's score threshold: empty, well-formed detections
+    model = _tiny_faster_rcnn(ember.nn, D, O, rpn_score_thresh=1.0).eval()
+    with ember.no_grad():
+        (out,) = model([ember.rand(3, 64, 64)])
+    assert tuple(out["boxes"].shape) == (0, 4) and out["labels"].dtype == ember.int64

@@ -3,7 +3,10 @@ building blocks the models use."""
 from .boxes import (batched_nms, box_area, box_convert, box_iou, clip_boxes_to_image,
                     complete_box_iou, distance_box_iou, generalized_box_iou, nms,
                     remove_small_boxes)
+from .ciou_loss import complete_box_iou_loss
+from .diou_loss import distance_box_iou_loss
 from .feature_pyramid_network import FeaturePyramidNetwork
+from .giou_loss import generalized_box_iou_loss
 from .misc import MLP, Conv2dNormActivation, FrozenBatchNorm2d, Permute, SqueezeExcitation
 from .poolers import MultiScaleRoIAlign
 from .roi import RoIAlign, RoIPool, roi_align, roi_pool, sigmoid_focal_loss
@@ -14,4 +17,5 @@ __all__ = ["box_area", "box_iou", "generalized_box_iou", "distance_box_iou",
            "nms", "batched_nms", "roi_align", "RoIAlign", "roi_pool", "RoIPool",
            "sigmoid_focal_loss", "Conv2dNormActivation", "FrozenBatchNorm2d", "MLP", "Permute",
            "SqueezeExcitation", "StochasticDepth", "stochastic_depth", "FeaturePyramidNetwork",
-           "MultiScaleRoIAlign"]
+           "MultiScaleRoIAlign", "generalized_box_iou_loss", "distance_box_iou_loss",
+           "complete_box_iou_loss"]

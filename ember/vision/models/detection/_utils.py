@@ -8,6 +8,9 @@ from collections import OrderedDict
 from .... import (as_tensor, cat, clamp, exp, log, no_grad, randperm, stack, where,
                   zeros, zeros_like, uint8)
 from ....nn import functional as F
+from ...ops.ciou_loss import complete_box_iou_loss
+from ...ops.diou_loss import distance_box_iou_loss
+from ...ops.giou_loss import generalized_box_iou_loss
 from ...ops.misc import FrozenBatchNorm2d
 from .._api import WeightsEnum
 from .._utils import load_weights, overwrite_value_param, verify_weights
@@ -191,15 +194,20 @@ def _topk_min(input, orig_kval, axis):
 
 def _box_loss(type, box_coder, anchors_per_image, matched_gt_boxes_per_image,
               bbox_regression_per_image, cnf=None):
+    """The summed box loss of the matched anchors: L1 / smooth L1 on the encoded deltas, or
+    an IoU loss (giou, diou, ciou) on the decoded boxes."""
     _assert(type in ["l1", "smooth_l1", "ciou", "diou", "giou"], f"Unsupported loss: {type}")
-    if type in ("ciou", "diou", "giou"):
-        raise NotImplementedError(f"the '{type}' box loss is not available in ember yet; use "
-                                  "'l1' or 'smooth_l1'")
-    target = box_coder.encode_single(matched_gt_boxes_per_image, anchors_per_image)
-    if type == "l1":
-        return F.l1_loss(bbox_regression_per_image, target, reduction="sum")
-    beta = cnf["beta"] if cnf is not None and "beta" in cnf else 1.0
-    return F.smooth_l1_loss(bbox_regression_per_image, target, reduction="sum", beta=beta)
+    if type in ("l1", "smooth_l1"):
+        target = box_coder.encode_single(matched_gt_boxes_per_image, anchors_per_image)
+        if type == "l1":
+            return F.l1_loss(bbox_regression_per_image, target, reduction="sum")
+        beta = cnf["beta"] if cnf is not None and "beta" in cnf else 1.0
+        return F.smooth_l1_loss(bbox_regression_per_image, target, reduction="sum", beta=beta)
+    boxes = box_coder.decode_single(bbox_regression_per_image, anchors_per_image)
+    eps = cnf["eps"] if cnf is not None and "eps" in cnf else 1e-7
+    loss = {"ciou": complete_box_iou_loss, "diou": distance_box_iou_loss,
+            "giou": generalized_box_iou_loss}[type]
+    return loss(boxes, matched_gt_boxes_per_image, reduction="sum", eps=eps)
 
 
 def resolve_detection_weights(weights_enum, weights, backbone_enum, weights_backbone,

@@ -3,6 +3,7 @@ FPN (P3-P7) with a classification head trained by sigmoid focal loss and a box r
 head, both shared across levels; torchvision's module names, so its state_dicts load."""
 import math
 from collections import OrderedDict
+from functools import partial
 from typing import Optional
 
 from .... import cat, full, int64, nn, sigmoid, where, zeros_like
@@ -20,7 +21,9 @@ from .generalized_rcnn import _check_degenerate_boxes, _original_sizes
 from .transform import GeneralizedRCNNTransform
 
 __all__ = ["RetinaNet", "RetinaNetHead", "RetinaNetClassificationHead",
-           "RetinaNetRegressionHead", "RetinaNet_ResNet50_FPN_Weights", "retinanet_resnet50_fpn"]
+           "RetinaNetRegressionHead", "RetinaNet_ResNet50_FPN_Weights",
+           "RetinaNet_ResNet50_FPN_V2_Weights", "retinanet_resnet50_fpn",
+           "retinanet_resnet50_fpn_v2"]
 
 
 def _sum(x):
@@ -308,3 +311,34 @@ def retinanet_resnet50_fpn(*, weights: Optional[RetinaNet_ResNet50_FPN_Weights] 
     model = RetinaNet(backbone, num_classes, **kwargs)
     return load_detection_weights(model, weights, progress,
                                   RetinaNet_ResNet50_FPN_Weights.COCO_V1)
+
+
+RetinaNet_ResNet50_FPN_V2_Weights = weights_enum("RetinaNet_ResNet50_FPN_V2_Weights", __name__)
+
+
+@register_model()
+@handle_legacy_interface(
+    weights=("pretrained", RetinaNet_ResNet50_FPN_V2_Weights.COCO_V1),
+    weights_backbone=("pretrained_backbone", ResNet50_Weights.IMAGENET1K_V1))
+def retinanet_resnet50_fpn_v2(*, weights: Optional[RetinaNet_ResNet50_FPN_V2_Weights] = None,
+                              progress=True, num_classes=None,
+                              weights_backbone: Optional[ResNet50_Weights] = None,
+                              trainable_backbone_layers=None, **kwargs):
+    """The improved recipe: plain BatchNorm in the backbone, P6 from C5, GroupNorm in the
+    heads and the GIoU box loss."""
+    weights, weights_backbone, num_classes = resolve_detection_weights(
+        RetinaNet_ResNet50_FPN_V2_Weights, weights, ResNet50_Weights, weights_backbone,
+        num_classes)
+    is_trained = weights is not None or weights_backbone is not None
+    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
+                                                           5, 3)
+    backbone = resnet50(weights=weights_backbone, progress=progress)
+    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers, returned_layers=[2, 3, 4],
+                                     extra_blocks=LastLevelP6P7(2048, 256))
+    anchor_generator = _default_anchorgen()
+    head = RetinaNetHead(backbone.out_channels, anchor_generator.num_anchors_per_location()[0],
+                         num_classes, norm_layer=partial(nn.GroupNorm, 32))
+    head.regression_head._loss_type = "giou"
+    model = RetinaNet(backbone, num_classes, anchor_generator=anchor_generator, head=head,
+                      **kwargs)
+    return load_detection_weights(model, weights, progress)
