@@ -143,8 +143,6 @@ OPEN = {
         "argument_validation", "functional_datapipe", "guaranteed_datapipes_determinism",
         "non_deterministic", "runtime_validation", "runtime_validation_disabled"],
     "torch.utils.hooks": ["BackwardHook", "unserializable_hook", "warn_if_has_hooks"],
-    "torchvision": ["disable_beta_transforms_warning", "get_image_backend",
-        "get_video_backend", "set_image_backend", "set_video_backend"],
     "torchvision.datasets": ["CLEVRClassification", "CREStereo", "Caltech101", "Caltech256",
         "CarlaStereo", "CelebA", "Cityscapes", "CocoCaptions", "CocoDetection", "Country211",
         "DTD", "EMNIST", "ETH3DStereo", "EuroSAT", "FER2013", "FGVCAircraft",
