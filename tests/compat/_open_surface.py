@@ -142,7 +142,8 @@ OPEN = {
     "torch.utils.data": ["DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe",
         "argument_validation", "functional_datapipe", "guaranteed_datapipes_determinism",
         "non_deterministic", "runtime_validation", "runtime_validation_disabled"],
-    "torch.utils.hooks": ["BackwardHook", "unserializable_hook", "warn_if_has_hooks"],
+    # BackwardHook (module full backward hooks) lives in ember/nn/modules/hooks.py: floor 5
+    "torch.utils.hooks": ["BackwardHook"],
     "torchvision.datasets": ["CLEVRClassification", "CREStereo", "Caltech101", "Caltech256",
         "CarlaStereo", "CelebA", "Cityscapes", "CocoCaptions", "CocoDetection", "Country211",
         "DTD", "EMNIST", "ETH3DStereo", "EuroSAT", "FER2013", "FGVCAircraft",
