@@ -422,6 +422,15 @@ class Tensor:
             self._hooks = {}
         return _register_hook(self._hooks, hook)
 
+    @property
+    def _backward_hooks(self):
+        """The tensor hooks registered with register_hook (id -> hook), or None, where
+        PyTorch keeps them: on a leaf itself, on a non-leaf's grad_fn (per output)."""
+        fn = self.grad_fn
+        if fn is None:
+            return self._hooks or None
+        return (fn._pre_hooks or {}).get(self._output_nr) or None
+
     def register_post_accumulate_grad_hook(self, hook):
         """`hook(self)` runs after backward has accumulated into this leaf's .grad."""
         if not self._requires_grad:

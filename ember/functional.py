@@ -10,8 +10,9 @@ from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             broadcast_tensors, cartesian_prod, meshgrid, split)
 from .ops.sorting import unique, unique_consecutive
 from .ops.statistics import norm
+from .ops.stft import istft, stft
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
-           "broadcast_tensors", "cartesian_prod", "cdist", "chain_matmul", "einsum", "lu",
-           "meshgrid", "norm", "split", "tensordot", "unique", "unique_consecutive",
-           "unravel_index"]
+           "broadcast_tensors", "cartesian_prod", "cdist", "chain_matmul", "einsum", "istft",
+           "lu", "meshgrid", "norm", "split", "stft", "tensordot", "unique",
+           "unique_consecutive", "unravel_index"]

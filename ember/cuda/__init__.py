@@ -1,10 +1,16 @@
 """`ember.cuda`: queries about CUDA devices. Without CuPy or a GPU, `is_available()` is False
 and every tensor stays on the CPU; asking for a CUDA tensor then raises PyTorch's error."""
-from .. import _state, random as _random
+from .. import _state
 from ..device import backend_of, device as _device
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
-           "manual_seed", "manual_seed_all", "get_device_name", "empty_cache", "is_initialized"]
+           "manual_seed", "manual_seed_all", "get_device_name", "empty_cache", "is_initialized",
+           "seed", "seed_all", "initial_seed", "get_rng_state", "get_rng_state_all",
+           "set_rng_state", "set_rng_state_all", "memory_allocated", "memory_cached",
+           "memory_reserved",
+           "mem_get_info", "get_per_process_memory_fraction", "set_per_process_memory_fraction",
+           "Stream", "Event", "ExternalStream", "current_stream", "default_stream", "stream",
+           "set_stream", "StreamContext", "is_current_stream_capturing"]
 
 def _backend():
     return backend_of(_device("cuda"))
@@ -36,24 +42,18 @@ def synchronize(device=None):
     _backend().synchronize(index)
 
 
-def manual_seed(seed):
-    _random.generator_for(_device("cuda", _state.cuda_device)).manual_seed(seed)
-
-
-def manual_seed_all(seed):
-    for i in range(max(device_count(), 1)):
-        _random.generator_for(_device("cuda", i)).manual_seed(seed)
-
-
 def get_device_name(device=None):
     cp = _backend().xp
     index = _state.cuda_device if device is None else _device(device).index or 0
     return cp.cuda.runtime.getDeviceProperties(index)["name"].decode()
 
 
-def empty_cache():
-    if is_available():
-        _backend().xp.get_default_memory_pool().free_all_blocks()
-
-
-from . import amp  # noqa: E402  (torch.cuda.amp)
+from . import amp, graphs, memory, nvtx, profiler, random, streams  # noqa: E402
+from .memory import (empty_cache, mem_get_info, memory_allocated, memory_cached,  # noqa: E402
+                     memory_reserved, get_per_process_memory_fraction,
+                     set_per_process_memory_fraction)
+from .random import (get_rng_state, get_rng_state_all, initial_seed, manual_seed,  # noqa: E402
+                     manual_seed_all, seed, seed_all, set_rng_state, set_rng_state_all)
+from .streams import (Event, ExternalStream, Stream, StreamContext, current_stream,  # noqa: E402
+                      default_stream, set_stream, stream)
+from .graphs import is_current_stream_capturing  # noqa: E402

@@ -1,9 +1,29 @@
 """`RemovableHandle` (`torch.utils.hooks`): what every hook registration returns, on tensors,
-autograd nodes, modules and optimizers alike. Ground floor: it knows only dicts."""
+autograd nodes, modules and optimizers alike; and the marking of hooks that are not meant to be
+saved with a tensor. Ground floor: it knows only dicts (and a tensor's `_backward_hooks`)."""
 import itertools
+import warnings
 import weakref
 
-__all__ = ["RemovableHandle"]
+__all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]
+
+
+def unserializable_hook(f):
+    """Decorator: mark hook `f` as one that is not saved with its tensor, which silences
+    warn_if_has_hooks about it."""
+    f.__torch_unserializable__ = True
+    return f
+
+
+def warn_if_has_hooks(tensor):
+    """Warn about each backward hook of `tensor` that saving it would lose."""
+    hooks = tensor._backward_hooks
+    for hook in (hooks or {}).values():
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this "
+                          "is expected, you can decorate the function with "
+                          "@torch.utils.hooks.unserializable_hook to suppress this warning",
+                          stacklevel=2)
 
 
 def _reference(d):

@@ -81,6 +81,11 @@ MUST = sorted(set(
 # module -> {name or fnmatch pattern: why ember cannot have it}. Only what ember can never
 # have: it has no C++ core, no TorchScript compiler, no quantized or vendor kernels.
 _CPP_TORCHSCRIPT = "TorchScript's C++ compiler internals (IR graph, types, serializer)"
+# ember's CUDA ops are Python calls into CuPy that allocate from its pool and may sync with
+# the host: they cannot be captured into a replayable CUDA graph
+_CUDA_GRAPHS = "CUDA graph capture and replay of ops"
+_ALLOCATOR = ("PyTorch's C++ caching allocator and its pluggable replacements; ember's CUDA "
+              "memory is CuPy's pool")
 EXCLUDED = {
     "torch": {
         "*Type": _CPP_TORCHSCRIPT, "Script*": _CPP_TORCHSCRIPT, "AliasDb": _CPP_TORCHSCRIPT,
@@ -109,6 +114,21 @@ EXCLUDED = {
         "choose_qparams_optimized": "quantized tensors: no quantized backend",
         "fused_moving_avg_obs_fake_quant": "quantized tensors: no quantized backend",
         "is_vulkan_available": "Vulkan backend",
+    },
+    "torch.cuda": {
+        "CUDAGraph": _CUDA_GRAPHS, "graph": _CUDA_GRAPHS, "graph_pool_handle": _CUDA_GRAPHS,
+        "make_graphed_callables": _CUDA_GRAPHS, "CUDAPluggableAllocator": _ALLOCATOR,
+        "MemPool": _ALLOCATOR, "use_mem_pool": _ALLOCATOR, "caching_allocator_*": _ALLOCATOR,
+        "change_current_allocator": _ALLOCATOR, "get_allocator_backend": _ALLOCATOR,
+    },
+    "torch.cuda.graphs": {
+        "CUDAGraph": _CUDA_GRAPHS, "graph": _CUDA_GRAPHS, "graph_pool_handle": _CUDA_GRAPHS,
+        "make_graphed_callables": _CUDA_GRAPHS,
+    },
+    "torch.cuda.memory": {
+        "CUDAPluggableAllocator": _ALLOCATOR, "MemPool": _ALLOCATOR, "use_mem_pool": _ALLOCATOR,
+        "caching_allocator_*": _ALLOCATOR, "change_current_allocator": _ALLOCATOR,
+        "get_allocator_backend": _ALLOCATOR,
     },
 }
 
@@ -213,9 +233,11 @@ def _static_all(module_name, paths):
 def test_module_has_pytorchs_public_names(surface, module):
     _, _, missing = surface
     lacking = missing[module]
+    if isinstance(lacking, str) and module in OPEN and OPEN[module] is None:
+        pytest.xfail(f"{module} is on the to-do list (OPEN): {lacking}")
     assert not isinstance(lacking, str), f"`import {module}` fails under compat: {lacking}"
     unexplained = [n for n in lacking if not _excluded(module, n)
-                   and n not in OPEN.get(module, ())]
+                   and n not in (OPEN.get(module) or ())]
     assert not unexplained, f"{module} lacks PyTorch's {unexplained}"
 
 
@@ -225,6 +247,9 @@ def test_open_gaps_are_still_open(surface, module):
     _, _, missing = surface
     lacking = missing.get(module)
     assert module in MUST
+    if OPEN[module] is None:
+        assert isinstance(lacking, str), f"ember has {module} now: replace its None in OPEN"
+        return
     if isinstance(lacking, str):
         return  # the module itself is missing: its names are, too
     closed = sorted(set(OPEN[module]) - set(lacking))
@@ -239,7 +264,7 @@ def test_excluded_names_exist_in_pytorch(surface):
 
 
 # The share only grows: raise it when more modules import.
-MIN_SHARE = 0.0
+MIN_SHARE = 0.20
 
 
 def test_share_of_public_modules_that_import(surface):

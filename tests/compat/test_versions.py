@@ -12,7 +12,8 @@ import torch, torchvision
 from torch.torch_version import TorchVersion
 assert isinstance(torch.__version__, TorchVersion)
 assert torch.__version__ >= "2.0" and torch.__version__ > (1, 13) and torch.__version__ < "2.14"
-assert torch.__version__.split("+")[0] == "2.13.0" and torch.version.__version__ == torch.__version__
+assert torch.__version__.split("+")[0] == "2.13.0"
+assert torch.version.__version__ == torch.__version__
 assert tuple(int(x) for x in torchvision.__version__.split("+")[0].split(".")) >= (0, 15)
 during = (str(torch.__version__), torchvision.__version__)
 ember.compat.uninstall()

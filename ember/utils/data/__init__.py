@@ -1,6 +1,7 @@
 """`ember.utils.data`: datasets, samplers, collation and the DataLoader, as `torch.utils.data`."""
 from . import distributed  # noqa: F401
 from ._collate import default_collate, default_convert
+from ._utils.fetch import _DatasetKind
 from .dataloader import DataLoader, WorkerInfo, get_worker_info
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
                       Subset, TensorDataset, random_split)
@@ -12,4 +13,4 @@ __all__ = ["DataLoader", "Dataset", "IterableDataset", "TensorDataset", "ConcatD
            "ChainDataset", "StackDataset", "Subset", "random_split", "default_collate",
            "default_convert", "get_worker_info", "WorkerInfo", "Sampler", "SequentialSampler",
            "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
-           "DistributedSampler"]
+           "DistributedSampler", "_DatasetKind"]

@@ -71,7 +71,20 @@ def pil_loader(path):
         return img.convert("RGB")
 
 
+def accimage_loader(path):
+    """An accimage.Image, or PIL's image where accimage cannot decode the file."""
+    import accimage
+    try:
+        return accimage.Image(path)
+    except OSError:
+        return pil_loader(path)
+
+
 def default_loader(path):
+    """The loader of the image backend chosen by `set_image_backend`."""
+    from .. import get_image_backend
+    if get_image_backend() == "accimage":
+        return accimage_loader(path)
     return pil_loader(path)
 
 

@@ -1,0 +1,64 @@
+"""torch.cuda's submodules (random, memory, streams, graphs, nvtx, profiler) as modules, and
+what they do on a machine without a GPU (the stand-in device plays one for the generators)."""
+import importlib
+
+import pytest
+
+import ember
+
+
+@pytest.mark.parametrize("name", ["random", "memory", "streams", "graphs", "nvtx", "profiler",
+                                  "amp.autocast_mode", "amp.grad_scaler", "amp.common"])
+def test_every_public_name_of_a_submodule_is_on_the_package_where_torch_has_it(torch, name):
+    ours = importlib.import_module(f"ember.cuda.{name}")
+    theirs = importlib.import_module(f"torch.cuda.{name}")
+    for public in ours.__all__:
+        assert hasattr(theirs, public), public
+        if hasattr(torch.cuda, public) and callable(getattr(ours, public)):
+            assert getattr(ember.cuda, public) is getattr(ours, public), public
+
+
+def test_generator_state_round_trips_and_seeds(fake_cuda):
+    cuda = ember.cuda
+    cuda.manual_seed(7)
+    assert cuda.initial_seed() == 7
+    state = cuda.get_rng_state()
+    a = ember.rand(4, device="cuda")
+    cuda.set_rng_state(state, "cuda:0")
+    assert ember.equal(ember.rand(4, device="cuda").cpu(), a.cpu())
+    assert len(cuda.get_rng_state_all()) == cuda.device_count() == 1
+    cuda.set_rng_state_all([state])
+    assert ember.equal(ember.rand(4, device="cuda").cpu(), a.cpu())
+    cuda.manual_seed_all(11)
+    assert cuda.initial_seed() == 11
+    cuda.seed()
+    first = cuda.initial_seed()
+    cuda.seed_all()
+    assert cuda.initial_seed() != first or cuda.initial_seed() != 11
+
+
+def test_without_a_gpu_nothing_is_allocated_and_devices_raise_pytorchs_errors(torch):
+    if ember.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert ember.cuda.memory_allocated() == torch.cuda.memory_allocated() == 0
+    assert ember.cuda.memory_reserved() == torch.cuda.memory_reserved() == 0
+    assert ember.cuda.is_current_stream_capturing() is False
+    ember.cuda.empty_cache()
+    with pytest.raises(RuntimeError, match="NVTX functions not installed"):
+        ember.cuda.nvtx.range_push("step")
+    with pytest.raises(RuntimeError, match="NVTX functions not installed"):
+        with ember.cuda.nvtx.range("step {}", 1):
+            pass
+    for call in (ember.cuda.Stream, ember.cuda.Event, ember.cuda.mem_get_info,
+                 ember.cuda.profiler.start):
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            call()
+    with pytest.raises(TypeError, match="must be `float`"):
+        ember.cuda.set_per_process_memory_fraction(1)
+    with pytest.raises(ValueError, match="Allowed range: 0~1"):
+        ember.cuda.set_per_process_memory_fraction(1.5)
+
+
+def test_stream_context_with_none_changes_nothing():
+    with ember.cuda.stream(None) as s:
+        assert s is None
