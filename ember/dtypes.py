@@ -112,7 +112,8 @@ def from_numpy_dtype(np_dtype):
         return FROM_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported "
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The "
+            "only supported "
             "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
             "int8, uint8, and bool.") from None
 

@@ -1,6 +1,7 @@
 """Tensor creation: from data (`tensor`, `as_tensor`, `from_numpy`), filled (`zeros`, `ones`,
 `full`, `empty`, their `_like` and `new_*` forms) and the legacy constructors (`ember.Tensor(2, 3)`, `FloatTensor([...])`)."""
 import builtins
+import collections.abc
 import math
 
 import numpy as np
@@ -146,11 +147,30 @@ def _is_sequence(x):
         isinstance(x, np.ndarray) and x.ndim == 0)
 
 
+def _is_other_sequence(x):
+    """Python's sequence protocol beyond list/tuple/range (a deque, a user's class with
+    __len__ and __getitem__, a memoryview): PyTorch reads those as sequences too. Not str or
+    bytes (refused), mappings, NumPy values or tensors (leaves)."""
+    return (hasattr(type(x), "__getitem__") and hasattr(type(x), "__len__")
+            and not isinstance(x, (str, bytes, dict, np.ndarray, np.generic, Tensor))
+            and not isinstance(x, collections.abc.Mapping))
+
+
+def _as_lists(data):
+    """Nested data with every sequence made a list, for NumPy to read."""
+    if isinstance(data, (list, tuple)) or _is_other_sequence(data):
+        return [_as_lists(x) for x in data]
+    return data
+
+
 def _compute_sizes(data):
     """The shape, read along the first elements (PyTorch's compute_sizes)."""
     sizes = []
     seq = data
-    while _is_sequence(seq) or isinstance(seq, str):
+    while _is_sequence(seq) or isinstance(seq, str) or _is_other_sequence(seq) or (
+            sizes and isinstance(seq, np.ndarray)):
+        if isinstance(seq, np.ndarray) and seq.ndim == 0:  # a 0-d array inside a list
+            raise TypeError("len() of unsized object")
         if isinstance(seq, str) or len(sizes) >= 64:
             raise ValueError(f"too many dimensions '{type(seq).__name__}'")
         sizes.append(len(seq))
@@ -175,7 +195,9 @@ def _infer(obj, sizes, dim, flags):
             _check_lengths(obj, sizes, dim)
         return _dt.from_numpy_dtype(obj.dtype)
     if not _is_sequence(obj):
-        raise TypeError("not a sequence")
+        if not _is_other_sequence(obj):
+            raise TypeError("not a sequence")
+        flags["other"] = True
     if len(obj) != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(obj)})")
     types = set(map(type, obj))
@@ -209,7 +231,9 @@ def _leaf_dtype(x, flags):
         return x.dtype
     if isinstance(x, str):
         raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-    if _is_sequence(x):
+    if isinstance(x, np.ndarray):  # 0-d, where a sequence's element belongs
+        raise TypeError("len() of unsized object")
+    if _is_sequence(x) or _is_other_sequence(x):
         flags["ragged"] = True  # a deeper list where a number belongs: fails when stored
         return None
     raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
@@ -238,7 +262,7 @@ def _check_numpy(arr):
 def _data_to_array(data, dtype=None, type_name=None):
     """A host array from Python data, typed as PyTorch infers: Python floats take the default
     dtype, ints int64, bools bool, NumPy values and tensors theirs; mixed leaves promote."""
-    if isinstance(data, str):
+    if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, Tensor):
         arr = data._host()
@@ -246,9 +270,7 @@ def _data_to_array(data, dtype=None, type_name=None):
     if isinstance(data, np.ndarray):
         data = _check_numpy(data)
         return data if dtype is None else data.astype(dtype.np)
-    if not _is_sequence(data) and hasattr(data, "__array__") and not isinstance(data, np.generic):
-        return _data_to_array(np.asarray(data), dtype)
-    if isinstance(data, (bytes, bytearray, memoryview)):
+    if isinstance(data, (bytearray, memoryview)):
         data = list(bytes(data))
     sizes = _compute_sizes(data)
     flags = {}
@@ -257,6 +279,8 @@ def _data_to_array(data, dtype=None, type_name=None):
     d = dtype or inferred
     if inferred.is_complex and not d.is_complex:
         raise TypeError("must be real number, not complex")
+    if flags.get("other"):
+        data = _as_lists(data)
     if flags.get("tensor"):
         data = _tensors_to_numbers(data)
     if flags.get("ragged"):

@@ -49,6 +49,14 @@ def _as_items(index):
     return (index,)
 
 
+def _index_sequence(i):
+    """A sequence other than list/tuple/array (range, deque, a user's sequence class), which
+    PyTorch takes as an index the way it takes a list."""
+    return (isinstance(i, builtins.range) or hasattr(type(i), "__len__")
+            and hasattr(type(i), "__getitem__")
+            and not isinstance(i, (str, bytes, dict, np.ndarray, np.generic, Tensor)))
+
+
 def _expand_index(index, ndim):
     """The index as a tuple with Ellipsis expanded, and whether it is all basic."""
     if ndim == 0 and not isinstance(index, (tuple, list)):
@@ -61,6 +69,8 @@ def _expand_index(index, ndim):
     items = _as_items(index)
     basic = True
     consumed = 0
+    if not isinstance(index, (tuple, list, Tensor, builtins.int, slice)) and _index_sequence(index):
+        items = (list(index),)  # a range, a deque ...: PyTorch indexes with it as with a list
     for i in items:
         if i is None or i is Ellipsis:
             continue
@@ -85,17 +95,20 @@ def _expand_index(index, ndim):
             consumed += 1
         elif isinstance(i, str):
             raise TypeError("new(): invalid data type 'str'")
+        elif _index_sequence(i):
+            return _expand_index(tuple(list(x) if x is i else x for x in items), ndim)
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
                              f"byte Variables are valid indices (got {type(i).__name__})")
     ells = [k for k, i in enumerate(items) if i is Ellipsis]
-    if len(ells) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if ells:
+        # PyTorch lets the first ellipsis take every dim left over; any later one takes none
         k = ells[0]
-        items = items[:k] + (slice(None),) * (ndim - consumed) + items[k + 1:]
+        rest = tuple(i for i in items[k + 1:] if i is not Ellipsis) if len(ells) > 1 \
+            else items[k + 1:]
+        items = items[:k] + (slice(None),) * (ndim - consumed) + rest
     return items, basic
 
 
@@ -540,7 +553,11 @@ def __setitem__(self, index, value):
         if isinstance(value, Tensor) and value._array.shape:
             _value_for(_basic_getitem(self, idx), value)
         if not _tracked_write(self, value):
-            target = self._array[idx]
+            try:
+                target = self._array[idx]
+            except IndexError:
+                _basic_getitem(self, idx)  # raises NumPy's error in PyTorch's words
+                raise
             if 0 in getattr(target, "strides", ()):
                 check_no_internal_overlap(target)  # `x.expand(3, 4)[0] = v`, as PyTorch
             writable(self._array)[idx] = value._host() if isinstance(value, Tensor) and \

@@ -8,6 +8,7 @@ of one tensor share one storage. Loading unpickles with a restricted unpickler: 
 `weights_only=True` (the default) only tensors, containers and numbers come back, so a
 malicious file cannot run code. PyTorch's older non-zip format is read too.
 """
+import _compat_pickle
 import collections
 import io
 import os
@@ -68,6 +69,8 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 
 def _get_layout(name):
+    """`torch.serialization._get_layout`: how PyTorch pickles a layout ('torch.strided'); only
+    the layouts ember has."""
     from .. import _layout
     layouts = {f"torch.{n}": getattr(_layout, n) for n in ("strided", "sparse_coo")}
     if name not in layouts:
@@ -88,8 +91,11 @@ def _rebuild_sparse_tensor(layout, data):
                              is_coalesced=coalesced)
 
 
+# What a weights-only load allows by default: PyTorch 2.x's list (no frozenset, slice, range,
+# defaultdict or deque: those need add_safe_globals there too)
 _SAFE = {
     ("collections", "OrderedDict"): collections.OrderedDict,
+    ("collections", "Counter"): collections.Counter,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
@@ -97,8 +103,7 @@ _SAFE = {
     ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
     ("torch.serialization", "_get_layout"): _get_layout,
     ("torch", "Tensor"): Tensor,
-    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
-    ("builtins", "slice"): slice, ("builtins", "complex"): complex,
+    ("builtins", "set"): set, ("builtins", "complex"): complex,
     ("builtins", "bytearray"): bytearray, ("_codecs", "encode"): __import__("codecs").encode,
 }
 _user_safe = {}
@@ -300,22 +305,24 @@ class _Reader(pickle.Unpickler):
         self.load_storage, self.weights_only = load_storage, weights_only
 
     def find_class(self, module, name):
-        key = (module, name)
-        if key in _SAFE:
-            return _SAFE[key]
-        if module == "torch" and name in _DTYPE_OF_STORAGE:
-            return _DTYPE_OF_STORAGE[name]
-        if module == "torch" and name in _dt._BY_NAME:
-            return _dt._BY_NAME[name]
-        if module == "torch" and name == "device":
-            from ..device import device
-            return device
-        if module == "torch" and name == "Size":
-            from .._tensor import Size
-            return Size
-        if key in _user_safe:
-            return _user_safe[key]
+        # protocol-2 pickles name Python 2's modules (__builtin__.set, copy_reg ...)
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
+        allowed = _allowed_global(module, name)
+        if allowed is not None:
+            return allowed
+        # a user's add_safe_globals names ember's classes; a file PyTorch wrote names torch's
+        ours = _ember_name(module, name)
+        if (module, name) in _user_safe or ours in _user_safe:
+            return _user_safe.get((module, name), _user_safe.get(ours))
+        if ours[0] != module:  # ember's class of that torch path may live in another module
+            obj = self._ember_global(*ours)
+            if obj is not None and any(obj is g for g in _user_safe.values()):
+                return obj
         if self.weights_only:
+            full = name if module == "builtins" else f"{module}.{name}"
             raise pickle.UnpicklingError(
                 "Weights only load failed. This file can still be loaded, to do so you have two "
                 "options, do those steps only if you trust the source of the checkpoint. \n\t(1) "
@@ -325,14 +332,51 @@ class _Reader(pickle.Unpickler):
                 "code execution. Do it only if you got the file from a trusted source.\n\t(2) "
                 f"Alternatively, to load with `weights_only=True` please check the recommended "
                 f"steps in the following error message.\n\tWeightsUnpickler error: Unsupported "
-                f"global: GLOBAL {module}.{name} was not an allowed global by default. Please use "
-                f"`torch.serialization.add_safe_globals([{name}])` or the "
-                f"`torch.serialization.safe_globals([{name}])` context manager to allowlist this "
+                f"global: GLOBAL {full} was not an allowed global by default. Please use "
+                f"`torch.serialization.add_safe_globals([{full}])` or the "
+                f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this "
                 "global if you trust this class/function.")
-        return super().find_class(*_ember_name(module, name))
+        obj = self._ember_global(*ours) if ours[0] != module else None
+        return obj if obj is not None else super().find_class(*ours)
+
+    def _ember_global(self, module, name):
+        """ember's object for a torch path: at the same path, or, for a layer of
+        torch.nn.modules.<file>, ember.nn's layer of that name (ember files them its own way)."""
+        try:
+            return super().find_class(module, name)
+        except (ImportError, AttributeError):
+            if module.startswith("ember.nn.modules."):
+                from .. import nn
+                return getattr(nn, name, None)
+            return None
 
     def persistent_load(self, pid):
         return self.load_storage(pid)
+
+
+def _allowed_global(module, name):
+    """The object a weights-only load may take for `module.name` by default, or None."""
+    key = (module, name)
+    if key in _SAFE:
+        return _SAFE[key]
+    if module == "torch":
+        if name in _DTYPE_OF_STORAGE:
+            return _DTYPE_OF_STORAGE[name]
+        if name in _dt._BY_NAME:
+            return _dt._BY_NAME[name]
+        if name == "device":
+            from ..device import device
+            return device
+        if name == "Size":
+            from .._tensor import Size
+            return Size
+        from ..ops.creation import LEGACY_TYPES  # torch.FloatTensor ...: tensor classes
+        if name in LEGACY_TYPES:
+            return LEGACY_TYPES[name]
+    if key == ("torch.nn.parameter", "Parameter"):
+        from ..nn.parameter import Parameter
+        return Parameter
+    return None
 
 
 # Classes that ember 0.1.0 defined elsewhere, so whole models it pickled still load: its
