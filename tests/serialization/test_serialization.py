@@ -1,5 +1,6 @@
 """Checkpoints move between ember and PyTorch both ways; loading runs no code from the file;
 an interrupted save keeps the previous file; safetensors round-trips."""
+import io
 import os
 import pickle
 
@@ -130,3 +131,13 @@ def test_saved_file_gets_the_usual_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert (os.stat(path).st_mode & 0o777) == (0o666 & ~umask)
+
+
+def test_loaded_tensors_mix_with_fresh_ones_in_every_op():
+    """A loaded storage has NumPy's canonical dtype object: ops that compare dtypes by identity
+    (matmul's same-dtype check) take a loaded tensor with a fresh one."""
+    buf = io.BytesIO()
+    ember.save({"w": ember.ones(2, 3)}, buf)
+    buf.seek(0)
+    w = ember.load(buf)["w"]
+    assert ember.equal(w @ ember.ones(3, 1), ember.full((2, 1), 3.0))
