@@ -43,10 +43,6 @@ EXCLUDED = {
                           "copy": "DLPack's copy request: not implemented"},
     "torch.native_batch_norm": {"out": "an internal aten op; its out= is a triple of buffers"},
     "linalg.lstsq": {"out": "the out= tuple of four results is not written"},
-    "torch.compile": {"isolate_recompiles": "options of the compiler cache, which ember has not",
-                      "name": "options of the compiler cache, which ember has not",
-                      "recompile_limit": "options of the compiler cache, which ember has not",
-                      "shapes_spec": "options of the compiler cache, which ember has not"},
     # ember.embedding is F.embedding(input, weight, ...); torch.embedding is the aten op
     # (weight, indices, padding_idx=-1, ...) with the operands the other way round
     "torch.embedding": {"indices": "torch.embedding's aten order differs from F.embedding's"},
