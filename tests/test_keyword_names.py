@@ -43,9 +43,9 @@ EXCLUDED = {
                           "copy": "DLPack's copy request: not implemented"},
     "torch.native_batch_norm": {"out": "an internal aten op; its out= is a triple of buffers"},
     "linalg.lstsq": {"out": "the out= tuple of four results is not written"},
-    # ember.embedding is F.embedding(input, weight, ...); torch.embedding is the aten op
-    # (weight, indices, padding_idx=-1, ...) with the operands the other way round
-    "torch.embedding": {"indices": "torch.embedding's aten order differs from F.embedding's"},
+    # one ember.embedding serves F.embedding(input, weight) and the aten torch.embedding(weight,
+    # indices) (positional calls are told apart by dtype); `indices=` would name F's `weight`
+    "torch.embedding": {"indices": "F.embedding's parameter at that place is weight"},
 }
 
 # ember callables whose signature takes **kwargs (they sort overloads themselves): their

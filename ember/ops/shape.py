@@ -99,7 +99,7 @@ def view(self, *args, size=None, dtype=None):
         if args or size is not None:
             raise TypeError("view() got multiple values for argument 'dtype'")
         args = (dtype,)
-    size = varargs_or_keyword(args, size, "size", "view")
+    size = args if size is None else varargs_or_keyword(args, size, "size", "view")
     if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, tuple, list)):
         from .conversion import view_dtype
         return view_dtype(self, size[0])
@@ -130,7 +130,9 @@ class UnsafeViewBackward0(ViewBackward0):
 
 
 def reshape(input, *args, shape=None):
-    shape = _infer_size(_size_args(varargs_or_keyword(args, shape, "shape", "reshape")), input._array.size)
+    if shape is not None:  # the test first: reshape is on the hot path
+        args = varargs_or_keyword(args, shape, "shape", "reshape")
+    shape = _infer_size(_size_args(args), input._array.size)
     try:
         arr = input._array.reshape(shape, copy=False)
     except ValueError:
@@ -174,7 +176,7 @@ def _xp(t):
 
 def expand(self, *args, size=None, implicit=False):
     # `implicit` marks an expand that broadcasting inserted (tracing's bookkeeping): no effect
-    sizes = _size_args(varargs_or_keyword(args, size, "size", "expand"))
+    sizes = _size_args(args if size is None else varargs_or_keyword(args, size, "size", "expand"))
     shape = self._array.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand(torch.{self.dtype._tensor_type}{{{list(shape)}}}, "
@@ -244,7 +246,7 @@ class PermuteBackward0(Node):
 
 
 def permute(input, *args, dims=None):
-    dims = _size_args(varargs_or_keyword(args, dims, "dims", "permute"))
+    dims = _size_args(args if dims is None else varargs_or_keyword(args, dims, "dims", "permute"))
     n = input._array.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
