@@ -26,16 +26,22 @@ from ._script import (RecursiveScriptModule, ScriptFunction, ScriptModule, TopLe
 
 FORMAT = "ember.jit/1"
 _WRAPPERS = {"script": RecursiveScriptModule, "trace": TopLevelTracedModule}
+# what Module.__init__ and the wrappers keep in __dict__: rebuilt on load, never saved
+_INTERNAL = frozenset(Module().__dict__) | {"_original_class", "_frozen"}
+_REF = "__ember_jit_state__"  # an attribute that is one of the module's own tensors
 
 
-def _plain(value, where):
-    """`value` if it is data a weights-only load rebuilds; else PyTorch's kind of error."""
+def _plain(value, where, own):
+    """`value` as data a weights-only load rebuilds (the module's own parameters and buffers
+    by name, so they stay shared); else PyTorch's kind of error."""
+    if isinstance(value, Tensor) and id(value) in own:
+        return {_REF: own[id(value)]}
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes, Tensor)):
         return value
     if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v, where) for v in value)
+        return type(value)(_plain(v, where, own) for v in value)
     if isinstance(value, dict):
-        return {_plain(k, where): _plain(v, where) for k, v in value.items()}
+        return {_plain(k, where, own): _plain(v, where, own) for k, v in value.items()}
     raise RuntimeError(f"{where}: cannot save an attribute of type '{type(value).__name__}' "
                        "(ember.jit.save keeps tensors, numbers, strings, None and lists, tuples "
                        "and dicts of them)")
@@ -50,6 +56,8 @@ def _describe(module, path):
     d = module.__dict__
     cls = d.get("_original_class", type(module))
     where = f"module '{path or _class_name(cls)}'"
+    own = {id(t): k for store in (module._parameters, module._buffers)
+           for k, t in store.items() if t is not None}
     return {
         "class": _class_name(cls),
         "wrapper": getattr(type(module), "_kind", None) if isinstance(module, ScriptModule) else None,
@@ -59,8 +67,8 @@ def _describe(module, path):
                        for k, p in module._parameters.items()},
         "buffers": {k: b for k, b in module._buffers.items()},
         "non_persistent": sorted(module._non_persistent_buffers_set),
-        "attributes": {k: _plain(v, f"{where}, attribute '{k}'") for k, v in d.items()
-                       if not k.startswith("_") and k != "training"},
+        "attributes": {k: _plain(v, f"{where}, attribute '{k}'", own) for k, v in d.items()
+                       if k not in _INTERNAL},
         "modules": {k: None if c is None else _describe(c, f"{path}.{k}" if path else k)
                     for k, c in module._modules.items()},
     }
@@ -120,6 +128,16 @@ def _resolve(name, weights_only):
     return obj
 
 
+def _unplain(value, own):
+    if isinstance(value, dict):
+        if set(value) == {_REF}:
+            return own[value[_REF]]
+        return {k: _unplain(v, own) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unplain(v, own) for v in value)
+    return value
+
+
 def _rebuild(node, weights_only):
     cls = _resolve(node["class"], weights_only)
     if not (isinstance(cls, type) and issubclass(cls, Module)):
@@ -127,12 +145,13 @@ def _rebuild(node, weights_only):
     module = Module.__new__(cls)
     Module.__init__(module)
     d = module.__dict__
-    for k, v in node["attributes"].items():
-        d[k] = v
     d["training"] = node["training"]
     for k, entry in node["parameters"].items():
         module._parameters[k] = None if entry is None else Parameter(entry[0], entry[1])
     module._buffers.update(node["buffers"])
+    own = {**module._parameters, **module._buffers}
+    for k, v in node["attributes"].items():
+        d[k] = _unplain(v, own)
     module._non_persistent_buffers_set.update(node["non_persistent"])
     for k, child in node["modules"].items():
         module._modules[k] = None if child is None else _rebuild(child, weights_only)

@@ -140,3 +140,40 @@ def test_torchscript_archive_is_refused(tmp_path, torch):
     torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), str(path))
     with pytest.raises(RuntimeError, match="TorchScript archive"):
         ember.jit.load(str(path))
+
+
+class Shared(nn.Module):
+    """Private attributes, and an attribute that is one of the module's own parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(ember.ones(2))
+        self._names = ["w"]
+        self._alias = [self.w]
+
+    def forward(self, x):
+        return x * self._alias[0] * len(self._names)
+
+
+def test_private_attributes_and_shared_tensors_survive():
+    with ember.serialization.safe_globals([Shared]):
+        loaded = _round_trip(ember.jit.script(Shared()))
+    assert loaded._names == ["w"] and loaded._alias[0] is loaded.w
+    assert ember.equal(loaded(ember.full((2,), 2.0)), ember.full((2,), 2.0))
+
+
+def test_recurrent_and_attention_modules_round_trip():
+    ember.manual_seed(3)
+    for model, x in ((nn.LSTM(3, 4, batch_first=True), ember.randn(2, 5, 3)),
+                     (nn.MultiheadAttention(4, 2), ember.randn(3, 1, 4))):
+        model.eval()
+        sm = ember.jit.script(model)
+        loaded = _round_trip(sm)
+        args = (x,) if isinstance(model, nn.LSTM) else (x, x, x)
+        assert all(ember.equal(a, b) for a, b in zip(_flat_out(loaded(*args)), _flat_out(model(*args))))
+
+
+def _flat_out(out):
+    if isinstance(out, ember.Tensor):
+        return [out]
+    return [t for o in out if o is not None for t in _flat_out(o)]
