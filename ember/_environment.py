@@ -113,11 +113,11 @@ def _check_threads(n, fname):
         raise RuntimeError(f"{fname} expects a positive integer")
 
 
-def set_num_threads(int):  # noqa: A002 (PyTorch's parameter name)
+def set_num_threads(num):
     """Limits the threads ember's kernels use (the BLAS NumPy runs on)."""
-    _check_threads(int, "set_num_threads")
-    _blas.set(int)
-    _threads["intra"] = int
+    _check_threads(num, "set_num_threads")
+    _blas.set(num)
+    _threads["intra"] = num
 
 
 def get_num_threads():
@@ -127,14 +127,14 @@ def get_num_threads():
     return _threads["intra"] if _threads["intra"] is not None else _physical_cores()
 
 
-def set_num_interop_threads(int):  # noqa: A002
+def set_num_interop_threads(num):
     """ember runs independent ops one after another (no inter-op pool): the number is
     validated and remembered, and like PyTorch's it can be set only once."""
-    _check_threads(int, "set_num_interop_threads")
+    _check_threads(num, "set_num_interop_threads")
     if _threads["interop_fixed"]:
         raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
                            "started or set_num_interop_threads called")
-    _threads["interop"], _threads["interop_fixed"] = int, True
+    _threads["interop"], _threads["interop_fixed"] = num, True
 
 
 def get_num_interop_threads():

@@ -21,10 +21,10 @@ def default_device():
     return _default_devices[-1] if _default_devices else None
 
 
-def set_default_device(dev):
+def set_default_device(device):
     _default_devices.clear()
-    if dev is not None:
-        _default_devices.append(dev)
+    if device is not None:
+        _default_devices.append(device)
 
 
 def push_default_device(dev):

@@ -233,12 +233,12 @@ def promote_operands(operands):
     return _combine(dim, _combine(zero, wrapped))
 
 
-def result_type(tensor1, tensor2):
+def result_type(tensor, other):
     def operand(x):  # a tensor is what carries an ember dtype (read by attribute: floor 2)
         if isinstance(getattr(x, "dtype", None), dtype):
             return x.dtype, x.ndim
         return scalar_dtype(x), None
-    return promote_operands([operand(tensor1), operand(tensor2)])
+    return promote_operands([operand(tensor), operand(other)])
 
 
 def can_cast(from_, to):

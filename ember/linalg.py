@@ -3,12 +3,13 @@
 Re-exports only: the functions live in `ember/ops/linalg/` (products) and
 `ember/ops/decompositions/` (decompositions, solves, norms).
 """
-from .ops.decompositions import (LinAlgError, cholesky_ex, cond, det, diagonal, eig, eigh,
+from .ops.decompositions import (LinAlgError, cholesky_ex, cond, diagonal, eig, eigh,
                                  eigvals, eigvalsh, householder_product, inv, inv_ex, lstsq, lu_factor,
                                  lu_factor_ex, solve_ex, matrix_exp, matrix_norm,
                                  matrix_power, matrix_rank, norm, pinv, solve, solve_triangular,
                                  svdvals, tensorinv, tensorsolve, vector_norm)
 from .ops.decompositions import linalg_cholesky as cholesky
+from .ops.decompositions import linalg_det as det
 from .ops.decompositions import linalg_lu as lu
 from .ops.decompositions import linalg_lu_solve as lu_solve
 from .ops.decompositions import linalg_qr as qr

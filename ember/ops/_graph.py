@@ -9,6 +9,8 @@ of the backward pass itself (`create_graph=True`). User `autograd.Function`s are
 In-place ops go through `inplace`, out= through `write_out`: one path each for every op.
 """
 import contextlib
+import functools
+import inspect
 import re
 import warnings
 import weakref
@@ -504,3 +506,18 @@ def write_out(out, result, fname):
         writable(out._array)[...] = result._array
     out._vc.value += 1
     return out
+
+
+def with_out(fname):
+    """Gives an op that returns one tensor PyTorch's keyword `out=` (written by `write_out`),
+    for ops off the hot path whose bodies return in several places."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def op(*args, out=None, **kwargs):
+            res = fn(*args, **kwargs)
+            return res if out is None else write_out(out, res, fname)
+        sig = inspect.signature(fn)
+        op.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + [
+            inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)])
+        return op
+    return wrap

@@ -18,7 +18,7 @@ from .. import dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
-from ._graph import Node, record
+from ._graph import Node, record, write_out, with_out
 from ._graph import inplace as _inplace
 from .pointwise import relu as _relu_op
 from .pointwise import relu_, sigmoid, tanh, where
@@ -135,6 +135,7 @@ class ThresholdBackward1(ThresholdBackward0):
     pass
 
 
+@with_out("threshold")
 def threshold(input, threshold, value, inplace=False, *, _node=ThresholdBackward0):
     if inplace:
         return _in_place(input, globals()["threshold"], ThresholdBackward1, threshold, value)
@@ -414,10 +415,11 @@ class HardshrinkBackward0(Node):
         return grad * ((x > self.lambd) | (x < -self.lambd))
 
 
-def hardshrink(input, lambd=0.5):
+def hardshrink(input, lambd=0.5, *, out=None):
     def fn(a):
         return np.where((a > lambd) | (a < -lambd), a, 0).astype(a.dtype)
-    return _act(input, fn, HardshrinkBackward0, {"lambd": lambd}, "hardshrink_cpu")
+    res = _act(input, fn, HardshrinkBackward0, {"lambd": lambd}, "hardshrink_cpu")
+    return res if out is None else write_out(out, res, "hardshrink")
 
 
 class LogSigmoidBackward0(Node):
@@ -599,14 +601,16 @@ def _softmax_forward(input, d, log, node_cls):
     return res
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+def softmax(input, dim=None, _stacklevel=3, dtype=None, *, out=None):
     input, d = _softmax_args(input, dim, _stacklevel, dtype, "softmax")
-    return _softmax_forward(input, d, False, SoftmaxBackward0)
+    res = _softmax_forward(input, d, False, SoftmaxBackward0)
+    return res if out is None else write_out(out, res, "softmax")
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None, *, out=None):
     input, d = _softmax_args(input, dim, _stacklevel, dtype, "log_softmax")
-    return _softmax_forward(input, d, True, LogSoftmaxBackward0)
+    res = _softmax_forward(input, d, True, LogSoftmaxBackward0)
+    return res if out is None else write_out(out, res, "log_softmax")
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):

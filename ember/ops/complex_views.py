@@ -209,13 +209,13 @@ class ConjPhysicalBackward1(ConjPhysicalBackward0):
     """conj_physical_ (recorded for real tensors too, where it changes nothing)."""
 
 
-def conj_physical_(self):
+def conj_physical_(input):
     def compute(s):
         arr = s._array
         res = make_tensor(xp_of(s).conj(arr) if s.dtype.is_complex else arr.copy(), s._device)
         record(ConjPhysicalBackward1, (s,), res)
         return res
-    return inplace(self, compute)
+    return inplace(input, compute)
 
 
 def is_conj(input):

@@ -12,6 +12,7 @@ from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import CPU, backend_of, canonical
 from ._graph import Node
+from ._varargs import varargs_or_keyword
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full",
            "zeros_like", "ones_like", "empty_like", "full_like", "scalar_tensor", "empty_strided",
@@ -420,7 +421,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     return _finish(arr, CPU, requires_grad)
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return full((), s, dtype=_float_dtype(dtype), device=device, requires_grad=requires_grad)
 
 
@@ -464,19 +465,19 @@ def factory_out(out, t, fname):
     return write_out(out, t, fname)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
-    return _filled(0, size_arg(size, "zeros"), dtype, device, requires_grad, out, "zeros")
+    return _filled(0, size_arg(varargs_or_keyword(args, size, "size", "zeros"), "zeros"), dtype, device, requires_grad, out, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
-    return _filled(1, size_arg(size, "ones"), dtype, device, requires_grad, out, "ones")
+    return _filled(1, size_arg(varargs_or_keyword(args, size, "size", "ones"), "ones"), dtype, device, requires_grad, out, "ones")
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    t = _filled(None, size_arg(size, "empty"), dtype, device, requires_grad, out, "empty")
+    t = _filled(None, size_arg(varargs_or_keyword(args, size, "size", "empty"), "empty"), dtype, device, requires_grad, out, "empty")
     if memory_format is None:
         return t
     strides = _mf.format_strides(tuple(t.shape), _mf.parse(memory_format, "empty", None))
@@ -520,28 +521,28 @@ def _like(input, dtype, device, fname):
             input._device if device is None else device)
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
     d, dev = _like(input, dtype, device, "zeros_like")
     t = _filled(0, input._array.shape, d, dev, requires_grad, None, "zeros_like")
     return _mf.lay_out_like(t, input, memory_format, "zeros_like")
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
     d, dev = _like(input, dtype, device, "ones_like")
     t = _filled(1, input._array.shape, d, dev, requires_grad, None, "ones_like")
     return _mf.lay_out_like(t, input, memory_format, "ones_like")
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None):
     d, dev = _like(input, dtype, device, "empty_like")
     t = _filled(None, input._array.shape, d, dev, requires_grad, None, "empty_like")
     return _mf.lay_out_like(t, input, memory_format, "empty_like")
 
 
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None):
     d, dev = _like(input, dtype, device, "full_like")
     if isinstance(fill_value, Tensor):
@@ -563,22 +564,22 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
     return _finish(arr, resolve_device(dev), requires_grad)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
     d, dev = _like(self, dtype, device, "new_zeros")
-    return _filled(0, size_arg(size, "new_zeros"), d, dev, requires_grad, None, "new_zeros")
+    return _filled(0, size_arg(varargs_or_keyword(args, size, "size", "new_zeros"), "new_zeros"), d, dev, requires_grad, None, "new_zeros")
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False):
     d, dev = _like(self, dtype, device, "new_ones")
-    return _filled(1, size_arg(size, "new_ones"), d, dev, requires_grad, None, "new_ones")
+    return _filled(1, size_arg(varargs_or_keyword(args, size, "size", "new_ones"), "new_ones"), d, dev, requires_grad, None, "new_ones")
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
     d, dev = _like(self, dtype, device, "new_empty")
-    return _filled(None, size_arg(size, "new_empty"), d, dev, requires_grad, None, "new_empty")
+    return _filled(None, size_arg(varargs_or_keyword(args, size, "size", "new_empty"), "new_empty"), d, dev, requires_grad, None, "new_empty")
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
@@ -621,18 +622,18 @@ class FillBackward3(_FillNode):
     pass
 
 
-def fill_(self, value):
+def fill_(input, value):
     from ._graph import inplace
     if isinstance(value, Tensor):
         if value._array.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._array.ndim} dimensions.")
-        return inplace(self, lambda s: _filled_like(s, value, FillBackward3), (value,))
+        return inplace(input, lambda s: _filled_like(s, value, FillBackward3), (value,))
     if not isinstance(value, (builtins.bool, builtins.int, builtins.float, builtins.complex,
                               np.generic)):
         raise TypeError(f"fill_() received an invalid combination of arguments - got "
                         f"({type(value).__name__})")
-    return inplace(self, lambda s: _filled_like(s, value, FillBackward2), allow_overlap=True)
+    return inplace(input, lambda s: _filled_like(s, value, FillBackward2), allow_overlap=True)
 
 
 def _filled_like(s, value, node_cls):
@@ -651,9 +652,9 @@ def _filled_like(s, value, node_cls):
     return t
 
 
-def zero_(self):
+def zero_(input):
     from ._graph import inplace
-    return inplace(self, lambda s: _filled_like(s, 0, ZeroBackward0), allow_overlap=True)
+    return inplace(input, lambda s: _filled_like(s, 0, ZeroBackward0), allow_overlap=True)
 
 
 # ---- legacy constructors -------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, xp_of
-from ._graph import Node, inplace, record, write_out
+from ._graph import Node, inplace, record, write_out, with_out
 from .pointwise import logical_xor, where
 from .reduction import _sum_dtype, const, return_type
 from .sorting import scatter_add_along
@@ -248,6 +248,7 @@ def _check_diff_operand(input, t, axis):
                                f"input.size({d}) = {a}, but got tensor.size({d}) = {b}")
 
 
+@with_out("diff")
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along `dim` (for bool tensors: exclusive or)."""
     if input._array.ndim == 0:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, xp_of
-from ._graph import inplace, record
+from ._graph import inplace, record, with_out
 from .shape import NarrowBackward0, narrow
 
 __all__ = ["unravel_index", "narrow_copy", "index_reduce"]
@@ -50,6 +50,7 @@ class NarrowCopyBackward0(NarrowBackward0):
     pass
 
 
+@with_out("narrow_copy")
 def narrow_copy(input, dim, start, length):
     if input._array.ndim and dim >= input._array.ndim:  # PyTorch's own check, before narrow's
         raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
@@ -117,6 +118,7 @@ def _index_reduce(input, dim, index, source, reduce, include_self):
     return out
 
 
+@with_out("index_reduce")
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     return _index_reduce(input, dim, index, source, reduce, include_self)
 

@@ -505,23 +505,23 @@ _index_put_method.__name__ = "index_put"
 Tensor.index_put = _index_put_method
 
 
-def index_put_(self, indices, values, accumulate=False):
-    _check_put_dtype(self, values)
-    index = _put_index(self, indices, "index_put_")
-    warn_expanded(self, "index_put_", "tensor[indices] = tensor")
-    if not (_grad_state.enabled and (self._requires_grad or values._requires_grad or (
-            self._base is not None and self._base._requires_grad))):
-        xp = _xp(self)
-        vals = _broadcast_values(values._array, self._array.shape, index, xp)
-        if accumulate and not self._array.flags.c_contiguous:
-            arr = self._array.copy()
+def index_put_(input, indices, values, accumulate=False):
+    _check_put_dtype(input, values)
+    index = _put_index(input, indices, "index_put_")
+    warn_expanded(input, "index_put_", "tensor[indices] = tensor")
+    if not (_grad_state.enabled and (input._requires_grad or values._requires_grad or (
+            input._base is not None and input._base._requires_grad))):
+        xp = _xp(input)
+        vals = _broadcast_values(values._array, input._array.shape, index, xp)
+        if accumulate and not input._array.flags.c_contiguous:
+            arr = input._array.copy()
             _put_arrays(arr, index, vals, True, xp)
-            writable(self._array)[...] = arr
+            writable(input._array)[...] = arr
         else:
-            _put_arrays(writable(self._array), index, vals, accumulate, xp)
-        self._vc.value += 1
-        return self
-    return inplace(self, lambda s: _index_put(s, index, values, accumulate), (values,),
+            _put_arrays(writable(input._array), index, vals, accumulate, xp)
+        input._vc.value += 1
+        return input
+    return inplace(input, lambda s: _index_put(s, index, values, accumulate), (values,),
                    allow_overlap=True)
 
 

@@ -254,7 +254,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _factory("randperm", (n,), dtype, device, requires_grad, out, draw)
 
 
-def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
               memory_format=None, generator=None):
     d, dev = _like(input, dtype, device, "rand_like")
     t = rand(input.shape, dtype=d, device=dev, requires_grad=requires_grad,
@@ -262,7 +262,7 @@ def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _mf.lay_out_like(t, input, memory_format, "rand_like")
 
 
-def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
                memory_format=None, generator=None):
     d, dev = _like(input, dtype, device, "randn_like")
     t = randn(input.shape, dtype=d, device=dev, requires_grad=requires_grad,
@@ -271,7 +271,7 @@ def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 
 def randint_like(input, *args, low=0, high=None, dtype=None, layout=None, device=None,
-                 requires_grad=False, memory_format=None, generator=None):
+                 requires_grad=False, pin_memory=False, memory_format=None, generator=None):
     if len(args) == 2:
         low, high = args
     elif len(args) == 1:

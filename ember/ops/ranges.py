@@ -28,7 +28,7 @@ def _is_float_arg(v):
 
 
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
+           requires_grad=False, pin_memory=False):
     if end is None:
         start, end = 0, start
     is_float = builtins.any(_is_float_arg(v) for v in (start, end, step))
@@ -70,7 +70,7 @@ def _fmt(x):
 
 
 def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False):
+          requires_grad=False, pin_memory=False):
     import warnings
     warnings.warn("torch.range is deprecated and will be removed in a future release because its "
                   "behavior is inconsistent with Python's range builtin. Instead, use torch.arange, "
@@ -121,7 +121,7 @@ def _line(start, end, steps, d, fname):
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     is_complex = builtins.any(isinstance(_number(v), builtins.complex) for v in (start, end))
     steps = _steps_arg(start, end, steps, "linspace")
     start, end = _number(start), _number(end)
@@ -136,7 +136,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     steps = _steps_arg(start, end, steps, "logspace")
     start, end = _number(start), _number(end)
     d = _dt.to_dtype(dtype) if dtype is not None else (
@@ -149,7 +149,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     return t if out is None else factory_out(out, t, "logspace")
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     for name, v, pos in (("n", n, 1), ("m", m, 2)):
         if v is not None and not _is_int(v):
             raise TypeError(f"eye(): argument '{name}' (position {pos}) must be int, not "

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, mark_multi_output_views, record
+from ._varargs import varargs_or_keyword
 from .shape import make_view_of, narrow, reshape, unsqueeze, expand, cat, stack, flatten
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
@@ -62,7 +63,20 @@ def _record_split(cls, tensor, out, d):
     return tuple(out)
 
 
-def split(tensor, split_size_or_sections, dim=0):
+def _one_of(value, keyword, name, fname):
+    """An operand PyTorch's overloads call by two names: the one given (both is an error)."""
+    if keyword is None:
+        if value is None:
+            raise TypeError(f"{fname}() missing required argument '{name}'")
+        return value
+    if value is not None:
+        raise TypeError(f"{fname}() got multiple values for argument '{name}'")
+    return keyword
+
+
+def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
+    # `torch.split` names the sizes split_size_or_sections, `Tensor.split` split_size: one op takes both
+    split_size_or_sections = _one_of(split_size_or_sections, split_size, "split_size_or_sections", "split")
     d = _wrap_dim(dim, tensor.dim())
     sizes = _split_sizes(tensor, split_size_or_sections, d)
     out = [make_view_of(tensor, a, lambda b, start=start, s=s: b.narrow(d, start, s))
@@ -102,15 +116,15 @@ class UnsafeSplitWithSizesBackward0(SplitBackward0):
     pass
 
 
-def unsafe_split(tensor, split_size_or_sections, dim=0):
+def unsafe_split(input, split_size, dim=0):
     """split whose pieces share the input's memory without being views of it (no base, a
     version counter each), so autograd lets them be written in place."""
-    d = _wrap_dim(dim, tensor.dim())
-    sizes = _split_sizes(tensor, split_size_or_sections, d)
-    out = [make_tensor(a, tensor._device) for _, _, a in _pieces(tensor, sizes, d)]
-    cls = UnsafeSplitBackward0 if isinstance(split_size_or_sections, (builtins.int, np.integer)) \
+    d = _wrap_dim(dim, input.dim())
+    sizes = _split_sizes(input, split_size, d)
+    out = [make_tensor(a, input._device) for _, _, a in _pieces(input, sizes, d)]
+    cls = UnsafeSplitBackward0 if isinstance(split_size, (builtins.int, np.integer)) \
         else UnsafeSplitWithSizesBackward0
-    return _record_split(cls, tensor, out, d)
+    return _record_split(cls, input, out, d)
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0, *, _position=2):
@@ -141,7 +155,12 @@ def chunk(input, chunks, dim=0):
     return split(input, _chunk_size(input, chunks, dim), dim)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    # PyTorch's three overloads name the second operand by its kind
+    for name, given in (("sections", sections), ("indices", indices),
+                        ("tensor_indices_or_sections", tensor_indices_or_sections)):
+        indices_or_sections = _one_of(indices_or_sections, given, name, "tensor_split")
     d = _wrap_dim(dim, input.dim())
     size = input.shape[d]
     if isinstance(indices_or_sections, Tensor) and indices_or_sections.dim() == 0:
@@ -175,15 +194,18 @@ def _split_dim(input, sections, dim, name, min_dim):
     return tensor_split(input, sections, dim)
 
 
-def hsplit(input, sections):
+def hsplit(input, sections=None, *, indices=None):
+    sections = _one_of(sections, indices, "indices", "hsplit")
     return _split_dim(input, sections, 1 if input.dim() > 1 else 0, "hsplit", 1)
 
 
-def vsplit(input, sections):
+def vsplit(input, sections=None, *, indices=None):
+    sections = _one_of(sections, indices, "indices", "vsplit")
     return _split_dim(input, sections, 0, "vsplit", 2)
 
 
-def dsplit(input, sections):
+def dsplit(input, sections=None, *, indices=None):
+    sections = _one_of(sections, indices, "indices", "dsplit")
     return _split_dim(input, sections, 2, "dsplit", 3)
 
 
@@ -206,7 +228,8 @@ class FlipBackward0(Node):
         return grad.flip(self.dims)
 
 
-def flip(input, *dims):
+def flip(input, *args, dims=None):
+    dims = varargs_or_keyword(args, dims, "dims", "flip")
     if len(dims) == 1 and not isinstance(dims[0], (builtins.int, np.integer)):
         dims = dims[0]  # flip(t, (0, 2)) as well as t.flip(0, 2)
     dims = tuple(dims)
@@ -288,7 +311,8 @@ class RepeatBackward0(Node):
         return g.reshape(shape)
 
 
-def repeat(self, *sizes):
+def repeat(self, *args, repeats=None):
+    sizes = varargs_or_keyword(args, repeats, "repeats", "repeat")
     reps = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], (builtins.int, np.integer)) \
         else tuple(builtins.int(s) for s in sizes)
     if len(reps) < self.dim():
@@ -475,18 +499,22 @@ def block_diag(*tensors):
     return cat(pieces, 0) if pieces else zeros(0, 0, dtype=dtype)
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False,
+                 requires_grad=False):
     from .creation import tensor
     from .. import dtypes as _dt
     r, c = np.tril_indices(row, offset, col)
-    return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device)
+    return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device,
+                  requires_grad=requires_grad)
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False,
+                 requires_grad=False):
     from .creation import tensor
     from .. import dtypes as _dt
     r, c = np.triu_indices(row, offset, col)
-    return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device)
+    return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device,
+                  requires_grad=requires_grad)
 
 
 # ---- grids, broadcasting and stacking ---------------------------------------------------------

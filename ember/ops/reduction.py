@@ -15,6 +15,7 @@ from .. import dtypes as _dt, return_types
 from ..return_types import return_type
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
+from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
 
 __all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
@@ -133,8 +134,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return res
 
 
-def sum_to_size(input, *size):
+def sum_to_size(input, *args, size=None):
     """Sum `input` down to `size`, the shape it was broadcast from."""
+    size = varargs_or_keyword(args, size, "size", "sum_to_size")
     size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], builtins.int) else size
     shape = input._array.shape
     lead = len(shape) - len(size)
@@ -268,15 +270,19 @@ def _extreme(input, dim, keepdim, out, is_max):
                          return_types_max if is_max else return_types_min, out, fname)
 
 
-def max(input, dim=None, keepdim=False, *, out=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """`max(input)`: the largest value; `max(input, dim)`: (values, indices); `max(a, b)`:
     the elementwise maximum."""
+    if other is not None:
+        return maximum(input, other, out=out)
     if isinstance(dim, Tensor):
         return maximum(input, dim, out=out)
     return _extreme(input, dim, keepdim, out, True)
 
 
-def min(input, dim=None, keepdim=False, *, out=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
+    if other is not None:
+        return minimum(input, other, out=out)
     if isinstance(dim, Tensor):
         return minimum(input, dim, out=out)
     return _extreme(input, dim, keepdim, out, False)

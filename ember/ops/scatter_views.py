@@ -8,7 +8,7 @@ view), written with these same ops so it differentiates again.
 import builtins
 
 from .._tensor import make_tensor
-from ._graph import Node, record, writable
+from ._graph import Node, record, writable, with_out
 
 __all__ = ["select_scatter", "slice_scatter", "diagonal_scatter"]
 METHODS = ["select_scatter", "slice_scatter", "diagonal_scatter"]
@@ -63,6 +63,7 @@ def select_scatter(input, src, dim, index):
                     {"dim": dim, "index": index})
 
 
+@with_out("slice_scatter")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise RuntimeError("slice step must be positive")

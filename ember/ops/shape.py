@@ -14,7 +14,8 @@ from .. import _memory_format as _mf
 from .._tensor import Tensor, _make, _wrap_dim, make_tensor
 from ..device import backend_of
 from .._state import grad as _grad_state
-from ._graph import INFERENCE_MODE, NO_GRAD_MODE, Node, mark_multi_output_views, record
+from ._graph import INFERENCE_MODE, NO_GRAD_MODE, Node, mark_multi_output_views, record, write_out
+from ._varargs import varargs_or_keyword
 
 __all__ = ["reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
            "narrow", "select", "unbind", "clone", "cat", "concat", "concatenate", "stack",
@@ -93,7 +94,12 @@ class ViewBackward0(Node):
         return grad.reshape(self._meta[0][0])
 
 
-def view(self, *size):
+def view(self, *args, size=None, dtype=None):
+    if dtype is not None:
+        if args or size is not None:
+            raise TypeError("view() got multiple values for argument 'dtype'")
+        args = (dtype,)
+    size = args if size is None else varargs_or_keyword(args, size, "size", "view")
     if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, tuple, list)):
         from .conversion import view_dtype
         return view_dtype(self, size[0])
@@ -125,8 +131,10 @@ class UnsafeViewBackward0(ViewBackward0):
     pass
 
 
-def reshape(input, *shape):
-    shape = _infer_size(_size_args(shape), input._array.size)
+def reshape(input, *args, shape=None):
+    if shape is not None:  # the test first: reshape is on the hot path
+        args = varargs_or_keyword(args, shape, "shape", "reshape")
+    shape = _infer_size(_size_args(args), input._array.size)
     try:
         arr = input._array.reshape(shape, copy=False)
     except ValueError:
@@ -168,8 +176,9 @@ def _xp(t):
     return xp_of(t)
 
 
-def expand(self, *sizes):
-    sizes = _size_args(sizes)
+def expand(self, *args, size=None, implicit=False):
+    # `implicit` marks an expand that broadcasting inserted (tracing's bookkeeping): no effect
+    sizes = _size_args(args if size is None else varargs_or_keyword(args, size, "size", "expand"))
     shape = self._array.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand(torch.{self.dtype._tensor_type}{{{list(shape)}}}, "
@@ -225,8 +234,9 @@ def broadcast_to(input, size):
     return expand(input, size)
 
 
-def expand_copy(input, size):
-    return expand(input, size).clone()
+def expand_copy(input, size, *, implicit=False, out=None):
+    res = expand(input, size).clone()
+    return res if out is None else write_out(out, res, "expand_copy")
 
 
 class PermuteBackward0(Node):
@@ -237,8 +247,8 @@ class PermuteBackward0(Node):
         return grad.permute(inverse)
 
 
-def permute(input, *dims):
-    dims = _size_args(dims)
+def permute(input, *args, dims=None):
+    dims = _size_args(args if dims is None else varargs_or_keyword(args, dims, "dims", "permute"))
     n = input._array.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -272,7 +282,12 @@ def transpose(input, dim0, dim1):
     return out
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+def swapaxes(input, axis0, axis1):
+    """`transpose` under NumPy's name, with NumPy's parameter names (PyTorch's too)."""
+    return transpose(input, axis0, axis1)
 
 
 class TBackward0(TransposeBackward0):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._tensor import _wrap_dim, xp_of
 from ..device import backend_of
-from ._graph import Node, record, write_out
+from ._graph import Node, record, write_out, with_out
 from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, const, return_type,
                         select_result)
 
@@ -146,6 +146,7 @@ def sort(input, dim=-1, descending=False, *, stable=_UNSET, out=None):
     return _picked(input, index, axis, node_cls, _sort_type, out, "sort")
 
 
+@with_out("argsort")
 def argsort(input, dim=-1, descending=False, stable=False):
     arr = input._array
     axis = _wrap_dim(dim, arr.ndim)

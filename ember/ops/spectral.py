@@ -301,7 +301,8 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 
 # ---- frequencies and shifts -------------------------------------------------------------------
-def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+            pin_memory=False):
     from .ranges import arange
     k = arange(n, dtype=dtype or _dt.get_default_dtype(), device=device)
     k[(n + 1) // 2:] -= n
@@ -310,7 +311,8 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
     return _finish(res, out, "fft_fftfreq")
 
 
-def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
     from .ranges import arange
     k = arange(n // 2 + 1, dtype=dtype or _dt.get_default_dtype(), device=device)
     res = k * (1.0 / (n * d) if n * d else math.inf)

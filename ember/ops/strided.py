@@ -20,6 +20,7 @@ from .._state import grad as _grad_state
 from .._storage import span as _span
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from ._graph import Node, _check_leaf_inplace, record
+from ._varargs import varargs_or_keyword
 from .shape import make_view_of, squeeze, transpose, t, unsqueeze, _size_args
 
 __all__ = ["as_strided"]
@@ -228,7 +229,11 @@ def transpose_(self, dim0, dim1):
     return _restride(self, lambda x: transpose(x, d0, d1), "TransposeBackward1")
 
 
-swapaxes_ = swapdims_ = transpose_
+swapdims_ = transpose_
+
+
+def swapaxes_(self, axis0, axis1):
+    return transpose_(self, axis0, axis1)
 
 
 def as_strided_(self, size, stride, storage_offset=None):
@@ -243,13 +248,13 @@ def _offset_in(arr, storage):
     return (_data_ptr(arr) - _data_ptr(storage)) // arr.itemsize
 
 
-def resize_(self, *sizes, memory_format=None):
+def resize_(self, *args, size=None, memory_format=None):
     """New contiguous sizes over the same storage from the same offset; a storage too small
     grows (new memory holding the old contents, the rest zeros) under the tensor and its base.
     Views made earlier of the base keep the old memory (ember has no shared storage object)."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    sizes = _size_args(sizes)
+    sizes = _size_args(varargs_or_keyword(args, size, "size", "resize_"))
     if builtins.any(n < 0 for n in sizes):
         raise RuntimeError("numel: integer multiplication overflow")
     if sizes == self._array.shape:

@@ -461,8 +461,9 @@ def _load_zip(fh, map_location, weights_only):
                     _DTYPE_OF_STORAGE[getattr(storage_type, "__name__", str(storage_type))]
                 np_dtype = dtype.np.newbyteorder("<" if little else ">")
                 raw = np.frombuffer(z.read(f"{prefix}data/{key}"), dtype=np_dtype, count=numel)
-                cache[key] = (raw.astype(dtype.np).copy() if not little else raw.copy(),
-                              _location(map_location, location))
+                # one copy, in native byte order (the dtype object is made ember's own when the
+                # tensor is rebuilt: _rebuild_tensor_v2)
+                cache[key] = (raw.astype(dtype.np), _location(map_location, location))
             return cache[key]
 
         return _Reader(io.BytesIO(z.read(pkl)), load_storage, weights_only).load()

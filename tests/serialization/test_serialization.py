@@ -1,5 +1,6 @@
 """Checkpoints move between ember and PyTorch both ways; loading runs no code from the file;
 an interrupted save keeps the previous file; safetensors round-trips."""
+import io
 import os
 import pickle
 
@@ -145,3 +146,13 @@ def test_loaded_tensors_work_with_ops_of_their_dtype(tmp_path, torch):
         lin = ember.nn.Linear(3, 2).double()
         assert lin(loaded["w"]).dtype is ember.float64
         assert loaded["w"].view(-1).shape == (6,)
+
+
+def test_loaded_tensors_mix_with_fresh_ones_in_every_op():
+    """A loaded storage has NumPy's canonical dtype object: ops that compare dtypes by identity
+    (matmul's same-dtype check) take a loaded tensor with a fresh one."""
+    buf = io.BytesIO()
+    ember.save({"w": ember.ones(2, 3)}, buf)
+    buf.seek(0)
+    w = ember.load(buf)["w"]
+    assert ember.equal(w @ ember.ones(3, 1), ember.full((2, 1), 3.0))

@@ -26,7 +26,7 @@ from .cholesky import (cholesky, cholesky_ex, cholesky_inverse, cholesky_solve, 
                        linalg_cholesky)
 from .eig import eig, eigvals  # noqa: F401
 from .householder import householder_product, orgqr  # noqa: F401
-from .inverse import (det, inv, inv_ex, inverse, linalg_slogdet, logdet, slogdet,  # noqa: F401
+from .inverse import (det, inv, inv_ex, inverse, linalg_det, linalg_slogdet, logdet, slogdet,  # noqa: F401
                       tensorinv)
 from .least_squares import lstsq, matrix_rank, pinv, pinverse  # noqa: F401
 from .lu import (linalg_lu, linalg_lu_solve, lu, lu_factor, lu_factor_ex, lu_solve,  # noqa: F401

@@ -70,14 +70,14 @@ def _cholesky(A, upper, fname, check_errors, node_cls):
     return res, info_t
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
-    res = _cholesky_ex_type(*_cholesky(A, upper, "linalg.cholesky", check_errors,
+def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
+    res = _cholesky_ex_type(*_cholesky(input, upper, "linalg.cholesky", check_errors,
                                        LinalgCholeskyExBackward0))
     return _write_tuple(out, res, "linalg_cholesky_ex") if out is not None else res
 
 
-def linalg_cholesky(A, *, upper=False, out=None):
-    res = _cholesky(A, upper, "linalg.cholesky", True, LinalgCholeskyExBackward0)[0]
+def linalg_cholesky(input, *, upper=False, out=None):
+    res = _cholesky(input, upper, "linalg.cholesky", True, LinalgCholeskyExBackward0)[0]
     return write_out(out, res, "linalg_cholesky") if out is not None else res
 
 
@@ -142,15 +142,15 @@ def _check_cholesky_dtype(L, kernel):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{L.dtype._scalar_name}\'')
 
 
-def cholesky_solve(B, L, upper=False, *, out=None):
+def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with A X = B given A's Cholesky factor."""
-    _check_cholesky_solve(B, L)
-    xp = xp_of(L)
-    res = make_tensor(_cholesky_solve_arrays(xp, B._array, L._array, upper), L._device)
-    node = record(CholeskySolveBackward0, (B, L), res)
+    _check_cholesky_solve(input, input2)
+    xp = xp_of(input2)
+    res = make_tensor(_cholesky_solve_arrays(xp, input._array, input2._array, upper), input2._device)
+    node = record(CholeskySolveBackward0, (input, input2), res)
     if node is not None:
         node.upper = upper
-        node.save_for_backward(L, res)
+        node.save_for_backward(input2, res)
     return write_out(out, res, "cholesky_solve") if out is not None else res
 
 
@@ -163,15 +163,15 @@ class CholeskyInverseBackward0(Node):
         return -(L @ common) if self.upper else -(common @ L)
 
 
-def cholesky_inverse(L, upper=False, *, out=None):
+def cholesky_inverse(input, upper=False, *, out=None):
     """A^-1 given A's Cholesky factor."""
-    _check_cholesky_dtype(L, "cholesky_inverse_out_cpu")
-    _check(L, "cholesky_inverse", floating=False)
-    xp = xp_of(L)
-    eye = xp.broadcast_to(xp.eye(L._array.shape[-1], dtype=L._array.dtype), L._array.shape)
-    res = make_tensor(_cholesky_solve_arrays(xp, eye, L._array, upper), L._device)
-    node = record(CholeskyInverseBackward0, (L,), res)
+    _check_cholesky_dtype(input, "cholesky_inverse_out_cpu")
+    _check(input, "cholesky_inverse", floating=False)
+    xp = xp_of(input)
+    eye = xp.broadcast_to(xp.eye(input._array.shape[-1], dtype=input._array.dtype), input._array.shape)
+    res = make_tensor(_cholesky_solve_arrays(xp, eye, input._array, upper), input._device)
+    node = record(CholeskyInverseBackward0, (input,), res)
     if node is not None:
         node.upper = upper
-        node.save_for_backward(L, res)
+        node.save_for_backward(input, res)
     return write_out(out, res, "cholesky_inverse") if out is not None else res

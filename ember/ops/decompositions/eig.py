@@ -79,27 +79,27 @@ def _complex_of(A):
     return np.complex128 if A._array.dtype in (np.float64, np.complex128) else np.complex64
 
 
-def eig(A, *, out=None):
+def eig(input, *, out=None):
     """Eigenvalues and eigenvectors of a general matrix (complex, as PyTorch gives them)."""
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):  # checked before the shape
-        raise RuntimeError(f"Unknown Complex ScalarType for {A.dtype._scalar_name}")
-    _check(A, "linalg.eig")
-    w, v = np.linalg.eig(_host(A._array))  # LAPACK's geev, on the host as PyTorch's CUDA path
-    c = _complex_of(A)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # checked before the shape
+        raise RuntimeError(f"Unknown Complex ScalarType for {input.dtype._scalar_name}")
+    _check(input, "linalg.eig")
+    w, v = np.linalg.eig(_host(input._array))  # LAPACK's geev, on the host as PyTorch's CUDA path
+    c = _complex_of(input)
     w, v = w.astype(c), v.astype(c)
-    if A._device.type != "cpu":
-        back = _BACKENDS[A._device.type]
-        w, v = back.from_host(w, A._device.index), back.from_host(v, A._device.index)
-    W, Vt = make_tensor(w, A._device), make_tensor(v, A._device)
-    node = record(LinalgEigBackward0, (A,), W, Vt)
+    if input._device.type != "cpu":
+        back = _BACKENDS[input._device.type]
+        w, v = back.from_host(w, input._device.index), back.from_host(v, input._device.index)
+    W, Vt = make_tensor(w, input._device), make_tensor(v, input._device)
+    node = record(LinalgEigBackward0, (input,), W, Vt)
     if node is not None:
         node._out_meta = tuple((t._array.shape, t.dtype, t._device) for t in (W, Vt))
         node.save_for_backward(W, Vt)
-        node.complex_input = A.dtype.is_complex
+        node.complex_input = input.dtype.is_complex
     res = _eig_type(W, Vt)
     return _write_tuple(out, res, "linalg_eig") if out is not None else res
 
 
-def eigvals(A, *, out=None):
-    res = eig(A).eigenvalues
+def eigvals(input, *, out=None):
+    res = eig(input).eigenvalues
     return write_out(out, res, "linalg_eigvals") if out is not None else res

@@ -77,12 +77,12 @@ def _check(A, tau):
                            f"{A.dtype._scalar_name}")
 
 
-def householder_product(A, tau, *, out=None):
+def householder_product(input, tau, *, out=None):
     """Q (m x n) from the reflectors stored in A's columns below the diagonal and their
     scalings tau, as LAPACK's orgqr (ungqr for complex)."""
-    _check(A, tau)
-    xp = xp_of(A)
-    a, t = A._array, tau._array
+    _check(input, tau)
+    xp = xp_of(input)
+    a, t = input._array, tau._array
     m, n = a.shape[-2:]
     k = t.shape[-1]
     V = xp.tril(a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
@@ -90,13 +90,13 @@ def householder_product(A, tau, *, out=None):
     for i in range(k - 1, -1, -1):
         v = V[..., :, i:i + 1]
         X = X - t[..., i, None, None] * (v @ (xp.conj(xp.swapaxes(v, -1, -2)) @ X))
-    res = make_tensor(xp.ascontiguousarray(X), A._device)
-    node = record(LinalgHouseholderProductBackward0, (A, tau), res)
+    res = make_tensor(xp.ascontiguousarray(X), input._device)
+    node = record(LinalgHouseholderProductBackward0, (input, tau), res)
     if node is not None:
-        node.save_for_backward(A, tau)
+        node.save_for_backward(input, tau)
     return write_out(out, res, "linalg_householder_product") if out is not None else res
 
 
-def orgqr(input, tau, *, out=None):
+def orgqr(input, input2, *, out=None):
     """`torch.orgqr`: `linalg.householder_product`."""
-    return householder_product(input, tau, out=out)
+    return householder_product(input, input2, out=out)

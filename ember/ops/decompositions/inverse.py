@@ -86,7 +86,12 @@ class LinalgDetBackward0(Node):
         return _mat(grad * d.conj()) * inv(A).mH
 
 
-def det(A, *, out=None):
+def det(input):
+    """`torch.det` (`linalg.det` names its operand A)."""
+    return linalg_det(input)
+
+
+def linalg_det(A, *, out=None):
     _check(A, "linalg.det")
     res = make_tensor(xp_of(A).asarray(xp_of(A).linalg.det(A._array)), A._device)
     node = record(LinalgDetBackward0, (A,), res)
@@ -123,9 +128,9 @@ def _slogdet(A, kind):
     return _slogdet_types[kind](sign_t, lad)
 
 
-def slogdet(A, *, out=None):
+def slogdet(input, *, out=None):
     """`torch.slogdet` / `torch.linalg.slogdet`: (sign, log|det|)."""
-    res = _slogdet(A, "slogdet")
+    res = _slogdet(input, "slogdet")
     return _write_tuple(out, res, "slogdet") if out is not None else res
 
 
@@ -142,18 +147,18 @@ def logdet(input):
 
 
 # ---- tensor inverse ---------------------------------------------------------------------------------
-def tensorinv(A, ind=2, *, out=None):
+def tensorinv(input, ind=2, *, out=None):
     """The inverse of A read as a map from its last dims to its first `ind` dims: shape
     A.shape[ind:] + A.shape[:ind]."""
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
-    shape = tuple(A._array.shape)
+    shape = tuple(input._array.shape)
     rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
     if rows != cols:
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
     try:
-        res = inv(A.reshape(rows, rows))
+        res = inv(input.reshape(rows, rows))
     except _LinAlgError as e:
         raise _LinAlgError(str(e).replace("linalg.inv: ", "inv: ", 1)) from None
     res = res.reshape(shape[ind:] + shape[:ind])

@@ -43,28 +43,33 @@ def _as_float(x):
     return builtins.float(x.max().item()) if isinstance(x, Tensor) else builtins.float(x)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    """The Moore-Penrose pseudo-inverse, from the SVD (or eigh when hermitian)."""
-    if A._array.ndim < 2 or not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError(f"linalg.pinv({A.dtype._scalar_name}{{{list(A._array.shape)}}}): expected a tensor with 2 or more "
+def pinv(input, *, atol=None, rtol=None, hermitian=False, out=None, rcond=None):
+    """The Moore-Penrose pseudo-inverse, from the SVD (or eigh when hermitian). `rcond` is the
+    older overload's name of `rtol`."""
+    if rcond is not None:
+        if rtol is not None:
+            raise TypeError("linalg_pinv() received both rcond and rtol")
+        rtol = rcond
+    if input._array.ndim < 2 or not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"linalg.pinv({input.dtype._scalar_name}{{{list(input._array.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
-    xp, arr = xp_of(A), A._array
+    xp, arr = xp_of(input), input._array
     if hermitian:
         w, v = xp.linalg.eigh(arr)
         s = xp.abs(w)
-        tol = _tolerances(A, atol, rtol, s.max(axis=-1, keepdims=True) if s.shape[-1] else 0)
+        tol = _tolerances(input, atol, rtol, s.max(axis=-1, keepdims=True) if s.shape[-1] else 0)
         inv_w = xp.where(s > tol, 1 / xp.where(s > tol, w, 1), 0)
         p = (v * inv_w[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2))
     else:
         u, s, vh = xp.linalg.svd(arr, full_matrices=False)
-        tol = _tolerances(A, atol, rtol, s.max(axis=-1, keepdims=True) if s.shape[-1] else 0)
+        tol = _tolerances(input, atol, rtol, s.max(axis=-1, keepdims=True) if s.shape[-1] else 0)
         inv_s = xp.where(s > tol, 1 / xp.where(s > tol, s, 1), 0)
         p = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ \
             xp.conj(xp.swapaxes(u, -1, -2))
-    res = make_tensor(p.astype(arr.dtype, copy=False), A._device)
-    node = record(LinalgPinvBackward0, (A,), res)
+    res = make_tensor(p.astype(arr.dtype, copy=False), input._device)
+    node = record(LinalgPinvBackward0, (input,), res)
     if node is not None:
-        node.save_for_backward(A, res)
+        node.save_for_backward(input, res)
     return write_out(out, res, "linalg_pinv") if out is not None else res
 
 
@@ -103,67 +108,67 @@ class LinalgLstsqBackward0(Node):
         return gA, gB
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(input, b, rcond=None, *, driver=None):
     """min |A X - B|: solution, residuals (m > n, full rank, a driver other than gelsy),
     rank (drivers other than gels), singular values (gelsd and gelss)."""
-    if A._array.ndim < 2:
+    if input._array.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
-    if A._array.dtype != B._array.dtype:
+    if input._array.dtype != b._array.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
-                           f"dtype, but got input's dtype {A.dtype} and other's dtype {B.dtype}")
+                           f"dtype, but got input's dtype {input.dtype} and other's dtype {b.dtype}")
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of "
                            f"(gels, gelsy, gelsd, gelss)")
-    vector = B._array.ndim == A._array.ndim - 1
-    m, n = A._array.shape[-2:]
-    b = B._array[..., None] if vector else B._array
-    if b.shape[-2] != m:
+    vector = b._array.ndim == input._array.ndim - 1
+    m, n = input._array.shape[-2:]
+    rhs = b._array[..., None] if vector else b._array
+    if rhs.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    xp, arr = xp_of(A), A._array
+    xp, arr = xp_of(input), input._array
     u, s, vh = xp.linalg.svd(arr, full_matrices=False)
     rc = np.finfo(arr.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
     s_max = s.max(axis=-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), s.dtype)
     keep = s > rc * s_max
     inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
-    x = xp.conj(xp.swapaxes(vh, -1, -2)) @ ((xp.conj(xp.swapaxes(u, -1, -2)) @ b)
+    x = xp.conj(xp.swapaxes(vh, -1, -2)) @ ((xp.conj(xp.swapaxes(u, -1, -2)) @ rhs)
                                              * inv_s[..., :, None])
     rank = keep.sum(axis=-1).astype(np.int64)
     full_rank = bool((rank == n).all())
     if m > n and driver != "gelsy" and full_rank:
-        r = arr @ x - b
+        r = arr @ x - rhs
         res_arr = (xp.abs(r) ** 2).sum(axis=-2)  # (*, k); k = 1 for a vector B
     else:
         res_arr = xp.zeros((0,), dtype=s.dtype)
     if vector:
         x = x[..., 0]
-    X = make_tensor(xp.ascontiguousarray(x.astype(arr.dtype, copy=False)), A._device)
-    residuals = make_tensor(res_arr.astype(s.dtype, copy=False), A._device)
-    rank_t = _const(xp.asarray(rank) if driver != "gels" else xp.zeros((0,), np.int64), A)
-    sv = _const(s if driver in ("gelsd", "gelss") else xp.zeros((0,), s.dtype), A)
-    node = record(LinalgLstsqBackward0, (A, B), X, residuals)
+    X = make_tensor(xp.ascontiguousarray(x.astype(arr.dtype, copy=False)), input._device)
+    residuals = make_tensor(res_arr.astype(s.dtype, copy=False), input._device)
+    rank_t = _const(xp.asarray(rank) if driver != "gels" else xp.zeros((0,), np.int64), input)
+    sv = _const(s if driver in ("gelsd", "gelss") else xp.zeros((0,), s.dtype), input)
+    node = record(LinalgLstsqBackward0, (input, b), X, residuals)
     if node is not None:
         node.vector = vector
         node._out_meta = tuple((t._array.shape, t.dtype, t._device) for t in (X, residuals))
-        node.save_for_backward(A, B, X)
+        node.save_for_backward(input, b, X)
     return _lstsq_type(X, residuals, rank_t, sv)
 
 
-def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number of singular values above max(atol, rtol * largest)."""
-    if A._array.ndim < 2:
+    if input._array.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
-    xp = xp_of(A)
+    xp = xp_of(input)
     if hermitian:
-        s = xp.abs(xp.linalg.eigvalsh(A._array))
+        s = xp.abs(xp.linalg.eigvalsh(input._array))
     else:
-        s = xp.linalg.svd(A._array, compute_uv=False)
+        s = xp.linalg.svd(input._array, compute_uv=False)
     s_max = s.max(axis=-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), s.dtype)
-    tol_arr = _tolerances(A, atol, rtol, s_max)
-    res = _const(xp.asarray((s > tol_arr).sum(axis=-1)).astype(np.int64), A)
+    tol_arr = _tolerances(input, atol, rtol, s_max)
+    res = _const(xp.asarray((s > tol_arr).sum(axis=-1)).astype(np.int64), input)
     return write_out(out, res, "linalg_matrix_rank") if out is not None else res

@@ -4,25 +4,25 @@
 import numpy as np
 
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record, write_out, with_out
 from ._common import _check, _const, _eye
 from .inverse import inv
 
 # ---- powers and the exponential ---------------------------------------------------------------
-def matrix_power(A, n, *, out=None):
+def matrix_power(input, n, *, out=None):
     """A^n by repeated squaring; a negative n inverts first; A^0 is the identity."""
-    _check(A, "linalg.matrix_power", floating=False)
+    _check(input, "linalg.matrix_power", floating=False)
     if n < 0:
-        A, n = inv(A), -n
+        input, n = inv(input), -n
     if n == 0:
-        res = _eye(A._array.shape[-1], A).expand(A._array.shape).clone()
-        record(CopyBackwards, (A,), res)
+        res = _eye(input._array.shape[-1], input).expand(input._array.shape).clone()
+        record(CopyBackwards, (input,), res)
     elif n == 1:
-        res = A.clone()
+        res = input.clone()
     else:
         res, z = None, None
         while n:
-            z = A if z is None else z @ z
+            z = input if z is None else z @ z
             if n & 1:
                 res = z if res is None else res @ z
             n >>= 1
@@ -68,10 +68,11 @@ def _expm(arr, xp):
     return res.astype(arr.dtype)
 
 
-def matrix_exp(A):
-    _check(A, "linalg.matrix_exp")
-    res = make_tensor(_expm(A._array, xp_of(A)), A._device)
-    node = record(LinalgMatrixExpBackward0, (A,), res)
+@with_out("linalg_matrix_exp")
+def matrix_exp(input):
+    _check(input, "linalg.matrix_exp")
+    res = make_tensor(_expm(input._array, xp_of(input)), input._device)
+    node = record(LinalgMatrixExpBackward0, (input,), res)
     if node is not None:
-        node.save_for_backward(A)
+        node.save_for_backward(input)
     return res

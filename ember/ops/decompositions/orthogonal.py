@@ -222,14 +222,14 @@ def _check_uplo(UPLO):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
-def eigh(A, UPLO="L", *, out=None):
-    _check(A, "linalg.eigh")
+def eigh(input, UPLO="L", *, out=None):
+    _check(input, "linalg.eigh")
     _check_uplo(UPLO)
-    xp = xp_of(A)
-    w, v = xp.linalg.eigh(A._array, UPLO=UPLO)
-    real = A.dtype.to_real().np if A.dtype.is_complex else A._array.dtype
-    L, V = make_tensor(w.astype(real, copy=False), A._device), make_tensor(v, A._device)
-    node = record(LinalgEighBackward0, (A,), L, V)
+    xp = xp_of(input)
+    w, v = xp.linalg.eigh(input._array, UPLO=UPLO)
+    real = input.dtype.to_real().np if input.dtype.is_complex else input._array.dtype
+    L, V = make_tensor(w.astype(real, copy=False), input._device), make_tensor(v, input._device)
+    node = record(LinalgEighBackward0, (input,), L, V)
     if node is not None:
         node._out_meta = tuple((t._array.shape, t.dtype, t._device) for t in (L, V))
         node.save_for_backward(L, V)
@@ -237,13 +237,13 @@ def eigh(A, UPLO="L", *, out=None):
     return _write_tuple(out, res, "linalg_eigh") if out is not None else res
 
 
-def eigvalsh(A, UPLO="L", *, out=None):
-    _check(A, "linalg.eigh")
+def eigvalsh(input, UPLO="L", *, out=None):
+    _check(input, "linalg.eigh")
     _check_uplo(UPLO)
-    if _grad_wanted(A):
-        res = eigh(A, UPLO).eigenvalues
+    if _grad_wanted(input):
+        res = eigh(input, UPLO).eigenvalues
     else:
-        w = xp_of(A).linalg.eigvalsh(A._array, UPLO=UPLO)
-        real = A.dtype.to_real().np if A.dtype.is_complex else A._array.dtype
-        res = make_tensor(w.astype(real, copy=False), A._device)
+        w = xp_of(input).linalg.eigvalsh(input._array, UPLO=UPLO)
+        real = input.dtype.to_real().np if input.dtype.is_complex else input._array.dtype
+        res = make_tensor(w.astype(real, copy=False), input._device)
     return write_out(out, res, "linalg_eigvalsh") if out is not None else res

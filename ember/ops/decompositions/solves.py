@@ -90,18 +90,18 @@ class LinalgSolveTriangularBackward0(Node):
         return gA, (gB if _needs(self, 1) else None)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):
     """X with A X = B (or X A = B) reading only A's upper or lower triangle."""
-    _check(A, "linalg.solve_triangular")
+    _check(input, "linalg.solve_triangular")
     if not left:
-        res = solve_triangular(A.mH, B.mH, upper=not upper, unitriangular=unitriangular).mH
+        res = solve_triangular(input.mH, B.mH, upper=not upper, unitriangular=unitriangular).mH
         return write_out(out, res, "linalg_solve_triangular") if out is not None else res
-    if A._array.dtype != B._array.dtype:
+    if input._array.dtype != B._array.dtype:
         raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
-                           f"but found A of type {A.dtype._scalar_name} and B of type {B.dtype._scalar_name} "
+                           f"but found A of type {input.dtype._scalar_name} and B of type {B.dtype._scalar_name} "
                            "instead")
-    xp = xp_of(A)
-    a = xp.triu(A._array) if upper else xp.tril(A._array)
+    xp = xp_of(input)
+    a = xp.triu(input._array) if upper else xp.tril(input._array)
     if unitriangular:
         n = a.shape[-1]
         a = a * (1 - xp.eye(n, dtype=a.dtype)) + xp.eye(n, dtype=a.dtype)
@@ -111,26 +111,26 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         except np.linalg.LinAlgError:  # LAPACK's trtrs would give inf/nan: so do we
             x = xp.full(np.broadcast_shapes(a.shape[:-2], B._array.shape[:-2]) + B._array.shape[-2:],
                         xp.nan, dtype=a.dtype)
-    res = make_tensor(x, A._device)
-    node = record(LinalgSolveTriangularBackward0, (A, B), res)
+    res = make_tensor(x, input._device)
+    node = record(LinalgSolveTriangularBackward0, (input, B), res)
     if node is not None:
         node.upper, node.unitriangular = upper, unitriangular
-        node.save_for_backward(A, res)
+        node.save_for_backward(input, res)
     return write_out(out, res, "linalg_solve_triangular") if out is not None else res
 
 
 # ---- tensor solve -----------------------------------------------------------------------------------
-def tensorsolve(A, B, dims=None, *, out=None):
+def tensorsolve(input, other, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) = B: A's leading B.ndim dims (after `dims` are moved to
     the end) are B's shape, its remaining dims X's."""
     if dims is not None:
-        dims = [d % A._array.ndim for d in dims]
-        A = A.permute(*([d for d in range(A._array.ndim) if d not in dims] + dims))
-    shape = tuple(A._array.shape)
-    nb = B._array.ndim
-    rows, cols = B._array.size, math.prod(shape[nb:])
+        dims = [d % input._array.ndim for d in dims]
+        input = input.permute(*([d for d in range(input._array.ndim) if d not in dims] + dims))
+    shape = tuple(input._array.shape)
+    nb = other._array.ndim
+    rows, cols = other._array.size, math.prod(shape[nb:])
     if rows != cols:  # (PyTorch's message names A's leading dims, its check B's size)
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
                            f"== prod(self.shape[:other.ndim]), but got {cols} != {rows}")
-    res = solve(A.reshape(rows, cols), B.reshape(cols)).reshape(shape[nb:])
+    res = solve(input.reshape(rows, cols), other.reshape(cols)).reshape(shape[nb:])
     return write_out(out, res, "linalg_tensorsolve") if out is not None else res

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
-from .._graph import Node, inplace, record, warn_expanded, write_out
+from .._graph import Node, inplace, record, warn_expanded, write_out, with_out
 from ..indexing import accumulate_flat, add_along
 from ._common import (_check_long_index, _check_range, _dims1, _index_arr, _scatter_positions,
                       _xp, _zeros)
@@ -145,6 +145,7 @@ class IndexCopyBackward0(Node):
         return g_self, g_src
 
 
+@with_out("index_copy")
 def index_copy(input, dim, index, source):
     if index._array.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got "
@@ -244,6 +245,7 @@ class TakeBackward0(Node):
         return put(full, self.index, grad, accumulate=True)
 
 
+@with_out("take")
 def take(input, index):
     _check_long_index(index, "take")
     idx = _flat_index(index, input, "take")

@@ -157,25 +157,36 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _finish(res, AddbmmBackward0, (input, batch1, batch2), alpha, beta, out, "addbmm")
 
 
-def _inplace_form(fn):
-    def method(self, a, b, *, beta=1, alpha=1):
-        from .._graph import inplace
-        if fn is addr and self._array.ndim != 2:
-            raise RuntimeError(f"2D tensor expected, got {self._array.ndim}D tensor for input")
+def _inplace_apply(fn, self, a, b, beta, alpha):
+    from .._graph import inplace
+    if fn is addr and self._array.ndim != 2:
+        raise RuntimeError(f"2D tensor expected, got {self._array.ndim}D tensor for input")
 
-        def compute(x):
-            res = fn(x, a, b, beta=beta, alpha=alpha)
-            if res._array.shape != x._array.shape and fn is not addmv:
-                raise RuntimeError(f"Bad in-place call: input tensor size {list(x._array.shape)} "
-                                   f"and output tensor size {list(res._array.shape)} should match")
-            return res
-        return inplace(self, compute, (a, b))
-    method.__name__ = fn.__name__ + "_"
-    return method
+    def compute(x):
+        res = fn(x, a, b, beta=beta, alpha=alpha)
+        if res._array.shape != x._array.shape and fn is not addmv:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(x._array.shape)} "
+                               f"and output tensor size {list(res._array.shape)} should match")
+        return res
+    return inplace(self, compute, (a, b))
 
 
-addmm_ = _inplace_form(addmm)
-addmv_ = _inplace_form(addmv)
-addr_ = _inplace_form(addr)
-baddbmm_ = _inplace_form(baddbmm)
-addbmm_ = _inplace_form(addbmm)
+# one def each, so that the operands keep PyTorch's keyword names (t.addmm_(mat1=..., mat2=...))
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    return _inplace_apply(addmm, self, mat1, mat2, beta, alpha)
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    return _inplace_apply(addmv, input, mat, vec, beta, alpha)
+
+
+def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    return _inplace_apply(addr, self, vec1, vec2, beta, alpha)
+
+
+def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    return _inplace_apply(baddbmm, self, batch1, batch2, beta, alpha)
+
+
+def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    return _inplace_apply(addbmm, self, batch1, batch2, beta, alpha)

@@ -4,6 +4,7 @@ keeps self's dtype (optimisers do this on every step); everything else goes thro
 `inplace` over the out-of-place op.
 """
 import builtins
+import inspect as _inspect
 
 import numpy as np
 
@@ -82,15 +83,19 @@ def pow_(self, exponent):
     return inplace(self, lambda s: pow(s, exponent), (exponent,))
 
 
-def clamp_(self, min=None, max=None):
-    return inplace(self, lambda s: clamp(s, min, max), (min, max))
+def clamp_(input, min=None, max=None):
+    return inplace(input, lambda s: clamp(s, min, max), (min, max))
 
 
 def _inplace_unary(op):
-    def method(self, *args, **kwargs):
-        return inplace(self, lambda s: op(s, *args, **kwargs),
+    def method(input, *args, **kwargs):
+        return inplace(input, lambda s: op(s, *args, **kwargs),
                        tuple(a for a in args if isinstance(a, Tensor)))
     method.__name__ = op.__name__ + "_"
+    # the operands keep the op's keyword names (`torch.xlogy_(input, other=...)`); no `out=`
+    sig = _inspect.signature(op)
+    method.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values()
+                                                   if p.name != "out"])
     return method
 
 subtract_, multiply_, divide_, true_divide_ = sub_, mul_, div_, div_

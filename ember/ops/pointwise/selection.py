@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, make_tensor
-from .._graph import Node, record, record_number, write_out
+from .._graph import Node, record, record_number, write_out, with_out
 from ._common import (BinaryNode, _as_scalar, _promote, _raise_if_not_broadcastable, binary,
                       common_device, operands)
 
@@ -101,10 +101,12 @@ def _one_sided_clamp(input, bound, is_min, scalar_cls, tensor_cls):
     return res
 
 
+@with_out("clamp_min")
 def clamp_min(input, min):
     return _one_sided_clamp(input, min, True, ClampMinBackward0, ClampMinBackward1)
 
 
+@with_out("clamp_max")
 def clamp_max(input, max):
     return _one_sided_clamp(input, max, False, ClampMaxBackward0, ClampMaxBackward1)
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record, write_out, with_out
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
            "sigmoid", "relu", "conj", "sgn", "sign"]
@@ -168,6 +168,7 @@ class SgnBackward0(Node):
         return grad * 0
 
 
+@with_out("sgn")
 def sgn(input):
     return unary(input, _sgn, SgnBackward0, None, None, "sgn", to_float=False)
 

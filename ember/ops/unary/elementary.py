@@ -305,14 +305,14 @@ def _no_inplace_derivative(name, fn):
                                   "implemented.")
     node_cls = type(name.capitalize() + "Backward1", (Node,), {"backward": backward})
 
-    def method(self):
+    def method(input):
         def compute(s):
             res = fn(s)
             if res._grad_fn is not None:
                 res._grad_fn = None
                 record(node_cls, (s,), res)
             return res
-        return inplace(self, compute)
+        return inplace(input, compute)
     method.__name__ = name + "_"
     return node_cls, method
 
@@ -326,5 +326,5 @@ arctan2_ = atan2_
 deg2rad_, rad2deg_, sinc_ = (_inplace(f) for f in (deg2rad, rad2deg, sinc))
 
 
-def square_(self):
-    return _pw.pow_(self, 2)
+def square_(input):
+    return _pw.pow_(input, 2)

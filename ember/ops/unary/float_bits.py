@@ -83,12 +83,12 @@ def ldexp(input, other, *, out=None):
     return binary(input, other, _ldexp_arrays, LdexpBackward0, "ldexp", out, float_result=True)
 
 
-def ldexp_(self, other):
-    _both_tensors("ldexp_", self, other)
-    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+def ldexp_(input, other):
+    _both_tensors("ldexp_", input, other)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(f"ldexp can't be cast to the desired output type "
-                           f"{self.dtype._scalar_name}")
-    return inplace(self, lambda s: ldexp(s, other), (other,))
+                           f"{input.dtype._scalar_name}")
+    return inplace(input, lambda s: ldexp(s, other), (other,))
 
 
 class FrexpBackward0(Node):
