@@ -5,20 +5,11 @@ the pool as a fraction of the device. Without a GPU nothing is allocated: 0, as 
 reports before CUDA starts."""
 import contextlib
 
-from .. import _state
 from ..device import backend_of, device as _device
+from ._utils import _get_device_index
 
 __all__ = ["empty_cache", "get_per_process_memory_fraction", "mem_get_info", "memory_allocated",
            "memory_cached", "memory_reserved", "set_per_process_memory_fraction"]
-
-
-def _index(device):
-    if device is None:
-        return _state.cuda_device
-    if isinstance(device, int):
-        return device
-    dev = _device(device) if isinstance(device, str) else device
-    return _state.cuda_device if dev.index is None else dev.index
 
 
 def _available():
@@ -30,7 +21,7 @@ def _available():
 def _on(device):
     """CuPy's module with `device` current (its pool is per device)."""
     cp = backend_of(_device("cuda")).xp
-    with cp.cuda.Device(_index(device)):
+    with cp.cuda.Device(_get_device_index(device, optional=True)):
         yield cp
 
 

@@ -2,6 +2,7 @@
 CuPy, which launches on its current stream, so `with torch.cuda.stream(s):` puts the ops of
 the block on `s`; events order streams and time them."""
 from ..device import backend_of, device as _device
+from ._utils import _get_device_index
 
 __all__ = ["Event", "ExternalStream", "Stream"]
 
@@ -15,7 +16,7 @@ class Stream:
 
     def __init__(self, device=None, priority=0, **kwargs):
         cp = _cupy()
-        self.device = _device("cuda", _device_index(device))
+        self.device = _device("cuda", _get_device_index(device, optional=True))
         with cp.cuda.Device(self.device.index):
             self._stream = kwargs.get("_wrap") or cp.cuda.Stream(non_blocking=False,
                                                                  priority=priority)
@@ -105,27 +106,17 @@ class Event:
         return self._event.ptr
 
 
-def _device_index(device):
-    from .. import _state
-    if device is None:
-        return _state.cuda_device
-    if isinstance(device, int):
-        return device
-    dev = _device(device) if isinstance(device, str) else device
-    return _state.cuda_device if dev.index is None else dev.index
-
-
 def current_stream(device=None):
     """The stream the ops of `device` run on now."""
     cp = _cupy()
-    index = _device_index(device)
+    index = _get_device_index(device, optional=True)
     with cp.cuda.Device(index):
         return Stream._of(cp.cuda.get_current_stream(), index)
 
 
 def default_stream(device=None):
     cp = _cupy()
-    return Stream._of(cp.cuda.Stream.null, _device_index(device))
+    return Stream._of(cp.cuda.Stream.null, _get_device_index(device, optional=True))
 
 
 def set_stream(stream):
