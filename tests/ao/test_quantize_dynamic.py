@@ -106,11 +106,13 @@ def test_qconfig_spec_by_name_and_inplace():
     assert same is model and "dtype=torch.float16" in repr(model[0])
 
 
-def test_errors():
+def test_errors_and_the_root_module_is_not_swapped():
+    # as PyTorch's, only submodules are swapped: a bare Linear stays float
+    assert type(ember.ao.quantization.quantize_dynamic(ember.nn.Linear(2, 2))) is ember.nn.Linear
     with pytest.raises(ValueError, match="Don't know how to quantize with default settings"):
         ember.ao.quantization.quantize_dynamic(ember.nn.Linear(2, 2), dtype=ember.qint32)
     q = ember.ao.quantization.quantize_dynamic(ember.nn.Sequential(ember.nn.Linear(2, 2)))
-    with pytest.raises(RuntimeError, match="same dtype, but got Double and Float"):
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
         q(ember.randn(1, 2, dtype=ember.float64))
     with pytest.raises(AssertionError, match="only works for one of"):
         ember.ao.nn.quantized.dynamic.Linear.from_float(ember.nn.ReLU())

@@ -186,8 +186,7 @@ class Linear(Module):
                 "Could not run 'quantized::linear_dynamic' with arguments from the "
                 f"'{x.device.type.upper()}' backend.")
         if x.dtype is not _dt.float32:
-            raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
-                               f"{x.dtype._scalar_name} and Float")
+            raise RuntimeError(f"expected scalar type Float but found {x.dtype._scalar_name}")
         packed = self._packed_params
         rows = x.detach().numpy().reshape(-1, self.in_features)
         if packed.dtype is _dt.qint8:
