@@ -149,3 +149,27 @@ def test_compat_imports_torch_quantization():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip().endswith("ao.nn.quantized.dynamic.modules.linear")
+
+
+@pytest.mark.parametrize("kwargs,shape", [({}, (4, 3, 5)),
+                                          (dict(num_layers=2, batch_first=True,
+                                                bidirectional=True), (3, 6, 5))])
+def test_lstm_matches_torch(torch, kwargs, shape):
+    theirs = torch.nn.Sequential(torch.nn.LSTM(5, 6, **kwargs))
+    ours = ember.nn.Sequential(ember.nn.LSTM(5, 6, **kwargs))
+    ours.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                          for k, v in theirs.state_dict().items()})
+    tq, eq = _quantize(torch, theirs, ours, "qint8")
+    assert repr(eq) == repr(tq)
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    expected_out, (expected_h, expected_c) = tq(torch.from_numpy(x))
+    out, (h, c) = eq(ember.from_numpy(x))
+    for got, expected in ((out, expected_out), (h, expected_h), (c, expected_c)):
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got.numpy(), expected.detach().numpy(), rtol=0, atol=1e-5)
+    hx = (ember.from_numpy(h.numpy()), ember.from_numpy(c.numpy()))
+    again, _ = eq[0](ember.from_numpy(x), hx)
+    expected_again, _ = tq[0](torch.from_numpy(x), (expected_h, expected_c))
+    np.testing.assert_allclose(again.numpy(), expected_again.detach().numpy(), atol=1e-5)
+    with pytest.raises(RuntimeError, match="input must have 3 dimensions, got 2"):
+        eq(ember.from_numpy(x[0]))

@@ -6,6 +6,7 @@ import warnings
 
 from ... import dtypes as _dt
 from ...nn.modules.linear import Linear, NonDynamicallyQuantizableLinear
+from ...nn.modules.rnn import LSTM
 from ..nn.quantized import dynamic as nnqd
 from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 
@@ -28,7 +29,7 @@ _DEPRECATION = (
 
 def get_default_dynamic_quant_module_mappings():
     """float layer type -> its dynamically quantized type."""
-    return {Linear: nnqd.Linear, NonDynamicallyQuantizableLinear: nnqd.Linear}
+    return {Linear: nnqd.Linear, NonDynamicallyQuantizableLinear: nnqd.Linear, LSTM: nnqd.LSTM}
 
 
 def get_dynamic_quant_module_class(float_module_class, additional_dynamic_quant_mapping=None):
@@ -96,12 +97,13 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=_dt.qint8, mapping=None, in
     if qconfig_spec is None:
         if dtype is _dt.qint8:
             default = default_dynamic_qconfig
+            qconfig_spec = {Linear: default, LSTM: default}
         elif dtype is _dt.float16:
             default = float16_dynamic_qconfig
+            qconfig_spec = {Linear: default}
         else:
             raise ValueError(f"Don't know how to quantize with default settings for {dtype}. "
                              "Provide full qconfig please")
-        qconfig_spec = {Linear: default}
     elif isinstance(qconfig_spec, set):
         if dtype is _dt.qint8:
             default = default_dynamic_qconfig

@@ -54,6 +54,31 @@ def choose_activation_qparams(low, high, qmin=0, qmax=255, reduce_range=True):
     return scale, zero_point
 
 
+def int8_matmul(rows, weight_codes, weight_scale, weight_zero_point):
+    """rows @ W^T for float32 `rows` (n, in) and int8 weight codes (out, in): the input is
+    quantized here, per call, and the integer sums scaled back to float32 (no bias)."""
+    low = rows.min() if rows.size else 0.0
+    high = rows.max() if rows.size else 0.0
+    x_scale, x_zero_point = choose_activation_qparams(low, high)
+    codes = np.rint(rows * np.float32(1.0 / x_scale) + np.float32(x_zero_point))
+    x_codes = np.clip(codes, 0, 255) - x_zero_point
+    w_codes = weight_codes.astype(np.float64) - weight_zero_point
+    # float64 BLAS sums integer products exactly (every sum is far below 2**53), the same
+    # integers fbgemm accumulates in int32, and many times faster than NumPy's int matmul
+    sums = x_codes.astype(np.float64) @ w_codes.T
+    return sums.astype(np.float32) * (np.float32(x_scale) * np.float32(weight_scale))
+
+
+def quantize_weight(weight, observer):
+    """(int8 codes, scale, zero_point) of a float weight, with the observer's parameters."""
+    observer(weight)
+    scale, zero_point = observer.calculate_qparams()
+    scale, zero_point = float(scale[0]), int(zero_point[0])
+    values = weight.detach().float().numpy()
+    codes = np.clip(np.rint(values * np.float32(1.0 / scale)) + zero_point, -128, 127)
+    return codes.astype(np.int8), scale, zero_point
+
+
 class LinearPackedParams(Module):
     """The weight and bias of a quantized Linear, kept together as PyTorch packs them. State
     keys are PyTorch's (`dtype`, `_packed_params`); for qint8 the `_packed_params` tuple is
@@ -190,25 +215,12 @@ class Linear(Module):
         packed = self._packed_params
         rows = x.detach().numpy().reshape(-1, self.in_features)
         if packed.dtype is _dt.qint8:
-            out = self._int8_matmul(rows, packed)
+            out = int8_matmul(rows, packed._codes.numpy(), packed._scale, packed._zero_point)
         else:
             out = rows @ packed._codes.numpy().astype(np.float32).T
         if packed._bias is not None:
             out = out + packed._bias.detach().numpy().astype(np.float32)
         return tensor(out.astype(np.float32).reshape(*x.shape[:-1], self.out_features))
-
-    @staticmethod
-    def _int8_matmul(rows, packed):
-        low = rows.min() if rows.size else 0.0
-        high = rows.max() if rows.size else 0.0
-        x_scale, x_zero_point = choose_activation_qparams(low, high)
-        codes = np.rint(rows * np.float32(1.0 / x_scale) + np.float32(x_zero_point))
-        x_codes = np.clip(codes, 0, 255) - x_zero_point
-        w_codes = packed._codes.numpy().astype(np.float64) - packed._zero_point
-        # float64 BLAS sums integer products exactly (every sum is far below 2**53), the same
-        # integers fbgemm accumulates in int32, and many times faster than NumPy's int matmul
-        sums = x_codes.astype(np.float64) @ w_codes.T
-        return sums.astype(np.float32) * (np.float32(x_scale) * np.float32(packed._scale))
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -227,12 +239,8 @@ class Linear(Module):
         qlinear = cls(mod.in_features, mod.out_features, dtype=dtype)
         bias = None if mod.bias is None else mod.bias.detach().float()
         if dtype is _dt.qint8:
-            observer(mod.weight)
-            scale, zero_point = observer.calculate_qparams()
-            scale, zero_point = float(scale[0]), int(zero_point[0])
-            weight = mod.weight.detach().float().numpy()
-            codes = np.clip(np.rint(weight * np.float32(1.0 / scale)) + zero_point, -128, 127)
-            qlinear.set_weight_bias(tensor(codes.astype(np.int8)), bias, scale, zero_point)
+            codes, scale, zero_point = quantize_weight(mod.weight, observer)
+            qlinear.set_weight_bias(tensor(codes), bias, scale, zero_point)
         else:
             qlinear.set_weight_bias(mod.weight.detach().float(), bias)
         return qlinear
