@@ -27,6 +27,10 @@ from .serialization import load, save
 from . import accelerator, backends, jit, testing
 from . import amp, cpu, func, hub, multiprocessing, profiler
 from . import compiler, library
+from .dtypes import qint8, qint32, quint8
+from ._qscheme import (qscheme, per_channel_affine, per_channel_affine_float_qparams,
+                       per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)
+from . import ao, masked, nested, quantization
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .jit import compile
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled

@@ -88,6 +88,15 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(short=int16, int=int32, long=int64, half=float16, float=float32,
                 double=float64, cfloat=complex64, cdouble=complex128)
 _BY_LEGACY = {d._tensor_type: d for d in ALL_DTYPES}
+
+# Quantized element types, as names only: ember has no quantized tensors (no tensor ever has
+# one of these dtypes; they stay out of ALL_DTYPES and FROM_NUMPY). ember.ao's dynamically
+# quantized modules take them as their `dtype=` and print them, as PyTorch's do.
+qint8 = dtype("qint8", np.int8, _INT, "QInt8", "c10::qint8")
+quint8 = dtype("quint8", np.uint8, _INT, "QUInt8", "c10::quint8")
+qint32 = dtype("qint32", np.int32, _INT, "QInt32", "c10::qint32")
+quint8.is_signed = False
+_BY_NAME.update(qint8=qint8, quint8=quint8, qint32=qint32)
 # NumPy dtype -> ember dtype; read on every tensor's `.dtype`, so a plain dict.
 FROM_NUMPY = {d.np: d for d in ALL_DTYPES}
 

@@ -13,7 +13,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "ember"
 FLOORS = {
     # 1: the ground: process state, dtypes, devices and their backends, layouts, hooks
     "ember._state": 1, "ember.dtypes": 1, "ember.device": 1, "ember._layout": 1,
-    "ember._memory_format": 1, "ember._allocator": 1, "ember.version": 1,
+    "ember._memory_format": 1, "ember._allocator": 1, "ember.version": 1, "ember._qscheme": 1,
     "ember.torch_version": 1,
     "ember.backends": 1, "ember.utils": 1, "ember.utils.hooks": 1, "ember.utils._pytree": 1,
     # 2: the Tensor, and what speaks tensors with no op: printing, storages, sparse COO,
@@ -33,6 +33,7 @@ FLOORS = {
     "ember.distributed": 5, "ember._environment": 5,
     "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
     "ember.compiler": 5, "ember.library": 5, "ember._library": 5,
+    "ember.ao": 5, "ember.quantization": 5, "ember.masked": 5, "ember.nested": 5,
     # torch.autograd.profiler starts the recorder that wraps the public ops
     "ember.autograd.profiler": 5,
     # 6: the public face (`import ember`), which re-exports all of the above; overrides lists
