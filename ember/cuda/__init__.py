@@ -1,10 +1,12 @@
 """`ember.cuda`: queries about CUDA devices. Without CuPy or a GPU, `is_available()` is False
 and every tensor stays on the CPU; asking for a CUDA tensor then raises PyTorch's error."""
 from .. import _state, random as _random
+from .._errors import OutOfMemoryError
 from ..device import backend_of, device as _device
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
-           "manual_seed", "manual_seed_all", "get_device_name", "empty_cache", "is_initialized"]
+           "manual_seed", "manual_seed_all", "get_device_name", "empty_cache", "is_initialized",
+           "OutOfMemoryError"]
 
 def _backend():
     return backend_of(_device("cuda"))
