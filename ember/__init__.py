@@ -31,7 +31,12 @@ from .dtypes import qint8, qint32, quint8
 from ._qscheme import (qscheme, per_channel_affine, per_channel_affine_float_qparams,
                        per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)
 from . import ao, masked, nested, quantization
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
+from .amp._global_state import *  # noqa: F401,F403  (set_autocast_enabled ... without autocast)
+from .func import vmap
+from ._errors import AcceleratorError, OutOfMemoryError
+from ._symbolic import *  # noqa: F401,F403  (sym_int ... and cond, on concrete values)
+from .random import thread_safe_generator
 from .jit import compile
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
@@ -45,5 +50,6 @@ from ._layout import layout, sparse_coo, strided
 from . import sparse
 from .version import __version__
 from . import version
-from ._tensor import is_tensor, is_floating_point, is_complex, numel
+from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
+                      is_distributed)
 from . import functional, overrides, return_types, storage, torch_version, types

@@ -23,13 +23,22 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode", "get_default_device", "typename",
            "set_default_tensor_type", "set_flush_denormal", "set_warn_always",
-           "is_warn_always_enabled", "is_storage"]
+           "is_warn_always_enabled", "is_storage", "has_lapack", "has_mkl", "has_openmp",
+           "has_spectral"]
 
 inf = math.inf
 nan = math.nan
 pi = math.pi
 e = math.e
 newaxis = None
+
+# What the build computes with, as PyTorch's flags say of its own: ember's linear algebra is
+# NumPy's LAPACK and its FFTs NumPy's pocketfft; its BLAS is the OpenBLAS NumPy's wheels
+# bundle (not MKL), and its threads are that pool's, not OpenMP's (backends.openmp agrees).
+has_lapack = True
+has_spectral = True
+has_mkl = False
+has_openmp = False
 
 
 # ---- compute threads -------------------------------------------------------------------

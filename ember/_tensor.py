@@ -675,4 +675,20 @@ def is_complex(input):
 
 
 def numel(input):
+    _tensor_argument("numel", input)
     return input.numel()
+
+
+def get_device(input):
+    _tensor_argument("get_device", input)
+    return input.get_device()
+
+
+def is_inference(input):
+    _tensor_argument("is_inference", input)
+    return input.is_inference()
+
+
+def is_distributed(input):
+    _tensor_argument("is_distributed", input)
+    return input.is_distributed()

@@ -6,13 +6,14 @@ Same seed, same numbers (within ember; PyTorch's own streams are not reproduced)
 import contextlib
 import os
 import pickle
+import sys
 
 import numpy as np
 
 from .device import backend_of, canonical
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "fork_rng"]
+           "get_rng_state", "set_rng_state", "fork_rng", "thread_safe_generator"]
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's initial seed, so `initial_seed()` reads the same
 
@@ -183,3 +184,15 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
             g._initial, g._rng = initial, None
             if state is not None:
                 _restore(g.rng, state)
+
+
+def thread_safe_generator():
+    """In a DataLoader worker that is a thread: that worker's own Generator; elsewhere (the
+    main process, a worker process) None, which makes the random ops use the default one."""
+    # read through sys.modules: the loader lives floors above, and when it was never
+    # imported no worker can be running
+    worker = sys.modules.get("ember.utils.data._utils.worker")
+    info = worker.get_worker_info() if worker is not None else None
+    if info is not None and info.worker_method == "thread" and info.rng is not None:
+        return info.rng.torch_generator
+    return None

@@ -14,12 +14,12 @@ FLOORS = {
     # 1: the ground: process state, dtypes, devices and their backends, layouts, hooks
     "ember._state": 1, "ember.dtypes": 1, "ember.device": 1, "ember._layout": 1,
     "ember._memory_format": 1, "ember._allocator": 1, "ember.version": 1, "ember._qscheme": 1,
-    "ember.torch_version": 1,
+    "ember.torch_version": 1, "ember._errors": 1,
     "ember.backends": 1, "ember.utils": 1, "ember.utils.hooks": 1, "ember.utils._pytree": 1,
     # 2: the Tensor, and what speaks tensors with no op: printing, storages, sparse COO,
     # random generators (their state is a uint8 tensor)
     "ember._tensor": 2, "ember._printing": 2, "ember._storage": 2, "ember._sparse": 2,
-    "ember.random": 2, "ember.storage": 2, "ember.types": 2,
+    "ember.random": 2, "ember.storage": 2, "ember.types": 2, "ember._symbolic": 2,
     # 3: every tensor operation, and the namespaces that only re-export ops
     "ember.ops": 3, "ember.linalg": 3, "ember.fft": 3, "ember.special": 3, "ember.sparse": 3,
     "ember.functional": 3, "ember.return_types": 3,

@@ -18,6 +18,7 @@ _SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bflo
 class _Settings(threading.local):
     def __init__(self):
         self.dtypes = dict(_DEFAULT_DTYPES)  # get_autocast_dtype, enabled or not
+        self.cache_enabled = True             # is_autocast_cache_enabled
 
 
 _settings = _Settings()
@@ -29,10 +30,13 @@ def is_autocast_available(device_type):
 
 def is_autocast_enabled(device_type=None):
     """Without an argument: CUDA's autocast state, as PyTorch answers."""
+    if device_type is not None:
+        device(device_type)  # PyTorch's error for a device type that does not exist
     return (device_type or "cuda") in _state.thread.dtypes
 
 
 def get_autocast_dtype(device_type):
+    device(device_type)
     return _settings.dtypes.get(device_type, _DEFAULT_DTYPES.get(device_type, _dt.float16))
 
 
@@ -48,7 +52,8 @@ class autocast:
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         # ember casts afresh on every op: casting is a cheap `to` and a cache would only
         # save recomputing it; the flag is accepted and kept for the user to read
-        self._cache_enabled = True if cache_enabled is None else cache_enabled
+        self._cache_enabled = _settings.cache_enabled if cache_enabled is None \
+            else cache_enabled
         if enabled and device_type == "cuda":
             if not backend_of(device("cuda")).is_available():
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
@@ -73,8 +78,10 @@ class autocast:
 
     def __enter__(self):
         thread = _state.thread
-        self._previous = (thread.dtypes.get(self.device), _settings.dtypes.get(self.device))
+        self._previous = (thread.dtypes.get(self.device), _settings.dtypes.get(self.device),
+                          _settings.cache_enabled)
         _settings.dtypes[self.device] = self.fast_dtype
+        _settings.cache_enabled = self._cache_enabled
         if self._enabled:
             thread.dtypes[self.device] = self.fast_dtype
         else:
@@ -83,7 +90,7 @@ class autocast:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        active, setting = self._previous
+        active, setting, _settings.cache_enabled = self._previous
         thread = _state.thread
         if active is None:
             thread.dtypes.pop(self.device, None)

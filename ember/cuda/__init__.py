@@ -1,6 +1,7 @@
 """`ember.cuda`: queries about CUDA devices. Without CuPy or a GPU, `is_available()` is False
 and every tensor stays on the CPU; asking for a CUDA tensor then raises PyTorch's error."""
 from .. import _state
+from .._errors import OutOfMemoryError
 from ..device import backend_of, device as _device
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
@@ -10,7 +11,7 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "sync
            "memory_reserved",
            "mem_get_info", "get_per_process_memory_fraction", "set_per_process_memory_fraction",
            "Stream", "Event", "ExternalStream", "current_stream", "default_stream", "stream",
-           "set_stream", "StreamContext", "is_current_stream_capturing"]
+           "set_stream", "StreamContext", "is_current_stream_capturing", "OutOfMemoryError"]
 
 def _backend():
     return backend_of(_device("cuda"))

@@ -23,8 +23,9 @@ from .._tensor import Tensor, make_tensor
 from ._graph import Node, check_no_internal_overlap, inplace, record, warn_expanded, writable
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
 
-__all__ = ["nonzero", "index_put", "argwhere"]
-METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero", "index_put_", "argwhere"]
+__all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
+METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero", "index_put_", "argwhere",
+           "nonzero_static"]
 
 def _xp(t):
     from .._tensor import xp_of
@@ -703,3 +704,17 @@ def nonzero(input, *, out=None, as_tuple=False):
 
 def argwhere(input):
     return nonzero(input)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """`nonzero` with exactly `size` rows: the first `size` indices, then rows of
+    `fill_value` (a shape known before the values are, as compilers want)."""
+    if not isinstance(size, builtins.int) or isinstance(size, builtins.bool) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = nonzero(input)
+    arr = found._array[:size]
+    if arr.shape[0] < size:
+        xp = _xp(input)
+        pad = xp.full((size - arr.shape[0], arr.shape[1]), fill_value, np.int64)
+        arr = xp.concatenate([arr, pad])
+    return make_tensor(arr.copy(), input._device)

@@ -1,5 +1,6 @@
-"""The out-of-place writes into a view: `select_scatter`, `slice_scatter`, `diagonal_scatter`
-give a copy of `input` with `src` written where `select` / a slice / `diagonal` would look.
+"""The out-of-place writes into a view: `select_scatter`, `slice_scatter`, `diagonal_scatter`,
+`as_strided_scatter` give a copy of `input` with `src` written where `select` / a slice /
+`diagonal` / `as_strided` (on the contiguous copy) would look.
 
 The forward writes into a fresh copy through ember's own view ops (one definition of where a
 view lies); each backward is the pair (the gradient with zeros where src went, the gradient's
@@ -10,8 +11,8 @@ import builtins
 from .._tensor import make_tensor
 from ._graph import Node, record, writable, with_out
 
-__all__ = ["select_scatter", "slice_scatter", "diagonal_scatter"]
-METHODS = ["select_scatter", "slice_scatter", "diagonal_scatter"]
+__all__ = ["select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter"]
+METHODS = ["select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter"]
 
 
 def _scatter(cls, input, src, view, attrs):
@@ -80,3 +81,16 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return _scatter(DiagonalScatterBackward0, input, src,
                     lambda t: t.diagonal(offset, dim1, dim2),
                     {"offset": offset, "dim1": dim1, "dim2": dim2})
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    return _scatter(AsStridedScatterBackward0, input, src,
+                    # the strides address a contiguous tensor (out is one; a gradient may not be)
+                    lambda t: t.contiguous().as_strided(size, stride, storage_offset),
+                    {"size": size, "stride": stride, "storage_offset": storage_offset})
+
+
+class AsStridedScatterBackward0(_ScatterBackward):
+    def scatter(self, grad, z):
+        return as_strided_scatter(grad, z, self.size, self.stride,
+                                  self.storage_offset)

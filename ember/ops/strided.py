@@ -12,7 +12,10 @@ op's node under PyTorch's in-place name (`TBackward1`); a view remembers the new
 replay chain, so a later write through it still reaches its base (CopySlices).
 """
 import builtins
+import functools
 import math
+import operator
+import warnings
 
 import numpy as np
 
@@ -25,7 +28,8 @@ from .shape import make_view_of, squeeze, transpose, t, unsqueeze, _size_args
 
 __all__ = ["as_strided"]
 METHODS = ["unfold", "as_strided", "as_strided_", "squeeze_", "unsqueeze_", "t_",
-           "transpose_", "swapaxes_", "swapdims_", "resize_", "resize_as_"]
+           "transpose_", "swapaxes_", "swapdims_", "resize_", "resize_as_",
+           "resize", "resize_as"]
 
 
 def _stride_view(xp, arr, shape, strides_el, offset_el=0):
@@ -288,3 +292,27 @@ def resize_(self, *args, size=None, memory_format=None):
 
 def resize_as_(self, the_template, memory_format=None):
     return resize_(self, the_template.shape)
+
+
+# ---- the deprecated out-of-place resize ------------------------------------------------------
+def _autograd_resize(self, sizes):
+    """PyTorch's autograd `Resize`: only a new shape for the same number of elements (a view
+    of a contiguous `self`), differentiable as that view."""
+    numel = functools.reduce(operator.mul, sizes, 1)
+    if self.numel() != numel:
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements "
+                           f"in total), but the given tensor has a size of "
+                           f"{'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, while "
+                           "preserving the number of elements. ")
+    return self.contiguous().view(*sizes)
+
+
+def resize(self, *sizes):
+    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    return _autograd_resize(self, sizes)
+
+
+def resize_as(self, tensor):
+    warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+    return _autograd_resize(self, tuple(tensor.shape))

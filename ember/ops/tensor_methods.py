@@ -1,4 +1,4 @@
-"""Tensor-only methods with no function form: `adjoint` (the conjugate matrix transpose),
+"""`adjoint` (the conjugate matrix transpose, a function and a method) and tensor-only methods:
 `new_empty_strided` (uninitialised memory laid out with the given strides), the CPU
 element-by-element Python callables `apply_` / `map_`, and the Python and NumPy protocols
 PyTorch gives a tensor: `x in t`, `reversed(t)`, and NumPy ufuncs (`np.exp(t)`) answering
@@ -12,13 +12,16 @@ from .. import dtypes as _dt
 from .._tensor import Tensor
 from .creation import _like, empty_strided, from_numpy
 
-__all__ = []
+__all__ = ["adjoint"]
 METHODS = ["adjoint", "new_empty_strided", "apply_", "map_", "__contains__", "__reversed__",
            "__array_wrap__"]
 
 
 def adjoint(self):
     """The conjugate transpose of the last two dims (a view; conjugation is lazy in PyTorch)."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"adjoint(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(self).__name__}")
     if self._array.ndim < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {self._array.ndim}-D tensor.")

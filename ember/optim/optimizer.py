@@ -49,6 +49,8 @@ class Optimizer:
         self.param_groups = []
         self._optimizer_step_pre_hooks = {}
         self._optimizer_step_post_hooks = {}
+        self._add_state_dict_hook_tables()
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {params.type()}")
@@ -67,6 +69,24 @@ class Optimizer:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", {})
         self.__dict__.setdefault("_optimizer_step_post_hooks", {})
+        self._add_state_dict_hook_tables()
+        self._patch_step_function()
+
+    def _patch_step_function(self):
+        """A subclass's own `step` (a user's optimizer) runs the step hooks too, as in PyTorch:
+        wrapped once, on the class, by `profile_hook_step` (ember's built-in steps are
+        already wrapped by `step_with_hooks`, which marks them `hooked`)."""
+        cls = type(self)
+        if not getattr(cls.step, "hooked", None):
+            cls.step = self.profile_hook_step(cls.step)
+            cls.step.hooked = True
+
+    def _add_state_dict_hook_tables(self):
+        # kept by an unpickled optimizer too (PyTorch's __setstate__ adds missing ones)
+        for name in ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
 
     def __repr__(self):
         out = self.__class__.__name__ + " ("
@@ -134,7 +154,10 @@ class Optimizer:
 
     # ---- state dict ------------------------------------------------------------------------
     def state_dict(self):
-        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}."""
+        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}; the pre hooks
+        run first (hook(optimizer)), then each post hook may replace the result."""
+        for hook in list(self._optimizer_state_dict_pre_hooks.values()):
+            hook(self)
         index = {}
         groups = []
         start = 0
@@ -146,10 +169,19 @@ class Optimizer:
             start += len(packed["params"])
             groups.append(packed)
         state = {index[id(p)]: v for p, v in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for hook in list(self._optimizer_state_dict_post_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict):
         state_dict = state_dict.copy()
+        for hook in list(self._optimizer_load_state_dict_pre_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -172,6 +204,8 @@ class Optimizer:
             saved["params"] = group["params"]
             new_groups.append(saved)
         self.__setstate__({"state": state, "param_groups": new_groups})
+        for hook in list(self._optimizer_load_state_dict_post_hooks.values()):
+            hook(self)
 
     @staticmethod
     def _cast(param, value, key):
@@ -197,6 +231,64 @@ class Optimizer:
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
+    @staticmethod
+    def _add_hook(table, hook, prepend):
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer), called before `state_dict` packs the state."""
+        return self._add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> a state dict to return instead, or None."""
+        return self._add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> a state dict to load instead, or None."""
+        return self._add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer), called once `load_state_dict` has loaded the state."""
+        return self._add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    @staticmethod
+    def profile_hook_step(func):
+        """Decorator for a `step(self, *args, **kwargs)`: runs it inside a profiler region
+        named `Optimizer.step#<class>.step`, between the step pre and post hooks."""
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            from ..autograd.profiler import record_function
+            self = args[0]
+            with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+                args, kwargs = _run_pre_hooks(self, func, args, kwargs)
+                out = func(*args, **kwargs)
+                _run_post_hooks(self, args, kwargs)
+                return out
+        return wrapper
+
+
+def _run_pre_hooks(self, step, args, kwargs):
+    """The global then the optimizer's step pre hooks; each may replace (args, kwargs)."""
+    for hook in chain(list(_global_optimizer_pre_hooks.values()),
+                      list(self._optimizer_step_pre_hooks.values())):
+        result = hook(self, args, kwargs)
+        if result is not None:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                   f"new_kwargs), but got {result}.")
+            args, kwargs = result
+    return args, kwargs
+
+
+def _run_post_hooks(self, args, kwargs):
+    for hook in chain(list(self._optimizer_step_post_hooks.values()),
+                      list(_global_optimizer_post_hooks.values())):
+        hook(self, args, kwargs)
+
 
 def step_with_hooks(step):
     """Decorator for `step`: runs under no_grad, with the closure evaluated under enable_grad,
@@ -204,14 +296,7 @@ def step_with_hooks(step):
     @functools.wraps(step)
     def wrapper(*args, **kwargs):
         self = args[0]
-        for hook in chain(list(_global_optimizer_pre_hooks.values()),
-                          list(self._optimizer_step_pre_hooks.values())):
-            result = hook(self, args, kwargs)
-            if result is not None:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
-                                       f"new_kwargs), but got {result}.")
-                args, kwargs = result
+        args, kwargs = _run_pre_hooks(self, step, args, kwargs)
         closure = _closure_of(args, kwargs)
         loss = None
         if closure is not None:
@@ -221,10 +306,9 @@ def step_with_hooks(step):
         with no_grad():
             step(self)
         self._opt_called = True  # lr schedulers warn when stepped before the optimizer
-        for hook in chain(list(self._optimizer_step_post_hooks.values()),
-                          list(_global_optimizer_post_hooks.values())):
-            hook(self, args, kwargs)
+        _run_post_hooks(self, args, kwargs)
         return loss
+    wrapper.hooked = True
     return wrapper
 
 

@@ -28,8 +28,7 @@ GAPS = {
     "reinforce": "removed", "volatile": "removed",
     # not yet in ember
     "stft": "todo", "istft": "todo", "geqrf": "todo", "ormqr": "todo",
-    "triangular_solve": "todo", "as_strided_scatter": "todo", "nonzero_static": "todo",
-    "slice_inverse": "todo", "set_": "todo", "resize": "todo", "resize_as": "todo",
+    "slice_inverse": "todo", "set_": "todo",
     "storage_type": "todo", "hash_tensor": "todo", "index": "todo", "map2_": "todo",
 }
 
@@ -41,11 +40,7 @@ CLASSES = [
     ("nn.Module", {"xpu": "device", "ipu": "device", "mtia": "device",
                    "T_destination": "a typing TypeVar"}, {}),
     ("optim.Optimizer", {"OptimizerPreHook": "a typing alias",
-                         "OptimizerPostHook": "a typing alias",
-                         "profile_hook_step": "todo", "register_load_state_dict_post_hook": "todo",
-                         "register_load_state_dict_pre_hook": "todo",
-                         "register_state_dict_post_hook": "todo",
-                         "register_state_dict_pre_hook": "todo"}, {}),
+                         "OptimizerPostHook": "a typing alias"}, {}),
     ("optim.lr_scheduler.LRScheduler", {}, {}),
     ("utils.data.DataLoader", {}, {}),
     ("Generator", {}, {"rng": "the backend generator ops draw from"}),

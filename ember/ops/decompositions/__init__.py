@@ -34,11 +34,11 @@ from .lu import (linalg_lu, linalg_lu_solve, lu, lu_factor, lu_factor_ex, lu_sol
 from .matrix_functions import matrix_exp, matrix_power  # noqa: F401
 from .norms import cond, diagonal, matrix_norm, norm, vector_norm  # noqa: F401
 from .orthogonal import eigh, eigvalsh, linalg_qr, linalg_svd, qr, svd, svdvals  # noqa: F401
-from .solves import solve, solve_triangular, tensorsolve  # noqa: F401
+from .solves import solve, solve_triangular, tensorsolve, triangular_solve  # noqa: F401
 
-__all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
+__all__ = ["triangular_solve", "det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
            "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "matrix_exp", "lu",
            "lu_solve", "lu_unpack", "orgqr"]
-METHODS = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
+METHODS = ["triangular_solve", "det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
            "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "matrix_exp", "lu",
            "lu_solve", "orgqr"]

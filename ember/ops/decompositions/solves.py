@@ -7,6 +7,8 @@ import numpy as np
 
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
+from ..linalg._common import _warn_once
+from ..reduction import return_type
 from ._common import _LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs
 
 # ---- solves -----------------------------------------------------------------------------------------
@@ -117,6 +119,43 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
         node.upper, node.unitriangular = upper, unitriangular
         node.save_for_backward(input, res)
     return write_out(out, res, "linalg_solve_triangular") if out is not None else res
+
+
+_triangular_solve_type = return_type("triangular_solve", ("solution", "cloned_coefficient"))
+
+
+# ---- the deprecated triangular_solve ---------------------------------------------------------
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """(X, a copy of A) with op(A) X = b, op(A) being A or its transpose: the older form of
+    `linalg.solve_triangular`, with its arguments the other way round."""
+    _warn_once(  # PyTorch's TORCH_WARN_ONCE
+        "triangular_solve", "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
+        "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
+        "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+        "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).")
+    if b.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but "
+                           f"it has {b.dim()} dimensions instead")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but "
+                           f"it has {A.dim()} dimensions instead")
+    if b.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{b.dtype._scalar_name} and A of type {A.dtype._scalar_name} instead.")
+    if A.shape[-1] != A.shape[-2] or A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    coefficient = A.mT if transpose else A
+    solution = solve_triangular(coefficient, b, upper=upper != transpose,
+                                unitriangular=unitriangular)
+    batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
+    result = (solution, A.expand(batch + tuple(A.shape[-2:])).clone())
+    if out is not None:
+        for o, r in zip(out, result):
+            write_out(o, r, "triangular_solve")
+        result = tuple(out)
+    return _triangular_solve_type(*result)
 
 
 # ---- tensor solve -----------------------------------------------------------------------------------

@@ -245,3 +245,18 @@ register(
     OpInfo("nonzero", lambda lib, x: x.nonzero(), lambda rng: _nonzero_samples(rng)[:3],
            variant="method_edges", grad=False),
 )
+
+
+def _nonzero_static(rng):
+    mask = integers(rng, 3, 4, low=0, high=2)
+    return [Sample((mask,), {"size": 3}), Sample((mask,), {"size": 20}),
+            Sample((mask,), {"size": 20, "fill_value": 7}), Sample((np.array(3),), {"size": 2}),
+            Sample((mask,), {"size": 0}), Sample((mask,), {"size": -1}, raises=RuntimeError)]
+
+
+register(
+    OpInfo("nonzero_static", lambda lib, x, **k: lib.nonzero_static(x, **k), _nonzero_static,
+           grad=False),
+    OpInfo("nonzero_static", lambda lib, x, **k: x.nonzero_static(**k), _nonzero_static,
+           variant="method", grad=False),
+)

@@ -524,3 +524,35 @@ register(
            lambda rng: [Sample((randn(rng, 2, 3, 4),)), Sample((randn(rng, 3, 4),), {"offset": 1}),
                         Sample((randn(rng, 3, 4, 2),), {"dim1": 0, "dim2": 1})]),
 )
+
+
+def _upper(rng, *shape):
+    return np.triu(randn(rng, *shape)) + 3 * np.eye(shape[-1])
+
+
+def _triangular_solve(rng):
+    return [Sample((randn(rng, 3, 2), _upper(rng, 3, 3))),
+            Sample((randn(rng, 3, 2), _upper(rng, 3, 3).T), {"upper": False}),
+            Sample((randn(rng, 3, 2), _upper(rng, 3, 3)), {"transpose": True}),
+            Sample((randn(rng, 2, 3, 1), _upper(rng, 3, 3)), {"unitriangular": True}),
+            Sample((randn(rng, 3), _upper(rng, 3, 3)), raises=RuntimeError),
+            Sample((randn(rng, 2, 1), _upper(rng, 3, 3)), raises=RuntimeError)]
+
+
+def _quietly(call):
+    """Its deprecation warning is PyTorch's warn-once: which call gives it depends on what ran
+    before in the process, so it is checked on its own (tests/ops/test_deprecated_ops.py)."""
+    def run(lib, *args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call(lib, *args, **kwargs)
+    return run
+
+
+register(
+    OpInfo("triangular_solve",
+           _quietly(lambda lib, b, A, **k: tuple(lib.triangular_solve(b, A, **k))),
+           _triangular_solve),
+    OpInfo("triangular_solve", _quietly(lambda lib, b, A, **k: tuple(b.triangular_solve(A, **k))),
+           _triangular_solve, variant="method"),
+)

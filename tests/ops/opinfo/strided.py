@@ -205,3 +205,15 @@ register(
            lambda rng: [Sample((randn(rng, 2), randn(rng, 3)), grad=(0,), raises=RuntimeError)],
            variant="requires_grad", grad=False),
 )
+
+
+# the deprecated out-of-place resize: a new shape for the same number of elements
+register(
+    OpInfo("resize", lambda lib, x, *s: x.resize(*s),
+           lambda rng: [Sample((randn(rng, 2, 3), 3, 2)), Sample((randn(rng, 2, 3), 6)),
+                        Sample((randn(rng, 2, 3), 4), raises=RuntimeError),
+                        Sample((randn(rng, 2, 3), (2, 3)), raises=RuntimeError)]),
+    OpInfo("resize_as", lambda lib, x, t: x.resize_as(t),
+           lambda rng: [Sample((randn(rng, 2, 3), randn(rng, 6, 1)), grad=(0,)),
+                        Sample((randn(rng, 2, 3), randn(rng, 4)), raises=RuntimeError)]),
+)

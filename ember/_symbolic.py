@@ -1,0 +1,81 @@
+"""`torch.sym_*` and `torch.cond` on concrete values. PyTorch's versions exist for its
+tracer, where sizes may be symbols; ember runs eagerly, so a size is always a plain number and
+these are the arithmetic (and branch) itself, with PyTorch's promotions and checks."""
+import builtins
+import math
+import numbers
+
+import numpy as np
+
+from ._tensor import Tensor
+
+__all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt",
+           "sym_sum", "cond"]
+
+_NUMBER_TYPES = (np.integer, np.floating, builtins.int, builtins.float)
+_FLOAT_TYPES = (np.floating, builtins.float)
+
+
+def sym_int(a):
+    return builtins.int(a)
+
+
+def sym_float(a):
+    return builtins.float(a)
+
+
+def _check_number(a):
+    if not isinstance(a, _NUMBER_TYPES):
+        raise AssertionError(f"expected {_NUMBER_TYPES}, got {type(a)}")
+
+
+def sym_max(a, b):
+    """max of two numbers, a float when either is one (builtins.max keeps the winner's type)."""
+    _check_number(a)
+    _check_number(b)
+    if isinstance(a, _FLOAT_TYPES) or isinstance(b, _FLOAT_TYPES):
+        return builtins.float(builtins.max(a, b))
+    return builtins.max(a, b)
+
+
+def sym_min(a, b):
+    _check_number(a)
+    _check_number(b)
+    if isinstance(a, _FLOAT_TYPES) or isinstance(b, _FLOAT_TYPES):
+        return builtins.float(builtins.min(a, b))
+    return builtins.min(a, b)
+
+
+def sym_not(a):
+    return not a
+
+
+def sym_ite(b, t, f):
+    """`t if b else f`, for a Python bool `b` only."""
+    if not isinstance(b, builtins.bool):
+        raise AssertionError(f"expected SymBool or bool, got {type(b)}")
+    return t if b else f
+
+
+def sym_sqrt(a):
+    return math.sqrt(a)
+
+
+def sym_sum(*args):
+    """The sum of `sym_sum(a, b, c)` or `sym_sum([a, b, c])`."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = args[0]
+    return builtins.sum(args)
+
+
+def cond(pred, true_fn, false_fn, operands=()):
+    """`true_fn(*operands)` when `pred` holds, else `false_fn(*operands)`; `pred` is a bool,
+    a number or a one-element tensor."""
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got "
+                               f"{pred}.")
+        pred = builtins.bool(pred.item())
+    elif not isinstance(pred, (builtins.bool, numbers.Number)):
+        raise RuntimeError(f"Expected pred to be bool or tensor, but got {pred}.")
+    return true_fn(*operands) if pred else false_fn(*operands)
