@@ -6,6 +6,7 @@ bookkeeping, its autograd fields, and conversions to Python and NumPy.
 """
 import builtins
 import copy
+import numbers
 import warnings
 
 import numpy as np
@@ -486,6 +487,24 @@ class Tensor:
         if self._array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    def __contains__(self, element):
+        if isinstance(element, (Tensor, numbers.Number)):
+            return builtins.bool((element == self).any().item())
+        raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in "
+                           f"a {type(element)}.")
+
+    def __reversed__(self):
+        """The tensor flipped along dim 0 (a 0-dim tensor is its own reverse)."""
+        return self if self._array.ndim == 0 else self.flip(0)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """NumPy hands back a ufunc's result (`np.exp(t)`, `np.add(t, 1)`) here: a tensor over
+        it, 0-dim results too, as in PyTorch, whose bool results come back as uint8."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        _dt.from_numpy_dtype(array.dtype)  # PyTorch's TypeError for a dtype ember lacks
+        return _make(Tensor, _dt.with_own_dtype(np.asarray(array)), CPU)
 
     def __bool__(self):
         n = self._array.size

@@ -1,8 +1,7 @@
 """`adjoint` (the conjugate matrix transpose, a function and a method) and tensor-only methods:
-`new_empty_strided` (uninitialised memory laid out with the given strides), the CPU
-element-by-element Python callables `apply_` / `map_`, and the Python and NumPy protocols
-PyTorch gives a tensor: `x in t`, `reversed(t)`, and NumPy ufuncs (`np.exp(t)`) answering
-with a tensor.
+`new_empty_strided` (uninitialised memory laid out with the given strides) and the CPU
+element-by-element Python callables `apply_` / `map_`. (The Python and NumPy protocols, `x in
+t`, `reversed(t)`, `np.exp(t)`, are the Tensor's own, in _tensor.py.)
 """
 import numbers
 
@@ -10,11 +9,10 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor
-from .creation import _like, empty_strided, from_numpy
+from .creation import _like, empty_strided
 
 __all__ = ["adjoint"]
-METHODS = ["adjoint", "new_empty_strided", "apply_", "map_", "__contains__", "__reversed__",
-           "__array_wrap__"]
+METHODS = ["adjoint", "new_empty_strided", "apply_", "map_"]
 
 
 def adjoint(self):
@@ -82,23 +80,3 @@ def map_(self, tensor, callable):
     other = tensor.expand(self._array.shape)._array
     return _write(self, [callable(x, y) for x, y in zip(self._array.ravel().tolist(),
                                                         other.ravel().tolist())])
-
-
-def __contains__(self, element):
-    if isinstance(element, (Tensor, numbers.Number)):
-        return bool((element == self).any().item())
-    raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
-                       f"{type(element)}.")
-
-
-def __reversed__(self):
-    """The tensor flipped along dim 0 (a 0-dim tensor is its own reverse)."""
-    return self if self._array.ndim == 0 else self.flip(0)
-
-
-def __array_wrap__(self, array, context=None, return_scalar=False):
-    """NumPy hands back a ufunc's result (`np.exp(t)`, `np.add(t, 1)`) here: a tensor over it,
-    0-dim results too, as in PyTorch, whose bool results come back as uint8."""
-    if array.dtype == np.bool_:
-        array = array.astype(np.uint8)
-    return from_numpy(array)
