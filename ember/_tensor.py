@@ -224,10 +224,10 @@ class Tensor:
         out.__class__ = cls
         return out
 
-    def record_stream(self, stream):
-        """Marks memory as used by `stream`. ember's CUDA memory is CuPy's pool, which frees
-        a block only after the work queued on it, so there is nothing to record."""
-        if type(stream).__name__ != "Stream":
+    def record_stream(self, s):
+        """Marks memory as used by the stream `s`. ember's CUDA memory is CuPy's pool, which
+        frees a block only after the work queued on it, so there is nothing to record."""
+        if type(s).__name__ != "Stream":
             raise RuntimeError("unknown parameter type")
 
     def module_load(self, other, assign=False):

@@ -20,7 +20,8 @@ import numpy as np
 
 from .._state import grad as _grad_state
 from .._tensor import Tensor, make_tensor
-from ._graph import Node, check_no_internal_overlap, inplace, record, warn_expanded, writable
+from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
+                     write_out)
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
@@ -706,11 +707,17 @@ def argwhere(input):
     return nonzero(input)
 
 
-def nonzero_static(input, *, size, fill_value=-1):
+def nonzero_static(input, *, size, fill_value=-1, out=None):
     """`nonzero` with exactly `size` rows: the first `size` indices, then rows of
     `fill_value` (a shape known before the values are, as compilers want)."""
     if not isinstance(size, builtins.int) or isinstance(size, builtins.bool) or size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    if out is not None:
+        if not isinstance(out, Tensor) or out.dtype.name != "int64":
+            raise RuntimeError("nonzero_static: Expected out tensor to have scalar type Long but "
+                               f"got scalar type{getattr(out.dtype, '_scalar_name', out)}")
+        return write_out(out, nonzero_static(input, size=size, fill_value=fill_value),
+                         "nonzero_static")
     found = nonzero(input)
     arr = found._array[:size]
     if arr.shape[0] < size:

@@ -15,16 +15,16 @@ __all__ = ["adjoint"]
 METHODS = ["adjoint", "new_empty_strided", "apply_", "map_"]
 
 
-def adjoint(self):
+def adjoint(input):
     """The conjugate transpose of the last two dims (a view; conjugation is lazy in PyTorch)."""
-    if not isinstance(self, Tensor):
+    if not isinstance(input, Tensor):
         raise TypeError(f"adjoint(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(self).__name__}")
-    if self._array.ndim < 2:
+                        f"{type(input).__name__}")
+    if input._array.ndim < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           f"matrices. Got {self._array.ndim}-D tensor.")
-    t = self.transpose(-2, -1)
-    return t.conj() if self.dtype.is_complex else t
+                           f"matrices. Got {input._array.ndim}-D tensor.")
+    t = input.transpose(-2, -1)
+    return t.conj() if input.dtype.is_complex else t
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,

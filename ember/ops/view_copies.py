@@ -53,10 +53,12 @@ def _check_input(input, fname):
                         f"{type(input).__name__}")
 
 
-def view_copy(input, size, *, out=None):
-    """`input.view(size)` (a shape, or a dtype to reinterpret the bytes as) in new memory."""
+def view_copy(input, size=None, *, dtype=None, out=None):
+    """`input.view(size)` or `input.view(dtype)` (the bytes reinterpreted) in new memory."""
     _check_input(input, "view_copy")
-    return _own(view(input, size), out, "view_copy")
+    if (size is None) == (dtype is None):
+        raise TypeError("view_copy() takes a size or a dtype (exactly one)")
+    return _own(view(input, size if dtype is None else dtype), out, "view_copy")
 
 
 def permute_copy(input, dims, *, out=None):

@@ -125,9 +125,10 @@ _triangular_solve_type = return_type("triangular_solve", ("solution", "cloned_co
 
 
 # ---- the deprecated triangular_solve ---------------------------------------------------------
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
-    """(X, a copy of A) with op(A) X = b, op(A) being A or its transpose: the older form of
-    `linalg.solve_triangular`, with its arguments the other way round."""
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """(X, a copy of A) with op(A) X = b (b = `input`), op(A) being A or its transpose: the
+    older form of `linalg.solve_triangular`, with its arguments the other way round."""
+    b = input
     _warn_once(  # PyTorch's TORCH_WARN_ONCE
         "triangular_solve", "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
         "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
