@@ -325,9 +325,9 @@ class _Reader(pickle.Unpickler):
             full = name if module == "builtins" else f"{module}.{name}"
             raise pickle.UnpicklingError(
                 "Weights only load failed. This file can still be loaded, to do so you have two "
-                "options, do those steps only if you trust the source of the checkpoint. \n\t(1) "
-                "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
-                "`torch.load` from `False` to `True`. Re-running `torch.load` with "
+                "options, \033[1mdo those steps only if you trust the source of the checkpoint"
+                "\033[0m. \n\t(1) In PyTorch 2.6, we changed the default value of the `weights_only` "
+                "argument in `torch.load` from `False` to `True`. Re-running `torch.load` with "
                 "`weights_only` set to `False` will likely succeed, but it can result in arbitrary "
                 "code execution. Do it only if you got the file from a trusted source.\n\t(2) "
                 f"Alternatively, to load with `weights_only=True` please check the recommended "
@@ -335,7 +335,9 @@ class _Reader(pickle.Unpickler):
                 f"global: GLOBAL {full} was not an allowed global by default. Please use "
                 f"`torch.serialization.add_safe_globals([{full}])` or the "
                 f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this "
-                "global if you trust this class/function.")
+                "global if you trust this class/function.\n\nCheck the documentation of torch.load "
+                "to learn more about types accepted by default with weights_only "
+                "https://pytorch.org/docs/stable/generated/torch.load.html.")
         obj = self._ember_global(*ours) if ours[0] != module else None
         return obj if obj is not None else super().find_class(*ours)
 

@@ -3,6 +3,7 @@ add_safe_globals / safe_globals add: files written by PyTorch and by ember, both
 whole model saved with torch.save(model) and loaded under safe_globals, as tutorials do."""
 import collections
 import io
+import pickle
 
 import pytest
 
@@ -103,3 +104,21 @@ def test_whole_model_pytorch_saved_loads_into_ember_classes(torch, tmp_path):
     assert type(loaded) is Net and type(loaded.bn) is nn.BatchNorm1d
     assert ember.equal(loaded.fc.weight, ember.tensor(theirs.fc.weight.detach().numpy()))
     assert loaded(ember.randn(4, 2)).shape == (4, 3)
+
+
+class _Unlisted:
+    """A class no allow-list names."""
+
+
+def test_refusal_message_is_pytorchs(torch, tmp_path, monkeypatch):
+    import __main__
+    monkeypatch.setattr(__main__, "_Unlisted", _Unlisted, raising=False)
+    monkeypatch.setattr(_Unlisted, "__module__", "__main__")
+    messages = []
+    for lib in (torch, ember):
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save({"a": _Unlisted()}, path)
+        with pytest.raises(pickle.UnpicklingError) as info:
+            lib.load(path)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
