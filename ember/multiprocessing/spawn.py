@@ -5,7 +5,6 @@ errors when one fails: the child's exception comes back with its traceback
 import contextlib
 import multiprocessing
 import os
-import pickle
 import signal
 import sys
 import tempfile
@@ -53,8 +52,9 @@ def _wrap(fn, i, args, error_file):
         pass  # the parent interrupted us while stopping the others
     except Exception:
         import traceback
-        with open(error_file, "wb") as fh:
-            pickle.dump(traceback.format_exc(), fh)
+        # plain text, never a pickle: the parent reads a file in the temp folder
+        with open(error_file, "w", encoding="utf-8") as fh:
+            fh.write(traceback.format_exc())
         sys.exit(1)
 
 
@@ -88,8 +88,8 @@ class ProcessContext:
         process = self.processes[index]
         error_file = self.error_files[index]
         if os.path.exists(error_file) and os.path.getsize(error_file):
-            with open(error_file, "rb") as fh:
-                trace = pickle.load(fh)
+            with open(error_file, encoding="utf-8", errors="replace") as fh:
+                trace = fh.read()
             self._cleanup()
             raise ProcessRaisedException(
                 f"\n\n-- Process {index} terminated with the following error:\n{trace}",
