@@ -1,12 +1,16 @@
-"""Module backward hooks (`register_full_backward_hook`, `register_full_backward_pre_hook`),
+"""The global module hooks (`register_module_forward_hook` ...: PyTorch defines them in
+module.py, which re-exports them from here), and module backward hooks
+(`register_full_backward_hook`, `register_full_backward_pre_hook`),
 built from identity Functions around a module's inputs and outputs: the output one sees
 grad_output (pre hooks may replace it), the input one grad_input, and then calls the hooks
 with both. The tuples have one place per argument / output, as PyTorch's: None for a
 non-tensor or an output that got no gradient, zeros for a tensor input that needs none."""
 import warnings
+from collections import OrderedDict
 
 from ...autograd.function import Function
 from ..._tensor import Tensor
+from ...utils.hooks import RemovableHandle
 
 
 class _Identity(Function):
@@ -118,3 +122,72 @@ class BackwardHook:
 def _zeros(t):
     from ...ops.creation import zeros_like
     return zeros_like(t)
+
+
+# Hooks every module runs, registered by the functions below (PyTorch's global module hooks):
+# forward ones around every call, backward ones as if each module had them, registration
+# ones whenever a buffer, parameter or submodule is assigned (they may replace it).
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = {}
+_global_forward_hooks_always_called = {}
+_global_forward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+
+
+def _register_global(hooks, hook):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_module_buffer_registration_hook(hook):
+    """`hook(module, name, buffer)` runs on every buffer registration; a non-None result
+    replaces the buffer."""
+    return _register_global(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """`hook(module, name, submodule)` runs on every submodule registration; a non-None result
+    replaces the submodule."""
+    return _register_global(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """`hook(module, name, param)` runs on every parameter registration; a non-None result
+    replaces the parameter."""
+    return _register_global(_global_parameter_registration_hooks, hook)
+
+
+def register_module_forward_pre_hook(hook):
+    """`hook(module, args)` runs before every module's forward (before its own pre-hooks)."""
+    return _register_global(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """`hook(module, args, output)` (or `hook(module, args, kwargs, output)` with
+    `with_kwargs`) runs after every module's forward, before its own forward hooks."""
+    handle = RemovableHandle(_global_forward_hooks, extra_dict=[
+        _global_forward_hooks_with_kwargs, _global_forward_hooks_always_called])
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    """`hook(module, grad_output)` runs for every module when its output gradients arrive."""
+    return _register_global(_global_backward_pre_hooks, hook)
+
+
+def _run_registration_hooks(hooks, module, name, value):
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value

@@ -9,6 +9,16 @@ from collections import OrderedDict, namedtuple
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
+from .hooks import (_global_backward_hooks, _global_backward_pre_hooks,  # noqa: F401
+                    _global_buffer_registration_hooks, _global_forward_hooks,
+                    _global_forward_hooks_always_called, _global_forward_hooks_with_kwargs,
+                    _global_forward_pre_hooks, _global_module_registration_hooks,
+                    _global_parameter_registration_hooks, _run_registration_hooks,
+                    _register_global, register_module_buffer_registration_hook,
+                    register_module_forward_hook, register_module_forward_pre_hook,
+                    register_module_full_backward_pre_hook,
+                    register_module_module_registration_hook,
+                    register_module_parameter_registration_hook)
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_backward_hook",
@@ -30,61 +40,8 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
-# Hooks every module runs, registered by the functions below (PyTorch's global module hooks):
-# forward ones around every call, backward ones as if each module had them, registration
-# ones whenever a buffer, parameter or submodule is assigned (they may replace it).
-_global_forward_hooks = OrderedDict()
-_global_forward_hooks_with_kwargs = {}
-_global_forward_hooks_always_called = {}
-_global_forward_pre_hooks = OrderedDict()
-_global_backward_hooks = OrderedDict()
-_global_backward_pre_hooks = OrderedDict()
+# Which kind of global backward hook is in use: PyTorch keeps it here, in module.py.
 _global_is_full_backward_hook = None  # the first global backward hook decides the kind
-_global_buffer_registration_hooks = OrderedDict()
-_global_module_registration_hooks = OrderedDict()
-_global_parameter_registration_hooks = OrderedDict()
-
-
-def _register_global(hooks, hook):
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    return handle
-
-
-def register_module_buffer_registration_hook(hook):
-    """`hook(module, name, buffer)` runs on every buffer registration; a non-None result
-    replaces the buffer."""
-    return _register_global(_global_buffer_registration_hooks, hook)
-
-
-def register_module_module_registration_hook(hook):
-    """`hook(module, name, submodule)` runs on every submodule registration; a non-None result
-    replaces the submodule."""
-    return _register_global(_global_module_registration_hooks, hook)
-
-
-def register_module_parameter_registration_hook(hook):
-    """`hook(module, name, param)` runs on every parameter registration; a non-None result
-    replaces the parameter."""
-    return _register_global(_global_parameter_registration_hooks, hook)
-
-
-def register_module_forward_pre_hook(hook):
-    """`hook(module, args)` runs before every module's forward (before its own pre-hooks)."""
-    return _register_global(_global_forward_pre_hooks, hook)
-
-
-def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
-    """`hook(module, args, output)` (or `hook(module, args, kwargs, output)` with
-    `with_kwargs`) runs after every module's forward, before its own forward hooks."""
-    handle = RemovableHandle(_global_forward_hooks, extra_dict=[
-        _global_forward_hooks_with_kwargs, _global_forward_hooks_always_called])
-    _global_forward_hooks[handle.id] = hook
-    if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
-    if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
-    return handle
 
 
 def _set_global_backward_kind(full):
@@ -103,24 +60,11 @@ def register_module_backward_hook(hook):
     return _register_global(_global_backward_hooks, hook)
 
 
-def register_module_full_backward_pre_hook(hook):
-    """`hook(module, grad_output)` runs for every module when its output gradients arrive."""
-    return _register_global(_global_backward_pre_hooks, hook)
-
-
 def register_module_full_backward_hook(hook):
     """`hook(module, grad_input, grad_output)` runs for every module when its input gradients
     are computed."""
     _set_global_backward_kind(True)
     return _register_global(_global_backward_hooks, hook)
-
-
-def _run_registration_hooks(hooks, module, name, value):
-    for hook in hooks.values():
-        output = hook(module, name, value)
-        if output is not None:
-            value = output
-    return value
 
 
 def zero_grads(parameters, set_to_none=True):
