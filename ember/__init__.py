@@ -34,11 +34,12 @@ from . import ao, masked, nested, quantization
 from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
 from .amp._global_state import *  # noqa: F401,F403  (set_autocast_enabled ... without autocast)
 from .func import vmap
-from ._errors import AcceleratorError, OutOfMemoryError
+from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._symbolic import *  # noqa: F401,F403  (sym_int ... and cond, on concrete values)
 from .random import thread_safe_generator
 from .jit import compile
-from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                                    set_anomaly_enabled)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._printing import get_printoptions, set_printoptions
@@ -53,3 +54,6 @@ from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
                       is_distributed)
 from . import functional, overrides, return_types, storage, torch_version, types
+from . import futures
+from .futures import Future
+from .jit import fork, wait

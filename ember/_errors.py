@@ -1,7 +1,7 @@
-"""The exception classes PyTorch raises from its device layer, shared by every namespace that
+"""The exception classes PyTorch raises from its core and device layer, shared by every namespace that
 names them (`torch.OutOfMemoryError` is `torch.cuda.OutOfMemoryError`)."""
 
-__all__ = ["OutOfMemoryError", "AcceleratorError"]
+__all__ = ["OutOfMemoryError", "AcceleratorError", "FatalError"]
 
 
 class OutOfMemoryError(RuntimeError):
@@ -12,4 +12,8 @@ class AcceleratorError(RuntimeError):
     """An accelerator (CUDA) call failed."""
 
 
-OutOfMemoryError.__module__ = AcceleratorError.__module__ = "ember"
+class FatalError(Exception):
+    """An error the process cannot recover from (PyTorch raises it from its C++ core)."""
+
+
+OutOfMemoryError.__module__ = AcceleratorError.__module__ = FatalError.__module__ = "ember"

@@ -10,7 +10,8 @@ import numpy as np
 from ._tensor import Tensor
 
 __all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt",
-           "sym_sum", "cond"]
+           "sym_sum", "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size",
+           "cond"]
 
 _NUMBER_TYPES = (np.integer, np.floating, builtins.int, builtins.float)
 _FLOAT_TYPES = (np.floating, builtins.float)
@@ -66,6 +67,36 @@ def sym_sum(*args):
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = args[0]
     return builtins.sum(args)
+
+
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def _check_range(size, low, high):
+    value = size.item() if isinstance(size, Tensor) else size
+    if not low <= value <= high:
+        raise RuntimeError(f"Invalid value range for {value} between [{low}, {high}].")
+
+
+def sym_constrain_range(size, *, min=None, max=None):
+    """Check that `size` lies in [min, max] (its tracer records it as a bound; eagerly, the
+    value is known and is checked at once)."""
+    _check_range(size, _INT64_MIN if min is None else min, _INT64_MAX if max is None else max)
+
+
+def sym_constrain_range_for_size(size, *, min=None, max=None):
+    """As sym_constrain_range for a value used as a size: never negative, and an upper bound
+    must leave room above the sizes 0 and 1 that PyTorch's tracer specialises."""
+    if max is not None and max <= 2:
+        raise RuntimeError(f"Max value to constrain_range_for_size must be greater than 2. "
+                           f"got: {max}")
+    _check_range(size, 0 if min is None else min, _INT64_MAX if max is None else max)
+
+
+def sym_fresh_size(expr):
+    """A size computed from `expr`, as a plain number (the tracer makes it a fresh symbol)."""
+    value = expr.item() if isinstance(expr, Tensor) else expr
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def cond(pred, true_fn, false_fn, operands=()):

@@ -2,6 +2,7 @@
 
 Re-exports only: the transforms and their backward nodes live in `ember/ops/spectral.py`.
 """
+from ._tensor import Tensor  # noqa: F401  (torch.fft.Tensor, as PyTorch's module has it)
 from .ops.spectral import (fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2, ifftn,
                            ifftshift, ihfft, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn)
 

@@ -4,7 +4,9 @@ that prints as PyTorch's; the `_out` types are what the `out=` forms return. The
 their results with `return_type`, which gives the one type of each name."""
 from collections import namedtuple
 
-__all__ = ["all_return_types"]
+from .utils._pytree import register_pytree_node
+
+__all__ = ["all_return_types", "pytree_register_structseq"]
 
 _VALUES_INDICES = ("values", "indices")
 # name -> field names, PyTorch 2.13's table; each also has an `_out` twin unless listed
@@ -48,6 +50,14 @@ def return_type(name, fields=_VALUES_INDICES):
         __all__.append(name)
         all_return_types.append(cls)
     return cls
+
+
+def pytree_register_structseq(cls):
+    """Let the function transforms see through a result tuple type: its fields are the
+    children. A structseq is built from one sequence; a named tuple from its fields."""
+    build = getattr(cls, "_make", cls)
+    register_pytree_node(cls, lambda seq: (list(seq), None),
+                         lambda values, context: build(values))
 
 
 all_return_types = []

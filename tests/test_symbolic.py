@@ -67,3 +67,27 @@ def test_cond_errors(torch, args):
     with pytest.raises(theirs.type) as ours:
         run(ember)
     assert str(ours.value) == str(theirs.value)
+
+
+_RANGES = [((5,), {}), ((5,), dict(min=6)), ((5,), dict(max=4)), ((-1,), {}), ((0,), {}),
+           ((5.0,), {}), ((3,), dict(max=2)), ((3,), dict(min=1, max=3))]
+
+
+@pytest.mark.parametrize("name", ["sym_constrain_range", "sym_constrain_range_for_size"])
+@pytest.mark.parametrize("args, kwargs", _RANGES)
+def test_sym_constrain_range_checks_like_pytorch(torch, name, args, kwargs):
+    def outcome(lib, tensor_input):
+        value = lib.tensor(args[0]) if tensor_input and isinstance(args[0], int) else args[0]
+        try:
+            return getattr(lib, name)(value, **kwargs)
+        except Exception as e:
+            return type(e).__name__, str(e)
+    for tensor_input in (False, True):
+        assert outcome(ember, tensor_input) == outcome(torch, tensor_input)
+
+
+def test_sym_fresh_size_is_the_plain_value(torch):
+    for value in (3, 3.5, 7):
+        assert ember.sym_fresh_size(value) == torch.sym_fresh_size(value) == value
+    assert ember.sym_fresh_size(ember.tensor(7)) == 7
+    assert type(ember.sym_fresh_size(ember.tensor(7))) is int

@@ -48,3 +48,26 @@ def test_build_flags():
     # are OpenBLAS's, so neither MKL nor OpenMP
     assert (ember.has_lapack, ember.has_spectral, ember.has_mkl, ember.has_openmp) == \
         (True, True, False, ember.backends.openmp.is_available())
+
+
+def test_set_anomaly_enabled_sets_both_flags_for_good(torch):
+    before = (ember.is_anomaly_enabled(), ember.is_anomaly_check_nan_enabled())
+    try:
+        for args in [(True,), (True, False), (False, False), (False,)]:
+            ember.set_anomaly_enabled(*args)
+            torch.set_anomaly_enabled(*args)
+            assert (ember.is_anomaly_enabled(), ember.is_anomaly_check_nan_enabled()) == \
+                (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+    finally:
+        ember.set_anomaly_enabled(*before)
+        torch.set_anomaly_enabled(False)
+
+
+def test_error_classes_sit_where_pytorch_has_them(torch):
+    import ember.distributed as dist
+    assert issubclass(ember.FatalError, Exception) and not issubclass(ember.FatalError,
+                                                                         RuntimeError)
+    assert issubclass(dist.DistBackendError, dist.DistError)
+    assert issubclass(dist.QueueEmptyError, dist.DistStoreError)
+    assert [s.name for s in ember.amp.grad_scaler.OptState] == \
+        [s.name for s in torch.amp.grad_scaler.OptState]

@@ -101,11 +101,7 @@ class autocast:
         return False
 
     def __call__(self, func):
-        @functools.wraps(func)
-        def decorated(*args, **kwargs):
-            with self._copy():
-                return func(*args, **kwargs)
-        return decorated
+        return autocast_decorator(self, func)
 
     def _copy(self):
         # a fresh manager per call: a decorated function may recurse or run in two threads
@@ -175,3 +171,12 @@ def custom_bwd(bwd=None, *, device_type):
                       dtype=ctx._dtype):
             return bwd(ctx, *args, **kwargs)
     return decorate_bwd
+
+
+def autocast_decorator(autocast_instance, func):
+    """`func` run under `autocast_instance` each call (`@autocast()` as a decorator)."""
+    @functools.wraps(func)
+    def decorated(*args, **kwargs):
+        with autocast_instance._copy():
+            return func(*args, **kwargs)
+    return decorated

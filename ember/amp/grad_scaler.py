@@ -2,6 +2,7 @@
 unscales the gradients before the optimizer steps, skips steps whose gradients hold inf or
 NaN, and grows or shrinks the scale as PyTorch's `_amp_update_scale_` does."""
 import warnings
+from enum import Enum
 
 from .. import dtypes as _dt
 from .._state import grad as _grad_state
@@ -9,9 +10,17 @@ from .._tensor import Tensor
 from ..device import backend_of, device as _device
 from ..ops.creation import full
 
-__all__ = ["GradScaler"]
+__all__ = ["GradScaler", "OptState"]
 
-_READY, _UNSCALED, _STEPPED = 0, 1, 2
+
+class OptState(Enum):
+    """Where an optimizer is in a step: untouched, its gradients unscaled, or stepped."""
+    READY = 0
+    UNSCALED = 1
+    STEPPED = 2
+
+
+_READY, _UNSCALED, _STEPPED = OptState.READY, OptState.UNSCALED, OptState.STEPPED
 
 
 class GradScaler:

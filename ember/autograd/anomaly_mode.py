@@ -7,7 +7,12 @@ import warnings
 from .._state import anomaly as _anomaly
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled"]
+           "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly detection on or off for good (`torch.set_anomaly_enabled`)."""
+    _anomaly.enabled, _anomaly.check_nan = bool(enabled), bool(check_nan)
 
 
 def is_anomaly_enabled():

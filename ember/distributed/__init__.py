@@ -5,9 +5,16 @@ over MPI messages when the optional mpi4py is installed."""
 from . import distributed_c10d
 from .distributed_c10d import *  # noqa: F401,F403
 from .distributed_c10d import __all__ as _c10d_all
-from .store import (DistError, DistNetworkError, DistStoreError, FileStore, HashStore,
-                    PrefixStore, Store, TCPStore)
+import logging
+
+from .store import (DistBackendError, DistError, DistNetworkError, DistStoreError, FileStore,
+                    HashStore, PrefixStore, QueueEmptyError, Store, TCPStore)
+
+# A rank argument: an int (PyTorch's tracer also accepts a symbolic one).
+RankType = int
+log = logging.getLogger("torch.distributed")
 
 __all__ = list(_c10d_all) + ["Store", "TCPStore", "FileStore", "HashStore", "PrefixStore",
                              "DistError", "DistStoreError", "DistNetworkError",
+                             "DistBackendError", "QueueEmptyError", "RankType", "log",
                              "distributed_c10d"]

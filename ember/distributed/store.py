@@ -11,7 +11,8 @@ import threading
 import time
 
 __all__ = ["Store", "HashStore", "TCPStore", "FileStore", "PrefixStore", "DistError",
-           "DistStoreError", "DistNetworkError", "default_store_timeout"]
+           "DistStoreError", "DistNetworkError", "DistBackendError", "QueueEmptyError",
+           "default_store_timeout"]
 
 default_store_timeout = datetime.timedelta(seconds=300)
 
@@ -26,6 +27,14 @@ class DistStoreError(DistError):
 
 class DistNetworkError(DistError):
     pass
+
+
+class DistBackendError(DistError):
+    """A collective backend failed (a peer went away mid-collective ...)."""
+
+
+class QueueEmptyError(DistStoreError):
+    """A store queue had nothing to pop."""
 
 
 def _bytes(value):

@@ -2,7 +2,17 @@
 for the function transforms and checkpoint (arguments and results may be such containers
 of Tensors). Not torch.utils._pytree's API: only what ember itself needs."""
 
-__all__ = ["flatten", "unflatten", "describe", "broadcast_prefix"]
+__all__ = ["flatten", "unflatten", "describe", "broadcast_prefix", "register_pytree_node"]
+
+# type -> (flatten_fn: node -> (children, context), unflatten_fn: (children, context) -> node)
+_NODES = {}
+
+
+def register_pytree_node(cls, flatten_fn, unflatten_fn):
+    """Make instances of `cls` containers whose children `flatten_fn` lists."""
+    if cls in _NODES:
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    _NODES[cls] = (flatten_fn, unflatten_fn)
 
 
 def flatten(tree):
@@ -13,6 +23,10 @@ def flatten(tree):
 
 
 def _flatten(tree, leaves):
+    node = _NODES.get(type(tree))
+    if node is not None:
+        children, context = node[0](tree)
+        return ("custom", type(tree), context, [_flatten(c, leaves) for c in children])
     if isinstance(tree, tuple) and not hasattr(tree, "_fields"):
         return ("tuple", [_flatten(t, leaves) for t in tree])
     if isinstance(tree, tuple):  # a namedtuple keeps its type
@@ -38,6 +52,8 @@ def _build(it, spec):
         return tuple(_build(it, s) for s in spec[1])
     if kind == "namedtuple":
         return spec[1](*[_build(it, s) for s in spec[2]])
+    if kind == "custom":
+        return _NODES[spec[1]][1]([_build(it, s) for s in spec[3]], spec[2])
     if kind == "list":
         return [_build(it, s) for s in spec[1]]
     values = [_build(it, s) for s in spec[3]]
@@ -55,6 +71,8 @@ def describe(spec):
         return f"{kind}({', '.join(describe(s) for s in spec[1])})"
     if kind == "namedtuple":
         return f"{spec[1].__name__}({', '.join(describe(s) for s in spec[2])})"
+    if kind == "custom":
+        return f"{spec[1].__name__}({', '.join(describe(s) for s in spec[3])})"
     return "dict(" + ", ".join(f"{k!r}: {describe(s)}" for k, s in zip(spec[2], spec[3])) + ")"
 
 

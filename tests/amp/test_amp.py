@@ -171,3 +171,12 @@ def test_grad_scaler_stage_errors_and_state():
     assert other.state_dict() == scaler.state_dict()
     with pytest.raises(RuntimeError, match="The source state dict is empty"):
         other.load_state_dict({})
+
+
+def test_autocast_decorator_runs_the_function_under_the_context():
+    from ember.amp.autocast_mode import autocast_decorator
+
+    def enabled():
+        return ember.is_autocast_enabled("cpu")
+    wrapped = autocast_decorator(ember.autocast("cpu", dtype=ember.bfloat16), enabled)
+    assert wrapped.__name__ == "enabled" and wrapped() and not enabled()
