@@ -54,6 +54,6 @@ from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
                       is_distributed)
 from . import functional, overrides, return_types, storage, torch_version, types
-from . import futures
+from . import futures, signal
 from .futures import Future
 from .jit import fork, wait

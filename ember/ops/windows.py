@@ -59,14 +59,23 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
                    _cosine_sum((0.42, -0.5, 0.08)))
 
 
+def _bartlett(k, n):
+    return 1.0 - np.abs(k * (2.0 / (n - 1)) - 1.0)
+
+
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda k, n: 1.0 - np.abs(k * (2.0 / (n - 1)) - 1.0))
+                   _bartlett)
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
                   device=None, pin_memory=False, requires_grad=False):
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   _kaiser(beta))
+
+
+def _kaiser(beta):
     from .unary.bessel import _bessel
     i0 = _bessel(0, False)
 
@@ -75,4 +84,4 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
         r = (k - half) / half
         arg = beta * np.sqrt(np.maximum(1.0 - r * r, 0.0))
         return i0(np, arg) / i0(np, np.array(float(beta)))
-    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, values)
+    return values
