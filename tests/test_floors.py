@@ -23,6 +23,7 @@ FLOORS = {
     # 3: every tensor operation, and the namespaces that only re-export ops
     "ember.ops": 3, "ember.linalg": 3, "ember.fft": 3, "ember.special": 3, "ember.sparse": 3,
     "ember.functional": 3, "ember.return_types": 3, "ember.signal": 3,
+    "ember.utils.dlpack": 3,
     # 4: the engine
     "ember.autograd": 4,
     # 5: what is built from ops and autograd

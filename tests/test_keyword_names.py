@@ -39,8 +39,6 @@ EXCLUDED = {
     "torch.baddbmm": {"out_dtype": "low-precision matmul with a wider output dtype: not implemented"},
     "torch.bmm": {"out_dtype": "low-precision matmul with a wider output dtype: not implemented"},
     "torch.mm": {"out_dtype": "low-precision matmul with a wider output dtype: not implemented"},
-    "torch.from_dlpack": {"device": "DLPack import onto another device: not implemented",
-                          "copy": "DLPack's copy request: not implemented"},
     "torch.native_batch_norm": {"out": "an internal aten op; its out= is a triple of buffers"},
     "linalg.lstsq": {"out": "the out= tuple of four results is not written"},
     # one ember.embedding serves F.embedding(input, weight) and the aten torch.embedding(weight,
