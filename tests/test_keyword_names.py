@@ -33,6 +33,8 @@ EXCLUDED = {
     "torch.result_type": {"scalar": "the Scalar overloads' names for the operands",
                           "scalar1": "the Scalar overloads' names for the operands",
                           "scalar2": "the Scalar overloads' names for the operands"},
+    "torch.wait": {"arg0": "pybind's name for the positional future; torch.jit.wait, the "
+                           "same call, names it fut"},
     # features ember does not have
     "torch.full": {"names": "named tensors are not implemented"},
     "torch.addmm": {"out_dtype": "low-precision matmul with a wider output dtype: not implemented"},

@@ -9,5 +9,5 @@ def fork(func, *args, **kwargs):
     return fut
 
 
-def wait(future):
-    return future.wait()
+def wait(fut):
+    return fut.wait()
