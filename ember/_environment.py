@@ -14,6 +14,7 @@ import math
 import os
 import warnings
 
+from . import _state
 from . import dtypes as _dt
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
@@ -151,8 +152,7 @@ def get_num_interop_threads():
 
 
 # ---- matmul precision, determinism, warnings --------------------------------------------
-_settings = {"matmul_precision": "highest", "deterministic": False, "warn_only": False,
-             "warn_always": False}
+_settings = {"matmul_precision": "highest", "warn_always": False}
 
 
 def set_float32_matmul_precision(precision):
@@ -173,23 +173,24 @@ def get_float32_matmul_precision():
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    """ember's CPU kernels are deterministic already; the flags are kept for the queries."""
+    """ember's CPU kernels are deterministic already; the mode makes `empty` and `resize_`
+    fill the memory they leave uninitialised (see `torch.utils.deterministic`)."""
     if not isinstance(mode, bool):
         raise TypeError("_set_deterministic_algorithms(): argument 'mode' (position 1) must be "
                         f"bool, not {type(mode).__name__}")
     if not isinstance(warn_only, bool):
         raise TypeError("_set_deterministic_algorithms(): argument 'warn_only' must be bool, "
                         f"not {type(warn_only).__name__}")
-    _settings["deterministic"] = mode
-    _settings["warn_only"] = mode and warn_only
+    _state.deterministic.enabled = mode
+    _state.deterministic.warn_only = mode and warn_only
 
 
 def are_deterministic_algorithms_enabled():
-    return _settings["deterministic"]
+    return _state.deterministic.enabled
 
 
 def is_deterministic_algorithms_warn_only_enabled():
-    return _settings["warn_only"]
+    return _state.deterministic.warn_only
 
 
 def set_deterministic_debug_mode(debug_mode):
@@ -212,9 +213,9 @@ def set_deterministic_debug_mode(debug_mode):
 
 
 def get_deterministic_debug_mode():
-    if not _settings["deterministic"]:
+    if not _state.deterministic.enabled:
         return 0
-    return 1 if _settings["warn_only"] else 2
+    return 1 if _state.deterministic.warn_only else 2
 
 
 def set_warn_always(b):

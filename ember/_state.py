@@ -56,6 +56,31 @@ class anomaly:
     check_nan = True
 
 
+class deterministic:
+    """`use_deterministic_algorithms` and, under it, whether memory a factory leaves
+    uninitialised (`empty`, the grown part of `resize_`) is filled with NaN or the largest
+    integer, so a read of it shows at once (`torch.utils.deterministic`)."""
+    enabled = False
+    warn_only = False
+    fill_uninitialized_memory = True
+
+
+def uninitialized(xp, shape, np_dtype):
+    """Memory for `empty`: left as it is, unless determinism asks for it filled."""
+    if not (deterministic.enabled and deterministic.fill_uninitialized_memory):
+        return xp.empty(shape, dtype=np_dtype)
+    return xp.full(shape, _uninitialized_fill(xp, np_dtype), dtype=np_dtype)
+
+
+def _uninitialized_fill(xp, np_dtype):
+    kind = xp.dtype(np_dtype).kind
+    if kind == "b":
+        return True
+    if kind in "iu":
+        return xp.iinfo(np_dtype).max
+    return float("nan")
+
+
 class profiler:
     """The recording profiler, or None (read once per backward by the engine, and by the op
     wrappers that exist only while one records)."""

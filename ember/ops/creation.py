@@ -501,7 +501,7 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
     check_factory_grad(d, requires_grad)
     xp = backend_of(dev).xp
     if fill is None:
-        arr = xp.empty(shape, dtype=d.np)
+        arr = _state.uninitialized(xp, shape, d.np)
     elif fill == 0 and not isinstance(fill, builtins.complex):
         arr = xp.zeros(shape, dtype=d.np)
     else:

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .. import _state
 from .._state import grad as _grad_state
 from .._storage import span as _span
 from .._tensor import _wrap_dim, make_tensor, xp_of
@@ -254,7 +255,7 @@ def _offset_in(arr, storage):
 
 def resize_(self, *args, size=None, memory_format=None):
     """New contiguous sizes over the same storage from the same offset; a storage too small
-    grows (new memory holding the old contents, the rest zeros) under the tensor and its base.
+    grows (new memory holding the old contents, the rest zeros, or NaN under determinism) under the tensor and its base.
     Views made earlier of the base keep the old memory (ember has no shared storage object)."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
@@ -276,7 +277,8 @@ def resize_(self, *args, size=None, memory_format=None):
         root.__dict__["_storage"] = storage
     cap = _span(storage)
     if numel and offset + numel > cap:
-        grown = xp.zeros(offset + numel, storage.dtype)
+        grown = _state.uninitialized(xp, offset + numel, storage.dtype) \
+            if _state.deterministic.enabled else xp.zeros(offset + numel, storage.dtype)
         if cap:
             grown[:cap] = _stride_view(xp, storage, (cap,), (1,))
         if root is not self:  # the base sees the grown storage too, as PyTorch's does
