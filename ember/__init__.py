@@ -55,6 +55,7 @@ from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_devic
                       is_distributed)
 from . import functional, overrides, return_types, storage, torch_version, types
 from . import futures, signal
+from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass
 from .utils import deterministic as _deterministic, dlpack as _dlpack, weak as _weak  # noqa: F401
 from .futures import Future
 from .jit import fork, wait

@@ -6,13 +6,46 @@ function that checks `has_torch_function(args)` and hands off to `handle_torch_f
 runs unchanged. ember's own operators do not consult `__torch_function__` yet, so a subclass
 overriding it takes over only functions that use these helpers."""
 import functools
+import inspect
+import threading
 import warnings
 
 from ._tensor import Tensor
 
-__all__ = ["get_overridable_functions", "handle_torch_function", "has_torch_function",
-           "is_tensor_like", "is_tensor_method_or_property", "resolve_name",
-           "wrap_torch_function"]
+__all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
+           "handle_torch_function", "has_torch_function", "is_tensor_like",
+           "is_tensor_method_or_property", "redispatch_function", "resolve_name",
+           "wrap_torch_function", "DisableTorchFunction", "DisableTorchFunctionSubclass"]
+
+
+class _Switch(threading.local):
+    def __init__(self):
+        self.disabled = 0        # open DisableTorchFunction(Subclass) blocks in this thread
+        self.skip_next = False   # redispatch_function: the next check answers no, once
+
+
+_switch = _Switch()
+
+
+class DisableTorchFunctionSubclass:
+    """Within the block, arguments' `__torch_function__` is not consulted: functions run
+    their own code on Tensor subclasses."""
+
+    def __enter__(self):
+        _switch.disabled += 1
+        return self
+
+    def __exit__(self, *exc):
+        _switch.disabled -= 1
+        return False
+
+
+class DisableTorchFunction(DisableTorchFunctionSubclass):
+    """As DisableTorchFunctionSubclass; PyTorch's also silences torch-function modes, which
+    ember does not have."""
+
+
+DisableTorchFunction.__module__ = DisableTorchFunctionSubclass.__module__ = "torch._C"
 
 
 def _overloaded_args(relevant_args):
@@ -31,9 +64,25 @@ def _overloaded_args(relevant_args):
 
 
 def has_torch_function(relevant_args):
-    """Whether any of `relevant_args` has a type that defines `__torch_function__`."""
+    """Whether any of `relevant_args` has a type that defines `__torch_function__` (never
+    inside DisableTorchFunction, nor on the one check redispatch_function skips)."""
+    if _switch.disabled:
+        return False
+    if _switch.skip_next:
+        _switch.skip_next = False
+        return False
     return any(getattr(type(arg), "__torch_function__", None) is not None
                for arg in relevant_args)
+
+
+def redispatch_function(func, types, args, kwargs):
+    """From inside a `__torch_function__`, call `func` skipping one level of dispatch: its
+    own check answers no, the calls it makes dispatch as usual."""
+    _switch.skip_next = True
+    try:
+        return func(*args, **(kwargs or {}))
+    finally:
+        _switch.skip_next = False
 
 
 def has_torch_function_unary(arg):
@@ -128,7 +177,59 @@ def get_overridable_functions():
     """{namespace: [its functions that `__torch_function__` may override]}, for the torch
     namespace, torch.functional, torch.nn.functional, torch.linalg, torch.fft,
     torch.special and torch.Tensor (properties by their `__get__`)."""
-    return {space: list(functions) for space, functions in _overridable()[0].items()}
+    ignored = get_ignored_functions()
+    return {space: [f for f in functions if f not in ignored]
+            for space, functions in _overridable()[0].items()}
+
+
+# Public functions that take no tensor to dispatch on: factories, process settings, queries
+# on types. Their names, wherever ember has them.
+_IGNORED = (
+    "tensor as_tensor asarray from_numpy frombuffer from_file from_dlpack zeros ones empty "
+    "full eye arange range linspace logspace rand randn randint randperm empty_strided "
+    "empty_permuted scalar_tensor sparse_coo_tensor sparse_csr_tensor sparse_csc_tensor "
+    "sparse_bsr_tensor sparse_bsc_tensor sparse_compressed_tensor hann_window hamming_window "
+    "blackman_window bartlett_window kaiser_window tril_indices triu_indices "
+    "set_default_dtype get_default_dtype set_default_device get_default_device "
+    "set_default_tensor_type set_printoptions get_printoptions manual_seed seed initial_seed "
+    "get_rng_state set_rng_state is_tensor is_storage typename use_deterministic_algorithms "
+    "are_deterministic_algorithms_enabled set_num_threads get_num_threads "
+    "set_num_interop_threads get_num_interop_threads is_grad_enabled set_grad_enabled "
+    "promote_types can_cast compile vmap cond set_anomaly_enabled is_anomaly_enabled "
+    "set_float32_matmul_precision get_float32_matmul_precision fork wait "
+    "set_warn_always is_warn_always_enabled").split()
+
+
+@functools.lru_cache(maxsize=None)
+def _ignored():
+    import importlib
+    found = set()
+    for suffix in _NAMESPACES:
+        module = importlib.import_module("ember" + (f".{suffix}" if suffix else ""))
+        found.update(getattr(module, name) for name in _IGNORED if hasattr(module, name))
+    return frozenset(found)
+
+
+def get_ignored_functions():
+    """The public functions `__torch_function__` cannot take over: they take no tensor to
+    dispatch on (factories, settings, type queries)."""
+    return set(_ignored())
+
+
+def get_testing_overrides():
+    """{overridable function: a stand-in with the same signature that returns -1}, for
+    testing a `__torch_function__` implementation against every function it may receive."""
+    def stand_in(func):
+        def dummy(*args, **kwargs):
+            return -1
+        try:
+            dummy.__signature__ = inspect.signature(func)
+        except (TypeError, ValueError):  # a builtin without one: any arguments
+            pass
+        dummy.__name__ = getattr(func, "__name__", "dummy")
+        return dummy
+    return {func: stand_in(func) for functions in get_overridable_functions().values()
+            for func in functions}
 
 
 def resolve_name(f):

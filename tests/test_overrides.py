@@ -91,3 +91,57 @@ def test_overridable_functions_and_their_names(torch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert theirs.is_tensor_method_or_property(torch.Tensor.__add__)
+
+
+class Logging:
+    calls = []
+
+    def __init__(self, value):
+        self.value = value
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(func.__name__)
+        return overrides.redispatch_function(func, types, args, kwargs)
+
+
+def _times(a, b):
+    if overrides.has_torch_function((a, b)):
+        return overrides.handle_torch_function(_times, (a, b), a, b)
+    return a.value * b.value
+
+
+def _scaled_times(a, b):
+    if overrides.has_torch_function((a, b)):
+        return overrides.handle_torch_function(_scaled_times, (a, b), a, b)
+    return _times(a, b) + 1
+
+
+def test_redispatch_skips_one_level_only():
+    Logging.calls = []
+    assert _scaled_times(Logging(3), Logging(4)) == 13
+    assert Logging.calls == ["_scaled_times", "_times"]
+
+
+@pytest.mark.parametrize("name", ["DisableTorchFunction", "DisableTorchFunctionSubclass"])
+def test_disable_torch_function_blocks_dispatch_inside_the_block(name):
+    with getattr(ember, name)():
+        assert not overrides.has_torch_function((Handled(),))
+        assert combine(Handled()) == "plain"
+        with getattr(ember, name)():
+            pass
+        assert not overrides.has_torch_function((Handled(),))
+    assert overrides.has_torch_function((Handled(),))
+    assert combine(Handled())[0] == "Handled"
+
+
+def test_testing_overrides_mirror_the_overridable_functions():
+    testing = overrides.get_testing_overrides()
+    ignored = overrides.get_ignored_functions()
+    assert ember.zeros in ignored and ember.tensor in ignored and ember.add not in ignored
+    assert ember.add in testing and ember.zeros not in testing
+    import inspect
+    assert inspect.signature(testing[ember.add]) == inspect.signature(ember.add)
+    assert testing[ember.nn.functional.relu](ember.ones(1)) == -1
+    listed = {f for fs in overrides.get_overridable_functions().values() for f in fs}
+    assert listed == set(testing) and not listed & ignored
