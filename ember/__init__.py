@@ -56,6 +56,8 @@ from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_devic
 from . import functional, overrides, return_types, storage, torch_version, types
 from . import futures, signal
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass
+from .library import Tag
+from .jit import Error as JITException
 from .utils import deterministic as _deterministic, dlpack as _dlpack, weak as _weak  # noqa: F401
 from .futures import Future
 from .jit import fork, wait

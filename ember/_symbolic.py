@@ -9,9 +9,50 @@ import numpy as np
 
 from ._tensor import Tensor
 
-__all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt",
+__all__ = ["SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt",
            "sym_sum", "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size",
            "cond"]
+
+class _SymValue:
+    """A size, float or condition that PyTorch's tracer keeps as an expression (`node`). ember
+    runs eagerly, so every size is already a number and none of its ops make these; the types
+    exist for `isinstance` checks and annotations, and one made over a number acts as it."""
+
+    def __init__(self, node):
+        self.node = node
+
+    def __repr__(self):
+        return str(self.node)
+
+    def __hash__(self):
+        return hash(self.node)
+
+    def __eq__(self, other):
+        return self.node == (other.node if isinstance(other, _SymValue) else other)
+
+    def __bool__(self):
+        return builtins.bool(self.node)
+
+
+class SymInt(_SymValue):
+    def __int__(self):
+        return builtins.int(self.node)
+
+    __index__ = __int__
+
+
+class SymFloat(_SymValue):
+    def __float__(self):
+        return builtins.float(self.node)
+
+
+class SymBool(_SymValue):
+    pass
+
+
+for _kind in (SymInt, SymFloat, SymBool):
+    _kind.__module__ = "torch"
+
 
 _NUMBER_TYPES = (np.integer, np.floating, builtins.int, builtins.float)
 _FLOAT_TYPES = (np.floating, builtins.float)

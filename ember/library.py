@@ -9,6 +9,7 @@ declare operators by schema string. Every operator is reachable as `ember.ops.<n
 (`torch.ops...` under ember.compat).
 Not here: register_autocast, register_vmap, register_torch_dispatch, triton_op and
 wrap_triton (no compiler, vmap dispatch or Triton in ember)."""
+import enum
 import warnings
 
 from ._library.custom_ops import CustomOpDef, _lookup, _register, _unregister
@@ -17,7 +18,34 @@ from ._library.opcheck import OpCheckError, opcheck
 
 __all__ = ["Library", "impl", "define", "impl_abstract", "register_fake", "register_kernel",
            "register_autograd", "get_kernel", "custom_op", "infer_schema", "opcheck",
-           "CustomOpDef", "OpCheckError"]
+           "CustomOpDef", "OpCheckError", "Tag"]
+
+
+class Tag(enum.Enum):
+    """The properties an operator declares (`custom_op(..., tags=...)`), by PyTorch's names."""
+    core = 0
+    cudagraph_unsafe = 1
+    data_dependent_output = 2
+    dynamic_output_shape = 3
+    flexible_layout = 4
+    generated = 5
+    inplace = 6
+    inplace_view = 7
+    maybe_aliasing_or_mutating = 8
+    needs_contiguous_strides = 9
+    needs_exact_strides = 10
+    needs_fixed_stride_order = 11
+    nondeterministic_bitwise = 12
+    nondeterministic_seeded = 13
+    out = 14
+    out_variant = 15
+    pointwise = 16
+    pt2_compliant_tag = 17
+    reduction = 18
+    view_copy = 19
+
+
+Tag.__module__ = "torch"
 
 
 def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None, tags=None):

@@ -289,3 +289,10 @@ def test_backward_agrees_with_gradcheck():
                              inputs[0]))
     x = ember.tensor(np.linspace(-1, 1, 4), requires_grad=True)
     assert ember.autograd.gradcheck(op, (x,))
+
+
+def test_tags_are_pytorchs(torch):
+    assert [(m.name, m.value) for m in ember.Tag] == \
+        [(m.name, m.value) for m in torch.Tag.__members__.values()]
+    assert ember.library.Tag is ember.Tag and str(ember.Tag.pointwise) == "Tag.pointwise"
+    assert ember.JITException is ember.jit.Error

@@ -91,3 +91,13 @@ def test_sym_fresh_size_is_the_plain_value(torch):
         assert ember.sym_fresh_size(value) == torch.sym_fresh_size(value) == value
     assert ember.sym_fresh_size(ember.tensor(7)) == 7
     assert type(ember.sym_fresh_size(ember.tensor(7))) is int
+
+
+def test_symbolic_types_exist_and_plain_numbers_are_not_them(torch):
+    for name in ("SymInt", "SymFloat", "SymBool"):
+        assert isinstance(getattr(ember, name), type)
+        assert getattr(ember, name).__module__ == getattr(torch, name).__module__ == "torch"
+    assert not isinstance(3, ember.SymInt) and not isinstance(3.0, ember.SymFloat)
+    size = ember.SymInt(4)
+    assert int(size) == 4 and size == 4 and [0, 1, 2, 3, 4][size] == 4
+    assert float(ember.SymFloat(0.5)) == 0.5 and not ember.SymBool(False)
