@@ -58,6 +58,8 @@ from . import futures, signal
 from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass
 from .library import Tag
 from .jit import Error as JITException
+from .utils.throughput_benchmark import (BenchmarkConfig, BenchmarkExecutionStats,
+                                         _Engine as ThroughputBenchmark)
 from .utils import deterministic as _deterministic, dlpack as _dlpack, weak as _weak  # noqa: F401
 from .futures import Future
 from .jit import fork, wait
