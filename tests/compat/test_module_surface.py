@@ -103,6 +103,16 @@ EXCLUDED = {
         "parse_schema": _CPP_TORCHSCRIPT, "parse_type_comment": _CPP_TORCHSCRIPT,
         "merge_type_from_type_comment": _CPP_TORCHSCRIPT, "unify_type_list": _CPP_TORCHSCRIPT,
         "*Logger": "TorchScript's C++ statistics loggers",
+        "AVG": "an AggregationType of TorchScript's C++ statistics loggers",
+        "SUM": "an AggregationType of TorchScript's C++ statistics loggers",
+        "ModuleDict": "TorchScript's C++ view of a scripted module's submodules (nn.ModuleDict "
+                      "is the Python class)",
+        "ParameterDict": "TorchScript's C++ view of a scripted module's parameters",
+        "BufferDict": "TorchScript's C++ view of a scripted module's buffers",
+        "Capsule": "TorchScript's C++ opaque-object type", "CompilationUnit": _CPP_TORCHSCRIPT,
+        "IODescriptor": "TorchScript tracer's C++ input/output flattening descriptor",
+        "OperatorInfo": "the lite interpreter's C++ record of a mobile model's operators",
+        "cpp": "torch._C.cpp: bindings to the C++ frontend's modules; ember has no C++ library",
         "DispatchKey*": "the C++ dispatcher's keys; ember dispatches in Python",
         "ExcludeDispatchKeyGuard": "the C++ dispatcher's keys; ember dispatches in Python",
         "cudnn_*": "cuDNN kernel entry points (ember reaches GPUs through CuPy)",
@@ -114,6 +124,26 @@ EXCLUDED = {
         "choose_qparams_optimized": "quantized tensors: no quantized backend",
         "fused_moving_avg_obs_fake_quant": "quantized tensors: no quantized backend",
         "is_vulkan_available": "Vulkan backend",
+    },
+    "torch.utils": {
+        "cmake_prefix_path": "CMake files for building C++ extensions against libtorch; ember "
+                             "has no C++ library",
+    },
+    "torch.jit": {
+        "CompilationUnit": _CPP_TORCHSCRIPT,
+        "export_opnames": "the C++ operator names a scripted model needs, for selective mobile "
+                          "builds of libtorch",
+    },
+    "torch.library": {
+        "fallthrough_kernel": "a C++ dispatcher fallthrough; ember dispatches in Python",
+        "register_torch_dispatch": "__torch_dispatch__ rules: ember has no dispatcher below "
+                                   "autograd for subclasses or modes to enter",
+        "triton_op": "Triton GPU kernels (ember reaches GPUs through CuPy)",
+        "wrap_triton": "Triton GPU kernels (ember reaches GPUs through CuPy)",
+    },
+    "torch.overrides": {
+        "enable_reentrant_dispatch": "restores the C++ dispatcher's Python thread-local "
+                                     "snapshot; ember has no C++ dispatcher",
     },
     "torch.cuda": {
         "CUDAGraph": _CUDA_GRAPHS, "graph": _CUDA_GRAPHS, "graph_pool_handle": _CUDA_GRAPHS,
