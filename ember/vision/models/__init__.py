@@ -8,6 +8,7 @@ from .convnext import *  # noqa: F401,F403
 from .densenet import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
 from .googlenet import *  # noqa: F401,F403
+from .inception import *  # noqa: F401,F403
 from .lenet import *  # noqa: F401,F403
 from .mobilenetv2 import *  # noqa: F401,F403
 from .mobilenetv3 import *  # noqa: F401,F403
@@ -19,8 +20,8 @@ from . import detection, segmentation  # noqa: F401
 from ._api import (Weights, WeightsEnum, get_model, get_model_builder,  # noqa: F401
                    get_model_weights, get_weight, list_models)
 
-_MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "lenet",
-            "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
+_MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "inception",
+            "lenet", "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
 # the builders share their modules' names (alexnet, vgg, googlenet), so read the modules from
 # sys.modules
 __all__ = [n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__
