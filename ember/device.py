@@ -168,6 +168,8 @@ class CudaBackend:
                 import cupy
             except ImportError:
                 raise AssertionError("Torch not compiled with CUDA enabled") from None
+            from . import _allocator
+            _allocator.track_cuda_memory(cupy)
             cls._cupy = cupy
         return cls._cupy
 
@@ -195,12 +197,24 @@ class CudaBackend:
             return cp.asarray(array)
 
     def to_host(self, array):
+        _check_sync()
         return array.get()
 
     def synchronize(self, index):
         cp = self._module()
         with cp.cuda.Device(index or 0):
             cp.cuda.runtime.deviceSynchronize()
+
+
+def _check_sync():
+    """torch.cuda.set_sync_debug_mode: an implicit host-device synchronization (reading a
+    device array on the host) warns or fails; an explicit synchronize() never does."""
+    mode = _state.cuda_sync_debug_mode
+    if mode == 1:
+        import warnings
+        warnings.warn("called a synchronizing CUDA operation", UserWarning, stacklevel=3)
+    elif mode == 2:
+        raise RuntimeError("called a synchronizing CUDA operation")
 
 
 _BACKENDS = {"cpu": CpuBackend(), "cuda": CudaBackend()}
