@@ -105,6 +105,11 @@ _TYPE_NAMES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep
                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
                "privateuseone")
 _KNOWN_TYPES = frozenset(_TYPE_NAMES)
+# c10's DeviceType numbers (torch.Stream.device_type, torch.profiler.DeviceType)
+DEVICE_TYPE_CODES = {"cpu": 0, "cuda": 1, "mkldnn": 2, "opengl": 3, "opencl": 4, "ideep": 5,
+                     "hip": 6, "fpga": 7, "maia": 8, "xla": 9, "vulkan": 10, "metal": 11,
+                     "xpu": 12, "mps": 13, "meta": 14, "hpu": 15, "ve": 16, "lazy": 17,
+                     "ipu": 18, "mtia": 19, "privateuseone": 20}
 _DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
 _MAX_INDEX = 2 ** 31 - 1
 

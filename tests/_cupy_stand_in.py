@@ -6,7 +6,10 @@ only when no cached block fits; free_all_blocks gives the cached ones back). The
 fixture puts it behind 'cuda' with ember's statistics hook entered into it, as loading CuPy
 does."""
 import contextlib
+import sys
 import types
+
+import numpy
 
 _ROUND = 512
 
@@ -69,6 +72,32 @@ class MemoryPool:
         self._cached.clear()
 
 
+class Stream:
+    """A CUDA stream: its address, and whether it is the current one."""
+
+    _next = 0x1000
+    current = None
+
+    def __init__(self, non_blocking=False, priority=0, ptr=None):
+        if ptr is None:
+            ptr, Stream._next = Stream._next, Stream._next + 0x10
+        self.ptr, self.priority, self.done = ptr, priority, True
+
+    def use(self):
+        Stream.current = self
+        return self
+
+    def synchronize(self):
+        pass
+
+    def is_capturing(self):
+        return False
+
+
+Stream.null = Stream(ptr=0)
+Stream.current = Stream.null
+
+
 def make_cupy_like():
     hooks = {}
     pool = MemoryPool(hooks)
@@ -85,8 +114,11 @@ def make_cupy_like():
         memory_hook=types.SimpleNamespace(get_memory_hooks=lambda: hooks),
         nvrtc=types.SimpleNamespace(getSupportedArchs=lambda: (75, 80, 86, 90)),
         device=types.SimpleNamespace(get_cublas_handle=lambda: 0x1234,
-                                     get_cusolver_handle=lambda: 0x5678))
-    return types.SimpleNamespace(cuda=cuda, get_default_memory_pool=lambda: pool)
+                                     get_cusolver_handle=lambda: 0x5678),
+        Stream=Stream, get_current_stream=lambda: Stream.current)
+    Stream.current = Stream.null
+    return types.SimpleNamespace(cuda=cuda, get_default_memory_pool=lambda: pool,
+                                 empty=lambda n, dtype: numpy.empty(n, dtype))
 
 
 class CupyLikeBackend:
@@ -102,3 +134,21 @@ class CupyLikeBackend:
 
     def device_count(self):
         return 1
+
+
+@contextlib.contextmanager
+def cupy_like_stand_in():
+    """The stand-in behind 'cuda' while the block runs, with ember's statistics hook entered
+    into it (as loading CuPy enters it); yields its CuPy module."""
+    from ember import _allocator
+    device_module = sys.modules["ember.device"]
+    backend = CupyLikeBackend()
+    saved_hook = _allocator.cuda_memory_stats
+    _allocator.cuda_memory_stats = None
+    previous = device_module.register_backend("cuda", backend)
+    _allocator.track_cuda_memory(backend.xp)
+    try:
+        yield backend.xp
+    finally:
+        device_module.register_backend("cuda", previous)
+        _allocator.cuda_memory_stats = saved_hook
