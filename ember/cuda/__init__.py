@@ -1,5 +1,8 @@
-"""`ember.cuda`: queries about CUDA devices. Without CuPy or a GPU, `is_available()` is False
-and every tensor stays on the CPU; asking for a CUDA tensor then raises PyTorch's error."""
+"""`ember.cuda`: CUDA devices through CuPy: which there are and which is current, their
+properties, generators, streams and events, the allocator's memory and its statistics
+(memory.py), NVML's readings (_nvml.py), and the nccl, jiterator, tunable and sparse
+modules. Without CuPy or a GPU, `is_available()` is False and every tensor stays on the CPU;
+each function then answers, or fails, as PyTorch's build without CUDA does."""
 from .. import _state
 from .._errors import OutOfMemoryError
 from ..device import backend_of, device as _device

@@ -96,7 +96,13 @@ def get_arch_list():
     """The GPU architectures ember's kernels can be compiled for ("sm_80" ...): NVRTC's."""
     if not _available():
         return []
-    return [f"sm_{arch}" for arch in _cupy().cuda.nvrtc.getSupportedArchs()]
+    cp = _cupy()
+    try:
+        archs = sorted(cp.cuda.nvrtc.getSupportedArchs())
+    except Exception:  # an NVRTC older than CUDA 11.2 cannot list them: the devices' own
+        archs = sorted({major * 10 + minor for major, minor in (
+            get_device_capability(i) for i in range(cp.cuda.runtime.getDeviceCount()))})
+    return [f"sm_{arch}" for arch in archs]
 
 
 def get_gencode_flags():
