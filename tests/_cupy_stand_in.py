@@ -122,7 +122,7 @@ def make_cupy_like():
 
 
 class CupyLikeBackend:
-    """'cuda' on the stand-in: one device, available."""
+    """'cuda' on the stand-in: one device, available; its tensors' arrays are NumPy's."""
 
     name = "cuda"
 
@@ -135,6 +135,15 @@ class CupyLikeBackend:
     def device_count(self):
         return 1
 
+    def from_host(self, array, index):  # tensors on it stay NumPy arrays, copied
+        return numpy.array(array, copy=True)
+
+    def to_host(self, array):
+        return numpy.array(array, copy=True)
+
+    def synchronize(self, index):
+        pass
+
 
 @contextlib.contextmanager
 def cupy_like_stand_in():
@@ -142,6 +151,8 @@ def cupy_like_stand_in():
     into it (as loading CuPy enters it); yields its CuPy module."""
     from ember import _allocator
     device_module = sys.modules["ember.device"]
+    generators = sys.modules["ember.random"]._cuda_generators
+    saved_generators = dict(generators)  # those made on the stand-in go with it
     backend = CupyLikeBackend()
     saved_hook = _allocator.cuda_memory_stats
     _allocator.cuda_memory_stats = None
@@ -152,3 +163,5 @@ def cupy_like_stand_in():
     finally:
         device_module.register_backend("cuda", previous)
         _allocator.cuda_memory_stats = saved_hook
+        generators.clear()
+        generators.update(saved_generators)

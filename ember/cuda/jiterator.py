@@ -61,6 +61,8 @@ class _JittedFunction:
         if not self.is_cuda_available:
             raise AssertionError("Jiterator is only supported on CUDA and ROCm GPUs, none "
                                  "are available.")
+        if any(not t.is_cuda for t in tensors):
+            raise RuntimeError("jiterator: all input tensors must live on a CUDA device")
         if len(tensors) != self.num_inputs:
             raise AssertionError(f"expected {self.num_inputs} inputs, got {len(tensors)}")
         for name in kwargs:

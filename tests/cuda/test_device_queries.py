@@ -171,3 +171,31 @@ def test_legacy_sparse_classes_on_the_stand_in(fake_cuda):
     with pytest.warns(UserWarning):
         empty = cuda.sparse.LongTensor(2, 3)
     assert empty.shape == (2, 3) and empty.dtype is ember.int64 and empty._nnz() == 0
+
+
+def test_jiterator_builds_an_elementwise_kernel_around_the_users_function(cupy_like):
+    made = []
+
+    class ElementwiseKernel:
+        """Records what ember asks CuPy to compile; runs the body's function in NumPy."""
+
+        def __init__(self, in_params, out_params, operation, name, preamble):
+            made.append((in_params, out_params, operation, preamble))
+
+        def __call__(self, x, y, a):
+            return x + a * y
+    cupy_like.ElementwiseKernel = ElementwiseKernel
+    cupy_like.asarray = lambda value, dtype: __import__("numpy").asarray(value, dtype)
+    code = "template <typename T> T axpy(T x, T y, T alpha) { return x + alpha * y; }"
+    axpy = cuda.jiterator._create_jit_fn(code, alpha=1.0)
+    x, y = ember.tensor([1.0, 2.0], device="cuda"), ember.tensor([10.0, 20.0], device="cuda")
+    out = axpy(x, y)
+    assert out.device == ember.device("cuda:0") and out.tolist() == [11.0, 22.0]
+    assert axpy(x, y, alpha=2.0).tolist() == [21.0, 42.0]
+    assert made == [("T x, T y, T alpha", "T out0", "out0 = axpy(x, y, alpha)", code)]
+    with pytest.raises(AssertionError, match="beta is not declared"):
+        axpy(x, y, beta=1.0)
+    with pytest.raises(AssertionError, match="expected 2 inputs, got 1"):
+        axpy(x)
+    with pytest.raises(RuntimeError, match="must live on a CUDA device"):
+        axpy(x.cpu(), y.cpu())
