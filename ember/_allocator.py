@@ -46,8 +46,6 @@ tuned = _keep_freed_blocks()
 
 SMALL_BLOCK = 1 << 20  # PyTorch's small pool holds blocks of at most 1 MiB
 POOLS = ("all", "small_pool", "large_pool")
-PER_POOL = ("allocated_bytes", "active_bytes", "requested_bytes", "reserved_bytes",
-            "inactive_split_bytes", "allocation", "active", "segment", "inactive_split")
 COUNTS = ("num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device_alloc",
           "num_device_free")
 
@@ -77,40 +75,60 @@ class Counter:
         self.allocated = self.freed = 0
 
 
+# The counters kept on every allocation and free, in one flat list (the hook runs on every
+# block, so it touches list slots, not objects): for each pool (all, small, large), for each
+# quantity (bytes in tensors, blocks, bytes asked for), current/peak/allocated/freed.
+_BLOCK_QUANTITIES = ("allocated_bytes", "allocation", "requested_bytes")
+_FIELDS = Counter.__slots__
+_ALL, _SMALL, _LARGE = 0, 12, 24  # each pool's offset in the list
+
+
+def _grow(v, o, rounded, size):
+    c = v[o] + rounded
+    v[o], v[o + 2] = c, v[o + 2] + rounded
+    if c > v[o + 1]:
+        v[o + 1] = c
+    c = v[o + 4] + 1
+    v[o + 4], v[o + 6] = c, v[o + 6] + 1
+    if c > v[o + 5]:
+        v[o + 5] = c
+    c = v[o + 8] + size
+    v[o + 8], v[o + 10] = c, v[o + 10] + size
+    if c > v[o + 9]:
+        v[o + 9] = c
+
+
+def _shrink(v, o, rounded, size):
+    v[o], v[o + 3] = v[o] - rounded, v[o + 3] + rounded
+    v[o + 4], v[o + 7] = v[o + 4] - 1, v[o + 7] + 1
+    v[o + 8], v[o + 11] = v[o + 8] - size, v[o + 11] + size
+
+
 class DeviceMemoryStats:
     """One device's counters, under PyTorch's names ("allocated_bytes.all.peak" ...)."""
 
     def __init__(self):
-        self.counters = {(name, pool): Counter() for name in PER_POOL for pool in POOLS}
+        self.blocks = [0] * 36
+        self.segments = {(name, pool): Counter() for name in ("reserved_bytes", "segment")
+                         for pool in POOLS}
         self.counts = dict.fromkeys(COUNTS, 0)
         self.requested = {}  # pointer -> bytes asked for (the pool rounds them up)
 
-    def _add(self, name, pool, amount):
-        self.counters[name, "all"].add(amount)
-        self.counters[name, pool].add(amount)
-
-    def _remove(self, name, pool, amount):
-        self.counters[name, "all"].remove(amount)
-        self.counters[name, pool].remove(amount)
-
     def block_allocated(self, pointer, size, rounded):
-        pool = "small_pool" if rounded <= SMALL_BLOCK else "large_pool"
         self.requested[pointer] = size
-        for name, amount in (("allocated_bytes", rounded), ("active_bytes", rounded),
-                             ("requested_bytes", size), ("allocation", 1), ("active", 1)):
-            self._add(name, pool, amount)
+        _grow(self.blocks, _ALL, rounded, size)
+        _grow(self.blocks, _SMALL if rounded <= SMALL_BLOCK else _LARGE, rounded, size)
 
     def block_freed(self, pointer, rounded):
-        pool = "small_pool" if rounded <= SMALL_BLOCK else "large_pool"
         size = self.requested.pop(pointer, rounded)
-        for name, amount in (("allocated_bytes", rounded), ("active_bytes", rounded),
-                             ("requested_bytes", size), ("allocation", 1), ("active", 1)):
-            self._remove(name, pool, amount)
+        _shrink(self.blocks, _ALL, rounded, size)
+        _shrink(self.blocks, _SMALL if rounded <= SMALL_BLOCK else _LARGE, rounded, size)
 
     def segment_allocated(self, size):
         pool = "small_pool" if size <= SMALL_BLOCK else "large_pool"
-        self._add("reserved_bytes", pool, size)
-        self._add("segment", pool, 1)
+        for name, amount in (("reserved_bytes", size), ("segment", 1)):
+            self.segments[name, "all"].add(amount)
+            self.segments[name, pool].add(amount)
         self.counts["num_device_alloc"] += 1
 
     def segments_released(self, released):
@@ -118,40 +136,55 @@ class DeviceMemoryStats:
         say which segments went, so their count (segment, num_device_free) is not known, and
         the bytes are taken off the large pool first (where nearly all of a pool's bytes
         are)."""
-        self.counters["reserved_bytes", "all"].remove(released)
+        self.segments["reserved_bytes", "all"].remove(released)
         for pool in ("large_pool", "small_pool"):
-            part = min(released, self.counters["reserved_bytes", pool].current)
-            self.counters["reserved_bytes", pool].remove(part)
+            part = min(released, self.segments["reserved_bytes", pool].current)
+            self.segments["reserved_bytes", pool].remove(part)
             released -= part
 
     def resync(self, used, total):
         """Bring the current figures to what the pool holds now (`used` in tensors, `total`
         reserved): frees seen by no hook, segments released by the pool itself."""
-        allocated = self.counters["allocated_bytes", "all"]
-        if used < allocated.current:
-            unseen = allocated.current - used
-            for name in ("allocated_bytes", "active_bytes"):
-                self.counters[name, "all"].remove(unseen)
-        reserved = self.counters["reserved_bytes", "all"]
-        if total < reserved.current:
-            self.segments_released(reserved.current - total)
+        v = self.blocks
+        if used < v[_ALL]:
+            v[_ALL + 3] += v[_ALL] - used
+            v[_ALL] = used
+        reserved = self.segments["reserved_bytes", "all"].current
+        if total < reserved:
+            self.segments_released(reserved - total)
 
     def as_flat_dict(self):
-        stats = {f"{name}.{pool}.{field}": getattr(counter, field)
-                 for (name, pool), counter in self.counters.items()
-                 for field in Counter.__slots__}
+        stats = {}
+        for pool, offset in zip(POOLS, (_ALL, _SMALL, _LARGE)):
+            for k, name in enumerate(_BLOCK_QUANTITIES):
+                values = self.blocks[offset + 4 * k: offset + 4 * k + 4]
+                stats.update({f"{name}.{pool}.{f}": x for f, x in zip(_FIELDS, values)})
+            for name, same_as in (("active_bytes", "allocated_bytes"), ("active", "allocation")):
+                # CuPy returns a freed block to the pool at once: active is allocated
+                stats.update({f"{name}.{pool}.{f}": stats[f"{same_as}.{pool}.{f}"]
+                              for f in _FIELDS})
+            for name in ("inactive_split_bytes", "inactive_split"):  # CuPy splits no blocks
+                stats.update({f"{name}.{pool}.{f}": 0 for f in _FIELDS})
+        for (name, pool), counter in self.segments.items():
+            stats.update({f"{name}.{pool}.{f}": getattr(counter, f) for f in _FIELDS})
         for name in ("oversize_allocations", "oversize_segments"):  # no max_split_size here
-            stats.update({f"{name}.{field}": 0 for field in Counter.__slots__})
+            stats.update({f"{name}.{f}": 0 for f in _FIELDS})
         stats.update(self.counts)
         stats["max_split_size"] = -1
         return stats
 
     def reset_peak(self):
-        for counter in self.counters.values():
+        v = self.blocks
+        for o in range(0, 36, 4):
+            v[o + 1] = v[o]
+        for counter in self.segments.values():
             counter.reset_peak()
 
     def reset_accumulated(self):
-        for counter in self.counters.values():
+        v = self.blocks
+        for o in range(0, 36, 4):
+            v[o + 2] = v[o + 3] = 0
+        for counter in self.segments.values():
             counter.reset_accumulated()
         self.counts = dict.fromkeys(COUNTS, 0)
 
