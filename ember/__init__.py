@@ -37,6 +37,7 @@ from .func import vmap
 from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._symbolic import *  # noqa: F401,F403  (sym_int ... and cond, on concrete values)
 from .random import thread_safe_generator
+from ._streams import Event, Stream  # noqa: E402  (torch.Stream, torch.Event)
 from .jit import compile
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
                                     set_anomaly_enabled)
