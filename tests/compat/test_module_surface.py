@@ -151,6 +151,7 @@ EXCLUDED = {
         "MemPool": _ALLOCATOR, "use_mem_pool": _ALLOCATOR, "caching_allocator_*": _ALLOCATOR,
         "change_current_allocator": _ALLOCATOR, "get_allocator_backend": _ALLOCATOR,
     },
+    "torch.accelerator": {"Graph": _CUDA_GRAPHS},
     "torch.cuda.graphs": {
         "CUDAGraph": _CUDA_GRAPHS, "graph": _CUDA_GRAPHS, "graph_pool_handle": _CUDA_GRAPHS,
         "make_graphed_callables": _CUDA_GRAPHS,
