@@ -16,6 +16,7 @@ import pickle
 import struct
 import sys
 import tempfile
+import types
 import zipfile
 
 import numpy as np
@@ -24,6 +25,7 @@ from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._tensor import Tensor, _make
 from ..device import CPU, backend_of, canonical
+from ._torch_paths import ember_name, torch_name
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals", "DEFAULT_PROTOCOL"]
@@ -177,6 +179,34 @@ class _Writer(pickle._Pickler):
 
     dispatch[_TorchGlobal] = _save_torch_global
 
+    def save_global(self, obj, name=None):
+        """ember's classes and functions by PyTorch's names for them (`ember.nn.modules.linear.
+        Linear` as `torch.nn.modules.linear.Linear`), so PyTorch loads whole pickled models;
+        ember's loader maps the names back. Anything else is pickle's business."""
+        qualname = name or getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")
+        module = pickle.whichmodule(obj, qualname)
+        if not (module == "ember" or module.startswith("ember.")):
+            return super().save_global(obj, name)
+        found = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if found is not obj:  # pickle's own check: the name leads back to this very object
+            raise pickle.PicklingError(f"Can't pickle {obj!r}: it's not found as "
+                                       f"{module}.{qualname}")
+        module, qualname = torch_name(module, qualname, obj)
+        if self.proto >= 4:
+            self.save(module)
+            self.save(qualname)
+            self.write(pickle.STACK_GLOBAL)
+        elif "." in qualname:
+            raise pickle.PicklingError(f"Can't pickle {obj!r}: a nested name ({qualname}) "
+                                       "needs pickle protocol 4 or higher")
+        else:
+            self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode("utf-8"))
+        self.memoize(obj)
+
+    dispatch[types.FunctionType] = save_global
+
     def _save_dtype(self, obj):
         self._save_torch_global(_DTYPE_GLOBALS[obj])
 
@@ -314,7 +344,7 @@ class _Reader(pickle.Unpickler):
         if allowed is not None:
             return allowed
         # a user's add_safe_globals names ember's classes; a file PyTorch wrote names torch's
-        ours = _ember_name(module, name)
+        ours = ember_name(module, name)
         if (module, name) in _user_safe or ours in _user_safe:
             return _user_safe.get((module, name), _user_safe.get(ours))
         if ours[0] != module:  # ember's class of that torch path may live in another module
@@ -322,7 +352,8 @@ class _Reader(pickle.Unpickler):
             if obj is not None and any(obj is g for g in _user_safe.values()):
                 return obj
         if self.weights_only:
-            full = name if module == "builtins" else f"{module}.{name}"
+            shown = torch_name(module, name)  # PyTorch's name, also for an older ember file
+            full = name if module == "builtins" else ".".join(shown)
             raise pickle.UnpicklingError(
                 "Weights only load failed. This file can still be loaded, to do so you have two "
                 "options, \033[1mdo those steps only if you trust the source of the checkpoint"
@@ -379,27 +410,6 @@ def _allowed_global(module, name):
         from ..nn.parameter import Parameter
         return Parameter
     return None
-
-
-# Classes that ember 0.1.0 defined elsewhere, so whole models it pickled still load: its
-# module files now follow PyTorch's (a class lives where PyTorch defines it).
-_MOVED = {
-    **{("ember.nn.modules.normalization", f"{kind}{d}d"): "ember.nn.modules." + home
-       for kind, home in (("BatchNorm", "batchnorm"), ("LazyBatchNorm", "batchnorm"),
-                          ("InstanceNorm", "instancenorm"), ("LazyInstanceNorm", "instancenorm"))
-       for d in (1, 2, 3)},
-    ("ember.nn.modules.sync_batchnorm", "SyncBatchNorm"): "ember.nn.modules.batchnorm",
-    ("ember.nn.modules.attention", "MultiheadAttention"): "ember.nn.modules.activation",
-}
-
-
-def _ember_name(module, name):
-    """A PyTorch module path, as ember names it (for whole pickled models)."""
-    for prefix, ours in (("torchvision", "ember.vision"), ("torch", "ember")):
-        if module == prefix or module.startswith(prefix + "."):
-            module = ours + module[len(prefix):]
-            break
-    return _MOVED.get((module, name), module), name
 
 
 def _location(map_location, location):
