@@ -45,6 +45,8 @@ from ._printing import get_printoptions, set_printoptions
 from ._environment import *  # noqa: F401,F403  (threads, constants, global settings)
 
 globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
+from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES
+globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ... (TypedStorage makers)
 
 from ._layout import layout, sparse_coo, strided
 from . import sparse

@@ -13,6 +13,12 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "sync
            "Stream", "Event", "ExternalStream", "current_stream", "default_stream", "stream",
            "set_stream", "StreamContext", "is_current_stream_capturing", "OutOfMemoryError"]
 
+# the legacy typed classes of CUDA tensors and storages: ember.cuda.FloatTensor, ...Storage
+from .._storage import CUDA_LEGACY_STORAGES as _LEGACY_STORAGES
+from ..ops.creation import CUDA_LEGACY_TYPES as _LEGACY_TENSORS
+globals().update(_LEGACY_TENSORS)
+globals().update(_LEGACY_STORAGES)
+
 def _backend():
     return backend_of(_device("cuda"))
 

@@ -22,8 +22,6 @@ _TORCH_HOME = {
     ("ember._layout", "layout"): "torch",
     ("ember._qscheme", "qscheme"): "torch",
     ("ember.random", "Generator"): "torch",
-    ("ember._storage", "TypedStorage"): "torch.storage",
-    ("ember._storage", "UntypedStorage"): "torch.storage",
     ("ember.optim._adafactor", "Adafactor"): "torch.optim._adafactor",
     ("ember.utils.data._utils.fetch", "_DatasetKind"): "torch.utils.data.dataloader",
     **{("ember.distributions.transforms_structured", name): "torch.distributions.transforms"
