@@ -24,6 +24,8 @@ from . import autograd, cuda, nn, optim, serialization, utils
 from .utils import checkpoint as _checkpoint, data as _data  # noqa: F401  (as torch.utils.data)
 from . import distributed, distributions
 from .serialization import load, save
+from .serialization import (DeserializationStorageContext, PyTorchFileReader, PyTorchFileWriter,
+                            SerializationStorageContext)
 from . import accelerator, backends, jit, testing
 from . import amp, cpu, func, hub, multiprocessing, profiler
 from . import compiler, library

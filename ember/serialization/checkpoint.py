@@ -11,6 +11,7 @@ malicious file cannot run code. PyTorch's older non-zip format is read too.
 import _compat_pickle
 import collections
 import io
+import mmap as _mmap
 import os
 import pickle
 import struct
@@ -24,8 +25,13 @@ import numpy as np
 from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._tensor import Tensor, _make
-from ..device import CPU, backend_of, canonical
+from ..device import CPU, backend_of
+from .._storage import UntypedStorage
 from ._torch_paths import ember_name, torch_name
+from .locations import restore_location
+from .records import PyTorchFileReader, PyTorchFileWriter
+from .settings import (SKIP, get_crc32_options, get_default_mmap_options,
+                       little_endian_default)
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals", "DEFAULT_PROTOCOL"]
@@ -277,24 +283,23 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-def _write_zip(f, name, data_pkl, storages):
-    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
-        def put(path, payload, align=False):
-            info = zipfile.ZipInfo(f"{name}/{path}", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_STORED
-            if align:  # storages start 64-byte aligned, as PyTorch writes them (for mmap)
-                offset = z.fp.tell() + 30 + len(info.filename.encode()) + 4
-                pad = (-offset) % _ALIGN
-                info.extra = struct.pack("<HH", 0x4246, pad) + b"Z" * pad  # PyTorch's "FB" id
-            z.writestr(info, payload)
-        put("data.pkl", data_pkl)
-        put(".format_version", b"1")
-        put(".storage_alignment", str(_ALIGN).encode())
-        put("byteorder", sys.byteorder.encode())
-        for key, arr in storages.values():
-            put(f"data/{key}", np.ascontiguousarray(arr).tobytes(), align=True)
-        put("version", b"3\n")
-        put(".data/serialization_id", str(int.from_bytes(os.urandom(16), "little")).encode())
+def _write_records(out, archive, data_pkl, storages, byteorder_record):
+    """The checkpoint's records in PyTorch's order; inside `skip_data` the storages' records
+    get their size but not their bytes."""
+    writer = PyTorchFileWriter(out, compute_crc32=get_crc32_options(), storage_alignment=_ALIGN,
+                               _archive=archive)
+    writer.write_record("data.pkl", data_pkl, len(data_pkl))
+    writer.write_record(".format_version", b"1", 1)
+    writer.write_record(".storage_alignment", str(_ALIGN).encode(), len(str(_ALIGN)))
+    if byteorder_record:
+        writer.write_record("byteorder", sys.byteorder.encode(), len(sys.byteorder))
+    for key, arr in storages.values():
+        if SKIP.skip_data:
+            writer.write_record_metadata(f"data/{key}", arr.nbytes)
+        else:
+            data = np.ascontiguousarray(arr)
+            writer.write_record(f"data/{key}", data.view(np.uint8).reshape(-1), data.nbytes)
+    writer.write_end_of_file()
 
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
@@ -305,8 +310,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     writer = _Writer(buf, pickle_protocol)
     writer.dump(obj)
     data_pkl, storages = buf.getvalue(), writer.storages
+    byteorder = not _disable_byteorder_record
     if not isinstance(f, (str, os.PathLike)):
-        _write_zip(f, "archive", data_pkl, storages)
+        _write_records(f, "archive", data_pkl, storages, byteorder)
         return
     path = os.fspath(f)
     name = os.path.splitext(os.path.basename(path))[0] or "archive"
@@ -316,7 +322,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as out:
-            _write_zip(out, name, data_pkl, storages)
+            _write_records(out, name, data_pkl, storages, byteorder)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
@@ -412,27 +418,16 @@ def _allowed_global(module, name):
     return None
 
 
-def _location(map_location, location):
-    if map_location is None:
-        dev = canonical(location) if not location.startswith("cuda") or _cuda_ok() else CPU
-        if dev is CPU and location.startswith("cuda"):
-            raise RuntimeError("Attempting to deserialize object on a CUDA device but "
-                               "torch.cuda.is_available() is False. If you are running on a "
-                               "CPU-only machine, please use torch.load with "
-                               "map_location=torch.device('cpu') to map your storages to the CPU.")
-        return dev
-    if isinstance(map_location, dict):
-        return canonical(map_location.get(location, location))
-    if callable(map_location) and not isinstance(map_location, str):
-        result = map_location((location,), location)
-        return canonical(location if result is None else (
-            result if isinstance(result, str) else location))
-    return canonical(map_location)
-
-
-def _cuda_ok():
-    from .. import cuda
-    return cuda.is_available()
+def _restored(restore, host, location):
+    """(array, device) of a storage read into `host`, after `map_location` and the
+    registered deserializers chose its device (the array stays on the host: the tensor is
+    moved when it is rebuilt)."""
+    storage = restore(UntypedStorage._wrap(host, CPU), location)
+    if storage is None or not hasattr(storage, "device"):
+        raise RuntimeError(f"map_location gave {type(storage).__name__}, not a storage")
+    if storage.device.type == "cpu":
+        return storage.untyped()._mem.view(host.dtype), CPU
+    return host, storage.device
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
@@ -440,12 +435,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if weights_only is None:
         weights_only = True
     opened = isinstance(f, (str, os.PathLike))
+    if mmap and not opened:
+        raise ValueError("f must be a file path in order to use the mmap argument")
     fh = open(f, "rb") if opened else f
     try:
         start = fh.tell()
         if zipfile.is_zipfile(fh):
             fh.seek(start)
-            return _load_zip(fh, map_location, weights_only)
+            return _load_zip(fh, map_location, weights_only, os.fspath(f) if mmap else None)
+        if mmap:
+            raise RuntimeError("mmap can only be used with files saved with "
+                               "`torch.save(_use_new_zipfile_serialization=True), please "
+                               "torch.save your checkpoint with this option in order to use "
+                               "mmap.")
         fh.seek(start)
         return _load_legacy(fh, map_location, weights_only)
     finally:
@@ -453,32 +455,38 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             fh.close()
 
 
-def _load_zip(fh, map_location, weights_only):
-    with zipfile.ZipFile(fh) as z:
-        names = z.namelist()
-        pkl = next((n for n in names if n.endswith("/data.pkl") or n == "data.pkl"), None)
-        if pkl is None:
-            raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
-        prefix = pkl[:-len("data.pkl")]
-        little = z.read(prefix + "byteorder").decode() == "little" \
-            if prefix + "byteorder" in names else True
-        cache = {}
+def _load_zip(fh, map_location, weights_only, mmap_path):
+    reader = PyTorchFileReader(fh)
+    if not reader.has_record("data.pkl"):
+        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+    little = reader.get_record("byteorder").decode() == "little" \
+        if reader.has_record("byteorder") else little_endian_default()
+    restore = restore_location(map_location)
+    cache = {}
 
-        def load_storage(pid):
-            kind, storage_type, key, location, numel = pid[:5]
-            if kind != "storage":
-                raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
-            if key not in cache:
-                dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
-                    _DTYPE_OF_STORAGE[getattr(storage_type, "__name__", str(storage_type))]
-                np_dtype = dtype.np.newbyteorder("<" if little else ">")
-                raw = np.frombuffer(z.read(f"{prefix}data/{key}"), dtype=np_dtype, count=numel)
-                # one copy, in native byte order (the dtype object is made ember's own when the
-                # tensor is rebuilt: _rebuild_tensor_v2)
-                cache[key] = (raw.astype(dtype.np), _location(map_location, location))
-            return cache[key]
+    def load_storage(pid):
+        kind, storage_type, key, location, numel = pid[:5]
+        if kind != "storage":
+            raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
+        if key not in cache:
+            dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
+                _DTYPE_OF_STORAGE[getattr(storage_type, "__name__", str(storage_type))]
+            file_dtype = dtype.np.newbyteorder("<" if little else ">")
+            name = f"data/{key}"
+            if SKIP.skip_data:  # the bytes are not read: the tensors' values are undefined
+                raw = np.empty(numel, dtype.np)
+            elif mmap_path is not None:
+                mode = "c" if get_default_mmap_options() == _mmap.MAP_PRIVATE else "r+"
+                raw = np.memmap(mmap_path, file_dtype, mode, reader.get_record_offset(name),
+                                (numel,)) if numel else np.empty(0, dtype.np)
+            else:
+                raw = np.frombuffer(reader._read(name), dtype=file_dtype, count=numel)
+            if raw.dtype != dtype.np and raw.dtype.byteorder not in ("=", "|"):
+                raw = raw.astype(dtype.np)  # the other byte order: one native copy
+            cache[key] = _restored(restore, raw, location)
+        return cache[key]
 
-        return _Reader(io.BytesIO(z.read(pkl)), load_storage, weights_only).load()
+    return _Reader(io.BytesIO(reader.get_record("data.pkl")), load_storage, weights_only).load()
 
 
 def _load_legacy(fh, map_location, weights_only):
@@ -491,6 +499,7 @@ def _load_legacy(fh, map_location, weights_only):
         raise RuntimeError("Invalid magic number; corrupt file?")
     if plain(fh) != _LEGACY_PROTOCOL:
         raise RuntimeError("Invalid protocol version")
+    restore = restore_location(map_location)
     sys_info = plain(fh)
     little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
     storages = {}
@@ -501,7 +510,7 @@ def _load_legacy(fh, map_location, weights_only):
         if key not in storages:
             dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
                 _DTYPE_OF_STORAGE[storage_type.__name__]
-            storages[key] = (np.empty(numel, dtype.np), _location(map_location, location))
+            storages[key] = _restored(restore, np.empty(numel, dtype.np), location)
         arr, dev = storages[key]
         if view is not None:
             _, offset, size = view

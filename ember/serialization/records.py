@@ -30,7 +30,8 @@ class PyTorchFileWriter:
     compute_crc32=True, storage_alignment=64)`, `write_record(name, data, size)`, then
     `write_end_of_file()`."""
 
-    def __init__(self, file, compute_crc32=True, storage_alignment=64):
+    def __init__(self, file, compute_crc32=True, storage_alignment=64, *, _archive=None):
+        # `_archive`: ember's save writes a path through a temporary file, named for the path
         if isinstance(file, (str, os.PathLike)):
             path = os.fspath(file)
             self._archive = os.path.splitext(os.path.basename(path))[0] or "archive"
@@ -41,6 +42,7 @@ class PyTorchFileWriter:
         else:
             raise TypeError("PyTorchFileWriter(): expected a file name or a buffer with a "
                             f"write method, got {type(file).__name__}")
+        self._archive = _archive or self._archive
         self._zip = zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True)
         # Python's zipfile always computes CRC-32; the flag is kept for get_crc32_options'
         # callers (a file with checksums is valid for every reader)
@@ -168,11 +170,23 @@ class PyTorchFileReader:
         return zipfile_header_offset + _LOCAL_HEADER + len(full) + zip64 + len(extra)
 
     def get_record(self, name):
+        return bytes(self._read(name))
+
+    def _read(self, name):
+        """The record's bytes in a fresh, writable buffer (one copy from the file)."""
         info = self._info(name)
         if info.compress_type != zipfile.ZIP_STORED:
-            return self._zip.read(info)
+            return bytearray(self._zip.read(info))
         self._fh.seek(self.get_record_offset(name))
-        return self._fh.read(info.file_size)
+        data = bytearray(info.file_size)
+        view, got = memoryview(data), 0
+        while got < len(data):
+            n = self._fh.readinto(view[got:])
+            if not n:
+                raise RuntimeError(f"PytorchStreamReader failed reading file {name}: the "
+                                   "file ends inside the record")
+            got += n
+        return data
 
     def serialization_id(self):
         if ".data/serialization_id" not in self._infos:
@@ -186,8 +200,62 @@ class PyTorchFileReader:
         from .. import dtypes as _dt
         from .._tensor import Tensor, _make
         from ..device import CPU
-        arr = np.frombuffer(bytearray(self.get_record(name)), dtype=_dt.to_dtype(dtype).np,
+        arr = np.frombuffer(self._read(name), dtype=_dt.to_dtype(dtype).np,
                             count=numel)
         t = _make(Tensor, arr[:0], CPU)
         t.__dict__["_storage"] = arr
+        return t
+
+
+# ---- TorchScript archives' storage tables ----------------------------------------------------
+def _storage_key(storage):
+    return (storage.device.type, storage.device.index, storage.data_ptr(), storage.nbytes())
+
+
+class SerializationStorageContext:
+    """Numbers the storages written into an archive: the same memory gets the same number.
+    (PyTorch creates it only inside torch.jit.save; ember lets it be made directly.)"""
+
+    def __init__(self):
+        self._ids = {}
+
+    def has_storage(self, storage):
+        return _storage_key(storage) in self._ids
+
+    def get_or_add_storage(self, storage):
+        return self._ids.setdefault(_storage_key(storage), len(self._ids))
+
+
+class DeserializationStorageContext:
+    """The storages read from an archive, by record name; `get_storage(name, dtype)` gives
+    a size-0 tensor of that dtype whose storage is the named one."""
+
+    def __init__(self):
+        self._storages = {}
+
+    def has_storage(self, name):
+        return name in self._storages
+
+    def add_storage(self, name, tensor):
+        from .._tensor import Tensor
+        if not isinstance(tensor, Tensor):
+            raise TypeError("add_storage(): incompatible function arguments: expected (str, "
+                            f"Tensor), got ({type(name).__name__}, {type(tensor).__name__})")
+        if name in self._storages:
+            raise RuntimeError(f"DeserializationStorageContext: a storage named {name!r} was "
+                               "added already")
+        from .._storage import _flat
+        self._storages[name] = (_flat(tensor), tensor.device)
+
+    def get_storage(self, name, dtype):
+        if name not in self._storages:
+            raise RuntimeError(f"DeserializationStorageContext: no storage named {name!r}")
+        from .. import dtypes as _dt
+        from .._tensor import Tensor, _make
+        flat, device = self._storages[name]
+        d = _dt.to_dtype(dtype)
+        usable = flat.nbytes - flat.nbytes % d.itemsize
+        mem = flat.view("u1")[:usable].view(d.np)
+        t = _make(Tensor, mem[:0], device)
+        t.__dict__["_storage"] = mem
         return t
