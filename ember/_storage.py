@@ -435,10 +435,8 @@ class _LegacyStorageMeta(type):
             obj.is_cuda == cls._is_cuda
 
     def __call__(cls, *args, wrap_storage=None, device=None):
-        if cls._is_cuda:
-            from .device import CudaBackend
-            if not CudaBackend.is_available():
-                raise AssertionError("Torch not compiled with CUDA enabled")
+        if cls._is_cuda and not backend_of(canonical("cuda")).is_available():
+            raise AssertionError("Torch not compiled with CUDA enabled")
         if wrap_storage is not None:
             return TypedStorage(*args, wrap_storage=wrap_storage, dtype=cls.dtype,
                                 _internal=True)

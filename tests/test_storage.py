@@ -113,3 +113,36 @@ def test_cuda_legacy_names_without_a_gpu(torch):
         with pytest.raises(Exception) as theirs:
             make(torch)
         assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
+
+
+def test_cuda_storages_and_legacy_types(fake_cuda):
+    c = ember.arange(4.0).cuda()
+    assert isinstance(c, ember.cuda.FloatTensor) and not isinstance(c, ember.FloatTensor)
+    assert ember.cuda.FloatTensor([1, 2]).device == fake_cuda
+    assert c.type() == "torch.cuda.FloatTensor" and c.storage_type() is ember.cuda.FloatStorage
+    s = c.storage()
+    assert isinstance(s, ember.cuda.FloatStorage) and not isinstance(s, ember.FloatStorage)
+    assert (s.type(), s.is_cuda, s.get_device()) == ("torch.cuda.FloatStorage", True, 0)
+    assert ember.cuda.DoubleStorage([1, 2]).device == fake_cuda
+    assert s.cpu().tolist() == [0.0, 1.0, 2.0, 3.0] and not s.cpu().is_cuda
+    x = ember.tensor([], device="cuda").set_(s, 1, (2,))
+    x.fill_(7)
+    assert c.tolist() == [0.0, 7.0, 7.0, 3.0]
+    with pytest.raises(RuntimeError, match="the devices must match"):
+        ember.tensor([]).set_(s)
+
+
+def test_a_cuda_checkpoint_follows_map_location(fake_cuda):
+    import io
+    buf = io.BytesIO()
+    ember.save({"c": ember.ones(2).cuda(), "t": ember.ones(2)}, buf)
+
+    def devices(map_location):
+        buf.seek(0)
+        return {k: v.device.type for k, v in ember.load(buf, map_location=map_location).items()}
+    assert devices(None) == {"c": "cuda", "t": "cpu"}
+    assert devices(lambda storage, location: storage) == {"c": "cpu", "t": "cpu"}
+    assert devices(lambda storage, location: storage.cuda(0)) == {"c": "cuda", "t": "cuda"}
+    assert devices({"cuda:0": "cpu"}) == {"c": "cpu", "t": "cpu"}
+    assert devices("cuda:0") == {"c": "cuda", "t": "cuda"}
+    assert ember.serialization.location_tag(ember.ones(1).cuda().untyped_storage()) == "cuda:0"
