@@ -146,3 +146,25 @@ def test_a_cuda_checkpoint_follows_map_location(fake_cuda):
     assert devices({"cuda:0": "cpu"}) == {"c": "cpu", "t": "cpu"}
     assert devices("cuda:0") == {"c": "cuda", "t": "cuda"}
     assert ember.serialization.location_tag(ember.ones(1).cuda().untyped_storage()) == "cuda:0"
+
+
+@pytest.mark.parametrize("kind", ["typed", "untyped", "view's"])
+def test_saved_storages_load_alike_in_both_libraries(torch, kind):
+    import io
+
+    def saved(lib):
+        t = lib.arange(4.0)
+        s = {"typed": t.storage, "untyped": t.untyped_storage,
+             "view's": t[1:].storage}[kind]()
+        buf = io.BytesIO()
+        lib.save({"s": s, "x": lib.ones(2)}, buf)
+        return buf.getvalue()
+
+    def loaded(lib, data):
+        got = lib.load(io.BytesIO(data))
+        s = got["s"]
+        return type(s).__name__, str(s.dtype), s.size(), s.tolist(), got["x"].tolist()
+    want = loaded(torch, saved(torch))
+    assert loaded(ember, saved(ember)) == want
+    assert loaded(torch, saved(ember)) == want
+    assert loaded(ember, saved(torch)) == want

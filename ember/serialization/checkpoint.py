@@ -26,7 +26,7 @@ from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._tensor import Tensor, _make
 from ..device import CPU, backend_of
-from .._storage import UntypedStorage
+from .._storage import TypedStorage, UntypedStorage
 from ._torch_paths import ember_name, torch_name
 from .locations import restore_location
 from .records import PyTorchFileReader, PyTorchFileWriter
@@ -47,8 +47,13 @@ _LEGACY_PROTOCOL = 1001
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, metadata=None):
     """A tensor over a loaded storage: a strided view of it, so tensors that shared a storage
-    when saved share memory again (and the legacy format can fill storages afterwards)."""
-    array, device = storage
+    when saved share memory again (and the legacy format can fill storages afterwards).
+    `storage` is a loaded storage object (on its device), or the legacy loader's (host
+    array, device) pair."""
+    if isinstance(storage, tuple):
+        array, device = storage
+    else:
+        array, device = storage._mem, storage.device
     n = 1
     for s in size:
         n *= s
@@ -57,10 +62,11 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {storage_offset} require more than the storage's "
                            f"{array.size} elements")
-    view = np.lib.stride_tricks.as_strided(array[storage_offset:], shape=tuple(size),
+    xp = np if isinstance(array, np.ndarray) else backend_of(device).xp
+    view = xp.lib.stride_tricks.as_strided(array[storage_offset:], shape=tuple(size),
                                            strides=tuple(s * array.itemsize for s in stride))
     view = _dt.with_own_dtype(view)  # the file's byte-ordered dtype is an equal copy of ours
-    if device.type != "cpu":
+    if device.type != "cpu" and isinstance(view, np.ndarray):
         view = backend_of(device).from_host(view, device.index)
     t = _make(Tensor, view, device)
     t._requires_grad = bool(requires_grad) and (t.dtype.is_floating_point or t.dtype.is_complex)
@@ -164,6 +170,7 @@ _REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
 _STORAGE_GLOBALS = {d: _TorchGlobal("torch", d._storage_type) for d in _dt.ALL_DTYPES}
 _DTYPE_GLOBALS = {d: _TorchGlobal("torch", d.name) for d in _dt.ALL_DTYPES}
+_UNTYPED_STORAGE = _TorchGlobal("torch.storage", "UntypedStorage")
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")
 _REBUILD_SPARSE = _TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
@@ -177,7 +184,8 @@ class _Writer(pickle._Pickler):
 
     def __init__(self, file, protocol):
         super().__init__(file, protocol)
-        self.storages = {}  # id(storage array) -> (key, array)
+        self.storages = {}  # id(storage array or storage object) -> (key, array)
+        self._kept = []
 
     def _save_torch_global(self, obj):
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
@@ -267,7 +275,24 @@ class _Writer(pickle._Pickler):
                                   t.requires_grad, collections.OrderedDict()))
 
     def persistent_id(self, obj):
-        return obj.pid if isinstance(obj, _Persistent) else None
+        if isinstance(obj, _Persistent):
+            return obj.pid
+        if isinstance(obj, (TypedStorage, UntypedStorage)):
+            return self._storage_pid(obj)
+        return None
+
+    def _storage_pid(self, storage):
+        """A storage saved by itself (`save(t.storage())`), as PyTorch writes one: its bytes
+        as a record, its legacy type (or torch.UntypedStorage) in the persistent id."""
+        entry = self.storages.get(id(storage))
+        if entry is None:
+            host = np.ascontiguousarray(storage._host())
+            entry = self.storages[id(storage)] = (str(len(self.storages)), host)
+            self._kept.append(storage)  # its id stays its own while the pickle is written
+        kind = _STORAGE_GLOBALS[storage.dtype] if isinstance(storage, TypedStorage) \
+            else _UNTYPED_STORAGE
+        location = "cpu" if storage.device.type == "cpu" else str(storage.device)
+        return ("storage", kind, entry[0], location, storage.size())
 
 
 class _Persistent:
@@ -412,6 +437,8 @@ def _allowed_global(module, name):
         from ..ops.creation import LEGACY_TYPES  # torch.FloatTensor ...: tensor classes
         if name in LEGACY_TYPES:
             return LEGACY_TYPES[name]
+    if key == ("torch.storage", "UntypedStorage"):  # the type of a saved UntypedStorage
+        return UntypedStorage
     if key == ("torch.nn.parameter", "Parameter"):
         from ..nn.parameter import Parameter
         return Parameter
@@ -419,15 +446,21 @@ def _allowed_global(module, name):
 
 
 def _restored(restore, host, location):
-    """(array, device) of a storage read into `host`, after `map_location` and the
-    registered deserializers chose its device (the array stays on the host: the tensor is
-    moved when it is rebuilt)."""
+    """The TypedStorage read into `host`, moved where `map_location` and the registered
+    deserializers put it (a saved UntypedStorage comes back as bytes, as in PyTorch)."""
     storage = restore(UntypedStorage._wrap(host, CPU), location)
-    if storage is None or not hasattr(storage, "device"):
+    if not isinstance(storage, (UntypedStorage, TypedStorage)):
         raise RuntimeError(f"map_location gave {type(storage).__name__}, not a storage")
-    if storage.device.type == "cpu":
-        return storage.untyped()._mem.view(host.dtype), CPU
-    return host, storage.device
+    return TypedStorage._wrap(storage.untyped()._mem, _dt.FROM_NUMPY[host.dtype],
+                              storage.device)
+
+
+def _storage_dtype(storage_type):
+    """The element dtype a persistent id's storage type names (UntypedStorage: bytes)."""
+    if isinstance(storage_type, _dt.dtype):
+        return storage_type
+    name = getattr(storage_type, "__name__", str(storage_type))
+    return _dt.uint8 if name == "UntypedStorage" else _DTYPE_OF_STORAGE[name]
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
@@ -469,8 +502,7 @@ def _load_zip(fh, map_location, weights_only, mmap_path):
         if kind != "storage":
             raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
         if key not in cache:
-            dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
-                _DTYPE_OF_STORAGE[getattr(storage_type, "__name__", str(storage_type))]
+            dtype = _storage_dtype(storage_type)
             file_dtype = dtype.np.newbyteorder("<" if little else ">")
             name = f"data/{key}"
             if SKIP.skip_data:  # the bytes are not read: the tensors' values are undefined
@@ -508,9 +540,9 @@ def _load_legacy(fh, map_location, weights_only):
         kind, storage_type, key, location, numel = pid[:5]
         view = pid[5] if len(pid) > 5 else None
         if key not in storages:
-            dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
-                _DTYPE_OF_STORAGE[storage_type.__name__]
-            storages[key] = _restored(restore, np.empty(numel, dtype.np), location)
+            # the legacy format fills storages after the pickle: keep the host array to fill
+            host = np.empty(numel, _storage_dtype(storage_type).np)
+            storages[key] = (host, _restored(restore, host, location).device)
         arr, dev = storages[key]
         if view is not None:
             _, offset, size = view
