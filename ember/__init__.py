@@ -24,6 +24,8 @@ from . import autograd, cuda, nn, optim, serialization, utils
 from .utils import checkpoint as _checkpoint, data as _data  # noqa: F401  (as torch.utils.data)
 from . import distributed, distributions
 from .serialization import load, save
+from .serialization import (DeserializationStorageContext, PyTorchFileReader, PyTorchFileWriter,
+                            SerializationStorageContext)
 from . import accelerator, backends, jit, testing
 from . import amp, cpu, func, hub, multiprocessing, profiler
 from . import compiler, library
@@ -47,6 +49,8 @@ from ._printing import get_printoptions, set_printoptions
 from ._environment import *  # noqa: F401,F403  (threads, constants, global settings)
 
 globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
+from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES
+globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ... (TypedStorage makers)
 
 from ._layout import layout, sparse_coo, strided
 from . import sparse

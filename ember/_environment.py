@@ -317,6 +317,6 @@ def typename(obj):
 
 
 def is_storage(obj):
-    """ember keeps a tensor's memory in its backend array and has no storage objects, so
-    nothing it hands out is a storage."""
-    return False
+    """True for a storage object (`Tensor.untyped_storage()`, `ember.FloatStorage(3)` ...)."""
+    from ._storage import TypedStorage, UntypedStorage
+    return isinstance(obj, (TypedStorage, UntypedStorage))

@@ -33,6 +33,12 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "sync
 has_half = True    # float16 tensors compute on CUDA
 has_magma = False  # ember's CUDA linear algebra is cuSOLVER's, through CuPy
 
+# the legacy typed classes of CUDA tensors and storages: ember.cuda.FloatTensor, ...Storage
+from .._storage import CUDA_LEGACY_STORAGES as _LEGACY_STORAGES
+from ..ops.creation import CUDA_LEGACY_TYPES as _LEGACY_TENSORS
+globals().update(_LEGACY_TENSORS)
+globals().update(_LEGACY_STORAGES)
+
 def _backend():
     return backend_of(_device("cuda"))
 

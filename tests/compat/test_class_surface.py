@@ -28,8 +28,8 @@ GAPS = {
     "reinforce": "removed", "volatile": "removed",
     # not yet in ember
     "geqrf": "todo", "ormqr": "todo",
-    "slice_inverse": "todo", "set_": "todo",
-    "storage_type": "todo", "hash_tensor": "todo", "index": "todo", "map2_": "todo",
+    "slice_inverse": "todo",
+    "hash_tensor": "todo", "index": "todo", "map2_": "todo",
 }
 
 

@@ -183,6 +183,20 @@ class RNNBase(Module):
     def _flat_weights(self):
         return [getattr(self, n, None) for n in self._flat_weights_names]
 
+    def __getstate__(self):
+        # PyTorch's RNNBase keeps `_flat_weights` as an attribute and its __setstate__ reads
+        # it, so a pickled ember RNN carries the list (the same Parameter objects)
+        state = self.__dict__.copy()
+        state["_flat_weights"] = self._flat_weights
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # PyTorch's attribute copies (and weak references) of what the property computes
+        self.__dict__.pop("_flat_weights", None)
+        self.__dict__.pop("_flat_weight_refs", None)
+        self.__dict__.setdefault("proj_size", 0)  # LSTMs pickled before PyTorch 1.8
+
     @property
     def all_weights(self):
         return [[getattr(self, n) for n in names] for names in self._all_weights]
