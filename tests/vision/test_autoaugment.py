@@ -161,3 +161,35 @@ def test_random_perspective_and_elastic():
         T.ElasticTransform(alpha=1)
     with pytest.raises(TypeError, match="Fill should be either a sequence or a number."):
         T.RandomPerspective(fill=object())
+
+
+V2_CLASSES = ["AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix", "RandomInvert",
+              "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness",
+              "RandomAutocontrast", "RandomEqualize"]
+
+
+@pytest.mark.parametrize("name", V2_CLASSES)
+def test_v2_signatures_and_reprs_match(TV, name):
+    import torchvision.transforms.v2 as TV2
+    import ember.vision.transforms.v2 as T2
+    ours, ref = getattr(T2, name), getattr(TV2, name)
+    assert list(inspect.signature(ours).parameters) == list(inspect.signature(ref).parameters)
+    args = {"RandomPosterize": (3,), "RandomSolarize": (100,),
+            "RandomAdjustSharpness": (2.0,)}.get(name, ())
+    assert repr(ours(*args)) == repr(ref(*args))
+
+
+def test_v2_policies_transform_the_image_and_refuse_boxes():
+    import ember.vision.transforms.v2 as T2
+    from ember.vision import tv_tensors
+    img = tv_tensors.Image(ember.tensor(U8))
+    boxes = tv_tensors.BoundingBoxes([[1, 1, 4, 4]], format="XYXY", canvas_size=(20, 24))
+    for t in (T2.AutoAugment(), T2.RandAugment(), T2.TrivialAugmentWide(), T2.AugMix()):
+        out = t({"image": img, "label": 3})
+        assert isinstance(out["image"], tv_tensors.Image) and out["label"] == 3
+        with pytest.raises(TypeError, match="Inputs of type BoundingBoxes are not supported"):
+            t(img, boxes)
+    inverted, same_boxes = T2.RandomInvert(p=1.0)(img, boxes)
+    assert isinstance(inverted, tv_tensors.Image) and same_boxes is boxes
+    assert np.array_equal(inverted.numpy(), 255 - U8)
+    assert np.array_equal(T2.functional.posterize(img, 1).numpy(), U8 & 128)

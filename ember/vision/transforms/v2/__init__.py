@@ -511,3 +511,9 @@ class RandomErasing(_RandomApplyTransform):
         v = params["v"].to(inpt.dtype)
         return F.erase(inpt, params["i"], params["j"], params["h"], params["w"], v,
                        inplace=self.inplace)
+
+
+# the photometric Random* transforms and the augmentation policies (they subclass the above)
+from ._auto_augment import *  # noqa: E402,F401,F403
+from ._auto_augment import __all__ as _auto_augment_all  # noqa: E402
+__all__ += _auto_augment_all

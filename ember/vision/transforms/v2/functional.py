@@ -313,3 +313,15 @@ def pad(inpt, padding, fill=0, padding_mode="constant"):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _pad_boxes(inpt, padding, padding_mode)
     return _pad_image(inpt, padding, fill, padding_mode)
+
+
+# ---- photometric (the AutoAugment operations) ------------------------------------------
+adjust_gamma = _image_kernel(_F1.adjust_gamma, "adjust_gamma")
+adjust_sharpness = _image_kernel(_F1.adjust_sharpness, "adjust_sharpness")
+autocontrast = _image_kernel(_F1.autocontrast, "autocontrast")
+equalize = _image_kernel(_F1.equalize, "equalize")
+invert = _image_kernel(_F1.invert, "invert")
+posterize = _image_kernel(_F1.posterize, "posterize")
+solarize = _image_kernel(_F1.solarize, "solarize")
+__all__ += ["adjust_gamma", "adjust_sharpness", "autocontrast", "equalize", "invert",
+            "posterize", "solarize"]
