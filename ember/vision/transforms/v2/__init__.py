@@ -74,7 +74,8 @@ def _is_image_like(x):
 
 def query_size(flat_inputs):
     sizes = {tuple(F.get_size(x)) for x in flat_inputs
-             if isinstance(x, (tv_tensors.Image, tv_tensors.BoundingBoxes)) or is_pure_tensor(x)
+             if isinstance(x, (tv_tensors.Image, tv_tensors.BoundingBoxes, tv_tensors.Mask))
+             or is_pure_tensor(x)
              or _is_pil(x)}
     if not sizes:
         raise TypeError("No image, video, mask, bounding box of keypoint was found in the "

@@ -102,8 +102,7 @@ class _AutoAugmentBase(Transform):
         for idx, (x, need) in enumerate(zip(flat, self._needs_transform_list(flat))):
             if need and (isinstance(x, tv_tensors.Image) or is_pure_tensor(x) or _is_pil(x)):
                 images.append(idx)
-            elif isinstance(x, tv_tensors.BoundingBoxes) or type(x).__name__ in (
-                    "Mask", "KeyPoints"):
+            elif isinstance(x, (tv_tensors.BoundingBoxes, tv_tensors.Mask)):
                 raise TypeError(f"Inputs of type {type(x).__name__} are not supported by "
                                 f"{type(self).__name__}()")
         if not images:

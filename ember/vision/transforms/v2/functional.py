@@ -179,6 +179,8 @@ def _pad_boxes(boxes, padding, padding_mode="constant"):
 def get_size(inpt):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return list(inpt.canvas_size)
+    if isinstance(inpt, tv_tensors.Mask):
+        return list(inpt.shape[-2:])
     _, h, w = _F1.get_dimensions(inpt)
     return [h, w]
 
@@ -269,15 +271,26 @@ _hflip_image = _image_kernel(_F1.hflip, "horizontal_flip")
 _pad_image = _image_kernel(_F1.pad, "pad")
 
 
+def _on_mask(fn, mask, *args):
+    """An image kernel applied to a Mask: a 2-D mask gets a channel for the call."""
+    plain = _plain(mask)
+    out = fn(plain[None] if plain.ndim == 2 else plain, *args)
+    return tv_tensors.wrap(out[0] if plain.ndim == 2 else out, like=mask)
+
+
 def resize(inpt, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _resize_boxes(inpt, size, max_size)
+    if isinstance(inpt, tv_tensors.Mask):  # labels are not interpolated
+        return _on_mask(_F1.resize, inpt, size, InterpolationMode.NEAREST, max_size)
     return _resize_image(inpt, size, interpolation, max_size, antialias)
 
 
 def crop(inpt, top, left, height, width):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _crop_boxes(inpt, top, left, height, width)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.crop, inpt, top, left, height, width)
     return _crop_image(inpt, top, left, height, width)
 
 
@@ -291,6 +304,8 @@ def center_crop(inpt, output_size):
         h, w = inpt.canvas_size
         top, left = int(round((h - ch) / 2.0)), int(round((w - cw) / 2.0))
         return _crop_boxes(inpt, top, left, ch, cw)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.center_crop, inpt, output_size)
     return _center_crop_image(inpt, output_size)
 
 
@@ -303,6 +318,8 @@ def resized_crop(inpt, top, left, height, width, size, interpolation=Interpolati
 def horizontal_flip(inpt):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _hflip_boxes(inpt)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.hflip, inpt)
     return _hflip_image(inpt)
 
 
@@ -312,6 +329,8 @@ hflip = horizontal_flip
 def pad(inpt, padding, fill=0, padding_mode="constant"):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _pad_boxes(inpt, padding, padding_mode)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.pad, inpt, padding, fill, padding_mode)
     return _pad_image(inpt, padding, fill, padding_mode)
 
 
