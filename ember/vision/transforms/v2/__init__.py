@@ -518,3 +518,6 @@ class RandomErasing(_RandomApplyTransform):
 from ._auto_augment import *  # noqa: E402,F401,F403
 from ._auto_augment import __all__ as _auto_augment_all  # noqa: E402
 __all__ += _auto_augment_all
+from ._warp import *  # noqa: E402,F401,F403
+from ._warp import __all__ as _warp_all  # noqa: E402
+__all__ += _warp_all
