@@ -29,7 +29,9 @@ GAPS = {
     # not yet in ember
     "geqrf": "todo", "ormqr": "todo",
     "slice_inverse": "todo",
-    "hash_tensor": "todo", "index": "todo", "map2_": "todo",
+    "hash_tensor": "todo", "map2_": "todo",
+    # functorch's first-class dimensions (functorch.dim), a separate experimental library
+    "index": "first-class dims",
 }
 
 
