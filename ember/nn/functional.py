@@ -22,4 +22,16 @@ for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_tra
               "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle"):
     if _name in _ops_all and _name not in globals():
         globals()[_name] = getattr(_ops, _name)
+# grid_sample's mode names and the integers torch.grid_sampler takes for them
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def assert_int_or_pair(arg, arg_name, message):
+    """Raises AssertionError(message.format(arg_name)) unless `arg` is an int or has two items
+    (fold/unfold's argument check)."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
 __all__ = sorted(n for n in globals() if not n.startswith("_"))
