@@ -22,9 +22,7 @@ for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_tra
               "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle"):
     if _name in _ops_all and _name not in globals():
         globals()[_name] = getattr(_ops, _name)
-# grid_sample's mode names and the integers torch.grid_sampler takes for them
-GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
-GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+from ..ops._grid_sample import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES  # noqa: E402,F401
 
 
 def assert_int_or_pair(arg, arg_name, message):

@@ -12,7 +12,7 @@ from ._graph import grad_disabled, write_out
 from .sparse import mm
 
 __all__ = ["sspaddmm", "saddmm", "smm", "hspmm", "hsmm", "dsmm", "resize_as_sparse_"]
-METHODS = ["sspaddmm", "smm"]
+METHODS = ["sspaddmm", "smm", "resize_as_sparse_"]
 
 
 def _check_operands(input, mat1, mat2):

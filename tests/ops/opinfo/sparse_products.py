@@ -63,3 +63,13 @@ register(OpInfo("resize_as_sparse_", resize_call, lambda rng: [
     Sample((np.zeros(1), randn(rng, 2, 3, 2), 2), grad=()),
     Sample((np.zeros((2, 2)), randn(rng, 2, 3), 2), grad=()),
     Sample((np.ones(2), randn(rng, 2, 3, 2), 2), raises=RuntimeError)], grad=False))
+
+
+def resize_method_call(lib, a, template):
+    out = a.to_sparse().resize_as_sparse_(template.to_sparse())
+    return raw(out)
+
+
+register(OpInfo("resize_as_sparse_", resize_method_call, lambda rng: [
+    Sample((np.zeros(1), randn(rng, 2, 3)), grad=())], grad=False, variant="method",
+    covers=("Tensor.resize_as_sparse_",)))
