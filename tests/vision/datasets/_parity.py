@@ -1,0 +1,72 @@
+"""Item-by-item comparison of an ember dataset with torchvision's over the same files, and small
+writers for the formats the fake on-disk copies need."""
+import os
+import struct
+
+import numpy as np
+
+from tests._torchvision_oracle import import_torchvision
+
+
+def tv_datasets():
+    return import_torchvision().datasets
+
+
+def assert_same(ours, theirs, where="item"):
+    """Equal structure, types and values: PIL images by mode/size/pixels, tensors by
+    dtype/shape/values, containers element by element."""
+    from PIL import Image
+    if isinstance(theirs, Image.Image):
+        assert isinstance(ours, Image.Image), where
+        assert (ours.mode, ours.size) == (theirs.mode, theirs.size), where
+        assert ours.tobytes() == theirs.tobytes(), where
+    elif type(theirs).__module__.startswith("torch"):
+        assert type(ours).__name__ == type(theirs).__name__, where
+        assert str(ours.dtype) == str(theirs.dtype), where
+        assert tuple(ours.shape) == tuple(theirs.shape), where
+        np.testing.assert_array_equal(np.asarray(ours.numpy()), theirs.numpy(), err_msg=where)
+    elif isinstance(theirs, np.ndarray):
+        assert isinstance(ours, np.ndarray) and ours.dtype == theirs.dtype, where
+        np.testing.assert_array_equal(ours, theirs, err_msg=where)
+    elif isinstance(theirs, dict):
+        assert isinstance(ours, dict) and list(ours) == list(theirs), where
+        for key in theirs:
+            assert_same(ours[key], theirs[key], f"{where}[{key!r}]")
+    elif isinstance(theirs, (list, tuple)):
+        assert type(ours) is type(theirs) and len(ours) == len(theirs), where
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            assert_same(a, b, f"{where}[{i}]")
+    else:
+        assert type(ours) is type(theirs) and ours == theirs, (where, ours, theirs)
+
+
+def assert_same_dataset(ours, theirs, attrs=()):
+    assert len(ours) == len(theirs)
+    for i in range(len(theirs)):
+        assert_same(ours[i], theirs[i], f"item {i}")
+    for name in attrs:
+        assert_same(getattr(ours, name), getattr(theirs, name), name)
+    assert repr(ours).replace("ember", "torch") == repr(theirs)
+
+
+def write_idx(path, arr, code=8):
+    """An IDX file (big-endian, `code` the element type: 8 uint8, 12 int32)."""
+    dtype = {8: ">u1", 12: ">i4"}[code]
+    header = struct.pack(">BBBB", 0, 0, code, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape)
+    with open(path, "wb") as f:
+        f.write(header + np.asarray(arr).astype(dtype).tobytes())
+
+
+def write_image(path, size=(6, 5), mode="RGB", seed=0):
+    from PIL import Image
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    rng = np.random.default_rng(seed)
+    channels = {"RGB": 3, "L": 1, "RGBA": 4}[mode]
+    pixels = rng.integers(0, 256, (size[1], size[0], channels), dtype=np.uint8)
+    Image.fromarray(pixels.squeeze(-1) if channels == 1 else pixels, mode).save(str(path))
+
+
+def write_text(path, text):
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
