@@ -6,7 +6,8 @@ from .digits import Digits
 __all__ = ["Digits"]
 # Dataset families written alongside (each lists its classes in __all__).
 for _name in ("vision", "mnist", "cifar", "folder", "fakedata", "svhn", "stl10", "celeba", "voc",
-              "coco", "imagenet", "caltech"):
+              "coco", "imagenet", "caltech",
+              "fine_grained"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:
