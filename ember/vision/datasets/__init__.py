@@ -7,7 +7,7 @@ __all__ = ["Digits"]
 # Dataset families written alongside (each lists its classes in __all__).
 for _name in ("vision", "mnist", "cifar", "folder", "fakedata", "svhn", "stl10", "celeba", "voc",
               "coco", "imagenet", "caltech",
-              "fine_grained"):
+              "fine_grained", "folder_based", "handwritten", "lfw", "pcam"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:
