@@ -7,7 +7,8 @@ __all__ = ["Digits"]
 # Dataset families written alongside (each lists its classes in __all__).
 for _name in ("vision", "mnist", "cifar", "folder", "fakedata", "svhn", "stl10", "celeba", "voc",
               "coco", "imagenet", "caltech",
-              "fine_grained", "folder_based", "handwritten", "lfw", "pcam"):
+              "fine_grained", "folder_based", "handwritten", "lfw", "pcam",
+              "places365", "clevr", "fer2013", "inaturalist"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:
