@@ -8,7 +8,8 @@ __all__ = ["Digits"]
 for _name in ("vision", "mnist", "cifar", "folder", "fakedata", "svhn", "stl10", "celeba", "voc",
               "coco", "imagenet", "caltech",
               "fine_grained", "folder_based", "handwritten", "lfw", "pcam",
-              "places365", "clevr", "fer2013", "inaturalist"):
+              "places365", "clevr", "fer2013", "inaturalist",
+              "cityscapes", "captions", "detection_sets"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:

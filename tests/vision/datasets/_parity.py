@@ -20,7 +20,7 @@ def assert_same(ours, theirs, where="item"):
         assert isinstance(ours, Image.Image), where
         assert (ours.mode, ours.size) == (theirs.mode, theirs.size), where
         assert ours.tobytes() == theirs.tobytes(), where
-    elif type(theirs).__module__.startswith("torch"):
+    elif type(theirs).__module__ == "torch" and type(theirs).__name__ == "Tensor":
         assert type(ours).__name__ == type(theirs).__name__, where
         assert str(ours.dtype) == str(theirs.dtype), where
         assert tuple(ours.shape) == tuple(theirs.shape), where
@@ -32,6 +32,9 @@ def assert_same(ours, theirs, where="item"):
         assert isinstance(ours, dict) and list(ours) == list(theirs), where
         for key in theirs:
             assert_same(ours[key], theirs[key], f"{where}[{key!r}]")
+    elif hasattr(theirs, "_fields"):  # namedtuples: the same name and fields
+        assert type(ours).__name__ == type(theirs).__name__, where
+        assert ours._fields == theirs._fields and tuple(ours) == tuple(theirs), where
     elif isinstance(theirs, (list, tuple)):
         assert type(ours) is type(theirs) and len(ours) == len(theirs), where
         for i, (a, b) in enumerate(zip(ours, theirs)):
