@@ -10,7 +10,8 @@ for _name in ("vision", "mnist", "cifar", "folder", "fakedata", "svhn", "stl10",
               "fine_grained", "folder_based", "handwritten", "lfw", "pcam",
               "places365", "clevr", "fer2013", "inaturalist",
               "cityscapes", "captions", "detection_sets",
-              "lsun", "phototour", "moving_mnist"):
+              "lsun", "phototour", "moving_mnist",
+              "optical_flow", "stereo_matching"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:

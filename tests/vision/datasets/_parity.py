@@ -74,3 +74,59 @@ def write_text(path, text):
     os.makedirs(os.path.dirname(str(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write(text)
+
+
+def write_flo(path, flow):
+    """A Middlebury .flo file from a (2, H, W) array."""
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    _, h, w = flow.shape
+    with open(path, "wb") as f:
+        f.write(b"PIEH" + struct.pack("<ii", w, h))
+        f.write(np.ascontiguousarray(flow.transpose(1, 2, 0), dtype="<f4").tobytes())
+
+
+def write_pfm(path, data):
+    """A little-endian .pfm from an (H, W) or (H, W, 3) float array (rows stored bottom-up)."""
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    header = b"PF" if data.ndim == 3 else b"Pf"
+    h, w = data.shape[:2]
+    with open(path, "wb") as f:
+        f.write(header + b"\n" + f"{w} {h}\n-1.0\n".encode())
+        f.write(np.ascontiguousarray(data[::-1], dtype="<f4").tobytes())
+
+
+def write_png16(path, pixels):
+    """A 16-bit RGB PNG from an (H, W, 3) uint16 array, its rows filtered with each of the five
+    PNG filters in turn (so a reader must undo all of them)."""
+    import zlib
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    h, w, _ = pixels.shape
+    rows = np.frombuffer(np.ascontiguousarray(pixels, ">u2").tobytes(), np.uint8)
+    rows = rows.reshape(h, w * 6).astype(np.int64)
+    bpp, encoded = 6, b""
+    for y in range(h):
+        line = rows[y]
+        prev = rows[y - 1] if y else np.zeros_like(line)
+        left = np.concatenate([np.zeros(bpp, np.int64), line[:-bpp]])
+        upleft = np.concatenate([np.zeros(bpp, np.int64), prev[:-bpp]])
+        kind = y % 5
+        if kind == 0:
+            predicted = np.zeros_like(line)
+        elif kind == 1:
+            predicted = left
+        elif kind == 2:
+            predicted = prev
+        elif kind == 3:
+            predicted = (left + prev) // 2
+        else:
+            p = left + prev - upleft
+            pa, pb, pc = np.abs(p - left), np.abs(p - prev), np.abs(p - upleft)
+            predicted = np.where((pa <= pb) & (pa <= pc), left, np.where(pb <= pc, prev, upleft))
+        encoded += bytes([kind]) + ((line - predicted) % 256).astype(np.uint8).tobytes()
+
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body +
+                struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 16, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(encoded)) + chunk(b"IEND", b""))
