@@ -11,7 +11,7 @@ for _name in ("vision", "mnist", "cifar", "folder", "fakedata", "svhn", "stl10",
               "places365", "clevr", "fer2013", "inaturalist",
               "cityscapes", "captions", "detection_sets",
               "lsun", "phototour", "moving_mnist",
-              "optical_flow", "stereo_matching"):
+              "optical_flow", "stereo_matching", "video"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:
