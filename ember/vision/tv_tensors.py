@@ -10,7 +10,7 @@ import enum
 from .._tensor import Tensor, _make
 from .._printing import tensor_repr
 
-__all__ = ["TVTensor", "Image", "BoundingBoxes", "BoundingBoxFormat", "wrap"]
+__all__ = ["TVTensor", "Image", "BoundingBoxes", "BoundingBoxFormat", "Mask", "Video", "wrap"]
 
 
 def _as_tensor(data, dtype=None, device=None, requires_grad=None):
@@ -96,6 +96,37 @@ class Image(TVTensor):
             raise ValueError(f"Tensor must be 2D or higher, got {tensor.ndim}D tensor.")
         if tensor.ndim == 2:
             tensor = tensor.unsqueeze(0)
+        return _rewrap(cls, tensor)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+class Mask(TVTensor):
+    """A segmentation mask, (..., H, W); PIL images are read as (C, H, W)."""
+
+    def __new__(cls, data, *, dtype=None, device=None, requires_grad=None):
+        try:
+            from PIL import Image as _PIL
+        except ImportError:
+            _PIL = None
+        if _PIL is not None and isinstance(data, _PIL.Image):
+            from .transforms import functional as F
+            data = F.pil_to_tensor(data)
+        return _rewrap(cls, _as_tensor(data, dtype=dtype, device=device,
+                                       requires_grad=requires_grad))
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+class Video(TVTensor):
+    """A (..., T, C, H, W) video."""
+
+    def __new__(cls, data, *, dtype=None, device=None, requires_grad=None):
+        tensor = _as_tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        if tensor.ndim < 4:
+            raise ValueError  # torchvision raises it bare
         return _rewrap(cls, tensor)
 
     def __init__(self, *args, **kwargs):

@@ -36,6 +36,8 @@ def test_voc(voc_root, name):
     tv = tv_datasets()
     ours, theirs = (getattr(M, name)(str(voc_root)) for M in (D, tv))
     assert_same_dataset(ours, theirs, attrs=("images", "targets"))
+    if name == "VOCDetection":  # the parsed XML keeps the file's order
+        assert list(ours[1][1]["annotation"]) == list(theirs[1][1]["annotation"])
     with pytest.raises(ValueError, match="Unknown value 'test' for argument image_set"):
         getattr(D, name)(str(voc_root), image_set="test")
     with pytest.raises(RuntimeError, match="^Dataset not found or corrupted"):
