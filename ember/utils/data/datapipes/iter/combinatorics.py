@@ -31,8 +31,8 @@ class SamplerIterDataPipe(IterDataPipe):
 
 def _draw_seed():
     """A fresh 64-bit seed from ember's default generator, as torch draws one from its own."""
-    from .... import dtypes
-    from ....ops.creation import empty
+    from ..... import dtypes
+    from .....ops.creation import empty
     return int(empty((), dtype=dtypes.int64).random_().item())
 
 

@@ -120,7 +120,9 @@ class _SplitterBase:
         self._started[instance_id] = True
 
     def _overflow(self, name):
-        return BufferError(f"{name} buffer overflow, buffer size {self.buffer_size} is "
+        # torch's fork message has no space after the comma; demux's has one
+        gap = "" if name == "ForkerIterDataPipe" else " "
+        return BufferError(f"{name} buffer overflow,{gap}buffer size {self.buffer_size} is "
                            "insufficient.")
 
 
