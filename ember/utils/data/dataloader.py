@@ -267,6 +267,14 @@ class DataLoader:
                           "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
 
+def _seed_datapipe(datapipe, seed):
+    """Every shuffle in the DataPipe seeded from one generator seeded with `seed`."""
+    from ...random import Generator
+    rng = Generator()
+    rng.manual_seed(seed)
+    return graph_settings.apply_random_seed(datapipe, rng)
+
+
 def _sharding_worker_init_fn(worker_init_fn, world_size, rank_id, worker_id):
     """In a worker: shard the DataPipe across all workers of all ranks, then the user's init."""
     info = get_worker_info()
@@ -306,13 +314,10 @@ class _BaseDataLoaderIter:
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
         if isinstance(self._dataset, IterDataPipe):
-            from ...random import Generator
             # one seed per epoch for every shuffle in the pipeline, the same in all workers
-            shared_seed = int(empty((), dtype=dtypes.int64)
-                              .random_(generator=loader.generator).item())
-            shared_rng = Generator()
-            shared_rng.manual_seed(shared_seed)
-            self._dataset = graph_settings.apply_random_seed(self._dataset, shared_rng)
+            self._shared_seed = int(empty((), dtype=dtypes.int64)
+                                    .random_(generator=loader.generator).item())
+            self._dataset = _seed_datapipe(self._dataset, self._shared_seed)
 
     def __iter__(self):
         return self
@@ -438,8 +443,15 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if not first_iter:
             # Persistent workers: everything a worker sent before its resume marker belongs to
             # the previous epoch and is dropped.
+            # persistent workers reseed their DataPipes' shuffles for the new epoch, all alike
+            seed = None
+            if isinstance(self._dataset, IterDataPipe):
+                from ...ops.creation import empty
+                from ... import dtypes
+                seed = int(empty((), dtype=dtypes.int64)
+                           .random_(generator=loader.generator).item())
             for idx in range(self._num_workers):
-                self._index_queues[idx].put(_ResumeIteration())
+                self._index_queues[idx].put(_ResumeIteration(seed))
             remaining = self._num_workers
             while remaining > 0:
                 return_idx, _ = self._get_data()

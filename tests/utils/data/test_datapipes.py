@@ -192,3 +192,13 @@ def test_pickled_shuffler_keeps_its_seed():
     dp = IterableWrapper(range(20)).shuffle().set_seed(5)
     copy = pickle.loads(pickle.dumps(dp))
     assert list(dp) == list(copy)
+
+
+def test_persistent_workers_reshuffle_each_epoch_alike():
+    dp = IterableWrapper(range(10)).shuffle().sharding_filter()
+    loader = data.DataLoader(dp, batch_size=None, shuffle=True, num_workers=2,
+                             persistent_workers=True)
+    epochs = [[int(x) for x in loader] for _ in range(3)]
+    for epoch in epochs:  # the two workers shard one order: every item exactly once
+        assert sorted(epoch) == list(range(10))
+    assert len({tuple(epoch) for epoch in epochs}) > 1
