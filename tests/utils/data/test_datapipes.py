@@ -202,3 +202,19 @@ def test_persistent_workers_reshuffle_each_epoch_alike():
     for epoch in epochs:  # the two workers shard one order: every item exactly once
         assert sorted(epoch) == list(range(10))
     assert len({tuple(epoch) for epoch in epochs}) > 1
+
+
+def test_routed_decode_matches_torch(torch, tmp_path):
+    import json
+    (tmp_path / "a.json").write_text(json.dumps({"k": [1, 2]}))
+    (tmp_path / "b.txt").write_text("hello")
+    (tmp_path / "c.cls").write_text("7")
+    (tmp_path / "d.bin").write_bytes(b"\x00\x01")
+    results = []
+    for lib in (data.datapipes, torch.utils.data.datapipes):
+        files = lib.iter.FileLister(str(tmp_path)).open_files(mode="b")
+        with pytest.warns(FutureWarning, match="`RoutedDecoderIterDataPipe\\(\\)` and its "
+                          "functional API `.routed_decode\\(\\)` are deprecated since 1.12"):
+            decoded = files.routed_decode()
+        results.append([value for _, value in decoded])
+    assert results[0] == results[1] == [{"k": [1, 2]}, "hello", 7, b"\x00\x01"]

@@ -9,10 +9,11 @@ from .files import (FileListerIterDataPipe as FileLister, FileOpenerIterDataPipe
                     StreamReaderIterDataPipe as StreamReader)
 from .grouping import (BatcherIterDataPipe as Batcher, GrouperIterDataPipe as Grouper,
                        UnBatcherIterDataPipe as UnBatcher)
+from .routeddecoder import RoutedDecoderIterDataPipe as RoutedDecoder
 from .selecting import FilterIterDataPipe as Filter
 from .sharding import ShardingFilterIterDataPipe as ShardingFilter
 from .utils import IterableWrapperIterDataPipe as IterableWrapper
 
 __all__ = ["Batcher", "Collator", "Concater", "Demultiplexer", "FileLister", "FileOpener",
-           "Filter", "Forker", "Grouper", "IterableWrapper", "Mapper", "Multiplexer", "Sampler",
+           "Filter", "Forker", "Grouper", "IterableWrapper", "Mapper", "Multiplexer", "RoutedDecoder", "Sampler",
            "ShardingFilter", "Shuffler", "StreamReader", "UnBatcher", "Zipper"]
