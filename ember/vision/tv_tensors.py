@@ -11,7 +11,7 @@ import enum
 from .._tensor import Tensor, _make
 from .._printing import tensor_repr
 
-__all__ = ["TVTensor", "Image", "Mask", "BoundingBoxes", "BoundingBoxFormat", "wrap"]
+__all__ = ["TVTensor", "Image", "BoundingBoxes", "BoundingBoxFormat", "Mask", "Video", "wrap"]
 
 
 def _as_tensor(data, dtype=None, device=None, requires_grad=None):
@@ -104,7 +104,7 @@ class Image(TVTensor):
 
 
 class Mask(TVTensor):
-    """A (..., H, W) mask; PIL images are read."""
+    """A segmentation mask, (..., H, W); PIL images are read as (C, H, W)."""
 
     def __new__(cls, data, *, dtype=None, device=None, requires_grad=None):
         try:
@@ -113,9 +113,22 @@ class Mask(TVTensor):
             _PIL = None
         if _PIL is not None and isinstance(data, _PIL.Image):
             from .transforms import functional as F
-            data = F.pil_to_tensor(data)[0]
+            data = F.pil_to_tensor(data)
         return _rewrap(cls, _as_tensor(data, dtype=dtype, device=device,
                                        requires_grad=requires_grad))
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+class Video(TVTensor):
+    """A (..., T, C, H, W) video."""
+
+    def __new__(cls, data, *, dtype=None, device=None, requires_grad=None):
+        tensor = _as_tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        if tensor.ndim < 4:
+            raise ValueError  # torchvision raises it bare
+        return _rewrap(cls, tensor)
 
     def __init__(self, *args, **kwargs):
         pass
