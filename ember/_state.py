@@ -13,6 +13,19 @@ class _GradState(threading.local):
 
 grad = _GradState()
 
+
+
+class _SavedTensorHooks(threading.local):
+    """torch.autograd.graph.saved_tensors_hooks: the (pack, unpack) pairs in force, innermost
+    last, and the error message while disable_saved_tensors_hooks forbids them (thread-local,
+    as PyTorch's). Read by the ops' one place that saves a tensor for backward."""
+    def __init__(self):
+        self.stack = []
+        self.disabled = None
+
+
+saved_tensor_hooks = _SavedTensorHooks()
+
 _default_devices = []
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 _new = object.__new__
 
-from .._state import grad as _grad_state
+from .._state import grad as _grad_state, saved_tensor_hooks as _saved_hooks
 from .._tensor import Tensor, _make, _refresh_view_grad_fn, make_tensor
 from ..utils.hooks import register as _register_hook
 
@@ -150,13 +150,63 @@ class AccumulateGrad(Node):
 
 def _save(node, t):
     """Remember a tensor for backward with its version; an output of `node` is kept without
-    its grad_fn (that would be a reference cycle) and gets it back on unpacking."""
+    its grad_fn (that would be a reference cycle) and gets it back on unpacking. Under
+    saved_tensors_hooks the pack hook decides what is kept instead."""
+    if _saved_hooks.stack:
+        return _HookedSave(node, t)
     if t._grad_fn is node:
         return (None, t._array, t._device, t._vc, t._vc.value, t._output_nr)
     return (t, None, None, None, t._vc.value, None)
 
 
+class _HookedSave:
+    """A tensor saved under saved_tensors_hooks: what its pack hook returned, and where the
+    tensor stood in the graph, so the tensor the unpack hook gives back stands there again
+    (a backward with create_graph=True differentiates through it). As PyTorch, a hooked
+    save is not version-checked: the hooks own the value."""
+    __slots__ = ("packed", "unpack_hook", "requires_grad", "is_output", "edge", "output_nr")
+
+    def __init__(self, node, t):
+        if _saved_hooks.disabled is not None:
+            raise RuntimeError(_saved_hooks.disabled)
+        pack_hook, self.unpack_hook = _saved_hooks.stack[-1]
+        version = t._vc.value
+        with grad_disabled():
+            self.packed = pack_hook(t)
+        if t._vc.value != version:
+            raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors "
+                               "provided as input to pack hook cannot be modified by in-place "
+                               "operations as this can lead to unexpected side-effects. Please "
+                               "open an issue if you need to perform in-place operations on the "
+                               "input to a pack hook.")
+        self.requires_grad = t._requires_grad
+        self.is_output = t._grad_fn is node
+        self.output_nr = t._output_nr
+        # a node holding its own output's edge would be a reference cycle: rebuilt on unpack
+        self.edge = None if self.is_output or not t._requires_grad else edge(t)
+
+    def unpack(self, node):
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        if not self.requires_grad:
+            return t
+        fn, nr = (node, self.output_nr) if self.is_output else self.edge
+        if t._requires_grad and edge(t) == (fn, nr):
+            return t  # the hook handed back the tensor itself
+        alias = _make(Tensor, t._array, t._device)
+        alias._requires_grad = True
+        if type(fn) is AccumulateGrad:  # a leaf: the alias accumulates into it
+            alias._grad_accumulator = weakref.ref(fn)
+        else:
+            alias._grad_fn, alias._output_nr = fn, nr
+        return alias
+
+
 def _unpack(node, saved):
+    if saved.__class__ is _HookedSave:
+        return saved.unpack(node)
     t, array, device, vc, version, output_nr = saved
     if t is None:
         t = _make(Tensor, array, device, version=vc)
@@ -265,6 +315,16 @@ def needs_grad(*inputs):
 
 
 # ---- in-place ops ------------------------------------------------------------------------
+# Told of each tensor about to be written in place (allow_mutation_on_saved_tensors copies
+# what backward saved of its memory first). Empty almost always: a write checks one list.
+write_watchers = []
+
+
+def before_write(t):
+    for watch in write_watchers:
+        watch(t)
+
+
 def inplace(self, compute, others=(), allow_overlap=False):
     """Run an in-place op: `compute(self)` gives the new value of `self` out of place (an
     ember op, so the graph is built for it); its array is written into self's memory.
@@ -276,6 +336,8 @@ def inplace(self, compute, others=(), allow_overlap=False):
     """
     if not allow_overlap and 0 in self._array.strides:
         check_no_internal_overlap(self._array)
+    if write_watchers:
+        before_write(self)
     tracked = tracks(self, others)
     if tracked:
         _check_leaf_inplace(self)
@@ -491,6 +553,8 @@ def write_out(out, result, fname):
     if src is not dst and src._category > dst._category:
         raise RuntimeError(f"result type {src._scalar_name} can't be cast to the desired output "
                            f"type {dst._scalar_name}")
+    if write_watchers:
+        before_write(out)
     if out._array.shape != result._array.shape:
         if out._array.size:
             warnings.warn(f"An output with one or more elements was resized since it had shape "

@@ -154,7 +154,11 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
         if ta and tb:
             node = record(node_cls, (a, b), res)
             if node is not None and node_cls.saves:
-                node.save_for_backward(a, b)
+                # as PyTorch, an operand that serves only the other's gradient is kept
+                # only when that gradient is wanted
+                node.save_for_backward(
+                    a if b._requires_grad or not node_cls.a_only_for_b else None,
+                    b if a._requires_grad or not node_cls.b_only_for_a else None)
         else:
             t, number = (a, b) if ta else (b, a)
             if node_cls.number_edge:
@@ -181,6 +185,7 @@ class BinaryNode(Node):
     saves = True
     saves_with_number = True        # tensor op number: the tensor is saved
     saves_with_number_first = True  # number op tensor: the tensor is saved
+    a_only_for_b = b_only_for_a = False  # an operand only the other's gradient reads
     number_edge = False
     scalar = None
     scalar_first = False

@@ -66,6 +66,7 @@ class RsubBackward1(RsubBackward0):
 
 class MulBackward0(BinaryNode):
     saves = True
+    a_only_for_b = b_only_for_a = True
     # x * 2 and 2 * x need only the number (PyTorch saves nothing)
     saves_with_number = saves_with_number_first = False
     number_edge = True
@@ -81,6 +82,7 @@ class MulBackward0(BinaryNode):
 
 class DivBackward0(BinaryNode):
     saves = True
+    a_only_for_b = True
     # x / 2 needs only the number (PyTorch saves no tensor); div(2, x) needs x
     saves_with_number = False
     number_edge = True
