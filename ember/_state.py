@@ -26,6 +26,15 @@ class _SavedTensorHooks(threading.local):
 
 saved_tensor_hooks = _SavedTensorHooks()
 
+
+class forward_ad:
+    """Forward-mode AD (torch.autograd.forward_ad): the open dual level, or None. A tensor's
+    tangent is kept with the level it was made at (`Tensor._fw_grad`), so closing the level
+    forgets every tangent at once. Process-wide, as PyTorch's levels; `resolve` is the
+    function (installed by ember.autograd.forward_ad) that computes a pending tangent."""
+    level = None
+    resolve = None
+
 _default_devices = []
 
 

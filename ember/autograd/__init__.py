@@ -8,7 +8,7 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import functional, graph
+from . import forward_ad, functional, graph
 from .variable import Variable
 from ..ops._graph import Node
 

@@ -7,12 +7,13 @@ place, as PyTorch's engine does; the formulas need not care.
 """
 import threading
 
-from .._state import (anomaly as _anomaly, autocast as _autocast, grad as _grad_state,
-                      profiler as _profiler)
+from .._state import (anomaly as _anomaly, autocast as _autocast, forward_ad as _forward_ad,
+                      grad as _grad_state, profiler as _profiler)
 from .. import _memory_format as _mf
 from .._sparse import SparseTensor
 from .._tensor import Tensor, _make
 from ..device import backend_of
+from ..ops._dual import resolve_pending
 from ..ops._graph import AccumulateGrad, edge
 
 __all__ = ["backward", "grad"]
@@ -156,6 +157,8 @@ def _run(roots, retain_graph, create_graph, capture, accumulate, leaf_hooks=Fals
     return the gradient arriving at each of them instead of accumulating into leaves;
     `leaf_hooks`: a captured leaf's tensor hooks run on its gradient first (autograd.grad);
     `finish(captured)` runs last, still inside this backward (backward(inputs=...))."""
+    if _forward_ad.level is not None:
+        resolve_pending()  # tangents are computed before backward frees what they need
     deps = _count_dependencies([e[0] for e, _ in roots if e[0] is not None])
     wanted = captured = needed = None
     if capture is not None:
@@ -339,6 +342,7 @@ def _check_count(node, results):
 
 def _count_dependencies(roots):
     deps = {}
+    roots = list(dict.fromkeys(roots))  # several outputs of one node are one root
     seen = set(roots)
     stack = list(roots)
     while stack:

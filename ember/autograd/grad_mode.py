@@ -19,17 +19,9 @@ def is_inference_mode_enabled():
     return _grad.inference
 
 
-class _Mode:
-    """Base: subclasses define `_target()` -> (grad enabled, inference) while inside."""
-
-    def __enter__(self):
-        self._prev = (_grad.enabled, _grad.inference)
-        _grad.enabled, _grad.inference = self._target()
-        return self
-
-    def __exit__(self, *exc):
-        _grad.enabled, _grad.inference = self._prev
-        return False
+class _DecoratorContextManager:
+    """A context manager that is also a decorator: the decorated function (or each step of
+    a decorated generator) runs inside a fresh `clone()` of it."""
 
     def clone(self):
         return self.__class__()
@@ -56,6 +48,19 @@ class _Mode:
             with self.clone():
                 return fn(*args, **kwargs)
         return wrapper
+
+
+class _Mode(_DecoratorContextManager):
+    """Base: subclasses define `_target()` -> (grad enabled, inference) while inside."""
+
+    def __enter__(self):
+        self._prev = (_grad.enabled, _grad.inference)
+        _grad.enabled, _grad.inference = self._target()
+        return self
+
+    def __exit__(self, *exc):
+        _grad.enabled, _grad.inference = self._prev
+        return False
 
 
 class no_grad(_Mode):

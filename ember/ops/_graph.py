@@ -19,9 +19,11 @@ import numpy as np
 
 _new = object.__new__
 
-from .._state import grad as _grad_state, saved_tensor_hooks as _saved_hooks
-from .._tensor import Tensor, _make, _refresh_view_grad_fn, make_tensor
+from .._state import (forward_ad as _fw, grad as _grad_state,
+                      saved_tensor_hooks as _saved_hooks)
+from .._tensor import Tensor, _make, _refresh_view_grad_fn, forward_grad, make_tensor, set_tangent
 from ..utils.hooks import register as _register_hook
+from ._dual import carry_tangent, has_tangent, input_tangents, mark_pending
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out"]
 
@@ -255,7 +257,12 @@ def edge(t):
 
 def record(cls, inputs, *outputs):
     """Make `outputs` the results of a new `cls` node over `inputs` when autograd must track
-    it; return the node (to save tensors and attributes on) or None."""
+    it; return the node (to save tensors and attributes on) or None. Inputs with tangents
+    (forward AD) get the node made regardless, for their results' tangents."""
+    if _fw.level is not None:
+        tangents = input_tangents(inputs)
+        if tangents is not None:
+            return _record_dual(cls, inputs, outputs, tangents)
     if not _grad_state.enabled:
         return None
     for t in inputs:
@@ -263,6 +270,11 @@ def record(cls, inputs, *outputs):
             break
     else:
         return None
+    return _record_tracked(cls, inputs, *outputs)
+
+
+def _record_tracked(cls, inputs, *outputs):
+    """`record` once autograd is known to track the op."""
     node = _new(cls)
     node._next = tuple([edge(t) for t in inputs])
     node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
@@ -279,6 +291,29 @@ def record(cls, inputs, *outputs):
     return node
 
 
+def node_of(t):
+    """The node an op just made for its result `t`: its grad_fn, or the node made for
+    forward AD alone (for ops that set attributes on their node after recording)."""
+    fn = t._grad_fn
+    if fn is None and t._fw_grad is not None:
+        fn = getattr(t._fw_grad[1], "node", None)
+    return fn
+
+
+def _record_dual(cls, inputs, outputs, tangents):
+    """`record` where inputs carry tangents: the node of the op, tracked by autograd as
+    ever where autograd tracks it, else made for forward AD alone (its results stay out of
+    the reverse graph)."""
+    if _grad_state.enabled and _any_requires_grad(inputs):
+        node = _record_tracked(cls, inputs, *outputs)
+    else:
+        node = _new(cls)
+        node._next = (_NO_EDGE,) * len(inputs)
+        node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
+    mark_pending(node, tangents, outputs)
+    return node
+
+
 # the 0-dim tensor PyTorch wraps a Python number into: its dtype by the number's type
 _WRAPPED_META = {bool: ((), np.dtype(np.bool_)), int: ((), np.dtype(np.int64)),
                  float: ((), np.dtype(np.float64)), complex: ((), np.dtype(np.complex128))}
@@ -289,23 +324,31 @@ def record_number(cls, t, number, out, number_first=False):
     into a 0-dim tensor input (add, sub, mul, div, where): the node gets an edge (None, 0)
     for it, so `next_functions` and a node hook's grad_inputs count it, and its backward
     returns None in that place. Written out (no loops) since `x * 2.0` is a hot path."""
-    if not (t._requires_grad and _grad_state.enabled):
+    dual = _fw.level is not None and has_tangent(t)
+    tracked = t._requires_grad and _grad_state.enabled
+    if not (tracked or dual):
         return None
     node = _new(cls)
-    e = edge(t)
+    e = edge(t) if tracked else _NO_EDGE
     m = (t._array.shape, t._array.dtype)
     n = _WRAPPED_META.get(type(number)) or ((), getattr(number, "dtype", None))
     if number_first:
         node._next, node._meta = (_NO_EDGE, e), (n, m)
     else:
         node._next, node._meta = (e, _NO_EDGE), (m, n)
-    out._requires_grad = True
-    out._grad_fn = node
+    if tracked:
+        out._requires_grad = True
+        out._grad_fn = node
+    if dual:
+        tangents = input_tangents((t,))
+        mark_pending(node, (None,) + tangents if number_first else tangents + (None,), (out,))
     return node
 
 
 def needs_grad(*inputs):
     """Whether an op over these tensors would be recorded."""
+    if _fw.level is not None and input_tangents(inputs) is not None:
+        return True
     if not _grad_state.enabled:
         return False
     for t in inputs:
@@ -354,6 +397,8 @@ def inplace(self, compute, others=(), allow_overlap=False):
     before = _alias(self)
     before._array = before._array.copy()
     value = compute(before)
+    if _fw.level is not None:
+        carry_tangent(self, value)
     _store(self, value)
     self._vc.value += 1
     self._grad_fn, self._output_nr = value._grad_fn, value._output_nr
@@ -366,12 +411,18 @@ def _inplace_on_view(view, compute):
     Only the view's region is copied (the op may save it), never the whole base."""
     base, view_fn = view._base, view._view_fn
     base_before = _alias(base)
-    value = compute(view_fn(base_before).clone())
+    region = view_fn(base_before).clone()
+    if _fw.level is not None and has_tangent(view):  # the view's own tangent holds there
+        set_tangent(region, forward_grad(view))
+    value = compute(region)
     _store(view, value)
     base._vc.value += 1
     new_base = CopySlices.apply(base_before, value, view_fn)
     base._grad_fn, base._output_nr = new_base._grad_fn, new_base._output_nr
     base._requires_grad = new_base._requires_grad
+    if _fw.level is not None:
+        carry_tangent(base, new_base)
+        carry_tangent(view, value)
     _refresh_view_grad_fn(view)
 
 
@@ -381,6 +432,8 @@ def _alias(t):
     fn = t.grad_fn
     if fn is not None:
         a._requires_grad, a._grad_fn, a._output_nr = True, fn, t._output_nr
+    if t._fw_grad is not None:
+        a._fw_grad = t._fw_grad
     return a
 
 
@@ -442,9 +495,21 @@ def warn_expanded(t, op, example):
 
 
 def tracks(self, others=()):
-    """Whether autograd records an in-place op on `self` whose tensor operands are `others`."""
+    """Whether autograd records an in-place op on `self` whose tensor operands are `others`
+    (or forward AD does: an operand carries a tangent)."""
+    if _fw.level is not None and _any_tangent(self, others):
+        return True
     return _grad_state.enabled and (self._requires_grad or _any_requires_grad(others)
                                     or (self._base is not None and self._base._requires_grad))
+
+
+def _any_tangent(self, others):
+    if has_tangent(self) or (self._base is not None and has_tangent(self._base)):
+        return True
+    for t in others:
+        if isinstance(t, Tensor) and has_tangent(t):
+            return True
+    return False
 
 
 def _any_requires_grad(tensors):

@@ -21,7 +21,7 @@ import numpy as np
 from .._state import grad as _grad_state
 from .._tensor import Tensor, make_tensor
 from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
-                     write_out, before_write, write_watchers)
+                     write_out, before_write, tracks, write_watchers)
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
@@ -511,8 +511,7 @@ def index_put_(input, indices, values, accumulate=False):
     _check_put_dtype(input, values)
     index = _put_index(input, indices, "index_put_")
     warn_expanded(input, "index_put_", "tensor[indices] = tensor")
-    if not (_grad_state.enabled and (input._requires_grad or values._requires_grad or (
-            input._base is not None and input._base._requires_grad))):
+    if not tracks(input, (values,)):
         if write_watchers:
             before_write(input)
         xp = _xp(input)
@@ -544,9 +543,7 @@ def __getitem__(self, index):
 
 
 def _tracked_write(self, value):
-    return _grad_state.enabled and (
-        self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
-        or (self._base is not None and self._base._requires_grad))
+    return tracks(self, (value,))
 
 
 def __setitem__(self, index, value):

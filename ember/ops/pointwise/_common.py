@@ -13,6 +13,7 @@ from ..._state import grad as _grad_state
 from ..._tensor import Tensor, _make, make_tensor
 from ...device import _BACKENDS
 from .._graph import Node, record, record_number, write_out
+from .._dual import on_dual_node
 
 _FROM_NUMPY = _dt.FROM_NUMPY
 _PROMOTED = {}  # (dtype, dim?, dtype-or-scalar-type, dim?) -> dtype; filled as types appear
@@ -155,10 +156,11 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
             node = record(node_cls, (a, b), res)
             if node is not None and node_cls.saves:
                 # as PyTorch, an operand that serves only the other's gradient is kept
-                # only when that gradient is wanted
+                # only when that gradient is wanted (forward AD wants both)
+                every = on_dual_node(node)
                 node.save_for_backward(
-                    a if b._requires_grad or not node_cls.a_only_for_b else None,
-                    b if a._requires_grad or not node_cls.b_only_for_a else None)
+                    a if every or b._requires_grad or not node_cls.a_only_for_b else None,
+                    b if every or a._requires_grad or not node_cls.b_only_for_a else None)
         else:
             t, number = (a, b) if ta else (b, a)
             if node_cls.number_edge:

@@ -11,6 +11,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._sparse import SparseTensor
 from ..._tensor import Tensor
+from .._graph import node_of
 from ._common import _SCALAR_FIXES, BinaryNode, _scalar_as, binary, operands
 from .selection import where
 from .unary_core import log
@@ -175,7 +176,7 @@ def _with_alpha(input, other, alpha, fn, node_cls, fname, out):
             y = _scale(y, alpha, d.np)
         return fn(x, y)
     res = binary(input, other, scaled, node_cls, fname, out)
-    node = res._grad_fn
+    node = node_of(res)
     if node is not None and type(node) is node_cls:
         node.alpha = alpha
     return res
