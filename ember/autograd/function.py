@@ -7,8 +7,9 @@ with ember ops differentiates again.
 """
 import functools
 
-from .._state import grad as _grad
-from .._tensor import Tensor, make_tensor
+from .._state import forward_ad as _fw, grad as _grad
+from .._tensor import Tensor, forward_grad, make_tensor, set_tangent
+from ..ops._dual import input_tangents
 from ..ops._graph import Node, _save, edge
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
@@ -81,6 +82,13 @@ class Function(metaclass=_FunctionMeta):
     vjp = backward
 
     @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """The outputs' tangents from the inputs' (forward AD); tensors the forward passed
+        to ctx.save_for_forward are ctx.saved_tensors here."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
 
@@ -105,8 +113,10 @@ class Function(metaclass=_FunctionMeta):
             _grad.enabled = prev
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
+        tangents = _forward_tangents(cls, ctx, args, tensors, outputs)
         tracked = prev and any(t._requires_grad for t in tensors)
         if not tracked:
+            _set_tangents(outputs, tangents)
             return output
         ctx._next = tuple(edge(t) for t in tensors)
         ctx._meta = tuple((t._array.shape, t._array.dtype) for t in tensors)
@@ -132,7 +142,44 @@ class Function(metaclass=_FunctionMeta):
         ctx._saved = tuple(None if t is None else _save(ctx, originals.get(id(t), t))
                            for t in ctx._to_save)
         ctx._to_save = ()
+        _set_tangents(results, tangents)
         return tuple(results) if is_tuple else results[0]
+
+
+def _forward_tangents(cls, ctx, args, tensors, outputs):
+    """Forward AD through a custom Function: its `jvp` maps the inputs' tangents (None for
+    an argument without one) to one tangent per output; None when no input has one."""
+    if _fw.level is None or input_tangents(tensors) is None:
+        return None
+    arg_tangents = [forward_grad(a) if isinstance(a, Tensor) else None for a in args]
+    saved_backward = ctx._saved
+    ctx._saved = tuple(None if t is None else _save(ctx, t)
+                       for t in getattr(ctx, "_to_save_forward", ()))
+    level, _fw.level = _fw.level, None  # the jvp's own ops carry no tangents
+    try:
+        result = cls.jvp(ctx, *arg_tangents)
+    finally:
+        _fw.level = level
+        ctx._saved = saved_backward
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outputs)} but got {len(result)})")
+    return result
+
+
+def _set_tangents(outputs, tangents):
+    if tangents is None:
+        return
+    for out, tangent in zip(outputs, tangents):
+        if not isinstance(out, Tensor) or tangent is None:
+            continue
+        if tangent.shape != out.shape:
+            raise RuntimeError("Trying to set a forward gradient that has a different size than "
+                               "that of the original Tensor, this is not supported. Tensor is "
+                               f"of size {list(out.shape)} while the given forward gradient is "
+                               f"of size {list(tangent.shape)}.")
+        set_tangent(out, tangent)
 
 
 def once_differentiable(fn):
