@@ -9,6 +9,8 @@ class _GradState(threading.local):
     def __init__(self):
         self.enabled = True      # no_grad / enable_grad / set_grad_enabled
         self.inference = False   # inference_mode
+        self.layout_enforced = True   # autograd.enforce_grad_layout_policy
+        self.multithreading = True    # autograd.set_multithreading_enabled
 
 
 grad = _GradState()

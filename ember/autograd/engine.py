@@ -532,7 +532,10 @@ def _accumulate(leaf, g, create_graph, handed_out):
         # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves.
         owned = arr.base is None and id(arr) not in handed_out and arr.flags.writeable
         if not (arr.flags.c_contiguous and _mf.plainly_contiguous(leaf._array)):
-            arr = _obey_layout(leaf, g, owned)
+            if owned and not _grad_state.layout_enforced:
+                pass  # enforce_grad_layout_policy(False): a stealable gradient is kept as is
+            else:
+                arr = _obey_layout(leaf, g, owned)
         elif not owned:
             arr = arr.copy()
         handed_out.add(id(arr))
