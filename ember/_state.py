@@ -29,6 +29,12 @@ class _SavedTensorHooks(threading.local):
 saved_tensor_hooks = _SavedTensorHooks()
 
 
+class saved_tensor_hooks_anywhere:
+    """How many saved_tensors_hooks contexts are open in any thread: what saving reads
+    first, as a plain class attribute is cheaper to read than a thread-local one."""
+    count = 0
+
+
 class forward_ad:
     """Forward-mode AD (torch.autograd.forward_ad): the open dual level, or None. A tensor's
     tangent is kept with the level it was made at (`Tensor._fw_grad`), so closing the level

@@ -10,7 +10,8 @@ import threading
 import weakref
 from typing import NamedTuple
 
-from .._state import saved_tensor_hooks as _saved_hooks
+from .._state import (saved_tensor_hooks as _saved_hooks,
+                      saved_tensor_hooks_anywhere as _saved_hooks_anywhere)
 from .._tensor import Tensor
 from ..device import backend_of, device as _device
 from ..ops._graph import Node, edge
@@ -65,9 +66,11 @@ class saved_tensors_hooks:
         if _saved_hooks.disabled is not None:
             raise RuntimeError(_saved_hooks.disabled)
         _saved_hooks.stack.append((self.pack_hook, self.unpack_hook))
+        _saved_hooks_anywhere.count += 1
 
     def __exit__(self, *args):
         _saved_hooks.stack.pop()
+        _saved_hooks_anywhere.count -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):

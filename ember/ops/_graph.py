@@ -20,7 +20,8 @@ import numpy as np
 _new = object.__new__
 
 from .._state import (forward_ad as _fw, grad as _grad_state,
-                      saved_tensor_hooks as _saved_hooks)
+                      saved_tensor_hooks as _saved_hooks,
+                      saved_tensor_hooks_anywhere as _saved_hooks_anywhere)
 from .._tensor import Tensor, _make, _refresh_view_grad_fn, forward_grad, make_tensor, set_tangent
 from ..utils.hooks import register as _register_hook
 from ._dual import carry_tangent, has_tangent, input_tangents, mark_pending
@@ -154,7 +155,7 @@ def _save(node, t):
     """Remember a tensor for backward with its version; an output of `node` is kept without
     its grad_fn (that would be a reference cycle) and gets it back on unpacking. Under
     saved_tensors_hooks the pack hook decides what is kept instead."""
-    if _saved_hooks.stack:
+    if _saved_hooks_anywhere.count and _saved_hooks.stack:
         return _HookedSave(node, t)
     if t._grad_fn is node:
         return (None, t._array, t._device, t._vc, t._vc.value, t._output_nr)
@@ -270,11 +271,6 @@ def record(cls, inputs, *outputs):
             break
     else:
         return None
-    return _record_tracked(cls, inputs, *outputs)
-
-
-def _record_tracked(cls, inputs, *outputs):
-    """`record` once autograd is known to track the op."""
     node = _new(cls)
     node._next = tuple([edge(t) for t in inputs])
     node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
@@ -305,7 +301,11 @@ def _record_dual(cls, inputs, outputs, tangents):
     ever where autograd tracks it, else made for forward AD alone (its results stay out of
     the reverse graph)."""
     if _grad_state.enabled and _any_requires_grad(inputs):
-        node = _record_tracked(cls, inputs, *outputs)
+        level, _fw.level = _fw.level, None  # record it as autograd would, then add tangents
+        try:
+            node = record(cls, inputs, *outputs)
+        finally:
+            _fw.level = level
     else:
         node = _new(cls)
         node._next = (_NO_EDGE,) * len(inputs)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._sparse import SparseTensor
 from ..._tensor import make_tensor, Tensor, xp_of
-from ..._state import autocast as _autocast
+from ..._state import autocast as _autocast, forward_ad as _fw
 from .._autocast import lower
 from .._graph import Node, record
 from .._dual import on_dual_node
@@ -287,7 +287,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         node.alpha, node.beta = alpha, beta
         # as PyTorch, each matrix is kept only for the other's gradient (and its layout)
         node.a_transposed, node.b_transposed = _transposed(mat1), _transposed(mat2)
-        every = on_dual_node(node)  # forward AD wants both
+        every = _fw.level is not None and on_dual_node(node)  # forward AD wants both
         node.save_for_backward(mat1 if every or mat2._requires_grad else None,
                                mat2 if every or mat1._requires_grad else None)
     if out is not None:  # after recording: write_out refuses a result that requires grad

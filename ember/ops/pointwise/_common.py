@@ -9,7 +9,7 @@ import builtins
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._state import grad as _grad_state
+from ..._state import forward_ad as _fw, grad as _grad_state
 from ..._tensor import Tensor, _make, make_tensor
 from ...device import _BACKENDS
 from .._graph import Node, record, record_number, write_out
@@ -157,7 +157,7 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
             if node is not None and node_cls.saves:
                 # as PyTorch, an operand that serves only the other's gradient is kept
                 # only when that gradient is wanted (forward AD wants both)
-                every = on_dual_node(node)
+                every = _fw.level is not None and on_dual_node(node)
                 node.save_for_backward(
                     a if every or b._requires_grad or not node_cls.a_only_for_b else None,
                     b if every or a._requires_grad or not node_cls.b_only_for_a else None)
