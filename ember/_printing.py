@@ -246,4 +246,9 @@ def tensor_repr(t, prefix="tensor("):
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
+    if getattr(t, "_fw_grad", None) is not None:
+        from ._tensor import forward_grad  # the module that imports this one
+        tangent = forward_grad(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent}")  # 0-dim: formats as its number
     return _append_suffixes(prefix + body, suffixes, indent)

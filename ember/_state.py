@@ -9,9 +9,39 @@ class _GradState(threading.local):
     def __init__(self):
         self.enabled = True      # no_grad / enable_grad / set_grad_enabled
         self.inference = False   # inference_mode
+        self.layout_enforced = True   # autograd.enforce_grad_layout_policy
+        self.multithreading = True    # autograd.set_multithreading_enabled
 
 
 grad = _GradState()
+
+
+
+class _SavedTensorHooks(threading.local):
+    """torch.autograd.graph.saved_tensors_hooks: the (pack, unpack) pairs in force, innermost
+    last, and the error message while disable_saved_tensors_hooks forbids them (thread-local,
+    as PyTorch's). Read by the ops' one place that saves a tensor for backward."""
+    def __init__(self):
+        self.stack = []
+        self.disabled = None
+
+
+saved_tensor_hooks = _SavedTensorHooks()
+
+
+class saved_tensor_hooks_anywhere:
+    """How many saved_tensors_hooks contexts are open in any thread: what saving reads
+    first, as a plain class attribute is cheaper to read than a thread-local one."""
+    count = 0
+
+
+class forward_ad:
+    """Forward-mode AD (torch.autograd.forward_ad): the open dual level, or None. A tensor's
+    tangent is kept with the level it was made at (`Tensor._fw_grad`), so closing the level
+    forgets every tangent at once. Process-wide, as PyTorch's levels; `resolve` is the
+    function (installed by ember.autograd.forward_ad) that computes a pending tangent."""
+    level = None
+    resolve = None
 
 _default_devices = []
 

@@ -15,7 +15,7 @@ from . import dtypes as _dt
 from . import _memory_format as _mf
 from ._layout import strided as _strided
 from ._printing import tensor_repr
-from ._state import grad as _grad_state
+from ._state import forward_ad as _forward_ad, grad as _grad_state
 from .device import _BACKENDS, CPU, backend_of, canonical
 from .utils.hooks import register as _register_hook
 
@@ -87,6 +87,39 @@ def _make(cls, array, device, base=None, version=None):
     return t
 
 
+def forward_grad(t):
+    """`t`'s tangent at the open dual level, or None. An op's result holds a pending
+    tangent until something reads it (it is computed from the op's node once the op has
+    saved what its backward needs). A view whose memory was written since its tangent was
+    set takes its base's tangent through the same view (as PyTorch's tangent of a view is a
+    view of its base's tangent)."""
+    entry = t._fw_grad
+    if entry is None:
+        return None
+    level, value, version = entry
+    if level is not _forward_ad.level:
+        return None
+    if version != t._vc.value and t._base is not None and t._view_fn is not None:
+        base_tangent = forward_grad(t._base)
+        if base_tangent is not None:
+            level, _forward_ad.level = _forward_ad.level, None
+            try:
+                value = t._view_fn(base_tangent)
+            finally:
+                _forward_ad.level = level
+            set_tangent(t, value)
+            return value
+    if not isinstance(value, Tensor):
+        value = value.resolve()
+        t._fw_grad = (level, value, version)
+    return value
+
+
+def set_tangent(t, value):
+    """Give `t` tangent `value` (a Tensor, or a pending one) at the open dual level."""
+    t._fw_grad = (_forward_ad.level, value, t._vc.value)
+
+
 class Tensor:
     __slots__ = ("_array", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
                  "_base", "_view_fn", "_grad", "__dict__", "__weakref__")
@@ -99,6 +132,7 @@ class Tensor:
     _is_param = False
     _creation_meta = None  # a view's PyTorch CreationMeta when not DEFAULT (ops/_graph.py)
     _inference = False     # made inside inference_mode (`is_inference()`)
+    _fw_grad = None        # forward AD: (level, tangent or pending one, version): forward_grad
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     # ---- construction -----------------------------------------------------------------

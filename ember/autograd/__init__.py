@@ -4,11 +4,12 @@ from . import engine
 from .engine import backward, grad
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                            set_detect_anomaly)
-from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
-                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
+from .grad_mode import (enable_grad, enforce_grad_layout_policy, inference_mode,
+                        is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+                        set_multithreading_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import functional, graph
+from . import forward_ad, functional, graph
 from .variable import Variable
 from ..ops._graph import Node
 

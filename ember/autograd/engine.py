@@ -5,12 +5,15 @@ consumers, then runs a node once every gradient meant for it has arrived. Gradie
 returns are reduced to its input's shape (broadcasting) and cast to its dtype here, in one
 place, as PyTorch's engine does; the formulas need not care.
 """
-from .._state import (anomaly as _anomaly, autocast as _autocast, grad as _grad_state,
-                      profiler as _profiler)
+import threading
+
+from .._state import (anomaly as _anomaly, autocast as _autocast, forward_ad as _forward_ad,
+                      grad as _grad_state, profiler as _profiler)
 from .. import _memory_format as _mf
 from .._sparse import SparseTensor
 from .._tensor import Tensor, _make
 from ..device import backend_of
+from ..ops._dual import resolve_pending
 from ..ops._graph import AccumulateGrad, edge
 
 __all__ = ["backward", "grad"]
@@ -71,11 +74,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         only = [edge(t) for t in inputs]
-        captured = _run(roots, retain_graph, create_graph, capture=only, accumulate=False)
-        for t, g in zip(inputs, captured):
-            # a non-leaf that retains its grad already got it from its retain hook
-            if g is not None and not (t._grad_fn is not None and t._retains_grad):
-                _accumulate_into(t, g, create_graph, set())
+
+        def accumulate(captured):
+            for t, g in zip(inputs, captured):
+                # a non-leaf that retains its grad already got it from its retain hook
+                if g is not None and not (t._grad_fn is not None and t._retains_grad):
+                    _accumulate_into(t, g, create_graph, set())
+        _run(roots, retain_graph, create_graph, capture=only, accumulate=False,
+             finish=accumulate)
         return
     _run(roots, retain_graph, create_graph, capture=None, accumulate=True)
 
@@ -94,7 +100,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots = _root_grads(outputs, grad_outputs, create_graph)
     captured = _run(roots, retain_graph, create_graph,
-                    capture=[edge(t) for t in inputs], accumulate=False)
+                    capture=[edge(t) for t in inputs], accumulate=False, leaf_hooks=True)
     result = []
     for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
@@ -114,13 +120,50 @@ def _zeros_like(arr):
     return out
 
 
-def _run(roots, retain_graph, create_graph, capture, accumulate):
+class _GraphTask:
+    """One backward call while it runs: which nodes it will execute (for
+    torch.autograd.graph.register_multi_grad_hook, which waits for the hooks that will fire)."""
+    __slots__ = ("deps", "wanted", "needed", "is_grad", "__weakref__")
+
+    def __init__(self, deps, wanted, needed, is_grad):
+        self.deps, self.wanted, self.needed, self.is_grad = deps, wanted, needed, is_grad
+
+    def will_execute(self, node):
+        if self.is_grad and type(node) is AccumulateGrad:
+            raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                               "currently running autograd.grad(). This is currently not "
+                               "supported.")
+        if node not in self.deps:
+            return False
+        return self.needed is None or node in self.needed or node in self.wanted
+
+
+class _RunningTasks(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_running = _RunningTasks()
+
+
+def current_graph_task():
+    """The innermost backward running in this thread, or None."""
+    return _running.stack[-1] if _running.stack else None
+
+
+def _run(roots, retain_graph, create_graph, capture, accumulate, leaf_hooks=False,
+         finish=None):
     """Execute the graph below `roots` ((edge, grad) pairs). With `capture` (a list of edges)
-    return the gradient arriving at each of them instead of accumulating into leaves."""
+    return the gradient arriving at each of them instead of accumulating into leaves;
+    `leaf_hooks`: a captured leaf's tensor hooks run on its gradient first (autograd.grad);
+    `finish(captured)` runs last, still inside this backward (backward(inputs=...))."""
+    if _forward_ad.level is not None:
+        resolve_pending()  # tangents are computed before backward frees what they need
     deps = _count_dependencies([e[0] for e, _ in roots if e[0] is not None])
     wanted = captured = needed = None
     if capture is not None:
         wanted, captured, needed = _capture_plan(capture, deps)
+    _running.stack.append(_GraphTask(deps, wanted, needed, leaf_hooks))
     buffers = _root_buffers(roots, create_graph)
     ready = [n for n in buffers if deps.get(n, 0) == 0]
     handed_out = {id(g._array) for _, g in roots}
@@ -141,6 +184,8 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
             if node._pre_hooks or node._retained or node._node_prehooks:
                 grads = _call_pre_hooks(node, grads)
             if wanted is not None:
+                if leaf_hooks and type(node) is AccumulateGrad and node.variable._hooks:
+                    grads = [_leaf_hooked(node.variable, grads[0])]
                 for nr, i in wanted.get(node, ()):
                     captured[i] = grads[nr]
                 if node not in needed:
@@ -168,7 +213,11 @@ def _run(roots, retain_graph, create_graph, capture, accumulate):
             executed.append(node)
             if _send(node, results, buffers, deps, ready, create_graph):
                 sparse_seen = True
+        if finish is not None:
+            _grad_state.enabled = previous_mode
+            finish(captured)
     finally:
+        _running.stack.pop()
         _grad_state.enabled = previous_mode
         if autocasting:
             _autocast.thread.dtypes = autocasting
@@ -293,6 +342,7 @@ def _check_count(node, results):
 
 def _count_dependencies(roots):
     deps = {}
+    roots = list(dict.fromkeys(roots))  # several outputs of one node are one root
     seen = set(roots)
     stack = list(roots)
     while stack:
@@ -458,13 +508,19 @@ def _accumulate_into(leaf, g, create_graph, handed_out):
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
-def _accumulate(leaf, g, create_graph, handed_out):
-    hooks = leaf._hooks
-    if hooks:
-        for hook in list(hooks.values()):
+def _leaf_hooked(leaf, g):
+    """`g` through the tensor hooks registered on `leaf`."""
+    if g is not None:
+        for hook in list(leaf._hooks.values()):
             new = hook(g)
             if new is not None:
                 g = new
+    return g
+
+
+def _accumulate(leaf, g, create_graph, handed_out):
+    if leaf._hooks:
+        g = _leaf_hooked(leaf, g)
     if g.__class__ is SparseTensor or leaf._grad.__class__ is SparseTensor:
         _accumulate_sparse(leaf, g, create_graph)
         return
@@ -476,7 +532,10 @@ def _accumulate(leaf, g, create_graph, handed_out):
         # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves.
         owned = arr.base is None and id(arr) not in handed_out and arr.flags.writeable
         if not (arr.flags.c_contiguous and _mf.plainly_contiguous(leaf._array)):
-            arr = _obey_layout(leaf, g, owned)
+            if owned and not _grad_state.layout_enforced:
+                pass  # enforce_grad_layout_policy(False): a stealable gradient is kept as is
+            else:
+                arr = _obey_layout(leaf, g, owned)
         elif not owned:
             arr = arr.copy()
         handed_out.add(id(arr))

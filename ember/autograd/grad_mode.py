@@ -8,7 +8,8 @@ import inspect
 from .._state import grad as _grad
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled",
+           "enforce_grad_layout_policy"]
 
 
 def is_grad_enabled():
@@ -19,17 +20,9 @@ def is_inference_mode_enabled():
     return _grad.inference
 
 
-class _Mode:
-    """Base: subclasses define `_target()` -> (grad enabled, inference) while inside."""
-
-    def __enter__(self):
-        self._prev = (_grad.enabled, _grad.inference)
-        _grad.enabled, _grad.inference = self._target()
-        return self
-
-    def __exit__(self, *exc):
-        _grad.enabled, _grad.inference = self._prev
-        return False
+class _DecoratorContextManager:
+    """A context manager that is also a decorator: the decorated function (or each step of
+    a decorated generator) runs inside a fresh `clone()` of it."""
 
     def clone(self):
         return self.__class__()
@@ -56,6 +49,19 @@ class _Mode:
             with self.clone():
                 return fn(*args, **kwargs)
         return wrapper
+
+
+class _Mode(_DecoratorContextManager):
+    """Base: subclasses define `_target()` -> (grad enabled, inference) while inside."""
+
+    def __enter__(self):
+        self._prev = (_grad.enabled, _grad.inference)
+        _grad.enabled, _grad.inference = self._target()
+        return self
+
+    def __exit__(self, *exc):
+        _grad.enabled, _grad.inference = self._prev
+        return False
 
 
 class no_grad(_Mode):
@@ -134,3 +140,43 @@ class inference_mode(_Mode):
         if not self.mode:
             return _grad.enabled, False
         return False, True
+
+
+class _SwitchNow(_DecoratorContextManager):
+    """A thread-local switch of `_state.grad` (attribute `_field`) that takes effect when
+    made (so a plain call works) and is restored on exit; as a decorator, on each call."""
+    _field = None
+
+    def __init__(self, mode):
+        self.prev = getattr(_grad, self._field)
+        setattr(_grad, self._field, bool(mode))
+        self.mode = mode
+
+    def __call__(self, fn):
+        setattr(_grad, self._field, self.prev)
+        return super().__call__(fn)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        setattr(_grad, self._field, self.prev)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class set_multithreading_enabled(_SwitchNow):
+    """Whether backward may run on device worker threads. ember's engine always runs backward
+    on the calling thread (what mode=False asks for), so either setting gives the same run."""
+    _field = "multithreading"
+
+
+class enforce_grad_layout_policy(_SwitchNow):
+    """Whether a leaf's first gradient is made to follow the leaf's layout (strides as a
+    dense leaf's, else contiguous). With enable=False, a gradient the engine may take over
+    keeps its own layout (no copy); one it must copy is still laid out as the leaf."""
+    _field = "layout_enforced"
+
+    def __init__(self, enable=True):
+        super().__init__(enable)

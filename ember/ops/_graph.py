@@ -19,9 +19,12 @@ import numpy as np
 
 _new = object.__new__
 
-from .._state import grad as _grad_state
-from .._tensor import Tensor, _make, _refresh_view_grad_fn, make_tensor
+from .._state import (forward_ad as _fw, grad as _grad_state,
+                      saved_tensor_hooks as _saved_hooks,
+                      saved_tensor_hooks_anywhere as _saved_hooks_anywhere)
+from .._tensor import Tensor, _make, _refresh_view_grad_fn, forward_grad, make_tensor, set_tangent
 from ..utils.hooks import register as _register_hook
+from ._dual import carry_tangent, has_tangent, input_tangents, mark_pending
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out"]
 
@@ -150,13 +153,63 @@ class AccumulateGrad(Node):
 
 def _save(node, t):
     """Remember a tensor for backward with its version; an output of `node` is kept without
-    its grad_fn (that would be a reference cycle) and gets it back on unpacking."""
+    its grad_fn (that would be a reference cycle) and gets it back on unpacking. Under
+    saved_tensors_hooks the pack hook decides what is kept instead."""
+    if _saved_hooks_anywhere.count and _saved_hooks.stack:
+        return _HookedSave(node, t)
     if t._grad_fn is node:
         return (None, t._array, t._device, t._vc, t._vc.value, t._output_nr)
     return (t, None, None, None, t._vc.value, None)
 
 
+class _HookedSave:
+    """A tensor saved under saved_tensors_hooks: what its pack hook returned, and where the
+    tensor stood in the graph, so the tensor the unpack hook gives back stands there again
+    (a backward with create_graph=True differentiates through it). As PyTorch, a hooked
+    save is not version-checked: the hooks own the value."""
+    __slots__ = ("packed", "unpack_hook", "requires_grad", "is_output", "edge", "output_nr")
+
+    def __init__(self, node, t):
+        if _saved_hooks.disabled is not None:
+            raise RuntimeError(_saved_hooks.disabled)
+        pack_hook, self.unpack_hook = _saved_hooks.stack[-1]
+        version = t._vc.value
+        with grad_disabled():
+            self.packed = pack_hook(t)
+        if t._vc.value != version:
+            raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors "
+                               "provided as input to pack hook cannot be modified by in-place "
+                               "operations as this can lead to unexpected side-effects. Please "
+                               "open an issue if you need to perform in-place operations on the "
+                               "input to a pack hook.")
+        self.requires_grad = t._requires_grad
+        self.is_output = t._grad_fn is node
+        self.output_nr = t._output_nr
+        # a node holding its own output's edge would be a reference cycle: rebuilt on unpack
+        self.edge = None if self.is_output or not t._requires_grad else edge(t)
+
+    def unpack(self, node):
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        if not self.requires_grad:
+            return t
+        fn, nr = (node, self.output_nr) if self.is_output else self.edge
+        if t._requires_grad and edge(t) == (fn, nr):
+            return t  # the hook handed back the tensor itself
+        alias = _make(Tensor, t._array, t._device)
+        alias._requires_grad = True
+        if type(fn) is AccumulateGrad:  # a leaf: the alias accumulates into it
+            alias._grad_accumulator = weakref.ref(fn)
+        else:
+            alias._grad_fn, alias._output_nr = fn, nr
+        return alias
+
+
 def _unpack(node, saved):
+    if saved.__class__ is _HookedSave:
+        return saved.unpack(node)
     t, array, device, vc, version, output_nr = saved
     if t is None:
         t = _make(Tensor, array, device, version=vc)
@@ -205,7 +258,12 @@ def edge(t):
 
 def record(cls, inputs, *outputs):
     """Make `outputs` the results of a new `cls` node over `inputs` when autograd must track
-    it; return the node (to save tensors and attributes on) or None."""
+    it; return the node (to save tensors and attributes on) or None. Inputs with tangents
+    (forward AD) get the node made regardless, for their results' tangents."""
+    if _fw.level is not None:
+        tangents = input_tangents(inputs)
+        if tangents is not None:
+            return _record_dual(cls, inputs, outputs, tangents)
     if not _grad_state.enabled:
         return None
     for t in inputs:
@@ -229,6 +287,33 @@ def record(cls, inputs, *outputs):
     return node
 
 
+def node_of(t):
+    """The node an op just made for its result `t`: its grad_fn, or the node made for
+    forward AD alone (for ops that set attributes on their node after recording)."""
+    fn = t._grad_fn
+    if fn is None and t._fw_grad is not None:
+        fn = getattr(t._fw_grad[1], "node", None)
+    return fn
+
+
+def _record_dual(cls, inputs, outputs, tangents):
+    """`record` where inputs carry tangents: the node of the op, tracked by autograd as
+    ever where autograd tracks it, else made for forward AD alone (its results stay out of
+    the reverse graph)."""
+    if _grad_state.enabled and _any_requires_grad(inputs):
+        level, _fw.level = _fw.level, None  # record it as autograd would, then add tangents
+        try:
+            node = record(cls, inputs, *outputs)
+        finally:
+            _fw.level = level
+    else:
+        node = _new(cls)
+        node._next = (_NO_EDGE,) * len(inputs)
+        node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
+    mark_pending(node, tangents, outputs)
+    return node
+
+
 # the 0-dim tensor PyTorch wraps a Python number into: its dtype by the number's type
 _WRAPPED_META = {bool: ((), np.dtype(np.bool_)), int: ((), np.dtype(np.int64)),
                  float: ((), np.dtype(np.float64)), complex: ((), np.dtype(np.complex128))}
@@ -239,23 +324,31 @@ def record_number(cls, t, number, out, number_first=False):
     into a 0-dim tensor input (add, sub, mul, div, where): the node gets an edge (None, 0)
     for it, so `next_functions` and a node hook's grad_inputs count it, and its backward
     returns None in that place. Written out (no loops) since `x * 2.0` is a hot path."""
-    if not (t._requires_grad and _grad_state.enabled):
+    dual = _fw.level is not None and has_tangent(t)
+    tracked = t._requires_grad and _grad_state.enabled
+    if not (tracked or dual):
         return None
     node = _new(cls)
-    e = edge(t)
+    e = edge(t) if tracked else _NO_EDGE
     m = (t._array.shape, t._array.dtype)
     n = _WRAPPED_META.get(type(number)) or ((), getattr(number, "dtype", None))
     if number_first:
         node._next, node._meta = (_NO_EDGE, e), (n, m)
     else:
         node._next, node._meta = (e, _NO_EDGE), (m, n)
-    out._requires_grad = True
-    out._grad_fn = node
+    if tracked:
+        out._requires_grad = True
+        out._grad_fn = node
+    if dual:
+        tangents = input_tangents((t,))
+        mark_pending(node, (None,) + tangents if number_first else tangents + (None,), (out,))
     return node
 
 
 def needs_grad(*inputs):
     """Whether an op over these tensors would be recorded."""
+    if _fw.level is not None and input_tangents(inputs) is not None:
+        return True
     if not _grad_state.enabled:
         return False
     for t in inputs:
@@ -265,6 +358,16 @@ def needs_grad(*inputs):
 
 
 # ---- in-place ops ------------------------------------------------------------------------
+# Told of each tensor about to be written in place (allow_mutation_on_saved_tensors copies
+# what backward saved of its memory first). Empty almost always: a write checks one list.
+write_watchers = []
+
+
+def before_write(t):
+    for watch in write_watchers:
+        watch(t)
+
+
 def inplace(self, compute, others=(), allow_overlap=False):
     """Run an in-place op: `compute(self)` gives the new value of `self` out of place (an
     ember op, so the graph is built for it); its array is written into self's memory.
@@ -276,6 +379,8 @@ def inplace(self, compute, others=(), allow_overlap=False):
     """
     if not allow_overlap and 0 in self._array.strides:
         check_no_internal_overlap(self._array)
+    if write_watchers:
+        before_write(self)
     tracked = tracks(self, others)
     if tracked:
         _check_leaf_inplace(self)
@@ -292,6 +397,8 @@ def inplace(self, compute, others=(), allow_overlap=False):
     before = _alias(self)
     before._array = before._array.copy()
     value = compute(before)
+    if _fw.level is not None:
+        carry_tangent(self, value)
     _store(self, value)
     self._vc.value += 1
     self._grad_fn, self._output_nr = value._grad_fn, value._output_nr
@@ -304,12 +411,18 @@ def _inplace_on_view(view, compute):
     Only the view's region is copied (the op may save it), never the whole base."""
     base, view_fn = view._base, view._view_fn
     base_before = _alias(base)
-    value = compute(view_fn(base_before).clone())
+    region = view_fn(base_before).clone()
+    if _fw.level is not None and has_tangent(view):  # the view's own tangent holds there
+        set_tangent(region, forward_grad(view))
+    value = compute(region)
     _store(view, value)
     base._vc.value += 1
     new_base = CopySlices.apply(base_before, value, view_fn)
     base._grad_fn, base._output_nr = new_base._grad_fn, new_base._output_nr
     base._requires_grad = new_base._requires_grad
+    if _fw.level is not None:
+        carry_tangent(base, new_base)
+        carry_tangent(view, value)
     _refresh_view_grad_fn(view)
 
 
@@ -319,6 +432,8 @@ def _alias(t):
     fn = t.grad_fn
     if fn is not None:
         a._requires_grad, a._grad_fn, a._output_nr = True, fn, t._output_nr
+    if t._fw_grad is not None:
+        a._fw_grad = t._fw_grad
     return a
 
 
@@ -380,9 +495,21 @@ def warn_expanded(t, op, example):
 
 
 def tracks(self, others=()):
-    """Whether autograd records an in-place op on `self` whose tensor operands are `others`."""
+    """Whether autograd records an in-place op on `self` whose tensor operands are `others`
+    (or forward AD does: an operand carries a tangent)."""
+    if _fw.level is not None and _any_tangent(self, others):
+        return True
     return _grad_state.enabled and (self._requires_grad or _any_requires_grad(others)
                                     or (self._base is not None and self._base._requires_grad))
+
+
+def _any_tangent(self, others):
+    if has_tangent(self) or (self._base is not None and has_tangent(self._base)):
+        return True
+    for t in others:
+        if isinstance(t, Tensor) and has_tangent(t):
+            return True
+    return False
 
 
 def _any_requires_grad(tensors):
@@ -491,6 +618,8 @@ def write_out(out, result, fname):
     if src is not dst and src._category > dst._category:
         raise RuntimeError(f"result type {src._scalar_name} can't be cast to the desired output "
                            f"type {dst._scalar_name}")
+    if write_watchers:
+        before_write(out)
     if out._array.shape != result._array.shape:
         if out._array.size:
             warnings.warn(f"An output with one or more elements was resized since it had shape "

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
-from ._graph import Node, inplace, record, write_out
+from ._graph import Node, inplace, needs_grad, record, write_out
 from .pointwise import _promoted_dtype, where
 from .reduction import (_check_not_complex, const, dims_of, keep_dims,
                         return_type, tie_weights)
@@ -274,7 +274,7 @@ def _interpolated(input, s, ranks, q, interpolation, ignore_nan):
     if interpolation in ("linear", "midpoint"):
         if interpolation == "midpoint":
             weights = make_tensor(xp.full_like(ranks, 0.5), dev)
-        elif isinstance(q, Tensor) and q._requires_grad:
+        elif isinstance(q, Tensor) and needs_grad(q):
             # PyTorch's ranks are ops on q: linear weights carry q's gradient
             weights = _ranks_of(q, s._array, ignore_nan) - make_tensor(below.astype(arr.dtype),
                                                                        dev)

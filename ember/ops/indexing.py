@@ -21,7 +21,7 @@ import numpy as np
 from .._state import grad as _grad_state
 from .._tensor import Tensor, make_tensor
 from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
-                     write_out)
+                     write_out, before_write, tracks, write_watchers)
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
@@ -511,8 +511,9 @@ def index_put_(input, indices, values, accumulate=False):
     _check_put_dtype(input, values)
     index = _put_index(input, indices, "index_put_")
     warn_expanded(input, "index_put_", "tensor[indices] = tensor")
-    if not (_grad_state.enabled and (input._requires_grad or values._requires_grad or (
-            input._base is not None and input._base._requires_grad))):
+    if not tracks(input, (values,)):
+        if write_watchers:
+            before_write(input)
         xp = _xp(input)
         vals = _broadcast_values(values._array, input._array.shape, index, xp)
         if accumulate and not input._array.flags.c_contiguous:
@@ -542,9 +543,7 @@ def __getitem__(self, index):
 
 
 def _tracked_write(self, value):
-    return _grad_state.enabled and (
-        self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
-        or (self._base is not None and self._base._requires_grad))
+    return tracks(self, (value,))
 
 
 def __setitem__(self, index, value):
@@ -562,6 +561,8 @@ def __setitem__(self, index, value):
                 raise
             if 0 in getattr(target, "strides", ()):
                 check_no_internal_overlap(target)  # `x.expand(3, 4)[0] = v`, as PyTorch
+            if write_watchers:
+                before_write(self)
             writable(self._array)[idx] = value._host() if isinstance(value, Tensor) and \
                 value._device.type != self._device.type else \
                 (value._array if isinstance(value, Tensor) else value)
@@ -595,6 +596,8 @@ def __setitem__(self, index, value):
     _broadcast_values(value_t._array, view._array.shape, np_idx, xp)
     warn_expanded(view, "index_put_", "tensor[indices] = tensor")
     if not _tracked_write(self, value_t):
+        if write_watchers:
+            before_write(self)
         writable(view._array)[np_idx] = value_t._array
         self._vc.value += 1
         return

@@ -16,7 +16,8 @@ from .._tensor import Tensor, make_tensor
 from . import pointwise as _pw
 from .creation import _filled_like, fill_, zero_, zeros_like
 from .indexing import index_put_
-from ._graph import Node, _store, check_no_internal_overlap, inplace, record
+from ._graph import (Node, _store, before_write, check_no_internal_overlap, inplace, record,
+                     write_watchers)
 
 __all__ = ["abs_", "absolute_", "neg_", "negative_", "exp_", "log_", "sqrt_", "sin_", "cos_",
            "tanh_", "sigmoid_", "relu_", "clamp_", "clip_", "clamp_min_", "clamp_max_",
@@ -94,6 +95,8 @@ not_equal_ = _compare_inplace(_pw.ne, "not_equal_", _NE)
 def _write_untracked(self, value):
     if 0 in self._array.strides:
         check_no_internal_overlap(self._array)
+    if write_watchers:
+        before_write(self)
     _store(self, value)
     self._vc.value += 1
     return self

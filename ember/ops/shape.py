@@ -114,7 +114,7 @@ def view(self, *args, size=None, dtype=None):
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
     out = make_view_of(self, arr, lambda b: b.view(shape))
-    if self._requires_grad:  # record() would find out too; asked here, a plain view skips a call
+    if self._requires_grad or self._fw_grad is not None:  # else record() would do nothing
         record(ViewBackward0, (self,), out)
     return out
 

@@ -23,6 +23,7 @@ from .. import _state
 from .._state import grad as _grad_state
 from .._storage import span as _span
 from .._tensor import _wrap_dim, make_tensor, xp_of
+from ._dual import carry_tangent
 from ._graph import Node, _check_leaf_inplace, record
 from ._varargs import varargs_or_keyword
 from .shape import make_view_of, squeeze, transpose, t, unsqueeze, _size_args
@@ -196,6 +197,8 @@ def _restride(self, op, name):
         self.__dict__["_storage"] = self._array
     self._array = res._array
     self._vc.value += 1
+    if res._fw_grad is not None:
+        carry_tangent(self, res)
     if res._grad_fn is not None:
         _renamed(res._grad_fn, name)
         self._grad_fn, self._output_nr, self._requires_grad = res._grad_fn, 0, True

@@ -10,9 +10,11 @@ the parameters the function uses get their `.grad` directly (only `backward()` r
 graph with them and works with `autograd.grad`, `backward(inputs=...)` and keyword arguments.
 """
 import contextlib
+import enum
+import threading
 import warnings
 
-from .. import random as _random
+from .. import cpu as _cpu, cuda as _cuda, random as _random
 from .._state import autocast as _autocast, grad as _grad_state
 from .._tensor import Tensor
 from ..autograd.engine import backward as _backward, grad as _grad
@@ -21,11 +23,145 @@ from ..ops._graph import AccumulateGrad
 from ._pytree import flatten, unflatten
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError",
-           "set_checkpoint_early_stop", "detach_variable", "noop_context_fn"]
+           "set_checkpoint_early_stop", "detach_variable", "noop_context_fn", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "DefaultDeviceType", "GraphExecGroup",
+           "check_backward_validity", "get_device_states", "set_device_states",
+           "set_checkpoint_debug_enabled"]
 
 
 class CheckpointError(RuntimeError):
     pass
+
+
+class CheckpointPolicy(enum.Enum):
+    """What selective activation checkpointing does with one op's output: keep it from the
+    forward, or compute it again in backward (MUST_* overrides a PREFER_* elsewhere)."""
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+class SelectiveCheckpointContext:
+    """What a selective checkpointing policy function is told about the call: whether it
+    runs in the recomputation, and the op's output where known."""
+
+    def __init__(self, *, is_recompute, op_output=None):
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+class DefaultDeviceType:
+    """The device type whose RNG states checkpoint saves and restores when the arguments
+    name none: the current accelerator's, else the CPU's."""
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = \
+                "cuda" if _device_module("cuda").is_available() else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+class _GraphExecGroupState(threading.local):
+    current = None
+
+
+_graph_exec_group = _GraphExecGroupState()
+
+
+class GraphExecGroup:
+    """Marks backward calls that run over one graph as one group (their checkpoints are
+    recomputed once for the group). Groups do not nest."""
+
+    def __enter__(self):
+        if _graph_exec_group.current is not None:
+            raise RuntimeError("GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{_graph_exec_group.current}")
+        _graph_exec_group.current = self
+        return self
+
+    def __exit__(self, *args):
+        _graph_exec_group.current = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return _graph_exec_group.current
+
+
+def check_backward_validity(inputs):
+    """Warn when no tensor among `inputs` requires grad (a checkpoint then gives no grads)."""
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+def _device_module(device_type):
+    """The module of a device type (PyTorch falls back to CUDA's for one it has none of)."""
+    return _cpu if device_type == "cpu" else _cuda
+
+
+def _device_type_of(args):
+    types = {a.device.type for a in flatten(args)[0]
+             if isinstance(a, Tensor) and a.device.type != "cpu"}
+    if len(types) > 1:
+        warnings.warn("Tensor arguments, excluding CPU tensors, are detected on at least two "
+                      "types of devices. Device state will only be saved for devices of a "
+                      "single device type, and the remaining devices will be ignored. "
+                      "Consequently, if any checkpointed functions involve randomness, this "
+                      f"may result in incorrect gradients. (Note that if CUDA devices are "
+                      f"among the devices detected, it will be prioritized; otherwise, the "
+                      f"first device encountered will be selected.)\nDevice types: "
+                      f"{sorted(types)} first device type: {sorted(types)[0]}", stacklevel=3)
+    if not types:
+        return DefaultDeviceType.get_device_type()
+    return "cuda" if "cuda" in types else sorted(types)[0]
+
+
+def get_device_states(*args):
+    """The ids of the (non-CPU) devices the tensors in `args` are on, and the RNG state of
+    each, to restore before recomputing."""
+    ids = []
+    for a in flatten(args)[0]:
+        if isinstance(a, Tensor) and a.device.type not in {"cpu", "meta"}:
+            ids.append(a.get_device())
+    module = _device_module(_device_type_of(args))
+    return ids, [module.get_rng_state(i) for i in ids]
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore the RNG state of each device in `devices` from `states`."""
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == "meta":
+        return
+    module = _device_module(device_type)
+    for device, state in zip(devices, states):
+        module.set_rng_state(state, device)
+
+
+_checkpoint_debug_enabled = None
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    """Within it, `debug` of every non-reentrant checkpoint is `enabled` (None: as each call
+    says). ember's recomputation raises no determinism error that debug traces would
+    explain, so the setting is kept and read back, and changes no result."""
+    global _checkpoint_debug_enabled
+    previous = _checkpoint_debug_enabled
+    try:
+        _checkpoint_debug_enabled = enabled
+        yield
+    finally:
+        _checkpoint_debug_enabled = previous
 
 
 def noop_context_fn():

@@ -10,6 +10,7 @@ from collections import OrderedDict
 
 from ...autograd.function import Function
 from ..._tensor import Tensor
+from ...utils import hooks as _utils_hooks
 from ...utils.hooks import RemovableHandle
 
 
@@ -64,7 +65,12 @@ def _check_count(new, expected, what):
 
 
 class BackwardHook:
-    def __init__(self, module, hooks, pre_hooks):
+    """Runs a module's full backward hooks (`user_hooks`) and pre hooks (`user_pre_hooks`):
+    `setup_input_hook(args)` and `setup_output_hook(result)` route the tensors through
+    identity Functions whose backward sees grad_input and grad_output."""
+
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        hooks, pre_hooks = user_hooks, user_pre_hooks
         self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
         self.grad_outputs = None
         self.args = ()
@@ -117,6 +123,12 @@ class BackwardHook:
                 _check_count(new, len(full), "hook")
                 full = new
         return tuple(g for g, a in zip(full, self.args) if _routed(a))
+
+
+# torch.utils.hooks.BackwardHook is this class. ember.utils.hooks is on the ground floor and
+# cannot import it (it is built on autograd.Function), so the class is handed to it here,
+# as the ops package binds methods onto Tensor.
+_utils_hooks.BackwardHook = BackwardHook
 
 
 def _zeros(t):

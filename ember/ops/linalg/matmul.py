@@ -8,9 +8,10 @@ import numpy as np
 
 from ..._sparse import SparseTensor
 from ..._tensor import make_tensor, Tensor, xp_of
-from ..._state import autocast as _autocast
+from ..._state import autocast as _autocast, forward_ad as _fw
 from .._autocast import lower
 from .._graph import Node, record
+from .._dual import on_dual_node
 from ._common import _check_same, _out, _same_dtype, _scaled
 
 
@@ -31,16 +32,16 @@ def _transposed(t):
 # mm_mat1/mat2_backward do: for a transposed matrix (Linear's weight.t()) the gradient is
 # computed transposed, so the .t() backward hands contiguous memory to the weight instead of
 # a transposed view that would cost a slow strided copy.
-def _mat1_grad(grad, mat1, mat2):
-    """grad @ mat2^H."""
-    if _transposed(mat1):
+def _mat1_grad(grad, mat1, mat2, mat1_transposed=None):
+    """grad @ mat2^H, laid out as mat1 (column-major when mat1 is)."""
+    if _transposed(mat1) if mat1_transposed is None else mat1_transposed:
         return mat2.conj().mm(grad.t()).t()
     return grad.mm(mat2.t().conj())
 
 
-def _mat2_grad(grad, mat1, mat2):
-    """mat1^H @ grad."""
-    if _transposed(mat2):
+def _mat2_grad(grad, mat1, mat2, mat2_transposed=None):
+    """mat1^H @ grad, laid out as mat2."""
+    if _transposed(mat2) if mat2_transposed is None else mat2_transposed:
         return grad.t().mm(mat1.conj()).t()
     return mat1.t().conj().mm(grad)
 
@@ -246,10 +247,12 @@ def _batched(input, other):
 
 class AddmmBackward0(Node):
     def backward(self, grad):
-        bias, a, b = self.saved_tensors
+        a, b = self.saved_tensors
         g_bias = _scaled(grad, self.beta) if self._next[0][0] is not None else None
-        g_a = _scaled(_mat1_grad(grad, a, b), self.alpha) if self._next[1][0] is not None else None
-        g_b = _scaled(_mat2_grad(grad, a, b), self.alpha) if self._next[2][0] is not None else None
+        g_a = (_scaled(_mat1_grad(grad, a, b, self.a_transposed), self.alpha)
+               if self._next[1][0] is not None else None)
+        g_b = (_scaled(_mat2_grad(grad, a, b, self.b_transposed), self.alpha)
+               if self._next[2][0] is not None else None)
         return g_bias, g_a, g_b
 
 
@@ -282,7 +285,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     node = record(AddmmBackward0, (input, mat1, mat2), res)
     if node is not None:
         node.alpha, node.beta = alpha, beta
-        node.save_for_backward(input, mat1, mat2)
+        # as PyTorch, each matrix is kept only for the other's gradient (and its layout)
+        node.a_transposed, node.b_transposed = _transposed(mat1), _transposed(mat2)
+        every = _fw.level is not None and on_dual_node(node)  # forward AD wants both
+        node.save_for_backward(mat1 if every or mat2._requires_grad else None,
+                               mat2 if every or mat1._requires_grad else None)
     if out is not None:  # after recording: write_out refuses a result that requires grad
         return _out(res, out, "addmm")
     return res

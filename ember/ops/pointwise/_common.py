@@ -9,10 +9,11 @@ import builtins
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._state import grad as _grad_state
+from ..._state import forward_ad as _fw, grad as _grad_state
 from ..._tensor import Tensor, _make, make_tensor
 from ...device import _BACKENDS
 from .._graph import Node, record, record_number, write_out
+from .._dual import on_dual_node
 
 _FROM_NUMPY = _dt.FROM_NUMPY
 _PROMOTED = {}  # (dtype, dim?, dtype-or-scalar-type, dim?) -> dtype; filled as types appear
@@ -154,7 +155,12 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
         if ta and tb:
             node = record(node_cls, (a, b), res)
             if node is not None and node_cls.saves:
-                node.save_for_backward(a, b)
+                # as PyTorch, an operand that serves only the other's gradient is kept
+                # only when that gradient is wanted (forward AD wants both)
+                every = _fw.level is not None and on_dual_node(node)
+                node.save_for_backward(
+                    a if every or b._requires_grad or not node_cls.a_only_for_b else None,
+                    b if every or a._requires_grad or not node_cls.b_only_for_a else None)
         else:
             t, number = (a, b) if ta else (b, a)
             if node_cls.number_edge:
@@ -181,6 +187,7 @@ class BinaryNode(Node):
     saves = True
     saves_with_number = True        # tensor op number: the tensor is saved
     saves_with_number_first = True  # number op tensor: the tensor is saved
+    a_only_for_b = b_only_for_a = False  # an operand only the other's gradient reads
     number_edge = False
     scalar = None
     scalar_first = False

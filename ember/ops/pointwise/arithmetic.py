@@ -11,6 +11,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._sparse import SparseTensor
 from ..._tensor import Tensor
+from .._graph import node_of
 from ._common import _SCALAR_FIXES, BinaryNode, _scalar_as, binary, operands
 from .selection import where
 from .unary_core import log
@@ -66,6 +67,7 @@ class RsubBackward1(RsubBackward0):
 
 class MulBackward0(BinaryNode):
     saves = True
+    a_only_for_b = b_only_for_a = True
     # x * 2 and 2 * x need only the number (PyTorch saves nothing)
     saves_with_number = saves_with_number_first = False
     number_edge = True
@@ -81,6 +83,7 @@ class MulBackward0(BinaryNode):
 
 class DivBackward0(BinaryNode):
     saves = True
+    a_only_for_b = True
     # x / 2 needs only the number (PyTorch saves no tensor); div(2, x) needs x
     saves_with_number = False
     number_edge = True
@@ -173,7 +176,7 @@ def _with_alpha(input, other, alpha, fn, node_cls, fname, out):
             y = _scale(y, alpha, d.np)
         return fn(x, y)
     res = binary(input, other, scaled, node_cls, fname, out)
-    node = res._grad_fn
+    node = node_of(res)
     if node is not None and type(node) is node_cls:
         node.alpha = alpha
     return res

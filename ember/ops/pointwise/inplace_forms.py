@@ -10,7 +10,7 @@ import numpy as np
 
 from ..._sparse import SparseTensor
 from ..._tensor import Tensor
-from .._graph import inplace, tracks
+from .._graph import before_write, inplace, tracks, write_watchers
 from ._common import operands
 from .arithmetic import (_check_alpha, _scale, add, div, floor_divide, mul, pow, remainder,
                          sub)
@@ -43,6 +43,8 @@ def _direct_inplace(self, other, ufunc, alpha=1):
         return False
     if alpha.__class__ is not builtins.int or alpha != 1:
         y = _scale(y, _check_alpha(alpha, d), d.np)
+    if write_watchers:
+        before_write(self)
     try:
         ufunc(arr, y, out=arr)
     except (ValueError, TypeError):  # e.g. other broadcasts to a larger shape

@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, make_tensor
-from .._graph import Node, record, record_number, write_out, with_out
+from .._graph import Node, node_of, record, record_number, write_out, with_out
 from ._common import (BinaryNode, _as_scalar, _promote, _raise_if_not_broadcastable, binary,
                       common_device, operands)
 
@@ -92,12 +92,12 @@ def _one_sided_clamp(input, bound, is_min, scalar_cls, tensor_cls):
     if isinstance(bound, Tensor):
         fn = np.maximum if is_min else np.minimum
         res = binary(input, bound, fn, tensor_cls, tensor_cls.__name__)
-        if type(res._grad_fn) is tensor_cls:
-            res._grad_fn.is_min = is_min
+        if type(node_of(res)) is tensor_cls:
+            node_of(res).is_min = is_min
         return res
     res = clamp(input, min=bound) if is_min else clamp(input, max=bound)
-    if type(res._grad_fn) is ClampBackward1:
-        res._grad_fn.__class__ = scalar_cls
+    if type(node_of(res)) is ClampBackward1:
+        node_of(res).__class__ = scalar_cls
     return res
 
 
@@ -192,15 +192,15 @@ class MaximumBackward0(BinaryNode):
 
 def maximum(input, other, *, out=None):
     res = binary(input, other, np.maximum, MaximumBackward0, "maximum", out)
-    if res._grad_fn is not None and type(res._grad_fn) is MaximumBackward0:
-        res._grad_fn.is_max = True
+    if type(node_of(res)) is MaximumBackward0:
+        node_of(res).is_max = True
     return res
 
 
 def minimum(input, other, *, out=None):
     res = binary(input, other, np.minimum, MinimumBackward0, "minimum", out)
-    if res._grad_fn is not None and type(res._grad_fn) is MinimumBackward0:
-        res._grad_fn.is_max = False
+    if type(node_of(res)) is MinimumBackward0:
+        node_of(res).is_max = False
     return res
 
 

@@ -6,7 +6,8 @@ import builtins
 import numpy as np
 
 from ..._tensor import Tensor, xp_of
-from ._common import (_ADAPTIVE_AVG, _ADAPTIVE_MAX, _flat_index, _grad_enabled, _index_shape,
+from .._graph import needs_grad
+from ._common import (_ADAPTIVE_AVG, _ADAPTIVE_MAX, _flat_index, _index_shape,
                       _linear, _max_result, _planes, _pool1d_via_2d, _separable_max)
 
 # ---- adaptive pooling ----------------------------------------------------------------------
@@ -120,7 +121,7 @@ def _adaptive_max(input, nd, fname, output_size, return_indices):
                                   f"'{input.dtype._scalar_name}'")
     xp = xp_of(input)
     size = tuple(input.shape[input.ndim - nd:])
-    need_idx = return_indices or (input._requires_grad and _grad_enabled())
+    need_idx = return_indices or needs_grad(input)
     sels, positions = [], []
     overlap = False
     for d, (s, o) in enumerate(zip(size, osz)):

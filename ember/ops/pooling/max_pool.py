@@ -5,7 +5,8 @@ import numpy as np
 
 from ..._tensor import xp_of
 from ._checks import _batch_check, _one, _pool_params
-from ._common import (_MAXPOOL, _flat_index, _grad_enabled, _index_shape, _max_result,
+from .._graph import needs_grad
+from ._common import (_MAXPOOL, _flat_index, _index_shape, _max_result,
                       _padded_planes, _pool1d_via_2d, _separable_max, _strided_selectors)
 
 # ---- max pooling -----------------------------------------------------------------------------
@@ -23,7 +24,7 @@ def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mod
         input, nd, fname, "max", kernel_size, stride, padding, dilation, ceil_mode)
     xp = xp_of(input)
     a = input._array
-    need_idx = return_indices or (input._requires_grad and _grad_enabled())
+    need_idx = return_indices or needs_grad(input)
     padded = _padded_planes(xp, a, nd, padding, kernel, stride, dilation, osz,
                             _lowest(a.dtype), "pool")
     sels = [_strided_selectors(k, t, d, o) for k, t, d, o in zip(kernel, stride, dilation, osz)]

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor
-from .._graph import inplace
+from .._graph import inplace, node_of
 from .. import pointwise as _pw
 from ..pointwise import BinaryNode, binary, where
 from ._common import (_HALF, _both_tensors, _inplace, _module, _not_implemented, _opmath,
@@ -77,8 +77,8 @@ def _fmaxmin(input, other, out, fname, cls, fn):
     if input.dtype.is_complex or other.dtype.is_complex:
         raise RuntimeError(f"{fname} not implemented for complex tensors.")
     res = binary(input, other, lambda x, y: fn(_module(x, y), x, y), cls, fname, out)
-    if type(res._grad_fn) is cls:
-        res._grad_fn.is_max = cls is FmaxBackward0
+    if type(node_of(res)) is cls:
+        node_of(res).is_max = cls is FmaxBackward0
     return res
 
 
@@ -107,8 +107,8 @@ def hypot(input, other, *, out=None):
         raise _not_implemented("hypot_cpu", d)
     res = binary(input, other, _opmath(lambda x, y: _module(x, y).hypot(x, y)), HypotBackward0,
                  "hypot", out)
-    if type(res._grad_fn) is HypotBackward0:
-        res._grad_fn.save_for_backward(input, other, res)
+    if type(node_of(res)) is HypotBackward0:
+        node_of(res).save_for_backward(input, other, res)
     return res
 
 
@@ -141,8 +141,8 @@ def copysign(input, other, *, out=None):
     cls = CopysignBackward0 if isinstance(other, Tensor) else CopysignBackward1
     res = binary(input, other, _opmath(lambda x, y: _module(x, y).copysign(x, y)), cls,
                  "copysign", out, float_result=True)
-    if type(res._grad_fn) is cls:
-        res._grad_fn.save_for_backward(input, res)
+    if type(node_of(res)) is cls:
+        node_of(res).save_for_backward(input, res)
     return res
 
 

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._graph import Node
+from .._graph import Node, node_of
 from ..pointwise import where
 from ._common import _PI, _inplace, _need_tensor, _not_implemented, _unary
 
@@ -352,8 +352,8 @@ def logit(input, eps=None, *, out=None):
             a = xp.where(a < lo, lo, xp.where(a > hi, hi, a))
         return xp.log(a / (1 - a))
     res = _unary(input, kernel, LogitBackward0, "input", out, "logit")
-    if res._grad_fn is not None and type(res._grad_fn) is LogitBackward0:
-        res._grad_fn.eps = eps
+    if type(node_of(res)) is LogitBackward0:
+        node_of(res).eps = eps
     return res
 
 
@@ -422,8 +422,8 @@ def _polygamma(n, input):
     """polygamma(n, x): the derivatives of digamma (the backward of digamma and of itself)."""
     kernel = _special("polygamma", _polygamma_kernel(n), n)
     res = _unary(input, kernel, PolygammaBackward0, "input", None, "polygamma", wide=True)
-    if type(res._grad_fn) is PolygammaBackward0:
-        res._grad_fn.n = n
+    if type(node_of(res)) is PolygammaBackward0:
+        node_of(res).n = n
     return res
 
 
@@ -443,8 +443,8 @@ def polygamma(n, input, *, out=None, _fname="polygamma"):
     kernel = _special("polygamma", _polygamma_kernel(n), n)
     res = _unary(input, kernel, PolygammaBackward0, "input", out, "polygamma", wide=True,
                  complex_error={0: "digamma", 1: "trigamma"}.get(n, "polygamma"))
-    if type(res._grad_fn) is PolygammaBackward0:
-        res._grad_fn.n = n
+    if type(node_of(res)) is PolygammaBackward0:
+        node_of(res).n = n
     return res
 
 
@@ -459,8 +459,8 @@ def _polygamma_inplace(self, n):
                            f"{self.dtype._scalar_name}")
     def compute(x):
         res = polygamma(n, x)
-        if type(res._grad_fn) is PolygammaBackward0:
-            res._grad_fn.__class__ = PolygammaBackward1
+        if type(node_of(res)) is PolygammaBackward0:
+            node_of(res).__class__ = PolygammaBackward1
         return res
     return inplace(self, compute)
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, make_tensor
-from .._graph import Node, record, tracks, write_out
+from .._graph import Node, before_write, record, tracks, write_out, write_watchers
 from .. import pointwise as _pw
 from ..pointwise import broadcast_shapes_or_none
 from ._common import _HALF, _inplace, _module, _need_tensor, _not_implemented, _promoted
@@ -226,6 +226,8 @@ def lerp_(self, end, weight):
     a = _direct_target(self, (end,), weight)
     if a is None:
         return _general_lerp_(self, end, weight)
+    if write_watchers:
+        before_write(self)
     diff = end._array - a
     if builtins.abs(weight) < 0.5:
         diff *= weight
@@ -245,6 +247,8 @@ def _ternary_inplace(op, term):
         a = _direct_target(self, (tensor1, tensor2), value)
         if a is None:
             return general(self, tensor1, tensor2, value=value)
+        if write_watchers:
+            before_write(self)
         a += term(value, tensor1._array, tensor2._array)
         self._vc.value += 1
         return self
