@@ -9,9 +9,13 @@ from .densenet import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
 from .googlenet import *  # noqa: F401,F403
 from .lenet import *  # noqa: F401,F403
+from .mnasnet import *  # noqa: F401,F403
+from .mobilenet import *  # noqa: F401,F403
 from .mobilenetv2 import *  # noqa: F401,F403
 from .mobilenetv3 import *  # noqa: F401,F403
+from .regnet import *  # noqa: F401,F403
 from .resnet import *  # noqa: F401,F403
+from .shufflenetv2 import *  # noqa: F401,F403
 from .squeezenet import *  # noqa: F401,F403
 from .vgg import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
@@ -21,6 +25,7 @@ from ._api import (Weights, WeightsEnum, get_model, get_model_builder,  # noqa: 
 
 _MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "lenet",
             "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
+_MODULES += ("mnasnet", "regnet", "shufflenetv2")
 # the builders share their modules' names (alexnet, vgg, googlenet), so read the modules from
 # sys.modules
 __all__ = [n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__
