@@ -38,6 +38,12 @@ TORCHVISION = {
     "regnet_x_8gf": (446, 39572648, "bd522f40cf47a0a1"),
     "regnet_x_16gf": (428, 54278536, "8f7eafbae085f169"),
     "regnet_x_32gf": (446, 107811560, "bfaa4c188f3aa255"),
+    "swin_t": (185, 28288354, "eacc56dc7fb6367e"),
+    "swin_s": (353, 49606258, "b42c245374abfe17"),
+    "swin_b": (353, 87768224, "a1f9c9c2656c3bbe"),
+    "swin_v2_t": (233, 28351570, "d3a01ce99350b891"),
+    "swin_v2_s": (449, 49737442, "161a8bfcebc5097e"),
+    "swin_v2_b": (449, 87930848, "8bc3fe93edeef7e1"),
 }
 
 
@@ -136,3 +142,53 @@ def test_mnasnet_loads_version_1_checkpoints_with_the_old_stem():
     x = ember.randn(1, 3, 32, 32)
     with ember.no_grad():
         np.testing.assert_allclose(new.eval()(x).numpy(), old.eval()(x).numpy(), rtol=1e-5)
+
+
+_SMALL_SWIN = dict(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4],
+                   window_size=[4, 4], stochastic_depth_prob=0.1, num_classes=5)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_swin_eval_output_matches_torchvision(version):
+    """A small Swin (two stages, 4x4 windows) with torchvision's weights: shifted windows,
+    padding to whole windows (36x44 input) and both relative position biases."""
+    tv = import_torchvision()
+    import torch
+    from torchvision.models import swin_transformer as theirs_module
+    from ember.vision.models import swin_transformer as ours_module
+
+    def config(module):
+        if version == 1:
+            return _SMALL_SWIN
+        return dict(_SMALL_SWIN, block=module.SwinTransformerBlockV2,
+                    downsample_layer=module.PatchMergingV2)
+    assert tv.models.swin_transformer is theirs_module
+    torch.manual_seed(0)
+    theirs = theirs_module.SwinTransformer(**config(theirs_module)).eval()
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    ours = ours_module.SwinTransformer(**config(ours_module)).eval()
+    ours.load_state_dict(_to_ember_state(theirs.state_dict()), strict=True)
+    for height, width in ((32, 40), (36, 44)):
+        x = np.random.default_rng(0).standard_normal((2, 3, height, width)).astype(np.float32)
+        with torch.no_grad():
+            expected = theirs(torch.from_numpy(x)).numpy()
+        with ember.no_grad():
+            got = ours(ember.tensor(x)).numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_swin_v2_train_forward_and_backward():
+    from ember.vision.models import swin_transformer as S
+    ember.manual_seed(0)
+    model = S.SwinTransformer(**dict(_SMALL_SWIN, block=S.SwinTransformerBlockV2,
+                                     downsample_layer=S.PatchMergingV2)).train()
+    out = model(ember.randn(2, 3, 32, 32))
+    assert tuple(out.shape) == (2, 5)
+    out.sum().backward()
+    attn = model.features[1][1].attn
+    assert attn.logit_scale.grad is not None and attn.cpb_mlp[0].weight.grad is not None
+    # the key bias takes no part in V2's attention, so it gets no gradient
+    third = attn.qkv.bias.numel() // 3
+    assert float(attn.qkv.bias.grad[third:2 * third].abs().sum()) == 0.0

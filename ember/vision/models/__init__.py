@@ -17,6 +17,7 @@ from .regnet import *  # noqa: F401,F403
 from .resnet import *  # noqa: F401,F403
 from .shufflenetv2 import *  # noqa: F401,F403
 from .squeezenet import *  # noqa: F401,F403
+from .swin_transformer import *  # noqa: F401,F403
 from .vgg import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
 from . import detection, segmentation  # noqa: F401
@@ -25,7 +26,7 @@ from ._api import (Weights, WeightsEnum, get_model, get_model_builder,  # noqa: 
 
 _MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "lenet",
             "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
-_MODULES += ("mnasnet", "regnet", "shufflenetv2")
+_MODULES += ("mnasnet", "regnet", "shufflenetv2", "swin_transformer")
 # the builders share their modules' names (alexnet, vgg, googlenet), so read the modules from
 # sys.modules
 __all__ = [n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__
