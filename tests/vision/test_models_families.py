@@ -1,4 +1,4 @@
-"""ember.vision.models, the ShuffleNetV2, MNASNet and RegNet families (and the
+"""ember.vision.models, the ShuffleNetV2, MNASNet, RegNet, Swin and MaxViT families (and the
 torchvision.models.mobilenet re-export): state_dict keys, shapes and parameter counts equal
 torchvision 0.28's (facts computed with tests/_torchvision_oracle.py as in test_models_more),
 and eval-mode outputs equal torchvision's with the same (random) weights loaded strictly."""
@@ -44,6 +44,7 @@ TORCHVISION = {
     "swin_v2_t": (233, 28351570, "d3a01ce99350b891"),
     "swin_v2_s": (449, 49737442, "161a8bfcebc5097e"),
     "swin_v2_b": (449, 87930848, "8bc3fe93edeef7e1"),
+    "maxvit_t": (582, 30919624, "e1d9d787c64c101a"),
 }
 
 
@@ -192,3 +193,40 @@ def test_swin_v2_train_forward_and_backward():
     # the key bias takes no part in V2's attention, so it gets no gradient
     third = attn.qkv.bias.numel() // 3
     assert float(attn.qkv.bias.grad[third:2 * third].abs().sum()) == 0.0
+
+
+_SMALL_MAXVIT = dict(input_size=(32, 32), stem_channels=8, partition_size=2, block_channels=[8, 16],
+                     block_layers=[1, 2], head_dim=4, stochastic_depth_prob=0.2, num_classes=5)
+
+
+def test_maxvit_eval_output_matches_torchvision():
+    """A small MaxViT (2x2 windows and grids, two blocks) with torchvision's weights."""
+    tv = import_torchvision()
+    import torch
+    from ember.vision.models.maxvit import MaxVit
+    torch.manual_seed(0)
+    theirs = tv.models.maxvit.MaxVit(**_SMALL_MAXVIT).eval()
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    ours = MaxVit(**_SMALL_MAXVIT).eval()
+    ours.load_state_dict(_to_ember_state(theirs.state_dict()), strict=True)
+    x = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    with torch.no_grad():
+        expected = theirs(torch.from_numpy(x)).numpy()
+    with ember.no_grad():
+        got = ours(ember.tensor(x)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_maxvit_train_backward_and_size_check():
+    from ember.vision.models.maxvit import MaxVit
+    ember.manual_seed(0)
+    model = MaxVit(**_SMALL_MAXVIT).train()
+    out = model(ember.randn(2, 3, 32, 32))
+    out.sum().backward()
+    attn = model.blocks[1].layers[1].layers.grid_attention.attn_layer[1]
+    assert attn.relative_position_bias_table.grad is not None
+    assert tuple(attn.relative_position_index.shape) == (4, 4)
+    with pytest.raises(ValueError, match=r"Input size \(5, 5\) of block 1 is not divisible"):
+        MaxVit(**dict(_SMALL_MAXVIT, input_size=(40, 40)))

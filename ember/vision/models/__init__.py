@@ -9,6 +9,7 @@ from .densenet import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
 from .googlenet import *  # noqa: F401,F403
 from .lenet import *  # noqa: F401,F403
+from .maxvit import *  # noqa: F401,F403
 from .mnasnet import *  # noqa: F401,F403
 from .mobilenet import *  # noqa: F401,F403
 from .mobilenetv2 import *  # noqa: F401,F403
@@ -26,7 +27,7 @@ from ._api import (Weights, WeightsEnum, get_model, get_model_builder,  # noqa: 
 
 _MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "lenet",
             "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
-_MODULES += ("mnasnet", "regnet", "shufflenetv2", "swin_transformer")
+_MODULES += ("mnasnet", "regnet", "shufflenetv2", "swin_transformer", "maxvit")
 # the builders share their modules' names (alexnet, vgg, googlenet), so read the modules from
 # sys.modules
 __all__ = [n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__
