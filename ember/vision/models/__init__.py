@@ -22,6 +22,7 @@ from .swin_transformer import *  # noqa: F401,F403
 from .vgg import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
 from . import detection, segmentation  # noqa: F401
+from . import video  # noqa: F401
 from ._api import (Weights, WeightsEnum, get_model, get_model_builder,  # noqa: F401
                    get_model_weights, get_weight, list_models)
 
