@@ -15,6 +15,7 @@ TORCHVISION = {
     "r3d_18": (122, 33371472, "9430f9be6806e282"),
     "mc3_18": (122, 11695440, "16b5afdc069bb8a6"),
     "r2plus1d_18": (224, 31505325, "247afa1fbd50f74b"),
+    "s3d": (464, 8320048, "0996e6e1cfa7771d"),
 }
 
 
@@ -28,7 +29,7 @@ def test_state_dict_matches_torchvision(name, fast_init):
 
 def test_registry_and_weights():
     from ember.vision import models as M
-    assert M.list_models(module=video) == ["mc3_18", "r2plus1d_18", "r3d_18"]
+    assert M.list_models(module=video) == ["mc3_18", "r2plus1d_18", "r3d_18", "s3d"]
     weights = M.get_model_weights("r3d_18").DEFAULT
     assert weights is video.R3D_18_Weights.KINETICS400_V1
     assert len(weights.meta["categories"]) == 400 and weights.meta["num_params"] == 33371472
@@ -52,6 +53,39 @@ def test_r2plus1d_eval_output_matches_torchvision():
     with ember.no_grad():
         got = ours(ember.tensor(x)).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_s3d_features_match_torchvision():
+    """S3D's head needs 16x224x224 clips (too slow here): its first seven feature layers
+    (separable convolutions, max-pools, two inception blocks) with torchvision's weights."""
+    tv = import_torchvision()
+    import torch
+    torch.manual_seed(0)
+    theirs = tv.models.video.s3d(num_classes=4).eval()
+    with torch.no_grad():
+        for m in theirs.modules():
+            if isinstance(m, torch.nn.BatchNorm3d):
+                m.running_var.uniform_(0.5, 1.5)
+                m.running_mean.normal_(0, 0.1)
+    ours = video.s3d(num_classes=4).eval()
+    ours.load_state_dict(_to_ember_state(theirs.state_dict()), strict=True)
+    x = np.random.default_rng(0).standard_normal((1, 3, 4, 32, 32)).astype(np.float32)
+    with torch.no_grad():
+        expected = theirs.features[:7](torch.from_numpy(x)).numpy()
+    with ember.no_grad():
+        got = ours.features[:7](ember.tensor(x)).numpy()
+    assert got.shape == (1, 480, 2, 4, 4)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv3d_norm_activation():
+    from ember.vision.ops import Conv3dNormActivation
+    from ember.vision.ops.misc import ConvNormActivation
+    layer = Conv3dNormActivation(2, 4, kernel_size=(1, 3, 3))
+    assert [type(m).__name__ for m in layer] == ["Conv3d", "BatchNorm3d", "ReLU"]
+    assert layer[0].padding == (0, 1, 1) and layer[0].bias is None and layer.out_channels == 4
+    with pytest.warns(UserWarning, match="Don't use ConvNormActivation directly"):
+        ConvNormActivation(2, 4)
 
 
 def test_mc3_train_forward_and_backward():

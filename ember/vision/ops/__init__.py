@@ -8,6 +8,7 @@ from .diou_loss import distance_box_iou_loss
 from .feature_pyramid_network import FeaturePyramidNetwork
 from .giou_loss import generalized_box_iou_loss
 from .misc import MLP, Conv2dNormActivation, FrozenBatchNorm2d, Permute, SqueezeExcitation
+from .misc import Conv3dNormActivation
 from .poolers import MultiScaleRoIAlign
 from .roi import RoIAlign, RoIPool, roi_align, roi_pool, sigmoid_focal_loss
 from .stochastic_depth import StochasticDepth, stochastic_depth
@@ -19,3 +20,4 @@ __all__ = ["box_area", "box_iou", "generalized_box_iou", "distance_box_iou",
            "SqueezeExcitation", "StochasticDepth", "stochastic_depth", "FeaturePyramidNetwork",
            "MultiScaleRoIAlign", "generalized_box_iou_loss", "distance_box_iou_loss",
            "complete_box_iou_loss"]
+__all__ += ["Conv3dNormActivation"]

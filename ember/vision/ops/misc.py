@@ -1,15 +1,21 @@
-"""torchvision.ops.misc building blocks: Conv2dNormActivation (conv -> norm -> activation as
-one Sequential, children numbered 0, 1, 2 in state_dict keys as torchvision's),
-FrozenBatchNorm2d, SqueezeExcitation, MLP and Permute."""
+"""torchvision.ops.misc building blocks: Conv2dNormActivation and Conv3dNormActivation (conv ->
+norm -> activation as one Sequential, children numbered 0, 1, 2 in state_dict keys as
+torchvision's), FrozenBatchNorm2d, SqueezeExcitation, MLP and Permute."""
+import warnings
+
 from ... import nn, permute
 
-__all__ = ["Conv2dNormActivation", "FrozenBatchNorm2d", "SqueezeExcitation", "MLP", "Permute"]
+__all__ = ["ConvNormActivation", "Conv2dNormActivation", "Conv3dNormActivation",
+           "FrozenBatchNorm2d", "SqueezeExcitation", "MLP", "Permute"]
 
 
-class Conv2dNormActivation(nn.Sequential):
+class ConvNormActivation(nn.Sequential):
+    """conv_layer -> [norm] -> [activation]; the base of Conv2dNormActivation and
+    Conv3dNormActivation (torchvision warns when it is used directly)."""
+
     def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
                  groups=1, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1,
-                 inplace=True, bias=None):
+                 inplace=True, bias=None, conv_layer=nn.Conv2d):
         if padding is None:
             if isinstance(kernel_size, int) and isinstance(dilation, int):
                 padding = (kernel_size - 1) // 2 * dilation
@@ -20,8 +26,8 @@ class Conv2dNormActivation(nn.Sequential):
                 padding = tuple((ks[i] - 1) // 2 * dl[i] for i in range(n))
         if bias is None:
             bias = norm_layer is None  # a norm layer right after makes a conv bias redundant
-        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding,
-                            dilation=dilation, groups=groups, bias=bias)]
+        layers = [conv_layer(in_channels, out_channels, kernel_size, stride, padding,
+                             dilation=dilation, groups=groups, bias=bias)]
         if norm_layer is not None:
             layers.append(norm_layer(out_channels))
         if activation_layer is not None:
@@ -29,6 +35,25 @@ class Conv2dNormActivation(nn.Sequential):
             layers.append(activation_layer(**params))
         super().__init__(*layers)
         self.out_channels = out_channels
+        if type(self) is ConvNormActivation:
+            warnings.warn("Don't use ConvNormActivation directly, please use "
+                          "Conv2dNormActivation and Conv3dNormActivation instead.")
+
+
+class Conv2dNormActivation(ConvNormActivation):
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
+                 groups=1, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1,
+                 inplace=True, bias=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, groups,
+                         norm_layer, activation_layer, dilation, inplace, bias, nn.Conv2d)
+
+
+class Conv3dNormActivation(ConvNormActivation):
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
+                 groups=1, norm_layer=nn.BatchNorm3d, activation_layer=nn.ReLU, dilation=1,
+                 inplace=True, bias=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, groups,
+                         norm_layer, activation_layer, dilation, inplace, bias, nn.Conv3d)
 
 
 class FrozenBatchNorm2d(nn.Module):
