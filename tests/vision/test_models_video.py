@@ -16,6 +16,9 @@ TORCHVISION = {
     "mc3_18": (122, 11695440, "16b5afdc069bb8a6"),
     "r2plus1d_18": (224, 31505325, "247afa1fbd50f74b"),
     "s3d": (464, 8320048, "0996e6e1cfa7771d"),
+    "swin3d_t": (185, 28158070, "64e2a646de6ab72e"),
+    "swin3d_s": (353, 49816678, "198bebb7b606c2d5"),
+    "swin3d_b": (353, 88048984, "7ba215a795b3d2f0"),
 }
 
 
@@ -29,7 +32,8 @@ def test_state_dict_matches_torchvision(name, fast_init):
 
 def test_registry_and_weights():
     from ember.vision import models as M
-    assert M.list_models(module=video) == ["mc3_18", "r2plus1d_18", "r3d_18", "s3d"]
+    assert M.list_models(module=video) == ["mc3_18", "r2plus1d_18", "r3d_18", "s3d",
+                                                "swin3d_b", "swin3d_s", "swin3d_t"]
     weights = M.get_model_weights("r3d_18").DEFAULT
     assert weights is video.R3D_18_Weights.KINETICS400_V1
     assert len(weights.meta["categories"]) == 400 and weights.meta["num_params"] == 33371472
@@ -114,3 +118,36 @@ def test_video_classification_preset_matches_torchvision():
     single = ours(ember.tensor(frames[0]))
     assert tuple(single.shape) == (3, 5, 12, 12)
     assert repr(ours) == repr(tv.transforms._presets.VideoClassification(**kwargs))
+
+
+_SMALL_SWIN3D = dict(patch_size=[2, 4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4],
+                     window_size=[2, 3, 3], stochastic_depth_prob=0.1, num_classes=5)
+
+
+def test_swin3d_eval_output_matches_torchvision():
+    """A small video Swin: a (6, 24, 20) clip gives (3, 6, 5) patches, padded to whole
+    (2, 3, 3) windows and shifted; after merging, the window shrinks to the 3-high map."""
+    tv = import_torchvision()
+    import torch
+    torch.manual_seed(0)
+    theirs = tv.models.video.SwinTransformer3d(**_SMALL_SWIN3D).eval()
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    ours = video.SwinTransformer3d(**_SMALL_SWIN3D).eval()
+    ours.load_state_dict(_to_ember_state(theirs.state_dict()), strict=True)
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 24, 20)).astype(np.float32)
+    with torch.no_grad():
+        expected = theirs(torch.from_numpy(x)).numpy()
+    with ember.no_grad():
+        got = ours(ember.tensor(x)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_swin3d_train_forward_and_backward():
+    ember.manual_seed(0)
+    model = video.SwinTransformer3d(**_SMALL_SWIN3D).train()
+    out = model(ember.randn(1, 3, 4, 16, 16))
+    assert tuple(out.shape) == (1, 5)
+    out.sum().backward()
+    assert model.features[0][1].attn.relative_position_bias_table.grad is not None
