@@ -230,3 +230,12 @@ def test_maxvit_train_backward_and_size_check():
     assert tuple(attn.relative_position_index.shape) == (4, 4)
     with pytest.raises(ValueError, match=r"Input size \(5, 5\) of block 1 is not divisible"):
         MaxVit(**dict(_SMALL_MAXVIT, input_size=(40, 40)))
+
+
+def test_mnasnet_loads_a_torchvision_checkpoint_file(tmp_path):
+    """The saved file keeps the per-module versions MNASNet's loading needs."""
+    tv = import_torchvision()
+    import torch
+    torch.save(tv.models.mnasnet0_5(num_classes=3).state_dict(), tmp_path / "m.pth")
+    model = M.mnasnet0_5(weights=str(tmp_path / "m.pth"), num_classes=3)
+    assert model._version == 2
