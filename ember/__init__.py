@@ -24,6 +24,8 @@ from . import autograd, cuda, nn, optim, serialization, utils
 from .utils import checkpoint as _checkpoint, data as _data  # noqa: F401  (as torch.utils.data)
 from . import distributed, distributions
 from .serialization import load, save
+from .serialization import (DeserializationStorageContext, PyTorchFileReader, PyTorchFileWriter,
+                            SerializationStorageContext)
 from . import accelerator, backends, jit, testing
 from . import amp, cpu, func, hub, multiprocessing, profiler
 from . import compiler, library
@@ -37,6 +39,7 @@ from .func import vmap
 from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._symbolic import *  # noqa: F401,F403  (sym_int ... and cond, on concrete values)
 from .random import thread_safe_generator
+from ._streams import Event, Stream  # noqa: E402  (torch.Stream, torch.Event)
 from .jit import compile
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
                                     set_anomaly_enabled)
@@ -46,6 +49,8 @@ from ._printing import get_printoptions, set_printoptions
 from ._environment import *  # noqa: F401,F403  (threads, constants, global settings)
 
 globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
+from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES
+globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ... (TypedStorage makers)
 
 from ._layout import layout, sparse_coo, strided
 from . import sparse

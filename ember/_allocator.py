@@ -33,3 +33,207 @@ def _keep_freed_blocks():
 
 
 tuned = _keep_freed_blocks()
+
+
+# --- CUDA: the statistics of ember's caching allocator (CuPy's memory pool) -----------------
+# CuPy's pool reports only what it holds now (used_bytes, total_bytes). PyTorch's allocator
+# also keeps peaks, running totals and counts (torch.cuda.memory_stats), which scripts read to
+# size batches: max_memory_allocated. CuPy calls a memory hook on every allocation from the
+# pool, every return to it and every new segment from the driver, so a hook keeps them here.
+# CuPy's hooks are per thread: the hook is entered on the thread that first imports CuPy (the
+# one that computes, in ember); the current figures are resynchronised with the pool whenever
+# they are read, so a block freed on another thread cannot leave them high.
+
+SMALL_BLOCK = 1 << 20  # PyTorch's small pool holds blocks of at most 1 MiB
+POOLS = ("all", "small_pool", "large_pool")
+COUNTS = ("num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device_alloc",
+          "num_device_free")
+
+
+class Counter:
+    """A quantity's current value, its peak, and how much of it was ever added and removed."""
+
+    __slots__ = ("current", "peak", "allocated", "freed")
+
+    def __init__(self):
+        self.current = self.peak = self.allocated = self.freed = 0
+
+    def add(self, amount):
+        self.current += amount
+        self.allocated += amount
+        if self.current > self.peak:
+            self.peak = self.current
+
+    def remove(self, amount):
+        self.current -= amount
+        self.freed += amount
+
+    def reset_peak(self):
+        self.peak = self.current
+
+    def reset_accumulated(self):
+        self.allocated = self.freed = 0
+
+
+# The counters kept on every allocation and free, in one flat list (the hook runs on every
+# block, so it touches list slots, not objects): for each pool (all, small, large), for each
+# quantity (bytes in tensors, blocks, bytes asked for), current/peak/allocated/freed.
+_BLOCK_QUANTITIES = ("allocated_bytes", "allocation", "requested_bytes")
+_FIELDS = Counter.__slots__
+_ALL, _SMALL, _LARGE = 0, 12, 24  # each pool's offset in the list
+
+
+def _grow(v, o, rounded, size):
+    c = v[o] + rounded
+    v[o], v[o + 2] = c, v[o + 2] + rounded
+    if c > v[o + 1]:
+        v[o + 1] = c
+    c = v[o + 4] + 1
+    v[o + 4], v[o + 6] = c, v[o + 6] + 1
+    if c > v[o + 5]:
+        v[o + 5] = c
+    c = v[o + 8] + size
+    v[o + 8], v[o + 10] = c, v[o + 10] + size
+    if c > v[o + 9]:
+        v[o + 9] = c
+
+
+def _shrink(v, o, rounded, size):
+    v[o], v[o + 3] = v[o] - rounded, v[o + 3] + rounded
+    v[o + 4], v[o + 7] = v[o + 4] - 1, v[o + 7] + 1
+    v[o + 8], v[o + 11] = v[o + 8] - size, v[o + 11] + size
+
+
+class DeviceMemoryStats:
+    """One device's counters, under PyTorch's names ("allocated_bytes.all.peak" ...)."""
+
+    def __init__(self):
+        self.blocks = [0] * 36
+        self.segments = {(name, pool): Counter() for name in ("reserved_bytes", "segment")
+                         for pool in POOLS}
+        self.counts = dict.fromkeys(COUNTS, 0)
+        self.requested = {}  # pointer -> bytes asked for (the pool rounds them up)
+
+    def block_allocated(self, pointer, size, rounded):
+        self.requested[pointer] = size
+        _grow(self.blocks, _ALL, rounded, size)
+        _grow(self.blocks, _SMALL if rounded <= SMALL_BLOCK else _LARGE, rounded, size)
+
+    def block_freed(self, pointer, rounded):
+        size = self.requested.pop(pointer, rounded)
+        _shrink(self.blocks, _ALL, rounded, size)
+        _shrink(self.blocks, _SMALL if rounded <= SMALL_BLOCK else _LARGE, rounded, size)
+
+    def segment_allocated(self, size):
+        pool = "small_pool" if size <= SMALL_BLOCK else "large_pool"
+        for name, amount in (("reserved_bytes", size), ("segment", 1)):
+            self.segments[name, "all"].add(amount)
+            self.segments[name, pool].add(amount)
+        self.counts["num_device_alloc"] += 1
+
+    def segments_released(self, released):
+        """The pool gave `released` bytes of cached segments back to the driver. CuPy does not
+        say which segments went, so their count (segment, num_device_free) is not known, and
+        the bytes are taken off the large pool first (where nearly all of a pool's bytes
+        are)."""
+        self.segments["reserved_bytes", "all"].remove(released)
+        for pool in ("large_pool", "small_pool"):
+            part = min(released, self.segments["reserved_bytes", pool].current)
+            self.segments["reserved_bytes", pool].remove(part)
+            released -= part
+
+    def resync(self, used, total):
+        """Bring the current figures to what the pool holds now (`used` in tensors, `total`
+        reserved): frees seen by no hook, segments released by the pool itself."""
+        v = self.blocks
+        if used < v[_ALL]:
+            v[_ALL + 3] += v[_ALL] - used
+            v[_ALL] = used
+        reserved = self.segments["reserved_bytes", "all"].current
+        if total < reserved:
+            self.segments_released(reserved - total)
+
+    def as_flat_dict(self):
+        stats = {}
+        for pool, offset in zip(POOLS, (_ALL, _SMALL, _LARGE)):
+            for k, name in enumerate(_BLOCK_QUANTITIES):
+                values = self.blocks[offset + 4 * k: offset + 4 * k + 4]
+                stats.update({f"{name}.{pool}.{f}": x for f, x in zip(_FIELDS, values)})
+            for name, same_as in (("active_bytes", "allocated_bytes"), ("active", "allocation")):
+                # CuPy returns a freed block to the pool at once: active is allocated
+                stats.update({f"{name}.{pool}.{f}": stats[f"{same_as}.{pool}.{f}"]
+                              for f in _FIELDS})
+            for name in ("inactive_split_bytes", "inactive_split"):  # CuPy splits no blocks
+                stats.update({f"{name}.{pool}.{f}": 0 for f in _FIELDS})
+        for (name, pool), counter in self.segments.items():
+            stats.update({f"{name}.{pool}.{f}": getattr(counter, f) for f in _FIELDS})
+        for name in ("oversize_allocations", "oversize_segments"):  # no max_split_size here
+            stats.update({f"{name}.{f}": 0 for f in _FIELDS})
+        stats.update(self.counts)
+        stats["max_split_size"] = -1
+        return stats
+
+    def reset_peak(self):
+        v = self.blocks
+        for o in range(0, 36, 4):
+            v[o + 1] = v[o]
+        for counter in self.segments.values():
+            counter.reset_peak()
+
+    def reset_accumulated(self):
+        v = self.blocks
+        for o in range(0, 36, 4):
+            v[o + 2] = v[o + 3] = 0
+        for counter in self.segments.values():
+            counter.reset_accumulated()
+        self.counts = dict.fromkeys(COUNTS, 0)
+
+
+class CudaMemoryStats:
+    """CuPy's memory hook (its six callbacks) feeding one DeviceMemoryStats per device."""
+
+    name = "ember.cuda.memory_stats"
+
+    def __init__(self):
+        self.devices = {}
+
+    def device(self, index):
+        stats = self.devices.get(index)
+        if stats is None:
+            stats = self.devices[index] = DeviceMemoryStats()
+        return stats
+
+    def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id, **_):
+        if mem_ptr:
+            self.device(device_id).block_allocated(mem_ptr, size, mem_size)
+        else:
+            self.device(device_id).counts["num_ooms"] += 1
+
+    def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id, **_):
+        self.device(device_id).block_freed(mem_ptr, mem_size)
+
+    def alloc_postprocess(self, device_id, mem_size, mem_ptr, **_):
+        if mem_ptr:
+            self.device(device_id).segment_allocated(mem_size)
+
+    def malloc_preprocess(self, **_):
+        pass
+
+    def free_preprocess(self, **_):
+        pass
+
+    def alloc_preprocess(self, **_):
+        pass
+
+
+cuda_memory_stats = None  # the hook, once CuPy is loaded
+
+
+def track_cuda_memory(cupy):
+    """Enter the statistics hook into `cupy` (once); return it."""
+    global cuda_memory_stats
+    if cuda_memory_stats is None:
+        hook = CudaMemoryStats()
+        cupy.cuda.memory_hook.get_memory_hooks()[hook.name] = hook
+        cuda_memory_stats = hook
+    return cuda_memory_stats

@@ -10,12 +10,15 @@ loaded (NumPy's wheels bundle OpenBLAS), so no new dependency is needed for the 
 """
 import ctypes
 import glob
+import importlib
 import math
 import os
+import sys
 import warnings
 
 from . import _state
 from . import dtypes as _dt
+from .device import backend_of, device as _device
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "inf", "nan", "pi", "e", "newaxis",
@@ -25,7 +28,7 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_deterministic_debug_mode", "get_default_device", "typename",
            "set_default_tensor_type", "set_flush_denormal", "set_warn_always",
            "is_warn_always_enabled", "is_storage", "has_lapack", "has_mkl", "has_openmp",
-           "has_spectral"]
+           "has_spectral", "init_num_threads", "get_device_module"]
 
 inf = math.inf
 nan = math.nan
@@ -145,6 +148,34 @@ def set_num_interop_threads(num):
         raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
                            "started or set_num_interop_threads called")
     _threads["interop"], _threads["interop_fixed"] = num, True
+
+
+def init_num_threads():
+    """Give the calling thread the configured number of kernel threads (set_num_threads), as
+    PyTorch does for a thread that starts running ops."""
+    if _threads["intra"] is not None:
+        _blas.set(_threads["intra"])
+
+
+def get_device_module(device=None):
+    """The module of a device type (`ember.cuda` for "cuda" or device("cuda:1")); without an
+    argument, the current accelerator's, else `ember.cpu`."""
+    if device is None:
+        name = "cuda" if backend_of(_device("cuda")).is_available() else "cpu"
+    elif isinstance(device, _device):
+        name = device.type
+    elif isinstance(device, str):
+        name = _device(device).type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or "
+                           "None")
+    package = __name__.rsplit(".", 1)[0]
+    try:
+        return sys.modules.get(f"{package}.{name}") or importlib.import_module(
+            f"{package}.{name}")
+    except ModuleNotFoundError:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered "
+                           f"as 'torch.{name}'.") from None
 
 
 def get_num_interop_threads():
@@ -286,6 +317,6 @@ def typename(obj):
 
 
 def is_storage(obj):
-    """ember keeps a tensor's memory in its backend array and has no storage objects, so
-    nothing it hands out is a storage."""
-    return False
+    """True for a storage object (`Tensor.untyped_storage()`, `ember.FloatStorage(3)` ...)."""
+    from ._storage import TypedStorage, UntypedStorage
+    return isinstance(obj, (TypedStorage, UntypedStorage))

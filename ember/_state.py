@@ -36,6 +36,7 @@ def pop_default_device():
 
 
 cuda_device = 0  # torch.cuda.current_device(): the index a bare 'cuda' device means
+cuda_sync_debug_mode = 0  # torch.cuda.set_sync_debug_mode: 0 quiet, 1 warn, 2 error on a sync
 
 
 class _AutocastThread(threading.local):

@@ -105,6 +105,11 @@ _TYPE_NAMES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep
                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
                "privateuseone")
 _KNOWN_TYPES = frozenset(_TYPE_NAMES)
+# c10's DeviceType numbers (torch.Stream.device_type, torch.profiler.DeviceType)
+DEVICE_TYPE_CODES = {"cpu": 0, "cuda": 1, "mkldnn": 2, "opengl": 3, "opencl": 4, "ideep": 5,
+                     "hip": 6, "fpga": 7, "maia": 8, "xla": 9, "vulkan": 10, "metal": 11,
+                     "xpu": 12, "mps": 13, "meta": 14, "hpu": 15, "ve": 16, "lazy": 17,
+                     "ipu": 18, "mtia": 19, "privateuseone": 20}
 _DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
 _MAX_INDEX = 2 ** 31 - 1
 
@@ -168,6 +173,8 @@ class CudaBackend:
                 import cupy
             except ImportError:
                 raise AssertionError("Torch not compiled with CUDA enabled") from None
+            from . import _allocator
+            _allocator.track_cuda_memory(cupy)
             cls._cupy = cupy
         return cls._cupy
 
@@ -195,12 +202,24 @@ class CudaBackend:
             return cp.asarray(array)
 
     def to_host(self, array):
+        _check_sync()
         return array.get()
 
     def synchronize(self, index):
         cp = self._module()
         with cp.cuda.Device(index or 0):
             cp.cuda.runtime.deviceSynchronize()
+
+
+def _check_sync():
+    """torch.cuda.set_sync_debug_mode: an implicit host-device synchronization (reading a
+    device array on the host) warns or fails; an explicit synchronize() never does."""
+    mode = _state.cuda_sync_debug_mode
+    if mode == 1:
+        import warnings
+        warnings.warn("called a synchronizing CUDA operation", UserWarning, stacklevel=3)
+    elif mode == 2:
+        raise RuntimeError("called a synchronizing CUDA operation")
 
 
 _BACKENDS = {"cpu": CpuBackend(), "cuda": CudaBackend()}

@@ -6,6 +6,7 @@ from .ops.distance import cdist
 from .ops.index_extra import unravel_index
 from .ops.linalg.contractions import chain_matmul, tensordot
 from .ops.linalg.einsum import einsum
+from .ops.lowrank import pca_lowrank, svd_lowrank
 from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes,
                             broadcast_tensors, cartesian_prod, meshgrid, split)
 from .ops.sorting import unique, unique_consecutive
@@ -14,5 +15,5 @@ from .ops.stft import istft, stft
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
            "broadcast_tensors", "cartesian_prod", "cdist", "chain_matmul", "einsum", "istft",
-           "lu", "meshgrid", "norm", "split", "stft", "tensordot", "unique",
+           "lu", "meshgrid", "norm", "pca_lowrank", "split", "stft", "svd_lowrank", "tensordot", "unique",
            "unique_consecutive", "unravel_index"]

@@ -7,8 +7,9 @@ ember's custom-Function mechanism. `register_fake` gives the output's metadata (
 fake tensors: `opcheck` holds it against the real kernel). `Library`, `define` and `impl`
 declare operators by schema string. Every operator is reachable as `ember.ops.<ns>.<name>`
 (`torch.ops...` under ember.compat).
-Not here: register_autocast, register_vmap, register_torch_dispatch, triton_op and
-wrap_triton (no compiler, vmap dispatch or Triton in ember)."""
+`register_autocast` casts an op's inputs under autocast; `register_vmap` keeps a batching rule
+that ember's per-sample vmap does not need. Not here: get_ctx (no fake tensors),
+register_torch_dispatch, triton_op and wrap_triton (no dispatcher below autograd, no Triton)."""
 import enum
 import warnings
 
@@ -18,7 +19,7 @@ from ._library.opcheck import OpCheckError, opcheck
 
 __all__ = ["Library", "impl", "define", "impl_abstract", "register_fake", "register_kernel",
            "register_autograd", "get_kernel", "custom_op", "infer_schema", "opcheck",
-           "CustomOpDef", "OpCheckError", "Tag"]
+           "CustomOpDef", "OpCheckError", "Tag", "register_autocast", "register_vmap"]
 
 
 class Tag(enum.Enum):
@@ -75,6 +76,18 @@ def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
 
 def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     _lookup(op).register_autograd(backward, setup_context=setup_context)
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """Under autocast on `device_type`, the op runs on its floating inputs cast to
+    `cast_inputs`, with autocast off inside."""
+    _lookup(op).register_autocast(device_type, cast_inputs)
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    """Register `func(info, in_dims, *args) -> (output, out_dims)` as the op's vmap rule."""
+    target = _lookup(op)
+    return target.register_vmap if func is None else target.register_vmap(func)
 
 
 def get_kernel(op, dispatch_key):

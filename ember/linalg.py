@@ -8,6 +8,8 @@ from .ops.decompositions import (LinAlgError, cholesky_ex, cond, diagonal, eig, 
                                  lu_factor_ex, solve_ex, matrix_exp, matrix_norm,
                                  matrix_power, matrix_rank, norm, pinv, solve, solve_triangular,
                                  svdvals, tensorinv, tensorsolve, vector_norm)
+from .ops.decompositions._common import common_notes
+from .ops.decompositions.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.decompositions import linalg_cholesky as cholesky
 from .ops.decompositions import linalg_det as det
 from .ops.decompositions import linalg_lu as lu
@@ -19,9 +21,9 @@ from .ops.linalg import linalg_cross as cross
 from .ops.linalg import matmul, multi_dot, vecdot
 from .ops.vander import linalg_vander as vander
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+__all__ = ["LinAlgError", "cholesky", "common_notes", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
            "eigh", "eigvals", "eigvalsh", "householder_product",
-           "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+           "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
            "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
            "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",

@@ -149,3 +149,23 @@ def test_new_modules_resolve_through_compat():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=root), timeout=120)
     assert out.stdout.strip() == "OK", out.stderr[-2000:]
+
+
+def test_get_device_module_as_pytorchs(torch):
+    if ember.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert ember.get_device_module() is ember.cpu
+    assert ember.get_device_module("cpu") is ember.get_device_module(ember.device("cpu"))
+    assert ember.get_device_module("cuda:0") is ember.cuda
+    for module in (torch, ember):
+        with pytest.raises(RuntimeError, match="Device 'xla' does not have a corresponding "
+                                               "module registered as 'torch.xla'."):
+            module.get_device_module("xla")
+        with pytest.raises(RuntimeError, match="Invalid value of device '3', expect"):
+            module.get_device_module(3)
+
+
+def test_init_num_threads_keeps_the_configured_count():
+    before = ember.get_num_threads()
+    ember.init_num_threads()
+    assert ember.get_num_threads() == before

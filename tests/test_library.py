@@ -296,3 +296,36 @@ def test_tags_are_pytorchs(torch):
         [(m.name, m.value) for m in torch.Tag.__members__.values()]
     assert ember.library.Tag is ember.Tag and str(ember.Tag.pointwise) == "Tag.pointwise"
     assert ember.JITException is ember.jit.Error
+
+
+def test_register_autocast_casts_eligible_inputs_and_turns_autocast_off(torch):
+    seen = {}
+    for lib, name in ((ember, "emberlib_ac::mix"), (torch, "torchlib_ac::mix")):
+        @lib.library.custom_op(name, mutates_args=())
+        def mix(x: lib.Tensor, y: lib.Tensor, n: lib.Tensor) -> lib.Tensor:
+            seen.setdefault(lib.__name__, []).append(
+                (str(x.dtype), str(y.dtype), str(n.dtype), lib.is_autocast_enabled("cpu")))
+            return x + y.to(x.dtype) + n.to(x.dtype)
+        lib.library.register_autocast(name, "cpu", lib.bfloat16)
+        args = (lib.ones(2), lib.ones(2, dtype=lib.float64), lib.ones(2, dtype=lib.int64))
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            inside = mix(*args)
+        outside = mix(*args)
+        seen[lib.__name__].append((str(inside.dtype), str(outside.dtype)))
+    assert seen["ember"] == seen["torch"]
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+        ember.library.register_autocast("emberlib_ac::mix", "tpu", ember.float16)
+
+
+def test_register_vmap_keeps_the_rule_and_vmap_agrees():
+    @ember.library.custom_op("emberlib_vm::double", mutates_args=())
+    def double(x: ember.Tensor) -> ember.Tensor:
+        return x * 2
+
+    def rule(info, in_dims, x):
+        return x * 2, in_dims[0]
+    assert ember.library.register_vmap("emberlib_vm::double", rule) is rule
+    assert ember.vmap(double)(ember.arange(6.0).reshape(3, 2)).tolist() == \
+        [[0.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
+    with pytest.raises(TypeError, match="Expected vmap rule to be a function"):
+        ember.library.register_vmap("emberlib_vm::double", 3)

@@ -3,7 +3,8 @@ fake function, the autograd formula run through ember's custom-Function mechanis
 `torch.ops.<ns>.<name>` view, kept in the ops floor's namespace registry."""
 import warnings
 
-from .. import autograd, ops
+from .. import _state, autograd, ops
+from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..device import device as _device
 from ..ops import _custom
@@ -12,6 +13,8 @@ from .infer_schema import _NO_DEFAULT, _schema_arguments
 __all__ = ["CustomOpDef", "OpOverload", "OpOverloadPacket"]
 
 _OPS = {}  # "ns::name" -> its CustomOpDef
+# what autocast casts: lower-precision floats and float32 (never float64 or integers)
+_AUTOCAST_ELIGIBLE = (_dt.float16, _dt.bfloat16, _dt.float32)
 
 
 def _tensors_in(values):
@@ -34,6 +37,8 @@ class CustomOpDef:
         self._abstract_fn = None
         self._backward_fn = None
         self._setup_context_fn = None
+        self._autocast_dtypes = {}   # device type -> the dtype autocast casts inputs to
+        self._vmap_fn = None
         self._arguments = _schema_arguments(schema)
         self._arg_names = [a[0] for a in self._arguments]
         self._keyword_only = {a[0] for a in self._arguments if a[2]}
@@ -79,6 +84,37 @@ class CustomOpDef:
             raise TypeError(f"Expected backward to be a function, got {type(backward)}")
         self._backward_fn = backward
         self._setup_context_fn = setup_context
+
+    def register_autocast(self, device_type, cast_inputs):
+        """Under autocast on `device_type`, run with the float16/bfloat16/float32 tensor
+        inputs cast to `cast_inputs`, and autocast off inside."""
+        self._autocast_dtypes[_device(device_type).type] = _dt.to_dtype(cast_inputs)
+
+    def register_vmap(self, fn, /):
+        """A batching rule `fn(info, in_dims, *args) -> (output, out_dims)`. ember's vmap
+        runs the mapped function once per sample, so the op is called unbatched and needs no
+        rule; a registered one is kept (as `_vmap_fn`) and must agree with the op."""
+        if not callable(fn):
+            raise TypeError(f"Expected vmap rule to be a function, got {type(fn)}")
+        self._vmap_fn = fn
+        return fn
+
+    def _autocast_cast(self, values):
+        """The values cast by a registered autocast rule, and that rule's device type."""
+        if not self._autocast_dtypes or not _state.autocast.active:
+            return values, None
+        device_type = next((t.device.type for t in _tensors_in(values)), None)
+        target = self._autocast_dtypes.get(device_type)
+        if target is None or device_type not in _state.autocast.thread.dtypes:
+            return values, None
+
+        def cast(value):
+            if isinstance(value, Tensor) and value.dtype in _AUTOCAST_ELIGIBLE:
+                return value.to(target)
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(v) for v in value)
+            return value
+        return [cast(v) for v in values], device_type
 
     # ---- running ----------------------------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -180,7 +216,12 @@ class CustomOpDef:
         return list(output) if packed.list_output else output
 
     def __call__(self, *args, **kwargs):
-        return self._run(self._bind(args, dict(kwargs)))
+        values, autocast_device = self._autocast_cast(self._bind(args, dict(kwargs)))
+        if autocast_device is None:
+            return self._run(values)
+        from ..amp.autocast_mode import autocast
+        with autocast(autocast_device, enabled=False):
+            return self._run(values)
 
 
 class _Packed:

@@ -17,7 +17,9 @@ __all__ = ["set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enab
            "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
            "autocast_decrement_nesting", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
            "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cpu_enabled",
-           "set_autocast_cpu_enabled"]
+           "set_autocast_cpu_enabled", "get_autocast_ipu_dtype", "set_autocast_ipu_dtype",
+           "is_autocast_ipu_enabled", "set_autocast_ipu_enabled", "get_autocast_xla_dtype",
+           "set_autocast_xla_dtype", "is_autocast_xla_enabled", "set_autocast_xla_enabled"]
 
 
 class _Counters:
@@ -106,7 +108,13 @@ def get_autocast_gpu_dtype():
     return _settings.dtypes["cuda"]
 
 
+def _check_dtype(dtype):
+    if not isinstance(dtype, _dt.dtype):
+        raise TypeError(f"dtype must be a torch.dtype (got {type(dtype).__name__})")
+
+
 def set_autocast_cpu_dtype(dtype):
+    _check_dtype(dtype)
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
 
@@ -126,3 +134,43 @@ def set_autocast_cpu_enabled(enabled):
         raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
     _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     set_autocast_enabled("cpu", enabled)
+
+
+def _deprecated_forms(device_type):
+    """The deprecated per-device functions of `device_type` (ipu, xla): get/set its dtype,
+    read/set whether it is on."""
+    def get_dtype():
+        _deprecated(f"get_autocast_{device_type}_dtype()",
+                    f"get_autocast_dtype('{device_type}')")
+        return _settings.dtypes.get(device_type, _DEFAULT_DTYPES.get(device_type, _dt.float16))
+
+    def set_dtype(dtype):
+        _check_dtype(dtype)
+        _deprecated(f"set_autocast_{device_type}_dtype(dtype)",
+                    f"set_autocast_dtype('{device_type}', dtype)")
+        set_autocast_dtype(device_type, dtype)
+
+    def is_enabled():
+        _deprecated(f"is_autocast_{device_type}_enabled()",
+                    f"is_autocast_enabled('{device_type}')")
+        return device_type in _state.thread.dtypes
+
+    def set_enabled(enabled):
+        if not isinstance(enabled, bool):
+            raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+        _deprecated(f"set_autocast_{device_type}_enabled(enabled)",
+                    f"set_autocast_enabled('{device_type}', enabled)")
+        set_autocast_enabled(device_type, enabled)
+
+    for function, name in ((get_dtype, "get_autocast_{}_dtype"),
+                           (set_dtype, "set_autocast_{}_dtype"),
+                           (is_enabled, "is_autocast_{}_enabled"),
+                           (set_enabled, "set_autocast_{}_enabled")):
+        function.__name__ = function.__qualname__ = name.format(device_type)
+    return get_dtype, set_dtype, is_enabled, set_enabled
+
+
+(get_autocast_ipu_dtype, set_autocast_ipu_dtype, is_autocast_ipu_enabled,
+ set_autocast_ipu_enabled) = _deprecated_forms("ipu")
+(get_autocast_xla_dtype, set_autocast_xla_dtype, is_autocast_xla_enabled,
+ set_autocast_xla_enabled) = _deprecated_forms("xla")

@@ -11,7 +11,7 @@ from ..device import backend_of, device
 __all__ = ["autocast", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_available",
            "is_autocast_enabled"]
 
-_DEFAULT_DTYPES = {"cpu": _dt.bfloat16, "cuda": _dt.float16}
+_DEFAULT_DTYPES = {"cpu": _dt.bfloat16, "cuda": _dt.float16, "xla": _dt.bfloat16}
 _SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bfloat16)}
 
 

@@ -1,14 +1,20 @@
 """`gradcheck` and `gradgradcheck`: analytical gradients against central finite differences.
 
 Inputs should be float64: the differences are taken with `eps` steps on the arrays.
+Also the Jacobian helpers of `torch.autograd.gradcheck` that PyTorch exposes (two of them
+deprecated, with its FutureWarning): `get_numerical_jacobian`,
+`get_numerical_jacobian_wrt_specific_input` and `get_analytical_jacobian`.
 """
+import warnings
+
 import numpy as np
 
 from .._state import grad as _grad
 from .._tensor import Tensor, make_tensor
 from . import engine
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
+           "get_numerical_jacobian_wrt_specific_input", "get_analytical_jacobian"]
 
 
 class GradcheckError(RuntimeError):
@@ -122,3 +128,99 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     return gradcheck(first_derivatives, inputs + tuple(grad_outputs), eps=eps, atol=atol,
                      rtol=rtol, raise_exception=raise_exception)
+
+
+# ---- the exposed Jacobian helpers ---------------------------------------------------------------
+def _deprecated(name):
+    warnings.warn(f"`{name}` was part of PyTorch's private API and not meant to be exposed. We "
+                  "are deprecating it and it will be removed in a future version of PyTorch. If "
+                  "you have a specific use for this or feature request for this to be a stable "
+                  "API, please file us an issue at https://github.com/pytorch/pytorch/issues/new",
+                  FutureWarning, stacklevel=3)
+
+
+def _differentiable(tensors):
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    return [t for t in tensors if isinstance(t, Tensor) and t._requires_grad]
+
+
+def _columns(call, target, eps):
+    """Central-difference Jacobians (target.numel(), output.numel()) of every tensor output of
+    `call()` with respect to `target`, whose array is perturbed in place one element at a
+    time; each in its output's dtype."""
+    arr = target._array
+    prev = _grad.enabled
+    _grad.enabled = False
+    try:
+        base = [o for o in _as_tuple(call()) if isinstance(o, Tensor)]
+        jac = [np.zeros((arr.size, o._array.size), dtype=o._array.dtype) for o in base]
+        for k, idx in enumerate(np.ndindex(arr.shape)):
+            orig = arr[idx].copy()
+            arr[idx] = orig + eps
+            plus = [o._array.copy() for o in _as_tuple(call()) if isinstance(o, Tensor)]
+            arr[idx] = orig - eps
+            minus = [o._array.copy() for o in _as_tuple(call()) if isinstance(o, Tensor)]
+            arr[idx] = orig
+            for j, (p, m) in enumerate(zip(plus, minus)):
+                jac[j][k] = ((p - m) / (2 * eps)).reshape(-1)
+    finally:
+        _grad.enabled = prev
+    return [make_tensor(j, target._device) for j in jac]
+
+
+def get_numerical_jacobian_wrt_specific_input(fn, input_idx, inputs, outputs, eps, input=None,
+                                              is_forward_ad=False):
+    """The finite-difference Jacobian of each output of `fn(*inputs)` with respect to
+    `inputs[input_idx]` (or `input`), one (input numel, output numel) tensor per output."""
+    input = inputs[input_idx] if input is None else input
+    if not input.requires_grad:
+        raise AssertionError("Expected input to have requires_grad=True")
+    return tuple(_columns(lambda: fn(*inputs), input, eps))
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """Deprecated in PyTorch: the finite-difference Jacobians of fn(inputs) (its first output)
+    with respect to each tensor of `target` (default: `inputs`) that requires grad."""
+    _deprecated("get_numerical_jacobian")
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer supports "
+                         "values of grad_out != 1.0.")
+    targets = _differentiable(inputs if target is None else target)
+    return tuple(_columns(lambda: fn(inputs), t, eps)[0] for t in targets)
+
+
+def _analytical_rows(output, inputs):
+    jac = [np.zeros((t._array.size, output._array.size), dtype=t._array.dtype) for t in inputs]
+    sizes_ok = types_ok = True
+    for k in range(output._array.size):
+        g = np.zeros(output._array.shape, dtype=output._array.dtype)
+        g.reshape(-1)[k] = 1
+        grads = engine.grad(output, inputs, make_tensor(g, output._device), retain_graph=True,
+                            allow_unused=True)
+        for i, gi in enumerate(grads):
+            if gi is None:
+                continue
+            types_ok &= gi.dtype is inputs[i].dtype
+            sizes_ok &= tuple(gi.shape) == tuple(inputs[i].shape)
+            jac[i][:, k] = gi._array.reshape(-1)
+    return jac, sizes_ok, types_ok
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
+    """Deprecated in PyTorch: (Jacobians of `output` from backward, one per input that requires
+    grad; whether two evaluations agree within `nondet_tol`; whether the gradients' sizes and
+    dtypes were the inputs')."""
+    _deprecated("get_analytical_jacobian")
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_analytical_jacobian no longer "
+                         "supports values of grad_out != 1.0.")
+    if output.dtype.is_complex:
+        raise ValueError("Expected output to be non-complex. get_analytical_jacobian no longer "
+                         "supports functions that return complex outputs.")
+    diff = _differentiable(inputs)
+    first, sizes_ok, types_ok = _analytical_rows(output, diff)
+    second, _, _ = _analytical_rows(output, diff)
+    reentrant = all(np.abs(a - b).max(initial=0.0) <= nondet_tol for a, b in zip(first, second))
+    return (tuple(make_tensor(j, output._device) for j in first), bool(reentrant),
+            bool(sizes_ok), bool(types_ok))

@@ -7,13 +7,17 @@ The recorder that wraps the ops lives in ember.profiler._recorder (it reaches th
 functions, so this module sits on floor 5 though its folder is autograd's); it is imported
 when a recording starts."""
 import contextlib
+import ctypes
+import ctypes.util
 import time
+import warnings
 
 from .. import _state
-from .profiler_util import EventList, FunctionEvent, build_events
+from .profiler_util import EventList, FunctionEvent, MemRecordsAcc, build_events
 
 __all__ = ["profile", "record_function", "emit_itt", "emit_nvtx", "EventList",
-           "FunctionEvent"]
+           "FunctionEvent", "EnforceUnique", "KinetoStepTracker", "MemRecordsAcc",
+           "load_nvprof", "parse_nvprof_trace"]
 
 
 class record_function(contextlib.ContextDecorator):
@@ -208,3 +212,134 @@ class emit_itt:
 
     def __exit__(self, *exc):
         return False
+
+
+# ---- nvprof traces ----------------------------------------------------------------------------
+
+class EnforceUnique:
+    """Raises if a key is seen twice."""
+
+    def __init__(self):
+        self.seen = set()
+
+    def see(self, *key):
+        if key in self.seen:
+            raise RuntimeError("duplicate key: " + str(key))
+        self.seen.add(key)
+
+
+def _demangler():
+    """C++'s demangler (libstdc++'s __cxa_demangle), or None where it cannot be loaded."""
+    try:
+        library = ctypes.CDLL(ctypes.util.find_library("stdc++") or "libstdc++.so.6")
+        demangle = library.__cxa_demangle
+    except (OSError, AttributeError):
+        return None
+    demangle.restype = ctypes.c_void_p
+    demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.POINTER(ctypes.c_int)]
+    free = ctypes.CDLL(None).free
+    free.argtypes = [ctypes.c_void_p]
+
+    def run(name):
+        status = ctypes.c_int()
+        result = demangle(name.encode(), None, None, ctypes.byref(status))
+        if status.value != 0 or not result:
+            return name
+        try:
+            return ctypes.string_at(result).decode(errors="replace")
+        finally:
+            free(result)
+    return run
+
+
+# An nvprof database: markers (emit_nvtx's ranges: a row with the name at the start, one with
+# name 0 at the end, sharing an id), runtime API calls, and kernels joined to the calls that
+# launched them by correlation id.
+_RANGES = """
+    SELECT opened.id AS range_id, opened.name AS name, opened.timestamp AS start_ns,
+           closed.timestamp AS end_ns
+    FROM CUPTI_ACTIVITY_KIND_MARKER AS opened
+    JOIN CUPTI_ACTIVITY_KIND_MARKER AS closed ON closed.id = opened.id
+    WHERE opened.name != 0 AND closed.name = 0"""
+_LAUNCHES = """
+    SELECT opened.id AS range_id, call._id_ AS call_id, call.cbid AS cbid,
+           kernel.name AS kernel_name, kernel.start AS kernel_start, kernel.end AS kernel_end
+    FROM CUPTI_ACTIVITY_KIND_MARKER AS opened
+    JOIN CUPTI_ACTIVITY_KIND_MARKER AS closed ON closed.id = opened.id
+    JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS call
+        ON opened.timestamp < call.start AND call.end < closed.timestamp
+    JOIN CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL AS kernel
+        ON kernel.correlationId = call.correlationId"""
+_CUDA_LAUNCH_KERNEL = 211  # the runtime's callback id of cudaLaunchKernel (CUDA >= 9.2)
+
+
+def parse_nvprof_trace(path):
+    """The ranges of an nvprof database (`nvprof -o trace.prof` around `emit_nvtx`) as
+    FunctionEvents, each with the kernels launched inside it; sorted by start."""
+    import sqlite3
+    connection = sqlite3.connect(path)
+    connection.row_factory = sqlite3.Row
+    demangle = _demangler() or (lambda name: name)
+    try:
+        strings = {row["id"]: demangle(row["value"]) for row in
+                   connection.execute("SELECT _id_ AS id, value FROM StringTable")}
+        events, by_id, unique = [], {}, EnforceUnique()
+        for row in connection.execute(_RANGES):
+            unique.see(row["range_id"])
+            event = FunctionEvent(row["range_id"], strings[row["name"]], 0, row["start_ns"],
+                                  row["end_ns"], [], False)
+            events.append(event)
+            by_id[event.id] = event
+        unique = EnforceUnique()
+        for row in connection.execute(_LAUNCHES):
+            unique.see(row["range_id"], row["call_id"])
+            if row["cbid"] != _CUDA_LAUNCH_KERNEL:
+                raise AssertionError(f"Expected cbid to be 211, but got {row['cbid']}")
+            by_id[row["range_id"]].append_kernel(strings.get(row["kernel_name"],
+                                                             row["kernel_name"]), 0,
+                                                 row["kernel_end"] - row["kernel_start"])
+    finally:
+        connection.close()
+    events.sort(key=lambda event: event.time_range.start)
+    return events
+
+
+def load_nvprof(path):
+    """An nvprof database's ranges as an EventList."""
+    return EventList(parse_nvprof_trace(path))
+
+
+class KinetoStepTracker:
+    """One global step count, advanced by several requesters (the profiler's step(), each
+    optimizer's step hook ...) each counting its own steps: the global count is the largest,
+    so two requesters stepping once each advance it once."""
+
+    _current_step = 0
+    _step_dict = {}
+
+    @classmethod
+    def init_step_count(cls, requester):
+        cls._step_dict[requester] = cls._current_step
+
+    @classmethod
+    def erase_step_count(cls, requester):
+        return cls._step_dict.pop(requester, None) is not None
+
+    @classmethod
+    def increment_step(cls, requester):
+        if requester not in cls._step_dict:
+            cls.init_step_count(requester)
+        cls._step_dict[requester] += 1
+        new_step = max(cls._step_dict.values())
+        if new_step > cls._current_step:
+            if new_step - cls._current_step > 1:
+                warnings.warn(f"Profiler step count has increased more than 1 - current_step = "
+                              f"{cls._current_step} step dict =  {cls._step_dict}",
+                              stacklevel=2)
+            cls._current_step = new_step
+        return cls._current_step
+
+    @classmethod
+    def current_step(cls):
+        return cls._current_step

@@ -1,11 +1,13 @@
 """`ember.autograd.profiler_util`, as torch.autograd.profiler_util: the profiler's results.
 `FunctionEvent` (one recorded call), `FunctionEventAvg` (calls grouped by name), `EventList`
 with `table()`, and the chrome trace. Times are in microseconds."""
+import bisect
 import gzip
 import json
 import os
 
-__all__ = ["EventList", "Interval", "FunctionEvent", "FunctionEventAvg"]
+__all__ = ["EventList", "Interval", "FunctionEvent", "FunctionEventAvg", "Kernel",
+           "MemRecordsAcc"]
 
 
 def _format_time(us):
@@ -77,6 +79,7 @@ class FunctionEvent(_Times):
         self.time_range = Interval(start_us, end_us)
         self.input_shapes = input_shapes
         self.is_user_annotation = is_user_annotation
+        self.kernels = []  # the GPU kernels the op launched (from an nvprof trace)
         self.cpu_children = []
         self.cpu_parent = None
         self.count = 1
@@ -98,6 +101,39 @@ class FunctionEvent(_Times):
                 f"{self.cpu_time_total_str} start_us={self.time_range.start:.3f} end_us="
                 f"{self.time_range.end:.3f} cpu_children={[c.id for c in self.cpu_children]} "
                 f"input_shapes={self.input_shapes} thread={self.thread}>")
+
+
+    def append_kernel(self, name, device, duration):
+        """A GPU kernel this op launched, which ran `duration` microseconds on `device`."""
+        self.kernels.append(Kernel(name, device, duration))
+
+
+class Kernel:
+    __slots__ = ("name", "device", "duration")
+
+    def __init__(self, name, device, duration):
+        self.name, self.device, self.duration = name, device, duration
+
+    def __repr__(self):
+        return f"Kernel(name={self.name!r}, device={self.device}, duration={self.duration})"
+
+
+class MemRecordsAcc:
+    """Memory records, sorted once by start time, for finding those in an interval fast.
+    Each record is a sequence whose first item has `start_ns()`."""
+
+    def __init__(self, mem_records):
+        self._mem_records = mem_records
+        order = sorted(range(len(mem_records)), key=lambda i: mem_records[i][0].start_ns())
+        self._indices = order
+        self._start_nses = [mem_records[i][0].start_ns() for i in order]
+
+    def in_interval(self, start_ns, end_ns):
+        """The records that start between `start_ns` and `end_ns` (both included)."""
+        first = bisect.bisect_left(self._start_nses, start_ns)
+        last = bisect.bisect_right(self._start_nses, end_ns)
+        for position in range(first, last):
+            yield self._mem_records[self._indices[position]]
 
 
 class FunctionEventAvg(_Times):

@@ -5,10 +5,11 @@ aliases."""
 import contextlib
 
 from . import amp
+from ._capabilities import get_capabilities
 
 __all__ = ["is_available", "device_count", "current_device", "synchronize", "amp", "Event",
            "Stream", "StreamContext", "current_stream", "is_initialized", "set_device",
-           "stream"]
+           "stream", "get_capabilities"]
 
 
 def is_available():

@@ -4,7 +4,7 @@ the block on `s`; events order streams and time them."""
 from ..device import backend_of, device as _device
 from ._utils import _get_device_index
 
-__all__ = ["Event", "ExternalStream", "Stream"]
+__all__ = ["Event", "ExternalStream", "Stream"]  # and get_stream_from_external
 
 
 def _cupy():
@@ -143,3 +143,8 @@ class StreamContext:
 
 def stream(stream):
     return StreamContext(stream)
+
+
+def get_stream_from_external(data_ptr, device=None):
+    """A Stream for a `cudaStream_t` another library made (its address `data_ptr`)."""
+    return ExternalStream(data_ptr, device)

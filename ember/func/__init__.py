@@ -17,10 +17,14 @@ from ..autograd.grad_mode import enable_grad
 from ..ops._graph import AccumulateGrad
 from ..utils._pytree import describe, flatten, unflatten
 from .functional_call import functional_call
+from .linearize import debug_unwrap, functionalize, linearize
+from .module_state import replace_all_batch_norm_modules_, stack_module_state
+from .rearrange import rearrange
 from .vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call"]
+           "functional_call", "functionalize", "linearize", "stack_module_state",
+           "replace_all_batch_norm_modules_", "debug_unwrap", "rearrange"]
 
 
 def _check_argnums(argnums, nargs):

@@ -22,4 +22,14 @@ for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_tra
               "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle"):
     if _name in _ops_all and _name not in globals():
         globals()[_name] = getattr(_ops, _name)
+from ..ops._grid_sample import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES  # noqa: E402,F401
+
+
+def assert_int_or_pair(arg, arg_name, message):
+    """Raises AssertionError(message.format(arg_name)) unless `arg` is an int or has two items
+    (fold/unfold's argument check)."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
 __all__ = sorted(n for n in globals() if not n.startswith("_"))

@@ -14,6 +14,9 @@ from ._spatial_resample import _cubic_coeffs, _cubic_coeffs_grad
 
 
 # ---- grid_sample -----------------------------------------------------------------------------
+# the mode names and the integers torch.grid_sampler takes for them (F re-exports both)
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
                   "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
                   "See the documentation of grid_sample for details.")
@@ -261,8 +264,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
         align_corners = False
-    return grid_sampler(input, grid, ("bilinear", "nearest", "bicubic").index(mode),
-                        ("zeros", "border", "reflection").index(padding_mode), align_corners)
+    return grid_sampler(input, grid, GRID_SAMPLE_INTERPOLATION_MODES[mode],
+                        GRID_SAMPLE_PADDING_MODES[padding_mode], align_corners)
 
 
 # ---- affine_grid -----------------------------------------------------------------------------

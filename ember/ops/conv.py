@@ -136,7 +136,8 @@ def conv_forward(xp, x, w, p, osz=None):
     xpad = pad_array(xp, x, lo, hi, slot="pad")
     col, osz = im2col(xp, xpad, kernel, stride, dil, osz=osz)
     n, o = x.shape[0], w.shape[0]
-    col = col.reshape(n, g, -1, math.prod(osz))
+    # explicit sizes, not -1: an empty batch (N = 0) must reshape too
+    col = col.reshape(n, g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
     y = _matmul(xp, w.reshape(g, o // g, -1), col)
     return y.reshape((n, o) + osz)
 
@@ -174,8 +175,8 @@ def conv_weight_grad(xp, x, gy, p, w_shape):
     osz = gy.shape[2:]
     col, osz = im2col(xp, xpad, kernel, stride, dil, osz=osz)
     n, o = gy.shape[:2]
-    col = col.reshape(n, g, -1, math.prod(osz))
-    gym = xp.ascontiguousarray(gy).reshape(n, g, o // g, -1)
+    col = col.reshape(n, g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
+    gym = xp.ascontiguousarray(gy).reshape(n, g, o // g, math.prod(osz))
     gw = _matmul(xp, gym, col.swapaxes(-1, -2)).sum(0)
     return gw.reshape(w_shape)
 

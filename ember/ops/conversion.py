@@ -120,12 +120,44 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
     return to(self, dev, memory_format=memory_format)
 
 
+# what PyTorch's CPU-only build raises when a CUDA tensor type is asked for by name
+_NO_ATEN_CUDA = (
+    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two "
+    "shared libraries: a CPU library and a CUDA library; this error has occurred because you "
+    "are trying to use some CUDA functionality, but the CUDA library has not been loaded by the "
+    "dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF you don't "
+    "directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic "
+    "library dependencies if you don't depend on any of their symbols.  You can check if this "
+    "has occurred by using ldd on your binary to see if there is a dependency on *_cuda.so "
+    "library.")
+
+
+def _type_by_name(self, name):
+    """`t.type('torch.FloatTensor')` / `'torch.cuda.FloatTensor'`: only legacy type names."""
+    cuda_type = name.startswith("torch.cuda.")
+    if cuda_type and not backend_of(canonical("cuda")).is_available():
+        raise RuntimeError(_NO_ATEN_CUDA)
+    short = name[len("torch.cuda."):] if cuda_type else \
+        name[len("torch."):] if name.startswith("torch.") else None
+    if short not in _dt._BY_LEGACY:
+        raise ValueError(f"invalid type: '{name}'")
+    d = _dt._BY_LEGACY[short]
+    if cuda_type:
+        return to(self, "cuda", d)
+    return to(self, "cpu", d) if self._device.type != "cpu" else to(self, d)
+
+
 def type(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
         prefix = "torch.cuda." if self._device.type == "cuda" else "torch."
         return prefix + self.dtype._tensor_type
-    if isinstance(dtype, str) and dtype.startswith("torch.cuda."):
-        return to(self, "cuda", _dt.to_dtype(dtype[len("torch.cuda."):]))
+    if isinstance(dtype, str):
+        return _type_by_name(self, dtype)
+    if not isinstance(dtype, (_dt.dtype, builtins.type)):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    if getattr(dtype, "_is_cuda", False) and not backend_of(canonical("cuda")).is_available():
+        raise RuntimeError(_NO_ATEN_CUDA)
     is_cuda = getattr(dtype, "_is_cuda", None)
     if is_cuda:
         return to(self, "cuda", dtype._legacy_dtype)

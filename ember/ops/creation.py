@@ -767,6 +767,9 @@ class _LegacyTensorMeta(type):
             (obj._device.type == "cuda") == cls._is_cuda
 
     def __call__(cls, *args, device=None):
+        if cls._is_cuda and not backend_of(canonical("cuda")).is_available():
+            raise TypeError(f"type torch.cuda.{cls.__name__} not available. Torch not compiled "
+                            "with CUDA enabled.")
         dev = "cuda" if cls._is_cuda else device
         return legacy_new(Tensor, cls._legacy_dtype, args, dev, exact_dtype=True)
 

@@ -1,6 +1,6 @@
 """`adjoint` (the conjugate matrix transpose, a function and a method) and tensor-only methods:
 `new_empty_strided` (uninitialised memory laid out with the given strides) and the CPU
-element-by-element Python callables `apply_` / `map_`. (The Python and NumPy protocols, `x in
+element-by-element Python callables `apply_` / `map_` / `map2_`. (The Python and NumPy protocols, `x in
 t`, `reversed(t)`, `np.exp(t)`, are the Tensor's own, in _tensor.py.)
 """
 import numbers
@@ -12,7 +12,7 @@ from .._tensor import Tensor
 from .creation import _like, empty_strided
 
 __all__ = ["adjoint"]
-METHODS = ["adjoint", "new_empty_strided", "apply_", "map_"]
+METHODS = ["adjoint", "new_empty_strided", "apply_", "map_", "map2_"]
 
 
 def adjoint(input):
@@ -80,3 +80,17 @@ def map_(self, tensor, callable):
     other = tensor.expand(self._array.shape)._array
     return _write(self, [callable(x, y) for x, y in zip(self._array.ravel().tolist(),
                                                         other.ravel().tolist())])
+
+
+def map2_(self, x, y, callable):
+    """Replace each element s by callable(s, a, b), a and b the matching elements of `x` and
+    `y` broadcast to self's shape; CPU only, no autograd."""
+    _check_apply(self, (x, y), "map2_")
+    for name, t in (("x", x), ("y", y)):
+        if t.dtype != self.dtype:
+            raise TypeError(f"map2_: expected torch.{self.dtype._tensor_type} for argument "
+                            f"'{name}' (got torch.{t.dtype._tensor_type})")
+    shape = self._array.shape
+    a, b = x.expand(shape)._array, y.expand(shape)._array
+    return _write(self, [callable(s, p, q) for s, p, q in zip(
+        self._array.ravel().tolist(), a.ravel().tolist(), b.ravel().tolist())])

@@ -2,12 +2,13 @@
 import importlib
 
 from .optimizer import Optimizer
+from ._stateless import swap_in_optimizer_params_and_state
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD"]
+__all__ = ["Optimizer", "SGD", "swap_in_optimizer_params_and_state"]
 # Optimisers written alongside, one file each (each lists its class in __all__).
 for _name in ("adam", "adamw", "adamax", "rmsprop", "adagrad", "adadelta", "nadam", "radam",
-              "lbfgs", "asgd", "rprop", "_adafactor", "sparse_adam"):
+              "lbfgs", "asgd", "rprop", "_adafactor", "sparse_adam", "_muon"):
     try:
         _mod = importlib.import_module(f".{_name}", __name__)
     except ModuleNotFoundError as e:

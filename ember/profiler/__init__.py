@@ -11,9 +11,10 @@ ember.autograd.profiler_util (the events).
 """
 from ..autograd.profiler import record_function
 from ..autograd.profiler_util import EventList, FunctionEvent, FunctionEventAvg
-from .profiler import (ProfilerAction, ProfilerActivity, profile, schedule,
-                       supported_activities, tensorboard_trace_handler)
+from .profiler import (DeviceType, ExecutionTraceObserver, ProfilerAction, ProfilerActivity,
+                       kineto_available, profile, schedule, supported_activities,
+                       tensorboard_trace_handler)
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
            "supported_activities", "tensorboard_trace_handler", "EventList", "FunctionEvent",
-           "FunctionEventAvg"]
+           "FunctionEventAvg", "DeviceType", "ExecutionTraceObserver", "kineto_available"]

@@ -10,7 +10,23 @@ from ..autograd import profiler as _autograd_profiler
 from ..autograd.profiler import record_function
 
 __all__ = ["supported_activities", "ProfilerAction", "schedule", "tensorboard_trace_handler",
-           "profile", "ProfilerActivity"]
+           "profile", "ProfilerActivity", "DeviceType", "ExecutionTraceObserver",
+           "kineto_available"]
+
+from ._execution_trace import ExecutionTraceObserver  # noqa: E402
+
+
+def kineto_available():
+    """Whether the profiler is PyTorch's Kineto library: ember's is its own recorder."""
+    return False
+
+
+# c10's device types, as the profiler's events name them (numbers as PyTorch's)
+DeviceType = enum.Enum("DeviceType", [
+    ("CPU", 0), ("CUDA", 1), ("MKLDNN", 2), ("OPENGL", 3), ("OPENCL", 4), ("IDEEP", 5),
+    ("HIP", 6), ("FPGA", 7), ("MAIA", 8), ("XLA", 9), ("Vulkan", 10), ("Metal", 11),
+    ("XPU", 12), ("MPS", 13), ("MTIA", 19), ("Meta", 14), ("HPU", 15), ("VE", 16),
+    ("Lazy", 17), ("IPU", 18), ("PrivateUse1", 20)], module=__name__)
 
 
 class ProfilerActivity(enum.Enum):
@@ -100,6 +116,7 @@ class profile:
         self.with_flops = with_flops
         self.with_modules = with_modules
         self.on_trace_ready = on_trace_ready
+        self.execution_trace_observer = execution_trace_observer
         self.record_steps = schedule is not None
         self.schedule = schedule if schedule is not None else _always_record
         self.step_num = 0
@@ -124,6 +141,10 @@ class profile:
         span.__exit__(None, None, None)
         if save:
             self._results = span.function_events
+            observer = self.execution_trace_observer
+            if observer is not None and observer.is_registered:
+                observer._add(span.function_events)  # the recorded ops go to its trace
+                observer._write()
             if self.on_trace_ready is not None:
                 self.on_trace_ready(self)
 

@@ -11,11 +11,13 @@ malicious file cannot run code. PyTorch's older non-zip format is read too.
 import _compat_pickle
 import collections
 import io
+import mmap as _mmap
 import os
 import pickle
 import struct
 import sys
 import tempfile
+import types
 import zipfile
 
 import numpy as np
@@ -23,7 +25,13 @@ import numpy as np
 from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._tensor import Tensor, _make
-from ..device import CPU, backend_of, canonical
+from ..device import CPU, backend_of
+from .._storage import TypedStorage, UntypedStorage
+from ._torch_paths import ember_name, torch_name
+from .locations import restore_location
+from .records import PyTorchFileReader, PyTorchFileWriter
+from .settings import (SKIP, get_crc32_options, get_default_mmap_options,
+                       little_endian_default)
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals", "DEFAULT_PROTOCOL"]
@@ -39,8 +47,13 @@ _LEGACY_PROTOCOL = 1001
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, metadata=None):
     """A tensor over a loaded storage: a strided view of it, so tensors that shared a storage
-    when saved share memory again (and the legacy format can fill storages afterwards)."""
-    array, device = storage
+    when saved share memory again (and the legacy format can fill storages afterwards).
+    `storage` is a loaded storage object (on its device), or the legacy loader's (host
+    array, device) pair."""
+    if isinstance(storage, tuple):
+        array, device = storage
+    else:
+        array, device = storage._mem, storage.device
     n = 1
     for s in size:
         n *= s
@@ -49,10 +62,11 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {storage_offset} require more than the storage's "
                            f"{array.size} elements")
-    view = np.lib.stride_tricks.as_strided(array[storage_offset:], shape=tuple(size),
+    xp = np if isinstance(array, np.ndarray) else backend_of(device).xp
+    view = xp.lib.stride_tricks.as_strided(array[storage_offset:], shape=tuple(size),
                                            strides=tuple(s * array.itemsize for s in stride))
     view = _dt.with_own_dtype(view)  # the file's byte-ordered dtype is an equal copy of ours
-    if device.type != "cpu":
+    if device.type != "cpu" and isinstance(view, np.ndarray):
         view = backend_of(device).from_host(view, device.index)
     t = _make(Tensor, view, device)
     t._requires_grad = bool(requires_grad) and (t.dtype.is_floating_point or t.dtype.is_complex)
@@ -156,6 +170,7 @@ _REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
 _STORAGE_GLOBALS = {d: _TorchGlobal("torch", d._storage_type) for d in _dt.ALL_DTYPES}
 _DTYPE_GLOBALS = {d: _TorchGlobal("torch", d.name) for d in _dt.ALL_DTYPES}
+_UNTYPED_STORAGE = _TorchGlobal("torch.storage", "UntypedStorage")
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")
 _REBUILD_SPARSE = _TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
@@ -169,13 +184,42 @@ class _Writer(pickle._Pickler):
 
     def __init__(self, file, protocol):
         super().__init__(file, protocol)
-        self.storages = {}  # id(storage array) -> (key, array)
+        self.storages = {}  # id(storage array or storage object) -> (key, array)
+        self._kept = []
 
     def _save_torch_global(self, obj):
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
         self.memoize(obj)
 
     dispatch[_TorchGlobal] = _save_torch_global
+
+    def save_global(self, obj, name=None):
+        """ember's classes and functions by PyTorch's names for them (`ember.nn.modules.linear.
+        Linear` as `torch.nn.modules.linear.Linear`), so PyTorch loads whole pickled models;
+        ember's loader maps the names back. Anything else is pickle's business."""
+        qualname = name or getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")
+        module = pickle.whichmodule(obj, qualname)
+        if not (module == "ember" or module.startswith("ember.")):
+            return super().save_global(obj, name)
+        found = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if found is not obj:  # pickle's own check: the name leads back to this very object
+            raise pickle.PicklingError(f"Can't pickle {obj!r}: it's not found as "
+                                       f"{module}.{qualname}")
+        module, qualname = torch_name(module, qualname, obj)
+        if self.proto >= 4:
+            self.save(module)
+            self.save(qualname)
+            self.write(pickle.STACK_GLOBAL)
+        elif "." in qualname:
+            raise pickle.PicklingError(f"Can't pickle {obj!r}: a nested name ({qualname}) "
+                                       "needs pickle protocol 4 or higher")
+        else:
+            self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode("utf-8"))
+        self.memoize(obj)
+
+    dispatch[types.FunctionType] = save_global
 
     def _save_dtype(self, obj):
         self._save_torch_global(_DTYPE_GLOBALS[obj])
@@ -231,7 +275,24 @@ class _Writer(pickle._Pickler):
                                   t.requires_grad, collections.OrderedDict()))
 
     def persistent_id(self, obj):
-        return obj.pid if isinstance(obj, _Persistent) else None
+        if isinstance(obj, _Persistent):
+            return obj.pid
+        if isinstance(obj, (TypedStorage, UntypedStorage)):
+            return self._storage_pid(obj)
+        return None
+
+    def _storage_pid(self, storage):
+        """A storage saved by itself (`save(t.storage())`), as PyTorch writes one: its bytes
+        as a record, its legacy type (or torch.UntypedStorage) in the persistent id."""
+        entry = self.storages.get(id(storage))
+        if entry is None:
+            host = np.ascontiguousarray(storage._host())
+            entry = self.storages[id(storage)] = (str(len(self.storages)), host)
+            self._kept.append(storage)  # its id stays its own while the pickle is written
+        kind = _STORAGE_GLOBALS[storage.dtype] if isinstance(storage, TypedStorage) \
+            else _UNTYPED_STORAGE
+        location = "cpu" if storage.device.type == "cpu" else str(storage.device)
+        return ("storage", kind, entry[0], location, storage.size())
 
 
 class _Persistent:
@@ -247,24 +308,23 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-def _write_zip(f, name, data_pkl, storages):
-    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
-        def put(path, payload, align=False):
-            info = zipfile.ZipInfo(f"{name}/{path}", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_STORED
-            if align:  # storages start 64-byte aligned, as PyTorch writes them (for mmap)
-                offset = z.fp.tell() + 30 + len(info.filename.encode()) + 4
-                pad = (-offset) % _ALIGN
-                info.extra = struct.pack("<HH", 0x4246, pad) + b"Z" * pad  # PyTorch's "FB" id
-            z.writestr(info, payload)
-        put("data.pkl", data_pkl)
-        put(".format_version", b"1")
-        put(".storage_alignment", str(_ALIGN).encode())
-        put("byteorder", sys.byteorder.encode())
-        for key, arr in storages.values():
-            put(f"data/{key}", np.ascontiguousarray(arr).tobytes(), align=True)
-        put("version", b"3\n")
-        put(".data/serialization_id", str(int.from_bytes(os.urandom(16), "little")).encode())
+def _write_records(out, archive, data_pkl, storages, byteorder_record):
+    """The checkpoint's records in PyTorch's order; inside `skip_data` the storages' records
+    get their size but not their bytes."""
+    writer = PyTorchFileWriter(out, compute_crc32=get_crc32_options(), storage_alignment=_ALIGN,
+                               _archive=archive)
+    writer.write_record("data.pkl", data_pkl, len(data_pkl))
+    writer.write_record(".format_version", b"1", 1)
+    writer.write_record(".storage_alignment", str(_ALIGN).encode(), len(str(_ALIGN)))
+    if byteorder_record:
+        writer.write_record("byteorder", sys.byteorder.encode(), len(sys.byteorder))
+    for key, arr in storages.values():
+        if SKIP.skip_data:
+            writer.write_record_metadata(f"data/{key}", arr.nbytes)
+        else:
+            data = np.ascontiguousarray(arr)
+            writer.write_record(f"data/{key}", data.view(np.uint8).reshape(-1), data.nbytes)
+    writer.write_end_of_file()
 
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
@@ -275,8 +335,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     writer = _Writer(buf, pickle_protocol)
     writer.dump(obj)
     data_pkl, storages = buf.getvalue(), writer.storages
+    byteorder = not _disable_byteorder_record
     if not isinstance(f, (str, os.PathLike)):
-        _write_zip(f, "archive", data_pkl, storages)
+        _write_records(f, "archive", data_pkl, storages, byteorder)
         return
     path = os.fspath(f)
     name = os.path.splitext(os.path.basename(path))[0] or "archive"
@@ -286,7 +347,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as out:
-            _write_zip(out, name, data_pkl, storages)
+            _write_records(out, name, data_pkl, storages, byteorder)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
@@ -314,7 +375,7 @@ class _Reader(pickle.Unpickler):
         if allowed is not None:
             return allowed
         # a user's add_safe_globals names ember's classes; a file PyTorch wrote names torch's
-        ours = _ember_name(module, name)
+        ours = ember_name(module, name)
         if (module, name) in _user_safe or ours in _user_safe:
             return _user_safe.get((module, name), _user_safe.get(ours))
         if ours[0] != module:  # ember's class of that torch path may live in another module
@@ -322,7 +383,8 @@ class _Reader(pickle.Unpickler):
             if obj is not None and any(obj is g for g in _user_safe.values()):
                 return obj
         if self.weights_only:
-            full = name if module == "builtins" else f"{module}.{name}"
+            shown = torch_name(module, name)  # PyTorch's name, also for an older ember file
+            full = name if module == "builtins" else ".".join(shown)
             raise pickle.UnpicklingError(
                 "Weights only load failed. This file can still be loaded, to do so you have two "
                 "options, \033[1mdo those steps only if you trust the source of the checkpoint"
@@ -375,54 +437,30 @@ def _allowed_global(module, name):
         from ..ops.creation import LEGACY_TYPES  # torch.FloatTensor ...: tensor classes
         if name in LEGACY_TYPES:
             return LEGACY_TYPES[name]
+    if key == ("torch.storage", "UntypedStorage"):  # the type of a saved UntypedStorage
+        return UntypedStorage
     if key == ("torch.nn.parameter", "Parameter"):
         from ..nn.parameter import Parameter
         return Parameter
     return None
 
 
-# Classes that ember 0.1.0 defined elsewhere, so whole models it pickled still load: its
-# module files now follow PyTorch's (a class lives where PyTorch defines it).
-_MOVED = {
-    **{("ember.nn.modules.normalization", f"{kind}{d}d"): "ember.nn.modules." + home
-       for kind, home in (("BatchNorm", "batchnorm"), ("LazyBatchNorm", "batchnorm"),
-                          ("InstanceNorm", "instancenorm"), ("LazyInstanceNorm", "instancenorm"))
-       for d in (1, 2, 3)},
-    ("ember.nn.modules.sync_batchnorm", "SyncBatchNorm"): "ember.nn.modules.batchnorm",
-    ("ember.nn.modules.attention", "MultiheadAttention"): "ember.nn.modules.activation",
-}
+def _restored(restore, host, location):
+    """The TypedStorage read into `host`, moved where `map_location` and the registered
+    deserializers put it (a saved UntypedStorage comes back as bytes, as in PyTorch)."""
+    storage = restore(UntypedStorage._wrap(host, CPU), location)
+    if not isinstance(storage, (UntypedStorage, TypedStorage)):
+        raise RuntimeError(f"map_location gave {type(storage).__name__}, not a storage")
+    return TypedStorage._wrap(storage.untyped()._mem, _dt.FROM_NUMPY[host.dtype],
+                              storage.device)
 
 
-def _ember_name(module, name):
-    """A PyTorch module path, as ember names it (for whole pickled models)."""
-    for prefix, ours in (("torchvision", "ember.vision"), ("torch", "ember")):
-        if module == prefix or module.startswith(prefix + "."):
-            module = ours + module[len(prefix):]
-            break
-    return _MOVED.get((module, name), module), name
-
-
-def _location(map_location, location):
-    if map_location is None:
-        dev = canonical(location) if not location.startswith("cuda") or _cuda_ok() else CPU
-        if dev is CPU and location.startswith("cuda"):
-            raise RuntimeError("Attempting to deserialize object on a CUDA device but "
-                               "torch.cuda.is_available() is False. If you are running on a "
-                               "CPU-only machine, please use torch.load with "
-                               "map_location=torch.device('cpu') to map your storages to the CPU.")
-        return dev
-    if isinstance(map_location, dict):
-        return canonical(map_location.get(location, location))
-    if callable(map_location) and not isinstance(map_location, str):
-        result = map_location((location,), location)
-        return canonical(location if result is None else (
-            result if isinstance(result, str) else location))
-    return canonical(map_location)
-
-
-def _cuda_ok():
-    from .. import cuda
-    return cuda.is_available()
+def _storage_dtype(storage_type):
+    """The element dtype a persistent id's storage type names (UntypedStorage: bytes)."""
+    if isinstance(storage_type, _dt.dtype):
+        return storage_type
+    name = getattr(storage_type, "__name__", str(storage_type))
+    return _dt.uint8 if name == "UntypedStorage" else _DTYPE_OF_STORAGE[name]
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
@@ -430,12 +468,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if weights_only is None:
         weights_only = True
     opened = isinstance(f, (str, os.PathLike))
+    if mmap and not opened:
+        raise ValueError("f must be a file path in order to use the mmap argument")
     fh = open(f, "rb") if opened else f
     try:
         start = fh.tell()
         if zipfile.is_zipfile(fh):
             fh.seek(start)
-            return _load_zip(fh, map_location, weights_only)
+            return _load_zip(fh, map_location, weights_only, os.fspath(f) if mmap else None)
+        if mmap:
+            raise RuntimeError("mmap can only be used with files saved with "
+                               "`torch.save(_use_new_zipfile_serialization=True), please "
+                               "torch.save your checkpoint with this option in order to use "
+                               "mmap.")
         fh.seek(start)
         return _load_legacy(fh, map_location, weights_only)
     finally:
@@ -443,32 +488,37 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             fh.close()
 
 
-def _load_zip(fh, map_location, weights_only):
-    with zipfile.ZipFile(fh) as z:
-        names = z.namelist()
-        pkl = next((n for n in names if n.endswith("/data.pkl") or n == "data.pkl"), None)
-        if pkl is None:
-            raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
-        prefix = pkl[:-len("data.pkl")]
-        little = z.read(prefix + "byteorder").decode() == "little" \
-            if prefix + "byteorder" in names else True
-        cache = {}
+def _load_zip(fh, map_location, weights_only, mmap_path):
+    reader = PyTorchFileReader(fh)
+    if not reader.has_record("data.pkl"):
+        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+    little = reader.get_record("byteorder").decode() == "little" \
+        if reader.has_record("byteorder") else little_endian_default()
+    restore = restore_location(map_location)
+    cache = {}
 
-        def load_storage(pid):
-            kind, storage_type, key, location, numel = pid[:5]
-            if kind != "storage":
-                raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
-            if key not in cache:
-                dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
-                    _DTYPE_OF_STORAGE[getattr(storage_type, "__name__", str(storage_type))]
-                np_dtype = dtype.np.newbyteorder("<" if little else ">")
-                raw = np.frombuffer(z.read(f"{prefix}data/{key}"), dtype=np_dtype, count=numel)
-                # one copy, in native byte order (the dtype object is made ember's own when the
-                # tensor is rebuilt: _rebuild_tensor_v2)
-                cache[key] = (raw.astype(dtype.np), _location(map_location, location))
-            return cache[key]
+    def load_storage(pid):
+        kind, storage_type, key, location, numel = pid[:5]
+        if kind != "storage":
+            raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
+        if key not in cache:
+            dtype = _storage_dtype(storage_type)
+            file_dtype = dtype.np.newbyteorder("<" if little else ">")
+            name = f"data/{key}"
+            if SKIP.skip_data:  # the bytes are not read: the tensors' values are undefined
+                raw = np.empty(numel, dtype.np)
+            elif mmap_path is not None:
+                mode = "c" if get_default_mmap_options() == _mmap.MAP_PRIVATE else "r+"
+                raw = np.memmap(mmap_path, file_dtype, mode, reader.get_record_offset(name),
+                                (numel,)) if numel else np.empty(0, dtype.np)
+            else:
+                raw = np.frombuffer(reader._read(name), dtype=file_dtype, count=numel)
+            if raw.dtype != dtype.np and raw.dtype.byteorder not in ("=", "|"):
+                raw = raw.astype(dtype.np)  # the other byte order: one native copy
+            cache[key] = _restored(restore, raw, location)
+        return cache[key]
 
-        return _Reader(io.BytesIO(z.read(pkl)), load_storage, weights_only).load()
+    return _Reader(io.BytesIO(reader.get_record("data.pkl")), load_storage, weights_only).load()
 
 
 def _load_legacy(fh, map_location, weights_only):
@@ -481,6 +531,7 @@ def _load_legacy(fh, map_location, weights_only):
         raise RuntimeError("Invalid magic number; corrupt file?")
     if plain(fh) != _LEGACY_PROTOCOL:
         raise RuntimeError("Invalid protocol version")
+    restore = restore_location(map_location)
     sys_info = plain(fh)
     little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
     storages = {}
@@ -489,9 +540,9 @@ def _load_legacy(fh, map_location, weights_only):
         kind, storage_type, key, location, numel = pid[:5]
         view = pid[5] if len(pid) > 5 else None
         if key not in storages:
-            dtype = storage_type if isinstance(storage_type, _dt.dtype) else \
-                _DTYPE_OF_STORAGE[storage_type.__name__]
-            storages[key] = (np.empty(numel, dtype.np), _location(map_location, location))
+            # the legacy format fills storages after the pickle: keep the host array to fill
+            host = np.empty(numel, _storage_dtype(storage_type).np)
+            storages[key] = (host, _restored(restore, host, location).device)
         arr, dev = storages[key]
         if view is not None:
             _, offset, size = view

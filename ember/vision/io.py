@@ -13,7 +13,8 @@ import numpy as np
 from .. import from_numpy, uint8
 
 __all__ = ["ImageReadMode", "read_file", "write_file", "decode_image", "decode_png",
-           "decode_jpeg", "encode_png", "encode_jpeg", "write_png", "write_jpeg", "read_image"]
+           "decode_jpeg", "encode_png", "encode_jpeg", "write_png", "write_jpeg", "read_image",
+           "decode_gif", "decode_webp", "decode_avif", "decode_heic"]
 
 
 class ImageReadMode(enum.Enum):
@@ -133,9 +134,16 @@ def _decode(data, mode, apply_exif_orientation, expect, what):
 
 
 def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
-    """Decode a JPEG, PNG, GIF (first frame), WEBP ... given as bytes (or a path)."""
+    """Decode a JPEG, PNG, GIF, WEBP ... given as bytes (or a path). GIF and WebP go to
+    decode_gif (every frame, RGB) and decode_webp, as torchvision's dispatch does."""
     if isinstance(input, (str, os.PathLike)):
         input = read_file(input)
+    _check_bytes(input, "decode_image")
+    head = input[:15].cpu().numpy().tobytes()
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return decode_gif(input)
+    if head[:4] == b"RIFF" and head[8:15] == b"WEBPVP8":
+        return decode_webp(input, mode)
     return _decode(input, mode, apply_exif_orientation, None, "decode_image")
 
 
@@ -198,3 +206,85 @@ def write_png(input, filename, compression_level=6):
 
 def write_jpeg(input, filename, quality=75):
     write_file(filename, encode_jpeg(input, quality))
+
+
+def _check_encoded(input):
+    if not hasattr(input, "dtype") or input.dtype != uint8:
+        raise RuntimeError("Input tensor must have uint8 data type, got "
+                           f"{getattr(input, 'dtype', type(input))}")
+    if input.dim() != 1:
+        raise RuntimeError(f"Input tensor must be 1-dimensional, got {input.dim()} dims.")
+
+
+def decode_gif(input):
+    """Every image of a GIF as RGB uint8: (C, H, W) for one image, (N, C, H, W) for more.
+    Each frame is its own pixels (not composited onto the previous ones); all frames must
+    have the first one's size."""
+    from ._gif import GifError, read_gif_frames
+    _check_encoded(input)
+    try:
+        frames = read_gif_frames(input.cpu().numpy().tobytes())
+    except GifError as e:
+        raise RuntimeError(f"DGifSlurp() failed - {e}") from None
+    if any(f.shape != frames[0].shape for f in frames):
+        raise RuntimeError("All images in the gif should have the same dimensions.")
+    out = from_numpy(np.ascontiguousarray(np.stack(frames).transpose(0, 3, 1, 2)))
+    return out[0] if len(frames) == 1 else out
+
+
+def _decode_rgb(input, mode, fmt, what):
+    """An RGB[A] codec through Pillow: UNCHANGED keeps the alpha channel the file has, RGB
+    drops it, RGB_ALPHA adds an opaque one; other modes read as UNCHANGED, as torchvision's
+    WebP decoder does."""
+    Image, _ = _pil()
+    mode = _mode(mode)
+    try:
+        img = Image.open(_io.BytesIO(input.cpu().numpy().tobytes()))
+        if img.format != fmt:
+            raise ValueError(f"the content is not a {fmt} image")
+        if getattr(img, "is_animated", False):
+            raise RuntimeError(f"Animated {fmt.lower()} files are not supported.")
+        img.load()
+    except RuntimeError:
+        raise
+    except Exception as e:
+        raise RuntimeError(f"{what}: could not decode the image ({e})") from None
+    has_alpha = "A" in img.getbands() or "transparency" in img.info
+    want = {ImageReadMode.RGB: "RGB", ImageReadMode.RGB_ALPHA: "RGBA"}.get(
+        mode, "RGBA" if has_alpha else "RGB")
+    arr = np.asarray(img.convert(want), dtype=np.uint8)
+    return from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
+
+
+def decode_webp(input, mode=ImageReadMode.UNCHANGED):
+    """A still WebP image as RGB or RGBA uint8 (C, H, W)."""
+    _check_encoded(input)
+    return _decode_rgb(input, mode, "WEBP", "decode_webp")
+
+
+def _codec_missing(fmt, remedy):
+    return RuntimeError(
+        f"In order to enable the {fmt} decoding capabilities of torchvision (ember.vision), you "
+        f"need {remedy}. Just install the package, you don't need to update your code.")
+
+
+def decode_avif(input, mode=ImageReadMode.UNCHANGED):
+    """An AVIF image as RGB[A] uint8, through Pillow's AVIF codec (Pillow >= 11.3)."""
+    from PIL import features
+    if not features.check("avif"):
+        raise _codec_missing("AVIF", "a Pillow built with AVIF support (Pillow >= 11.3)")
+    if input.dtype != uint8:
+        raise RuntimeError(f"Input tensor must have uint8 data type, got {input.dtype}")
+    return _decode_rgb(input, mode, "AVIF", "decode_avif")
+
+
+def decode_heic(input, mode=ImageReadMode.UNCHANGED):
+    """A HEIC image as RGB[A] uint8, through the pillow-heif plugin."""
+    try:
+        import pillow_heif
+    except ImportError:
+        raise _codec_missing("HEIC", "to `pip install pillow-heif`") from None
+    pillow_heif.register_heif_opener()
+    if input.dtype != uint8:
+        raise RuntimeError(f"Input tensor must have uint8 data type, got {input.dtype}")
+    return _decode_rgb(input, mode, "HEIF", "decode_heic")

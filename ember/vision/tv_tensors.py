@@ -1,6 +1,7 @@
 """`ember.vision.tv_tensors` (torchvision.tv_tensors): Tensor subclasses that tell the v2
 transforms what a tensor is. `Image` is a (..., C, H, W) image; `BoundingBoxes` are (N, 4)
-axis-aligned boxes that know their format and the size of the image they belong to.
+axis-aligned boxes that know their format and the size of the image they belong to; `Mask`
+is a (..., H, W) segmentation or instance mask, moved with the image but never rescaled.
 
 As in torchvision, ops on them give plain tensors (an `Image + 1` is a Tensor), except
 clone, to, detach and requires_grad_, which keep the type and metadata.
@@ -10,7 +11,7 @@ import enum
 from .._tensor import Tensor, _make
 from .._printing import tensor_repr
 
-__all__ = ["TVTensor", "Image", "BoundingBoxes", "BoundingBoxFormat", "wrap"]
+__all__ = ["TVTensor", "Image", "BoundingBoxes", "BoundingBoxFormat", "Mask", "Video", "wrap"]
 
 
 def _as_tensor(data, dtype=None, device=None, requires_grad=None):
@@ -96,6 +97,37 @@ class Image(TVTensor):
             raise ValueError(f"Tensor must be 2D or higher, got {tensor.ndim}D tensor.")
         if tensor.ndim == 2:
             tensor = tensor.unsqueeze(0)
+        return _rewrap(cls, tensor)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+class Mask(TVTensor):
+    """A segmentation mask, (..., H, W); PIL images are read as (C, H, W)."""
+
+    def __new__(cls, data, *, dtype=None, device=None, requires_grad=None):
+        try:
+            from PIL import Image as _PIL
+        except ImportError:
+            _PIL = None
+        if _PIL is not None and isinstance(data, _PIL.Image):
+            from .transforms import functional as F
+            data = F.pil_to_tensor(data)
+        return _rewrap(cls, _as_tensor(data, dtype=dtype, device=device,
+                                       requires_grad=requires_grad))
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+class Video(TVTensor):
+    """A (..., T, C, H, W) video."""
+
+    def __new__(cls, data, *, dtype=None, device=None, requires_grad=None):
+        tensor = _as_tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        if tensor.ndim < 4:
+            raise ValueError  # torchvision raises it bare
         return _rewrap(cls, tensor)
 
     def __init__(self, *args, **kwargs):

@@ -102,3 +102,27 @@ def test_errors(torch, call):
     with pytest.raises(theirs.type) as ours:
         call(ember)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("device_type", ["ipu", "xla"])
+def test_ipu_and_xla_legacy_forms_warn_and_keep_their_device_state(torch, device_type):
+    def run(lib):
+        get_dtype = getattr(lib, f"get_autocast_{device_type}_dtype")
+        set_dtype = getattr(lib, f"set_autocast_{device_type}_dtype")
+        is_enabled = getattr(lib, f"is_autocast_{device_type}_enabled")
+        set_enabled = getattr(lib, f"set_autocast_{device_type}_enabled")
+        default, was_on = get_dtype(), is_enabled()
+        set_dtype(lib.float32)
+        set_enabled(True)
+        out = (str(default), was_on, str(get_dtype()), is_enabled(),
+               str(lib.get_autocast_dtype(device_type)), lib.is_autocast_enabled(device_type))
+        set_enabled(False)
+        set_dtype(default)
+        errors = []
+        for call, arg in ((set_enabled, 1), (set_dtype, 1)):
+            with pytest.raises(TypeError) as error:
+                call(arg)
+            errors.append(str(error.value))
+        return out + (is_enabled(), tuple(errors))
+    mine, reference = _both(torch, run)
+    assert mine == reference

@@ -125,3 +125,65 @@ def test_names_match_torch(torch):
         assert hasattr(profiler, name) and name in torch.autograd.profiler.__all__
     for name in profiler_util.__all__:
         assert name in torch.autograd.profiler_util.__all__
+
+
+def test_enforce_unique_and_the_step_tracker():
+    from ember.autograd.profiler import EnforceUnique, KinetoStepTracker
+    unique = EnforceUnique()
+    unique.see(1, 2)
+    with pytest.raises(RuntimeError, match=r"duplicate key: \(1, 2\)"):
+        unique.see(1, 2)
+    start = KinetoStepTracker.current_step()
+    KinetoStepTracker.init_step_count("a")
+    KinetoStepTracker.init_step_count("b")
+    assert KinetoStepTracker.increment_step("a") == start + 1
+    assert KinetoStepTracker.increment_step("b") == start + 1  # both at one step
+    with pytest.warns(UserWarning, match="Profiler step count has increased more than 1"):
+        KinetoStepTracker._step_dict["a"] += 1
+        KinetoStepTracker.increment_step("a")
+    assert KinetoStepTracker.erase_step_count("a") and KinetoStepTracker.erase_step_count("b")
+    assert not KinetoStepTracker.erase_step_count("a")
+
+
+def test_mem_records_in_an_interval():
+    from ember.autograd.profiler import MemRecordsAcc
+
+    class Record:
+        def __init__(self, ns):
+            self.ns = ns
+
+        def start_ns(self):
+            return self.ns
+    records = [(Record(30), "c"), (Record(10), "a"), (Record(20), "b"), (Record(40), "d")]
+    acc = MemRecordsAcc(records)
+    assert [r[1] for r in acc.in_interval(10, 30)] == ["a", "b", "c"]
+    assert list(MemRecordsAcc([]).in_interval(0, 100)) == []
+
+
+def test_an_nvprof_database_becomes_events_with_their_kernels(tmp_path):
+    import sqlite3
+    from ember.autograd.profiler import load_nvprof
+    path = tmp_path / "trace.prof"
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE StringTable (_id_ INTEGER, value TEXT);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_MARKER (id INTEGER, name INTEGER, timestamp INTEGER);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (_id_ INTEGER, cbid INTEGER,
+            start INTEGER, "end" INTEGER, correlationId INTEGER);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (name INTEGER, start INTEGER,
+            "end" INTEGER, correlationId INTEGER);
+        INSERT INTO StringTable VALUES (1, 'aten::mm'), (2, 'aten::relu'),
+            (3, '_Z6kernelv');
+        INSERT INTO CUPTI_ACTIVITY_KIND_MARKER VALUES (7, 1, 100), (7, 0, 200),
+            (8, 2, 50), (8, 0, 90);
+        INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1, 211, 120, 130, 5);
+        INSERT INTO CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL VALUES (3, 140, 165, 5);
+    """)
+    db.commit()
+    db.close()
+    events = load_nvprof(str(path))
+    assert [e.name for e in events] == ["aten::relu", "aten::mm"]
+    mm = events[1]
+    assert (mm.time_range.start, mm.time_range.end) == (100, 200)
+    assert [(k.name, k.duration) for k in mm.kernels] in ([("kernel()", 25)],
+                                                          [("_Z6kernelv", 25)])

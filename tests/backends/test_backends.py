@@ -72,3 +72,177 @@ def test_defaults_match_pytorch(torch):
         assert ours == getattr(torch.backends.cuda, f"{kind}_sdp_enabled")(), kind
     assert ember.backends.cudnn.version() is None
     assert ember.backends.mps.is_built() is torch.backends.mps.is_built() is False
+
+
+def test_the_cuda_matmul_switches_as_pytorchs(torch):
+    ours, theirs = ember.backends.cuda.matmul, torch.backends.cuda.matmul
+    assert type(ours).__name__ == type(theirs).__name__ == "cuBLASModule"
+    for name in ("allow_fp16_reduced_precision_reduction_split_k",
+                 "allow_bf16_reduced_precision_reduction_split_k", "allow_fp16_accumulation"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    for module in (ours, theirs):
+        with pytest.raises(AttributeError, match="Unknown attribute foo"):
+            module.foo
+        with pytest.raises(TypeError, match="expects at most two boolean arguments"):
+            module.allow_fp16_reduced_precision_reduction = (True, False, True)
+    try:
+        ours.allow_bf16_reduced_precision_reduction = (False, False)
+        assert ours.allow_bf16_reduced_precision_reduction is False
+        assert ours.allow_bf16_reduced_precision_reduction_split_k is False
+    finally:
+        ours.allow_bf16_reduced_precision_reduction = True
+
+
+def test_library_preferences_as_pytorchs_cpu_build(torch):
+    ours, theirs = ember.backends.cuda, torch.backends.cuda
+    assert repr(ours.preferred_blas_library()) == repr(theirs.preferred_blas_library())
+    assert repr(ours.preferred_linalg_library()) == repr(theirs.preferred_linalg_library())
+    assert repr(ours.preferred_rocm_fa_library()) == repr(theirs.preferred_rocm_fa_library())
+    assert repr(ours.preferred_blas_library("default")) == "<_BlasBackend.Cublas: 1>"
+    assert repr(ours.preferred_linalg_library("cusolver")) == "<_LinalgBackend.Cusolver: 1>"
+    ours.preferred_linalg_library("default")
+    for module in (ours, theirs):
+        for call, error, message in (
+                (lambda: module.preferred_blas_library("x"), RuntimeError,
+                 "Unknown input value. Choose from: default, cublas, hipblas, cublaslt"),
+                (lambda: module.preferred_blas_library(1), RuntimeError,
+                 "Unknown input value type."),
+                (lambda: module.preferred_blas_library("cublaslt"), RuntimeError,
+                 "Cannot set preferred backend to cuBLASLt"),
+                (lambda: module.preferred_rocm_fa_library(3), ValueError,
+                 "Choose from: default, aotriton, ck."),
+                (lambda: module.blas_workspace_size(backend="ck"), RuntimeError,
+                 "CK backend does not use a workspace."),
+                (lambda: module.blas_workspace_size(backend="x"), RuntimeError,
+                 "Unknown backend string.")):
+            with pytest.raises(error, match=message):
+                call()
+    if not ember.cuda.is_available():
+        for name in ("cublas_workspace_size", "cublaslt_workspace_size",
+                     "blas_workspace_size"):
+            with pytest.raises(AttributeError) as theirs_error:
+                getattr(theirs, name)()
+            with pytest.raises(AttributeError, match=str(theirs_error.value)):
+                getattr(ours, name)()
+
+
+def test_workspace_sizes_on_cuda(cupy_like, monkeypatch):
+    cuda = ember.backends.cuda
+    monkeypatch.setattr(cuda, "_workspace", {})
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    assert cuda.cublas_workspace_size() == (4096 * 2 + 16 * 8) * 1024
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    assert cuda.blas_workspace_size() == 4096 * 8 * 1024
+    assert cuda.cublaslt_workspace_size(1 << 20) == 1 << 20 == cuda.cublaslt_workspace_size()
+
+
+def test_attention_kernel_questions_as_pytorchs(torch):
+    q = ember.randn(1, 2, 4, 8)
+    params = ember.backends.cuda.SDPAParams(q, q, q, None, 0.0, False, False)
+    assert (params.attn_mask, params.dropout, params.is_causal, params.enable_gqa) == \
+        (None, 0.0, False, False)
+    assert params.query is q
+    with pytest.raises(TypeError, match="incompatible constructor arguments"):
+        ember.backends.cuda.SDPAParams(q, q, q, None, 0.0, False)
+    tq = torch.randn(1, 2, 4, 8)
+    theirs = torch.backends.cuda.SDPAParams(tq, tq, tq, None, 0.0, False, False)
+    for name in ("can_use_flash_attention", "can_use_efficient_attention",
+                 "can_use_cudnn_attention"):
+        assert getattr(ember.backends.cuda, name)(params, True) is \
+            getattr(torch.backends.cuda, name)(theirs, True) is False
+    for name in ("is_flash_attention_available", "is_ck_sdpa_available",
+                 "fp16_bf16_reduction_math_sdp_allowed"):
+        assert getattr(ember.backends.cuda, name)() == getattr(torch.backends.cuda, name)()
+    ember.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)
+    assert ember.backends.cuda.fp16_bf16_reduction_math_sdp_allowed() is True
+    ember.backends.cuda.allow_fp16_bf16_reduction_math_sdp(False)
+
+
+def test_sdp_kernel_warns_and_scopes_the_kernel_flags(torch):
+    cuda = ember.backends.cuda
+    with pytest.warns(FutureWarning) as theirs:
+        torch.backends.cuda.sdp_kernel(enable_flash=False)
+    with pytest.warns(FutureWarning, match=str(theirs[0].message).split(".")[0]):
+        scope = cuda.sdp_kernel(enable_flash=False, enable_cudnn=False)
+    with scope as context:
+        assert context == {}
+        assert not cuda.flash_sdp_enabled() and not cuda.cudnn_sdp_enabled()
+        assert cuda.math_sdp_enabled() and cuda.mem_efficient_sdp_enabled()
+    assert cuda.flash_sdp_enabled() and cuda.cudnn_sdp_enabled()
+
+
+def test_the_cufft_plan_cache_without_cuda(torch):
+    if ember.cuda.is_available():
+        pytest.skip("a GPU is present")
+    for module in (torch, ember):
+        with pytest.raises(RuntimeError, match="expected 0 <= device index < 0, but got device "
+                                               "with index 0"):
+            module.backends.cuda.cufft_plan_cache[0]
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            module.backends.cuda.cufft_plan_cache.max_size
+        with pytest.raises(RuntimeError, match="Cannot access cuFFT plan cache without"):
+            module.backends.cuda.cuFFTPlanCache(0).size
+
+
+def test_the_cufft_plan_cache_is_cupys(cupy_like):
+    class PlanCache:
+        def __init__(self):
+            self.size, self.plans = 16, 3
+
+        def get_size(self):
+            return self.size
+
+        def set_size(self, size):
+            self.size = size
+
+        def get_curr_size(self):
+            return self.plans
+
+        def clear(self):
+            self.plans = 0
+    plans = PlanCache()
+    cupy_like.fft = type("fft", (), {"config": type("config", (), {
+        "get_plan_cache": staticmethod(lambda: plans)})})
+    cache = ember.backends.cuda.cuFFTPlanCacheManager()
+    assert cache[0].size == 3 and cache.max_size == 16
+    cache.max_size = 4
+    assert plans.size == 4
+    with pytest.raises(RuntimeError, match="read-only property"):
+        cache.size = 1
+    cache.clear()
+    assert cache[ember.device("cuda:0")].size == 0
+
+
+def test_cudnn_and_mkldnn_module_types_and_constants(torch):
+    ours, theirs = ember.backends, torch.backends
+    assert type(ours.cudnn).__name__ == type(theirs.cudnn).__name__ == "CudnnModule"
+    assert type(ours.mkldnn).__name__ == type(theirs.mkldnn).__name__ == "MkldnnModule"
+    assert {str(d) for d in ours.cudnn.CUDNN_TENSOR_DTYPES} == \
+        {str(d) for d in theirs.cudnn.CUDNN_TENSOR_DTYPES}
+    assert ours.cudnn.depthwise_kernel == theirs.cudnn.depthwise_kernel
+    with ours.cudnn.flags(depthwise_kernel="native"):
+        assert ours.cudnn.depthwise_kernel == "native"
+    assert ours.cudnn.depthwise_kernel == "auto"
+    for module in (ours, theirs):
+        with pytest.raises(RuntimeError, match="Unknown cuDNN depthwise kernel mode: x"):
+            module.cudnn.depthwise_kernel = "x"
+    for name in ("VERBOSE_OFF", "VERBOSE_ON", "VERBOSE_ON_CREATION"):
+        assert getattr(ours.mkldnn, name) == getattr(theirs.mkldnn, name)
+    assert ours.mkldnn.is_acl_available() is theirs.mkldnn.is_acl_available() is False
+    with ours.mkldnn.verbose(ours.mkldnn.VERBOSE_OFF):
+        pass
+    with pytest.raises(AssertionError, match="Failed to set MKLDNN into verbose mode"):
+        with ours.mkldnn.verbose(ours.mkldnn.VERBOSE_ON):
+            pass
+
+
+def test_mps_questions_fail_as_without_mps(torch):
+    for name in ("get_core_count", "get_name"):
+        with pytest.raises(AttributeError) as theirs:
+            getattr(torch.backends.mps, name)()
+        with pytest.raises(AttributeError, match=str(theirs.value)):
+            getattr(ember.backends.mps, name)()
+    for module in (torch.backends.mps, ember.backends.mps):
+        for call in (lambda: module.is_macos_or_newer(14, 0), module.is_macos13_or_newer):
+            with pytest.raises(RuntimeError, match="without MPS backend"):
+                call()

@@ -14,9 +14,8 @@ GAPS = {
     # compressed sparse layouts: ember's sparse tensors are COO
     "ccol_indices": "csr/csc", "col_indices": "csr/csc", "crow_indices": "csr/csc",
     "row_indices": "csr/csc", "to_sparse_bsc": "csr/csc", "to_sparse_bsr": "csr/csc",
-    "to_sparse_csc": "csr/csc", "to_sparse_csr": "csr/csc", "resize_as_sparse_": "csr/csc",
-    "sparse_resize_": "csr/csc", "sparse_resize_and_clear_": "csr/csc", "smm": "csr/csc",
-    "sspaddmm": "csr/csc",
+    "to_sparse_csc": "csr/csc", "to_sparse_csr": "csr/csc",
+    "sparse_resize_": "csr/csc", "sparse_resize_and_clear_": "csr/csc",
     # devices ember has no backend for
     "xpu": "device", "ipu": "device", "mtia": "device", "to_mkldnn": "device",
     # complex32 is not an ember dtype (NumPy has no complex half)
@@ -27,9 +26,9 @@ GAPS = {
     "eig": "removed", "lstsq": "removed", "solve": "removed", "symeig": "removed",
     "reinforce": "removed", "volatile": "removed",
     # not yet in ember
-    "geqrf": "todo", "ormqr": "todo",
-    "slice_inverse": "todo", "set_": "todo",
-    "storage_type": "todo", "hash_tensor": "todo", "index": "todo", "map2_": "todo",
+    "hash_tensor": "todo",
+    # functorch's first-class dimensions (functorch.dim), a separate experimental library
+    "index": "first-class dims",
 }
 
 

@@ -136,10 +136,18 @@ EXCLUDED = {
     },
     "torch.library": {
         "fallthrough_kernel": "a C++ dispatcher fallthrough; ember dispatches in Python",
+        "get_ctx": "the FakeTensor context a fake kernel asks for data-dependent sizes; ember "
+                   "has no fake tensors (opcheck holds register_fake against the real kernel)",
         "register_torch_dispatch": "__torch_dispatch__ rules: ember has no dispatcher below "
                                    "autograd for subclasses or modes to enter",
         "triton_op": "Triton GPU kernels (ember reaches GPUs through CuPy)",
         "wrap_triton": "Triton GPU kernels (ember reaches GPUs through CuPy)",
+    },
+    "torch.compiler": {
+        "config": "Dynamo's and Inductor's compile-cache settings (job_id, cache keys, dynamic "
+                  "sources); ember's compile runs the function eagerly, with nothing to cache",
+        "load_compiled_function": "loads an ahead-of-time artifact of torch.compile's code "
+                                  "generation; ember generates no code",
     },
     "torch.overrides": {
         "enable_reentrant_dispatch": "restores the C++ dispatcher's Python thread-local "
@@ -151,6 +159,7 @@ EXCLUDED = {
         "MemPool": _ALLOCATOR, "use_mem_pool": _ALLOCATOR, "caching_allocator_*": _ALLOCATOR,
         "change_current_allocator": _ALLOCATOR, "get_allocator_backend": _ALLOCATOR,
     },
+    "torch.accelerator": {"Graph": _CUDA_GRAPHS},
     "torch.cuda.graphs": {
         "CUDAGraph": _CUDA_GRAPHS, "graph": _CUDA_GRAPHS, "graph_pool_handle": _CUDA_GRAPHS,
         "make_graphed_callables": _CUDA_GRAPHS,
@@ -163,8 +172,15 @@ EXCLUDED = {
 }
 
 
+# Names another open issue builds: not this test's to ask for. Drop an entry when it lands.
+LATER = {
+    "torch": {"export": "torch.export, built by the graph-capture issue (15) with torch.fx"},
+}
+
+
 def _excluded(module, name):
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in EXCLUDED.get(module, {}))
+    return any(fnmatch.fnmatchcase(name, pattern)
+               for table in (EXCLUDED, LATER) for pattern in table.get(module, {}))
 
 
 def _public_module_paths(package):
@@ -287,7 +303,7 @@ def test_open_gaps_are_still_open(surface, module):
 
 
 def test_excluded_names_exist_in_pytorch(surface):
-    for module, patterns in EXCLUDED.items():
+    for module, patterns in [*EXCLUDED.items(), *LATER.items()]:
         names = _public_names(module)
         for pattern in patterns:
             assert fnmatch.filter(names, pattern), f"{module}: {pattern} matches no name"

@@ -19,3 +19,15 @@ def test_cpu_module_matches_torch(torch):
         assert e.query() is True and s.record_event() is None
         cpu.set_device("cpu")
         cpu.synchronize()
+
+
+def test_capabilities_are_the_machines_as_pytorch_reads_them(torch):
+    ours, theirs = ember.cpu.get_capabilities(), torch.cpu.get_capabilities()
+    assert type(ours).__name__ == "mappingproxy"
+    assert ours is ember.cpu.get_capabilities()  # read once
+    assert set(ours) == set(theirs)
+    for name, value in theirs.items():
+        if name == "cpu_name":  # PyTorch's cpuinfo may shorten the marketing name
+            assert ours[name].startswith(value.split()[0])
+        else:
+            assert ours[name] == value, name

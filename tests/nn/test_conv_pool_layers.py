@@ -63,3 +63,19 @@ def test_transposed_output_size_argument(torch):
     x = np.ones((1, 2, 4, 4))
     assert ours(ember.tensor(x).float(), output_size=[10, 10]).shape == \
         tuple(theirs(torch.tensor(x).float(), output_size=[10, 10]).shape)
+
+
+@pytest.mark.parametrize("make", [lambda nn: nn.Conv2d(4, 6, 3, padding=1, groups=2),
+                                  lambda nn: nn.ConvTranspose2d(4, 3, 2, 2),
+                                  lambda nn: nn.ConvTranspose2d(4, 3, 3, 1),
+                                  lambda nn: nn.Conv3d(4, 2, 2)])
+def test_convolutions_take_an_empty_batch(torch, make):
+    # Mask R-CNN's mask head meets zero detections: PyTorch returns an empty batch
+    x = np.zeros((0, 4, 5, 5, 5) if "3d" in repr(make(ember.nn)) else (0, 4, 5, 5), np.float32)
+    ours = make(ember.nn)
+    theirs = make(torch.nn)
+    e = ember.tensor(x, requires_grad=True)
+    out = ours(e)
+    assert tuple(out.shape) == tuple(theirs(torch.tensor(x)).shape)
+    out.sum().backward()
+    assert tuple(e.grad.shape) == x.shape and float(ours.weight.grad.abs().sum()) == 0.0

@@ -2,6 +2,7 @@
 record_function, PyTorch's table layout, schedules and step(), the chrome trace, and no
 trace of the profiler left on the ops afterwards."""
 import json
+import os
 import time
 import warnings
 
@@ -198,3 +199,52 @@ def test_profiler_module_is_the_home_of_its_names(torch):
         assert name in torch.profiler.profiler.__all__
         assert getattr(ember.profiler, name) is getattr(module, name)
     assert module.profile.__module__ == "ember.profiler.profiler"
+
+
+def test_device_types_and_kineto_as_pytorch_names_them(torch):
+    ours, theirs = ember.profiler.DeviceType, torch.profiler.DeviceType
+    assert [(n, m.value) for n, m in ours.__members__.items()] == \
+        [(n, int(m)) for n, m in theirs.__members__.items()]
+    assert repr(ours.CUDA) == repr(theirs.CUDA) and ours(1) is ours.CUDA
+    assert ember.profiler.kineto_available() is False  # ember's recorder is not Kineto
+
+
+def test_execution_trace_records_the_ops_and_their_nesting(tmp_path):
+    import gzip
+    import json
+    path = tmp_path / "trace.json"
+    et = ember.profiler.ExecutionTraceObserver().register_callback(str(path))
+    assert et.is_registered and not et.is_running()
+    assert et.get_output_file_path() == str(path)
+    et.start()
+    assert et.is_running()
+    x = ember.ones(2, 3)
+    with ember.profiler.record_function("block"):
+        (x + 1).sum()
+    et.stop()
+    nodes = json.loads(path.read_text())["nodes"]
+    by_name = {node["name"]: node for node in nodes}
+    assert by_name["aten::add"]["ctrl_deps"] == by_name["block"]["id"]
+    assert by_name["aten::add"]["inputs"]["shapes"][0] == [2, 3]
+    assert by_name["aten::ones"]["ctrl_deps"] == nodes[0]["id"] == 1
+    et.unregister_callback()
+    assert not et.is_registered
+
+    packed = tmp_path / "trace.json.gz"
+    et = ember.profiler.ExecutionTraceObserver().register_callback(str(packed))
+    with ember.profiler.profile(execution_trace_observer=et):
+        ember.ones(2).mul(3)
+    names = [n["name"] for n in json.loads(gzip.open(packed).read())["nodes"]]
+    assert "aten::mul" in names
+    assert ember.profiler.ExecutionTraceObserver.get_resources_dir_for_et_path(
+        str(path), create_dir=True) == str(tmp_path / "trace_resources")
+
+
+def test_execution_trace_from_the_environment(monkeypatch):
+    monkeypatch.delenv("ENABLE_PYTORCH_EXECUTION_TRACE", raising=False)
+    assert ember.profiler.ExecutionTraceObserver.build_execution_trace_obs_from_env() is None
+    monkeypatch.setenv("ENABLE_PYTORCH_EXECUTION_TRACE", "1")
+    et = ember.profiler.ExecutionTraceObserver.build_execution_trace_obs_from_env()
+    assert et.is_registered and et.get_output_file_path().endswith(".et.json")
+    os.remove(et.get_output_file_path())
+    et.cleanup()

@@ -141,6 +141,29 @@ def test_lstm_language_model(tmp_path):
     check_pytorch_loads("lstm_lm.py", tmp_path, "model_state.pt",
                         forward=lambda model, probe: model(
                             probe["input"], model.init_hidden(probe["input"].size(1))))
+    check_pytorch_loads_whole_model(tmp_path)
+
+
+def check_pytorch_loads_whole_model(out):
+    """Real PyTorch unpickles the whole model ember saved (its class is the script's own, so
+    it is looked up in __main__, as when the user's generate script defines or imports it)
+    and gives the same output on the probe batch."""
+    import __main__
+    torch, module = load_script_under_pytorch("lstm_lm.py")
+    had = hasattr(__main__, "RNNModel")
+    __main__.RNNModel = module.RNNModel
+    try:
+        model = torch.load(os.path.join(out, "model.pt"), weights_only=False)
+    finally:
+        if not had:
+            del __main__.RNNModel
+    assert type(model) is module.RNNModel and isinstance(model.rnn, torch.nn.LSTM)
+    assert model.decoder.weight is model.encoder.weight  # the tie survives the pickle
+    model.eval()
+    probe = torch.load(os.path.join(out, "probe.pt"), weights_only=True)
+    with torch.no_grad():
+        output, _ = model(probe["input"], model.init_hidden(probe["input"].size(1)))
+    torch.testing.assert_close(output, probe["output"], atol=1e-4, rtol=1e-4)
 
 
 def test_seq2seq_attention(tmp_path):

@@ -24,6 +24,7 @@ TORCHVISION = {
     "convnext_tiny": (182, 28589128, "5c1934c7e7f217f7"),
     "vit_b_16": (152, 86567656, "c10467b1a130b99c"),
     "googlenet": (364, 13004888, "563d3cdadc5f3358"),
+    "inception_v3": (580, 27161264, "f17cfe285ae35639"),
 }
 
 
@@ -43,7 +44,7 @@ def _digest(sd):
 @pytest.mark.parametrize("name", sorted(TORCHVISION))
 def test_state_dict_matches_torchvision(name, fast_init):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # googlenet's init_weights notice
+        warnings.simplefilter("ignore", FutureWarning)  # googlenet's/inception's init notice
         model = getattr(M, name)()
     sd = model.state_dict()
     got = (len(sd), sum(p.numel() for p in model.parameters()), _digest(sd))
@@ -127,3 +128,40 @@ def test_vit_rejects_wrong_image_size(fast_init):
     model = M.vit_b_16(num_classes=2)
     with pytest.raises(AssertionError, match="Wrong image height! Expected 224 but got 32!"):
         model(ember.zeros(1, 3, 32, 224))
+
+
+def test_inception_v3_computes_torchvisions_outputs(torch):
+    from tests._torchvision_oracle import import_torchvision
+    import_torchvision()
+    import torchvision.models as theirs
+    torch.manual_seed(0)
+    reference = theirs.inception_v3(init_weights=False, num_classes=10).eval()
+    model = M.inception_v3(init_weights=False, num_classes=10).eval()
+    model.load_state_dict({k: ember.tensor(v.numpy()) for k, v in
+                           reference.state_dict().items()}, strict=True)
+    x = np.random.default_rng(0).standard_normal((1, 3, 75, 75)).astype(np.float32)
+    with torch.no_grad():
+        expected = reference(torch.tensor(x)).numpy()
+        grid = np.random.default_rng(1).standard_normal((2, 768, 17, 17)).astype(np.float32)
+        expected_aux = reference.AuxLogits(torch.tensor(grid)).numpy()
+    np.testing.assert_allclose(model(ember.tensor(x)).detach().numpy(), expected,
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(model.AuxLogits(ember.tensor(grid)).detach().numpy(),
+                               expected_aux, rtol=1e-4, atol=1e-4)
+    model.train()
+    out = model.eager_outputs(ember.ones(2, 10), ember.zeros(2, 10))
+    assert type(out).__name__ == "InceptionOutputs" and out.aux_logits.shape == (2, 10)
+
+
+def test_inception_v3_builder_rules(tmp_path, fast_init):
+    with pytest.warns(FutureWarning, match="default weight initialization of inception_v3"):
+        M.Inception3(num_classes=3, aux_logits=False)
+    with pytest.raises(ValueError, match="length of inception_blocks should be 7 instead of 2"):
+        M.Inception3(inception_blocks=[1, 2], init_weights=False)
+    model = M.inception_v3(init_weights=False, num_classes=4)
+    ember.save(model.state_dict(), tmp_path / "i.pth")
+    loaded = M.inception_v3(weights=str(tmp_path / "i.pth"), num_classes=4)
+    assert loaded.AuxLogits is not None and loaded.transform_input
+    with pytest.raises(ValueError, match="'aux_logits' expected value True but got False"):
+        M.inception_v3(weights=str(tmp_path / "i.pth"), num_classes=4, aux_logits=False)
+    assert M.get_model_weights("inception_v3") is M.Inception_V3_Weights

@@ -52,6 +52,10 @@ class _ConvNd(Module):
         self.dilation = _ntuple(n, dilation)
         self.output_padding = _ntuple(n, output_padding)
         self.groups, self.padding_mode = groups, padding_mode
+        # instance attributes, as PyTorch's: a pickled model carries them, and PyTorch's
+        # forward reads them when it loads one ember saved
+        self.transposed = type(self).transposed
+        self._reversed_padding_repeated_twice = self._padding_for_pad()
         shape = ((in_channels, out_channels // groups) if self.transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
         self.weight = Parameter(empty(shape, device=device, dtype=dtype))
@@ -85,24 +89,33 @@ class _ConvNd(Module):
             s += ", padding_mode={padding_mode}"
         return s.format(**self.__dict__, **{"bias": self.bias})
 
-    def _padded(self, input):
-        """Non-zero padding modes pad explicitly, then convolve without padding."""
-        if self.padding_mode == "zeros":
-            return input, self.padding
-        pad = []  # F.pad's order: last dimension first, (left, right) each
+    def _padding_for_pad(self):
+        """The padding in F.pad's order (last dimension first, (left, right) each), PyTorch's
+        `_reversed_padding_repeated_twice`; 'same' puts an odd element on the right."""
+        pad = []
         for d in reversed(range(self._nd)):
-            if self.padding == "same":  # PyTorch puts the odd element on the right
+            if self.padding == "same":
                 total = self.dilation[d] * (self.kernel_size[d] - 1)
                 pad += [total // 2, total - total // 2]
             elif self.padding == "valid":
                 pad += [0, 0]
             else:
                 pad += [self.padding[d], self.padding[d]]
-        return F.pad(input, pad, mode=self.padding_mode), 0
+        return pad
+
+    def _padded(self, input):
+        """Non-zero padding modes pad explicitly, then convolve without padding."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        return F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), 0
 
     def __setstate__(self, state):
         super().__setstate__(state)
         self.__dict__.setdefault("padding_mode", "zeros")
+        # models pickled by an older ember lack these (PyTorch's forward reads them)
+        self.__dict__.setdefault("transposed", type(self).transposed)
+        if "_reversed_padding_repeated_twice" not in self.__dict__:
+            self._reversed_padding_repeated_twice = self._padding_for_pad()
 
 
 class _Conv(_ConvNd):

@@ -1,15 +1,14 @@
 """Recurrent layers: RNN, LSTM, GRU and their single-step cells, with PyTorch's parameter
 names, shapes, gate order and initialisation.
 
-Each layer and direction projects the inputs of all time steps with one matmul; only the
-recurrent part (h @ W_hh^T and the gate arithmetic) runs in the Python loop over time.
-Packed sequences run the same loop on shrinking (forward) or growing (reverse) batches.
+The arithmetic is `ember.ops.recurrent`'s (torch.lstm, torch.gru ... and their cells).
 """
 import math
 import numbers
 import warnings
 
 from ... import ops
+from ...ops.recurrent import gru_step, lstm_step, rnn_step, run_layers
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -29,93 +28,6 @@ def apply_permutation(tensor, permutation, dim=1):
 
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-
-
-# ---- one time step ------------------------------------------------------------------------
-# `xg` is the input projection of this step (x W_ih^T + b_ih, and + b_hh where b_hh may be
-# folded in); `h`, `c` the state; `w_hh_t` the transposed recurrent weight.
-def _rnn_step(xg, h, w_hh_t, relu):
-    pre = ops.addmm(xg, h, w_hh_t)
-    return ops.relu(pre) if relu else ops.tanh(pre)
-
-
-def _lstm_step(xg, h, c, w_hh_t, w_hr_t):
-    i, f, g, o = ops.addmm(xg, h, w_hh_t).chunk(4, 1)
-    c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
-    h = ops.sigmoid(o) * ops.tanh(c)
-    if w_hr_t is not None:
-        h = ops.mm(h, w_hr_t)
-    return h, c
-
-
-def _gru_step(xg, h, w_hh_t, b_hh):
-    hg = ops.mm(h, w_hh_t) if b_hh is None else ops.addmm(b_hh, h, w_hh_t)
-    xr, xz, xn = xg.chunk(3, 1)
-    hr, hz, hn = hg.chunk(3, 1)
-    r = ops.sigmoid(xr + hr)
-    z = ops.sigmoid(xz + hz)
-    n = ops.tanh(xn + r * hn)
-    return n + z * (h - n)
-
-
-# ---- one layer, one direction ------------------------------------------------------------
-def _run_direction(mode, x, h, c, weights, batch_sizes, reverse):
-    """x: (T, B, I) padded or (N, I) packed. Returns the output in x's layout and the final
-    (h, c) (c None unless LSTM)."""
-    w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    gru = mode == "GRU"
-    bias = b_ih if gru or b_ih is None else b_ih + b_hh
-    xg = F.linear(x, w_ih, bias)
-    w_hh_t = w_hh.t()
-    w_hr_t = None if w_hr is None else w_hr.t()
-
-    def step(xg_t, h, c):
-        if mode == "LSTM":
-            return _lstm_step(xg_t, h, c, w_hh_t, w_hr_t)
-        if gru:
-            return _gru_step(xg_t, h, w_hh_t, b_hh), None
-        return _rnn_step(xg_t, h, w_hh_t, mode == "RNN_RELU"), None
-
-    if batch_sizes is None:
-        steps = xg.unbind(0)
-        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
-        outs = [None] * len(steps)
-        for t in order:
-            h, c = step(steps[t], h, c)
-            outs[t] = h
-        return ops.stack(outs) if outs else xg[..., :h.shape[-1]], h, c
-
-    sizes = [int(b) for b in batch_sizes]
-    steps = xg.split(sizes, 0)
-    outs = [None] * len(sizes)
-    if not reverse:
-        done_h, done_c = [], []
-        for t, bs in enumerate(sizes):
-            if bs < h.shape[0]:  # sequences that ended keep their last state
-                done_h.append(h[bs:])
-                h = h[:bs]
-                if c is not None:
-                    done_c.append(c[bs:])
-                    c = c[:bs]
-            h, c = step(steps[t], h, c)
-            outs[t] = h
-        if done_h:
-            h = ops.cat([h] + done_h[::-1])
-            c = None if c is None else ops.cat([c] + done_c[::-1])
-        return ops.cat(outs), h, c
-    h0, c0 = h, c
-    active = sizes[-1]
-    h, c = h0[:active], (None if c0 is None else c0[:active])
-    for t in range(len(sizes) - 1, -1, -1):
-        bs = sizes[t]
-        if bs > active:  # sequences that start (from their end) at this step
-            h = ops.cat([h, h0[active:bs]])
-            if c is not None:
-                c = ops.cat([c, c0[active:bs]])
-            active = bs
-        h, c = step(steps[t], h, c)
-        outs[t] = h
-    return ops.cat(outs), h, c
 
 
 class RNNBase(Module):
@@ -182,6 +94,20 @@ class RNNBase(Module):
     @property
     def _flat_weights(self):
         return [getattr(self, n, None) for n in self._flat_weights_names]
+
+    def __getstate__(self):
+        # PyTorch's RNNBase keeps `_flat_weights` as an attribute and its __setstate__ reads
+        # it, so a pickled ember RNN carries the list (the same Parameter objects)
+        state = self.__dict__.copy()
+        state["_flat_weights"] = self._flat_weights
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # PyTorch's attribute copies (and weak references) of what the property computes
+        self.__dict__.pop("_flat_weights", None)
+        self.__dict__.pop("_flat_weight_refs", None)
+        self.__dict__.setdefault("proj_size", 0)  # LSTMs pickled before PyTorch 1.8
 
     @property
     def all_weights(self):
@@ -321,28 +247,10 @@ class RNNBase(Module):
     def _run(self, x, hx, batch_sizes):
         lstm = self.mode == "LSTM"
         h0, c0 = hx if lstm else (hx, None)
-        num_directions = 2 if self.bidirectional else 1
-        weights = self._flat_weights
-        per = len(weights) // (self.num_layers * num_directions)
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            if layer > 0 and self.dropout > 0 and self.training:
-                x = F.dropout(x, self.dropout, True)
-            outs = []
-            for d in range(num_directions):
-                k = layer * num_directions + d
-                w = weights[k * per:(k + 1) * per]
-                w_ih, w_hh = w[0], w[1]
-                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
-                w_hr = w[-1] if self.proj_size > 0 else None
-                out, h, c = _run_direction(self.mode, x, h0[k], None if c0 is None else c0[k],
-                                           (w_ih, w_hh, b_ih, b_hh, w_hr), batch_sizes, d == 1)
-                outs.append(out)
-                hs.append(h)
-                cs.append(c)
-            x = outs[0] if num_directions == 1 else ops.cat(outs, -1)
-        h_n = ops.stack(hs)
-        return x, ((h_n, ops.stack(cs)) if lstm else h_n)
+        out, h_n, c_n = run_layers(self.mode, x, h0, c0, self._flat_weights, self.bias,
+                                   self.num_layers, self.dropout, self.training,
+                                   self.bidirectional, batch_sizes)
+        return out, ((h_n, c_n) if lstm else h_n)
 
 
 class RNN(RNNBase):
@@ -456,7 +364,7 @@ class RNNCell(RNNCellBase):
         input, (h,), is_batched = self._prepare(input, hx)
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        ret = _rnn_step(self._input_gates(input), h, self.weight_hh.t(),
+        ret = rnn_step(self._input_gates(input), h, self.weight_hh.t(),
                         self.nonlinearity == "relu")
         return ret if is_batched else ret.squeeze(0)
 
@@ -468,7 +376,7 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h, c), is_batched = self._prepare(input, hx, lstm=True)
-        h, c = _lstm_step(self._input_gates(input), h, c, self.weight_hh.t(), None)
+        h, c = lstm_step(self._input_gates(input), h, c, self.weight_hh.t(), None)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -479,6 +387,6 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h,), is_batched = self._prepare(input, hx)
-        ret = _gru_step(self._input_gates(input, fold_hh=False), h, self.weight_hh.t(),
+        ret = gru_step(self._input_gates(input, fold_hh=False), h, self.weight_hh.t(),
                         self.bias_hh)
         return ret if is_batched else ret.squeeze(0)

@@ -13,7 +13,7 @@ One op family (its `__all__`, `METHODS`) split by kind of computation:
   orthogonal        QR, SVD (svd, svdvals), symmetric eigendecomposition (eigh, eigvalsh)
   lu                LU: linalg.lu_factor(_ex), linalg.lu, linalg.lu_solve, linalg.solve_ex,
                     lu, lu_solve, lu_unpack
-  householder       linalg.householder_product, orgqr
+  householder       linalg.householder_product, orgqr, geqrf, ormqr
   eig               the general eigendecomposition (eig, eigvals)
   least_squares     pinv, pinverse, lstsq, matrix_rank
   matrix_functions  matrix_power, matrix_exp
@@ -25,7 +25,7 @@ from ._common import LinAlgError  # noqa: F401
 from .cholesky import (cholesky, cholesky_ex, cholesky_inverse, cholesky_solve,  # noqa: F401
                        linalg_cholesky)
 from .eig import eig, eigvals  # noqa: F401
-from .householder import householder_product, orgqr  # noqa: F401
+from .householder import geqrf, householder_product, orgqr, ormqr  # noqa: F401
 from .inverse import (det, inv, inv_ex, inverse, linalg_det, linalg_slogdet, logdet, slogdet,  # noqa: F401
                       tensorinv)
 from .least_squares import lstsq, matrix_rank, pinv, pinverse  # noqa: F401
@@ -38,7 +38,7 @@ from .solves import solve, solve_triangular, tensorsolve, triangular_solve  # no
 
 __all__ = ["triangular_solve", "det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
            "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "matrix_exp", "lu",
-           "lu_solve", "lu_unpack", "orgqr"]
+           "lu_solve", "lu_unpack", "orgqr", "geqrf", "ormqr"]
 METHODS = ["triangular_solve", "det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
            "cholesky_inverse", "qr", "svd", "pinverse", "matrix_power", "matrix_exp", "lu",
-           "lu_solve", "orgqr"]
+           "lu_solve", "orgqr", "geqrf", "ormqr"]

@@ -8,6 +8,19 @@ import numpy as np
 from ..._tensor import make_tensor, xp_of
 from .._graph import write_out
 
+# Notes the linalg docstrings share (`torch.linalg.common_notes`): the same keys as PyTorch's,
+# in ember's words; sync_note_has_ex takes the name of the non-synchronizing variant.
+common_notes = {
+    "experimental_warning": 'This function is "experimental": it may change in a later release.',
+    "sync_note": "On a CUDA device this function waits for the device (it synchronizes with "
+                 "the CPU).",
+    "sync_note_ex": "On a CUDA device this function synchronizes with the CPU only when "
+                    ":attr:`check_errors`\\ `= True`.",
+    "sync_note_has_ex": "On a CUDA device this function waits for the device (it synchronizes "
+                        "with the CPU); :func:`{}` is the variant that does not.",
+}
+
+
 class _LinAlgError(RuntimeError):
     """Raised when a matrix is singular or not positive-definite (`torch.linalg.LinAlgError`)."""
 

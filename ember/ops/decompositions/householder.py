@@ -2,15 +2,23 @@
 (LAPACK's orgqr/ungqr: the first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i
 column i of A below the diagonal with a 1 on it), with the backward node.
 
+`geqrf` makes such reflectors (LAPACK's geqrf: R on and above the diagonal, the v_i below it)
+and `ormqr` multiplies a matrix by their product Q without forming it in PyTorch (here it
+is formed by householder_product, so ormqr's gradient is that product's and matmul's).
+
 The forward applies the reflectors from the last to the first onto the m x n identity; the
 backward replays those steps with ember ops and runs the adjoint of each (reflector
 application is linear in the running product, bilinear in v and tau), so it is
 differentiable again.
 """
 from ..._tensor import make_tensor, xp_of
+from ...return_types import return_type
 from .._graph import Node, record, write_out
+from ..shape import cat
+from ._common import _write_tuple
 
 __all__ = []
+_geqrf_type = return_type("geqrf", ("a", "tau"))
 
 
 class LinalgHouseholderProductBackward0(Node):
@@ -100,3 +108,67 @@ def householder_product(input, tau, *, out=None):
 def orgqr(input, input2, *, out=None):
     """`torch.orgqr`: `linalg.householder_product`."""
     return householder_product(input, input2, out=out)
+
+
+def geqrf(input, *, out=None):
+    """LAPACK's geqrf: (a, tau) with R in a's upper triangle and the Householder vectors below
+    it. PyTorch defines no derivative for it."""
+    if input._array.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f'"geqrf_cpu" not implemented for \'{input.dtype._scalar_name}\'')
+    xp = xp_of(input)
+    a = input._array
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    count = 1
+    for size in batch:
+        count *= size
+    flat = a.reshape((count, m, n))
+    out_a = xp.empty(flat.shape, a.dtype)
+    out_tau = xp.empty((flat.shape[0], k), a.dtype)
+    for b in range(flat.shape[0]):
+        if m and n:
+            # the backend's raw QR is LAPACK's geqrf, transposed (Fortran order)
+            h, tau = xp.linalg.qr(flat[b], mode="raw")
+            out_a[b], out_tau[b] = h.T, tau[:k]
+        else:
+            out_tau[b] = 0
+    res = _geqrf_type(make_tensor(out_a.reshape(a.shape), input._device),
+                      make_tensor(out_tau.reshape(batch + (k,)), input._device))
+    return _write_tuple(out, res, "geqrf") if out is not None else res
+
+
+def _check_ormqr(input, tau, other, left):
+    fname = "torch.ormqr"
+    for what, t in (("input", input), ("other", other)):
+        if t._array.ndim < 2:
+            raise RuntimeError(f"{fname}: {what} must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"{fname}: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.shape[-1] > min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"{fname}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           "input.shape[-1])")
+    for what, t in (("tau", tau), ("other", other)):
+        if t.dtype is not input.dtype:
+            raise RuntimeError(f"{fname}: Expected input and {what} to have the same dtype, but "
+                               f"input has dtype{input.dtype._scalar_name} and {what} has dtype "
+                               f"{t.dtype._scalar_name}")
+
+
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """Q @ other (left) or other @ Q, Q^H in place of Q with `transpose`, Q the product of the
+    Householder reflectors stored in `input` and scaled by `input2` (tau), as from geqrf."""
+    _check_ormqr(input, input2, input3, left)
+    m, k = input.shape[-2:]
+    if k >= m:
+        square = input[..., :m]
+    else:
+        square = cat([input, input.new_zeros(tuple(input.shape[:-2]) + (m, m - k))], -1)
+    q = householder_product(square, input2)
+    if transpose:
+        q = q.mH
+    res = q.matmul(input3) if left else input3.matmul(q)
+    return write_out(out, res, "ormqr") if out is not None else res

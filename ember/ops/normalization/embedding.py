@@ -271,7 +271,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
         if node is not None:
             node.mode, node.argrow = "max", argrow
             node.save_for_backward(weight)
-        return res, bag, counts
+        return res, bag, counts, argrow
     scale = valid.astype(np.float64)
     counts = xp.bincount(bag, weights=scale, minlength=nbags) if m else xp.zeros(nbags)
     if mode == "mean":
@@ -298,14 +298,14 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
         if sparse:
             node.sparse, node.by_freq, node.padding_idx = True, scale_grad_by_freq, padding_idx
             node.bag_size = xp.maximum(xp.take(counts, bag), 1) if m else counts
-    return res, bag, counts
+    return res, bag, counts, None
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
-    """`F.embedding_bag`. (PyTorch's top-level `torch.embedding_bag`, the native 4-tuple form
-    with integer modes, is not exported.)"""
+    """`F.embedding_bag` (`torch.embedding_bag`, the native form with integer modes and four
+    results, is in aten_forms.py)."""
     if weight.dtype is _dt.int64 and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
@@ -353,9 +353,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                   "per_sample_weights is only supported for mode='sum' "
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
-    res, _, _ = _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode,
+    res = _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode,
                                per_sample_weights, include_last_offset, padding_idx,
-                               bool(sparse))
+                               bool(sparse))[0]
     return res
 
 

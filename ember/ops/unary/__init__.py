@@ -10,6 +10,8 @@ ops, their backward nodes and their in-place forms:
   float_bits   logaddexp, logaddexp2, ldexp, frexp, nextafter, gcd, lcm
   binary_math  fmod, fmax, fmin, hypot, copysign, xlogy, heaviside, float_power
   bessel       i0 (and torch.special's i0e, i1, i1e, bessel_j0, bessel_j1)
+  bessel_kinds, orthogonal_polynomials  torch.special's bessel_y*, modified_bessel_*, airy_ai,
+               spherical_bessel_j0 and its Chebyshev, Hermite, Laguerre, Legendre polynomials
   gamma_functions  mvlgamma, igamma, igammac (and torch.special's zeta)
   normal, entropy  torch.special's erfcx, ndtr, ndtri, log_ndtr, entr, xlog1py
   ternary      lerp, addcmul, addcdiv

@@ -171,8 +171,11 @@ def _j_miller(xp, x):
     return cur / norm, j1 / norm
 
 
-def _j_hankel(xp, x, order):
-    """J_order(x) for x >= 25."""
+def _hankel(xp, x, order):
+    """Hankel's expansion for x >= 25: (amplitude, P, Q, cos chi, sin chi) with
+    chi = x - (2 order + 1) pi / 4, so that J = amplitude (P cos chi - Q sin chi) and
+    Y = amplitude (P sin chi + Q cos chi) (the Bessel functions of the second kind use it too).
+    cos chi and sin chi come from cos x and sin x, not from a rounded x - pi/4."""
     mu = 4.0 * order * order
     p = xp.ones_like(x)
     q = xp.zeros_like(x)
@@ -184,11 +187,17 @@ def _j_hankel(xp, x, order):
         else:
             p = p + (term if (k // 2) % 2 == 0 else -term)
     c, s = xp.cos(x), xp.sin(x)
-    if order == 0:   # x - pi/4
+    if order == 0:   # x - pi/4, times sqrt(2)
         cos_chi, sin_chi = (c + s), (s - c)
-    else:            # x - 3 pi/4
+    else:            # x - 3 pi/4, times sqrt(2)
         cos_chi, sin_chi = (s - c), -(s + c)
-    return xp.sqrt(1.0 / (math.pi * x)) * (p * cos_chi - q * sin_chi)
+    return xp.sqrt(1.0 / (math.pi * x)), p, q, cos_chi, sin_chi
+
+
+def _j_hankel(xp, x, order):
+    """J_order(x) for x >= 25."""
+    amplitude, p, q, cos_chi, sin_chi = _hankel(xp, x, order)
+    return amplitude * (p * cos_chi - q * sin_chi)
 
 
 def _bessel_j(order):

@@ -12,12 +12,16 @@ also with `num_workers=0`; worker `i` seeds `random` and ember with `base_seed +
 with PyTorch's `_generate_state(base_seed, i)`. Persistent workers survive across epochs: a
 new epoch sends each a resume marker and discards whatever the last epoch left unread.
 """
+import functools
 import itertools
 import multiprocessing as python_multiprocessing
 import os
 import queue
 import warnings
 
+from . import graph_settings
+from .datapipes.datapipe import (IterDataPipe, MapDataPipe, _IterDataPipeSerializationWrapper,
+                                 _MapDataPipeSerializationWrapper)
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from ._collate import default_collate, default_convert
@@ -130,6 +134,16 @@ class DataLoader:
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
 
+        # DataPipes travel to workers pickled whole (torch's serialization wrappers), and an
+        # IterDataPipe's shuffle is switched on or off by the shuffle argument
+        if isinstance(dataset, IterDataPipe):
+            dataset = self.dataset = _IterDataPipeSerializationWrapper(dataset)
+            if shuffle is not None:
+                dataset = self.dataset = graph_settings.apply_shuffle_settings(dataset,
+                                                                               shuffle=shuffle)
+            shuffle = None
+        elif isinstance(dataset, MapDataPipe):
+            dataset = self.dataset = _MapDataPipeSerializationWrapper(dataset)
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
             _check_iterable_options(shuffle, sampler, batch_sampler)
@@ -253,6 +267,24 @@ class DataLoader:
                           "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
 
+def _seed_datapipe(datapipe, seed):
+    """Every shuffle in the DataPipe seeded from one generator seeded with `seed`."""
+    from ...random import Generator
+    rng = Generator()
+    rng.manual_seed(seed)
+    return graph_settings.apply_random_seed(datapipe, rng)
+
+
+def _sharding_worker_init_fn(worker_init_fn, world_size, rank_id, worker_id):
+    """In a worker: shard the DataPipe across all workers of all ranks, then the user's init."""
+    info = get_worker_info()
+    total_workers = info.num_workers * world_size
+    global_worker_id = worker_id * world_size + rank_id
+    graph_settings.apply_sharding(info.dataset, total_workers, global_worker_id)
+    if worker_init_fn is not None:
+        worker_init_fn(worker_id)
+
+
 class _BaseDataLoaderIter:
     def __init__(self, loader):
         from ...ops.creation import empty
@@ -281,6 +313,11 @@ class _BaseDataLoaderIter:
                               .random_(generator=loader.generator).item())
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
+        if isinstance(self._dataset, IterDataPipe):
+            # one seed per epoch for every shuffle in the pipeline, the same in all workers
+            self._shared_seed = int(empty((), dtype=dtypes.int64)
+                                    .random_(generator=loader.generator).item())
+            self._dataset = _seed_datapipe(self._dataset, self._shared_seed)
 
     def __iter__(self):
         return self
@@ -363,6 +400,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if ctx is None:
             ctx = python_multiprocessing.get_context()
         self._worker_init_fn = loader.worker_init_fn
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
+            # each worker keeps its shard of the pipeline
+            self._worker_init_fn = functools.partial(_sharding_worker_init_fn,
+                                                     self._worker_init_fn, 1, 0)
         self._owner_pid = os.getpid()
         self._shutdown = False
         self._worker_result_queue = ctx.Queue()
@@ -402,8 +443,15 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if not first_iter:
             # Persistent workers: everything a worker sent before its resume marker belongs to
             # the previous epoch and is dropped.
+            # persistent workers reseed their DataPipes' shuffles for the new epoch, all alike
+            seed = None
+            if isinstance(self._dataset, IterDataPipe):
+                from ...ops.creation import empty
+                from ... import dtypes
+                seed = int(empty((), dtype=dtypes.int64)
+                           .random_(generator=loader.generator).item())
             for idx in range(self._num_workers):
-                self._index_queues[idx].put(_ResumeIteration())
+                self._index_queues[idx].put(_ResumeIteration(seed))
             remaining = self._num_workers
             while remaining > 0:
                 return_idx, _ = self._get_data()

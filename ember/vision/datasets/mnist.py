@@ -1,17 +1,20 @@
-"""MNIST, FashionMNIST and KMNIST: 28x28 grayscale digits/clothes/characters in IDX files.
+"""MNIST, FashionMNIST, KMNIST, EMNIST and QMNIST: 28x28 grayscale digits, clothes, letters and
+characters in IDX files.
 
 Files live in root/<ClassName>/raw as torchvision lays them out (train-images-idx3-ubyte,
 train-labels-idx1-ubyte, t10k-...; plain or .gz) and are parsed into memory on construction.
 """
 import gzip
 import os
+import shutil
+import string
 
 import numpy as np
 
-from .utils import check_integrity, download_and_extract_archive
+from .utils import check_integrity, download_and_extract_archive, extract_archive, verify_str_arg
 from .vision import VisionDataset
 
-__all__ = ["MNIST", "FashionMNIST", "KMNIST"]
+__all__ = ["MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST"]
 
 # IDX type codes -> big-endian NumPy dtypes
 _IDX_TYPES = {8: np.dtype(">u1"), 9: np.dtype(">i1"), 11: np.dtype(">i2"),
@@ -138,3 +141,141 @@ class KMNIST(MNIST):
                  ("t10k-images-idx3-ubyte.gz", "5c965bf0a639b31b8f53240b1b52f4d7"),
                  ("t10k-labels-idx1-ubyte.gz", "7320c461ea6c1c855c0b718fb2a4b134")]
     classes = ["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]
+
+
+class EMNIST(MNIST):
+    url = "https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip"
+    md5 = "58c8d27c78d21e728a6bc7b3cc06412e"
+    splits = ("byclass", "bymerge", "balanced", "letters", "digits", "mnist")
+    # the merged splits fold these lowercase letters into their uppercase twins
+    _merged_classes = set("cijklmopsuvwxyz")
+    _all_classes = set(string.digits + string.ascii_letters)
+    classes_split_dict = {
+        "byclass": sorted(_all_classes),
+        "bymerge": sorted(_all_classes - _merged_classes),
+        "balanced": sorted(_all_classes - _merged_classes),
+        "letters": ["N/A"] + list(string.ascii_lowercase),
+        "digits": list(string.digits),
+        "mnist": list(string.digits),
+    }
+
+    def __init__(self, root, split, **kwargs):
+        self.split = verify_str_arg(split, "split", self.splits)
+        self.training_file = f"training_{split}.pt"
+        self.test_file = f"test_{split}.pt"
+        super().__init__(root, **kwargs)
+        self.classes = self.classes_split_dict[self.split]
+
+    @property
+    def _file_prefix(self):
+        return f"emnist-{self.split}-{'train' if self.train else 'test'}"
+
+    @property
+    def images_file(self):
+        return os.path.join(self.raw_folder, f"{self._file_prefix}-images-idx3-ubyte")
+
+    @property
+    def labels_file(self):
+        return os.path.join(self.raw_folder, f"{self._file_prefix}-labels-idx1-ubyte")
+
+    def _check_exists(self):
+        return all(check_integrity(f) for f in (self.images_file, self.labels_file))
+
+    def _load_data(self):
+        from ... import from_numpy
+        return (from_numpy(np.ascontiguousarray(read_idx(self.images_file))),
+                from_numpy(read_idx(self.labels_file).astype(np.int64)))
+
+    def download(self):
+        if self._check_exists():
+            return
+        os.makedirs(self.raw_folder, exist_ok=True)
+        download_and_extract_archive(self.url, download_root=self.raw_folder, md5=self.md5)
+        gzip_folder = os.path.join(self.raw_folder, "gzip")
+        for name in os.listdir(gzip_folder):
+            if name.endswith(".gz"):
+                extract_archive(os.path.join(gzip_folder, name), self.raw_folder)
+        shutil.rmtree(gzip_folder)
+
+
+_QMNIST_URL = "https://raw.githubusercontent.com/facebookresearch/qmnist/master/"
+
+
+class QMNIST(MNIST):
+    subsets = {"train": "train", "test": "test", "test10k": "test", "test50k": "test",
+               "nist": "nist"}
+    resources = {
+        "train": [(_QMNIST_URL + "qmnist-train-images-idx3-ubyte.gz",
+                   "ed72d4157d28c017586c42bc6afe6370"),
+                  (_QMNIST_URL + "qmnist-train-labels-idx2-int.gz",
+                   "0058f8dd561b90ffdd0f734c6a30e5e4")],
+        "test": [(_QMNIST_URL + "qmnist-test-images-idx3-ubyte.gz",
+                  "1394631089c404de565df7b7aeaf9412"),
+                 (_QMNIST_URL + "qmnist-test-labels-idx2-int.gz",
+                  "5b5b05890a5e13444e108efe57b788aa")],
+        "nist": [(_QMNIST_URL + "xnist-images-idx3-ubyte.xz",
+                  "7f124b3b8ab81486c9d8c2749c17f834"),
+                 (_QMNIST_URL + "xnist-labels-idx2-int.xz",
+                  "5ed0e788978e45d4a8bd4b7caec3d79d")],
+    }
+
+    def __init__(self, root, what=None, compat=True, train=True, **kwargs):
+        if what is None:
+            what = "train" if train else "test"
+        self.what = verify_str_arg(what, "what", tuple(self.subsets))
+        self.compat = compat
+        self.data_file = what + ".pt"
+        self.training_file = self.test_file = self.data_file
+        super().__init__(root, train, **kwargs)
+
+    def _raw_path(self, which):
+        url = self.resources[self.subsets[self.what]][which][0]
+        return os.path.join(self.raw_folder, os.path.splitext(os.path.basename(url))[0])
+
+    @property
+    def images_file(self):
+        return self._raw_path(0)
+
+    @property
+    def labels_file(self):
+        return self._raw_path(1)
+
+    def _check_exists(self):
+        return all(check_integrity(f) for f in (self.images_file, self.labels_file))
+
+    def _load_data(self):
+        from ... import from_numpy
+        data, targets = read_idx(self.images_file), read_idx(self.labels_file)
+        if data.dtype != np.uint8:
+            raise TypeError(f"data should be of dtype torch.uint8 instead of torch.{data.dtype}")
+        if data.ndim != 3:
+            raise ValueError("data should have 3 dimensions instead of {data.ndimension()}")
+        if targets.ndim != 2:
+            raise ValueError(f"targets should have 2 dimensions instead of {targets.ndim}")
+        # test10k is the part of the test set that matches MNIST's; test50k the rest
+        rows = {"test10k": slice(0, 10000), "test50k": slice(10000, None)}.get(self.what,
+                                                                              slice(None))
+        return (from_numpy(np.ascontiguousarray(data[rows])),
+                from_numpy(np.ascontiguousarray(targets[rows].astype(np.int64))))
+
+    def download(self):
+        if self._check_exists():
+            return
+        os.makedirs(self.raw_folder, exist_ok=True)
+        for url, md5 in self.resources[self.subsets[self.what]]:
+            download_and_extract_archive(url, self.raw_folder, md5=md5)
+
+    def __getitem__(self, index):
+        from PIL import Image
+        img, target = self.data[index], self.targets[index]
+        img = Image.fromarray(img.numpy(), mode="L")
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.compat:
+            target = int(target[0])
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def extra_repr(self):
+        return f"Split: {self.what}"

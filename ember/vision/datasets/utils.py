@@ -3,17 +3,23 @@ urllib with a short timeout, extraction of .tar(.gz)/.zip/.gz.
 
 Downloads fail fast with a RuntimeError when the network is unreachable, rather than hang.
 """
+import bz2
 import gzip
 import hashlib
+import lzma
 import os
+import re
 import shutil
 import tarfile
 import urllib.error
 import urllib.request
 import zipfile
 
+import numpy as np
+
 __all__ = ["calculate_md5", "check_md5", "check_integrity", "download_url", "extract_archive",
-           "download_and_extract_archive"]
+           "download_and_extract_archive", "download_file_from_google_drive", "list_dir",
+           "list_files", "iterable_to_str", "verify_str_arg"]
 
 # seconds before an unreachable mirror counts as down (keeps offline machines from hanging)
 DOWNLOAD_TIMEOUT = 10
@@ -73,9 +79,11 @@ def extract_archive(from_path, to_path=None, remove_finished=False):
     elif from_path.endswith(".zip"):
         with zipfile.ZipFile(from_path) as z:
             z.extractall(to_path)
-    elif from_path.endswith(".gz"):
-        out = os.path.join(to_path, os.path.basename(from_path)[:-3])
-        with gzip.open(from_path, "rb") as f, open(out, "wb") as g:
+    elif from_path.endswith((".gz", ".xz", ".bz2")):
+        # a single compressed file: written beside, without its compression suffix
+        stem, suffix = os.path.splitext(os.path.basename(from_path))
+        opener = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}[suffix]
+        with opener(from_path, "rb") as f, open(os.path.join(to_path, stem), "wb") as g:
             shutil.copyfileobj(f, g)
     else:
         raise RuntimeError(f"Extraction of {from_path} not supported")
@@ -93,3 +101,56 @@ def download_and_extract_archive(url, download_root, extract_root=None, filename
     archive = os.path.join(download_root, filename)
     print(f"Extracting {archive} to {extract_root}")
     extract_archive(archive, extract_root, remove_finished)
+
+
+def download_file_from_google_drive(file_id, root, filename=None, md5=None):
+    """A Google Drive file by id, through Drive's direct-download address (no gdown needed)."""
+    download_url(f"https://drive.google.com/uc?export=download&id={file_id}", root,
+                 filename or file_id, md5)
+
+
+def list_dir(root, prefix=False):
+    root = os.path.expanduser(root)
+    found = [p for p in os.listdir(root) if os.path.isdir(os.path.join(root, p))]
+    return [os.path.join(root, d) for d in found] if prefix is True else found
+
+
+def list_files(root, suffix, prefix=False):
+    root = os.path.expanduser(root)
+    found = [p for p in os.listdir(root)
+             if os.path.isfile(os.path.join(root, p)) and p.endswith(suffix)]
+    return [os.path.join(root, d) for d in found] if prefix is True else found
+
+
+def iterable_to_str(iterable):
+    return "'" + "', '".join(str(item) for item in iterable) + "'"
+
+
+def verify_str_arg(value, arg=None, valid_values=None, custom_msg=None):
+    """`value` when it is a str among `valid_values`; torchvision's ValueError otherwise."""
+    if not isinstance(value, str):
+        where = "" if arg is None else f" for argument {arg}"
+        raise ValueError(f"Expected type str{where}, but got type {type(value)}.")
+    if valid_values is None or value in valid_values:
+        return value
+    raise ValueError(custom_msg if custom_msg is not None else
+                     f"Unknown value '{value}' for argument {arg}. Valid values are "
+                     f"{{{iterable_to_str(valid_values)}}}.")
+
+
+def _read_pfm(file_name, slice_channels=2):
+    """A .pfm file (1 or 3 float channels, rows stored bottom-up) as float32 (C, H, W)."""
+    with open(file_name, "rb") as f:
+        header = f.readline().rstrip()
+        if header not in (b"PF", b"Pf"):
+            raise ValueError("Invalid PFM file")
+        dims = re.match(rb"^(\d+)\s(\d+)\s$", f.readline())
+        if not dims:
+            raise Exception("Malformed PFM header.")
+        width, height = (int(d) for d in dims.groups())
+        # a negative scale marks little-endian data
+        endian = "<" if float(f.readline().rstrip()) < 0 else ">"
+        data = np.fromfile(f, dtype=endian + "f")
+    channels = 3 if header == b"PF" else 1
+    data = np.flip(data.reshape(height, width, channels).transpose(2, 0, 1), axis=1)
+    return data[:slice_channels].astype(np.float32)

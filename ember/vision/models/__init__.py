@@ -8,6 +8,7 @@ from .convnext import *  # noqa: F401,F403
 from .densenet import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
 from .googlenet import *  # noqa: F401,F403
+from .inception import *  # noqa: F401,F403
 from .lenet import *  # noqa: F401,F403
 from .maxvit import *  # noqa: F401,F403
 from .mnasnet import *  # noqa: F401,F403
@@ -26,8 +27,8 @@ from . import video  # noqa: F401
 from ._api import (Weights, WeightsEnum, get_model, get_model_builder,  # noqa: F401
                    get_model_weights, get_weight, list_models)
 
-_MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "lenet",
-            "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
+_MODULES = ("alexnet", "convnext", "densenet", "efficientnet", "googlenet", "inception",
+            "lenet", "mobilenetv2", "mobilenetv3", "resnet", "squeezenet", "vgg", "vision_transformer")
 _MODULES += ("mnasnet", "regnet", "shufflenetv2", "swin_transformer", "maxvit")
 # the builders share their modules' names (alexnet, vgg, googlenet), so read the modules from
 # sys.modules

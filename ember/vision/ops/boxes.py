@@ -10,7 +10,7 @@ from ... import max as _max, min as _min
 
 __all__ = ["box_area", "box_iou", "generalized_box_iou", "distance_box_iou",
            "complete_box_iou", "box_convert", "clip_boxes_to_image", "remove_small_boxes",
-           "nms", "batched_nms"]
+           "nms", "batched_nms", "masks_to_boxes"]
 
 _AXIS_ALIGNED = ("xyxy", "xywh", "cxcywh")
 
@@ -203,3 +203,23 @@ def _batched_nms_vanilla(boxes, scores, idxs, iou_threshold):
         keep_mask[curr[nms(boxes[curr], scores[curr], iou_threshold)]] = True
     keep_indices = where(keep_mask)[0]
     return keep_indices[scores[keep_indices].sort(descending=True)[1]]
+
+
+def masks_to_boxes(masks):
+    """(N, H, W) masks -> (N, 4) float xyxy boxes around their nonzero pixels (inclusive
+    pixel indices); an empty mask gives [0, 0, 0, 0]."""
+    from ... import zeros
+    if masks.numel() == 0:
+        return zeros((0, 4), device=masks.device, dtype=float32)
+    _, h, w = masks.shape
+    masks = masks.bool()
+    rows = masks.any(dim=2).float()
+    cols = masks.any(dim=1).float()
+    empty = rows.sum(dim=1) == 0
+    # argmax returns the first maximum: the first nonzero row/column from either end
+    y1, x1 = rows.argmax(dim=1), cols.argmax(dim=1)
+    y2 = (h - 1) - rows.flip(dims=[1]).argmax(dim=1)
+    x2 = (w - 1) - cols.flip(dims=[1]).argmax(dim=1)
+    boxes = stack([x1, y1, x2, y2], dim=1).float()
+    boxes[empty] = 0
+    return boxes

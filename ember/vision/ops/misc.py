@@ -1,17 +1,15 @@
-"""torchvision.ops.misc building blocks: Conv2dNormActivation and Conv3dNormActivation (conv ->
-norm -> activation as one Sequential, children numbered 0, 1, 2 in state_dict keys as
-torchvision's), FrozenBatchNorm2d, SqueezeExcitation, MLP and Permute."""
+"""torchvision.ops.misc building blocks: Conv2d/Conv3dNormActivation (conv -> norm ->
+activation as one Sequential, children numbered 0, 1, 2 in state_dict keys as torchvision's),
+FrozenBatchNorm2d, SqueezeExcitation, MLP and Permute."""
 import warnings
 
 from ... import nn, permute
 
-__all__ = ["ConvNormActivation", "Conv2dNormActivation", "Conv3dNormActivation",
-           "FrozenBatchNorm2d", "SqueezeExcitation", "MLP", "Permute"]
+__all__ = ["ConvNormActivation", "Conv2dNormActivation", "Conv3dNormActivation", "FrozenBatchNorm2d", "SqueezeExcitation", "MLP", "Permute"]
 
 
 class ConvNormActivation(nn.Sequential):
-    """conv_layer -> [norm] -> [activation]; the base of Conv2dNormActivation and
-    Conv3dNormActivation (torchvision warns when it is used directly)."""
+    """conv -> norm -> activation; the subclasses pick the convolution's dimension."""
 
     def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
                  groups=1, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1,

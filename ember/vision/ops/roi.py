@@ -76,6 +76,12 @@ def _gather(input, b, y, x, weights, shape):
 def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
     ph, pw = _pair(output_size)
     rois = _rois(input, boxes)
+    return _gather(input, *_roi_align_samples(rois, input, ph, pw, spatial_scale,
+                                              sampling_ratio, aligned), (ph, pw))
+
+
+def _roi_align_samples(rois, input, ph, pw, spatial_scale, sampling_ratio, aligned):
+    """(batch, y, x, weight) arrays (K, ph, pw, samples): RoIAlign's bilinear taps."""
     dt = input.dtype.np  # positions and weights are computed in the input's precision
     height, width = input.shape[-2], input.shape[-1]
     offset = 0.5 if aligned else 0.0
@@ -135,7 +141,7 @@ def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, a
             xi[k, :, :, sl] = xx.reshape(ph, pw, n)
             wt[k, :, :, sl] = (ww * keep / count).reshape(ph, pw, n)
         bi[k] = b
-    return _gather(input, bi, yi, xi, wt, (ph, pw))
+    return bi, yi, xi, wt
 
 
 def roi_pool(input, boxes, output_size, spatial_scale=1.0):

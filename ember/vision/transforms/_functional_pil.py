@@ -171,3 +171,43 @@ def adjust_hue(img, hue_factor):
     np_h += np.array(int(hue_factor * 255)).astype(np.uint8)
     h = Image.fromarray(np_h, "L")
     return Image.merge("HSV", (h, s, v)).convert(mode)
+
+
+def adjust_gamma(img, gamma, gain=1.0):
+    _check(img)
+    if gamma < 0:
+        raise ValueError("Gamma should be a non-negative real number")
+    input_mode = img.mode
+    img = img.convert("RGB")
+    # the same truncating scale as the tensor path's float -> uint8 conversion
+    table = [int((255 + 1 - 1e-3) * gain * pow(v / 255.0, gamma)) for v in range(256)] * 3
+    return img.point(table).convert(input_mode)
+
+
+def adjust_sharpness(img, sharpness_factor):
+    from PIL import ImageEnhance
+    _check(img)
+    return ImageEnhance.Sharpness(img).enhance(sharpness_factor)
+
+
+def _image_ops(name):
+    def apply(img, *args):
+        from PIL import ImageOps
+        _check(img)
+        return getattr(ImageOps, name)(img, *args)
+    apply.__name__ = name
+    return apply
+
+
+invert = _image_ops("invert")
+posterize = _image_ops("posterize")
+solarize = _image_ops("solarize")
+autocontrast = _image_ops("autocontrast")
+equalize = _image_ops("equalize")
+
+
+def perspective(img, perspective_coeffs, interpolation=3, fill=None):
+    from PIL import Image
+    _check(img)
+    return img.transform(img.size, Image.PERSPECTIVE, perspective_coeffs, interpolation,
+                         **parse_fill(fill, img))

@@ -232,18 +232,27 @@ def affine(img, matrix, interpolation="nearest", fill=None, expand=False):
     if interpolation not in ("nearest", "bilinear"):
         raise ValueError(f"Interpolation mode '{interpolation}' is unsupported with Tensor input")
     arr = img._array
-    xp = _xp(arr)
-    farr, orig = _to_float(arr)
     h, w = arr.shape[-2:]
     ow, oh = compute_affine_output_size(matrix, w, h) if expand else (w, h)
     # torchvision's grid in the image's float dtype (rounding ties in 'nearest' depend on it):
     # base grid @ (theta^T / [w/2, h/2]), then grid_sample's ((g + 1) * size - 1) / 2
-    ft = farr.dtype.type
+    ft = _to_float(arr[..., :0, :0])[0].dtype.type
     theta = np.asarray(matrix, ft).reshape(2, 3).T / np.asarray([0.5 * w, 0.5 * h], ft)
     x = np.linspace(-ow * 0.5 + 0.5, ow * 0.5 + 0.5 - 1, ow).astype(ft)[None, :]
     y = np.linspace(-oh * 0.5 + 0.5, oh * 0.5 + 0.5 - 1, oh).astype(ft)[:, None]
     gx = x * theta[0, 0] + y * theta[1, 0] + theta[2, 0]
     gy = x * theta[0, 1] + y * theta[1, 1] + theta[2, 1]
+    return _apply_grid(img, gx, gy, interpolation, fill)
+
+
+def _apply_grid(img, gx, gy, interpolation, fill):
+    """grid_sample (zeros padding, align_corners=False) at normalized coordinates gx, gy,
+    then the fill colour where the sample fell outside, as torchvision's _apply_grid_transform."""
+    arr = img._array
+    xp = _xp(arr)
+    farr, orig = _to_float(arr)
+    ft = farr.dtype.type
+    h, w = arr.shape[-2:]
     ix = ((gx + ft(1)) * ft(w) - ft(1)) / ft(2)
     iy = ((gy + ft(1)) * ft(h) - ft(1)) / ft(2)
     ix, iy = xp.asarray(ix), xp.asarray(iy)
@@ -257,6 +266,52 @@ def affine(img, matrix, interpolation="nearest", fill=None, expand=False):
         else:
             out = out * mask + (1.0 - mask) * fill_img
     return _wrap(xp.ascontiguousarray(_from_float(out, orig)), img)
+
+
+def _check_grid_inputs(img, interpolation, fill):
+    assert_image_tensor(img)
+    channels = get_dimensions(img)[0]
+    if fill is not None and isinstance(fill, (tuple, list)) and 1 < len(fill) != channels:
+        raise ValueError("The number of elements in 'fill' cannot broadcast to match the number "
+                         f"of channels of the image ({len(fill)} != {channels})")
+    if interpolation not in ("nearest", "bilinear"):
+        raise ValueError(f"Interpolation mode '{interpolation}' is unsupported with Tensor input")
+
+
+def perspective(img, perspective_coeffs, interpolation="bilinear", fill=None):
+    """Pillow's PERSPECTIVE mapping: output pixel (x, y) samples the input at
+    ((a x + b y + c) / (g x + h y + 1), (d x + e y + f) / (g x + h y + 1)), pixel centres."""
+    if not isinstance(img, Tensor):
+        raise TypeError("Input img should be Tensor.")
+    if len(perspective_coeffs) != 8:
+        raise ValueError("Argument coeffs should have 8 float values")
+    _check_grid_inputs(img, interpolation, fill)
+    oh, ow = img.shape[-2:]
+    ft = np.dtype(img._array.dtype if img.is_floating_point() else np.float32).type
+    a, b, c, d, e, f, g, hh = (ft(v) for v in perspective_coeffs)
+    x = np.linspace(0.5, ow * 1.0 + 0.5 - 1.0, ow).astype(ft)[None, :]
+    y = np.linspace(0.5, oh * 1.0 + 0.5 - 1.0, oh).astype(ft)[:, None]
+    den = x * g + y * hh + ft(1)
+    gx = (x * (a / ft(0.5 * ow)) + y * (b / ft(0.5 * ow)) + c / ft(0.5 * ow)) / den - ft(1)
+    gy = (x * (d / ft(0.5 * oh)) + y * (e / ft(0.5 * oh)) + f / ft(0.5 * oh)) / den - ft(1)
+    return _apply_grid(img, gx, gy, interpolation, fill)
+
+
+def elastic_transform(img, displacement, interpolation="bilinear", fill=None):
+    """Sample at the identity grid plus `displacement` (1 x H x W x 2, normalized units)."""
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+    _check_grid_inputs(img, interpolation, fill)
+    h, w = img.shape[-2:]
+    disp = displacement.detach().to(img.device)._array
+    xp = _xp(img._array)
+    ft = np.dtype(img._array.dtype if img.is_floating_point() else np.float32).type
+    # the identity grid is float32, as torchvision's linspace; the sum promotes as torch would
+    gx0 = np.linspace((-w + 1) / w, (w - 1) / w, w, dtype=np.float32)[None, :]
+    gy0 = np.linspace((-h + 1) / h, (h - 1) / h, h, dtype=np.float32)[:, None]
+    gx = (xp.asarray(gx0) + disp[0, ..., 0]).astype(ft)
+    gy = (xp.asarray(gy0) + disp[0, ..., 1]).astype(ft)
+    return _apply_grid(img, gx, gy, interpolation, fill)
 
 
 # ---- color --------------------------------------------------------------------------

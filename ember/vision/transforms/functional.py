@@ -13,13 +13,15 @@ from ... import dtypes
 from ..._tensor import Tensor
 from . import _functional_pil as F_pil
 from . import _functional_tensor as F_t
+from . import _functional_tensor_photometric as F_tp
 
 __all__ = ["InterpolationMode", "to_tensor", "pil_to_tensor", "to_pil_image", "normalize",
            "convert_image_dtype", "get_dimensions", "get_image_size", "get_image_num_channels",
            "resize", "crop", "center_crop", "resized_crop", "pad", "hflip", "vflip", "rotate",
            "affine", "rgb_to_grayscale", "to_grayscale", "adjust_brightness",
            "adjust_contrast", "adjust_saturation", "adjust_hue", "gaussian_blur", "erase",
-           "five_crop", "ten_crop"]
+           "five_crop", "ten_crop", "adjust_gamma", "adjust_sharpness", "autocontrast",
+           "equalize", "invert", "posterize", "solarize", "perspective", "elastic_transform"]
 
 
 class InterpolationMode(Enum):
@@ -37,6 +39,7 @@ _PIL_MODES = {InterpolationMode.NEAREST: 0, InterpolationMode.NEAREST_EXACT: 0,
               InterpolationMode.BILINEAR: 2, InterpolationMode.BICUBIC: 3,
               InterpolationMode.BOX: 4, InterpolationMode.HAMMING: 5,
               InterpolationMode.LANCZOS: 1}
+pil_modes_mapping = _PIL_MODES  # torchvision's public name for the table
 _FROM_INT = {0: InterpolationMode.NEAREST, 2: InterpolationMode.BILINEAR,
              3: InterpolationMode.BICUBIC, 4: InterpolationMode.BOX,
              5: InterpolationMode.HAMMING, 1: InterpolationMode.LANCZOS}
@@ -456,6 +459,92 @@ def erase(img, i, j, h, w, v, inplace=False):
     if not isinstance(img, Tensor):
         raise TypeError(f"img should be Tensor Image. Got {type(img)}")
     return F_t.erase(img, i, j, h, w, v, inplace)
+
+
+# ---- photometric (torchvision's AutoAugment operations) -------------------------------
+def adjust_gamma(img, gamma, gain=1):
+    if isinstance(img, Tensor):
+        return F_tp.adjust_gamma(img, gamma, gain)
+    return F_pil.adjust_gamma(img, gamma, gain)
+
+
+def invert(img):
+    return F_tp.invert(img) if isinstance(img, Tensor) else F_pil.invert(img)
+
+
+def posterize(img, bits):
+    if not 0 <= bits <= 8:
+        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
+    return F_tp.posterize(img, bits) if isinstance(img, Tensor) else F_pil.posterize(img, bits)
+
+
+def solarize(img, threshold):
+    if isinstance(img, Tensor):
+        return F_tp.solarize(img, threshold)
+    return F_pil.solarize(img, threshold)
+
+
+def adjust_sharpness(img, sharpness_factor):
+    if isinstance(img, Tensor):
+        return F_tp.adjust_sharpness(img, sharpness_factor)
+    return F_pil.adjust_sharpness(img, sharpness_factor)
+
+
+def autocontrast(img):
+    return F_tp.autocontrast(img) if isinstance(img, Tensor) else F_pil.autocontrast(img)
+
+
+def equalize(img):
+    return F_tp.equalize(img) if isinstance(img, Tensor) else F_pil.equalize(img)
+
+
+def _get_perspective_coeffs(startpoints, endpoints):
+    """The 8 coefficients mapping `endpoints` back onto `startpoints` (a float64 solve,
+    rounded to float32 as torchvision's)."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} "
+                         f"startpoints and {len(endpoints)} endpoints.")
+    a = np.zeros((8, 8), np.float64)
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
+        a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b = np.asarray(startpoints, np.float64).reshape(8)
+    solution = np.linalg.lstsq(a, b, rcond=None)[0]
+    return solution.astype(np.float32).tolist()
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR,
+                fill=None):
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    if isinstance(interpolation, int) and not isinstance(interpolation, bool):
+        interpolation = _FROM_INT[interpolation]
+    elif not isinstance(interpolation, InterpolationMode):
+        raise TypeError("Argument interpolation should be a InterpolationMode or a "
+                        "corresponding Pillow integer constant")
+    if not isinstance(img, Tensor):
+        return F_pil.perspective(img, coeffs, _PIL_MODES[interpolation], fill)
+    return F_t.perspective(img, coeffs, interpolation.value, fill)
+
+
+def elastic_transform(img, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+    import warnings
+    if isinstance(interpolation, int) and not isinstance(interpolation, bool):
+        warnings.warn("Argument interpolation should be of type InterpolationMode instead of "
+                      "int. Please, use InterpolationMode enum.")
+        interpolation = _FROM_INT[interpolation]
+    if not isinstance(displacement, Tensor):
+        raise TypeError("Argument displacement should be a Tensor")
+    tensor_img = img
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+        tensor_img = pil_to_tensor(img)
+    shape = (1,) + tuple(tensor_img.shape[-2:]) + (2,)
+    if shape != tuple(displacement.shape):
+        raise ValueError(f"Argument displacement shape should be {shape}, but given "
+                         f"{displacement.shape}")
+    out = F_t.elastic_transform(tensor_img, displacement, interpolation.value, fill)
+    return out if isinstance(img, Tensor) else to_pil_image(out, mode=img.mode)
 
 
 del sys

@@ -12,11 +12,13 @@ from . import functional as F
 from ._arguments import _interpolation, _setup_size
 from ._augment import *  # noqa: F401,F403  (the random augmentations)
 from ._augment import __all__ as _augment_all
+from ._augment_photometric import *  # noqa: F401,F403
+from ._augment_photometric import __all__ as _photometric_all
 from .functional import InterpolationMode
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize",
            "Resize", "CenterCrop", "Pad", "Lambda", "Grayscale", "FiveCrop", "TenCrop",
-           "InterpolationMode"] + _augment_all
+           "InterpolationMode"] + _augment_all + _photometric_all
 
 
 class Compose:

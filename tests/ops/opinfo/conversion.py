@@ -8,6 +8,8 @@ import contextlib
 
 import numpy as np
 
+import ember
+
 from tests._cuda_stand_in import numpy_cuda_stand_in
 
 from . import OpInfo, Sample, integers, randn, register
@@ -118,6 +120,11 @@ register(
 
 
 # ---- type, type_as -------------------------------------------------------------------------------
+def _no_cuda(samples):
+    """PyTorch's CPU build refuses CUDA type names; ember matches it where there is no GPU."""
+    return lambda rng: [] if ember.cuda.is_available() else samples(rng)
+
+
 def _type_samples(rng):
     return [Sample((randn(rng, 3, 4),)), Sample((integers(rng, 3),)), Sample((np.array([True]),)),
             Sample((randn(rng, 2).astype(np.float32),), grad=()),
@@ -134,6 +141,14 @@ register(
     OpInfo("type", lambda lib, x: x.type(lib.DoubleTensor), _type_samples, variant="class"),
     OpInfo("type", lambda lib, x: x.type(lib.float64) is x, _type_samples, variant="identity",
            grad=False),
+    OpInfo("type", lambda lib, x, arg: x.type(arg), lambda rng: [
+        Sample((randn(rng, 2), "Nope"), grad=(), raises=ValueError),
+        Sample((randn(rng, 2), "torch.float64"), grad=(), raises=ValueError),
+        Sample((randn(rng, 2), 5), grad=(), raises=TypeError)], variant="errors", grad=False),
+    OpInfo("type", lambda lib, x, name: x.type(name), _no_cuda(lambda rng: [
+        Sample((randn(rng, 2), "torch.cuda.FloatTensor"), grad=(), raises=RuntimeError),
+        Sample((randn(rng, 2), "torch.cuda.Nope"), grad=(), raises=RuntimeError)]),
+        variant="cuda_without_gpu", grad=False),
     OpInfo("type_as", lambda lib, x, y: x.type_as(y),
            lambda rng: [Sample((randn(rng, 3, 4), randn(rng, 2)), grad=(0,)),
                         Sample((randn(rng, 3, 4), integers(rng, 2)), grad=(0,)),

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from . import OpInfo, Sample, integers, randn, register
+from . import OpInfo, Sample, integers, randn, register, top
 
 
 def _quiet(fn):
@@ -555,4 +555,39 @@ register(
            _triangular_solve),
     OpInfo("triangular_solve", _quietly(lambda lib, b, A, **k: tuple(b.triangular_solve(A, **k))),
            _triangular_solve, variant="method"),
+)
+
+
+# ---- geqrf / ormqr -------------------------------------------------------------------------------
+register(
+    OpInfo("geqrf", lambda lib, a: lib.geqrf(a), lambda rng: [
+        Sample((randn(rng, 5, 3),), grad=()), Sample((randn(rng, 2, 4),), grad=()),
+        Sample((randn(rng, 2, 4, 3),), grad=()), Sample((randn(rng, 0, 3),), grad=()),
+        Sample((randn(rng, 3),), raises=RuntimeError)],
+        grad=False, covers=("Tensor.geqrf",)),
+)
+
+
+def _reflectors(rng, *shape):
+    """(a, tau) of geqrf for a random matrix (NumPy's raw QR is LAPACK's geqrf, transposed)."""
+    a = randn(rng, *shape)
+    flat = a.reshape((-1,) + shape[-2:])
+    pairs = [np.linalg.qr(m, mode="raw") for m in flat]
+    k = min(shape[-2:])
+    h = np.stack([p[0].T for p in pairs]).reshape(shape)
+    tau = np.stack([p[1][:k] for p in pairs]).reshape(shape[:-2] + (k,))
+    return h, tau
+
+
+register(
+    OpInfo("ormqr", top("ormqr"), lambda rng: [
+        Sample((*_reflectors(rng, 5, 3), randn(rng, 5, 2))),
+        Sample((*_reflectors(rng, 5, 3), randn(rng, 2, 5), False)),
+        Sample((*_reflectors(rng, 5, 3), randn(rng, 5, 2)), {"transpose": True}),
+        Sample((*_reflectors(rng, 2, 4, 4), randn(rng, 2, 3, 4)),
+               {"left": False, "transpose": True}),
+        Sample((*_reflectors(rng, 3, 5), randn(rng, 3, 2))),
+        Sample((*_reflectors(rng, 5, 3), randn(rng, 4, 2)), raises=RuntimeError),
+        Sample((*_reflectors(rng, 5, 3), randn(rng, 5)), raises=RuntimeError)],
+        covers=("Tensor.ormqr",)),
 )

@@ -1,5 +1,5 @@
 """Op-table entries for `ember/ops/tensor_methods.py`: adjoint, new_empty_strided (its
-layout, not its uninitialised values), apply_ and map_ (Python callables, no autograd)."""
+layout, not its uninitialised values), apply_, map_ and map2_ (Python callables, no autograd)."""
 import numpy as np
 
 from . import OpInfo, Sample, integers, randn, register
@@ -17,6 +17,14 @@ def _apply(lib, a, fn):
 
 def _map(lib, a, b, fn):
     return a.detach().clone().map_(b.detach(), fn)
+
+
+def _map2(lib, a, b, c, fn):
+    return a.detach().clone().map2_(b.detach(), c.detach(), fn)
+
+
+def _map2_grad(lib, a, b):
+    return a.map2_(b.requires_grad_(), b, lambda x, y, z: x)
 
 
 def _apply_grad(lib, a):
@@ -57,5 +65,17 @@ register(
                                raises=TypeError)], grad=False),
     OpInfo("map_", _map_grad, lambda rng: [Sample((randn(rng, 3), randn(rng, 3)),
                                                   raises=RuntimeError)],
+           variant="requires_grad", grad=False),
+    OpInfo("map2_", _map2,
+           lambda rng: [Sample((randn(rng, 2, 3), randn(rng, 3), randn(rng, 2, 1),
+                                lambda s, x, y: s + x * y)),
+                        Sample((integers(rng, 3), integers(rng, 3), integers(rng, 1),
+                                lambda s, x, y: s - x + y)),
+                        Sample((randn(rng, 3), randn(rng, 4), randn(rng, 3), lambda *a: 0.0),
+                               raises=RuntimeError),
+                        Sample((randn(rng, 3), randn(rng, 3), integers(rng, 3), lambda *a: 0.0),
+                               raises=TypeError)], grad=False),
+    OpInfo("map2_", _map2_grad, lambda rng: [Sample((randn(rng, 3), randn(rng, 3)),
+                                                    raises=RuntimeError)],
            variant="requires_grad", grad=False),
 )

@@ -170,6 +170,9 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
                     break
                 continue
             if isinstance(r, _ResumeIteration):
+                if r.seed is not None:  # a new epoch of a DataPipe: its shuffles' seeds
+                    from ..dataloader import _seed_datapipe
+                    dataset = _seed_datapipe(dataset, r.seed)
                 _put(data_queue, r, None, worker_id)
                 iteration_end = False
                 try:

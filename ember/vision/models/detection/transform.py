@@ -7,6 +7,7 @@ import math
 from .... import as_tensor, float32, nn, stack, tensor, uint8
 from ....nn import functional as F
 from .image_list import ImageList
+from .roi_heads import paste_masks_in_image
 
 __all__ = ["GeneralizedRCNNTransform", "resize_boxes", "resize_keypoints"]
 
@@ -138,8 +139,8 @@ class GeneralizedRCNNTransform(nn.Module):
         for i, (pred, im_s, o_im_s) in enumerate(zip(result, image_shapes, original_image_sizes)):
             result[i]["boxes"] = resize_boxes(pred["boxes"], im_s, o_im_s)
             if "masks" in pred:
-                raise NotImplementedError("pasting instance masks (Mask R-CNN) is not "
-                                          "available in ember yet")
+                result[i]["masks"] = paste_masks_in_image(pred["masks"], result[i]["boxes"],
+                                                          o_im_s)
             if "keypoints" in pred:
                 result[i]["keypoints"] = resize_keypoints(pred["keypoints"], im_s, o_im_s)
         return result

@@ -74,7 +74,8 @@ def _is_image_like(x):
 
 def query_size(flat_inputs):
     sizes = {tuple(F.get_size(x)) for x in flat_inputs
-             if isinstance(x, (tv_tensors.Image, tv_tensors.BoundingBoxes)) or is_pure_tensor(x)
+             if isinstance(x, (tv_tensors.Image, tv_tensors.BoundingBoxes, tv_tensors.Mask))
+             or is_pure_tensor(x)
              or _is_pil(x)}
     if not sizes:
         raise TypeError("No image, video, mask, bounding box of keypoint was found in the "
@@ -511,3 +512,12 @@ class RandomErasing(_RandomApplyTransform):
         v = params["v"].to(inpt.dtype)
         return F.erase(inpt, params["i"], params["j"], params["h"], params["w"], v,
                        inplace=self.inplace)
+
+
+# the photometric Random* transforms and the augmentation policies (they subclass the above)
+from ._auto_augment import *  # noqa: E402,F401,F403
+from ._auto_augment import __all__ as _auto_augment_all  # noqa: E402
+__all__ += _auto_augment_all
+from ._warp import *  # noqa: E402,F401,F403
+from ._warp import __all__ as _warp_all  # noqa: E402
+__all__ += _warp_all

@@ -179,6 +179,8 @@ def _pad_boxes(boxes, padding, padding_mode="constant"):
 def get_size(inpt):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return list(inpt.canvas_size)
+    if isinstance(inpt, tv_tensors.Mask):
+        return list(inpt.shape[-2:])
     _, h, w = _F1.get_dimensions(inpt)
     return [h, w]
 
@@ -269,15 +271,26 @@ _hflip_image = _image_kernel(_F1.hflip, "horizontal_flip")
 _pad_image = _image_kernel(_F1.pad, "pad")
 
 
+def _on_mask(fn, mask, *args):
+    """An image kernel applied to a Mask: a 2-D mask gets a channel for the call."""
+    plain = _plain(mask)
+    out = fn(plain[None] if plain.ndim == 2 else plain, *args)
+    return tv_tensors.wrap(out[0] if plain.ndim == 2 else out, like=mask)
+
+
 def resize(inpt, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _resize_boxes(inpt, size, max_size)
+    if isinstance(inpt, tv_tensors.Mask):  # labels are not interpolated
+        return _on_mask(_F1.resize, inpt, size, InterpolationMode.NEAREST, max_size)
     return _resize_image(inpt, size, interpolation, max_size, antialias)
 
 
 def crop(inpt, top, left, height, width):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _crop_boxes(inpt, top, left, height, width)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.crop, inpt, top, left, height, width)
     return _crop_image(inpt, top, left, height, width)
 
 
@@ -291,6 +304,8 @@ def center_crop(inpt, output_size):
         h, w = inpt.canvas_size
         top, left = int(round((h - ch) / 2.0)), int(round((w - cw) / 2.0))
         return _crop_boxes(inpt, top, left, ch, cw)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.center_crop, inpt, output_size)
     return _center_crop_image(inpt, output_size)
 
 
@@ -303,6 +318,8 @@ def resized_crop(inpt, top, left, height, width, size, interpolation=Interpolati
 def horizontal_flip(inpt):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _hflip_boxes(inpt)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.hflip, inpt)
     return _hflip_image(inpt)
 
 
@@ -312,4 +329,134 @@ hflip = horizontal_flip
 def pad(inpt, padding, fill=0, padding_mode="constant"):
     if isinstance(inpt, tv_tensors.BoundingBoxes):
         return _pad_boxes(inpt, padding, padding_mode)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.pad, inpt, padding, fill, padding_mode)
     return _pad_image(inpt, padding, fill, padding_mode)
+
+
+# ---- photometric (the AutoAugment operations) ------------------------------------------
+adjust_gamma = _image_kernel(_F1.adjust_gamma, "adjust_gamma")
+adjust_sharpness = _image_kernel(_F1.adjust_sharpness, "adjust_sharpness")
+autocontrast = _image_kernel(_F1.autocontrast, "autocontrast")
+equalize = _image_kernel(_F1.equalize, "equalize")
+invert = _image_kernel(_F1.invert, "invert")
+posterize = _image_kernel(_F1.posterize, "posterize")
+solarize = _image_kernel(_F1.solarize, "solarize")
+__all__ += ["adjust_gamma", "adjust_sharpness", "autocontrast", "equalize", "invert",
+            "posterize", "solarize"]
+
+
+# ---- perspective and elastic warps -----------------------------------------------------
+def _perspective_coefficients(startpoints, endpoints, coefficients):
+    if coefficients is not None:
+        if startpoints is not None and endpoints is not None:
+            raise ValueError("The startpoints/endpoints and the coefficients shouldn't be "
+                             "defined concurrently.")
+        if len(coefficients) != 8:
+            raise ValueError("Argument coefficients should have 8 float values")
+        return list(coefficients)
+    if startpoints is not None and endpoints is not None:
+        return _F1._get_perspective_coeffs(startpoints, endpoints)
+    raise ValueError("Either the startpoints/endpoints or the coefficients must have non "
+                     "`None` values.")
+
+
+def _box_corners_xyxy(boxes):
+    """(N, 4) XYXY boxes (any format in) and their four corners (N, 4, 2) as float."""
+    F = tv_tensors.BoundingBoxFormat
+    plain = _plain(boxes)
+    dtype = plain.dtype if plain.is_floating_point() else None
+    xyxy = _convert_format(plain if dtype else plain.float(), boxes.format, F.XYXY)
+    xyxy = xyxy.reshape(-1, 4)
+    return xyxy[:, [[0, 1], [2, 1], [2, 3], [0, 3]]]
+
+
+def _boxes_from_corners(points, boxes):
+    """Corner points (N, 4, 2) -> the enclosing boxes, clamped, back in the input's format."""
+    from .... import cat
+    F = tv_tensors.BoundingBoxFormat
+    out = cat([points.amin(dim=1), points.amax(dim=1)], dim=1)
+    out = _clamp_plain(out, F.XYXY, boxes.canvas_size, boxes.clamping_mode)
+    out = _convert_format(out, F.XYXY, boxes.format).reshape(boxes.shape).to(boxes.dtype)
+    return tv_tensors.wrap(out, like=boxes)
+
+
+def _perspective_boxes(boxes, coeffs):
+    from .... import stack, tensor
+    if boxes.numel() == 0:
+        return boxes
+    a, b, c, d, e, f, g, h = coeffs
+    denom = a * e - b * d
+    if denom == 0:
+        raise RuntimeError(f"Provided perspective_coeffs {coeffs} can not be inverted to "
+                           f"transform bounding boxes. Denominator is zero, denom={denom}")
+    # the inverse mapping (output <- input) moves the corners forward
+    inv = [(e - f * h) / denom, (-b + c * h) / denom, (b * f - c * e) / denom,
+           (-d + f * g) / denom, (a - c * g) / denom, (-a * f + c * d) / denom,
+           (-e * g + d * h) / denom, (-a * h + b * g) / denom]
+    corners = _box_corners_xyxy(boxes)
+    pts = corners.reshape(-1, 2)
+    dtype = pts.dtype
+    x, y = pts[:, 0], pts[:, 1]
+    coef = tensor(inv, dtype=dtype, device=pts.device)
+    den = x * coef[6] + y * coef[7] + 1.0
+    nx = (x * coef[0] + y * coef[1] + coef[2]) / den
+    ny = (x * coef[3] + y * coef[4] + coef[5]) / den
+    return _boxes_from_corners(stack([nx, ny], dim=-1).reshape(-1, 4, 2), boxes)
+
+
+def perspective(inpt, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR,
+                fill=None, coefficients=None):
+    coeffs = _perspective_coefficients(startpoints, endpoints, coefficients)
+    if isinstance(inpt, tv_tensors.BoundingBoxes):
+        return _perspective_boxes(inpt, coeffs)
+    interpolation = _F1._interp(interpolation) if not isinstance(interpolation, str) \
+        else InterpolationMode(interpolation)
+
+    def warp(img, interp, fill_value):
+        if _is_pil(img):
+            return _F1.F_pil.perspective(img, coeffs, _F1._PIL_MODES[interp], fill_value)
+        return _F1.F_t.perspective(img, coeffs, interp.value, fill_value)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(warp, inpt, InterpolationMode.NEAREST, fill)
+    return _image_kernel(warp, "perspective")(inpt, interpolation, fill)
+
+
+def _elastic_boxes(boxes, displacement):
+    from .... import linspace, long, stack, tensor
+    h, w = boxes.canvas_size
+    expected = (1, h, w, 2)
+    if tuple(displacement.shape) != expected:
+        raise ValueError(f"Argument displacement shape should be {expected}, but given "
+                         f"{displacement.shape}")
+    if boxes.numel() == 0:
+        return boxes
+    corners = _box_corners_xyxy(boxes).reshape(-1, 2)
+    dtype = corners.dtype
+    disp = displacement.to(dtype=dtype, device=corners.device)
+    # an approximate inverse of grid = identity + displacement: identity - displacement
+    gx = linspace((-w + 1) / w, (w - 1) / w, w, dtype=dtype, device=corners.device)
+    gy = linspace((-h + 1) / h, (h - 1) / h, h, dtype=dtype, device=corners.device)
+    ix = corners[:, 0].ceil().to(long).clamp(0, w - 1)
+    iy = corners[:, 1].ceil().to(long).clamp(0, h - 1)
+    inv_x = gx[ix] - disp[0, iy, ix, 0]
+    inv_y = gy[iy] - disp[0, iy, ix, 1]
+    size = tensor([w, h], dtype=dtype, device=corners.device)
+    points = (stack([inv_x, inv_y], dim=-1) + 1) * (0.5 * size) - 0.5
+    return _boxes_from_corners(points.reshape(-1, 4, 2), boxes)
+
+
+def elastic(inpt, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+    if isinstance(inpt, tv_tensors.BoundingBoxes):
+        return _elastic_boxes(inpt, displacement)
+    if isinstance(interpolation, str):
+        interpolation = InterpolationMode(interpolation)
+    if isinstance(inpt, tv_tensors.Mask):
+        return _on_mask(_F1.elastic_transform, inpt, displacement, InterpolationMode.NEAREST,
+                        fill)
+    return _image_kernel(_F1.elastic_transform, "elastic")(inpt, displacement, interpolation,
+                                                           fill)
+
+
+elastic_transform = elastic
+__all__ += ["perspective", "elastic", "elastic_transform"]

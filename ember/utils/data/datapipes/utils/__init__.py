@@ -1,0 +1,1 @@
+"""Helpers of the DataPipes (torch.utils.data.datapipes.utils): the decoders."""
