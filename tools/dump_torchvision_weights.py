@@ -12,8 +12,9 @@ import sys
 from functools import partial
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from _torchvision_oracle import import_torchvision  # noqa: E402
+# the repository root, not tests/ (whose tests/multiprocessing would shadow the standard one)
+sys.path.insert(0, str(ROOT))
+from tests._torchvision_oracle import import_torchvision  # noqa: E402
 
 OUT = ROOT / "ember" / "vision" / "models" / "_weights_data"
 
@@ -45,8 +46,9 @@ def main():
         builder = get_model_builder(model)
         weights_enum = get_model_weights(model)
         module = builder.__module__.removeprefix("torchvision.models.")
-        if module.startswith(("quantization.", "video.", "optical_flow.")):
-            continue  # families ember does not build: classification, segmentation, detection
+        if module.startswith(("quantization.", "optical_flow.")):
+            continue  # families ember does not build (it builds classification, segmentation,
+            # detection and video)
         legacy = {}
         for value in _closure_values(builder):
             # handle_legacy_interface keeps {weights_param: (pretrained_param, default)}
@@ -87,7 +89,7 @@ def main():
     names = {}
     for name, cats in category_lists.items():
         # give the lists the names of their data sets
-        pretty = {1000: "imagenet", 91: "coco", 21: "voc"}.get(len(cats), name)
+        pretty = {1000: "imagenet", 91: "coco", 21: "voc", 400: "kinetics400"}.get(len(cats), name)
         if len(cats) == 2 and "person" in cats:
             pretty = "coco_person"
         names[name] = pretty

@@ -223,8 +223,10 @@ def test_registry_matches_torchvision():
     assert segmentation == sorted(tv.models.list_models(module=tv.models.segmentation))
     detection = M.list_models(module=M.detection)
     assert set(detection) <= set(tv.models.list_models(module=tv.models.detection))
-    assert M.list_models(module=M) == [n for n in ours
-                                       if n not in segmentation and n not in detection]
+    video = M.list_models(module=M.video)
+    assert set(video) <= set(tv.models.list_models(module=tv.models.video))
+    assert M.list_models(module=M) == [n for n in ours if n not in segmentation
+                                       and n not in detection and n not in video]
     assert M.list_models(include=["vgg1*", "resnet5*"], exclude="*_bn") == [
         "resnet50", "vgg11", "vgg13", "vgg16", "vgg19"]
 

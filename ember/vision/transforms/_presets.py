@@ -6,7 +6,8 @@ from ... import Tensor, float32 as _float32, nn
 from . import functional as F
 from .functional import InterpolationMode
 
-__all__ = ["ObjectDetection", "ImageClassification", "SemanticSegmentation"]
+__all__ = ["ObjectDetection", "ImageClassification", "VideoClassification",
+           "SemanticSegmentation"]
 
 _IMAGENET_MEAN = (0.485, 0.456, 0.406)
 _IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -64,6 +65,49 @@ class ImageClassification(nn.Module):
                 f"central crop of ``crop_size={self.crop_size}``. Finally the values are first "
                 f"rescaled to ``[0.0, 1.0]`` and then normalized using ``mean={self.mean}`` and "
                 f"``std={self.std}``.")
+
+
+class VideoClassification(nn.Module):
+    """Video frames (T, C, H, W), or a batch of them (N, T, C, H, W): every frame resized (short
+    side to `resize_size`, or to (h, w)) and center-cropped to `crop_size`, rescaled to [0, 1]
+    and normalised with the Kinetics-400 statistics; returned as (..., C, T, H, W)."""
+
+    def __init__(self, *, crop_size, resize_size, mean=(0.43216, 0.394666, 0.37645),
+                 std=(0.22803, 0.22145, 0.216989), interpolation=InterpolationMode.BILINEAR):
+        super().__init__()
+        self.crop_size = list(crop_size)
+        self.resize_size = list(resize_size)
+        self.mean = list(mean)
+        self.std = list(std)
+        self.interpolation = interpolation
+
+    def forward(self, vid):
+        single = vid.ndim < 5
+        if single:
+            vid = vid.unsqueeze(dim=0)
+        n, t, c, h, w = vid.shape
+        vid = vid.reshape(-1, c, h, w)
+        # no antialiasing: the published video weights were trained with torchvision's old
+        # default, so their preprocessing keeps it
+        vid = F.resize(vid, self.resize_size, interpolation=self.interpolation, antialias=False)
+        vid = F.convert_image_dtype(F.center_crop(vid, self.crop_size), _float32)
+        vid = F.normalize(vid, mean=self.mean, std=self.std)
+        vid = vid.reshape(n, t, c, *self.crop_size).permute(0, 2, 1, 3, 4)
+        return vid.squeeze(dim=0) if single else vid
+
+    def __repr__(self):
+        fields = ("crop_size", "resize_size", "mean", "std", "interpolation")
+        return f"{type(self).__name__}(" + "".join(
+            f"\n    {name}={getattr(self, name)}" for name in fields) + "\n)"
+
+    def describe(self):
+        return ("Accepts batched ``(B, T, C, H, W)`` and single ``(T, C, H, W)`` video frame "
+                f"``torch.Tensor`` objects. The frames are resized to ``resize_size="
+                f"{self.resize_size}`` using ``interpolation={self.interpolation}``, followed by a "
+                f"central crop of ``crop_size={self.crop_size}``. Finally the values are first "
+                "rescaled to ``[0.0, 1.0]`` and then normalized using ``mean="
+                f"{self.mean}`` and ``std={self.std}``. Finally the output dimensions are "
+                "permuted to ``(..., C, T, H, W)`` tensors.")
 
 
 class SemanticSegmentation(nn.Module):
