@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from . import _dtype_casts as _casts
+
 
 def span(arr):
     """The number of elements from an array's first element to its last, inclusive."""
@@ -23,7 +25,7 @@ def _flat(t):
     root = t._base if t._base is not None else t
     arr = root.__dict__.get("_storage", root._array)
     xp = np if isinstance(arr, np.ndarray) else __import__("cupy")
-    flat = xp.lib.stride_tricks.as_strided(arr, (span(arr),), (arr.itemsize,))
+    flat = _casts.as_strided(xp, arr, (span(arr),), (arr.itemsize,))
     if isinstance(flat, np.ndarray) and not flat.flags.writeable:
         flat = flat.view()
         flat.flags.writeable = True
