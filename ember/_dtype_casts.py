@@ -81,7 +81,12 @@ def _to_float8(arr, dst):
     elif dst is _dt.float8_e8m0fnu:
         x = np.abs(x)
         x = np.where(x == 0, _E8M0_SMALLEST, x)
-    return x.astype(dst.np)
+    out = x.astype(dst.np)
+    if dst is _dt.float8_e5m2:  # PyTorch's NaN is 0x7f (0xff negative); ml_dtypes' 0x7e
+        nan = np.isnan(x)
+        if nan.any():
+            out.view(np.uint8)[nan] |= 0x01
+    return out
 
 
 def as_strided(xp, arr, shape, strides):

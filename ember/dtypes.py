@@ -364,9 +364,14 @@ def result_type(tensor, other):
 
 
 def can_cast(from_, to):
-    """PyTorch's same-kind rule: no cast to a lower category (float -> int, int -> bool)."""
+    """PyTorch's same-kind rule: no complex to non-complex, no floating to integral, nothing
+    but bool to bool. (The bits and sub-byte types do not count as integral.)"""
     from_, to = to_dtype(from_), to_dtype(to)
-    return from_._category <= to._category
+    if from_.is_complex and not to.is_complex:
+        return False
+    if from_.is_floating_point and to._category == _INT and to._kind in ("", UINT):
+        return False
+    return from_ is bool or to is not bool
 
 
 # ---- finfo / iinfo -------------------------------------------------------------------

@@ -56,14 +56,17 @@ def operands(a, b, fname="op"):
                 return aa, ba, _FROM_NUMPY[aa.dtype], dev
             d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, _FROM_NUMPY[ba.dtype], ba.ndim > 0)
             if aa.dtype is not d.np:
-                aa = aa.astype(d.np) if not d._kind else _casts.astype(aa, d)
+                aa = (aa.astype(d.np) if not d._kind and aa.dtype.kind != "V"
+                      else _casts.astype(aa, d))
             if ba.dtype is not d.np:
-                ba = ba.astype(d.np) if not d._kind else _casts.astype(ba, d)
+                ba = (ba.astype(d.np) if not d._kind and ba.dtype.kind != "V"
+                      else _casts.astype(ba, d))
             return aa, ba, d, dev
         b = _as_scalar(b, fname)
         d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, type(b), None)
         if aa.dtype is not d.np:
-            aa = aa.astype(d.np) if not d._kind else _casts.astype(aa, d)
+            aa = (aa.astype(d.np) if not d._kind and aa.dtype.kind != "V"
+                  else _casts.astype(aa, d))
         if d.np in _SCALAR_FIXES:
             b = _scalar_as(b, d.np)
         return aa, b, d, dev
@@ -73,14 +76,16 @@ def operands(a, b, fname="op"):
     a = _as_scalar(a, fname)
     d = _promote(_FROM_NUMPY[ba.dtype], ba.ndim > 0, type(a), None)
     if ba.dtype is not d.np:
-        ba = ba.astype(d.np) if not d._kind else _casts.astype(ba, d)
+        ba = (ba.astype(d.np) if not d._kind and ba.dtype.kind != "V"
+              else _casts.astype(ba, d))
     if d.np in _SCALAR_FIXES:
         a = _scalar_as(a, d.np)
     return a, ba, d, dev
 
 
 _SMALL_INT_RANGE = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
-                    for t in (np.uint8, np.int8, np.int16, np.int32)}
+                    for t in (np.uint8, np.int8, np.int16, np.int32, np.uint16, np.uint32,
+                              np.uint64)}
 
 
 _SCALAR_FIXES = set(_SMALL_INT_RANGE) | {_dt.bfloat16.np}
@@ -141,7 +146,8 @@ _BAREBONES_TAKES = {
 _KERNEL = {"add": "add_stub", "sub": "add_stub", "rsub": "add_stub", "mul": "mul_cpu",
            "div": "div_cpu", "floor_divide": "div_floor_cpu", "remainder": "remainder_cpu",
            "pow": "pow", "fmod": "fmod_cpu", "eq": "eq_cpu", "ne": "ne_cpu", "lt": "lt_cpu",
-           "le": "le_cpu", "gt": "gt_cpu", "ge": "ge_cpu"}
+           "le": "le_cpu", "gt": "gt_cpu", "ge": "ge_cpu", "bitwise_left_shift": "lshift_cpu",
+           "bitwise_right_shift": "rshift_cpu"}
 _REDUCED_FLOAT = {"mul": "mul_cpu_reduced_float", "div": "div_cpu_reduced_float",
                   "floor_divide": "div_floor_cpu_reduced_float"}
 
@@ -152,7 +158,9 @@ def _barebones_operands(a, b, x, y, d, fname):
     back, PyTorch's way, by `_casts.astype`)."""
     kind = d._kind
     number = not (isinstance(a, Tensor) and isinstance(b, Tensor))
-    if kind in (_F4, _dt.BITS, _dt.SUB_INT, _dt.SUB_UINT) and number:
+    if fname == "pow" and any(type(v) is builtins.float and v == 0.5 for v in (a, b)):  # PyTorch's pow(x, 0.5) is a sqrt
+        raise _casts.not_implemented("sqrt_vml_cpu", d)
+    if kind in (_F4, _dt.BITS, _dt.SUB_INT, _dt.SUB_UINT) and number and fname != "pow":
         raise _casts.not_implemented("copy_", d)  # PyTorch fails making the number a tensor
     if kind is _F8 and number and fname in _REDUCED_FLOAT:
         raise _casts.not_implemented(_REDUCED_FLOAT[fname], d)

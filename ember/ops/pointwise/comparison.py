@@ -5,7 +5,9 @@ import numpy as np
 
 from ..._tensor import Tensor, make_tensor
 from .._graph import write_out
-from ._common import _raise_if_not_broadcastable, binary, common_device, operands
+from ... import dtypes as _dt
+from ._common import (_barebones_operands, _raise_if_not_broadcastable, binary, common_device,
+                      operands)
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
            "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
@@ -59,6 +61,8 @@ def logical_not(input, *, out=None):
 def _bitwise(fn, name, kernel=None):
     def op(input, other, *, out=None):
         x, y, d, dev = operands(input, other, name)
+        if d._kind and d._kind is not _dt.UINT:
+            _barebones_operands(input, other, x, y, d, name)  # raises PyTorch's refusal
         if d.is_floating_point or d.is_complex:
             raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for \'{d._scalar_name}\'')
         try:
