@@ -27,6 +27,13 @@ def not_implemented(kernel, d):
     return NotImplementedError(f'"{kernel}" not implemented for \'{d._scalar_name}\'')
 
 
+def refuse(d, kernel, takes=()):
+    """Raise PyTorch's refusal of `kernel` for barebones dtype `d`, unless `d`'s kind is one
+    of `takes` (callers test `d._kind` first: ordinary dtypes never reach here)."""
+    if d._kind not in takes:
+        raise not_implemented(kernel, d)
+
+
 def check_copyable(src, dst):
     """Raise PyTorch's error when an element cast from `src` to `dst` does not exist."""
     if src is dst:

@@ -668,6 +668,13 @@ def _filled_like(s, value, node_cls):
         inputs = (s, value)
         value = value.item()
     xp = backend_of(s._device).xp
+    if s.dtype._kind:  # zero_ sets the bytes to zero, as PyTorch; fill_ converts
+        zero = node_cls is ZeroBackward0
+        arr = xp.zeros(s._array.shape, s._array.dtype) if zero else \
+            _filled_barebones(xp, s._array.shape, value, s.dtype)
+        t = make_tensor(arr, s._device)
+        record(node_cls, inputs, t)
+        return t
     v = _convert_scalar(value, s.dtype)
     arr = xp.zeros(s._array.shape, s._array.dtype) if v == 0 else \
         xp.full(s._array.shape, v, dtype=s._array.dtype)

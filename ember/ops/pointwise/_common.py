@@ -179,6 +179,42 @@ def _barebones_operands(a, b, x, y, d, fname):
     return x, y
 
 
+# The unary ops that take barebones kinds besides the unsigned ones (which every float-valued
+# unary op takes, computing in the default dtype), and kernels not named `<op>_cpu` or, for the
+# float-valued ones, `<op>_vml_cpu`.
+_UNARY_TAKES = {"neg": {_C32}, "abs": {_F8, _C32}, "conj": {_C32}, "isnan": {_U, _F8, _C32, _F4},
+                "floor": {_U}, "ceil": {_U}, "trunc": {_U}, "round": {_U}}
+_UNARY_KERNEL = {"reciprocal": "reciprocal_cpu", "sigmoid": "sigmoid_cpu", "isnan": "ne_cpu"}
+
+
+def barebones_unary(input, fname, to_float):
+    """The array unary op `fname` computes on for a barebones-dtype `input` (complex32's as
+    complex64, float8's as float32), and the dtype its result is rounded back to (None: as
+    computed); or PyTorch's refusal."""
+    d, arr = input.dtype, input._array
+    kind = d._kind
+    if kind is _U and (to_float and fname not in _UNARY_TAKES or kind in _UNARY_TAKES.get(fname, ())):
+        return arr, None
+    if kind not in _UNARY_TAKES.get(fname, ()) or (d is _dt.float8_e8m0fnu and fname == "abs"):
+        if kind in (_F8, _F4) and fname == "sigmoid":
+            raise _casts.not_implemented("sigmoid_cpu_reduced_float", d)
+        kernel = _UNARY_KERNEL.get(fname) or (f"{fname}_vml_cpu" if to_float else f"{fname}_cpu")
+        raise _casts.not_implemented(kernel, d)
+    if kind is _C32:
+        return _casts.complex32_to_complex64(arr), d
+    if kind is _F4:
+        return arr.view(np.uint8), None
+    return arr.astype(np.float32), d
+
+
+def round_back(res, d):
+    """A barebones op's result, computed wider, rounded to `d` (a complex32 op's real result,
+    abs, to float16)."""
+    if d is _dt.complex32 and res.dtype.kind != "c":
+        return res.astype(np.float16)
+    return _casts.astype(res, d) if res.dtype.kind != "b" else res
+
+
 def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=False):
     """The body of a binary op: promote, compute `fn(x, y)` on arrays, record the node."""
     x, y, d, dev = operands(a, b, fname)
