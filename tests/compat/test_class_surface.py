@@ -19,8 +19,6 @@ GAPS = {
     "sspaddmm": "csr/csc",
     # devices ember has no backend for
     "xpu": "device", "ipu": "device", "mtia": "device", "to_mkldnn": "device",
-    # complex32 is not an ember dtype (NumPy has no complex half)
-    "chalf": "dtype",
     # nested tensors
     "to_padded_tensor": "nested",
     # removed from PyTorch long ago: they only raise there
