@@ -104,13 +104,13 @@ def _one_sided_clamp(input, bound, is_min, scalar_cls, tensor_cls):
     return res
 
 
-@with_out("clamp_min")
 def _refuse_clamp(input, kernel):
     if input.dtype is _dt.complex32:
         raise NotImplementedError("clamp is not supported for complex types")
     _casts.refuse(input.dtype, kernel)
 
 
+@with_out("clamp_min")
 def clamp_min(input, min):
     if input.dtype._kind:
         _refuse_clamp(input, "clamp_min_scalar_cpu")
