@@ -12,6 +12,8 @@ as opaque one-field records. This module converts them the way PyTorch does:
 - the bits and sub-byte types copy only to themselves (PyTorch: '"copy_" not implemented');
   float4_e2m1fn_x2 the same ('"copy_kernel"' when the other side is a floating type).
 """
+import warnings
+
 import numpy as np
 
 from . import dtypes as _dt
@@ -73,7 +75,19 @@ def complex32_to_complex64(arr):
     return out
 
 
+_warned = []
+
+
+def warn_complex32():
+    """PyTorch's warning on making a complex32 tensor, once per process as PyTorch's."""
+    if not _warned:
+        _warned.append(True)
+        warnings.warn("ComplexHalf support is experimental and many operators don't support it "
+                      "yet.", UserWarning, stacklevel=3)
+
+
 def complex64_to_complex32(arr):
+    warn_complex32()
     out = np.empty(arr.shape, _dt.complex32.np)
     out["real"], out["imag"] = arr.real, arr.imag  # rounded to float16 by the assignment
     return out

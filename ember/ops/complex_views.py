@@ -73,7 +73,7 @@ def view_as_complex(input):
     arr = input._array
     if arr.dtype not in _COMPLEX_OF and arr.dtype != np.float16:
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, "
-                           f"but got a tensor of scalar type: {kind}")
+                           f"but got a tensor of scalar type: {input.dtype._scalar_name}")
     if arr.ndim == 0:
         raise RuntimeError("Input tensor must have one or more dimensions")
     if arr.shape[-1] != 2:

@@ -452,6 +452,8 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
     d = _float_dtype(dtype)
     check_factory_grad(d, requires_grad)
     xp = backend_of(dev).xp
+    if d is _dt.complex32:
+        _casts.warn_complex32()
     if fill is None:
         arr = xp.empty(shape, dtype=d.np)
     elif fill == 0 and not isinstance(fill, builtins.complex):
