@@ -204,6 +204,26 @@ def _append_suffixes(text, suffixes, indent):
     return "".join(parts)
 
 
+def _printable(a, dtype):
+    """The values of a barebones dtype's array, as PyTorch prints them: complex32 and float8
+    by value; float4_e2m1fn_x2 by its raw bytes (PyTorch prints each packed byte as a
+    number); the bits and sub-byte types not at all (PyTorch cannot read their elements)."""
+    kind = getattr(dtype, "_kind", "")
+    if not kind or kind == "uint":
+        return a
+    from . import _dtype_casts, dtypes as _dt
+    if kind is _dt.FLOAT4:
+        return a.view(np.uint8)
+    if kind in (_dt.BITS, _dt.SUB_INT, _dt.SUB_UINT):
+        raise _dtype_casts.not_implemented("_local_scalar_dense_cpu", dtype)
+    a = _dtype_casts.astype(a, _dt.complex64 if kind is _dt.COMPLEX32 else _dt.float32)
+    if dtype is _dt.float8_e8m0fnu:
+        # PyTorch's printer tells zeros by `t != 0`, and 0 becomes e8m0's smallest value,
+        # 2**-127: so that value is laid out, and printed, as a zero.
+        a = np.where(a.view(np.uint32) == 0x00400000, np.float32(0), a)
+    return a
+
+
 def tensor_repr(t, prefix="tensor("):
     """PyTorch's `repr` of ember tensor `t`, e.g. `tensor([1., 2.], dtype=torch.float64)`.
     `prefix` replaces "tensor(" for subclasses that print under their own name."""
@@ -232,6 +252,7 @@ def tensor_repr(t, prefix="tensor("):
         default_complex = "torch.complex128" if default == "torch.float64" else "torch.complex64"
         if name not in (default, default_complex, "torch.int64", "torch.bool"):
             suffixes.append(f"dtype={name}")
+        a = _printable(a, dtype)
         # Half, bfloat16 and float32 widen to float64 exactly, and Python formats floats
         # in double precision, as PyTorch does via `.item()`.
         if is_complex:

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from . import dtypes as _dt
+from . import _dtype_casts as _casts, dtypes as _dt
 from .device import backend_of, canonical
 
 
@@ -31,7 +31,7 @@ def _flat(t):
     """A 1-D view (in elements) of the whole memory `t`'s storage spans."""
     root = t._base if t._base is not None else t
     arr = root.__dict__.get("_storage", root._array)
-    flat = _xp(arr).lib.stride_tricks.as_strided(arr, (span(arr),), (arr.itemsize,))
+    flat = _casts.as_strided(_xp(arr), arr, (span(arr),), (arr.itemsize,))
     if isinstance(flat, np.ndarray) and not flat.flags.writeable:
         flat = flat.view()
         flat.flags.writeable = True

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import dtypes as _dt
+from . import _dtype_casts as _casts, dtypes as _dt
 from . import _memory_format as _mf
 from ._layout import strided as _strided
 from ._printing import tensor_repr
@@ -487,6 +487,8 @@ class Tensor:
         if self._device.type != "cpu":
             raise TypeError(f"can't convert {self._device} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
+        if self.dtype._kind and self.dtype._kind is not _dt.UINT:  # NumPy-less in PyTorch
+            raise TypeError(f"Got unsupported ScalarType {self.dtype._scalar_name}")
         return self._array
 
     def _host(self):
@@ -502,6 +504,8 @@ class Tensor:
         arr = self._host()
         if arr.dtype == _dt.bfloat16.np:
             arr = arr.astype(np.float32)
+        elif self.dtype._kind:
+            return _casts.to_python(arr)
         return arr.tolist()
 
     def item(self):
@@ -510,6 +514,10 @@ class Tensor:
         arr = self._host()
         if arr.dtype == _dt.bfloat16.np:
             arr = arr.astype(np.float32)
+        elif self.dtype._kind:
+            if self.dtype._kind in _casts._OPAQUE:
+                raise _casts.not_implemented("_local_scalar_dense_cpu", self.dtype)
+            return _casts.to_python(arr.reshape(()))
         return arr.reshape(()).item()
 
     def __len__(self):

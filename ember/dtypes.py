@@ -14,25 +14,43 @@ __all__ = [
     "float32", "float64", "complex64", "complex128", "short", "int", "long", "half",
     "float", "double", "cfloat", "cdouble", "finfo", "iinfo", "get_default_dtype",
     "set_default_dtype", "promote_types", "result_type", "can_cast",
+    "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "complex32", "chalf",
+    "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
+    "int1", "int2", "int3", "int4", "int5", "int6", "int7",
+    "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7",
 ]
 
 # Categories, ordered: a higher category wins over a lower one whatever the sizes.
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
+# The kinds of PyTorch's "barebones" dtypes: tensors of them exist, but only a few ops take
+# them (creation, copies and conversion, views, equality, a little arithmetic); the ops that
+# refuse them say "... not implemented for 'UInt16'". "" is every ordinary dtype.
+UINT = "uint"            # uint16, uint32, uint64: NumPy's own unsigned types
+FLOAT8 = "float8"        # ml_dtypes' 8-bit floats
+COMPLEX32 = "complex32"  # two float16 halves (NumPy has no complex half)
+FLOAT4 = "float4"        # float4_e2m1fn_x2: two 4-bit floats packed in a byte
+BITS = "bits"            # bits8, bits16, bits1x8 ...: raw bits with no arithmetic
+SUB_INT = "sub_int"      # int1..int7: sub-byte signed integers, one per byte
+SUB_UINT = "sub_uint"    # uint1..uint7
+
 
 class dtype:
     """A tensor element type; prints as PyTorch's does (`torch.float32`)."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
-                 "_category", "_scalar_name", "_tensor_type", "_storage_type", "_cpp_name")
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "_signed",
+                 "_category", "_scalar_name", "_tensor_type", "_storage_type", "_cpp_name",
+                 "_kind")
 
-    def __init__(self, name, np_dtype, category, scalar_name, cpp_name):
+    def __init__(self, name, np_dtype, category, scalar_name, cpp_name, kind=""):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
         self.is_complex = category == _COMPLEX
-        self.is_signed = name not in ("bool", "uint8")
+        self._signed = not name.startswith(("bool", "uint")) and name != "float8_e8m0fnu"
+        self._kind = kind
         self._category = category
         # The names PyTorch derives from a dtype, for its messages and legacy classes:
         self._scalar_name = scalar_name                 # its ScalarType, "Float"
@@ -42,6 +60,12 @@ class dtype:
 
     def __repr__(self):
         return "torch." + self.name
+
+    @property
+    def is_signed(self):
+        if self._kind is BITS:
+            raise RuntimeError("Bits types are undefined")
+        return self._signed
 
     @property
     def abbr(self):
@@ -57,12 +81,14 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
     def to_real(self):
-        return {complex64: float32, complex128: float64}.get(self, self)
+        return _REAL_OF.get(self, self)
 
     def to_complex(self):
-        # (float16's complex type, complex32, does not exist in ember: complex64 stands in)
-        return {float32: complex64, float64: complex128, float16: complex64,
-                bfloat16: complex64}.get(self, self)
+        if self._category == _COMPLEX:
+            return self
+        if self not in _COMPLEX_OF:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self._scalar_name}")
+        return _COMPLEX_OF[self]
 
 
 bool = dtype("bool", np.bool_, _BOOL, "Bool", "bool")
@@ -82,12 +108,49 @@ short, int, long = int16, int32, int64
 half, float, double = float16, float32, float64
 cfloat, cdouble = complex64, complex128
 
+# The barebones dtypes (see the kinds above). Each needs a NumPy dtype of its own, since a
+# tensor's dtype is read off its array's: NumPy's and ml_dtypes' types where they exist; else
+# a one-field structured dtype of the right size, named after the dtype, that NumPy can
+# allocate, copy, view and index but not compute with.
+def _raw(name, base="u1"):
+    return np.dtype([(name, base)])
+
+
+uint16 = dtype("uint16", np.uint16, _INT, "UInt16", "unsigned short", UINT)
+uint32 = dtype("uint32", np.uint32, _INT, "UInt32", "unsigned int", UINT)
+uint64 = dtype("uint64", np.uint64, _INT, "UInt64", "unsigned long", UINT)
+float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = (
+    dtype(n, getattr(ml_dtypes, n), _FLOAT, "F" + n[1:], "c10::F" + n[1:], FLOAT8)
+    for n in ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+              "float8_e8m0fnu"))
+float4_e2m1fn_x2 = dtype("float4_e2m1fn_x2", _raw("float4_e2m1fn_x2"), _FLOAT,
+                         "Float4_e2m1fn_x2", "c10::Float4_e2m1fn_x2", FLOAT4)
+complex32 = dtype("complex32", [("real", "<f2"), ("imag", "<f2")], _COMPLEX, "ComplexHalf",
+                  "c10::complex<c10::Half>", COMPLEX32)
+chalf = complex32
+bits1x8, bits2x4, bits4x2, bits8 = (dtype(n, _raw(n), _INT, "B" + n[1:], "c10::" + n, BITS)
+                                    for n in ("bits1x8", "bits2x4", "bits4x2", "bits8"))
+bits16 = dtype("bits16", _raw("bits16", "<u2"), _INT, "Bits16", "c10::bits16", BITS)
+int1, int2, int3, int4, int5, int6, int7 = (
+    dtype(f"int{n}", _raw(f"int{n}"), _INT, f"Int{n}", f"c10::int{n}", SUB_INT)
+    for n in range(1, 8))
+uint1, uint2, uint3, uint4, uint5, uint6, uint7 = (
+    dtype(f"uint{n}", _raw(f"uint{n}"), _INT, f"UInt{n}", f"c10::uint{n}", SUB_UINT)
+    for n in range(1, 8))
+
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
               complex64, complex128)
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+BAREBONES_DTYPES = (uint16, uint32, uint64, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
+                    float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2, complex32, bits1x8,
+                    bits2x4, bits4x2, bits8, bits16, int1, int2, int3, int4, int5, int6, int7,
+                    uint1, uint2, uint3, uint4, uint5, uint6, uint7)
+EVERY_DTYPE = ALL_DTYPES + BAREBONES_DTYPES  # every dtype a tensor can have
+_BY_NAME = {d.name: d for d in EVERY_DTYPE}
 _BY_NAME.update(short=int16, int=int32, long=int64, half=float16, float=float32,
-                double=float64, cfloat=complex64, cdouble=complex128)
-_BY_LEGACY = {d._tensor_type: d for d in ALL_DTYPES}
+                double=float64, cfloat=complex64, cdouble=complex128, chalf=complex32)
+_BY_LEGACY = {d._tensor_type: d for d in EVERY_DTYPE}
+_REAL_OF = {complex32: float16, complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}
 
 # Quantized element types, as names only: ember has no quantized tensors (no tensor ever has
 # one of these dtypes; they stay out of ALL_DTYPES and FROM_NUMPY). ember.ao's dynamically
@@ -95,10 +158,13 @@ _BY_LEGACY = {d._tensor_type: d for d in ALL_DTYPES}
 qint8 = dtype("qint8", np.int8, _INT, "QInt8", "c10::qint8")
 quint8 = dtype("quint8", np.uint8, _INT, "QUInt8", "c10::quint8")
 qint32 = dtype("qint32", np.int32, _INT, "QInt32", "c10::qint32")
-quint8.is_signed = False
+quint8._signed = False
 _BY_NAME.update(qint8=qint8, quint8=quint8, qint32=qint32)
 # NumPy dtype -> ember dtype; read on every tensor's `.dtype`, so a plain dict.
-FROM_NUMPY = {d.np: d for d in ALL_DTYPES}
+FROM_NUMPY = {d.np: d for d in EVERY_DTYPE}
+# The NumPy types a user's array may have to become a tensor (PyTorch's list): not the
+# carriers of float8 and the other barebones dtypes, which PyTorch refuses from NumPy.
+_FROM_USER_NUMPY = {d.np: d for d in ALL_DTYPES + (uint16, uint32, uint64)}
 
 
 def _dtype_by_name(name):
@@ -118,13 +184,14 @@ def with_own_dtype(arr):
 def from_numpy_dtype(np_dtype):
     """The ember dtype of a NumPy dtype, or PyTorch's TypeError for the unsupported ones."""
     try:
-        return FROM_NUMPY[np.dtype(np_dtype)]
+        return _FROM_USER_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
+        kind = np.dtype(np_dtype).type
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The "
+            f"can't convert np.ndarray of type {kind.__module__}.{kind.__name__}. The "
             "only supported "
             "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
-            "int8, uint8, and bool.") from None
+            "int8, uint64, uint32, uint16, uint8, and bool.") from None
 
 
 def to_dtype(obj):
@@ -188,7 +255,53 @@ def _promote_pair(a, b):
     return a if a.itemsize > b.itemsize else b
 
 
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+def _promote_barebones(a, b):
+    """PyTorch's promotion where a barebones dtype takes part: its checks in its order (bits,
+    then float8, then the unsigned types, which only a floating type absorbs), then its table,
+    which knows complex32 among the barebones and refuses the rest (PyTorch fails an internal
+    assert there; ember says the promotion is unsupported)."""
+    if a is b:
+        return a
+    if a._kind is BITS or b._kind is BITS:
+        raise RuntimeError(f"Promotion from {a._scalar_name} and {b._scalar_name} is "
+                           "unsupported.")
+    if a._kind is FLOAT8 or b._kind is FLOAT8:
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{a._scalar_name} and {b._scalar_name}")
+    if a._kind in (UINT, SUB_UINT) or b._kind in (UINT, SUB_UINT):
+        if a.is_floating_point:
+            return a
+        if b.is_floating_point:
+            return b
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a._scalar_name} and {b._scalar_name}")
+    if (a is complex32 and b in ALL_DTYPES) or (b is complex32 and a in ALL_DTYPES):
+        other = b if a is complex32 else a
+        if other in (bfloat16, float32, complex64):
+            return complex64
+        return complex128 if other in (float64, complex128) else complex32
+    raise RuntimeError(f"Promotion from {a._scalar_name} and {b._scalar_name} is unsupported.")
+
+
+def _promotion_table():
+    table = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+    for a in EVERY_DTYPE:  # the barebones pairs that promote; the others raise on lookup
+        for b in EVERY_DTYPE:
+            if (a, b) not in table:
+                try:
+                    table[a, b] = _promote_barebones(a, b)
+                except RuntimeError:
+                    pass
+    return table
+
+
+class _PromotionTable(dict):
+    def __missing__(self, pair):  # a pair PyTorch refuses: its error
+        _promote_barebones(*pair)
+        raise KeyError(pair)
+
+
+_PROMOTE = _PromotionTable(_promotion_table())
 
 
 def promote_types(type1, type2):
@@ -251,12 +364,24 @@ def result_type(tensor, other):
 
 
 def can_cast(from_, to):
-    """PyTorch's same-kind rule: no cast to a lower category (float -> int, int -> bool)."""
+    """PyTorch's same-kind rule: no complex to non-complex, no floating to integral, nothing
+    but bool to bool. (The bits and sub-byte types do not count as integral.)"""
     from_, to = to_dtype(from_), to_dtype(to)
-    return from_._category <= to._category
+    if from_.is_complex and not to.is_complex:
+        return False
+    if from_.is_floating_point and to._category == _INT and to._kind in ("", UINT):
+        return False
+    return from_ is bool or to is not bool
 
 
 # ---- finfo / iinfo -------------------------------------------------------------------
+# What PyTorch's limits say where NumPy's or ml_dtypes' differ.
+_FINFO_FIXES = {float8_e5m2fnuz: {"eps": 0.125}}
+# The C++ limit each attribute of a float4_e2m1fn_x2 finfo asks for (which PyTorch lacks).
+_FLOAT4_LIMIT = {"eps": "epsilon", "max": "max", "min": "lowest", "tiny": "min",
+                 "smallest_normal": "min", "resolution": "digits10", "dtype": "dtype"}
+
+
 class finfo:
     """Machine limits of a floating-point dtype, with PyTorch's attribute names."""
 
@@ -265,16 +390,31 @@ class finfo:
         if not (d.is_floating_point or d.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. "
                             "Use torch.iinfo to handle 'torch.finfo'")
+        self.bits = 8 * d.to_real().itemsize
+        if d is float4_e2m1fn_x2:  # a packed pair has no limits of its own: see __getattr__
+            self._packed = d
+            return
         info = ml_dtypes.finfo(d.to_real().np)
         self.dtype = d.to_real().name
-        self.bits = info.bits
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
-        self.resolution = builtins.float(f"1e-{info.precision}")  # PyTorch's: exactly 10**-p
+        # PyTorch's: exactly 10**-digits10, digits10 being floor(mantissa bits * log10(2))
+        digits10 = builtins.int(info.nmant * 0.30102999566398120)
+        self.resolution = builtins.float(f"1e-{digits10}")
+        for name, value in _FINFO_FIXES.get(d, {}).items():
+            setattr(self, name, value)
+
+    def __getattr__(self, name):  # only for the attributes a float4_e2m1fn_x2 finfo lacks
+        if name in _FLOAT4_LIMIT and "_packed" in self.__dict__:
+            raise NotImplementedError(f'"{_FLOAT4_LIMIT[name]}" not implemented for '
+                                      f"'{self._packed._scalar_name}'")
+        raise AttributeError(f"'finfo' object has no attribute '{name}'")
 
     def __repr__(self):
+        if "_packed" in self.__dict__:
+            raise TypeError("bad argument type for built-in operation")
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
                 f"dtype={self.dtype})")
@@ -285,16 +425,16 @@ class iinfo:
 
     def __init__(self, type):
         d = to_dtype(type)
-        if d.is_floating_point or d.is_complex:
+        if d.is_floating_point or d.is_complex or d._kind in (BITS, SUB_INT, SUB_UINT):
             raise TypeError("torch.iinfo() requires an integer input type. "
                             "Use torch.finfo to handle 'torch.iinfo'")
         if d is bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        info = np.iinfo(np.int8 if d is bool else d.np) if d is not bool else None
+        info = np.iinfo(d.np)
         self.dtype = d.name
-        self.bits = 8 if d is bool else info.bits
-        self.max = 1 if d is bool else builtins.int(info.max)
-        self.min = 0 if d is bool else builtins.int(info.min)
+        self.bits = info.bits
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -43,7 +43,18 @@ def view_as_real(input):
 
 def _view_as_real(input):
     arr = input._array
+    if input.dtype._kind:  # complex32: its float16 pairs, viewed through the record's fields
+        return _view_complex32_as_real(input)
     half = arr.real  # a view with the complex array's strides, over the real parts
+    view = _strided(xp_of(input), half, arr.shape + (2,), arr.strides + (half.itemsize,))
+    out = make_view_of(input, view, _view_as_real)
+    record(ViewAsRealBackward0, (input,), out)
+    return out
+
+
+def _view_complex32_as_real(input):
+    arr = input._array
+    half = arr["real"]
     view = _strided(xp_of(input), half, arr.shape + (2,), arr.strides + (half.itemsize,))
     out = make_view_of(input, view, _view_as_real)
     record(ViewAsRealBackward0, (input,), out)
@@ -60,12 +71,9 @@ _COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.comp
 
 def view_as_complex(input):
     arr = input._array
-    if arr.dtype not in _COMPLEX_OF:
-        kind = "Half" if arr.dtype == np.float16 else input.dtype._scalar_name
-        if kind == "Half":
-            raise RuntimeError("view_as_complex: ember has no complex32 (ComplexHalf) dtype")
+    if arr.dtype not in _COMPLEX_OF and arr.dtype != np.float16:
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, "
-                           f"but got a tensor of scalar type: {kind}")
+                           f"but got a tensor of scalar type: {input.dtype._scalar_name}")
     if arr.ndim == 0:
         raise RuntimeError("Input tensor must have one or more dimensions")
     if arr.shape[-1] != 2:
@@ -79,10 +87,11 @@ def view_as_complex(input):
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     xp = xp_of(input)
     shape = arr.shape[:-1]
+    to = _COMPLEX_OF.get(arr.dtype, _dt.complex32.np)  # float16 pairs: complex32
     if arr.size:
-        view = arr.view(_COMPLEX_OF[arr.dtype])[..., 0]
+        view = arr.view(to)[..., 0]
     else:
-        view = xp.empty(shape, _COMPLEX_OF[arr.dtype])
+        view = xp.empty(shape, to)
     out = make_view_of(input, view, view_as_complex)
     record(ViewAsComplexBackward0, (input,), out)
     return out

@@ -6,14 +6,14 @@ import builtins
 import numpy as np
 
 from .. import _memory_format as _mf
-from .. import dtypes as _dt
+from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import backend_of, canonical, device as _device_cls
 from ._graph import Node, record
 
 __all__ = []
 METHODS = ["to", "cpu", "cuda", "type", "type_as", "float", "double", "half", "bfloat16",
-           "int", "long", "short", "char", "byte", "bool", "cfloat", "cdouble"]
+           "int", "long", "short", "char", "byte", "bool", "cfloat", "cdouble", "chalf"]
 
 
 class ToCopyBackward0(Node):
@@ -92,10 +92,12 @@ def to(self, *args, **kwargs):
     arr = _move(self._array, self._device, dst)
     if fmt is not _mf.preserve_format or not _mf.plainly_contiguous(arr):
         _mf.check_rank(fmt, arr.ndim)
+        if d._kind or self.dtype._kind:  # cast first: NumPy cannot cast these while laying out
+            arr = _casts.astype(arr, d)
         strides = _mf.target_strides(arr.shape, self.stride(), fmt)
         arr = _mf.laid_out(backend_of(dst).xp, arr, strides, d.np)
     elif arr.dtype != d.np:
-        arr = arr.astype(d.np)
+        arr = _casts.astype(arr, d)
     elif arr is self._array:
         arr = arr.copy()
     out = make_tensor(arr, dst)
@@ -189,6 +191,7 @@ byte = _shorthand(_dt.uint8)
 bool = _shorthand(_dt.bool)
 cfloat = _shorthand(_dt.complex64)
 cdouble = _shorthand(_dt.complex128)
+chalf = _shorthand(_dt.complex32)
 
 
 def view_dtype(self, dtype):

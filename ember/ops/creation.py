@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _memory_format as _mf
 from .. import _state
-from .. import dtypes as _dt
+from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import CPU, backend_of, canonical
 from ._graph import Node
@@ -109,7 +109,7 @@ def _convert_scalar(value, d, type_name=None):
         value = value.item()
     if d is _dt.bool:
         return builtins.bool(value)
-    name = type_name or _C_TYPES[d.name]
+    name = type_name or _C_TYPES.get(d.name, d._cpp_name)
     bad = RuntimeError(f"value cannot be converted to type {name} without overflow")
     if isinstance(value, builtins.complex) and not d.is_complex:
         if value.imag != 0:
@@ -118,8 +118,8 @@ def _convert_scalar(value, d, type_name=None):
     if d.is_complex:
         return value
     if d.is_floating_point:
-        fmax = builtins.float(_dt.finfo(d).max)
-        if math.isfinite(value) and builtins.abs(value) > fmax:
+        info = _dt.finfo(d)
+        if math.isfinite(value) and not info.min <= value <= info.max:
             raise bad
         return value
     info = np.iinfo(d.np)
@@ -267,10 +267,10 @@ def _data_to_array(data, dtype=None, type_name=None):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, Tensor):
         arr = data._host()
-        return arr if dtype is None else arr.astype(dtype.np)
+        return arr if dtype is None else _casts.astype(arr, dtype)
     if isinstance(data, np.ndarray):
         data = _check_numpy(data)
-        return data if dtype is None else data.astype(dtype.np)
+        return data if dtype is None else _casts.astype(data, dtype)
     if isinstance(data, (bytearray, memoryview)):
         data = list(bytes(data))
     sizes = _compute_sizes(data)
@@ -280,6 +280,8 @@ def _data_to_array(data, dtype=None, type_name=None):
     d = dtype or inferred
     if inferred.is_complex and not d.is_complex:
         raise TypeError("must be real number, not complex")
+    if d._kind in _OPAQUE_KINDS:
+        raise RuntimeError("store_scalar: invalid type")
     if flags.get("other"):
         data = _as_lists(data)
     if flags.get("tensor"):
@@ -290,18 +292,30 @@ def _data_to_array(data, dtype=None, type_name=None):
         if isinstance(data, builtins.int) and not (d.is_floating_point or d.is_complex) \
                 and not -(1 << 63) <= data < (1 << 63):
             raise ValueError("Overflow when unpacking long long")
-        return np.asarray(_convert_scalar(data, d, type_name or d.name), dtype=d.np)
+        value = _convert_scalar(data, d, type_name or d.name)
+        if d._kind:
+            return _casts.astype(np.asarray(value), d)
+        return np.asarray(value, dtype=d.np)
     if d.is_floating_point or d.is_complex or d is _dt.bool:
         wide = np.complex128 if d.is_complex else (np.bool_ if d is _dt.bool else np.float64)
-        return np.asarray(data, dtype=wide).astype(d.np, copy=False)
+        wide = np.asarray(data, dtype=wide)
+        return _casts.astype(wide, d) if d._kind else wide.astype(d.np, copy=False)
     try:
         wide = np.asarray(data, dtype=np.float64 if inferred.is_floating_point else np.int64)
     except OverflowError:
-        raise ValueError("Overflow when unpacking long long") from None
+        if d is not _dt.uint64:
+            raise ValueError("Overflow when unpacking long long") from None
+        try:  # uint64's upper half: PyTorch reads those as unsigned
+            wide = np.asarray(data, dtype=np.uint64)
+        except OverflowError:
+            raise OverflowError("can't convert negative int to unsigned") from None
     if wide.dtype.kind == "f":
         wide = np.trunc(wide)
     _check_int_range(wide, d, type_name or d.name)
     return wide.astype(d.np)
+
+
+_OPAQUE_KINDS = (_dt.BITS, _dt.SUB_INT, _dt.SUB_UINT, _dt.FLOAT4)
 
 
 def _check_int_range(wide, d, name):
@@ -500,15 +514,27 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
     d = _float_dtype(dtype)
     check_factory_grad(d, requires_grad)
     xp = backend_of(dev).xp
+    if d is _dt.complex32:
+        _casts.warn_complex32()
     if fill is None:
         arr = _state.uninitialized(xp, shape, d.np)
     elif fill == 0 and not isinstance(fill, builtins.complex):
-        arr = xp.zeros(shape, dtype=d.np)
+        arr = xp.zeros(shape, dtype=d.np)  # (float8_e8m0fnu's zero bytes are 2**-127, as PyTorch's)
+    elif d._kind:
+        arr = _filled_barebones(xp, shape, fill, d)
     else:
         arr = xp.full(shape, _convert_scalar(fill, d), dtype=d.np)
     t = make_tensor(arr, dev)
     t._requires_grad = builtins.bool(requires_grad)
     return t if out is None else factory_out(out, t, fname)
+
+
+def _filled_barebones(xp, shape, fill, d):
+    if d._kind in _OPAQUE_KINDS:
+        raise _casts.not_implemented("fill_cpu", d)
+    value = _convert_scalar(fill, d)
+    wide = np.complex64 if d.is_complex else np.float32 if d.is_floating_point else d.np
+    return _casts.astype(xp.full(shape, value, dtype=wide), d)
 
 
 def factory_out(out, t, fname):
@@ -706,6 +732,13 @@ def _filled_like(s, value, node_cls):
         inputs = (s, value)
         value = value.item()
     xp = backend_of(s._device).xp
+    if s.dtype._kind:  # zero_ sets the bytes to zero, as PyTorch; fill_ converts
+        zero = node_cls is ZeroBackward0
+        arr = xp.zeros(s._array.shape, s._array.dtype) if zero else \
+            _filled_barebones(xp, s._array.shape, value, s.dtype)
+        t = make_tensor(arr, s._device)
+        record(node_cls, inputs, t)
+        return t
     v = _convert_scalar(value, s.dtype)
     arr = xp.zeros(s._array.shape, s._array.dtype) if v == 0 else \
         xp.full(s._array.shape, v, dtype=s._array.dtype)

@@ -6,7 +6,7 @@ log-step scan of whole-array shifts, so no path loops over elements in Python.
 """
 import numpy as np
 
-from .. import dtypes as _dt
+from .. import _dtype_casts as _casts, dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, inplace, record, write_out, with_out
@@ -75,6 +75,8 @@ class CumsumBackward0(Node):
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "cumsum_out_cpu", (_dt.UINT,))
     arr, axis = _scan_axis(input, dim)
     d = _sum_dtype(input, dtype)
     if arr.dtype is not d.np:
@@ -170,6 +172,8 @@ class CumminBackward0(CummaxBackward0):
 
 def _cum_extreme(input, dim, is_max, out):
     fname = "cummax" if is_max else "cummin"
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, f"{fname}_cpu")
     arr, axis = _scan_axis(input, dim)
     xp = xp_of(input)
     values = _accumulate(xp, "maximum" if is_max else "minimum", arr, axis)

@@ -55,7 +55,7 @@ def _g(v):
 def bincount(input, weights=None, minlength=0):
     _need_tensor("bincount", input, "input", 1)
     d = input.dtype
-    if d.is_floating_point or d.is_complex or d is _dt.bool:
+    if d.is_floating_point or d.is_complex or d is _dt.bool or d._kind:
         raise NotImplementedError(f'"bincount_cpu" not implemented for \'{d._scalar_name}\'')
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -122,6 +122,8 @@ def _extrema(arr):
 def histc(input, bins=100, min=0, max=0, *, out=None):
     _need_tensor("histc", input, "input", 1)
     d = input.dtype
+    if d._kind:  # PyTorch's histc finds the range first, with a kernel none of these have
+        raise NotImplementedError(f'"aminmax_cpu" not implemented for \'{d._scalar_name}\'')
     if not d.is_floating_point:
         raise NotImplementedError(f'"histogram_cpu" not implemented for \'{d._scalar_name}\'')
     _check_bins(bins)

@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from .._state import grad as _grad_state
+from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
                      write_out, before_write, tracks, write_watchers)
@@ -658,6 +659,8 @@ def _copied(s, src):
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
                            f"{list(_broadcast_or(shape, src))}")
     arr = xp_of(s).broadcast_to(_move(src._array, src._device, s._device), shape)
+    if s.dtype._kind or src.dtype._kind:
+        arr = _casts.astype(arr, s.dtype)
     out = make_tensor(arr.astype(s._array.dtype, copy=False), s._device)
     record(CopyBackwards, (s, src), out)
     return out
@@ -691,6 +694,9 @@ def _broadcast_or(shape, src):
 # ---- nonzero -----------------------------------------------------------------------------------
 def nonzero(input, *, out=None, as_tuple=False):
     arr = input._array
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "nonzero_count_cpu", (_dt.COMPLEX32,))
+        arr = _casts.complex32_to_complex64(arr)
     xp = _xp(input)
     if as_tuple:
         idx = arr.nonzero() if arr.ndim else xp.nonzero(arr.reshape(1))

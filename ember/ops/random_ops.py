@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .. import _memory_format as _mf
-from .. import dtypes as _dt
+from .. import _dtype_casts as _casts, dtypes as _dt
 from .. import random as _random
 from .._tensor import Tensor, make_tensor
 from ..device import backend_of
@@ -58,6 +58,8 @@ def _standard_normal(rng, shape, d):
 
 
 def _complex(re, im, d):
+    if d is _dt.complex32:  # drawn in float16 parts, as PyTorch's ComplexHalf
+        return _casts.astype((re + 1j * im).astype(np.complex64), d)
     return (re + 1j * im).astype(d.np)
 
 
@@ -96,8 +98,18 @@ def _not_implemented(kernel, d):
     raise NotImplementedError(f'"{kernel}" not implemented for \'{d._scalar_name}\'')
 
 
+def _refuse_barebones(d):
+    """Integer draws take uint16/32/64 alone of PyTorch's barebones dtypes."""
+    if d._kind and d._kind is not _dt.UINT:
+        if d._kind in (_dt.COMPLEX32, _dt.BITS, _dt.SUB_INT, _dt.SUB_UINT):
+            raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                               "boolean types")
+        _not_implemented("random_update_from_to", d)
+
+
 def _require_float(d, kernel, complex_ok=False):
-    if not (d.is_floating_point or (complex_ok and d.is_complex)):
+    if not (d.is_floating_point or (complex_ok and d.is_complex)) or \
+            (d._kind and not (complex_ok and d is _dt.complex32)):
         _not_implemented(kernel, d)
 
 
@@ -177,6 +189,7 @@ def _check_int_arg(v, name, fname, pos):
 
 def _check_range(low, high, d):
     """PyTorch's `random_(from, to)` checks: a non-empty range that `d` can hold."""
+    _refuse_barebones(d)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
@@ -564,6 +577,7 @@ def _expand_message(target, shape):
 
 def _full_range(d):
     """`random_()`'s range for dtype `d`: [0, 2^mantissa] for floats, [0, max] otherwise."""
+    _refuse_barebones(d)
     if d.is_floating_point:
         return 0, 1 << {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[d.name]
     return 0, 1 if d is _dt.bool else int(np.iinfo(d.np).max)

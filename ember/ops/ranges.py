@@ -37,7 +37,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         d = out.dtype if out is not None else (_dt.get_default_dtype() if is_float else _dt.int64)
     else:
         d = _dt.to_dtype(dtype)
-    if d is _dt.bool or d.is_complex:
+    if d is _dt.bool or d.is_complex or d._kind:
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{d._scalar_name}\'')
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")

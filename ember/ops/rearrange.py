@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
@@ -384,12 +385,25 @@ class TriuBackward0(Node):
         return grad.triu(self.diagonal)
 
 
+def _tri_complex32(op, input, diagonal, out):
+    res = op(input.to(_dt.complex64), diagonal).to(_dt.complex32)
+    return res if out is None else _write(out, res, op.__name__)
+
+
 def tril(input, diagonal=0, *, out=None):
+    if input.dtype is _dt.complex32:  # computed as complex64 (NumPy has no complex half)
+        return _tri_complex32(tril, input, diagonal, out)
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "tril")
     res = _tri(input, diagonal, True, "tril", TrilBackward0)
     return res if out is None else _write(out, res, "tril")
 
 
 def triu(input, diagonal=0, *, out=None):
+    if input.dtype is _dt.complex32:
+        return _tri_complex32(triu, input, diagonal, out)
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "triu")
     res = _tri(input, diagonal, False, "triu", TriuBackward0)
     return res if out is None else _write(out, res, "triu")
 
@@ -432,7 +446,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     others = [i for i in range(n) if i not in (d1, d2)]
     shape = tuple(sub.shape[i] for i in others) + (length,)
     strides = tuple(sub.strides[i] for i in others) + (sub.strides[d1] + sub.strides[d2],)
-    view = np.lib.stride_tricks.as_strided(sub, shape, strides) if isinstance(sub, np.ndarray) \
+    view = _casts.as_strided(np, sub, shape, strides) if isinstance(sub, np.ndarray) \
         else xp_of(input).lib.stride_tricks.as_strided(sub, shape, strides)
     out = make_view_of(input, view, lambda b: b.diagonal(offset, d1, d2))
     node = record(DiagonalBackward0, (input,), out)

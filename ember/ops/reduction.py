@@ -11,7 +11,7 @@ import builtins
 import math
 import numpy as np
 
-from .. import dtypes as _dt, return_types
+from .. import _dtype_casts as _casts, dtypes as _dt, return_types
 from ..return_types import return_type
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
@@ -114,6 +114,8 @@ def _sum_dtype(input, dtype):
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     arr = input._array
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "sum_cpu", (_dt.UINT,))
     if dim is None and dtype is None and out is None and not keepdim and arr.dtype.kind in "fc":
         # the common full sum, without the general path's bookkeeping
         res = make_tensor(as_array(arr.sum()), input._device)
@@ -165,6 +167,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {d._scalar_name}")
     arr = input._array
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "sum_cpu")
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
@@ -250,6 +254,10 @@ def _check_not_complex(input, what):
 def _extreme(input, dim, keepdim, out, is_max):
     fname = "max" if is_max else "min"
     arr = input._array
+    if input.dtype is _dt.complex32 and dim is not None:
+        raise RuntimeError(f"{fname}(): does not support complex input")
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, f"{fname}_all" if dim is None else f"{fname}_cpu")
     if dim is None:
         _check_not_complex(input, f"{fname}_all")
         _check_nonempty(arr, (), fname, False)
@@ -292,6 +300,10 @@ def _arg_extreme(input, dim, keepdim, out, fname):
     arr = input._array
     if arr.dtype == np.bool_:
         raise RuntimeError(f"{fname}(): does not support bool input")
+    if input.dtype is _dt.complex32:
+        raise RuntimeError(f"{fname}(): does not support complex input")
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, f"{fname}_cpu")
     _check_not_complex(input, f"{fname}_cpu")
     xp = xp_of(input)
     fn = arr.argmax if fname == "argmax" else arr.argmin
@@ -341,6 +353,8 @@ def _amax(input, dim, keepdim, out, is_max):
     arr = input._array
     specified = dim is not None and not (isinstance(dim, (tuple, list)) and not dim)
     axes = dims_of(dim if specified else None, arr.ndim)
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, f"{'max' if is_max else 'min'}_values_cpu")
     _check_not_complex(input, f"{fname}_cpu")
     _check_nonempty(arr, axes, fname, specified)
     res = const((arr.max if is_max else arr.min)(axis=axes, keepdims=keepdim), input)
@@ -364,6 +378,8 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 # ---- logic and whole-tensor comparisons ---------------------------------------------------------
 def _truth(input, dim, keepdim, out, is_all):
     arr = input._array
+    if input.dtype._kind:
+        arr = _barebones_values(input, "copy_")
     if arr.dtype.kind not in "biu":
         arr = arr != 0  # NaN counts as true, as in PyTorch
     axes = dims_of(dim, arr.ndim)
@@ -385,6 +401,8 @@ def any(input, dim=None, keepdim=False, *, out=None):
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype._scalar_name} did not match {other.dtype._scalar_name}")
+    if input.dtype._kind and input.dtype._kind is not _dt.UINT:
+        return builtins.bool(input.isclose(other, rtol, atol, equal_nan).all())
     x, y, _, _ = operands(input, other, "allclose")
     if x.dtype == np.bool_:
         x, y = x.astype(np.int8), y.astype(np.int8)
@@ -395,12 +413,27 @@ def equal(input, other):
     """Same shape and same values (after type promotion); NaN is never equal."""
     if input._array.shape != other._array.shape:
         return False
+    for t in (input, other):
+        if t.dtype._kind:
+            _casts.refuse(t.dtype, "equal_notnan_cpu", (_dt.UINT,))
     x, y, _, _ = operands(input, other, "equal")
     return builtins.bool((x == y).all())
 
 
+def _barebones_values(input, kernel, takes=(_dt.UINT, _dt.FLOAT8, _dt.COMPLEX32)):
+    """The values of a barebones tensor in a NumPy type ops compute with (complex32's as
+    complex64), or PyTorch's refusal of `kernel` for its dtype."""
+    _casts.refuse(input.dtype, kernel, takes)
+    d = input.dtype
+    if d is _dt.complex32:
+        return _casts.complex32_to_complex64(input._array)
+    return input._array.astype(np.float32) if d._kind is _dt.FLOAT8 else input._array
+
+
 def count_nonzero(input, dim=None):
     arr = input._array
+    if input.dtype._kind:
+        arr = _barebones_values(input, "nonzero_count_cpu", (_dt.COMPLEX32,))
     axes = dims_of(dim, arr.ndim)
     return const((arr != 0).sum(axis=axes).astype(np.int64), input)
 
@@ -445,6 +478,8 @@ class ProdBackward0(ProdBackward1):
 def _prod(input, axes, keepdim, dtype, node_cls=ProdBackward1, out=None):
     d = _sum_dtype(input, dtype)
     arr = input._array
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "prod_out_cpu", (_dt.UINT,))
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     res = const(arr.prod(axis=axes, keepdims=keepdim), input)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import _memory_format as _mf
+from .. import _dtype_casts as _casts, _memory_format as _mf, dtypes as _dt
 from .._tensor import Tensor, _make, _wrap_dim, make_tensor
 from ..device import backend_of
 from .._state import grad as _grad_state
@@ -490,6 +490,8 @@ def _copy_as(t, fmt, fname):
     a sliced or expanded one takes the format its strides suggest)."""
     arr = t._array
     _mf.check_rank(fmt, arr.ndim)
+    if t.dtype._kind in (_dt.SUB_INT, _dt.SUB_UINT):  # PyTorch has no copy kernel for these
+        raise _casts.not_implemented("copy_kernel", t.dtype)
     if (_mf.plainly_contiguous(arr) and fmt is not _mf.channels_last
             and fmt is not _mf.channels_last_3d):
         return arr.copy()

@@ -10,6 +10,7 @@ import builtins
 
 import numpy as np
 
+from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, xp_of
 from ..device import backend_of
 from ._graph import Node, record, write_out, with_out
@@ -140,6 +141,10 @@ _UNSET = object()
 
 def sort(input, dim=-1, descending=False, *, stable=_UNSET, out=None):
     arr = input._array
+    if input.dtype is _dt.complex32:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "sorting_kernel_method_name", (_dt.UINT,))
     axis = _wrap_dim(dim, arr.ndim)
     index = sorting_permutation(xp_of(input), arr, axis, descending) if arr.ndim else None
     node_cls = SortBackward0 if stable is _UNSET else SortBackward1
@@ -164,6 +169,10 @@ def msort(input, *, out=None):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The k largest (or smallest) elements along `dim`, always in sorted order."""
     arr = input._array
+    if input.dtype is _dt.complex32:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "topk_cpu")
     if arr.dtype == np.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     axis = _wrap_dim(dim, arr.ndim)
@@ -334,6 +343,8 @@ def _unique_result(input, vals, inverse, counts, return_inverse, return_counts, 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements (or slices along `dim`), sorted, with optionally the inverse
     (each element's position in the result) and the counts. NaNs are all distinct."""
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "unique", (_dt.UINT,))
     # Computed on the host: the result's size depends on the data (PyTorch synchronises
     # too), and NumPy's unique has the axis= and equal_nan= that other backends may lack.
     arr = input._host()

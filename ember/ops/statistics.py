@@ -99,6 +99,13 @@ def _moments(input, dim, correction, keepdim, fname):
 
 
 def _spread(input, dim, unbiased, keepdim, correction, out, fname):
+    if input.dtype._kind in (_dt.FLOAT8, _dt.FLOAT4, _dt.COMPLEX32):
+        if input.dtype is not _dt.complex32:
+            raise RuntimeError(f"std_var_all: Unsupported dtype {input.dtype._scalar_name}")
+        res = _spread(input.to(_dt.complex64), dim, unbiased, keepdim, correction, None, fname)
+        res = tuple(r.to(_dt.float16 if not r.is_complex() else _dt.complex32) for r in res) \
+            if isinstance(res, tuple) else res.to(_dt.float16)
+        return res if out is None else write_out(out, res, fname)
     dim, correction = _var_args(dim, unbiased, correction, fname)
     axes, dof, var_arr, mean_arr = _moments(input, dim, correction, keepdim, fname)
     is_std = fname.startswith("std")

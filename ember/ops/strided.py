@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from .. import _state
+from .. import _dtype_casts as _casts, _state
 from .._state import grad as _grad_state
 from .._storage import span as _span
 from .._tensor import _wrap_dim, make_tensor, xp_of
@@ -38,9 +38,9 @@ def _stride_view(xp, arr, shape, strides_el, offset_el=0):
     """A view of `arr`'s memory from element `offset_el` (counted from arr's first element)
     with `shape` and element strides `strides_el`; writable when `arr` is."""
     item = arr.itemsize
-    flat = xp.lib.stride_tricks.as_strided(arr, (builtins.max(_span(arr), offset_el + 1),), (item,))
+    flat = _casts.as_strided(xp, arr, (builtins.max(_span(arr), offset_el + 1),), (item,))
     start = flat[offset_el:]
-    return xp.lib.stride_tricks.as_strided(start, tuple(shape), tuple(s * item for s in strides_el))
+    return _casts.as_strided(xp, start, tuple(shape), tuple(s * item for s in strides_el))
 
 
 def _storage_of(t):
@@ -111,8 +111,7 @@ def unfold(self, dimension, size, step):
 def _xp_view(t, shape, strides_el):
     arr = t._array
     xp = xp_of(t)
-    return xp.lib.stride_tricks.as_strided(arr, tuple(shape),
-                                           tuple(s * arr.itemsize for s in strides_el))
+    return _casts.as_strided(xp, arr, tuple(shape), tuple(s * arr.itemsize for s in strides_el))
 
 
 # ---- as_strided ---------------------------------------------------------------------------------

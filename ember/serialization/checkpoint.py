@@ -23,10 +23,10 @@ import zipfile
 import numpy as np
 
 from .. import _memory_format as _mf
-from .. import dtypes as _dt
+from .. import _dtype_casts as _casts, dtypes as _dt
+from .._storage import TypedStorage, UntypedStorage
 from .._tensor import Tensor, _make
 from ..device import CPU, backend_of
-from .._storage import TypedStorage, UntypedStorage
 from ._torch_paths import ember_name, torch_name
 from .locations import restore_location
 from .records import PyTorchFileReader, PyTorchFileWriter
@@ -39,6 +39,9 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 DEFAULT_PROTOCOL = 2
 _ALIGN = 64
 _DTYPE_OF_STORAGE = {d._storage_type: d for d in _dt.ALL_DTYPES}
+# PyTorch writes the dtypes without a typed storage class (uint16, float8 ...) as bytes in an
+# UntypedStorage, naming the dtype in `_rebuild_tensor_v3`.
+_DTYPE_OF_STORAGE["UntypedStorage"] = _dt.uint8
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
 
@@ -63,14 +66,25 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
                            f"offset {storage_offset} require more than the storage's "
                            f"{array.size} elements")
     xp = np if isinstance(array, np.ndarray) else backend_of(device).xp
-    view = xp.lib.stride_tricks.as_strided(array[storage_offset:], shape=tuple(size),
-                                           strides=tuple(s * array.itemsize for s in stride))
+    view = _casts.as_strided(xp, array[storage_offset:], tuple(size),
+                             tuple(s * array.itemsize for s in stride))
     view = _dt.with_own_dtype(view)  # the file's byte-ordered dtype is an equal copy of ours
     if device.type != "cpu" and isinstance(view, np.ndarray):
         view = backend_of(device).from_host(view, device.index)
     t = _make(Tensor, view, device)
     t._requires_grad = bool(requires_grad) and (t.dtype.is_floating_point or t.dtype.is_complex)
     return t
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    """A tensor over a loaded untyped (byte) storage, read as `dtype`."""
+    if isinstance(storage, tuple):  # the legacy loader's (host array, device)
+        array, device = storage
+    else:
+        array, device = storage._mem, storage.device
+    return _rebuild_tensor_v2((array.view(dtype.np), device), storage_offset, size, stride,
+                              requires_grad, backward_hooks, metadata)
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks=None, *state):
@@ -111,6 +125,8 @@ _SAFE = {
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("collections", "Counter"): collections.Counter,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
+    ("torch.storage", "UntypedStorage"): UntypedStorage,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
@@ -167,10 +183,11 @@ class _TorchGlobal:
 
 
 _REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_TENSOR_V3 = _TorchGlobal("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED_STORAGE = _TorchGlobal("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
 _STORAGE_GLOBALS = {d: _TorchGlobal("torch", d._storage_type) for d in _dt.ALL_DTYPES}
-_DTYPE_GLOBALS = {d: _TorchGlobal("torch", d.name) for d in _dt.ALL_DTYPES}
-_UNTYPED_STORAGE = _TorchGlobal("torch.storage", "UntypedStorage")
+_DTYPE_GLOBALS = {d: _TorchGlobal("torch", d.name) for d in _dt.EVERY_DTYPE}
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")
 _REBUILD_SPARSE = _TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
@@ -222,7 +239,7 @@ class _Writer(pickle._Pickler):
     dispatch[types.FunctionType] = save_global
 
     def _save_dtype(self, obj):
-        self._save_torch_global(_DTYPE_GLOBALS[obj])
+        self.save(_DTYPE_GLOBALS[obj])  # (through the memo: a dtype may be written often)
 
     dispatch[_dt.dtype] = _save_dtype
 
@@ -270,9 +287,15 @@ class _Writer(pickle._Pickler):
         if entry is None:
             entry = self.storages[id(arr)] = (str(len(self.storages)), arr)
         location = "cpu" if t._device.type == "cpu" else str(t._device)
-        pid = ("storage", _STORAGE_GLOBALS[t.dtype], entry[0], location, arr.size)
-        return (_REBUILD_TENSOR, (_Persistent(pid), offset, tuple(t.shape), tuple(stride),
-                                  t.requires_grad, collections.OrderedDict()))
+        if t.dtype in _STORAGE_GLOBALS:
+            pid = ("storage", _STORAGE_GLOBALS[t.dtype], entry[0], location, arr.size)
+            return (_REBUILD_TENSOR, (_Persistent(pid), offset, tuple(t.shape), tuple(stride),
+                                      t.requires_grad, collections.OrderedDict()))
+        if t.dtype._kind in (_dt.SUB_INT, _dt.SUB_UINT):  # PyTorch cannot save these
+            raise KeyError(f"dtype {t.dtype} is not recognized")
+        pid = ("storage", _UNTYPED_STORAGE, entry[0], location, arr.nbytes)
+        return (_REBUILD_TENSOR_V3, (_Persistent(pid), offset, tuple(t.shape), tuple(stride),
+                                     t.requires_grad, collections.OrderedDict(), t.dtype))
 
     def persistent_id(self, obj):
         if isinstance(obj, _Persistent):

@@ -18,8 +18,6 @@ GAPS = {
     "sparse_resize_": "csr/csc", "sparse_resize_and_clear_": "csr/csc",
     # devices ember has no backend for
     "xpu": "device", "ipu": "device", "mtia": "device", "to_mkldnn": "device",
-    # complex32 is not an ember dtype (NumPy has no complex half)
-    "chalf": "dtype",
     # nested tensors
     "to_padded_tensor": "nested",
     # removed from PyTorch long ago: they only raise there

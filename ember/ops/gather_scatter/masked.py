@@ -5,6 +5,7 @@ import builtins
 
 import numpy as np
 
+from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._tensor import Tensor, make_tensor
 from .._graph import Node, inplace, record, warn_expanded, write_out
 from ._common import _broadcast, _index_arr, _xp, _zeros
@@ -47,6 +48,16 @@ def masked_fill(input, mask, value):
     _broadcast(mask._array.shape, input._array.shape)
     xp = _xp(input)
     arr = input._array
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "masked_fill", (_dt.COMPLEX32,))
+        value = value.item() if tensor_value else value
+        tensor_value = False
+        fill = _casts.astype(np.asarray(value, np.complex64), _dt.complex32)
+        res = make_tensor(xp.where(_index_arr(mask, input), fill, arr), input._device)
+        node = record(MaskedFillBackward0, (input,), res)
+        if node is not None:
+            node.mask = mask
+        return res
     fill = _index_arr(value, input) if tensor_value else value
     if isinstance(fill, builtins.float) and arr.dtype.kind in "iub":
         fill = builtins.int(fill)
@@ -75,6 +86,8 @@ class MaskedSelectBackward0(Node):
 
 
 def masked_select(input, mask, *, out=None):
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "masked_select", (_dt.FLOAT8, _dt.COMPLEX32))
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _broadcast(mask._array.shape, input._array.shape)

@@ -5,6 +5,7 @@ same ops (gather's is a scatter_add, scatter's a gather), so double backward wor
 """
 import numpy as np
 
+from ... import _dtype_casts as _casts
 from ..._tensor import Tensor, _wrap_dim, make_tensor
 from .._graph import Node, inplace, record, write_out
 from ..indexing import accumulate_flat
@@ -34,6 +35,8 @@ def _gather_arrays(arr, dim, idx, xp):
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "scatter_gather_tensor_cpu")
     _check_int_index(index, "gather")
     shape = input._array.shape
     d = _wrap_dim(dim, len(shape))
@@ -123,6 +126,8 @@ _warned_reduce = False
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
+    if input.dtype._kind:
+        _casts.refuse(input.dtype, "scatter_gather_tensor_cpu")
     if src is None:
         src = value
     if reduce is not None and reduce not in ("add", "multiply"):

@@ -41,6 +41,10 @@ def _search(seq, vals, right, xp):
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
                  out=None):
+    for t in (sorted_sequence, input):
+        if isinstance(t, Tensor) and t.dtype._kind:
+            raise NotImplementedError(f'"searchsorted_out_cpu" not implemented for '
+                                      f"'{t.dtype._scalar_name}'")
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "

@@ -6,6 +6,7 @@ Backwards are products again, laid out as their operands are (see `_mat1_grad`).
 """
 import numpy as np
 
+from ... import dtypes as _dt
 from ..._sparse import SparseTensor
 from ..._tensor import make_tensor, Tensor, xp_of
 from ..._state import autocast as _autocast, forward_ad as _fw
@@ -55,6 +56,7 @@ class MmBackward0(Node):
 
 
 def mm(input, mat2, *, out=None):
+    _refuse_barebones(input, mat2)
     if _autocast.active and out is None:
         input, mat2 = lower(input, mat2)
     if isinstance(mat2, Tensor) and (input._array.ndim != 2 or mat2._array.ndim != 2):
@@ -171,7 +173,16 @@ def _sparse_product(input, other):
     return sparse.mm(input, other)
 
 
+def _refuse_barebones(*tensors):
+    for t in tensors:  # PyTorch's matrix products take float8_e4m3fn and e5m2 alone of these
+        d = getattr(t, "dtype", None)
+        if getattr(d, "_kind", "") and d not in (_dt.float8_e4m3fn, _dt.float8_e5m2):
+            raise NotImplementedError(f'"addmm_impl_cpu_" not implemented for '
+                                      f"'{d._scalar_name}'")
+
+
 def matmul(input, other, *, out=None):
+    _refuse_barebones(input, other)
     if (isinstance(input, SparseTensor) or isinstance(other, SparseTensor)) and out is None:
         return _sparse_product(input, other)
     if _autocast.active and out is None:

@@ -8,7 +8,7 @@ import builtins
 
 import numpy as np
 
-from ... import dtypes as _dt
+from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._state import forward_ad as _fw, grad as _grad_state
 from ..._tensor import Tensor, _make, make_tensor
 from ...device import _BACKENDS
@@ -57,14 +57,17 @@ def operands(a, b, fname="op"):
                 return aa, ba, _FROM_NUMPY[aa.dtype], dev
             d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, _FROM_NUMPY[ba.dtype], ba.ndim > 0)
             if aa.dtype is not d.np:
-                aa = aa.astype(d.np)
+                aa = (aa.astype(d.np) if not d._kind and aa.dtype.kind != "V"
+                      else _casts.astype(aa, d))
             if ba.dtype is not d.np:
-                ba = ba.astype(d.np)
+                ba = (ba.astype(d.np) if not d._kind and ba.dtype.kind != "V"
+                      else _casts.astype(ba, d))
             return aa, ba, d, dev
         b = _as_scalar(b, fname)
         d = _promote(_FROM_NUMPY[aa.dtype], aa.ndim > 0, type(b), None)
         if aa.dtype is not d.np:
-            aa = aa.astype(d.np)
+            aa = (aa.astype(d.np) if not d._kind and aa.dtype.kind != "V"
+                  else _casts.astype(aa, d))
         if d.np in _SCALAR_FIXES:
             b = _scalar_as(b, d.np)
         return aa, b, d, dev
@@ -74,14 +77,16 @@ def operands(a, b, fname="op"):
     a = _as_scalar(a, fname)
     d = _promote(_FROM_NUMPY[ba.dtype], ba.ndim > 0, type(a), None)
     if ba.dtype is not d.np:
-        ba = ba.astype(d.np)
+        ba = (ba.astype(d.np) if not d._kind and ba.dtype.kind != "V"
+              else _casts.astype(ba, d))
     if d.np in _SCALAR_FIXES:
         a = _scalar_as(a, d.np)
     return a, ba, d, dev
 
 
 _SMALL_INT_RANGE = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
-                    for t in (np.uint8, np.int8, np.int16, np.int32)}
+                    for t in (np.uint8, np.int8, np.int16, np.int32, np.uint16, np.uint32,
+                              np.uint64)}
 
 
 _SCALAR_FIXES = set(_SMALL_INT_RANGE) | {_dt.bfloat16.np}
@@ -132,9 +137,90 @@ def _on(arr, dev, src_dev):
     return _BACKENDS[dev.type].from_host(arr, dev.index)
 
 
+# The binary ops that take PyTorch's barebones dtypes (2.13, CPU), by the dtypes' kinds, and
+# the kernel each op's refusal names; a Python-number operand with a float8 tensor goes to
+# PyTorch's "reduced float" kernel, which refuses float8 even where the tensor kernel takes it.
+_U, _F8, _C32, _F4 = _dt.UINT, _dt.FLOAT8, _dt.COMPLEX32, _dt.FLOAT4
+_BAREBONES_TAKES = {
+    "add": {_C32}, "sub": {_C32}, "rsub": {_C32}, "mul": {_U, _F8, _C32}, "div": {_U},
+    "eq": {_U, _F8, _C32, _F4}, "ne": {_U, _F8, _C32, _F4}}
+_KERNEL = {"add": "add_stub", "sub": "add_stub", "rsub": "add_stub", "mul": "mul_cpu",
+           "div": "div_cpu", "floor_divide": "div_floor_cpu", "remainder": "remainder_cpu",
+           "pow": "pow", "fmod": "fmod_cpu", "eq": "eq_cpu", "ne": "ne_cpu", "lt": "lt_cpu",
+           "le": "le_cpu", "gt": "gt_cpu", "ge": "ge_cpu", "bitwise_left_shift": "lshift_cpu",
+           "bitwise_right_shift": "rshift_cpu"}
+_REDUCED_FLOAT = {"mul": "mul_cpu_reduced_float", "div": "div_cpu_reduced_float",
+                  "floor_divide": "div_floor_cpu_reduced_float"}
+
+
+def _barebones_operands(a, b, x, y, d, fname):
+    """Check that op `fname` takes barebones dtype `d`, and give its operands as arrays of the
+    dtype it computes in (complex64 for complex32, float32 for float8: the result is rounded
+    back, PyTorch's way, by `_casts.astype`)."""
+    kind = d._kind
+    number = not (isinstance(a, Tensor) and isinstance(b, Tensor))
+    if fname == "pow" and any(type(v) is builtins.float and v == 0.5 for v in (a, b)):  # PyTorch's pow(x, 0.5) is a sqrt
+        raise _casts.not_implemented("sqrt_vml_cpu", d)
+    if kind in (_F4, _dt.BITS, _dt.SUB_INT, _dt.SUB_UINT) and number and fname != "pow":
+        raise _casts.not_implemented("copy_", d)  # PyTorch fails making the number a tensor
+    if kind is _F8 and number and fname in _REDUCED_FLOAT:
+        raise _casts.not_implemented(_REDUCED_FLOAT[fname], d)
+    if kind not in _BAREBONES_TAKES.get(fname, ()):
+        raise _casts.not_implemented(_KERNEL.get(fname, fname + "_cpu"), d)
+    if kind is _F4:  # equality of the packed bytes
+        return x.view(np.uint8), y.view(np.uint8)
+    if kind is _C32:
+        wide = np.complex64
+        x = _casts.complex32_to_complex64(x) if hasattr(x, "dtype") else x
+        y = _casts.complex32_to_complex64(y) if hasattr(y, "dtype") else y
+    elif kind is _F8:
+        wide = np.float32
+        x = x.astype(wide) if hasattr(x, "dtype") else x
+        y = y.astype(wide) if hasattr(y, "dtype") else y
+    return x, y
+
+
+# The unary ops that take barebones kinds besides the unsigned ones (which every float-valued
+# unary op takes, computing in the default dtype), and kernels not named `<op>_cpu` or, for the
+# float-valued ones, `<op>_vml_cpu`.
+_UNARY_TAKES = {"neg": {_C32}, "abs": {_F8, _C32}, "conj": {_C32}, "isnan": {_U, _F8, _C32, _F4},
+                "floor": {_U}, "ceil": {_U}, "trunc": {_U}, "round": {_U}}
+_UNARY_KERNEL = {"reciprocal": "reciprocal_cpu", "sigmoid": "sigmoid_cpu", "isnan": "ne_cpu"}
+
+
+def barebones_unary(input, fname, to_float):
+    """The array unary op `fname` computes on for a barebones-dtype `input` (complex32's as
+    complex64, float8's as float32), and the dtype its result is rounded back to (None: as
+    computed); or PyTorch's refusal."""
+    d, arr = input.dtype, input._array
+    kind = d._kind
+    if kind is _U and (to_float and fname not in _UNARY_TAKES or kind in _UNARY_TAKES.get(fname, ())):
+        return arr, None
+    if kind not in _UNARY_TAKES.get(fname, ()) or (d is _dt.float8_e8m0fnu and fname == "abs"):
+        if kind in (_F8, _F4) and fname == "sigmoid":
+            raise _casts.not_implemented("sigmoid_cpu_reduced_float", d)
+        kernel = _UNARY_KERNEL.get(fname) or (f"{fname}_vml_cpu" if to_float else f"{fname}_cpu")
+        raise _casts.not_implemented(kernel, d)
+    if kind is _C32:
+        return _casts.complex32_to_complex64(arr), d
+    if kind is _F4:
+        return arr.view(np.uint8), None
+    return arr.astype(np.float32), d
+
+
+def round_back(res, d):
+    """A barebones op's result, computed wider, rounded to `d` (a complex32 op's real result,
+    abs, to float16)."""
+    if d is _dt.complex32 and res.dtype.kind != "c":
+        return res.astype(np.float16)
+    return _casts.astype(res, d) if res.dtype.kind != "b" else res
+
+
 def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=False):
     """The body of a binary op: promote, compute `fn(x, y)` on arrays, record the node."""
     x, y, d, dev = operands(a, b, fname)
+    if d._kind:
+        x, y = _barebones_operands(a, b, x, y, d, fname)
     if float_result and not (d.is_floating_point or d.is_complex):
         f = _dt.get_default_dtype().np
         # a Python number stays itself (operands may have cast it to the integer dtype)
@@ -146,7 +232,10 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
         if isinstance(b, Tensor) and b._device is not dev:
             y = _on(y, dev, b._device)
     try:
-        res = _make(Tensor, fn(x, y), dev)
+        res = fn(x, y)
+        if d._kind and res.dtype.kind != "b" and not float_result:
+            res = _casts.astype(res, d)
+        res = _make(Tensor, res, dev)
     except ValueError:
         _raise_if_not_broadcastable(x, y)
         raise

@@ -5,7 +5,9 @@ import numpy as np
 
 from ..._tensor import Tensor, make_tensor
 from .._graph import write_out
-from ._common import _raise_if_not_broadcastable, binary, common_device, operands
+from ... import dtypes as _dt
+from ._common import (_barebones_operands, _raise_if_not_broadcastable, binary, common_device,
+                      operands)
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
            "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
@@ -32,6 +34,10 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 def _logical(fn, name):
     def op(input, other, *, out=None):
+        for t in (input, other):
+            if isinstance(t, Tensor) and t.dtype._kind:
+                raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                          f"'{t.dtype._scalar_name}'")
         x = input._array
         y = other._array if isinstance(other, Tensor) else other
         if isinstance(other, Tensor) and other._device != input._device:
@@ -52,6 +58,9 @@ logical_xor = _logical(np.logical_xor, "logical_xor")
 
 
 def logical_not(input, *, out=None):
+    if input.dtype._kind:
+        raise NotImplementedError(f'"logical_not_cpu" not implemented for '
+                                  f"'{input.dtype._scalar_name}'")
     res = make_tensor(np.logical_not(input._array), input._device)
     return write_out(out, res, "logical_not") if out is not None else res
 
@@ -59,6 +68,8 @@ def logical_not(input, *, out=None):
 def _bitwise(fn, name, kernel=None):
     def op(input, other, *, out=None):
         x, y, d, dev = operands(input, other, name)
+        if d._kind and (d._kind is not _dt.UINT or kernel is not None):
+            _barebones_operands(input, other, x, y, d, name)  # raises PyTorch's refusal
         if d.is_floating_point or d.is_complex:
             raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for \'{d._scalar_name}\'')
         try:
@@ -79,6 +90,8 @@ bitwise_right_shift = _bitwise(np.right_shift, "bitwise_right_shift", "rshift")
 
 
 def bitwise_not(input, *, out=None):
+    if input.dtype._kind is _dt.UINT:
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{input.dtype._scalar_name}\'')
     if input.dtype.is_floating_point or input.dtype.is_complex:
         raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{input.dtype._scalar_name}\'')
     res = make_tensor(np.invert(input._array), input._device)

@@ -39,7 +39,7 @@ def _direct_inplace(self, other, ufunc, alpha=1):
         x, y, d, dev = operands(self, other, ufunc.__name__)
     except (TypeError, RuntimeError):
         return False
-    if x is not arr or d.np != arr.dtype or dev is not self._device:
+    if x is not arr or d.np != arr.dtype or dev is not self._device or d._kind:
         return False
     if alpha.__class__ is not builtins.int or alpha != 1:
         y = _scale(y, _check_alpha(alpha, d), d.np)

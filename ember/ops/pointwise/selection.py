@@ -3,7 +3,7 @@ clamp_min, clamp_max), where, maximum and minimum, with their backward nodes.
 """
 import numpy as np
 
-from ... import dtypes as _dt
+from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._tensor import Tensor, make_tensor
 from .._graph import Node, node_of, record, record_number, write_out, with_out
 from ._common import (BinaryNode, _as_scalar, _promote, _raise_if_not_broadcastable, binary,
@@ -28,6 +28,9 @@ class ClampBackward1(Node):
 
 
 def clamp(input, min=None, max=None, *, out=None):
+    if input.dtype._kind:
+        _refuse_clamp(input, "clamp_scalar_cpu" if not isinstance(min, Tensor) and
+                      not isinstance(max, Tensor) else "clamp_cpu")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -101,8 +104,16 @@ def _one_sided_clamp(input, bound, is_min, scalar_cls, tensor_cls):
     return res
 
 
+def _refuse_clamp(input, kernel):
+    if input.dtype is _dt.complex32:
+        raise NotImplementedError("clamp is not supported for complex types")
+    _casts.refuse(input.dtype, kernel)
+
+
 @with_out("clamp_min")
 def clamp_min(input, min):
+    if input.dtype._kind:
+        _refuse_clamp(input, "clamp_min_scalar_cpu")
     return _one_sided_clamp(input, min, True, ClampMinBackward0, ClampMinBackward1)
 
 
@@ -191,6 +202,10 @@ class MaximumBackward0(BinaryNode):
 
 
 def maximum(input, other, *, out=None):
+    if isinstance(input, Tensor) and input.dtype._kind:
+        if input.dtype is _dt.complex32:
+            raise RuntimeError("maximum not implemented for complex tensors.")
+        _casts.refuse(input.dtype, "maximum_cpu")
     res = binary(input, other, np.maximum, MaximumBackward0, "maximum", out)
     if type(node_of(res)) is MaximumBackward0:
         node_of(res).is_max = True
@@ -198,6 +213,10 @@ def maximum(input, other, *, out=None):
 
 
 def minimum(input, other, *, out=None):
+    if isinstance(input, Tensor) and input.dtype._kind:
+        if input.dtype is _dt.complex32:
+            raise RuntimeError("minimum not implemented for complex tensors.")
+        _casts.refuse(input.dtype, "minimum_cpu")
     res = binary(input, other, np.minimum, MinimumBackward0, "minimum", out)
     if type(node_of(res)) is MinimumBackward0:
         node_of(res).is_max = False

@@ -7,6 +7,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out, with_out
+from ._common import barebones_unary, round_back
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
            "sigmoid", "relu", "conj", "sgn", "sign"]
@@ -16,9 +17,13 @@ __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "c
 def unary(input, fn, node_cls, save, out=None, fname="op", to_float=True):
     """The body of a unary op. `save`: 'input', 'result' or None: what backward needs."""
     arr = input._array
+    back = None
+    if input.dtype._kind:
+        arr, back = barebones_unary(input, fname, to_float)
     if to_float and arr.dtype.kind in "biu":
         arr = arr.astype(_dt.get_default_dtype().np)
-    res = make_tensor(fn(arr), input._device)
+    res = fn(arr)
+    res = make_tensor(res if back is None else round_back(res, back), input._device)
     node = record(node_cls, (input,), res)
     if node is not None and save is not None:
         node.save_for_backward(input if save == "input" else res)
@@ -145,6 +150,11 @@ def _relu(x):
 def relu(input):
     if input._array.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
+    if input.dtype._kind:  # PyTorch's relu is a clamp_min(0)
+        if input.dtype is _dt.complex32:
+            raise NotImplementedError("clamp is not supported for complex types")
+        raise NotImplementedError(f'"clamp_min_scalar_cpu" not implemented for '
+                                  f"'{input.dtype._scalar_name}'")
     return unary(input, _relu, ReluBackward0, "result", None, "relu", to_float=False)
 
 

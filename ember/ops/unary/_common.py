@@ -80,6 +80,8 @@ def _unary(input, kernel, node_cls, save, out, fname, *, wide=False, complex_err
     _need_tensor(fname, input)
     if complex_error is not None and input._array.dtype.kind == "c":
         raise _not_implemented(complex_error, input.dtype)
+    if input.dtype._kind:
+        _pw._common.barebones_unary(input, fname, True)  # PyTorch's refusal, or uint's go
     arr = _float_input(input)
     res = make_tensor(_compute(xp_of(input), arr, kernel, wide), input._device)
     if out is not None:

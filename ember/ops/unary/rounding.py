@@ -31,6 +31,8 @@ def _rounding(input, fname, kernel, node_cls, out, complex_message=None, vml=Tru
         if complex_message is not None:
             raise NotImplementedError(complex_message)
         raise _not_implemented(f"{fname}_vml_cpu" if vml else f"{fname}_cpu", d)
+    if d._kind:
+        _pw._common.barebones_unary(input, fname, vml)
     arr = input._array
     if arr.dtype.kind in "iu":
         res = make_tensor(arr.copy(), input._device)
@@ -118,6 +120,8 @@ def _predicate(input, fname, fn, *, integer_value=False, complex_error=None):
     _need_tensor(fname, input)
     arr = input._array
     xp = xp_of(input)
+    if input.dtype._kind:
+        arr = _pw._common.barebones_unary(input, fname, False)[0]
     if arr.dtype.kind in "biu":
         res = xp.full(arr.shape, integer_value, dtype=bool)
     else:
@@ -176,10 +180,23 @@ def signbit(input, *, out=None):
     return write_out(out, res, "signbit") if out is not None else res
 
 
+def _barebones_isclose(input, other, rtol, atol, equal_nan):
+    """PyTorch's isclose on a barebones dtype: its kernels refuse all but complex32, which
+    is compared as complex64."""
+    d = input.dtype
+    if d._kind is _dt.FLOAT8:
+        raise _not_implemented("mul_cpu_reduced_float", d)
+    if d is not _dt.complex32:
+        raise _not_implemented("copy_" if d._kind is _dt.FLOAT4 else "eq_cpu", d)
+    return isclose(input.to(_dt.complex64), other.to(_dt.complex64), rtol, atol, equal_nan)
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _both_tensors("isclose", input, other)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype._scalar_name} did not match {other.dtype._scalar_name}")
+    if input.dtype._kind and input.dtype._kind is not _dt.UINT:
+        return _barebones_isclose(input, other, rtol, atol, equal_nan)
     if input.dtype.is_complex and equal_nan:
         raise RuntimeError("isclose with equal_nan=True is not supported for complex inputs.")
     if rtol < 0:

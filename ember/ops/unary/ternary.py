@@ -94,6 +94,9 @@ def lerp(input, end, weight, *, out=None):
     _need_tensor("lerp", input)
     _need_tensor("lerp", end, "end", 2)
     d = input.dtype
+    if d._kind:
+        raise _not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor)
+                               else "lerp_kernel_tensor", d)
     if end.dtype is not d:
         raise RuntimeError(f"expected dtype {d._cpp_name} for `end` but got dtype "
                            f"{end.dtype._cpp_name}")

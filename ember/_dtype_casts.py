@@ -1,0 +1,132 @@
+"""Casting arrays between dtypes where NumPy's `astype` alone is not PyTorch's cast.
+
+The barebones dtypes (see `dtypes`) live in arrays of their own NumPy types: complex32 as a
+pair of float16 fields, float8 as ml_dtypes' types, the bits, sub-byte and packed float4 types
+as opaque one-field records. This module converts them the way PyTorch does:
+
+- float8_e4m3fn has no infinity: PyTorch saturates anything beyond its range (inf included)
+  to +-448, where ml_dtypes would give NaN. float8_e8m0fnu keeps only an exponent: PyTorch
+  takes the magnitude and sends 0 to its smallest value (ml_dtypes: NaN for both). Every
+  float8 is reached through float32, as PyTorch's conversions go.
+- complex32 goes through complex64.
+- the bits and sub-byte types copy only to themselves (PyTorch: '"copy_" not implemented');
+  float4_e2m1fn_x2 the same ('"copy_kernel"' when the other side is a floating type).
+"""
+import warnings
+
+import numpy as np
+
+from . import dtypes as _dt
+
+_OPAQUE = (_dt.BITS, _dt.SUB_INT, _dt.SUB_UINT, _dt.FLOAT4)
+_E4M3FN_MAX = 448.0
+_E8M0_SMALLEST = np.float32(2.0 ** -127)
+_E5M2 = _dt.float8_e5m2.np.type
+
+
+def not_implemented(kernel, d):
+    """PyTorch's error for a kernel that has no version for dtype `d`."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{d._scalar_name}\'')
+
+
+def refuse(d, kernel, takes=()):
+    """Raise PyTorch's refusal of `kernel` for barebones dtype `d`, unless `d`'s kind is one
+    of `takes` (callers test `d._kind` first: ordinary dtypes never reach here)."""
+    if d._kind not in takes:
+        raise not_implemented(kernel, d)
+
+
+def check_copyable(src, dst):
+    """Raise PyTorch's error when an element cast from `src` to `dst` does not exist."""
+    if src is dst:
+        return
+    for d in (dst, src):
+        if d._kind in (_dt.BITS, _dt.SUB_INT, _dt.SUB_UINT):
+            raise not_implemented("copy_", d)
+    for d, other in ((src, dst), (dst, src)):
+        if d._kind is _dt.FLOAT4:
+            floating = other.is_floating_point or other.is_complex
+            raise not_implemented("copy_kernel" if floating else "copy_", d)
+
+
+def astype(arr, dst):
+    """`arr` (of any ember dtype's NumPy type) cast to ember dtype `dst`, PyTorch's way; a new
+    array unless it already has `dst`'s type."""
+    src = _dt.FROM_NUMPY[arr.dtype]
+    if src is dst:
+        return arr
+    if not (src._kind or dst._kind):
+        return arr.astype(dst.np)
+    check_copyable(src, dst)
+    if src is _dt.complex32:
+        arr = complex32_to_complex64(arr)
+    elif src._kind is _dt.FLOAT8:
+        arr = arr.astype(np.float32)
+    if dst is _dt.complex32:
+        return complex64_to_complex32(arr.astype(np.complex64))
+    if dst._kind is _dt.FLOAT8:
+        return _to_float8(arr, dst)
+    return arr.astype(dst.np)
+
+
+def complex32_to_complex64(arr):
+    out = np.empty(arr.shape, np.complex64)
+    out.real, out.imag = arr["real"], arr["imag"]
+    return out
+
+
+_warned = []
+
+
+def warn_complex32():
+    """PyTorch's warning on making a complex32 tensor, once per process as PyTorch's."""
+    if not _warned:
+        _warned.append(True)
+        warnings.warn("ComplexHalf support is experimental and many operators don't support it "
+                      "yet.", UserWarning, stacklevel=3)
+
+
+def complex64_to_complex32(arr):
+    warn_complex32()
+    out = np.empty(arr.shape, _dt.complex32.np)
+    out["real"], out["imag"] = arr.real, arr.imag  # rounded to float16 by the assignment
+    return out
+
+
+def _to_float8(arr, dst):
+    if arr.dtype.kind == "c":
+        arr = arr.real
+    x = np.asarray(arr, dtype=np.float32)
+    if dst is _dt.float8_e4m3fn:
+        x = np.clip(x, -_E4M3FN_MAX, _E4M3FN_MAX)
+    elif dst is _dt.float8_e8m0fnu:
+        x = np.abs(x)
+        x = np.where(x == 0, _E8M0_SMALLEST, x)
+    out = x.astype(dst.np)
+    if dst is _dt.float8_e5m2:  # PyTorch's NaN is 0x7f (0xff negative); ml_dtypes' 0x7e
+        nan = np.isnan(x)
+        if nan.any():
+            out.view(np.uint8)[nan] |= 0x01
+    return out
+
+
+def as_strided(xp, arr, shape, strides):
+    """`xp.lib.stride_tricks.as_strided`, also for float8_e5m2, whose ml_dtypes type NumPy
+    cannot read back from the array interface its stride tricks pass through: strided as
+    bytes, then viewed back."""
+    if arr.dtype.type is not _E5M2:
+        return xp.lib.stride_tricks.as_strided(arr, shape, strides)
+    return xp.lib.stride_tricks.as_strided(arr.view(np.uint8), shape, strides).view(arr.dtype)
+
+
+def to_python(arr):
+    """The Python numbers of an array (`tolist`/`item`), for dtypes whose NumPy types would
+    give something else (complex32's records, float8's ml_dtypes scalars)."""
+    d = _dt.FROM_NUMPY[arr.dtype]
+    if d is _dt.complex32:
+        return complex32_to_complex64(arr).astype(np.complex128).tolist()
+    if d._kind is _dt.FLOAT8:
+        return arr.astype(np.float64).tolist()
+    if d._kind in _OPAQUE:
+        raise RuntimeError("load_scalar: invalid type")
+    return arr.tolist()
