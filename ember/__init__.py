@@ -33,7 +33,7 @@ from .dtypes import qint8, qint32, quint8
 from .dtypes import (uint16, uint32, uint64, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
                      float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2, complex32, chalf,
                      bits1x8, bits2x4, bits4x2, bits8, bits16, int1, int2, int3, int4, int5,
-                     int6, int7, uint1, uint2, uint3, uint4, uint5, uint6, uint7)
+                     int6, int7, uint1, uint2, uint3, uint4, uint5, uint6, uint7, bit)
 from ._qscheme import (qscheme, per_channel_affine, per_channel_affine_float_qparams,
                        per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)
 from . import ao, masked, nested, quantization

@@ -18,7 +18,7 @@ __all__ = [
     "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "complex32", "chalf",
     "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
     "int1", "int2", "int3", "int4", "int5", "int6", "int7",
-    "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7",
+    "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "bit",
 ]
 
 # Categories, ordered: a higher category wins over a lower one whatever the sizes.
@@ -137,6 +137,7 @@ int1, int2, int3, int4, int5, int6, int7 = (
 uint1, uint2, uint3, uint4, uint5, uint6, uint7 = (
     dtype(f"uint{n}", _raw(f"uint{n}"), _INT, f"UInt{n}", f"c10::uint{n}", SUB_UINT)
     for n in range(1, 8))
+bit = uint1  # PyTorch's other name for it
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
               complex64, complex128)
@@ -147,7 +148,8 @@ BAREBONES_DTYPES = (uint16, uint32, uint64, float8_e4m3fn, float8_e4m3fnuz, floa
 EVERY_DTYPE = ALL_DTYPES + BAREBONES_DTYPES  # every dtype a tensor can have
 _BY_NAME = {d.name: d for d in EVERY_DTYPE}
 _BY_NAME.update(short=int16, int=int32, long=int64, half=float16, float=float32,
-                double=float64, cfloat=complex64, cdouble=complex128, chalf=complex32)
+                double=float64, cfloat=complex64, cdouble=complex128, chalf=complex32,
+                bit=uint1)
 _BY_LEGACY = {d._tensor_type: d for d in EVERY_DTYPE}
 _REAL_OF = {complex32: float16, complex64: float32, complex128: float64}
 _COMPLEX_OF = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}
