@@ -23,8 +23,6 @@ GAPS = {
     # removed from PyTorch long ago: they only raise there
     "eig": "removed", "lstsq": "removed", "solve": "removed", "symeig": "removed",
     "reinforce": "removed", "volatile": "removed",
-    # not yet in ember
-    "hash_tensor": "todo",
     # functorch's first-class dimensions (functorch.dim), a separate experimental library
     "index": "first-class dims",
 }
