@@ -267,7 +267,14 @@ def _run(lib, case, float_dtype):
             out, err = case.op.call(lib, *args, **kwargs), None
         except Exception as e:
             out, err = None, e
-    return mat, out, err, sorted(_warning_text(w) for w in caught)
+    return mat, out, err, sorted(_warning_text(w) for w in caught
+                                 if not str(w.message).startswith(_TORCH_ONCE_PER_PROCESS))
+
+
+# PyTorch's C++ TORCH_WARN_ONCE messages come only the first time in a process, whatever the
+# Python filters say, so whether a parity test sees one depends on which tests ran before it
+# in that worker: they cannot be compared.
+_TORCH_ONCE_PER_PROCESS = ("LSTM with projections is not supported with oneDNN",)
 
 
 def _warning_text(w):

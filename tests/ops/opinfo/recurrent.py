@@ -69,7 +69,5 @@ def cell_samples(name):
 
 
 for _name in GATES:
-    # torch's CPU build warns, in float32, that its oneDNN kernel has no LSTM projections
-    xfail = {("parity_float32", 3): "oneDNN's warning"} if _name == "lstm" else {}
-    register(OpInfo(_name, top(_name), sequence_samples(_name), gradgrad=False, xfail=xfail))
+    register(OpInfo(_name, top(_name), sequence_samples(_name), gradgrad=False))
     register(OpInfo(f"{_name}_cell", top(f"{_name}_cell"), cell_samples(f"{_name}_cell")))
