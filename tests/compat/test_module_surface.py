@@ -73,7 +73,12 @@ MUST = sorted(set(
        "torchvision", "torchvision.models", "torchvision.transforms",
        "torchvision.transforms.functional", "torchvision.transforms.v2",
        "torchvision.transforms.v2.functional", "torchvision.datasets", "torchvision.ops",
-       "torchvision.utils", "torchvision.io", "torchvision.tv_tensors"]
+       "torchvision.utils", "torchvision.io", "torchvision.tv_tensors",
+       "torch.futures", "torch.signal.windows", "torch.utils.dlpack", "torch.utils.weak",
+       "torch.utils.throughput_benchmark", "torch.utils.data.datapipes", "torchvision.transforms.autoaugment",
+       "torchvision.models.detection", "torchvision.models.segmentation",
+       "torchvision.models.video", "torchvision.models.inception",
+       "torchvision.models.swin_transformer", "torchvision.models.regnet"]
     + [f"torch.distributions.{d}" for d in _DISTRIBUTIONS]
     + [f"torch.optim.{o}" for o in _OPTIM]
     + [f"torch.nn.utils.{u}" for u in _NN_UTILS]))
@@ -310,7 +315,7 @@ def test_excluded_names_exist_in_pytorch(surface):
 
 
 # The share only grows: raise it when more modules import.
-MIN_SHARE = 0.20
+MIN_SHARE = 0.33
 
 
 def test_share_of_public_modules_that_import(surface):
