@@ -32,6 +32,30 @@ def _default_anchorgen():
     return AnchorGenerator(anchor_sizes, ((0.5, 1.0, 2.0),) * len(anchor_sizes))
 
 
+def _resnet50_fpn(weights, weights_backbone, progress, trainable_backbone_layers, v2=False):
+    """The ResNet-50 FPN backbone of the R-CNN builders. The first recipe freezes BatchNorm
+    whenever trained weights are loaded; the v2 recipe trains plain BatchNorm, in the FPN too."""
+    is_trained = weights is not None or weights_backbone is not None
+    trainable = _validate_trainable_layers(is_trained, trainable_backbone_layers, 5, 3)
+    if v2:
+        return _resnet_fpn_extractor(resnet50(weights=weights_backbone, progress=progress),
+                                     trainable, norm_layer=nn.BatchNorm2d)
+    norm_layer = misc_nn_ops.FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
+    backbone = resnet50(weights=weights_backbone, progress=progress, norm_layer=norm_layer)
+    return _resnet_fpn_extractor(backbone, trainable)
+
+
+def _v2_heads(out_channels):
+    """The v2 recipe's RPN (two 3x3 convs) and box head (four convs with BatchNorm, one FC)."""
+    anchor_generator = _default_anchorgen()
+    return dict(
+        rpn_anchor_generator=anchor_generator,
+        rpn_head=RPNHead(out_channels, anchor_generator.num_anchors_per_location()[0],
+                         conv_depth=2),
+        box_head=FastRCNNConvFCHead((out_channels, 7, 7), [256, 256, 256, 256], [1024],
+                                    norm_layer=nn.BatchNorm2d))
+
+
 class FasterRCNN(GeneralizedRCNN):
     """Images are a list of [C, H, W] float tensors in [0, 1], of any sizes. In training,
     targets is a list of dicts with `boxes` (FloatTensor[N, 4], x1 y1 x2 y2) and `labels`
@@ -169,12 +193,7 @@ def fasterrcnn_resnet50_fpn(*, weights: Optional[FasterRCNN_ResNet50_FPN_Weights
     weights, weights_backbone, num_classes = resolve_detection_weights(
         FasterRCNN_ResNet50_FPN_Weights, weights, ResNet50_Weights, weights_backbone,
         num_classes)
-    is_trained = weights is not None or weights_backbone is not None
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
-                                                           5, 3)
-    norm_layer = misc_nn_ops.FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
-    backbone = resnet50(weights=weights_backbone, progress=progress, norm_layer=norm_layer)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers)
+    backbone = _resnet50_fpn(weights, weights_backbone, progress, trainable_backbone_layers)
     model = FasterRCNN(backbone, num_classes=num_classes, **kwargs)
     return load_detection_weights(model, weights, progress,
                                   FasterRCNN_ResNet50_FPN_Weights.COCO_V1)
@@ -191,20 +210,10 @@ def fasterrcnn_resnet50_fpn_v2(*, weights: Optional[FasterRCNN_ResNet50_FPN_V2_W
     weights, weights_backbone, num_classes = resolve_detection_weights(
         FasterRCNN_ResNet50_FPN_V2_Weights, weights, ResNet50_Weights, weights_backbone,
         num_classes)
-    is_trained = weights is not None or weights_backbone is not None
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
-                                                           5, 3)
-    backbone = resnet50(weights=weights_backbone, progress=progress)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers,
-                                     norm_layer=nn.BatchNorm2d)
-    rpn_anchor_generator = _default_anchorgen()
-    rpn_head = RPNHead(backbone.out_channels,
-                       rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
-    box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
-                                  norm_layer=nn.BatchNorm2d)
-    model = FasterRCNN(backbone, num_classes=num_classes,
-                       rpn_anchor_generator=rpn_anchor_generator, rpn_head=rpn_head,
-                       box_head=box_head, **kwargs)
+    backbone = _resnet50_fpn(weights, weights_backbone, progress, trainable_backbone_layers,
+                             v2=True)
+    model = FasterRCNN(backbone, num_classes=num_classes, **_v2_heads(backbone.out_channels),
+                       **kwargs)
     return load_detection_weights(model, weights, progress)
 
 

@@ -10,10 +10,9 @@ from ...ops import misc as misc_nn_ops
 from ...ops.poolers import MultiScaleRoIAlign
 from .._api import register_model, weights_enum
 from .._utils import handle_legacy_interface
-from ..resnet import ResNet50_Weights, resnet50
+from ..resnet import ResNet50_Weights
 from ._utils import load_detection_weights, resolve_detection_weights
-from .backbone_utils import _resnet_fpn_extractor, _validate_trainable_layers
-from .faster_rcnn import FastRCNNConvFCHead, FasterRCNN, RPNHead, _default_anchorgen
+from .faster_rcnn import FasterRCNN, _resnet50_fpn, _v2_heads
 
 __all__ = ["MaskRCNN", "MaskRCNNHeads", "MaskRCNNPredictor", "MaskRCNN_ResNet50_FPN_Weights",
            "MaskRCNN_ResNet50_FPN_V2_Weights", "maskrcnn_resnet50_fpn",
@@ -126,12 +125,7 @@ def maskrcnn_resnet50_fpn(*, weights: Optional[MaskRCNN_ResNet50_FPN_Weights] = 
     weights, weights_backbone, num_classes = resolve_detection_weights(
         MaskRCNN_ResNet50_FPN_Weights, weights, ResNet50_Weights, weights_backbone,
         num_classes)
-    is_trained = weights is not None or weights_backbone is not None
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
-                                                           5, 3)
-    norm_layer = misc_nn_ops.FrozenBatchNorm2d if is_trained else nn.BatchNorm2d
-    backbone = resnet50(weights=weights_backbone, progress=progress, norm_layer=norm_layer)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers)
+    backbone = _resnet50_fpn(weights, weights_backbone, progress, trainable_backbone_layers)
     model = MaskRCNN(backbone, num_classes=num_classes, **kwargs)
     return load_detection_weights(model, weights, progress, MaskRCNN_ResNet50_FPN_Weights.COCO_V1)
 
@@ -147,20 +141,10 @@ def maskrcnn_resnet50_fpn_v2(*, weights: Optional[MaskRCNN_ResNet50_FPN_V2_Weigh
     weights, weights_backbone, num_classes = resolve_detection_weights(
         MaskRCNN_ResNet50_FPN_V2_Weights, weights, ResNet50_Weights, weights_backbone,
         num_classes)
-    is_trained = weights is not None or weights_backbone is not None
-    trainable_backbone_layers = _validate_trainable_layers(is_trained, trainable_backbone_layers,
-                                                           5, 3)
-    backbone = resnet50(weights=weights_backbone, progress=progress)
-    backbone = _resnet_fpn_extractor(backbone, trainable_backbone_layers,
-                                     norm_layer=nn.BatchNorm2d)
-    rpn_anchor_generator = _default_anchorgen()
-    rpn_head = RPNHead(backbone.out_channels,
-                       rpn_anchor_generator.num_anchors_per_location()[0], conv_depth=2)
-    box_head = FastRCNNConvFCHead((backbone.out_channels, 7, 7), [256, 256, 256, 256], [1024],
-                                  norm_layer=nn.BatchNorm2d)
+    backbone = _resnet50_fpn(weights, weights_backbone, progress, trainable_backbone_layers,
+                             v2=True)
     mask_head = MaskRCNNHeads(backbone.out_channels, [256, 256, 256, 256], 1,
                               norm_layer=nn.BatchNorm2d)
-    model = MaskRCNN(backbone, num_classes=num_classes,
-                     rpn_anchor_generator=rpn_anchor_generator, rpn_head=rpn_head,
-                     box_head=box_head, mask_head=mask_head, **kwargs)
+    model = MaskRCNN(backbone, num_classes=num_classes, **_v2_heads(backbone.out_channels),
+                     mask_head=mask_head, **kwargs)
     return load_detection_weights(model, weights, progress)
