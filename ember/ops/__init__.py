@@ -21,7 +21,7 @@ FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statist
                 "descriptive", "fractional_pool", "complex_views", "windows", "bilinear", "vander",
                 "memory", "tensor_methods", "stft", "view_copies", "recurrent",
                 "aten_forms", "linear_loss", "sparse_products", "grouped_mm", "lowrank",
-                "lobpcg", "hashing")
+                "lobpcg", "hashing", "dlpack")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
 globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})

@@ -16,7 +16,7 @@ from ._varargs import varargs_or_keyword
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full",
            "zeros_like", "ones_like", "empty_like", "full_like", "scalar_tensor", "empty_strided",
-           "from_dlpack", "frombuffer"]
+           "frombuffer"]
 METHODS = ["new_tensor", "new_zeros", "new_ones", "new_empty", "new_full", "zero_", "fill_"]
 
 
@@ -418,78 +418,6 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     return make_tensor(_check_numpy(ndarray), CPU)
-
-
-def from_dlpack(ext_tensor, *, device=None, copy=None):
-    """A tensor over the memory of `ext_tensor` (anything with `__dlpack__`, or a DLPack
-    capsule from `to_dlpack`, which can be consumed once); `copy=True` copies it, and
-    `device=` moves it where asked."""
-    if type(ext_tensor).__name__ == "PyCapsule":
-        ext_tensor = _Capsule(ext_tensor)
-    elif not hasattr(ext_tensor, "__dlpack_device__"):
-        raise RuntimeError(_SPENT_CAPSULE)
-    if isinstance(ext_tensor, Tensor):
-        t = ext_tensor
-    else:
-        dev_type, dev_index = ext_tensor.__dlpack_device__()
-        if dev_type == 1:  # kDLCPU
-            arr = np.from_dlpack(ext_tensor)
-            if isinstance(ext_tensor, _Capsule):
-                arr = _writable_view(arr)
-            t = make_tensor(_dt.with_own_dtype(arr), CPU)
-        else:
-            cp = backend_of(canonical("cuda")).xp
-            t = make_tensor(cp.from_dlpack(ext_tensor), canonical(f"cuda:{dev_index}"))
-    if device is not None:
-        target = resolve_device(device)
-        if target != t._device:
-            if copy is False:
-                raise BufferError(f"from_dlpack: moving a tensor on {t._device} to {target} "
-                                  "needs a copy, and copy=False forbids it")
-            return t.to(target)
-    return t.clone() if copy else t
-
-
-_SPENT_CAPSULE = ("from_dlpack received an invalid capsule. Note that DLTensor capsules can "
-                  "be consumed only once, so you might have already constructed a tensor from "
-                  "it once.")
-
-
-def _writable_view(arr):
-    """NumPy imports a bare (unversioned) capsule read-only, since that DLPack version cannot
-    say whether the memory may be written; PyTorch's exporters lend it writable, so view the
-    same memory writably, the view keeping the import (and so the capsule's owner) alive."""
-    import ctypes
-    low = sum((n - 1) * step for n, step in zip(arr.shape, arr.strides) if step < 0)
-    high = sum((n - 1) * step for n, step in zip(arr.shape, arr.strides) if step > 0)
-    size = (high - low + arr.itemsize) if arr.size else 0
-    memory = (ctypes.c_char * size).from_address(arr.__array_interface__["data"][0] + low)
-    memory.owner = arr
-    return np.ndarray(arr.shape, arr.dtype, buffer=memory, offset=-low, strides=arr.strides)
-
-
-class _Capsule:
-    """A bare DLPack capsule dressed in the protocol NumPy and CuPy import from. The device
-    is read from the DLTensor the capsule points to (data pointer, then device type and
-    index as two int32)."""
-
-    def __init__(self, capsule):
-        import ctypes
-        get = ctypes.pythonapi.PyCapsule_GetPointer
-        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-        valid = ctypes.pythonapi.PyCapsule_IsValid
-        valid.restype, valid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
-        if not valid(capsule, b"dltensor"):
-            raise RuntimeError(_SPENT_CAPSULE)
-        address = get(capsule, b"dltensor") + ctypes.sizeof(ctypes.c_void_p)
-        device = (ctypes.c_int32 * 2).from_address(address)
-        self._capsule, self._device = capsule, (int(device[0]), int(device[1]))
-
-    def __dlpack__(self, stream=None, **kwargs):
-        return self._capsule
-
-    def __dlpack_device__(self):
-        return self._device
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):

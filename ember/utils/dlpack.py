@@ -2,7 +2,7 @@
 DLPack capsules, without copying."""
 import enum
 
-from ..ops.creation import from_dlpack
+from ..ops.dlpack import from_dlpack
 
 __all__ = ["DLDeviceType", "from_dlpack", "to_dlpack"]
 
