@@ -29,7 +29,7 @@ class LSUNClass(VisionDataset):
         cache_file = "_cache_" + "".join(c for c in root if c in string.ascii_letters)
         if os.path.isfile(cache_file):
             with open(cache_file, "rb") as f:
-                self.keys = pickle.load(f)
+                self.keys = _load_key_cache(f, cache_file)
         else:
             with self.env.begin(write=False) as txn:
                 self.keys = list(txn.cursor().iternext(keys=True, values=False))
@@ -105,3 +105,20 @@ class LSUN(VisionDataset):
 
     def extra_repr(self):
         return f"Classes: {self.classes}"
+
+
+class _NoGlobals(pickle.Unpickler):
+    """Reads a pickle of plain containers only: the cache sits in the working directory, where
+    anyone could have planted a file, so it may name no class or function to call."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"the LSUN key cache may hold only a list of bytes, not "
+                                     f"{module}.{name}")
+
+
+def _load_key_cache(f, path):
+    keys = _NoGlobals(f).load()
+    if not (isinstance(keys, list) and all(isinstance(k, bytes) for k in keys)):
+        raise RuntimeError(f"{path} is not an LSUN key cache (a list of bytes); delete it to "
+                           "rebuild it")
+    return keys

@@ -144,11 +144,11 @@ class _DataPipeSerializationWrapper:
     def __getstate__(self):
         try:
             return pickle.dumps(self._datapipe), False
-        except Exception:
+        except (pickle.PicklingError, AttributeError, TypeError) as error:  # a lambda ...
             try:
                 import dill
             except ImportError:
-                raise
+                raise error from None
             return dill.dumps(self._datapipe), True
 
     def __setstate__(self, state):
