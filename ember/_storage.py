@@ -23,15 +23,11 @@ def span(arr):
     return 1 + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides)) // arr.itemsize
 
 
-def _xp(arr):
-    return np if isinstance(arr, np.ndarray) else __import__("cupy")
-
-
 def _flat(t):
     """A 1-D view (in elements) of the whole memory `t`'s storage spans."""
     root = t._base if t._base is not None else t
     arr = root.__dict__.get("_storage", root._array)
-    flat = _casts.as_strided(_xp(arr), arr, (span(arr),), (arr.itemsize,))
+    flat = _casts.as_strided(backend_of(t._device).xp, arr, (span(arr),), (arr.itemsize,))
     if isinstance(flat, np.ndarray) and not flat.flags.writeable:
         flat = flat.view()
         flat.flags.writeable = True
