@@ -161,38 +161,36 @@ class CpuBackend:
 
 
 class CudaBackend:
-    """CuPy arrays in GPU memory; CuPy is imported on first use only."""
+    """CuPy arrays in GPU memory; CuPy is imported on first use only (by each backend object:
+    the tests put a stand-in CuPy behind a backend of their own)."""
 
     name = "cuda"
     _cupy = None
 
-    @classmethod
-    def _module(cls):
-        if cls._cupy is None:
+    def _module(self):
+        if self._cupy is None:
             try:
                 import cupy
             except ImportError:
                 raise AssertionError("Torch not compiled with CUDA enabled") from None
             from . import _allocator
             _allocator.track_cuda_memory(cupy)
-            cls._cupy = cupy
-        return cls._cupy
+            self._cupy = cupy
+        return self._cupy
 
     @property
     def xp(self):
         return self._module()
 
-    @classmethod
-    def is_available(cls):
+    def is_available(self):
         try:
-            return cls._module().cuda.runtime.getDeviceCount() > 0
+            return self._module().cuda.runtime.getDeviceCount() > 0
         except Exception:
             return False
 
-    @classmethod
-    def device_count(cls):
+    def device_count(self):
         try:
-            return cls._module().cuda.runtime.getDeviceCount()
+            return self._module().cuda.runtime.getDeviceCount()
         except Exception:
             return 0
 

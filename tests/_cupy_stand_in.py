@@ -98,13 +98,15 @@ Stream.null = Stream(ptr=0)
 Stream.current = Stream.null
 
 
+PROPERTIES = {"name": b"Stand-in GPU", "major": 8, "minor": 6, "totalGlobalMem": 24 << 30,
+              "multiProcessorCount": 84, "l2CacheSize": 6 << 20, "uuid": bytes(range(16)),
+              "pciBusID": 1, "pciDeviceID": 0, "pciDomainID": 0, "warpSize": 32}
+
+
 def make_cupy_like():
     hooks = {}
     pool = MemoryPool(hooks)
-    properties = {"name": b"Stand-in GPU", "major": 8, "minor": 6,
-                  "totalGlobalMem": 24 << 30, "multiProcessorCount": 84,
-                  "l2CacheSize": 6 << 20, "uuid": bytes(range(16)), "pciBusID": 1,
-                  "pciDeviceID": 0, "pciDomainID": 0, "warpSize": 32}
+    properties = PROPERTIES
     runtime = types.SimpleNamespace(
         getDeviceCount=lambda: 1, getDeviceProperties=lambda i: dict(properties),
         deviceCanAccessPeer=lambda a, b: 0, memGetInfo=lambda: (20 << 30, 24 << 30),

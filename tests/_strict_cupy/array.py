@@ -1,0 +1,315 @@
+"""The strict stand-in's array: `ndarray`, a device array that is NOT a NumPy array.
+
+It keeps its values in a private NumPy array (`_a`) and behaves as CuPy's ndarray does
+towards host code: it has exactly CuPy 14's attribute names; `np.asarray(x)`, `x.__array__()`
+and NumPy functions without a CuPy twin refuse it (TypeError, CuPy's message); mixing it with a
+NumPy array in arithmetic or a ufunc refuses too; reductions and integer indexing give 0-d
+device arrays, not host scalars. Every read of device data on the host (`get`, `item`,
+`tolist`, `bool`, `float`, `int`, `complex`, printing) counts as one device-to-host transfer
+in `TRANSFERS`, so a test can bound the syncs a training step makes.
+"""
+import numpy as np
+
+from ._cupy_api import CLASSES, FLAGS
+
+_HOST_CONVERSION = ("Implicit conversion to a NumPy array is not allowed. "
+                    "Please use `.get()` to construct a NumPy array explicitly.")
+
+
+class Transfers:
+    """Device-to-host reads, counted; `where` keeps the last few callers' descriptions."""
+
+    def __init__(self):
+        self.count = 0
+
+    def add(self):
+        self.count += 1
+
+
+TRANSFERS = Transfers()
+
+
+def unsupported(x):
+    return TypeError(f"Unsupported type {type(x)}")
+
+
+def unwrap(x, host_ok=False):
+    """The NumPy values inside `x` (nested in lists, tuples and dicts). A NumPy array refuses
+    unless `host_ok` (the functions that copy host data to the device)."""
+    if type(x) is ndarray:
+        return x._a
+    if isinstance(x, np.ndarray) and not host_ok:
+        raise unsupported(x)
+    if type(x) in (list, tuple):
+        return type(x)(unwrap(i, host_ok) for i in x)
+    if type(x) is dict:
+        return {k: unwrap(v, host_ok) for k, v in x.items()}
+    return x
+
+
+def wrap(x):
+    """A NumPy result as the device sees it: arrays and scalars become `ndarray`s."""
+    if isinstance(x, np.ndarray):
+        return ndarray._of(x)
+    if isinstance(x, np.generic):
+        return ndarray._of(np.asarray(x))
+    if type(x) in (list, tuple):
+        return type(x)(wrap(i) for i in x)
+    if hasattr(x, "_fields") and isinstance(x, tuple):  # NumPy's named results (eigh ...)
+        return type(x)(*(wrap(i) for i in x))
+    return x
+
+
+class Flags:
+    """CuPy's flags: contiguity and ownership only (no `writeable`: device memory has none)."""
+
+    __slots__ = ("_a",)
+
+    def __init__(self, a):
+        self._a = a
+
+    c_contiguous = property(lambda self: bool(self._a.flags.c_contiguous))
+    f_contiguous = property(lambda self: bool(self._a.flags.f_contiguous))
+    owndata = property(lambda self: bool(self._a.flags.owndata))
+    fnc = property(lambda self: self.f_contiguous and not self.c_contiguous)
+    forc = property(lambda self: self.f_contiguous or self.c_contiguous)
+
+    def __getitem__(self, name):
+        key = {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
+               "OWNDATA": "owndata"}.get(name)
+        if key is None:
+            raise KeyError(f"{name} is not defined for cupy.ndarray.flags")
+        return getattr(self, key)
+
+
+assert sorted(n for n in dir(Flags) if not n.startswith("_")) == FLAGS
+
+
+class MemoryPointer:
+    """`ndarray.data`: where the array's memory starts, on which device."""
+
+    __slots__ = ("ptr", "device_id", "mem")
+
+    def __init__(self, a):
+        self.ptr = a.__array_interface__["data"][0]
+        self.device_id = 0
+        self.mem = a
+
+
+class ndarray:  # noqa: N801 (CuPy's name)
+    __slots__ = ("_a", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
+        if memptr is not None:
+            base = memptr.mem.reshape(-1).view(np.uint8)
+            self._a = np.ndarray(shape, dtype, buffer=base, strides=strides,
+                                 offset=memptr.ptr - base.__array_interface__["data"][0])
+        else:
+            self._a = np.ndarray(shape, dtype, strides=strides, order=order)
+
+    @classmethod
+    def _of(cls, a):
+        out = cls.__new__(cls)
+        out._a = a
+        return out
+
+    # ---- host reads: each one is a device-to-host transfer ----------------------------------
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        TRANSFERS.add()
+        if out is not None:
+            np.copyto(out, self._a)
+            return out
+        return np.array(self._a, order=order, copy=True)
+
+    def set(self, arr, stream=None):
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
+        if arr.shape != self._a.shape or arr.dtype != self._a.dtype:
+            raise ValueError("Shape or dtype mismatch")
+        self._a[...] = arr
+
+    def item(self):
+        TRANSFERS.add()
+        return self._a.item()
+
+    def tolist(self):
+        TRANSFERS.add()
+        return self._a.tolist()
+
+    def tobytes(self, order="C"):
+        TRANSFERS.add()
+        return self._a.tobytes(order)
+
+    def _scalar(self, kind):
+        TRANSFERS.add()
+        if self._a.size != 1:
+            if kind is bool:
+                raise ValueError("The truth value of an array with more than one element is "
+                                 "ambiguous. Use a.any() or a.all()")
+            raise TypeError("only length-1 arrays can be converted to Python scalars")
+        return kind(self._a.reshape(()).item() if kind is not complex else self._a.reshape(())[()])
+
+    def __bool__(self):
+        return self._scalar(bool)
+
+    def __float__(self):
+        return self._scalar(float)
+
+    def __int__(self):
+        return self._scalar(int)
+
+    def __complex__(self):
+        return self._scalar(complex)
+
+    def __repr__(self):
+        TRANSFERS.add()
+        return repr(self._a)
+
+    def __str__(self):
+        TRANSFERS.add()
+        return str(self._a)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(_HOST_CONVERSION)
+
+    def __iter__(self):
+        if self._a.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self._a.shape[0]))
+
+    def __len__(self):
+        if self._a.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self._a.shape[0]
+
+    # ---- what the array is ------------------------------------------------------------------
+    shape = property(lambda self: self._a.shape)
+    strides = property(lambda self: self._a.strides)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    flags = property(lambda self: Flags(self._a))
+    data = property(lambda self: MemoryPointer(self._a))
+    T = property(lambda self: ndarray._of(self._a.T))
+    mT = property(lambda self: ndarray._of(np.swapaxes(self._a, -1, -2)))
+    base = property(lambda self: None if self._a.base is None else ndarray._of(self._a.base))
+
+    @property
+    def device(self):
+        from .module import cupy
+        return cupy.cuda.Device(0)
+
+    @shape.setter
+    def shape(self, value):
+        self._a.shape = value
+
+    @property
+    def real(self):
+        return ndarray._of(self._a.real)
+
+    @real.setter
+    def real(self, value):
+        self._a.real = unwrap(value)
+
+    @property
+    def imag(self):
+        return ndarray._of(self._a.imag)
+
+    @imag.setter
+    def imag(self, value):
+        self._a.imag = unwrap(value)
+
+    @property
+    def __cuda_array_interface__(self):
+        interface = dict(self._a.__array_interface__)
+        interface["version"] = 3
+        interface["stream"] = 1
+        return interface
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return self._a.__dlpack__()
+
+    # ---- indexing -------------------------------------------------------------------------
+    def __getitem__(self, index):
+        index = unwrap(index)
+        out = self._a[index]
+        if isinstance(out, np.generic):  # CuPy gives a 0-d view, never a host scalar
+            out = self._a[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+        return ndarray._of(out)
+
+    def __setitem__(self, index, value):
+        self._a[unwrap(index)] = unwrap(value, host_ok=True)
+
+    # ---- NumPy protocols: dispatch to the stand-in's own functions, as CuPy's do ---------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .module import cupy
+        mine = getattr(cupy, ufunc.__name__, None)
+        if mine is None:
+            return NotImplemented
+        if method == "__call__":
+            return mine(*inputs, **kwargs)
+        return getattr(mine, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .module import cupy
+        mine = getattr(cupy, func.__name__, None)
+        if mine is None or func.__module__.split(".")[0] != "numpy":
+            return NotImplemented
+        return mine(*args, **kwargs)
+
+    def __reduce__(self):
+        TRANSFERS.add()
+        return (_from_host, (np.array(self._a),))
+
+    def __copy__(self):
+        return ndarray._of(self._a.copy())
+
+    def __deepcopy__(self, memo):
+        return ndarray._of(self._a.copy())
+
+
+def _from_host(a):
+    return ndarray._of(a)
+
+
+# ---- methods: NumPy's, with CuPy's names only; results stay on the device ------------------------
+def _method(name):
+    def call(self, *args, **kwargs):
+        return wrap(getattr(self._a, name)(*unwrap(args), **unwrap(kwargs)))
+    call.__name__ = name
+    return call
+
+
+_SPECIAL = {"T", "mT", "base", "data", "device", "dtype", "flags", "imag", "itemsize", "nbytes",
+            "ndim", "real", "shape", "size", "strides", "get", "set", "item", "tolist",
+            "tobytes"}
+for _name in CLASSES["ndarray"]:
+    if _name.startswith("_") or _name in _SPECIAL:
+        continue
+    if hasattr(np.ndarray, _name) and _name not in ndarray.__dict__:
+        setattr(ndarray, _name, _method(_name))
+
+
+def _astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+    return ndarray._of(self._a.astype(dtype, order=order, copy=copy))
+
+
+def _view(self, *args, **kwargs):
+    if args and isinstance(args[0], type) and issubclass(args[0], np.ndarray):
+        raise TypeError("cupy.ndarray.view does not take an array type")
+    return ndarray._of(self._a.view(*args, **kwargs))
+
+
+def _fill(self, value):
+    self._a.fill(unwrap(value))
+
+
+ndarray.astype = _astype
+ndarray.view = _view
+ndarray.fill = _fill

@@ -1,0 +1,432 @@
+"""The strict stand-in's modules: `cupy` (with `random`, `linalg`, `fft`, `lib`, `cuda`) and
+`cupyx` (with `scipy.special`), holding exactly the names CuPy 14 has (`_cupy_api.py`) that
+NumPy/SciPy can compute. A function binds its arguments to CuPy's own signature first, so a
+keyword only NumPy knows fails as it would on CuPy; a ufunc runs only on the type loops CuPy
+has (no float8 arithmetic, bfloat16 as CuPy's loops give it) and refuses NumPy arrays and
+lists, as CuPy's do. Functions that copy host data to the device (`array`, `asarray` ...) are
+the only ones that take NumPy arrays."""
+import inspect
+import types
+
+import numpy as np
+import scipy.special
+
+from .. import _cupy_stand_in as runtime_parts
+from ._cupy_api import GENERATOR_METHODS, MODULES
+from .array import TRANSFERS, ndarray, unsupported, unwrap, wrap
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def _signature(text):
+    """CuPy's signature as an inspect.Signature (None when its text does not parse)."""
+    if not text:
+        return None
+    params = text[1:-1].replace("<class '", "").replace("'>", "")
+    try:
+        return inspect.signature(eval(f"lambda {params}: None", {"numpy": np, "float": float,
+                                                                   "int": int, "bool": bool}))
+    except Exception:
+        return None
+
+
+# ---- ufuncs ------------------------------------------------------------------------------------
+def _scalar_fits(value, char):
+    kind = np.dtype(char).kind if char not in "E" else "f"
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return kind in "iufc"
+    if isinstance(value, float):
+        return kind in "fc"
+    return kind == "c"
+
+
+def _safe(src, char):
+    try:
+        return np.can_cast(src, np.dtype(char) if char != "E" else _BF16, "safe")
+    except TypeError:
+        return False
+
+
+try:
+    import ml_dtypes
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # CuPy has bfloat16 loops only with ml_dtypes
+    _BF16 = None
+
+
+def _dtype_of(char):
+    return _BF16 if char == "E" else np.dtype(char)
+
+
+class ufunc:  # noqa: N801 (CuPy's name)
+    """A CuPy ufunc on NumPy's (or SciPy's) kernel, restricted to CuPy's type loops."""
+
+    def __init__(self, name, kernel, loops, nin):
+        self.__name__ = self.name = name
+        self._kernel = kernel
+        self._loops = [(t.split("->")[0], t.split("->")[1]) for t in loops]
+        self.nin, self.nout = nin, len(self._loops[0][1]) if self._loops else 1
+        self.nargs = self.nin + self.nout
+        self.types = list(loops)
+
+    def _loop(self, inputs, dtype):
+        for ins, outs in self._loops:
+            if dtype is not None and _dtype_of(outs[0]) != np.dtype(dtype):
+                continue
+            if all(_safe(x.dtype, c) if type(x) is ndarray else
+                   (isinstance(x, np.generic) and _safe(x.dtype, c)) or
+                   (isinstance(x, _PYTHON_SCALARS) and _scalar_fits(x, c))
+                   for x, c in zip(inputs, ins)):
+                return ins, outs
+        names = ", ".join(str(x.dtype) if hasattr(x, "dtype") else type(x).__name__
+                          for x in inputs)
+        raise TypeError(f"Wrong type ({names}) of arguments for cupy_{self.name}")
+
+    def __call__(self, *args, out=None, dtype=None, casting="same_kind", where=None):
+        if len(args) > self.nin:
+            args, out = args[:self.nin], args[self.nin:] if out is None else out
+        if len(args) != self.nin:
+            raise TypeError(f"Wrong number of arguments for {self.name}")
+        for x in args:
+            if type(x) is not ndarray and not isinstance(x, (*_PYTHON_SCALARS, np.generic)):
+                raise unsupported(x)
+        ins, outs = self._loop(args, dtype)
+        cast = [x._a.astype(_dtype_of(c), copy=False) if type(x) is ndarray else
+                np.asarray(x, dtype=_dtype_of(c)) for x, c in zip(args, ins)]
+        with np.errstate(all="ignore"):  # a GPU kernel never warns
+            result = self._kernel(*cast)
+        results = result if isinstance(result, tuple) else (result,)
+        results = tuple(np.asarray(r).astype(_dtype_of(c), copy=False)
+                        for r, c in zip(results, outs))
+        if where is not None:
+            raise TypeError("the stand-in does not model `where=`")
+        if out is not None:
+            outs_given = out if isinstance(out, tuple) else (out,)
+            for o, r in zip(outs_given, results):
+                if type(o) is not ndarray:
+                    raise TypeError(f"Output arguments must be cupy.ndarray, not {type(o)}")
+                np.copyto(o._a, r, casting="unsafe")
+            return out if isinstance(out, tuple) else outs_given[0]
+        wrapped = tuple(ndarray._of(r) for r in results)
+        return wrapped if len(wrapped) > 1 else wrapped[0]
+
+    def _numpy(self, method, array, *args, **kwargs):
+        if type(array) is not ndarray:
+            raise unsupported(array)
+        self._loop((array,) * self.nin, None)
+        with np.errstate(all="ignore"):
+            return wrap(getattr(self._kernel, method)(array._a, *unwrap(args), **unwrap(kwargs)))
+
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False):
+        return self._numpy("reduce", array, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        return self._numpy("accumulate", array, axis=axis, dtype=dtype, out=out)
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        return self._numpy("reduceat", array, indices, axis=axis, dtype=dtype, out=out)
+
+    def outer(self, a, b, **kwargs):
+        return self._numpy("outer", a, b, **kwargs)
+
+    def at(self, a, indices, b=None):
+        if type(a) is not ndarray:
+            raise unsupported(a)
+        args = (unwrap(indices),) if b is None else (unwrap(indices), unwrap(b))
+        getattr(self._kernel, "at")(a._a, *args)
+
+    def __repr__(self):
+        return f"<ufunc '{self.name}'>"
+
+
+# ---- functions ---------------------------------------------------------------------------------
+# Functions that copy host data onto the device: they take NumPy arrays and lists.
+_FROM_HOST = {"array", "asarray", "asanyarray", "from_dlpack", "fromDlpack"}
+# NumPy answers these with a Python bool; CuPy with a 0-d device array.
+_DEVICE_BOOLS = {"array_equal", "allclose", "array_equiv"}
+
+
+def _function(name, kernel, signature):
+    sig = _signature(signature)
+    host_ok = name in _FROM_HOST
+
+    def call(*args, **kwargs):
+        if sig is not None:
+            sig.bind(*args, **kwargs)  # CuPy's own signature: a NumPy-only keyword fails
+        with np.errstate(all="ignore"):
+            result = kernel(*unwrap(args, host_ok), **unwrap(kwargs, host_ok))
+        if name in _DEVICE_BOOLS:
+            return ndarray._of(np.asarray(result))
+        return wrap(result)
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def _asnumpy(a, stream=None, order="C", out=None, blocking=True):
+    if type(a) is ndarray:
+        return a.get(order=order, out=out)
+    return np.asarray(a, order=order)
+
+
+def _get_array_module(*args):
+    return cupy if any(type(a) is ndarray for a in args) else np
+
+
+def _ascontiguousarray(a, dtype=None):
+    if type(a) is not ndarray:
+        raise unsupported(a)
+    return ndarray._of(np.ascontiguousarray(a._a, dtype=dtype))
+
+
+def _ndarray_only(name):
+    def call(a, *args, **kwargs):
+        if type(a) is not ndarray:
+            raise unsupported(a)
+        return wrap(getattr(np, name)(a._a, *unwrap(args), **unwrap(kwargs)))
+    return call
+
+
+_OWN = {"asnumpy": _asnumpy, "get_array_module": _get_array_module, "ndarray": ndarray,
+        "ascontiguousarray": _ascontiguousarray, "asfortranarray": _ndarray_only("asfortranarray"),
+        "ufunc": ufunc}
+
+
+def _fill(module, spec, numpy_source):
+    for name, entry in spec.items():
+        if name in _OWN and module.__name__ == "cupy":
+            setattr(module, name, _OWN[name])
+            continue
+        kind = entry["kind"]
+        source = getattr(numpy_source, name, None)
+        if kind == "ufunc":
+            if source is not None:
+                setattr(module, name, ufunc(name, source, entry["types"], entry["nin"]))
+        elif kind == "function":
+            if callable(source):
+                setattr(module, name, _function(name, source, entry.get("signature")))
+        elif kind in ("class", "value") and source is not None:
+            setattr(module, name, source)
+
+
+def _module(name, spec=None, numpy_source=None):
+    module = types.ModuleType(name)
+    if spec is not None:
+        _fill(module, spec, numpy_source)
+    return module
+
+
+# ---- random ------------------------------------------------------------------------------------
+class BitGenerator:
+    """XORWOW's place: the stream's state is device memory (`_state`), as CuPy's is, so
+    ember's get_state/set_state read and write it with `.get()`/`.set()`."""
+
+    _SIZE = 48
+
+    def __init__(self, seed):
+        self._numpy = np.random.PCG64(seed)
+        self._state = ndarray._of(np.zeros(self._SIZE, np.int8))
+        self._store()
+
+    def _store(self):
+        s = self._numpy.state
+        raw = (s["state"]["state"].to_bytes(16, "little") + s["state"]["inc"].to_bytes(16, "little")
+               + int(s["has_uint32"]).to_bytes(8, "little") + s["uinteger"].to_bytes(8, "little"))
+        self._state._a[:] = np.frombuffer(raw, np.int8)
+
+    def _load(self):
+        raw = self._state._a.tobytes()
+        self._numpy.state = {"bit_generator": "PCG64",
+                             "state": {"state": int.from_bytes(raw[:16], "little"),
+                                       "inc": int.from_bytes(raw[16:32], "little")},
+                             "has_uint32": int.from_bytes(raw[32:40], "little"),
+                             "uinteger": int.from_bytes(raw[40:48], "little")}
+
+
+class Generator:
+    """cupy.random.Generator: CuPy's methods and signatures only, drawing from NumPy."""
+
+    def __init__(self, bit_generator):
+        self.bit_generator = bit_generator
+
+
+def _draw(name):
+    sig = _signature(GENERATOR_METHODS[name])
+
+    def call(self, *args, **kwargs):
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        params = dict(bound.arguments)
+        params.pop("self")
+        out = params.pop("out", None)
+        bits = self.bit_generator
+        bits._load()
+        result = getattr(np.random.Generator(bits._numpy), name)(**unwrap(params))
+        bits._store()
+        if out is not None:
+            out._a[...] = result
+            return out
+        return wrap(result) if np.ndim(result) else ndarray._of(np.asarray(result))
+    call.__name__ = name
+    return call
+
+
+for _name in GENERATOR_METHODS:
+    if not _name.startswith("_"):
+        setattr(Generator, _name, _draw(_name))
+
+
+def _default_rng(seed=None):
+    return Generator(BitGenerator(seed))
+
+
+# ---- cuda --------------------------------------------------------------------------------------
+class Device:
+    def __init__(self, device=None):
+        self.id = 0 if device is None else int(device)
+        if self.id != 0:
+            raise runtime_parts.CUDARuntimeError(101)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def use(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+    @property
+    def compute_capability(self):
+        return "86"
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self):
+        return self.id
+
+    def __repr__(self):
+        return f"<CUDA Device {self.id}>"
+
+
+def _cuda_module(hooks, pool):
+    cuda = _module("cupy.cuda")
+    runtime = _module("cupy.cuda.runtime")
+    properties = dict(runtime_parts.PROPERTIES)
+    runtime.getDeviceCount = lambda: 1
+    runtime.getDevice = lambda: 0
+    runtime.getDeviceProperties = lambda i: dict(properties)
+    runtime.deviceCanAccessPeer = lambda a, b: 0
+    runtime.memGetInfo = lambda: (20 << 30, 24 << 30)
+    runtime.deviceSynchronize = lambda: None
+    runtime.CUDARuntimeError = runtime_parts.CUDARuntimeError
+    cuda.runtime = runtime
+    cuda.Device = Device
+    cuda.Stream = runtime_parts.Stream
+    cuda.get_current_stream = lambda: runtime_parts.Stream.current
+    cuda.memory_hook = types.SimpleNamespace(get_memory_hooks=lambda: hooks)
+    cuda.nvrtc = types.SimpleNamespace(getSupportedArchs=lambda: (75, 80, 86, 90))
+    cuda.device = types.SimpleNamespace(get_cublas_handle=lambda: 0x1234,
+                                        get_cusolver_handle=lambda: 0x5678)
+    cuda.MemoryPointer = type(ndarray._of(np.zeros(1)).data)
+    cuda.get_device_id = lambda: 0
+    return cuda
+
+
+# ---- the modules -------------------------------------------------------------------------------
+def build():
+    """Fresh `cupy` and `cupyx` modules (with their submodules), keyed by import name."""
+    global cupy
+    cupy = _module("cupy", MODULES["cupy"], np)
+    cupy.random = _module("cupy.random", MODULES["cupy.random"], np.random)
+    cupy.random.default_rng = _default_rng
+    cupy.random.Generator = Generator
+    cupy.random.BitGenerator = BitGenerator
+    cupy.linalg = _module("cupy.linalg", MODULES["cupy.linalg"], np.linalg)
+    cupy.fft = _module("cupy.fft", MODULES["cupy.fft"], np.fft)
+    cupy.lib = _module("cupy.lib")
+    cupy.lib.stride_tricks = _module("cupy.lib.stride_tricks")
+    cupy.lib.stride_tricks.as_strided = _ndarray_only_strided
+    hooks = {}
+    pool = runtime_parts.MemoryPool(hooks)
+    cupy.cuda = _cuda_module(hooks, pool)
+    cupy.get_default_memory_pool = lambda: pool
+    cupyx = _module("cupyx", MODULES["cupyx"], np)
+    cupyx.scatter_add = _scatter("add")
+    cupyx.scatter_max = _scatter("maximum")
+    cupyx.scatter_min = _scatter("minimum")
+    cupyx.scipy = _module("cupyx.scipy")
+    cupyx.scipy.special = _module("cupyx.scipy.special", MODULES["cupyx.scipy.special"],
+                                  scipy.special)
+    cupy.TRANSFERS = TRANSFERS
+    return {"cupy": cupy, "cupy.random": cupy.random, "cupy.linalg": cupy.linalg,
+            "cupy.fft": cupy.fft, "cupy.lib": cupy.lib,
+            "cupy.lib.stride_tricks": cupy.lib.stride_tricks, "cupy.cuda": cupy.cuda,
+            "cupy.cuda.runtime": cupy.cuda.runtime, "cupyx": cupyx,
+            "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
+
+
+def _ndarray_only_strided(x, shape=None, strides=None):
+    if type(x) is not ndarray:
+        raise unsupported(x)
+    return ndarray._of(np.lib.stride_tricks.as_strided(x._a, shape, strides))
+
+
+def _scatter(name):
+    def call(a, slices, value):
+        if type(a) is not ndarray:
+            raise unsupported(a)
+        getattr(np, name).at(a._a, unwrap(slices), unwrap(value))
+    return call
+
+
+cupy = None  # the module build() made last: the arrays' `device` and protocols reach it
+
+
+# ---- operators: through the ufuncs, so they refuse what CuPy's refuse ------------------------------
+def _binary(ufunc_name, reflected=False, inplace=False):
+    def op(self, other):
+        if type(other) is not ndarray and not isinstance(other, (*_PYTHON_SCALARS, np.generic)):
+            if isinstance(other, (np.ndarray, list, tuple)):
+                raise unsupported(other)
+            return NotImplemented
+        u = getattr(cupy, ufunc_name)
+        if inplace:
+            return u(self, other, out=self)
+        return u(other, self) if reflected else u(self, other)
+    return op
+
+
+def _unary(ufunc_name):
+    return lambda self: getattr(cupy, ufunc_name)(self)
+
+
+for _op, _u in {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+                "floordiv": "floor_divide", "mod": "remainder", "pow": "power",
+                "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+                "lshift": "left_shift", "rshift": "right_shift"}.items():
+    setattr(ndarray, f"__{_op}__", _binary(_u))
+    setattr(ndarray, f"__r{_op}__", _binary(_u, reflected=True))
+    setattr(ndarray, f"__i{_op}__", _binary(_u, inplace=True))
+for _op, _u in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                "gt": "greater", "ge": "greater_equal"}.items():
+    setattr(ndarray, f"__{_op}__", _binary(_u))
+for _op, _u in {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}.items():
+    setattr(ndarray, f"__{_op}__", _unary(_u))
+ndarray.__hash__ = None
+
+
+def _matmul(self, other, reflected=False):
+    if type(other) is not ndarray:
+        raise unsupported(other)
+    return cupy.matmul(other, self) if reflected else cupy.matmul(self, other)
+
+
+ndarray.__matmul__ = _matmul
+ndarray.__rmatmul__ = lambda self, other: _matmul(self, other, reflected=True)
+ndarray.__divmod__ = lambda self, other: cupy.divmod(self, other)
