@@ -237,6 +237,12 @@ def backend_of(dev):
         raise RuntimeError(f"ember has no backend for device type '{dev.type}'") from None
 
 
+def is_writeable(arr):
+    """Whether ops may write into a backend array. Only NumPy has read-only arrays (an expanded
+    array and its views); CuPy's flags have no `writeable`: device memory always is."""
+    return type(arr) is not np.ndarray or arr.flags.writeable
+
+
 def canonical(dev):
     """A tensor's device: a CUDA device always carries its index, as in PyTorch."""
     dev = device(dev)

@@ -12,7 +12,7 @@ from .._state import (anomaly as _anomaly, autocast as _autocast, forward_ad as 
 from .. import _memory_format as _mf
 from .._sparse import SparseTensor
 from .._tensor import Tensor, _make
-from ..device import backend_of
+from ..device import backend_of, is_writeable
 from ..ops._dual import resolve_pending
 from ..ops._graph import AccumulateGrad, edge
 
@@ -530,7 +530,7 @@ def _accumulate(leaf, g, create_graph, handed_out):
             return
         arr = g._array
         # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves.
-        owned = arr.base is None and id(arr) not in handed_out and arr.flags.writeable
+        owned = arr.base is None and id(arr) not in handed_out and is_writeable(arr)
         if not (arr.flags.c_contiguous and _mf.plainly_contiguous(leaf._array)):
             if owned and not _grad_state.layout_enforced:
                 pass  # enforce_grad_layout_policy(False): a stealable gradient is kept as is

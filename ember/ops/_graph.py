@@ -23,6 +23,7 @@ from .._state import (forward_ad as _fw, grad as _grad_state,
                       saved_tensor_hooks as _saved_hooks,
                       saved_tensor_hooks_anywhere as _saved_hooks_anywhere)
 from .._tensor import Tensor, _make, _refresh_view_grad_fn, forward_grad, make_tensor, set_tangent
+from ..device import is_writeable
 from ..utils.hooks import register as _register_hook
 from ._dual import carry_tangent, has_tangent, input_tangents, mark_pending
 
@@ -479,7 +480,7 @@ def check_no_internal_overlap(arr):
 def writable(arr):
     """`arr` to write into: NumPy marks an expanded array (and views of it) read-only, where
     PyTorch lets the ops that allow it (and views without overlap) write its memory."""
-    if type(arr) is not np.ndarray or arr.flags.writeable:
+    if is_writeable(arr):
         return arr
     w = arr.view()  # a new view: the tensor's own array stays read-only for the next write
     w.flags.writeable = True

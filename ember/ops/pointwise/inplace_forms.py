@@ -10,6 +10,7 @@ import numpy as np
 
 from ..._sparse import SparseTensor
 from ..._tensor import Tensor
+from ...device import is_writeable
 from .._graph import before_write, inplace, tracks, write_watchers
 from ._common import operands
 from .arithmetic import (_check_alpha, _scale, add, div, floor_divide, mul, pow, remainder,
@@ -33,7 +34,7 @@ def _direct_inplace(self, other, ufunc, alpha=1):
     if tracks(self, (other,)):
         return False
     arr = self._array
-    if not arr.flags.writeable or not isinstance(other, (Tensor, builtins.int, builtins.float)):
+    if not is_writeable(arr) or not isinstance(other, (Tensor, builtins.int, builtins.float)):
         return False
     try:
         x, y, d, dev = operands(self, other, ufunc.__name__)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, make_tensor
+from ...device import is_writeable
 from .._graph import Node, before_write, record, tracks, write_out, write_watchers
 from .. import pointwise as _pw
 from ..pointwise import broadcast_shapes_or_none
@@ -215,7 +216,7 @@ def _direct_target(self, tensors, value):
     self's shape, self writable and not expanded. None: the general path (and its errors)."""
     arr = self._array
     if type(value) not in (builtins.int, builtins.float) or arr.dtype not in _DIRECT \
-            or not arr.flags.writeable or 0 in arr.strides or tracks(self, tensors):
+            or not is_writeable(arr) or 0 in arr.strides or tracks(self, tensors):
         return None
     for t in tensors:
         if not isinstance(t, Tensor) or t.is_sparse or t._array.dtype != arr.dtype \

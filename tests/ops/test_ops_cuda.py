@@ -1,0 +1,117 @@
+"""The op table on 'cuda', under the strict CuPy stand-in (tests/_strict_cupy): every sample runs
+on the CPU and on the device, and the device must give the same outputs (values, dtypes,
+shapes, on the device), the same gradients, and the same exception types for error samples.
+The stand-in is CuPy as far as ember can tell, so this runs the code a GPU runs.
+
+Test ids are the op table's: `pytest tests/ops/test_ops_cuda.py -k "add-0"`.
+"""
+import contextlib
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+
+import ember
+from tests._strict_cupy import strict_cupy
+from .test_ops import CASES, Materialized, _sample_of, _tensor_outputs, _weights
+
+# What the device cannot match, and why: {entry base name: reason}. An entry here is marked
+# xfail(strict=True), so it must leave the list once it works.
+KNOWN = {}
+
+_ONLY_ON_THE_HOST = {"cuda"}  # entries whose own context stands a device in already
+
+
+def _params():
+    params = []
+    for case in CASES:
+        if case.op.name in _ONLY_ON_THE_HOST:
+            continue
+        reason = KNOWN.get(case.base) or KNOWN.get(case.id)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        params.append(pytest.param(case, id=case.id, marks=marks))
+    return params
+
+
+def _run(case, device):
+    """(output, gradients of the grad-requiring leaves or None, exception or None)."""
+    sample = case.sample
+    mat = Materialized(ember, sample, np.float64, views_inside=True)
+    leaves = [t.detach().to(device).requires_grad_(rg)
+              for t, (_, rg) in zip(mat.leaves, mat.slots)]
+    args, kwargs = mat.arguments(leaves)
+    context = ember.device(device) if device != "cpu" else contextlib.nullcontext()
+    with warnings.catch_warnings(), context:
+        warnings.simplefilter("ignore")
+        try:
+            out = case.op.call(ember, *args, **kwargs)
+        except Exception as e:
+            return None, None, e
+        grads = None
+        wanted = [t for t in leaves if t.requires_grad]
+        outs = [o for o in _tensor_outputs(out) if o.requires_grad]
+        if wanted and outs and case.op.grad and case.op.parity == "values" and \
+                not any(o.dtype.is_complex for o in outs):
+            weights = _weights(outs, zlib.crc32(case.id.encode()), np.float64)
+            loss = sum((o * ember.from_numpy(w).to(device=o.device, dtype=o.dtype)).sum()
+                       for o, w in zip(outs, weights))
+            grads = ember.autograd.grad(loss, wanted, allow_unused=True)
+    return out, grads, None
+
+
+def _host(t):
+    t = t.detach().cpu()
+    if t.dtype is ember.bfloat16:
+        t = t.float()
+    return t.resolve_conj().resolve_neg().numpy()
+
+
+def _compare(c, d, op, where, meta):
+    if isinstance(c, ember.Tensor):
+        assert isinstance(d, ember.Tensor), f"{where}: the CPU gives a Tensor, cuda a {type(d).__name__}"
+        assert d.device.type == c.device.type or d.device.type == "cuda", \
+            f"{where}: on {d.device}, the CPU result is on {c.device}"
+        assert tuple(d.shape) == tuple(c.shape), f"{where}: shape {tuple(d.shape)} != {tuple(c.shape)}"
+        assert d.dtype is c.dtype, f"{where}: dtype {d.dtype} != the CPU's {c.dtype}"
+        if meta or c.layout is not ember.strided:
+            return
+        ca, da = _host(c), _host(d)
+        if ca.dtype.kind in "fc":
+            np.testing.assert_allclose(da, ca, atol=op.atol, rtol=op.rtol, equal_nan=True,
+                                       err_msg=f"{where}: cuda values differ from the CPU's")
+        else:
+            np.testing.assert_array_equal(da, ca, err_msg=f"{where}: cuda values differ")
+    elif isinstance(c, (list, tuple)):
+        assert isinstance(d, (list, tuple)) and len(d) == len(c), \
+            f"{where}: the CPU gives {type(c).__name__} of {len(c)}, cuda {d!r:.80}"
+        for k, (ci, di) in enumerate(zip(c, d)):
+            _compare(ci, di, op, f"{where}[{k}]", meta)
+    elif isinstance(c, float) and not meta:
+        np.testing.assert_allclose(d, c, atol=op.atol, rtol=op.rtol, err_msg=where)
+    elif not meta:
+        assert type(d) is type(c) and (d == c or d != d), f"{where}: {d!r} != the CPU's {c!r}"
+
+
+@pytest.mark.parametrize("case", _params())
+def test_cuda_matches_cpu(case):
+    _sample_of(case)
+    cpu_out, cpu_grads, cpu_err = _run(case, "cpu")
+    with strict_cupy():
+        cuda_out, cuda_grads, cuda_err = _run(case, "cuda")
+        if cpu_err is not None:
+            assert cuda_err is not None, f"the CPU raises {cpu_err!r}; cuda returns {cuda_out!r:.200}"
+            assert type(cuda_err) is type(cpu_err), \
+                f"the CPU raises {cpu_err!r}; cuda raises {cuda_err!r}"
+            return
+        if cuda_err is not None:
+            raise cuda_err
+        meta = case.op.parity != "values"
+        _compare(cpu_out, cuda_out, case.op, "output", meta)
+        if cpu_grads is not None:
+            assert cuda_grads is not None, "the CPU has gradients; cuda has none"
+            for k, (c, d) in enumerate(zip(cpu_grads, cuda_grads)):
+                if c is None or d is None:
+                    assert c is None and d is None, f"grad {k}: CPU {c}, cuda {d}"
+                    continue
+                _compare(c, d, case.op, f"grad of input {k}", False)
