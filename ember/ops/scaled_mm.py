@@ -13,13 +13,16 @@ ember runs it for RowWise scales, in `F.grouped_mm`'s grouping (`offs`).
 Neither product is differentiable: as in PyTorch, a result over inputs that require grad gets
 a "NotImplemented" node whose backward raises.
 """
+import numpy as np
+
 from .. import dtypes as _dt
 from .._tensor import Tensor
 from ._graph import grad_disabled
-from .histograms import _record_not_implemented
+from ._graph import write_out
+from .histograms import _need_tensor, _record_not_implemented
 from .sparse import _no_kernel
 
-__all__ = []
+__all__ = ["_scaled_mm"]
 METHODS = []
 FUNCTIONAL = ["scaled_mm", "scaled_grouped_mm"]
 
@@ -229,7 +232,8 @@ def _check_contraction(mat_a, mat_b, contraction_dim):
                          f"with contraction dims mat_a: {dim_a}, mat_b: {dim_b}")
 
 
-def _dequantised_product(mat_a, mat_b, scale_a, scale_b, recipe, bias, out_dtype):
+def _dequantised_product(mat_a, mat_b, scale_a, scale_b, recipe, bias, out_dtype,
+                         result_scale=None):
     """The float32 emulation: scale each widened operand, multiply, add the bias, cast."""
     if recipe == _TENSORWISE:
         a = mat_a.float() * float(scale_a.item())
@@ -239,7 +243,63 @@ def _dequantised_product(mat_a, mat_b, scale_a, scale_b, recipe, bias, out_dtype
     out = a @ b
     if bias is not None:
         out.add_(bias)
+    if result_scale is not None:
+        # the reciprocal is taken in float32, as the C++ emulation takes it
+        out = out * float(np.float32(1) / np.float32(result_scale.item()))
     return out.to(out_dtype)
+
+
+# ---- torch._scaled_mm: the first form, which finds the recipe from the scales' shapes -------
+def _tensorwise_scaled(mat, scale):
+    return mat.dtype in _FLOAT8 and scale.dtype is _dt.float32 and scale.numel() == 1
+
+
+def _rowwise_scaled(mat, scale):
+    return mat.dtype in _FLOAT8 and scale.dtype is _dt.float32 and scale.dim() == 2 and \
+        scale.shape[0] == mat.size(0) and scale.shape[1] == 1 and scale.is_contiguous()
+
+
+def _found_recipe(mat_a, mat_b, scale_a, scale_b):
+    # B is judged by its transpose and its scale's, as A is: one scale per row of B.t()
+    for recipe, fits in ((_TENSORWISE, _tensorwise_scaled), (_ROWWISE, _rowwise_scaled)):
+        if fits(mat_a, scale_a) and fits(mat_b.t(), scale_b.t()):
+            return recipe
+    _invalid_scaling(mat_a, mat_b, scale_a, scale_b)
+
+
+def _scaled_mm(input, mat2, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None,
+               use_fast_accum=False, *, out=None):
+    for position, (name, value) in enumerate((("input", input), ("mat2", mat2),
+                                              ("scale_a", scale_a), ("scale_b", scale_b)), 1):
+        _need_tensor("_scaled_mm", value, name, position)
+    if out is not None and out_dtype is not None and out_dtype is not out.dtype:
+        raise ValueError("out_dtype must match output matrix type")
+    result_dtype = out.dtype if out is not None else (out_dtype or input.dtype)
+    recipe = _found_recipe(input, mat2, scale_a, scale_b)
+    for name, mat in (("mat1", input), ("mat2", mat2)):
+        if mat.dim() != 2:
+            raise RuntimeError(f"{name} must be a matrix")
+    (m, k), (k2, n) = input.shape, mat2.shape
+    if k != k2:
+        raise RuntimeError(f"mat_a and mat_b shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
+    if scale_result is not None and (scale_result.numel() != 1 or
+                                     scale_result.dtype is not _dt.float32):
+        raise RuntimeError("scale_result must be a float scalar")
+    if bias is not None and bias.numel() != n:
+        raise RuntimeError(f"Bias must be size {n} but got {bias.numel()}")
+    # the result scale divides only a float8 result whose dtype was asked for by out_dtype
+    divisor = scale_result if out_dtype in (_dt.float8_e4m3fn, _dt.float8_e5m2) else None
+    with grad_disabled():
+        res = _dequantised_product(input, mat2, scale_a, scale_b, recipe, bias, result_dtype,
+                                   divisor)
+    if res.dtype.is_floating_point:
+        tracked = [t for t in (input, mat2, scale_a, scale_b, bias, scale_result)
+                   if t is not None and t.requires_grad]
+        _record_not_implemented("_scaled_mm", tracked, res)
+    if out is None:
+        return res
+    write_out(out, res, "_scaled_mm")
+    return out
 
 
 # ---- scaled_grouped_mm ------------------------------------------------------------------------

@@ -113,3 +113,22 @@ def test_grouped_rowwise_on_cuda_matches_dequantised_grouped_mm(torch, fake_cuda
     with pytest.raises(ValueError):
         F.scaled_grouped_mm(a, b, sa[:4], F.ScalingType.RowWise, sb, F.ScalingType.RowWise,
                             offs=offs)
+
+
+def test_first_form_out_and_autograd_like_torch(torch):
+    results = []
+    for lib in (torch, ember):
+        a = lib.ones(4, 16).to(lib.float8_e4m3fn)
+        b = lib.ones(16, 8).to(lib.float8_e4m3fn)
+        s = lib.tensor(2.0, requires_grad=True)
+        out = lib.empty(0, dtype=lib.bfloat16)
+        with lib.no_grad():
+            written = lib._scaled_mm(a, b, s, lib.tensor(0.5), out=out)
+        res = lib._scaled_mm(a, b, s, lib.tensor(0.5), out_dtype=lib.float32)
+        with pytest.raises(RuntimeError) as err:
+            res.sum().backward()
+        with pytest.raises(ValueError) as mismatch:
+            lib._scaled_mm(a, b, s, s, out_dtype=lib.float32, out=out)
+        results.append((written is out, out.float().tolist(), type(res.grad_fn).__name__,
+                        str(err.value), str(mismatch.value)))
+    assert results[0] == results[1]

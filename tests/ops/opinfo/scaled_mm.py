@@ -105,3 +105,44 @@ def grouped_samples(rng):
 
 register(OpInfo("scaled_grouped_mm", grouped_call, grouped_samples, grad=False, parity="none",
                 covers=("nn.functional.scaled_grouped_mm",)))
+
+
+def first_form_call(lib, a, b, scale_a, scale_b, b_dtype=None, **kwargs):
+    """torch._scaled_mm, which tells the recipe from the scales' shapes."""
+    for key in ("out_dtype", "scale_result", "bias"):
+        if isinstance(kwargs.get(key), str):
+            kwargs[key] = getattr(lib, kwargs[key])
+        elif isinstance(kwargs.get(key), lib.Tensor):
+            kwargs[key] = kwargs[key].float()
+    out = lib._scaled_mm(a.to(lib.float8_e4m3fn), b.to(getattr(lib, b_dtype or "float8_e4m3fn")),
+                         scale_a.float(), scale_b.float(), **kwargs)
+    return out.float(), out.dtype
+
+
+def first_form_samples(rng):
+    def ab(m=4, k=32, n=8):
+        return randn(rng, m, k), randn(rng, k, n)
+
+    return [
+        S((*ab(), scalar(rng), scalar(rng))),  # the result is float8, as mat_a
+        S((*ab(), scalar(rng), scalar(rng)), {"out_dtype": "float32", "bias": randn(rng, 8)}),
+        S((*ab(), scalar(rng), scalar(rng)), {"out_dtype": "bfloat16", "b_dtype": "float8_e5m2"}),
+        S((*ab(), scalar(rng), scalar(rng)),
+          {"out_dtype": "float8_e4m3fn", "scale_result": scalar(rng)}),
+        S((*ab(), scalar(rng), scalar(rng)), {"scale_result": scalar(rng)}),  # not applied
+        S((*ab(), randn(rng, 4, 1), randn(rng, 1, 8)), {"out_dtype": "float32"}),
+        S((*ab(0, 32, 8), scalar(rng), scalar(rng))),
+        S((randn(rng, 2, 4, 32), randn(rng, 32, 8), scalar(rng), scalar(rng)),
+          raises=RuntimeError),
+        S((*ab(4, 32, 8)[:1], randn(rng, 16, 8), scalar(rng), scalar(rng)), raises=RuntimeError),
+        S((*ab(), scalar(rng), scalar(rng)), {"bias": randn(rng, 3)}, raises=RuntimeError),
+        S((*ab(), scalar(rng), scalar(rng)), {"scale_result": randn(rng, 2)},
+          raises=RuntimeError),
+        S((*ab(), scalar(rng), randn(rng, 1, 8)), raises=ValueError),
+        S((*ab(), randn(rng, 4, 1), randn(rng, 8, 1)), raises=ValueError),
+        S((*ab(), randn(rng, 4), randn(rng, 1, 8)), raises=ValueError),
+    ]
+
+
+register(OpInfo("_scaled_mm", first_form_call, first_form_samples, grad=False, atol=1e-2,
+                rtol=1e-2))
