@@ -8,7 +8,7 @@ result cast to `output_dtype`. PyTorch's CPU build knows only those two recipes:
 recipes and scale swizzles are CUDA kernels there, and a CPU call with them is refused with
 the same ValueError here. PyTorch's CPU build has no grouped scaled kernel at all, so
 `scaled_grouped_mm` is refused on the CPU with its NotImplementedError; on a CUDA device
-ember runs it for RowWise scales, in `F.grouped_mm`'s grouping (`offs`).
+ember runs it for RowWise scales (_scaled_grouped.py).
 
 Neither product is differentiable: as in PyTorch, a result over inputs that require grad gets
 a "NotImplemented" node whose backward raises.
@@ -16,7 +16,6 @@ a "NotImplemented" node whose backward raises.
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor
 from ._graph import grad_disabled
 from ._graph import write_out
 from .histograms import _need_tensor, _record_not_implemented
@@ -309,11 +308,11 @@ def scaled_grouped_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_reci
     scales_a, scales_b = _as_list(scale_a), _as_list(scale_b)
     recipes_a, recipes_b = _recipe_values(scale_recipe_a), _recipe_values(scale_recipe_b)
     _recipe_values(swizzle_a), _recipe_values(swizzle_b)
-    if not isinstance(mat_a, Tensor) or mat_a.device.type != "cuda":
+    if mat_a.device.type != "cuda":
         _no_kernel(mat_a, "_scaled_grouped_mm_v2")
     from ._scaled_grouped import rowwise_grouped_product
     out = rowwise_grouped_product(mat_a, mat_b, scales_a, recipes_a, scales_b, recipes_b, bias,
-                                  offs, output_dtype)
+                                  offs, output_dtype, contraction_dim)
     tracked = [t for t in (mat_a, mat_b, *scales_a, *scales_b, offs, bias)
                if t is not None and t.requires_grad]
     _record_not_implemented("_scaled_grouped_mm_v2", tracked, out)
