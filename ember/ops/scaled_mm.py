@@ -10,14 +10,16 @@ the same ValueError here. PyTorch's CPU build has no grouped scaled kernel at al
 `scaled_grouped_mm` is refused on the CPU with its NotImplementedError; on a CUDA device
 ember runs it for RowWise scales (_scaled_grouped.py).
 
+`torch._scaled_mm`, the first form, takes one scale tensor per operand and tells the recipe
+from the scales' shapes; it has `scale_result` (divides a float8 result) and `out=`.
+
 Neither product is differentiable: as in PyTorch, a result over inputs that require grad gets
 a "NotImplemented" node whose backward raises.
 """
 import numpy as np
 
 from .. import dtypes as _dt
-from ._graph import grad_disabled
-from ._graph import write_out
+from ._graph import grad_disabled, write_out
 from .histograms import _need_tensor, _record_not_implemented
 from .sparse import _no_kernel
 
@@ -124,20 +126,29 @@ def _recipe_values(recipes):
 
 def _dim_size(t, dim, strides=False):
     """t.size(dim) or t.stride(dim) with the C++ accessor's IndexError."""
-    n = t.dim()
-    if n == 0:
+    if t.dim() == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     return t.stride(dim) if strides else t.size(dim)
 
 
 def _shape_text(values):
-    return "[" + ", ".join(str(v) for v in values) + "]"
+    return str(list(values))  # C++ prints sizes and strides as [4, 1]
 
 
 def _invalid_scaling(mat_a, mat_b, scale_a, scale_b):
+    """PyTorch's ValueError for scales that fit no recipe; a missing scale reads "None"."""
     def described(mat, scale, last):
-        return (f"mat_{last}.dtype()={mat.dtype._scalar_name}, scale_{last}.dtype()="
-                f"{scale.dtype._scalar_name}, scale_{last}.size()={_shape_text(scale.shape)}")
+        head = f"mat_{last}.dtype()={mat.dtype._scalar_name}, "
+        if scale is None:
+            return head + f"scale_{last}=None"
+        return head + (f"scale_{last}.dtype()={scale.dtype._scalar_name}, scale_{last}.size()="
+                       f"{_shape_text(scale.shape)}, scale_{last}.stride()="
+                       f"{_shape_text(scale.stride())}")
+    got_b = described(mat_b, scale_b, "b")
+    if scale_b is not None:  # " and " goes before the last item
+        got_b = got_b.replace(", scale_b.stride()", " and scale_b.stride()")
+    else:
+        got_b = got_b.replace(", scale_b=None", " and scale_b=None")
     raise ValueError(
         "Invalid scaling configuration.\n"
         "- For TensorWise scaling, a and b should be float8, scales should be float and "
@@ -145,9 +156,7 @@ def _invalid_scaling(mat_a, mat_b, scale_a, scale_b):
         f"- For RowWise scaling, a and b should be float8, scales should be float, scale_a "
         f"should be ({mat_a.shape[0]}, 1) and scale_b should be (1, {mat_b.shape[1]}), and both "
         "should be contiguous.\n"
-        f"Got {described(mat_a, scale_a, 'a')}, scale_a.stride()="
-        f"{_shape_text(scale_a.stride())}, {described(mat_b, scale_b, 'b')} and "
-        f"scale_b.stride()={_shape_text(scale_b.stride())}")
+        f"Got {described(mat_a, scale_a, 'a')}, {got_b}")
 
 
 def _recipe(mat_a, mat_b, scales_a, recipes_a, scales_b, recipes_b):
@@ -158,7 +167,8 @@ def _recipe(mat_a, mat_b, scales_a, recipes_a, scales_b, recipes_b):
             recipes_a[0] == recipes_b[0] and recipes_a[0] in (_TENSORWISE, _ROWWISE) and \
             scales_a[0].dtype is _dt.float32 and scales_b[0].dtype is _dt.float32:
         return recipes_a[0]
-    _invalid_scaling(mat_a, mat_b, scales_a[0], scales_b[0])
+    _invalid_scaling(mat_a, mat_b, scales_a[0] if scales_a else None,
+                     scales_b[0] if scales_b else None)
 
 
 def _check_rowwise_scales(mat_a, mat_b, scale_a, scale_b):

@@ -72,6 +72,8 @@ def samples(rng):
                raises=ValueError),
         S((*ab(), randn(rng, 2), scalar(rng)), raises=ValueError),
         S((*ab(), [scalar(rng), scalar(rng)], scalar(rng)), raises=ValueError),
+        S((*ab(), None, scalar(rng)), raises=ValueError),  # a missing scale reads "None"
+        S((*ab(), scalar(rng), []), raises=ValueError),
         S((*ab(), randn(rng, 5, 1), randn(rng, 1, 8)), row, raises=ValueError),
         S((*ab(), randn(rng, 4, 1), randn(rng, 1, 9)), row, raises=ValueError),
         S((*ab(), randn(rng, 4), randn(rng, 1, 8)), row, raises=IndexError),
