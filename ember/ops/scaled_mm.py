@@ -189,6 +189,8 @@ def _check_rowwise_scales(mat_a, mat_b, scale_a, scale_b):
 def scaled_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b, swizzle_a=None,
               swizzle_b=None, bias=None, output_dtype=_dt.bfloat16, contraction_dim=(),
               use_fast_accum=False):
+    """mat_a @ mat_b of float8 operands, each decoded by its scales as its recipe says
+    (`ScalingType`); `use_fast_accum` is a GPU kernel setting with no effect here."""
     scales_a, scales_b = _as_list(scale_a), _as_list(scale_b)
     recipes_a, recipes_b = _recipe_values(scale_recipe_a), _recipe_values(scale_recipe_b)
     # PyTorch's CPU kernel takes the swizzles and reads none of them
@@ -278,6 +280,8 @@ def _found_recipe(mat_a, mat_b, scale_a, scale_b):
 
 def _scaled_mm(input, mat2, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None,
                use_fast_accum=False, *, out=None):
+    """The first form of scaled_mm: one scale tensor per operand, its shape naming the recipe
+    (a single number: TensorWise; (M, 1) and (1, N): RowWise)."""
     for position, (name, value) in enumerate((("input", input), ("mat2", mat2),
                                               ("scale_a", scale_a), ("scale_b", scale_b)), 1):
         _need_tensor("_scaled_mm", value, name, position)
@@ -315,6 +319,7 @@ def _scaled_mm(input, mat2, scale_a, scale_b, bias=None, scale_result=None, out_
 def scaled_grouped_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b,
                       swizzle_a=None, swizzle_b=None, bias=None, offs=None,
                       output_dtype=_dt.bfloat16, contraction_dim=(), use_fast_accum=False):
+    """scaled_mm over groups, grouped as F.grouped_mm groups them (`offs`: int32 group ends)."""
     scales_a, scales_b = _as_list(scale_a), _as_list(scale_b)
     recipes_a, recipes_b = _recipe_values(scale_recipe_a), _recipe_values(scale_recipe_b)
     _recipe_values(swizzle_a), _recipe_values(swizzle_b)
