@@ -23,6 +23,7 @@ for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_tra
     if _name in _ops_all and _name not in globals():
         globals()[_name] = getattr(_ops, _name)
 from ..ops._grid_sample import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES  # noqa: E402,F401
+from ..ops.scaled_mm import ScalingType, SwizzleType  # noqa: E402,F401
 
 
 def assert_int_or_pair(arg, arg_name, message):

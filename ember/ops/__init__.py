@@ -20,7 +20,7 @@ FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statist
                 "loss", "normalization", "sparse", "spatial", "distance", "attention", "histograms",
                 "descriptive", "fractional_pool", "complex_views", "windows", "bilinear", "vander",
                 "memory", "tensor_methods", "stft", "view_copies", "recurrent",
-                "aten_forms", "linear_loss", "sparse_products", "grouped_mm", "lowrank",
+                "aten_forms", "linear_loss", "sparse_products", "grouped_mm", "scaled_mm", "lowrank",
                 "lobpcg", "hashing", "dlpack")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
