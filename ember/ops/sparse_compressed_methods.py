@@ -129,7 +129,7 @@ def add(self, other, *, alpha=1):
             raise TypeError(f"add(): argument 'other' must be Tensor, not "
                             f"{type(other).__name__}")
         from .pointwise import add as _add
-        return _add(to_dense(self), other, alpha=alpha)
+        return _add(to_dense(self), other, alpha=alpha) if alpha != 1 else radd(self, other)
     if other.layout is not self._layout:
         raise RuntimeError(f"add: expected 'self' and 'other' to have the same layout, but got "
                            f"{LAYOUT_NAMES[self._layout]} and {other.layout}")
@@ -164,9 +164,15 @@ def sub(self, other, *, alpha=1):
 def radd(self, other):
     # Python asks the subclass first: dense + sparse lands here (a dense result)
     if isinstance(other, Tensor):
-        from .pointwise import add as _add
-        return _add(other, to_dense(self))
+        return _dense_plus(other, self, 1)
     return add(self, other)
+
+
+def _dense_plus(dense, s, alpha):
+    """`dense + alpha * s` (a dense tensor): dense's elements kept where s stores nothing (a
+    -0.0 stays -0.0, as PyTorch's), gradients to both."""
+    from .sparse_arith import add_dense_sparse
+    return add_dense_sparse(dense, to_coo(s), alpha)
 
 
 def sum_(self, dim=None, keepdim=False, *, dtype=None):

@@ -132,10 +132,10 @@ def _add_with_sparse(input, other, alpha, out):
     if out is not None:
         raise RuntimeError("ember: add(..., out=) with a sparse operand is not supported")
     if input.__class__ is SparseCompressedTensor or other.__class__ is SparseCompressedTensor:
-        from ..sparse_compressed_methods import add as add_compressed, radd
+        from ..sparse_compressed_methods import _dense_plus, add as add_compressed
         if input.__class__ is SparseCompressedTensor:
             return add_compressed(input, other, alpha=alpha)
-        return radd(other * alpha if alpha != 1 else other, input)
+        return _dense_plus(input, other, alpha)
     if input.__class__ is SparseTensor:
         return sparse_arith.add_sparse(input, other, alpha)
     if not isinstance(input, Tensor):
