@@ -198,8 +198,11 @@ def stored_pairs(t):
     """(block rows, block columns) of `t`'s stored entries, in storage order (int64 arrays)."""
     xp = _xp(t)
     c = t._cind._array.astype(np.int64, copy=False)
-    major = xp.repeat(xp.arange(c.shape[0] - 1, dtype=np.int64), xp.diff(c))
     plain = t._pind._array.astype(np.int64, copy=False)
+    # entry k lies in the slice whose offsets bracket it (searchsorted, not repeat: CuPy's
+    # repeat takes no array of counts)
+    positions = xp.arange(plain.shape[0], dtype=np.int64)
+    major = xp.searchsorted(c[1:], positions, side="right").astype(np.int64)
     return (major, plain) if t._layout in ROW_LAYOUTS else (plain, major)
 
 

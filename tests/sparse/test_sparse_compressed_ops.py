@@ -190,3 +190,23 @@ def test_loaded_indices_are_checked():
     buffer.seek(0)
     with pytest.raises(RuntimeError, match="col_indices < ncols"):
         ember.load(buffer)
+
+
+def test_products_and_conversions_need_no_scipy(monkeypatch):
+    import sys
+    for name in [m for m in sys.modules if m == "scipy" or m.startswith("scipy.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "scipy", None)   # `import scipy...` now raises ImportError
+    x = ember.tensor(DENSE, requires_grad=True)
+    d = ember.tensor(OTHER, requires_grad=True)
+    s = x.to_sparse_csr()
+    out = s @ d + ember.mv(s.to_sparse_csc(), d[:, 0]).unsqueeze(1) \
+        + (s * 2 + s).to_sparse_bsr((2, 2)).to_dense() @ d
+    out.sum().backward()
+    xt, dt = (torch.tensor(a, requires_grad=True) for a in (DENSE, OTHER))
+    ref = xt @ dt + (xt @ dt[:, 0]).unsqueeze(1) + (xt * 3) @ dt
+    ref.sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(d.grad.numpy(), dt.grad.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), (xt.grad * (xt != 0)).numpy(), rtol=1e-5,
+                               atol=1e-5)
