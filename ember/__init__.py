@@ -57,6 +57,7 @@ from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES
 globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ... (TypedStorage makers)
 
 from ._layout import layout, sparse_coo, strided
+from ._layout import sparse_bsc, sparse_bsr, sparse_csc, sparse_csr
 from . import sparse
 from .version import __version__
 from . import version

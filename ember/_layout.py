@@ -1,6 +1,8 @@
-"""Tensor memory layouts (`ember.strided`, `ember.sparse_coo`), as `torch.layout`."""
+"""Tensor memory layouts (`ember.strided`, `ember.sparse_coo`, the compressed sparse layouts
+`ember.sparse_csr`, `sparse_csc`, `sparse_bsr`, `sparse_bsc`), as `torch.layout`."""
 
-__all__ = ["layout", "strided", "sparse_coo"]
+__all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+           "sparse_bsc"]
 
 
 class layout:
@@ -21,8 +23,12 @@ class layout:
 
 
 def _layout_by_name(name):
-    return {"strided": strided, "sparse_coo": sparse_coo}[name]
+    return {n: globals()[n] for n in __all__[1:]}[name]
 
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")

@@ -160,6 +160,8 @@ class SparseTensor(Tensor):
     # ---- conversions and products: values, mm, matmul, t and __repr__ are bound from
     # ember/ops/sparse.py (its to_dense and coalesce, which take both layouts, are Tensor's)
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is not None and layout is not sparse_coo:
+            return self._to_compressed(layout, blocksize, dense_dim)  # ops/sparse.py
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
                                f"argument !=self.sparse_dim() is not supported")

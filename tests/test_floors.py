@@ -20,6 +20,7 @@ FLOORS = {
     # 2: the Tensor, and what speaks tensors with no op: printing, storages, sparse COO,
     # random generators (their state is a uint8 tensor)
     "ember._tensor": 2, "ember._printing": 2, "ember._storage": 2, "ember._sparse": 2,
+    "ember._sparse_compressed": 2,
     "ember.random": 2, "ember.storage": 2, "ember.types": 2, "ember._symbolic": 2,
     # 3: every tensor operation, and the namespaces that only re-export ops
     "ember.ops": 3, "ember.linalg": 3, "ember.fft": 3, "ember.special": 3, "ember.sparse": 3,

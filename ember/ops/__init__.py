@@ -21,7 +21,7 @@ FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statist
                 "descriptive", "fractional_pool", "complex_views", "windows", "bilinear", "vander",
                 "memory", "tensor_methods", "stft", "view_copies", "recurrent",
                 "aten_forms", "linear_loss", "sparse_products", "grouped_mm", "scaled_mm", "lowrank",
-                "lobpcg", "hashing", "dlpack")
+                "lobpcg", "hashing", "dlpack", "sparse_compressed")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
 globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})
@@ -41,6 +41,10 @@ Tensor.__new__ = staticmethod(creation.tensor_new)
 for _family in (sparse, sparse_arith):
     for _name, _method in _family.SPARSE_METHODS.items():
         setattr(SparseTensor, _name, _method)
+from .._sparse_compressed import SparseCompressedTensor  # noqa: E402
+from .sparse_compressed_methods import COMPRESSED_METHODS  # noqa: E402
+for _name, _method in COMPRESSED_METHODS.items():
+    setattr(SparseCompressedTensor, _name, _method)
 
 
 def _reflected(op):

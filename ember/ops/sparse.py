@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._sparse import SparseTensor, make_sparse
+from .._sparse_compressed import SparseCompressedTensor
 from .._tensor import Tensor, make_tensor
 from ..device import _BACKENDS
 from ._graph import Node, record
@@ -292,7 +293,10 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     """A dense tensor as a coalesced sparse COO tensor of its nonzero entries (the first
     `sparse_dim` dimensions sparse: a row is kept when any of its entries is nonzero)."""
     if isinstance(input, SparseTensor):
-        return input.to_sparse(sparse_dim)
+        return input.to_sparse(sparse_dim, layout=layout, blocksize=blocksize)
+    if layout is not None and layout.name != "sparse_coo" and layout.name != "strided":
+        from .sparse_compressed import to_compressed
+        return to_compressed(input, layout, blocksize, dense_dim)
     ndim = input._array.ndim
     if sparse_dim is None:
         sparse_dim = ndim if dense_dim is None else ndim - dense_dim
@@ -379,8 +383,18 @@ def _sparse_times_dense(input, mat2, node_cls, fname):
     return _product(input._ind, input._val, (m, k), mat2, node_cls)
 
 
+def _coo_form(t):
+    """A sparse compressed operand (CSR ...) as the COO tensor of its entries, whose products
+    below take gradients to its values; anything else as it is."""
+    if isinstance(t, SparseCompressedTensor):
+        from .sparse_compressed import to_coo
+        return to_coo(t)
+    return t
+
+
 def spmm(input, mat2):
     """`torch.spmm`, `torch.mm` and `@` with a sparse first operand: a dense product."""
+    input, mat2 = _coo_form(input), _coo_form(mat2)
     if not isinstance(input, SparseTensor):
         from .linalg import mm as dense_mm
         return dense_mm(input, mat2)
@@ -389,6 +403,7 @@ def spmm(input, mat2):
 
 def mm(input, mat2, *, out=None):
     """`torch.mm`: the dense product (ember/ops/linalg/matmul.py), or sparse @ dense."""
+    input, mat2 = _coo_form(input), _coo_form(mat2)
     if isinstance(input, SparseTensor):
         if out is not None:
             raise RuntimeError("mm(): out= with a sparse operand is not supported")
@@ -403,6 +418,7 @@ def sparse_mm(sparse, dense, reduce=None):
     """`torch.sparse.mm`: sparse @ dense (gradients to the values and the dense operand)."""
     if reduce is not None:
         raise NotImplementedError("ember: torch.sparse.mm(..., reduce=) is not supported")
+    sparse, dense = _coo_form(sparse), _coo_form(dense)
     if not isinstance(sparse, SparseTensor):
         return mm(sparse, dense)
     return _sparse_times_dense(sparse, dense, SparseAddmmBackward0, "addmm")
@@ -480,12 +496,13 @@ def sparse_repr(s):
 
 
 def _body(t, indent):
-    """The contents of `repr(t)` between `tensor(` and its suffixes, indented to `indent`."""
+    """The contents of `repr(t)` between `tensor(` and its suffixes, laid out as if its first
+    line started at column `indent` (PyTorch narrows the rows of a sparse tensor's parts so)."""
     if t._array.size == 0:
         return f"[], size={tuple(t._array.shape)}"
-    r = repr(make_tensor(t._array, t._device))
-    body = r[len("tensor("):r.rindex("]") + 1]
-    return body.replace("\n" + " " * len("tensor("), "\n" + " " * indent)
+    from .._printing import tensor_repr
+    r = tensor_repr(make_tensor(t._array, t._device), prefix=" " * indent)
+    return r[indent:r.rindex("]") + 1]
 
 
 # ---- SparseTensor's methods over these ops (bound onto it by ember/ops/__init__.py) ---------------
@@ -505,8 +522,14 @@ def _repr(self, *, tensor_contents=None):
     return sparse_repr(self)
 
 
+def _to_compressed(self, layout, blocksize, dense_dim):
+    from .sparse_compressed import to_compressed
+    return to_compressed(self, layout, blocksize, dense_dim)
+
+
 SPARSE_METHODS = {
     "values": _coalesced_values, "mm": spmm, "matmul": _matmul, "__matmul__": _matmul,
     "t": _transpose, "__repr__": _repr, "__str__": _repr,
     "_grad_at_unique": _grad_at_unique,  # read by SparseTensor.grad
+    "_to_compressed": _to_compressed,  # read by SparseTensor.to_sparse(layout=...)
 }

@@ -100,18 +100,27 @@ def _get_layout(name):
     """`torch.serialization._get_layout`: how PyTorch pickles a layout ('torch.strided'); only
     the layouts ember has."""
     from .. import _layout
-    layouts = {f"torch.{n}": getattr(_layout, n) for n in ("strided", "sparse_coo")}
+    layouts = {f"torch.{n}": getattr(_layout, n) for n in ("strided", "sparse_coo", "sparse_csr",
+                                                           "sparse_csc", "sparse_bsr",
+                                                           "sparse_bsc")}
     if name not in layouts:
         raise RuntimeError(f"ember cannot load tensors of layout {name}")
     return layouts[name]
 
 
 def _rebuild_sparse_tensor(layout, data):
-    """A sparse COO tensor from (indices, values, size, is_coalesced). Its indices are checked
-    against its size (PyTorch's invariant check), so a file cannot make ember index out of
+    """A sparse COO tensor from (indices, values, size, is_coalesced), or a compressed one
+    (CSR ...) from (compressed indices, plain indices, values, size). Its indices are checked
+    against its size (PyTorch's invariant checks), so a file cannot make ember index out of
     range."""
     from .._layout import sparse_coo
+    from .._sparse_compressed import COMPRESSED_LAYOUTS
     from ..ops.sparse import sparse_coo_tensor
+    if layout in COMPRESSED_LAYOUTS:
+        from ..ops.sparse_compressed import sparse_compressed_tensor
+        compressed, plain, values, size = data[:4]
+        return sparse_compressed_tensor(compressed, plain, values, size, layout=layout,
+                                        check_invariants=True)
     if layout is not sparse_coo:
         raise RuntimeError(f"_rebuild_sparse_tensor: unsupported layout {layout}")
     indices, values, size, coalesced = data[:4]
@@ -248,12 +257,17 @@ class _Writer(pickle._Pickler):
         from ..device import device
         from .._tensor import Size
         from .._layout import layout, sparse_coo
+        from .._sparse_compressed import COMPRESSED_LAYOUTS
         if isinstance(obj, layout):
             return (_GET_LAYOUT, (str(obj),))
         if isinstance(obj, Tensor) and obj.layout is sparse_coo:
             # PyTorch's form: the layout, then indices, values, size and is_coalesced
             return (_REBUILD_SPARSE, (sparse_coo, (obj._indices(), obj._values(),
                                                    Size(obj.shape), obj.is_coalesced())))
+        if isinstance(obj, Tensor) and obj.layout in COMPRESSED_LAYOUTS:
+            # PyTorch's form: the layout, then both indices, the values and the size
+            return (_REBUILD_SPARSE, (obj.layout, (obj._cind, obj._pind, obj._val.detach(),
+                                                   Size(obj.shape))))
         if isinstance(obj, Parameter):
             return (_REBUILD_PARAMETER, (obj.detach(), obj.requires_grad,
                                          collections.OrderedDict()))

@@ -11,11 +11,8 @@ GAPS = {
     "dequantize": "quantized", "int_repr": "quantized", "q_per_channel_axis": "quantized",
     "q_per_channel_scales": "quantized", "q_per_channel_zero_points": "quantized",
     "q_scale": "quantized", "q_zero_point": "quantized", "qscheme": "quantized",
-    # compressed sparse layouts: ember's sparse tensors are COO
-    "ccol_indices": "csr/csc", "col_indices": "csr/csc", "crow_indices": "csr/csc",
-    "row_indices": "csr/csc", "to_sparse_bsc": "csr/csc", "to_sparse_bsr": "csr/csc",
-    "to_sparse_csc": "csr/csc", "to_sparse_csr": "csr/csc",
-    "sparse_resize_": "csr/csc", "sparse_resize_and_clear_": "csr/csc",
+    # resizing a sparse COO tensor's storage in place
+    "sparse_resize_": "sparse resize", "sparse_resize_and_clear_": "sparse resize",
     # devices ember has no backend for
     "xpu": "device", "ipu": "device", "mtia": "device", "to_mkldnn": "device",
     # nested tensors

@@ -274,7 +274,11 @@ def _run(lib, case, float_dtype):
 # PyTorch's C++ TORCH_WARN_ONCE messages come only the first time in a process, whatever the
 # Python filters say, so whether a parity test sees one depends on which tests ran before it
 # in that worker: they cannot be compared.
-_TORCH_ONCE_PER_PROCESS = ("LSTM with projections is not supported with oneDNN",)
+_TORCH_ONCE_PER_PROCESS = ("LSTM with projections is not supported with oneDNN",
+                           "Sparse CSR tensor support is in beta state",
+                           "Sparse CSC tensor support is in beta state",
+                           "Sparse BSR tensor support is in beta state",
+                           "Sparse BSC tensor support is in beta state")
 
 
 def _warning_text(w):

@@ -8,12 +8,15 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._sparse import SparseTensor
+from ..._sparse_compressed import SparseCompressedTensor
 from ..._tensor import make_tensor, Tensor, xp_of
 from ..._state import autocast as _autocast, forward_ad as _fw
 from .._autocast import lower
 from .._graph import Node, record
 from .._dual import on_dual_node
 from ._common import _check_same, _out, _same_dtype, _scaled
+
+_SPARSE = (SparseTensor, SparseCompressedTensor)  # the operands ops/sparse.py multiplies
 
 
 def _product(a, b, node_cls):
@@ -100,7 +103,7 @@ class MvBackward0(Node):
 
 
 def mv(input, vec, *, out=None):
-    if isinstance(input, SparseTensor) and out is None:
+    if isinstance(input, _SPARSE) and out is None:
         return _sparse_product(input, vec)
     _check_same(input, vec, "mv")
     if input._array.ndim != 2 or vec._array.ndim != 1:
@@ -167,8 +170,8 @@ def _sparse_product(input, other):
     """A product with a sparse COO operand (ops/sparse.py computes it): a matrix, or with a
     vector (mv, matmul) a vector."""
     from .. import sparse
-    if isinstance(input, SparseTensor) and isinstance(other, Tensor) and other.ndim == 1 \
-            and not isinstance(other, SparseTensor):
+    if isinstance(input, _SPARSE) and isinstance(other, Tensor) and other.ndim == 1 \
+            and not isinstance(other, _SPARSE):
         return sparse.mm(input, other.unsqueeze(1)).squeeze(1)
     return sparse.mm(input, other)
 
@@ -183,7 +186,7 @@ def _refuse_barebones(*tensors):
 
 def matmul(input, other, *, out=None):
     _refuse_barebones(input, other)
-    if (isinstance(input, SparseTensor) or isinstance(other, SparseTensor)) and out is None:
+    if (isinstance(input, _SPARSE) or isinstance(other, _SPARSE)) and out is None:
         return _sparse_product(input, other)
     if _autocast.active and out is None:
         input, other = lower(input, other)
@@ -269,7 +272,7 @@ class AddmmBackward0(Node):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
-    if (isinstance(mat1, SparseTensor) or isinstance(mat2, SparseTensor)) and out is None:
+    if (isinstance(mat1, _SPARSE) or isinstance(mat2, _SPARSE)) and out is None:
         prod = _sparse_product(mat1, mat2)
         prod = prod if alpha == 1 else prod * alpha
         return prod if beta == 0 else prod + (input if beta == 1 else input * beta)

@@ -10,11 +10,14 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._sparse import SparseTensor
+from ..._sparse_compressed import SparseCompressedTensor
 from ..._tensor import Tensor
 from .._graph import node_of
 from ._common import _SCALAR_FIXES, BinaryNode, _scalar_as, binary, operands
 from .selection import where
 from .unary_core import log
+
+_SPARSE = (SparseTensor, SparseCompressedTensor)
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
            "floor_divide", "remainder", "rsub", "pow"]
@@ -117,7 +120,7 @@ def _conj_scalar(s):
 
 
 def add(input, other, *, alpha=1, out=None):
-    if other.__class__ is SparseTensor or input.__class__ is SparseTensor:
+    if other.__class__ in _SPARSE or input.__class__ in _SPARSE:
         return _add_with_sparse(input, other, alpha, out)
     if alpha.__class__ is not builtins.int or alpha != 1:
         return _with_alpha(input, other, alpha, _np_add, AddBackward0, "add", out)
@@ -128,6 +131,11 @@ def _add_with_sparse(input, other, alpha, out):
     from .. import sparse_arith
     if out is not None:
         raise RuntimeError("ember: add(..., out=) with a sparse operand is not supported")
+    if input.__class__ is SparseCompressedTensor or other.__class__ is SparseCompressedTensor:
+        from ..sparse_compressed_methods import _dense_plus, add as add_compressed
+        if input.__class__ is SparseCompressedTensor:
+            return add_compressed(input, other, alpha=alpha)
+        return _dense_plus(input, other, alpha)
     if input.__class__ is SparseTensor:
         return sparse_arith.add_sparse(input, other, alpha)
     if not isinstance(input, Tensor):
