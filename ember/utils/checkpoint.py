@@ -20,7 +20,7 @@ from .. import cpu as _cpu, cuda as _cuda, random as _random
 from .._state import (autocast as _autocast, grad as _grad_state,
                       selective_checkpoint as _sac_state,
                       selective_checkpoint_anywhere as _sac_anywhere)
-from .._tensor import Tensor
+from .._tensor import Tensor, make_tensor
 from ..autograd.engine import backward as _backward, grad as _grad
 from ..autograd.function import Function
 from ..ops import _aten
@@ -84,7 +84,9 @@ def _policy_from_bool(value):
 
 class _SelectiveRegion:
     """Entering makes this the thread's selective checkpoint region, which `record` tells of
-    each op call; leaving puts back the one before."""
+    each op call it records (`on_op`, by the node's class) and a custom operator of
+    ember.library of each of its calls (`run_op`, by its overload); leaving puts back the
+    region before."""
 
     def __init__(self, storage):
         self.storage = storage  # overload -> {call index -> kept outputs or a marker}
@@ -102,16 +104,24 @@ class _SelectiveRegion:
         _sac_state.mode = self._outer.pop()
         return False
 
-    def _call_index(self, node_class):
-        op = _aten.overload_of_node(node_class)
-        if op is None or op in SAC_IGNORED_OPS:
-            return None, None
+    def _next_index(self, op):
         index = self.counter[op]
         self.counter[op] = index + 1
-        return op, index
+        return index
+
+    def on_op(self, node_class, inputs, outputs):
+        op = _aten.overload_of_node(node_class)
+        if op is not None and op not in SAC_IGNORED_OPS:
+            self._on_call(op, inputs, {}, outputs)
 
     def peek(self, node_class):
         return None
+
+
+def _as_tuple(result):
+    if isinstance(result, Tensor):
+        return (result,)
+    return tuple(result) if isinstance(result, (tuple, list)) else ()
 
 
 class _CachingRegion(_SelectiveRegion):
@@ -121,19 +131,25 @@ class _CachingRegion(_SelectiveRegion):
         super().__init__(storage)
         self.policy_fn = policy_fn
 
-    def on_op(self, node_class, inputs, outputs):
-        op, index = self._call_index(node_class)
-        if op is None:
-            return
-        output = outputs[0] if len(outputs) == 1 else tuple(outputs)
+    def run_op(self, op, args, kwargs, compute):
+        result = compute(None)
+        self._on_call(op, args, kwargs, _as_tuple(result), result)
+        return result
+
+    def _on_call(self, op, args, kwargs, outputs, result=None):
+        index = self._next_index(op)
+        if result is None:
+            result = outputs[0] if len(outputs) == 1 else tuple(outputs)
         policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False,
-                                                           op_output=output), op, *inputs)
+                                                           op_output=result),
+                                op, *args, **kwargs)
         if isinstance(policy, bool):
             policy = _policy_from_bool(policy)
         if policy in (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE):
             # the array and version counter, not the tensor: it holds the forward's graph
             self.storage[op][index] = tuple(
-                None if o is None else (o._array, o._vc, o._vc.value) for o in outputs)
+                (o._array, o._device, o._vc, o._vc.value) if isinstance(o, Tensor) else None
+                for o in outputs)
         else:
             self.storage[op][index] = _RECOMPUTE
 
@@ -165,11 +181,20 @@ class _ReplayingRegion(_SelectiveRegion):
         return entry
 
     def _checked(self, kept):
-        array, version_counter, version = kept
+        array, _, version_counter, version = kept
         if not self.allow_cache_entry_mutation and version_counter.value != version:
             raise RuntimeError("Tensor cached during selective activation checkpoint has been "
                                "mutated")
         return array
+
+    def _take(self, op):
+        """The kept outputs of this call of `op` (marked consumed), or None to recompute."""
+        index = self._next_index(op)
+        entry = self._entry(op, index)
+        if entry is _RECOMPUTE:
+            return None
+        self.storage[op][index] = _CONSUMED
+        return entry
 
     def peek(self, node_class):
         op = _aten.overload_of_node(node_class)
@@ -180,20 +205,23 @@ class _ReplayingRegion(_SelectiveRegion):
             return None  # on_op raises for what is wrong
         return self._checked(entry[0])
 
-    def on_op(self, node_class, inputs, outputs):
-        op, index = self._call_index(node_class)
-        if op is None:
+    def _on_call(self, op, args, kwargs, outputs):
+        entry = self._take(op)
+        if entry is None:
             return
-        entry = self._entry(op, index)
-        if entry is _RECOMPUTE:
-            return
-        self.storage[op][index] = _CONSUMED
         for out, kept in zip(outputs, entry):
             if out is None or kept is None:
                 continue
             array = self._checked(kept)
             if out._base is None:  # a view keeps aliasing its recomputed base
                 out._array = array
+
+    def run_op(self, op, args, kwargs, compute):
+        entry = self._take(op)
+        if entry is None:
+            return compute(None)
+        return compute([None if kept is None else make_tensor(self._checked(kept), kept[1])
+                        for kept in entry])
 
 
 def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):

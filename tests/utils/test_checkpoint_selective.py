@@ -328,3 +328,39 @@ def test_torch_names_resolve_to_ember_under_compat():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["aten.mm.default", "ember", "True"]
+
+
+def test_a_kept_custom_operator_is_not_run_again_as_in_torch(torch):
+    """A custom operator (torch.library.custom_op) is one op to the policy, as in PyTorch:
+    kept, its kernel does not run in the recomputation."""
+    import torch.utils.checkpoint  # noqa: F401
+    results, grads = [], []
+    for lib in (ember, torch):
+        calls = [0]
+
+        @lib.library.custom_op("sac_selective_test::scale", mutates_args=())
+        def scale(x: lib.Tensor, s: float) -> lib.Tensor:
+            calls[0] += 1
+            return x * s
+
+        def setup_context(ctx, inputs, output):
+            ctx.s = inputs[1]
+        scale.register_autograd(lambda ctx, g: (g * ctx.s, None), setup_context=setup_context)
+        op = lib.ops.sac_selective_test.scale.default
+        outcome = [repr(op), str(op), op.name()]
+        for policy in ("function", [op], []):
+            seen = []
+            if policy == "function":
+                policy = _recording_policy(lib, seen, save=("sac_selective_test.scale.default",))
+            calls[0] = 0
+            x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+            out = _run(lib, lambda t: lib.ops.sac_selective_test.scale(t.sin(), 2.0).cos(), x,
+                       policy=policy)
+            out.sum().backward()
+            outcome.append((calls[0], seen))
+            grads.append(x.grad.numpy())
+        results.append(outcome)
+    assert results[0] == results[1]
+    assert [calls for calls, _ in results[0][3:]] == [1, 1, 2]
+    for mine, theirs in zip(grads[:3], grads[3:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5)
