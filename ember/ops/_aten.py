@@ -39,11 +39,18 @@ class OpOverload:
         suffix = "" if self._overloadname == "default" else "." + self._overloadname
         return f"{self.namespace}::{self._opname}{suffix}"
 
-    def __call__(self, *args, **kwargs):
+    def _resolved(self):
+        """The ember function this overload runs (an op named in the table is looked up in
+        the ops package, which is still loading when the table is built)."""
         function = self._function
-        if isinstance(function, str):  # an ember op by name, looked up once it is needed
-            function = self._function = getattr(importlib.import_module("ember.ops"), function)
-        return function(*args, **kwargs)
+        if isinstance(function, str):
+            ops = importlib.import_module("ember.ops")
+            found = vars(ops).get(function)
+            function = self._function = found if found is not None else ops.FUNCTIONAL[function]
+        return function
+
+    def __call__(self, *args, **kwargs):
+        return self._resolved()(*args, **kwargs)
 
     def __repr__(self):
         return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
@@ -145,6 +152,8 @@ TABLE = (
     ("aten.native_group_norm.default", "native_group_norm", ("NativeGroupNormBackward0",)),
     ("aten.embedding.default", "embedding", ("EmbeddingBackward0",)),
     ("aten.native_dropout.default", "native_dropout", ()),
+    # ember's attention records its products and softmax, each reported as itself
+    ("aten.scaled_dot_product_attention.default", "scaled_dot_product_attention", ()),
     # pointwise arithmetic and math
     ("aten.add.Tensor", "add", ("AddBackward0",)),
     ("aten.sub.Tensor", "sub", ("SubBackward0",)),

@@ -60,6 +60,7 @@ def test_aten_overloads_compute_their_op(torch):
     a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4, 5), (3, 5)))
     for name, args in (("mm.default", (a, b)), ("addmm.default", (c, a, b)),
                        ("relu.default", (a,)), ("_softmax.default", (a, 1, False)),
+                       ("gelu.default", (a,)), ("sigmoid.default", (a,)),
                        ("t.default", (a,)), ("add.Tensor", (a, a))):
         op_name, overload = name.split(".")
         results = []
@@ -77,6 +78,55 @@ def test_aten_overloads_compute_their_op(torch):
                                   ember.mm(ember.tensor(a), ember.tensor(b)).numpy())
 
 
+def _aten_cases(rng):
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4, 5)))
+    x4, w4 = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 5, 5), (4, 3, 3, 3)))
+    b3, c3 = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 4), (2, 4, 5)))
+    v = rng.standard_normal(4).astype(np.float32)
+    return {
+        "convolution.default": (x4, w4, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1),
+        "bmm.default": (b3, c3), "baddbmm.default": (np.zeros((2, 3, 5), np.float32), b3, c3),
+        "mv.default": (a, v), "dot.default": (v, v), "threshold.default": (a, 0.1, 2.0),
+        "leaky_relu.default": (a, 0.2), "silu.default": (a,), "mish.default": (a,),
+        "_log_softmax.default": (a, 0, False),
+        "native_batch_norm.default": (x4, None, None, None, None, True, 0.1, 1e-5),
+        "native_group_norm.default": (x4, None, None, 2, 3, 25, 1, 1e-5),
+        "embedding.default": (b, np.array([0, 2, 1])), "rsub.Tensor": (a, a),
+        "mul.Tensor": (a, 2.0), "pow.Tensor_Scalar": (a, 2), "where.self": (a > 0, a, -a),
+        "sum.dim_IntList": (a, [1]), "mean.dim": (a, [0], True), "amax.default": (a, [1]),
+        "transpose.int": (b3, 0, 2), "permute.default": (b3, [2, 0, 1]),
+        "view.default": (a, [12]), "_unsafe_view.default": (a, [2, 6]),
+        "expand.default": (v[:1], [3]), "squeeze.dim": (a[None], 0), "select.int": (a, 1, 2),
+        "slice.Tensor": (a, 1, 1, 3), "cat.default": ([a, a], 0), "split.Tensor": (a, 2, 1),
+        "size.default": (a,), "stride.default": (a,), "is_contiguous.default": (a,),
+        "scaled_dot_product_attention.default": (b3, b3, b3),
+    }
+
+
+def _values(result):
+    if isinstance(result, (tuple, list)):
+        return [_values(r) for r in result]
+    return result.detach().numpy() if hasattr(result, "detach") else result
+
+
+def test_aten_overloads_take_torchs_arguments(torch):
+    for name, args in _aten_cases(np.random.default_rng(1)).items():
+        op_name, overload = name.split(".")
+        results = []
+        for lib in (ember, torch):
+            op = getattr(getattr(lib.ops.aten, op_name), overload)
+            results.append(_values(op(*[
+                lib.tensor(x) if isinstance(x, np.ndarray) else
+                [lib.tensor(y) for y in x] if isinstance(x, list) and
+                isinstance(x[0], np.ndarray) else x for x in args])))
+        mine, theirs = results
+        if not isinstance(mine, list):
+            mine, theirs = [mine], [theirs]
+        for m, t in zip(mine, theirs):
+            np.testing.assert_allclose(np.asarray(m, dtype=float), np.asarray(t, dtype=float),
+                                       rtol=1e-4, atol=1e-5, err_msg=name)
+
+
 def _node_classes():
     found, stack = set(), [Node]
     while stack:
@@ -86,10 +136,13 @@ def _node_classes():
     return found
 
 
-def test_every_node_the_table_names_is_a_graph_node_of_ember():
+def test_every_table_entry_runs_an_ember_op_and_names_graph_nodes_of_ember():
     import ember.nn  # noqa: F401  (every op family loaded)
     nodes = _node_classes()
     for qualified, _, node_names in _aten.TABLE:
+        namespace, op_name, overload = qualified.split(".")
+        assert callable(getattr(getattr(getattr(ember.ops, namespace), op_name),
+                                overload)._resolved()), qualified
         for node in node_names:
             assert node in nodes, (qualified, node)
 
@@ -257,7 +310,7 @@ def _mutating(lib):
 
 
 @pytest.mark.parametrize("case", ["packet", "not_an_op", "not_callable", "reentrant",
-                                  "debug", "mutated", "second_backward"])
+                                  "debug", "mutated", "second_backward", "other_op"])
 def test_errors_match_torch(torch, case):
     import torch.utils.checkpoint  # noqa: F401
     errors = []
@@ -282,6 +335,13 @@ def test_errors_match_torch(torch, case):
                 context_fn=functools.partial(make, save_mm))
         elif case == "mutated":
             call = lambda: _run(lib, _mutating(lib), y, policy=save_mm).sum().backward()  # noqa
+        elif case == "other_op":  # the recomputation runs an op the forward did not
+            calls = []
+
+            def changing(t):
+                calls.append(1)
+                return (t @ t).sin() if len(calls) == 1 else (t * t).sin()
+            call = lambda: _run(lib, changing, y, policy=save_mm).sum().backward()  # noqa
         else:
             out = _run(lib, lambda t: (t @ t).sin(), y, policy=save_mm).sum()
             out.backward(retain_graph=True)
