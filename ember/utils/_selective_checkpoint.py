@@ -117,9 +117,14 @@ class _CachingRegion(_SelectiveRegion):
         index = self._next_index(op)
         if result is None:
             result = outputs[0] if len(outputs) == 1 else tuple(outputs)
-        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False,
-                                                           op_output=result),
-                                op, *args, **kwargs)
+        # ops the policy itself runs are not the region's (the recomputation asks no policy)
+        _sac_state.mode = None
+        try:
+            policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False,
+                                                               op_output=result),
+                                    op, *args, **kwargs)
+        finally:
+            _sac_state.mode = self
         if isinstance(policy, bool):
             policy = _policy_from_bool(policy)
         if policy in (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE):

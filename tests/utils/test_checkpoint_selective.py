@@ -287,6 +287,20 @@ def test_a_saved_convolution_is_not_recomputed(monkeypatch):
     np.testing.assert_array_equal(saved_grad.numpy(), plain_grad.numpy())
 
 
+def test_ops_the_policy_runs_are_not_the_regions():
+    fn, params = _dropout_mlp()
+    x = ember.randn(5, 6, requires_grad=True)
+
+    def policy(ctx, op, *args, **kwargs):  # looks at an input with ops of its own
+        return bool((args[0] * 2).sum() > -1e9)
+    grads = []
+    for each in ([], policy):
+        ember.manual_seed(3)
+        grads.append(ember.autograd.grad(_run(ember, fn, x, policy=each).sum(), x)[0])
+    plain, got = grads
+    np.testing.assert_allclose(got.numpy(), plain.numpy(), rtol=1e-6, atol=1e-7)
+
+
 def test_a_policy_answer_that_is_no_policy_recomputes_as_torch():
     fn, params = _dropout_mlp()
     x = ember.randn(5, 6, requires_grad=True)
