@@ -8,7 +8,9 @@ the one place that knows the correspondence; an op missing from it is simply not
 policy can name.
 """
 import importlib
+import math
 
+from .. import dtypes as _dt
 from . import _custom
 
 __all__ = ["OpOverload", "OpOverloadPacket", "TABLE", "overload_of_node", "IGNORED"]
@@ -112,6 +114,24 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     return self.to(device=device, dtype=dtype, non_blocking=non_blocking, copy=True)
 
 
+def _sdpa_flash_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None,
+                        scale=None):
+    """(attention output, logsumexp of each query's scaled scores): the form PyTorch's CPU
+    attention kernel returns."""
+    ops = importlib.import_module("ember.ops")
+    output = ops.FUNCTIONAL["scaled_dot_product_attention"](
+        query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+        scale=scale)
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = ops.matmul(query, key.transpose(-2, -1)) * factor
+    if is_causal:
+        attn_mask = ops.ones(scores.shape[-2:], dtype=_dt.bool, device=scores.device).tril()
+    if attn_mask is not None:
+        scores = (scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+                  if attn_mask.dtype is _dt.bool else scores + attn_mask)
+    return output, ops.logsumexp(scores, -1)
+
+
 def _method(name):
     """The Tensor method `name` as an op taking the tensor first."""
     return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
@@ -154,6 +174,7 @@ TABLE = (
     ("aten.native_dropout.default", "native_dropout", ()),
     # ember's attention records its products and softmax, each reported as itself
     ("aten.scaled_dot_product_attention.default", "scaled_dot_product_attention", ()),
+    ("aten._scaled_dot_product_flash_attention_for_cpu.default", _sdpa_flash_for_cpu, ()),
     # pointwise arithmetic and math
     ("aten.add.Tensor", "add", ("AddBackward0",)),
     ("aten.sub.Tensor", "sub", ("SubBackward0",)),
@@ -182,6 +203,10 @@ TABLE = (
     ("aten.mean.default", "mean", ("MeanBackward0",)),
     ("aten.mean.dim", "mean", ("MeanBackward1",)),
     ("aten.amax.default", "amax", ("AmaxBackward0",)),
+    ("aten.max.default", "max", ("MaxBackward1",)),
+    ("aten.max.dim", "max", ("MaxBackward0",)),
+    ("aten.min.default", "min", ("MinBackward1",)),
+    ("aten.min.dim", "min", ("MinBackward0",)),
     ("aten.logsumexp.default", "logsumexp", ("LogsumexpBackward0",)),
     # views and shapes
     ("aten.t.default", "t", ("TBackward0",)),

@@ -100,6 +100,8 @@ def _aten_cases(rng):
         "slice.Tensor": (a, 1, 1, 3), "cat.default": ([a, a], 0), "split.Tensor": (a, 2, 1),
         "size.default": (a,), "stride.default": (a,), "is_contiguous.default": (a,),
         "scaled_dot_product_attention.default": (b3, b3, b3),
+        "_scaled_dot_product_flash_attention_for_cpu.default": (x4, x4, x4, 0.0, True),
+        "max.default": (a,), "max.dim": (a, 1), "min.dim": (a, 0, True),
     }
 
 
