@@ -151,12 +151,14 @@ _DEVICE_BOOLS = {"array_equal", "allclose", "array_equiv"}
 
 
 def _function(name, kernel, signature):
-    sig = _signature(signature)
     host_ok = name in _FROM_HOST
+    sig = []  # parsed on the first call (most of CuPy's ~500 functions are never called)
 
     def call(*args, **kwargs):
-        if sig is not None:
-            sig.bind(*args, **kwargs)  # CuPy's own signature: a NumPy-only keyword fails
+        if not sig:
+            sig.append(_signature(signature))
+        if sig[0] is not None:
+            sig[0].bind(*args, **kwargs)  # CuPy's own signature: a NumPy-only keyword fails
         with np.errstate(all="ignore"):
             result = kernel(*unwrap(args, host_ok), **unwrap(kwargs, host_ok))
         if name in _DEVICE_BOOLS:
@@ -353,9 +355,13 @@ def _cuda_module(hooks, pool):
 
 
 # ---- the modules -------------------------------------------------------------------------------
-def build():
-    """Fresh `cupy` and `cupyx` modules (with their submodules), keyed by import name."""
-    global cupy
+_MODULES = None  # the stateless modules, made once per process (their functions hold nothing)
+
+
+def _stateless():
+    global cupy, _MODULES
+    if _MODULES is not None:
+        return _MODULES
     cupy = _module("cupy", MODULES["cupy"], np)
     cupy.random = _module("cupy.random", MODULES["cupy.random"], np.random)
     cupy.random.default_rng = _default_rng
@@ -366,10 +372,6 @@ def build():
     cupy.lib = _module("cupy.lib")
     cupy.lib.stride_tricks = _module("cupy.lib.stride_tricks")
     cupy.lib.stride_tricks.as_strided = _ndarray_only_strided
-    hooks = {}
-    pool = runtime_parts.MemoryPool(hooks)
-    cupy.cuda = _cuda_module(hooks, pool)
-    cupy.get_default_memory_pool = lambda: pool
     cupyx = _module("cupyx", MODULES["cupyx"], np)
     cupyx.scatter_add = _scatter("add")
     cupyx.scatter_max = _scatter("maximum")
@@ -378,11 +380,23 @@ def build():
     cupyx.scipy.special = _module("cupyx.scipy.special", MODULES["cupyx.scipy.special"],
                                   scipy.special)
     cupy.TRANSFERS = TRANSFERS
-    return {"cupy": cupy, "cupy.random": cupy.random, "cupy.linalg": cupy.linalg,
-            "cupy.fft": cupy.fft, "cupy.lib": cupy.lib,
-            "cupy.lib.stride_tricks": cupy.lib.stride_tricks, "cupy.cuda": cupy.cuda,
-            "cupy.cuda.runtime": cupy.cuda.runtime, "cupyx": cupyx,
-            "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
+    _MODULES = {"cupy": cupy, "cupy.random": cupy.random, "cupy.linalg": cupy.linalg,
+                "cupy.fft": cupy.fft, "cupy.lib": cupy.lib,
+                "cupy.lib.stride_tricks": cupy.lib.stride_tricks, "cupyx": cupyx,
+                "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
+    return _MODULES
+
+
+def build():
+    """`cupy` and `cupyx` (with their submodules), keyed by import name, with a fresh device:
+    a new memory pool, hooks and runtime (the array functions are made once per process)."""
+    modules = dict(_stateless())
+    hooks = {}
+    pool = runtime_parts.MemoryPool(hooks)
+    cupy.cuda = modules["cupy.cuda"] = _cuda_module(hooks, pool)
+    modules["cupy.cuda.runtime"] = cupy.cuda.runtime
+    cupy.get_default_memory_pool = lambda: pool
+    return modules
 
 
 def _ndarray_only_strided(x, shape=None, strides=None):
