@@ -159,6 +159,9 @@ def _function(name, kernel, signature):
             sig.append(_signature(signature))
         if sig[0] is not None:
             sig[0].bind(*args, **kwargs)  # CuPy's own signature: a NumPy-only keyword fails
+        if host_ok and args and _holds_host_data(args[0]):
+            # host data crosses to the device: a copy, never the host's memory
+            args = (np.array(unwrap(args[0], True), copy=True),) + args[1:]
         with np.errstate(all="ignore"):
             result = kernel(*unwrap(args, host_ok), **unwrap(kwargs, host_ok))
         if name in _DEVICE_BOOLS:
@@ -166,6 +169,14 @@ def _function(name, kernel, signature):
         return wrap(result)
     call.__name__ = call.__qualname__ = name
     return call
+
+
+def _holds_host_data(x):
+    if type(x) is ndarray:
+        return False
+    if type(x) in (list, tuple):
+        return not any(type(i) is ndarray for i in x)
+    return True
 
 
 def _asnumpy(a, stream=None, order="C", out=None, blocking=True):
