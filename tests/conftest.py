@@ -3,7 +3,6 @@ this machine has no GPU), so the code a GPU runs is what runs."""
 import pytest
 
 import ember
-from tests._cupy_stand_in import cupy_like_stand_in
 from tests._strict_cupy import strict_cupy
 
 
@@ -15,8 +14,9 @@ def fake_cuda():
 
 @pytest.fixture
 def cupy_like():
-    """'cuda' on a stand-in for CuPy's runtime queries and memory pool (no tensor ops)."""
-    with cupy_like_stand_in() as cupy_module:
+    """'cuda' on the strict CuPy stand-in, yielding its `cupy` module (its runtime queries and
+    memory pool)."""
+    with strict_cupy() as cupy_module:
         yield cupy_module
 
 

@@ -29,6 +29,7 @@ def strict_cupy():
     sys.modules.update(modules)
     backend = device_module.CudaBackend()  # ember's own: it imports the stand-in
     previous = device_module.register_backend("cuda", backend)
+    backend.xp  # loads the stand-in now, entering ember's memory hook, as loading CuPy does
     try:
         yield modules["cupy"]
     finally:

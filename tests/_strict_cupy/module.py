@@ -11,7 +11,7 @@ import types
 import numpy as np
 import scipy.special
 
-from .. import _cupy_stand_in as runtime_parts
+from . import runtime as runtime_parts
 from ._cupy_api import GENERATOR_METHODS, MODULES
 from .array import TRANSFERS, ndarray, unsupported, unwrap, wrap
 
@@ -402,6 +402,7 @@ def build():
     """`cupy` and `cupyx` (with their submodules), keyed by import name, with a fresh device:
     a new memory pool, hooks and runtime (the array functions are made once per process)."""
     modules = dict(_stateless())
+    runtime_parts.Stream.current = runtime_parts.Stream.null
     hooks = {}
     pool = runtime_parts.MemoryPool(hooks)
     cupy.cuda = modules["cupy.cuda"] = _cuda_module(hooks, pool)

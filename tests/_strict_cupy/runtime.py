@@ -1,16 +1,8 @@
-"""A stand-in for the parts of CuPy that torch.cuda's device queries and memory statistics
-talk to: the runtime's device properties, NVRTC's architectures, the library handles, and a
+"""The stand-in's runtime: the device's properties, CUDA's runtime errors, streams, and a
 memory pool that behaves as CuPy's does towards its memory hooks (blocks rounded up to 512
 bytes, cached when freed and reused for a request that fits, new segments from the "driver"
-only when no cached block fits; free_all_blocks gives the cached ones back). The `cupy_like`
-fixture puts it behind 'cuda' with ember's statistics hook entered into it, as loading CuPy
-does."""
-import contextlib
-import sys
-import types
-
-import numpy
-
+only when no cached block fits; free_all_blocks gives the cached ones back). torch.cuda's
+device queries and memory statistics talk to these."""
 _ROUND = 512
 
 
@@ -101,69 +93,3 @@ Stream.current = Stream.null
 PROPERTIES = {"name": b"Stand-in GPU", "major": 8, "minor": 6, "totalGlobalMem": 24 << 30,
               "multiProcessorCount": 84, "l2CacheSize": 6 << 20, "uuid": bytes(range(16)),
               "pciBusID": 1, "pciDeviceID": 0, "pciDomainID": 0, "warpSize": 32}
-
-
-def make_cupy_like():
-    hooks = {}
-    pool = MemoryPool(hooks)
-    properties = PROPERTIES
-    runtime = types.SimpleNamespace(
-        getDeviceCount=lambda: 1, getDeviceProperties=lambda i: dict(properties),
-        deviceCanAccessPeer=lambda a, b: 0, memGetInfo=lambda: (20 << 30, 24 << 30),
-        CUDARuntimeError=CUDARuntimeError)
-    cuda = types.SimpleNamespace(
-        Device=lambda index=0: contextlib.nullcontext(), runtime=runtime,
-        memory_hook=types.SimpleNamespace(get_memory_hooks=lambda: hooks),
-        nvrtc=types.SimpleNamespace(getSupportedArchs=lambda: (75, 80, 86, 90)),
-        device=types.SimpleNamespace(get_cublas_handle=lambda: 0x1234,
-                                     get_cusolver_handle=lambda: 0x5678),
-        Stream=Stream, get_current_stream=lambda: Stream.current)
-    Stream.current = Stream.null
-    return types.SimpleNamespace(cuda=cuda, get_default_memory_pool=lambda: pool,
-                                 empty=lambda n, dtype: numpy.empty(n, dtype))
-
-
-class CupyLikeBackend:
-    """'cuda' on the stand-in: one device, available; its tensors' arrays are NumPy's."""
-
-    name = "cuda"
-
-    def __init__(self):
-        self.xp = make_cupy_like()
-
-    def is_available(self):
-        return True
-
-    def device_count(self):
-        return 1
-
-    def from_host(self, array, index):  # tensors on it stay NumPy arrays, copied
-        return numpy.array(array, copy=True)
-
-    def to_host(self, array):
-        return numpy.array(array, copy=True)
-
-    def synchronize(self, index):
-        pass
-
-
-@contextlib.contextmanager
-def cupy_like_stand_in():
-    """The stand-in behind 'cuda' while the block runs, with ember's statistics hook entered
-    into it (as loading CuPy enters it); yields its CuPy module."""
-    from ember import _allocator
-    device_module = sys.modules["ember.device"]
-    generators = sys.modules["ember.random"]._cuda_generators
-    saved_generators = dict(generators)  # those made on the stand-in go with it
-    backend = CupyLikeBackend()
-    saved_hook = _allocator.cuda_memory_stats
-    _allocator.cuda_memory_stats = None
-    previous = device_module.register_backend("cuda", backend)
-    _allocator.track_cuda_memory(backend.xp)
-    try:
-        yield backend.xp
-    finally:
-        device_module.register_backend("cuda", previous)
-        _allocator.cuda_memory_stats = saved_hook
-        generators.clear()
-        generators.update(saved_generators)
