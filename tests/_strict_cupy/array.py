@@ -19,13 +19,20 @@ _HOST_CONVERSION = ("Implicit conversion to a NumPy array is not allowed. "
 
 
 class Transfers:
-    """Device-to-host reads, counted; `where` keeps the last few callers' descriptions."""
+    """Device-to-host reads, counted. With `where` set to a list, each read also appends the
+    code that made it (file:line of ember's frames), to find a sync that should not be."""
 
     def __init__(self):
         self.count = 0
+        self.where = None
 
     def add(self):
         self.count += 1
+        if self.where is not None:
+            import traceback
+            frames = [f"{f.filename.split('/ember/')[-1]}:{f.lineno} {f.name}"
+                      for f in traceback.extract_stack()[:-2] if "/ember/" in f.filename]
+            self.where.append(frames[-4:])
 
 
 TRANSFERS = Transfers()
