@@ -108,6 +108,7 @@ class MemoryPointer:
 # The device array around each NumPy array, so that `base` answers the same object while it
 # lives, as CuPy's does (ember asks `view.base is owner` to tell a view from a copy).
 _OWNERS = weakref.WeakValueDictionary()
+POOL = None  # the memory pool of the device the stand-in is now (module.build sets it)
 
 
 class ndarray:  # noqa: N801 (CuPy's name)
@@ -123,12 +124,16 @@ class ndarray:  # noqa: N801 (CuPy's name)
         else:
             self._a = np.ndarray(shape, dtype, strides=strides, order=order)
             _OWNERS[id(self._a)] = self
+            if self._a.nbytes and POOL is not None:
+                weakref.finalize(self._a, POOL.free, POOL.malloc(self._a.nbytes))
 
     @classmethod
     def _of(cls, a):
         out = cls.__new__(cls)
         out._a = a
         _OWNERS[id(a)] = out
+        if a.base is None and a.nbytes and POOL is not None:  # new device memory: from the pool
+            weakref.finalize(a, POOL.free, POOL.malloc(a.nbytes))
         return out
 
     @property

@@ -13,6 +13,7 @@ import scipy.special
 
 from . import runtime as runtime_parts
 from ._cupy_api import GENERATOR_METHODS, MODULES
+from . import array as array_parts
 from .array import TRANSFERS, ndarray, unsupported, unwrap, wrap
 
 _PYTHON_SCALARS = (bool, int, float, complex)
@@ -355,6 +356,10 @@ def _cuda_module(hooks, pool):
     cuda.runtime = runtime
     cuda.Device = Device
     cuda.Stream = runtime_parts.Stream
+    cuda.ExternalStream = runtime_parts.ExternalStream
+    cuda.Event = runtime_parts.Event
+    cuda.alloc_pinned_memory = runtime_parts.alloc_pinned_memory
+    cuda.get_elapsed_time = runtime_parts.get_elapsed_time
     cuda.get_current_stream = lambda: runtime_parts.Stream.current
     cuda.memory_hook = types.SimpleNamespace(get_memory_hooks=lambda: hooks)
     cuda.nvrtc = types.SimpleNamespace(getSupportedArchs=lambda: (75, 80, 86, 90))
@@ -408,6 +413,7 @@ def build():
     cupy.cuda = modules["cupy.cuda"] = _cuda_module(hooks, pool)
     modules["cupy.cuda.runtime"] = cupy.cuda.runtime
     cupy.get_default_memory_pool = lambda: pool
+    array_parts.POOL = pool
     return modules
 
 

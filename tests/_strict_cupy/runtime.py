@@ -7,7 +7,8 @@ _ROUND = 512
 
 
 class CUDARuntimeError(RuntimeError):
-    _NAMES = {2: ("cudaErrorMemoryAllocation", "out of memory"),
+    _NAMES = {400: ("cudaErrorInvalidResourceHandle", "invalid resource handle"),
+              2: ("cudaErrorMemoryAllocation", "out of memory"),
               34: ("cudaErrorNotReady", "device not ready")}
 
     def __init__(self, status):
@@ -85,6 +86,48 @@ class Stream:
     def is_capturing(self):
         return False
 
+    def record(self, event=None):
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event):
+        pass
+
+    @property
+    def is_non_blocking(self):
+        return False
+
+
+class ExternalStream(Stream):
+    def __init__(self, ptr, device_id=-1):
+        super().__init__(ptr=ptr)
+
+
+class Event:
+    """A CUDA event: recorded at a moment (the stand-in's work is done when it is queued)."""
+
+    _next = 0x9000
+
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.ptr, Event._next = Event._next, Event._next + 0x10
+        self._timing, self._at = not disable_timing, None
+        self.done = True
+
+    def record(self, stream=None):
+        import time
+        self._at = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+
+def get_elapsed_time(start, end):
+    """Milliseconds between two recorded events, as cupy.cuda.get_elapsed_time."""
+    if not (start._timing and end._timing) or start._at is None or end._at is None:
+        raise CUDARuntimeError(400)
+    return (end._at - start._at) * 1e3
+
 
 Stream.null = Stream(ptr=0)
 Stream.current = Stream.null
@@ -93,3 +136,11 @@ Stream.current = Stream.null
 PROPERTIES = {"name": b"Stand-in GPU", "major": 8, "minor": 6, "totalGlobalMem": 24 << 30,
               "multiProcessorCount": 84, "l2CacheSize": 6 << 20, "uuid": bytes(range(16)),
               "pciBusID": 1, "pciDeviceID": 0, "pciDomainID": 0, "warpSize": 32}
+
+
+class PinnedMemoryPointer(bytearray):
+    """Page-locked host memory (cupy.cuda.alloc_pinned_memory): a host buffer NumPy can read."""
+
+
+def alloc_pinned_memory(nbytes):
+    return PinnedMemoryPointer(nbytes)
