@@ -42,6 +42,24 @@ def unsupported(x):
     return TypeError(f"Unsupported type {type(x)}")
 
 
+def kernel_dtype(dtype):
+    """Refuse a dtype CuPy cannot name in a kernel (`_scalar.get_typename`: the float8 and
+    float4 types of ml_dtypes): such arrays can be allocated, copied to and from the host and
+    viewed, but nothing may compute on them, not even a cast or a strided copy."""
+    dtype = np.dtype(dtype)
+    if dtype.name.startswith(("float8_", "float4_", "float6_")):
+        raise ValueError(f"Unsupported dtype {dtype.name}")
+
+
+def kernel_arrays(args):
+    """kernel_dtype for every device array in `args` (nested in lists and tuples)."""
+    for x in args:
+        if type(x) is ndarray:
+            kernel_dtype(x._a.dtype)
+        elif type(x) in (list, tuple):
+            kernel_arrays(x)
+
+
 def unwrap(x, host_ok=False):
     """The NumPy values inside `x` (nested in lists, tuples and dicts). A NumPy array refuses
     unless `host_ok` (the functions that copy host data to the device)."""
@@ -269,12 +287,15 @@ class ndarray:  # noqa: N801 (CuPy's name)
     # ---- indexing -------------------------------------------------------------------------
     def __getitem__(self, index):
         index = unwrap(index)
+        if _advanced(index):
+            kernel_dtype(self._a.dtype)  # a gather kernel
         out = self._a[index]
         if isinstance(out, np.generic):  # CuPy gives a 0-d view, never a host scalar
             out = self._a[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
         return ndarray._of(out)
 
     def __setitem__(self, index, value):
+        kernel_dtype(self._a.dtype)  # a fill or copy kernel
         self._a[unwrap(index)] = unwrap(value, host_ok=True)
 
     # ---- NumPy protocols: dispatch to the stand-in's own functions, as CuPy's do ---------------
@@ -310,8 +331,19 @@ def _from_host(a):
 
 
 # ---- methods: NumPy's, with CuPy's names only; results stay on the device ------------------------
+# Methods that launch no kernel: views and metadata.
+_NO_KERNEL = {"view", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "T", "mT"}
+
+
+def _advanced(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, (np.ndarray, list)) for p in parts)
+
+
 def _method(name):
     def call(self, *args, **kwargs):
+        if name not in _NO_KERNEL:
+            kernel_dtype(self._a.dtype)
         return wrap(getattr(self._a, name)(*unwrap(args), **unwrap(kwargs)))
     call.__name__ = name
     return call
@@ -328,6 +360,9 @@ for _name in CLASSES["ndarray"]:
 
 
 def _astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+    if np.dtype(dtype) != self._a.dtype:
+        kernel_dtype(self._a.dtype)
+        kernel_dtype(dtype)
     return ndarray._of(self._a.astype(dtype, order=order, copy=copy))
 
 
@@ -346,6 +381,7 @@ def _argsort(self, axis=-1, kind=None):
 
 
 def _fill(self, value):
+    kernel_dtype(self._a.dtype)
     self._a.fill(unwrap(value))
 
 

@@ -14,7 +14,7 @@ import scipy.special
 from . import runtime as runtime_parts
 from ._cupy_api import GENERATOR_METHODS, MODULES
 from . import array as array_parts
-from .array import TRANSFERS, ndarray, unsupported, unwrap, wrap
+from .array import TRANSFERS, kernel_arrays, kernel_dtype, ndarray, unsupported, unwrap, wrap
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -145,6 +145,12 @@ class ufunc:  # noqa: N801 (CuPy's name)
 
 
 # ---- functions ---------------------------------------------------------------------------------
+# Functions that launch no kernel (memory, views, metadata): any dtype goes.
+_NO_KERNEL = {"empty", "empty_like", "asarray", "array", "asanyarray", "reshape", "transpose",
+              "swapaxes", "moveaxis", "squeeze", "expand_dims", "broadcast_to", "atleast_1d",
+              "atleast_2d", "atleast_3d", "shape", "ndim", "size", "may_share_memory",
+              "shares_memory", "result_type", "can_cast", "iscomplexobj", "isrealobj",
+              "isscalar", "ravel", "from_dlpack", "fromDlpack"}
 # Functions that copy host data onto the device: they take NumPy arrays and lists.
 _FROM_HOST = {"array", "asarray", "asanyarray", "from_dlpack", "fromDlpack"}
 # NumPy answers these with a Python bool; CuPy with a 0-d device array.
@@ -156,6 +162,10 @@ def _function(name, kernel, signature):
     sig = []  # parsed on the first call (most of CuPy's ~500 functions are never called)
 
     def call(*args, **kwargs):
+        if name not in _NO_KERNEL:
+            kernel_arrays(args)
+            if kwargs.get("dtype") is not None:
+                kernel_dtype(kwargs["dtype"])
         if not sig:
             sig.append(_signature(signature))
         if sig[0] is not None:
@@ -193,6 +203,8 @@ def _get_array_module(*args):
 def _ascontiguousarray(a, dtype=None):
     if type(a) is not ndarray:
         raise unsupported(a)
+    if not a._a.flags.c_contiguous or (dtype is not None and np.dtype(dtype) != a._a.dtype):
+        kernel_dtype(a._a.dtype)  # a copy kernel
     return ndarray._of(np.ascontiguousarray(a._a, dtype=dtype))
 
 
