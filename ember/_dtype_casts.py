@@ -69,10 +69,15 @@ def astype(arr, dst):
     return arr.astype(dst.np)
 
 
+# complex32's record read as one uint32 word (little-endian: the real half is the low 16 bits).
+# Only same-size views and integer arithmetic on array methods: they run on CuPy as on NumPy
+# (CuPy has no record field access, and changing the item size needs a contiguous last axis).
 def complex32_to_complex64(arr):
-    out = np.empty(arr.shape, np.complex64)
-    out.real, out.imag = arr["real"], arr["imag"]
-    return out
+    bits = arr.view(np.uint32).reshape(-1)  # 1-d: NumPy's 0-d arithmetic gives scalars
+    real = (bits & 0xFFFF).astype(np.uint16).view(np.float16)
+    out = real.astype(np.complex64)
+    out.imag = (bits >> 16).astype(np.uint16).view(np.float16)
+    return out.reshape(arr.shape)
 
 
 _warned = []
@@ -88,9 +93,10 @@ def warn_complex32():
 
 def complex64_to_complex32(arr):
     warn_complex32()
-    out = np.empty(arr.shape, _dt.complex32.np)
-    out["real"], out["imag"] = arr.real, arr.imag  # rounded to float16 by the assignment
-    return out
+    flat = arr.reshape(-1)
+    real = flat.real.astype(np.float16).view(np.uint16).astype(np.uint32)
+    imag = flat.imag.astype(np.float16).view(np.uint16).astype(np.uint32)
+    return (real | (imag << 16)).view(_dt.complex32.np).reshape(arr.shape)
 
 
 def _to_float8(arr, dst):
