@@ -100,19 +100,19 @@ def complex64_to_complex32(arr):
 
 
 def _to_float8(arr, dst):
+    # array methods and operators only, so a CuPy array stays on its device (no host reads)
     if arr.dtype.kind == "c":
         arr = arr.real
-    x = np.asarray(arr, dtype=np.float32)
+    x = arr.astype(np.float32, copy=False)
     if dst is _dt.float8_e4m3fn:
-        x = np.clip(x, -_E4M3FN_MAX, _E4M3FN_MAX)
+        x = x.clip(-_E4M3FN_MAX, _E4M3FN_MAX)
     elif dst is _dt.float8_e8m0fnu:
-        x = np.abs(x)
-        x = np.where(x == 0, _E8M0_SMALLEST, x)
+        x = abs(x)
+        x = x + (x == 0) * _E8M0_SMALLEST  # 0 becomes the smallest power of two
     out = x.astype(dst.np)
     if dst is _dt.float8_e5m2:  # PyTorch's NaN is 0x7f (0xff negative); ml_dtypes' 0x7e
-        nan = np.isnan(x)
-        if nan.any():
-            out.view(np.uint8)[nan] |= 0x01
+        bits = out.view(np.uint8)
+        bits |= (x != x).astype(np.uint8)  # x != x: NaN
     return out
 
 
