@@ -81,10 +81,15 @@ def _cast_on_the_host(arr, dst):
         return cupy.asarray(astype(arr.get(), dst))
 
 
+# complex32's record read as one uint32 word (little-endian: the real half is the low 16 bits).
+# Only same-size views and integer arithmetic on array methods: they run on CuPy as on NumPy
+# (CuPy has no record field access, and changing the item size needs a contiguous last axis).
 def complex32_to_complex64(arr):
-    out = np.empty(arr.shape, np.complex64)
-    out.real, out.imag = arr["real"], arr["imag"]
-    return out
+    bits = arr.view(np.uint32).reshape(-1)  # 1-d: NumPy's 0-d arithmetic gives scalars
+    real = (bits & 0xFFFF).astype(np.uint16).view(np.float16)
+    out = real.astype(np.complex64)
+    out.imag = (bits >> 16).astype(np.uint16).view(np.float16)
+    return out.reshape(arr.shape)
 
 
 _warned = []
@@ -100,25 +105,26 @@ def warn_complex32():
 
 def complex64_to_complex32(arr):
     warn_complex32()
-    out = np.empty(arr.shape, _dt.complex32.np)
-    out["real"], out["imag"] = arr.real, arr.imag  # rounded to float16 by the assignment
-    return out
+    flat = arr.reshape(-1)
+    real = flat.real.astype(np.float16).view(np.uint16).astype(np.uint32)
+    imag = flat.imag.astype(np.float16).view(np.uint16).astype(np.uint32)
+    return (real | (imag << 16)).view(_dt.complex32.np).reshape(arr.shape)
 
 
 def _to_float8(arr, dst):
+    # array methods and operators only, so a CuPy array stays on its device (no host reads)
     if arr.dtype.kind == "c":
         arr = arr.real
-    x = np.asarray(arr, dtype=np.float32)
+    x = arr.astype(np.float32, copy=False)
     if dst is _dt.float8_e4m3fn:
-        x = np.clip(x, -_E4M3FN_MAX, _E4M3FN_MAX)
+        x = x.clip(-_E4M3FN_MAX, _E4M3FN_MAX)
     elif dst is _dt.float8_e8m0fnu:
-        x = np.abs(x)
-        x = np.where(x == 0, _E8M0_SMALLEST, x)
+        x = abs(x)
+        x = x + (x == 0) * _E8M0_SMALLEST  # 0 becomes the smallest power of two
     out = x.astype(dst.np)
     if dst is _dt.float8_e5m2:  # PyTorch's NaN is 0x7f (0xff negative); ml_dtypes' 0x7e
-        nan = np.isnan(x)
-        if nan.any():
-            out.view(np.uint8)[nan] |= 0x01
+        bits = out.view(np.uint8)
+        bits |= (x != x).astype(np.uint8)  # x != x: NaN
     return out
 
 

@@ -47,10 +47,10 @@ def _source(xp, g, size, padding_mode, align):
     """Pixel coordinates of normalised grid values along one dim, and d(coord)/d(grid)."""
     if align:
         x = (g + 1) / 2 * (size - 1)
-        mult = np.full((), (size - 1) / 2)
+        mult = (size - 1) / 2
     else:
         x = ((g + 1) * size - 1) / 2
-        mult = np.full((), size / 2)
+        mult = size / 2
     mult = xp.full(g.shape, mult, g.dtype)
     if padding_mode == 1:  # border
         x, m = _clip(xp, x, size)
@@ -298,10 +298,8 @@ def affine_grid_generator(theta, size, align_corners):
     size = [builtins.int(s) for s in size]
     spatial = size[2:]
     dt = theta._array.dtype.type
-    base = _base_grid(spatial, align_corners, dt)
     xp = xp_of(theta)
-    if xp is not np:
-        base = xp.asarray(base)
+    base = xp.asarray(_base_grid(spatial, align_corners, dt))  # built on the host, copied once
     out = xp.matmul(base, theta._array.swapaxes(1, 2))
     res = make_tensor(out.reshape([size[0]] + spatial + [len(spatial)]), theta._device)
     node = record(AffineGridGeneratorBackward0, (theta,), res)

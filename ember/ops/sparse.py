@@ -3,9 +3,11 @@ conversion to and from dense, the sparse x dense product and sums, with derivati
 
 The tensor itself is `ember._sparse.SparseTensor`. Every op here takes its gradient to the
 sparse operand's values (a dense Tensor in the ordinary graph), so a backward pass is made
-of ember ops and `create_graph=True` works. Nothing here needs SciPy.
+of ember ops and `create_graph=True` works. Nothing here needs SciPy (nor, on the GPU,
+cupyx.scipy.sparse): the same array code runs on NumPy and CuPy.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -25,20 +27,19 @@ def _xp(t):
     return _BACKENDS[t._device.type].xp
 
 
-def _coo_times_dense(rows, cols, values, m, dense):
-    """`S @ D` for S given by COO (rows, cols, values) of m rows, on NumPy alone: each
-    stored value scales a row of D, and the scaled rows are summed per output row. (CUDA
-    tensors use cupyx.scipy.sparse, which CuPy ships.)"""
-    out = np.zeros((m,) + dense.shape[1:], dtype=np.result_type(values.dtype, dense.dtype))
-    if rows.size == 0:
-        return out
-    if rows.size > 1 and bool((rows[1:] < rows[:-1]).any()):  # coalesced COO is row-sorted
-        order = np.argsort(rows, kind="stable")
-        rows, cols, values = rows[order], cols[order], values[order]
-    scaled = dense[cols] * values.reshape((-1,) + (1,) * (dense.ndim - 1))
-    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
-    out[rows[starts]] = np.add.reduceat(scaled, starts, axis=0)
-    return out
+def _coo_times_dense(xp, rows, cols, values, m, dense):
+    """`S @ D` for S given by COO (rows, cols, values) of m rows, in array operations alone
+    (no SciPy, no cupyx.scipy.sparse, no host reads): each stored value scales a row of D, and
+    the scaled rows are added into their output rows (`accumulate_flat`: repeated rows add)."""
+    from .indexing import accumulate_flat
+    dtype = np.result_type(values.dtype, dense.dtype)
+    width = math.prod(dense.shape[1:])
+    out = xp.zeros(m * width, dtype)
+    if rows.size:
+        scaled = dense[cols].reshape(-1, width) * values.reshape(-1, 1)
+        positions = rows.reshape(-1, 1) * width + xp.arange(width, dtype=rows.dtype)
+        accumulate_flat(out, positions.reshape(-1), scaled.astype(dtype, copy=False).reshape(-1))
+    return out.reshape((m,) + tuple(dense.shape[1:]))
 
 
 # ---- identity nodes that name what made a sparse tensor's values ---------------------------
@@ -178,18 +179,15 @@ SparseSumBackward0 = type("SparseSumBackward0", (_SegmentSum,), {})
 
 
 def _segment_sum(values, inverse, count, node_cls):
+    from .indexing import accumulate_flat
     xp = _xp(values)
     v, inv = values._array, inverse._array
-    out = xp.zeros((count,) + v.shape[1:], v.dtype)
+    width = math.prod(v.shape[1:])
+    out = xp.zeros(count * width, v.dtype)
     if v.shape[0]:
-        if xp is np:
-            order = np.argsort(inv, kind="stable")
-            starts = np.searchsorted(inv[order], np.arange(count))
-            out = np.add.reduceat(v[order], starts, axis=0)
-        else:
-            import cupyx
-            cupyx.scatter_add(out, inv, v)
-    res = make_tensor(out, values._device)
+        positions = inv.reshape(-1, 1) * width + xp.arange(width, dtype=inv.dtype)
+        accumulate_flat(out, positions.reshape(-1), v.reshape(-1))
+    res = make_tensor(out.reshape((count,) + tuple(v.shape[1:])), values._device)
     node = record(node_cls, (values,), res)
     if node is not None:
         node.inverse = inverse
@@ -351,11 +349,7 @@ SparseAddmmBackward0 = type("SparseAddmmBackward0", (_SparseMm,), {})
 def _product(indices, values, shape, dense, node_cls):
     ind = indices._array
     d = dense._array
-    if dense._device.type == "cuda":
-        import cupyx.scipy.sparse as sp
-        out = sp.coo_matrix((values._array, (ind[0], ind[1])), shape=shape).tocsr() @ d
-    else:
-        out = _coo_times_dense(ind[0], ind[1], values._array, shape[0], d)
+    out = _coo_times_dense(_xp(dense), ind[0], ind[1], values._array, shape[0], d)
     res = make_tensor(out.astype(d.dtype, copy=False).reshape(shape[0], *d.shape[1:]),
                       dense._device)
     node = record(node_cls, (values, dense), res)

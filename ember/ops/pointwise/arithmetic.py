@@ -4,6 +4,7 @@ checked and applied PyTorch's way, and integer division by zero raises as PyTorc
 """
 import builtins
 import math
+import numbers
 import operator
 
 import numpy as np
@@ -355,21 +356,26 @@ def _scalar_log(x):
 
 def _pow_arrays(x, y):
     if _is_int(x) and _is_int(y):
-        if not isinstance(y, np.ndarray):  # only a Python-number exponent is refused
+        if isinstance(y, numbers.Number):  # only a Python-number exponent is refused
             if y < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
-        elif y.dtype.kind == "i" and (y < 0).any():
+        elif y.dtype.kind == "i":
+            # every element through the negative-exponent formula: asking first whether any
+            # exponent is negative would cost a device-to-host read per call on a GPU
             return _int_pow_negative(x, y)
     return x ** y
 
 
 def _int_pow_negative(x, y):
-    """Integer powers with some negative exponents, as PyTorch computes them: 1 ** -n is 1,
-    (-1) ** -n is +-1 by the parity of n, and every other base gives 0 (1 / x truncated)."""
+    """Integer powers where exponents may be negative, as PyTorch computes them: 1 ** -n is 1,
+    (-1) ** -n is +-1 by the parity of n, and every other base gives 0 (1 / x truncated).
+    Operators only (no array module): `x` may be a Python int, and a select with a Python
+    bool as its condition is not one CuPy's `where` takes."""
     negative = y < 0
-    r = x ** np.where(negative, 0, y)
-    reciprocal = np.where(x == 1, 1, np.where(x == -1, 1 - 2 * (y & 1), 0))
-    return np.where(negative, reciprocal, r).astype(r.dtype, copy=False)
+    kept = ~negative
+    r = x ** (y * kept)  # a negative exponent becomes 0 here, and its result is replaced
+    reciprocal = (x == 1) + (x == -1) * (1 - 2 * (y & 1))
+    return (r * kept + reciprocal * negative).astype(r.dtype, copy=False)
 
 
 def pow(input, exponent, *, out=None):

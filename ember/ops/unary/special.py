@@ -314,20 +314,27 @@ def _blockwise(kernel, xp, x):
     return out.reshape(x.shape)
 
 
-def _special(name, kernel, *args):
-    """The kernel here; on CUDA, cupyx.scipy.special's version of the same function."""
+def _special(name, kernel, *args, edges=None):
+    """The kernel here; on CUDA, cupyx.scipy.special's version of the same function, then
+    `edges(xp, x, y)` where SciPy's conventions (which CuPy copies) are not PyTorch's."""
     def run(xp, x):
         if xp is not np:
             import cupyx.scipy.special as cs
-            return getattr(cs, name)(*args, x)
+            y = getattr(cs, name)(*args, x)
+            return y if edges is None else edges(xp, x, y)
         return _blockwise(kernel, xp, x)
     return run
+
+
+def _lgamma_edges(xp, x, y):
+    # SciPy's (and CuPy's) gammaln(-inf) is -inf; PyTorch's lgamma is +inf at both infinities
+    return xp.where(xp.isinf(x), np.inf, y)
 
 
 _erf_k = _special("erf", _erf)
 _erfc_k = _special("erfc", _erfc)
 _erfinv_k = _special("erfinv", _erfinv)
-_lgamma_k = _special("gammaln", _lgamma)
+_lgamma_k = _special("gammaln", _lgamma, edges=_lgamma_edges)
 _digamma_k = _special("digamma", _digamma)
 
 
