@@ -286,6 +286,7 @@ class ndarray:  # noqa: N801 (CuPy's name)
 
     # ---- indexing -------------------------------------------------------------------------
     def __getitem__(self, index):
+        _no_fields(index)
         index = unwrap(index)
         if _advanced(index):
             kernel_dtype(self._a.dtype)  # a gather kernel
@@ -295,6 +296,7 @@ class ndarray:  # noqa: N801 (CuPy's name)
         return ndarray._of(out)
 
     def __setitem__(self, index, value):
+        _no_fields(index)
         kernel_dtype(self._a.dtype)  # a fill or copy kernel
         self._a[unwrap(index)] = unwrap(value, host_ok=True)
 
@@ -331,6 +333,11 @@ def _from_host(a):
 
 
 # ---- methods: NumPy's, with CuPy's names only; results stay on the device ------------------------
+def _no_fields(index):
+    if isinstance(index, str):  # CuPy's arrays have no record fields
+        raise IndexError(f"field access is not supported by cupy.ndarray: {index!r}")
+
+
 # Methods that launch no kernel: views and metadata.
 _NO_KERNEL = {"view", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "T", "mT"}
 
