@@ -35,6 +35,23 @@ class saved_tensor_hooks_anywhere:
     count = 0
 
 
+class _SelectiveCheckpoint(threading.local):
+    """The selective activation checkpoint region running in this thread: the object
+    (ember.utils.checkpoint's caching or replaying half) told of each op the graph records,
+    or None. Thread-local, as PyTorch's dispatch modes."""
+    def __init__(self):
+        self.mode = None
+
+
+selective_checkpoint = _SelectiveCheckpoint()
+
+
+class selective_checkpoint_anywhere:
+    """How many selective checkpoint regions are open in any thread: what `record` reads
+    first (a plain class attribute), so ops pay nothing when none is open."""
+    count = 0
+
+
 class forward_ad:
     """Forward-mode AD (torch.autograd.forward_ad): the open dual level, or None. A tensor's
     tangent is kept with the level it was made at (`Tensor._fw_grad`), so closing the level

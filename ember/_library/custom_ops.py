@@ -7,7 +7,7 @@ from .. import _state, autograd, ops
 from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..device import device as _device
-from ..ops import _custom
+from ..ops import _aten, _custom
 from .infer_schema import _NO_DEFAULT, _schema_arguments
 
 __all__ = ["CustomOpDef", "OpOverload", "OpOverloadPacket"]
@@ -39,6 +39,7 @@ class CustomOpDef:
         self._setup_context_fn = None
         self._autocast_dtypes = {}   # device type -> the dtype autocast casts inputs to
         self._vmap_fn = None
+        self._overload = None  # torch.ops.<ns>.<name>.default, once registered
         self._arguments = _schema_arguments(schema)
         self._arg_names = [a[0] for a in self._arguments]
         self._keyword_only = {a[0] for a in self._arguments if a[2]}
@@ -166,6 +167,8 @@ class CustomOpDef:
     def _forward(self, *args):
         packed = args[-1]
         positional = packed.gather(args[:-1])
+        if packed.kept is not None:  # the outputs a selective checkpoint's forward kept
+            return self._kept_output(packed)
         output = self._kernel_for(positional)(*positional, **packed.keywords)
         inputs = {id(t) for t in _tensors_in(positional)}
         outputs = output if isinstance(output, (tuple, list)) else (output,)
@@ -179,6 +182,13 @@ class CustomOpDef:
                 "x.clone()) or refactor the custom operator to not return y.")
         packed.list_output = isinstance(output, list)
         return tuple(output) if packed.list_output else output
+
+    def _kept_output(self, packed):
+        returns = self._schema[self._schema.rindex(") ->") + 4:].strip()
+        if returns.endswith("[]"):
+            packed.list_output = True
+            return tuple(packed.kept)
+        return packed.kept[0] if returns == "Tensor" else tuple(packed.kept)
 
     def _setup_context(self, ctx, inputs, output):
         packed = ctx._packed = inputs[-1]
@@ -212,8 +222,19 @@ class CustomOpDef:
     def _run(self, values):
         positional, keywords = self._split(values)
         packed = _Packed(positional, keywords)
-        output = self._function.apply(*packed.spread(positional), packed)
-        return list(output) if packed.list_output else output
+
+        def run(kept):
+            packed.kept = kept
+            output = self._function.apply(*packed.spread(positional), packed)
+            return list(output) if packed.list_output else output
+        # inside a selective checkpoint the region hears of the call; in its recomputation
+        # it may hand back the forward's outputs, and the kernel is not run again (an op
+        # that writes into its arguments always runs)
+        region = _state.selective_checkpoint.mode if _state.selective_checkpoint_anywhere.count \
+            else None
+        if region is None or self._mutated or self._overload is None:
+            return run(None)
+        return region.run_op(self._overload, positional, keywords, run)
 
     def __call__(self, *args, **kwargs):
         values, autocast_device = self._autocast_cast(self._bind(args, dict(kwargs)))
@@ -234,6 +255,7 @@ class _Packed:
         self.lists = [(len(v), type(v)) if isinstance(v, (list, tuple)) and any(
             isinstance(t, Tensor) for t in v) else None for v in positional]
         self.list_output = False
+        self.kept = None  # in a selective checkpoint's recomputation: the kept outputs
 
     def spread(self, per_argument):
         """One value per positional argument -> one per spread slot (a missing list
@@ -286,32 +308,23 @@ def _printed_schema(op):
     return f"{op._qualname}({', '.join(pieces)}) ->{returns}"
 
 
-class OpOverload:
+class OpOverload(_aten.OpOverload):
     """`torch.ops.<ns>.<name>.default`: the operator with its one overload's schema."""
 
-    def __init__(self, op):
+    def __init__(self, packet, op):
+        super().__init__(packet, "default", op)
         self._op = op
         self._schema = _printed_schema(op)
 
-    def __call__(self, *args, **kwargs):
-        return self._op(*args, **kwargs)
 
-    def __repr__(self):
-        return f"{self._op._namespace}.{self._op._name}.default"
-
-
-class OpOverloadPacket(OpOverload):
+class OpOverloadPacket(_aten.OpOverloadPacket):
     """`torch.ops.<ns>.<name>`: the operator; `.default` is its overload."""
 
     def __init__(self, op):
-        super().__init__(op)
-        self.default = OpOverload(op)
-
-    def overloads(self):
-        return ["default"]
-
-    def __repr__(self):
-        return f"{self._op._namespace}.{self._op._name}"
+        super().__init__(op._namespace, op._name)
+        self._op = op
+        self._schema = _printed_schema(op)
+        self._overloads["default"] = op._overload = OpOverload(self, op)
 
 
 def _register(op):
@@ -340,7 +353,7 @@ def _unregister(qualname):
 def _lookup(op):
     if isinstance(op, CustomOpDef):
         return op
-    if isinstance(op, OpOverload):
+    if isinstance(op, (OpOverload, OpOverloadPacket)):
         return op._op
     if isinstance(op, str) and op in _OPS:
         return _OPS[op]

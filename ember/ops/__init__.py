@@ -11,7 +11,7 @@ import numpy as np
 
 from .._sparse import SparseTensor
 from .._tensor import Tensor
-from . import _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith
+from . import _aten, _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith
 
 FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics",
                 "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",

@@ -21,6 +21,8 @@ _new = object.__new__
 
 from .._state import (forward_ad as _fw, grad as _grad_state,
                       saved_tensor_hooks as _saved_hooks,
+                      selective_checkpoint as _sac,
+                      selective_checkpoint_anywhere as _sac_anywhere,
                       saved_tensor_hooks_anywhere as _saved_hooks_anywhere)
 from .._tensor import Tensor, _make, _refresh_view_grad_fn, forward_grad, make_tensor, set_tangent
 from ..device import is_writeable
@@ -272,6 +274,8 @@ def record(cls, inputs, *outputs):
             break
     else:
         return None
+    if _sac_anywhere.count:
+        _tell_selective_checkpoint(cls, inputs, outputs)
     node = _new(cls)
     node._next = tuple([edge(t) for t in inputs])
     node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
@@ -286,6 +290,24 @@ def record(cls, inputs, *outputs):
             out._grad_fn = node
             out._output_nr = i
     return node
+
+
+def _tell_selective_checkpoint(cls, inputs, outputs):
+    """A selective checkpoint region runs: its policy hears of this op call (forward) or its
+    kept outputs take the recomputed ones' place (recomputation)."""
+    mode = _sac.mode
+    if mode is not None:
+        mode.on_op(cls, inputs, outputs)
+
+
+def kept_output(cls, inputs):
+    """In a selective checkpoint's recomputation, the array the forward kept for this call
+    of a one-output op `cls` over `inputs` (so an expensive op need not compute it again),
+    else None. The op still records its node; `record` then takes the kept output."""
+    mode = _sac.mode
+    if mode is None or not _grad_state.enabled or not _any_requires_grad(inputs):
+        return None
+    return mode.peek(cls)
 
 
 def node_of(t):
@@ -338,6 +360,9 @@ def record_number(cls, t, number, out, number_first=False):
     else:
         node._next, node._meta = (e, _NO_EDGE), (m, n)
     if tracked:
+        if _sac_anywhere.count:
+            _tell_selective_checkpoint(cls, (t, number)[::-1] if number_first else (t, number),
+                                       (out,))
         out._requires_grad = True
         out._grad_fn = node
     if dual:

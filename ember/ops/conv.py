@@ -21,9 +21,9 @@ import warnings
 import numpy as np
 
 from .._tensor import make_tensor, Tensor, xp_of
-from .._state import autocast as _autocast
+from .._state import autocast as _autocast, selective_checkpoint_anywhere as _sac_anywhere
 from ._autocast import lower
-from ._graph import Node, record
+from ._graph import Node, kept_output, record
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "convolution"]
@@ -227,22 +227,31 @@ class ConvolutionBackwardBackward0(Node):
 
 
 def _record_conv(out, x, w, bias, p, transposed):
-    node = record(ConvolutionBackward0, (x, w) if bias is None else (x, w, bias), out)
+    node = record(ConvolutionBackward0, _inputs(x, w, bias), out)
     if node is not None:
         node.save_for_backward(x, w)
         node.params, node.transposed = p, transposed
     return out
 
 
+def _inputs(x, w, bias):
+    return (x, w) if bias is None else (x, w, bias)
+
+
 def _conv(x, w, bias, p, osz=None):
     xp = xp_of(x)
-    y = _add_bias(xp, conv_forward(xp, x._array, w._array, p, osz), bias)
+    # a selective checkpoint's recomputation hands back the forward's result when it kept it
+    y = kept_output(ConvolutionBackward0, _inputs(x, w, bias)) if _sac_anywhere.count else None
+    if y is None:
+        y = _add_bias(xp, conv_forward(xp, x._array, w._array, p, osz), bias)
     return _record_conv(make_tensor(y, x._device), x, w, bias, p, False)
 
 
 def _conv_transpose(y, w, bias, p, size):
     xp = xp_of(y)
-    x = _add_bias(xp, conv_transpose_forward(xp, y._array, w._array, p, tuple(size)), bias)
+    x = kept_output(ConvolutionBackward0, _inputs(y, w, bias)) if _sac_anywhere.count else None
+    if x is None:
+        x = _add_bias(xp, conv_transpose_forward(xp, y._array, w._array, p, tuple(size)), bias)
     return _record_conv(make_tensor(x, y._device), y, w, bias, p, True)
 
 

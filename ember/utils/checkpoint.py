@@ -10,7 +10,6 @@ the parameters the function uses get their `.grad` directly (only `backward()` r
 graph with them and works with `autograd.grad`, `backward(inputs=...)` and keyword arguments.
 """
 import contextlib
-import enum
 import threading
 import warnings
 
@@ -21,36 +20,19 @@ from ..autograd.engine import backward as _backward, grad as _grad
 from ..autograd.function import Function
 from ..ops._graph import AccumulateGrad
 from ._pytree import flatten, unflatten
+from ._selective_checkpoint import (CheckpointPolicy, SAC_IGNORED_OPS, SelectiveCheckpointContext,
+                                    create_selective_checkpoint_contexts)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError",
            "set_checkpoint_early_stop", "detach_variable", "noop_context_fn", "CheckpointPolicy",
            "SelectiveCheckpointContext", "DefaultDeviceType", "GraphExecGroup",
            "check_backward_validity", "get_device_states", "set_device_states",
-           "set_checkpoint_debug_enabled"]
+           "set_checkpoint_debug_enabled", "create_selective_checkpoint_contexts",
+           "SAC_IGNORED_OPS"]
 
 
 class CheckpointError(RuntimeError):
     pass
-
-
-class CheckpointPolicy(enum.Enum):
-    """What selective activation checkpointing does with one op's output: keep it from the
-    forward, or compute it again in backward (MUST_* overrides a PREFER_* elsewhere)."""
-    MUST_SAVE = 0
-    PREFER_SAVE = 1
-    MUST_RECOMPUTE = 2
-    PREFER_RECOMPUTE = 3
-    MUST_CPU_OFFLOAD = 4
-    PREFER_CPU_OFFLOAD = 5
-
-
-class SelectiveCheckpointContext:
-    """What a selective checkpointing policy function is told about the call: whether it
-    runs in the recomputation, and the op's output where known."""
-
-    def __init__(self, *, is_recompute, op_output=None):
-        self.is_recompute = is_recompute
-        self.op_output = op_output
 
 
 class DefaultDeviceType:
@@ -377,6 +359,9 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve, *args)
+    if _checkpoint_debug_enabled if _checkpoint_debug_enabled is not None else debug:
+        if context_fn is not noop_context_fn:
+            raise ValueError("debug=True is incompatible with non-default context_fn")
     return _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs)
 
 

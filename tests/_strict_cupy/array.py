@@ -8,6 +8,8 @@ device arrays, not host scalars. Every read of device data on the host (`get`, `
 `tolist`, `bool`, `float`, `int`, `complex`, printing) counts as one device-to-host transfer
 in `TRANSFERS`, so a test can bound the syncs a training step makes.
 """
+import weakref
+
 import numpy as np
 
 from ._cupy_api import CLASSES, FLAGS
@@ -96,8 +98,14 @@ class MemoryPointer:
         self.mem = a
 
 
+# The device array around each NumPy array, so that `base` answers the same object while it
+# lives, as CuPy's does (ember asks `view.base is owner` to tell a view from a copy).
+_OWNERS = weakref.WeakValueDictionary()
+
+
 class ndarray:  # noqa: N801 (CuPy's name)
     __slots__ = ("_a", "__weakref__")
+    __module__ = "cupy"  # as CuPy's: code may name an array's module from its type
     __array_priority__ = 100
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
@@ -107,12 +115,24 @@ class ndarray:  # noqa: N801 (CuPy's name)
                                  offset=memptr.ptr - base.__array_interface__["data"][0])
         else:
             self._a = np.ndarray(shape, dtype, strides=strides, order=order)
+            _OWNERS[id(self._a)] = self
 
     @classmethod
     def _of(cls, a):
         out = cls.__new__(cls)
         out._a = a
+        _OWNERS[id(a)] = out
         return out
+
+    @property
+    def base(self):
+        owner = self._a.base
+        if not isinstance(owner, np.ndarray):
+            return None
+        known = _OWNERS.get(id(owner))
+        if known is None or known._a is not owner:
+            known = _OWNERS[id(owner)] = ndarray._of(owner)
+        return known
 
     # ---- host reads: each one is a device-to-host transfer ----------------------------------
     def get(self, stream=None, order="C", out=None, blocking=True):
@@ -195,7 +215,6 @@ class ndarray:  # noqa: N801 (CuPy's name)
     data = property(lambda self: MemoryPointer(self._a))
     T = property(lambda self: ndarray._of(self._a.T))
     mT = property(lambda self: ndarray._of(np.swapaxes(self._a, -1, -2)))
-    base = property(lambda self: None if self._a.base is None else ndarray._of(self._a.base))
 
     @property
     def device(self):
@@ -306,6 +325,14 @@ def _view(self, *args, **kwargs):
     return ndarray._of(self._a.view(*args, **kwargs))
 
 
+def _sort(self, axis=-1, kind=None):
+    self._a.sort(axis=axis, kind="stable")  # CuPy's sorts are stable (radix/merge sorts)
+
+
+def _argsort(self, axis=-1, kind=None):
+    return ndarray._of(self._a.argsort(axis=axis, kind="stable"))
+
+
 def _fill(self, value):
     self._a.fill(unwrap(value))
 
@@ -313,3 +340,5 @@ def _fill(self, value):
 ndarray.astype = _astype
 ndarray.view = _view
 ndarray.fill = _fill
+ndarray.sort = _sort
+ndarray.argsort = _argsort

@@ -63,6 +63,8 @@ def _dtype_of(char):
 class ufunc:  # noqa: N801 (CuPy's name)
     """A CuPy ufunc on NumPy's (or SciPy's) kernel, restricted to CuPy's type loops."""
 
+    __module__ = "cupy"
+
     def __init__(self, name, kernel, loops, nin):
         self.__name__ = self.name = name
         self._kernel = kernel
@@ -188,7 +190,19 @@ def _ndarray_only(name):
     return call
 
 
-_OWN = {"asnumpy": _asnumpy, "get_array_module": _get_array_module, "ndarray": ndarray,
+def _sort(a, axis=-1, kind=None):
+    if type(a) is not ndarray:
+        raise unsupported(a)
+    return ndarray._of(np.sort(a._a, axis=axis, kind="stable"))  # CuPy's sorts are stable
+
+
+def _argsort(a, axis=-1, kind=None):
+    if type(a) is not ndarray:
+        raise unsupported(a)
+    return ndarray._of(np.argsort(a._a, axis=axis, kind="stable"))
+
+
+_OWN = {"asnumpy": _asnumpy, "sort": _sort, "argsort": _argsort, "get_array_module": _get_array_module, "ndarray": ndarray,
         "ascontiguousarray": _ascontiguousarray, "asfortranarray": _ndarray_only("asfortranarray"),
         "ufunc": ufunc}
 

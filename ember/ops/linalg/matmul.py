@@ -10,9 +10,10 @@ from ... import dtypes as _dt
 from ..._sparse import SparseTensor
 from ..._sparse_compressed import SparseCompressedTensor
 from ..._tensor import make_tensor, Tensor, xp_of
-from ..._state import autocast as _autocast, forward_ad as _fw
+from ..._state import (autocast as _autocast, forward_ad as _fw,
+                       selective_checkpoint_anywhere as _sac_anywhere)
 from .._autocast import lower
-from .._graph import Node, record
+from .._graph import Node, kept_output, record
 from .._dual import on_dual_node
 from ._common import _check_same, _out, _same_dtype, _scaled
 
@@ -20,7 +21,11 @@ _SPARSE = (SparseTensor, SparseCompressedTensor)  # the operands ops/sparse.py m
 
 
 def _product(a, b, node_cls):
-    out = make_tensor(_same_dtype(xp_of(a).matmul(a._array, b._array), a._array), a._device)
+    # a selective checkpoint's recomputation hands back the forward's product when it kept it
+    kept = kept_output(node_cls, (a, b)) if _sac_anywhere.count else None
+    if kept is None:
+        kept = _same_dtype(xp_of(a).matmul(a._array, b._array), a._array)
+    out = make_tensor(kept, a._device)
     node = record(node_cls, (a, b), out)
     if node is not None:
         node.save_for_backward(a, b)
@@ -289,13 +294,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     from ..pointwise import broadcast_shapes_or_none
     if broadcast_shapes_or_none(input._array.shape, (m, n)) != (m, n):
         input.expand(m, n)  # raises PyTorch's message for a bias that does not fit
-    xp = xp_of(mat1)
-    prod = xp.matmul(mat1._array, mat2._array)
-    if alpha != 1:
-        prod *= alpha
-    if beta != 0:  # beta == 0 ignores input: its nan and inf do not propagate
-        prod = prod + (input._array if beta == 1 else input._array * beta)
-    res = make_tensor(_same_dtype(prod, mat1._array), mat1._device)
+    prod = kept_output(AddmmBackward0, (input, mat1, mat2)) if _sac_anywhere.count else None
+    if prod is None:
+        prod = xp_of(mat1).matmul(mat1._array, mat2._array)
+        if alpha != 1:
+            prod *= alpha
+        if beta != 0:  # beta == 0 ignores input: its nan and inf do not propagate
+            prod = prod + (input._array if beta == 1 else input._array * beta)
+        prod = _same_dtype(prod, mat1._array)
+    res = make_tensor(prod, mat1._device)
     node = record(AddmmBackward0, (input, mat1, mat2), res)
     if node is not None:
         node.alpha, node.beta = alpha, beta

@@ -4,7 +4,7 @@ clamp_min, clamp_max), where, maximum and minimum, with their backward nodes.
 import numpy as np
 
 from ... import _dtype_casts as _casts, dtypes as _dt
-from ..._tensor import Tensor, make_tensor
+from ..._tensor import Tensor, make_tensor, xp_of
 from .._graph import Node, node_of, record, record_number, write_out, with_out
 from ._common import (BinaryNode, _as_scalar, _promote, _raise_if_not_broadcastable, binary,
                       common_device, operands)
@@ -42,8 +42,9 @@ def clamp(input, min=None, max=None, *, out=None):
             d = _promote(d, arr.ndim > 0, type(_as_scalar(bound, "clamp")), None)
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
-    res = np.clip(arr, min, max) if min is None or max is None or min <= max else np.full_like(arr, max)
-    res = make_tensor(np.asarray(res, dtype=d.np) if not isinstance(res, np.ndarray) else res, input._device)
+    xp = xp_of(input)
+    res = xp.clip(arr, min, max) if min is None or max is None or min <= max else xp.full_like(arr, max)
+    res = make_tensor(xp.asarray(res, dtype=d.np), input._device)  # NumPy's 0-d clip: a scalar
     node = record(ClampBackward1, (input,), res)
     if node is not None:
         node.min, node.max = min, max
