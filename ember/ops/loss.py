@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
+from ..device import checks_on_host
 from .._state import autocast as _autocast
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
@@ -231,9 +232,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     tt = t if batched else t.reshape(1)
     valid = tt != ignore_index
     safe = xp.where(valid, tt, 0)
-    # The CPU checks the targets; CUDA asserts on the device (asynchronously), so a check here
-    # would cost a host sync every step: the device leaves it out, as PyTorch's kernel does.
-    if input._device.type == "cpu" and bool(((safe < 0) | (safe >= C)).any()):
+    if checks_on_host(input._device) and bool(((safe < 0) | (safe >= C)).any()):
         bad = int(tt[valid & ((tt < 0) | (tt >= C))].reshape(-1)[0])
         raise IndexError(f"Target {bad} is out of bounds.")
     w = weight._array[safe] if weight is not None else xp.ones(safe.shape, dtype=x.dtype)
