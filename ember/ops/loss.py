@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
-from ..device import checks_on_host
+from ..device import backend_of, checks_on_host
 from .._state import autocast as _autocast
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
@@ -58,10 +58,11 @@ def reduce(loss, reduction):
 
 
 def _reduce_array(arr, reduction):
+    # keepdims then reshape: a 0-d array on every backend (NumPy's plain mean is a scalar)
     if reduction == "mean":
-        return np.asarray(arr.mean()) if isinstance(arr, np.ndarray) else arr.mean()
+        return arr.mean(keepdims=True).reshape(())
     if reduction == "sum":
-        return np.asarray(arr.sum()) if isinstance(arr, np.ndarray) else arr.sum()
+        return arr.sum(keepdims=True).reshape(())
     return arr
 
 
@@ -85,7 +86,7 @@ def _pair(input, target, fname):
     """input and target broadcast together, arrays in their promoted dtype."""
     from .pointwise import operands
     x, y, d, dev = operands(input, target, fname)
-    x, y = np.broadcast_arrays(x, y) if isinstance(x, np.ndarray) else xp_of(input).broadcast_arrays(x, y)
+    x, y = backend_of(dev).xp.broadcast_arrays(x, y)
     return x, y, d, dev
 
 
@@ -154,8 +155,8 @@ def _smooth(input, target, reduction, beta, huber, fname, cls):
     _check_reduction(reduction)
     _warn_size(input, target)
     x, y, d, dev = _pair(input, target, fname)
-    diff = np.abs(x - y) if isinstance(x, np.ndarray) else xp_of(input).abs(x - y)
-    xp = np if isinstance(diff, np.ndarray) else xp_of(input)
+    xp = backend_of(dev).xp
+    diff = xp.abs(x - y)
     if huber is None:
         loss = diff - 0.5 * beta if beta == 0 else \
             xp.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
