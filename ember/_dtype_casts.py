@@ -58,6 +58,8 @@ def astype(arr, dst):
     if not (src._kind or dst._kind):
         return arr.astype(dst.np)
     check_copyable(src, dst)
+    if _dt.FLOAT8 in (src._kind, dst._kind) and type(arr) is not np.ndarray:
+        return _cast_on_the_host(arr, dst)
     if src is _dt.complex32:
         arr = complex32_to_complex64(arr)
     elif src._kind is _dt.FLOAT8:
@@ -67,6 +69,16 @@ def astype(arr, dst):
     if dst._kind is _dt.FLOAT8:
         return _to_float8(arr, dst)
     return arr.astype(dst.np)
+
+
+def _cast_on_the_host(arr, dst):
+    """A float8 cast of a device array: CuPy has no kernels for the float8 types (it cannot
+    even copy them with a cast), so the values make a round trip through the host, where
+    ml_dtypes converts them. One device-to-host copy per cast: float8 tensors on a GPU are
+    for storage and for scaled_mm, not for arithmetic."""
+    import cupy  # only reached for CuPy arrays
+    with arr.device:
+        return cupy.asarray(astype(arr.get(), dst))
 
 
 def complex32_to_complex64(arr):

@@ -170,6 +170,12 @@ def empty_array(xp, shape, dtype, strides):
 def laid_out(xp, array, strides, dtype=None):
     """A copy of `array` (converted to `dtype`) with these element strides."""
     out = empty_array(xp, array.shape, array.dtype if dtype is None else dtype, strides)
+    if out.dtype == array.dtype and array.dtype.kind == "V" and array.dtype.names is None:
+        # ml_dtypes' types (float8 ...): copied as their bits, which CuPy can do for any type
+        # (it has no kernels for float8 values, not even a strided copy)
+        bits = np.dtype(f"u{array.dtype.itemsize}")
+        out.view(bits)[...] = array.view(bits)
+        return out
     out[...] = array
     return out
 

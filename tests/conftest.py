@@ -1,22 +1,22 @@
-"""Shared test fixtures: a stand-in CUDA device backed by NumPy (this machine has no GPU), so
-device plumbing (transfers, `.to`, mixing errors, `device='cuda:0'` in reprs) is tested."""
+"""Shared test fixtures. `fake_cuda`: 'cuda' on the strict CuPy stand-in (tests/_strict_cupy;
+this machine has no GPU), so the code a GPU runs is what runs."""
 import pytest
 
 import ember
-from tests._cuda_stand_in import numpy_cuda_stand_in
-from tests._cupy_stand_in import cupy_like_stand_in
+from tests._strict_cupy import strict_cupy
 
 
 @pytest.fixture
 def fake_cuda():
-    with numpy_cuda_stand_in():
+    with strict_cupy():
         yield ember.device("cuda:0")
 
 
 @pytest.fixture
 def cupy_like():
-    """'cuda' on a stand-in for CuPy's runtime queries and memory pool (no tensor ops)."""
-    with cupy_like_stand_in() as cupy_module:
+    """'cuda' on the strict CuPy stand-in, yielding its `cupy` module (its runtime queries and
+    memory pool)."""
+    with strict_cupy() as cupy_module:
         yield cupy_module
 
 

@@ -5,18 +5,28 @@ takes its CuPy side. Its array (`array.ndarray`) is not a NumPy array, has exact
 names, refuses implicit host conversion as CuPy does, and counts device-to-host transfers
 (`TRANSFERS.count`). The API it copies is listed in `_cupy_api.py` (see list_cupy_names.py)."""
 import contextlib
+import os
 import sys
 
 from .array import TRANSFERS, ndarray  # noqa: F401 (the stand-in's public pieces)
 from .module import build
 
-__all__ = ["strict_cupy", "TRANSFERS", "ndarray"]
+__all__ = ["strict_cupy", "TRANSFERS", "ndarray", "REAL_CUDA"]
+
+# benchmarks/gpu_check.py sets it on a GPU machine: the same tests then run on the real CuPy
+# (and those that count the stand-in's transfers skip).
+REAL_CUDA = os.environ.get("EMBER_TEST_REAL_CUDA") == "1"
 
 
 @contextlib.contextmanager
 def strict_cupy():
     """The stand-in behind 'cuda' while the block runs (yields its `cupy` module); after it,
-    the modules, backend, memory hook and 'cuda' generators as they were."""
+    the modules, backend, memory hook and 'cuda' generators as they were. With REAL_CUDA it
+    steps aside: 'cuda' is the GPU."""
+    if REAL_CUDA:
+        import cupy
+        yield cupy
+        return
     import ember.device  # noqa: F401 (the module; `ember.device` the attribute is the class)
     from ember import _allocator
     device_module = sys.modules["ember.device"]
@@ -29,6 +39,7 @@ def strict_cupy():
     sys.modules.update(modules)
     backend = device_module.CudaBackend()  # ember's own: it imports the stand-in
     previous = device_module.register_backend("cuda", backend)
+    backend.xp  # loads the stand-in now, entering ember's memory hook, as loading CuPy does
     try:
         yield modules["cupy"]
     finally:

@@ -19,13 +19,20 @@ _HOST_CONVERSION = ("Implicit conversion to a NumPy array is not allowed. "
 
 
 class Transfers:
-    """Device-to-host reads, counted; `where` keeps the last few callers' descriptions."""
+    """Device-to-host reads, counted. With `where` set to a list, each read also appends the
+    code that made it (file:line of ember's frames), to find a sync that should not be."""
 
     def __init__(self):
         self.count = 0
+        self.where = None
 
     def add(self):
         self.count += 1
+        if self.where is not None:
+            import traceback
+            frames = [f"{f.filename.split('/ember/')[-1]}:{f.lineno} {f.name}"
+                      for f in traceback.extract_stack()[:-2] if "/ember/" in f.filename]
+            self.where.append(frames[-4:])
 
 
 TRANSFERS = Transfers()
@@ -33,6 +40,24 @@ TRANSFERS = Transfers()
 
 def unsupported(x):
     return TypeError(f"Unsupported type {type(x)}")
+
+
+def kernel_dtype(dtype):
+    """Refuse a dtype CuPy cannot name in a kernel (`_scalar.get_typename`: the float8 and
+    float4 types of ml_dtypes): such arrays can be allocated, copied to and from the host and
+    viewed, but nothing may compute on them, not even a cast or a strided copy."""
+    dtype = np.dtype(dtype)
+    if dtype.name.startswith(("float8_", "float4_", "float6_")):
+        raise ValueError(f"Unsupported dtype {dtype.name}")
+
+
+def kernel_arrays(args):
+    """kernel_dtype for every device array in `args` (nested in lists and tuples)."""
+    for x in args:
+        if type(x) is ndarray:
+            kernel_dtype(x._a.dtype)
+        elif type(x) in (list, tuple):
+            kernel_arrays(x)
 
 
 def unwrap(x, host_ok=False):
@@ -101,6 +126,7 @@ class MemoryPointer:
 # The device array around each NumPy array, so that `base` answers the same object while it
 # lives, as CuPy's does (ember asks `view.base is owner` to tell a view from a copy).
 _OWNERS = weakref.WeakValueDictionary()
+POOL = None  # the memory pool of the device the stand-in is now (module.build sets it)
 
 
 class ndarray:  # noqa: N801 (CuPy's name)
@@ -116,12 +142,16 @@ class ndarray:  # noqa: N801 (CuPy's name)
         else:
             self._a = np.ndarray(shape, dtype, strides=strides, order=order)
             _OWNERS[id(self._a)] = self
+            if self._a.nbytes and POOL is not None:
+                weakref.finalize(self._a, POOL.free, POOL.malloc(self._a.nbytes))
 
     @classmethod
     def _of(cls, a):
         out = cls.__new__(cls)
         out._a = a
         _OWNERS[id(a)] = out
+        if a.base is None and a.nbytes and POOL is not None:  # new device memory: from the pool
+            weakref.finalize(a, POOL.free, POOL.malloc(a.nbytes))
         return out
 
     @property
@@ -257,12 +287,15 @@ class ndarray:  # noqa: N801 (CuPy's name)
     # ---- indexing -------------------------------------------------------------------------
     def __getitem__(self, index):
         index = unwrap(index)
+        if _advanced(index):
+            kernel_dtype(self._a.dtype)  # a gather kernel
         out = self._a[index]
         if isinstance(out, np.generic):  # CuPy gives a 0-d view, never a host scalar
             out = self._a[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
         return ndarray._of(out)
 
     def __setitem__(self, index, value):
+        kernel_dtype(self._a.dtype)  # a fill or copy kernel
         self._a[unwrap(index)] = unwrap(value, host_ok=True)
 
     # ---- NumPy protocols: dispatch to the stand-in's own functions, as CuPy's do ---------------
@@ -298,8 +331,19 @@ def _from_host(a):
 
 
 # ---- methods: NumPy's, with CuPy's names only; results stay on the device ------------------------
+# Methods that launch no kernel: views and metadata.
+_NO_KERNEL = {"view", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "T", "mT"}
+
+
+def _advanced(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, (np.ndarray, list)) for p in parts)
+
+
 def _method(name):
     def call(self, *args, **kwargs):
+        if name not in _NO_KERNEL:
+            kernel_dtype(self._a.dtype)
         return wrap(getattr(self._a, name)(*unwrap(args), **unwrap(kwargs)))
     call.__name__ = name
     return call
@@ -316,6 +360,9 @@ for _name in CLASSES["ndarray"]:
 
 
 def _astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+    if np.dtype(dtype) != self._a.dtype:
+        kernel_dtype(self._a.dtype)
+        kernel_dtype(dtype)
     return ndarray._of(self._a.astype(dtype, order=order, copy=copy))
 
 
@@ -334,6 +381,7 @@ def _argsort(self, axis=-1, kind=None):
 
 
 def _fill(self, value):
+    kernel_dtype(self._a.dtype)
     self._a.fill(unwrap(value))
 
 

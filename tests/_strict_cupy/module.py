@@ -11,9 +11,10 @@ import types
 import numpy as np
 import scipy.special
 
-from .. import _cupy_stand_in as runtime_parts
+from . import runtime as runtime_parts
 from ._cupy_api import GENERATOR_METHODS, MODULES
-from .array import TRANSFERS, ndarray, unsupported, unwrap, wrap
+from . import array as array_parts
+from .array import TRANSFERS, kernel_arrays, kernel_dtype, ndarray, unsupported, unwrap, wrap
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -144,6 +145,12 @@ class ufunc:  # noqa: N801 (CuPy's name)
 
 
 # ---- functions ---------------------------------------------------------------------------------
+# Functions that launch no kernel (memory, views, metadata): any dtype goes.
+_NO_KERNEL = {"empty", "empty_like", "asarray", "array", "asanyarray", "reshape", "transpose",
+              "swapaxes", "moveaxis", "squeeze", "expand_dims", "broadcast_to", "atleast_1d",
+              "atleast_2d", "atleast_3d", "shape", "ndim", "size", "may_share_memory",
+              "shares_memory", "result_type", "can_cast", "iscomplexobj", "isrealobj",
+              "isscalar", "ravel", "from_dlpack", "fromDlpack"}
 # Functions that copy host data onto the device: they take NumPy arrays and lists.
 _FROM_HOST = {"array", "asarray", "asanyarray", "from_dlpack", "fromDlpack"}
 # NumPy answers these with a Python bool; CuPy with a 0-d device array.
@@ -151,12 +158,21 @@ _DEVICE_BOOLS = {"array_equal", "allclose", "array_equiv"}
 
 
 def _function(name, kernel, signature):
-    sig = _signature(signature)
     host_ok = name in _FROM_HOST
+    sig = []  # parsed on the first call (most of CuPy's ~500 functions are never called)
 
     def call(*args, **kwargs):
-        if sig is not None:
-            sig.bind(*args, **kwargs)  # CuPy's own signature: a NumPy-only keyword fails
+        if name not in _NO_KERNEL:
+            kernel_arrays(args)
+            if kwargs.get("dtype") is not None:
+                kernel_dtype(kwargs["dtype"])
+        if not sig:
+            sig.append(_signature(signature))
+        if sig[0] is not None:
+            sig[0].bind(*args, **kwargs)  # CuPy's own signature: a NumPy-only keyword fails
+        if host_ok and args and _holds_host_data(args[0]):
+            # host data crosses to the device: a copy, never the host's memory
+            args = (np.array(unwrap(args[0], True), copy=True),) + args[1:]
         with np.errstate(all="ignore"):
             result = kernel(*unwrap(args, host_ok), **unwrap(kwargs, host_ok))
         if name in _DEVICE_BOOLS:
@@ -164,6 +180,14 @@ def _function(name, kernel, signature):
         return wrap(result)
     call.__name__ = call.__qualname__ = name
     return call
+
+
+def _holds_host_data(x):
+    if type(x) is ndarray:
+        return False
+    if type(x) in (list, tuple):
+        return not any(type(i) is ndarray for i in x)
+    return True
 
 
 def _asnumpy(a, stream=None, order="C", out=None, blocking=True):
@@ -179,6 +203,8 @@ def _get_array_module(*args):
 def _ascontiguousarray(a, dtype=None):
     if type(a) is not ndarray:
         raise unsupported(a)
+    if not a._a.flags.c_contiguous or (dtype is not None and np.dtype(dtype) != a._a.dtype):
+        kernel_dtype(a._a.dtype)  # a copy kernel
     return ndarray._of(np.ascontiguousarray(a._a, dtype=dtype))
 
 
@@ -342,6 +368,10 @@ def _cuda_module(hooks, pool):
     cuda.runtime = runtime
     cuda.Device = Device
     cuda.Stream = runtime_parts.Stream
+    cuda.ExternalStream = runtime_parts.ExternalStream
+    cuda.Event = runtime_parts.Event
+    cuda.alloc_pinned_memory = runtime_parts.alloc_pinned_memory
+    cuda.get_elapsed_time = runtime_parts.get_elapsed_time
     cuda.get_current_stream = lambda: runtime_parts.Stream.current
     cuda.memory_hook = types.SimpleNamespace(get_memory_hooks=lambda: hooks)
     cuda.nvrtc = types.SimpleNamespace(getSupportedArchs=lambda: (75, 80, 86, 90))
@@ -353,9 +383,13 @@ def _cuda_module(hooks, pool):
 
 
 # ---- the modules -------------------------------------------------------------------------------
-def build():
-    """Fresh `cupy` and `cupyx` modules (with their submodules), keyed by import name."""
-    global cupy
+_MODULES = None  # the stateless modules, made once per process (their functions hold nothing)
+
+
+def _stateless():
+    global cupy, _MODULES
+    if _MODULES is not None:
+        return _MODULES
     cupy = _module("cupy", MODULES["cupy"], np)
     cupy.random = _module("cupy.random", MODULES["cupy.random"], np.random)
     cupy.random.default_rng = _default_rng
@@ -366,10 +400,6 @@ def build():
     cupy.lib = _module("cupy.lib")
     cupy.lib.stride_tricks = _module("cupy.lib.stride_tricks")
     cupy.lib.stride_tricks.as_strided = _ndarray_only_strided
-    hooks = {}
-    pool = runtime_parts.MemoryPool(hooks)
-    cupy.cuda = _cuda_module(hooks, pool)
-    cupy.get_default_memory_pool = lambda: pool
     cupyx = _module("cupyx", MODULES["cupyx"], np)
     cupyx.scatter_add = _scatter("add")
     cupyx.scatter_max = _scatter("maximum")
@@ -378,11 +408,25 @@ def build():
     cupyx.scipy.special = _module("cupyx.scipy.special", MODULES["cupyx.scipy.special"],
                                   scipy.special)
     cupy.TRANSFERS = TRANSFERS
-    return {"cupy": cupy, "cupy.random": cupy.random, "cupy.linalg": cupy.linalg,
-            "cupy.fft": cupy.fft, "cupy.lib": cupy.lib,
-            "cupy.lib.stride_tricks": cupy.lib.stride_tricks, "cupy.cuda": cupy.cuda,
-            "cupy.cuda.runtime": cupy.cuda.runtime, "cupyx": cupyx,
-            "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
+    _MODULES = {"cupy": cupy, "cupy.random": cupy.random, "cupy.linalg": cupy.linalg,
+                "cupy.fft": cupy.fft, "cupy.lib": cupy.lib,
+                "cupy.lib.stride_tricks": cupy.lib.stride_tricks, "cupyx": cupyx,
+                "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
+    return _MODULES
+
+
+def build():
+    """`cupy` and `cupyx` (with their submodules), keyed by import name, with a fresh device:
+    a new memory pool, hooks and runtime (the array functions are made once per process)."""
+    modules = dict(_stateless())
+    runtime_parts.Stream.current = runtime_parts.Stream.null
+    hooks = {}
+    pool = runtime_parts.MemoryPool(hooks)
+    cupy.cuda = modules["cupy.cuda"] = _cuda_module(hooks, pool)
+    modules["cupy.cuda.runtime"] = cupy.cuda.runtime
+    cupy.get_default_memory_pool = lambda: pool
+    array_parts.POOL = pool
+    return modules
 
 
 def _ndarray_only_strided(x, shape=None, strides=None):

@@ -142,3 +142,26 @@ def test_same_padding_even_kernel_warns_once(torch):
                                         torch.ones(1, 1, 2, 2, dtype=torch.float64),
                                         padding="same")
     np.testing.assert_array_equal(y.numpy(), ty.numpy())
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(stride=2, padding=1, dilation=2)])
+def test_a_batch_over_the_column_budget_goes_in_slices(monkeypatch, transposed, kw):
+    """A batch whose im2col buffer exceeds COL_BUDGET is convolved in slices of the batch: the
+    same outputs and gradients (input, weight, bias) as one pass, in bounded scratch memory."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((7, 4, 9, 9))
+    w = rng.standard_normal((4, 6, 3, 3) if transposed else (6, 4, 3, 3))
+    b = rng.standard_normal(6)
+    fn = F.conv_transpose2d if transposed else F.conv2d
+
+    def run():
+        ts = [ember.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = fn(*ts, **kw)
+        (out * out).sum().backward()
+        return [out.detach().numpy()] + [t.grad.numpy() for t in ts]
+
+    whole = run()
+    monkeypatch.setattr(conv_mod, "COL_BUDGET", 1)  # one sample per slice
+    for got, want in zip(run(), whole):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

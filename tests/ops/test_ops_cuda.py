@@ -23,9 +23,10 @@ KNOWN = {}
 # Entries whose results are about the host itself: PyTorch runs them on CPU tensors only
 # (apply_, map_, map2_), reads a host file (from_file), answers differently on a device by
 # design (`x.to("cpu") is x`, device memory is always shared, the storage class is
-# torch.cuda's), is about lacking CUDA, or stands a device in already (cuda).
+# torch.cuda's, PyTorch's CPU build has no scaled_grouped_mm: its CUDA form is tested in
+# test_scaled_mm.py), is about lacking CUDA, or stands a device in already (cuda).
 _ONLY_ON_THE_HOST = {"cuda", "apply_", "map_", "map2_", "from_file", "share_memory_",
-                     "storage_type"}
+                     "storage_type", "scaled_grouped_mm"}
 _HOST_VARIANTS = {"to.identity", "cpu.identity", "type.cuda_without_gpu"}
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 import ember
 
-from tests._cuda_stand_in import numpy_cuda_stand_in
+from tests._strict_cupy import strict_cupy
 
 from . import OpInfo, Sample, integers, randn, register
 
@@ -167,11 +167,11 @@ register(
 # ---- cuda ------------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _some_cuda(lib):
-    """The real CUDA where there is one, else the NumPy stand-in."""
+    """The real CUDA where there is one, else the strict CuPy stand-in."""
     if lib.cuda.is_available():
         yield
         return
-    with numpy_cuda_stand_in():
+    with strict_cupy():
         yield
 
 

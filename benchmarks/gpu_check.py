@@ -1,0 +1,207 @@
+"""The device check (issue 11): ember on a real NVIDIA GPU through CuPy, in one run of under
+8 minutes.
+
+1. The op table on 'cuda' (tests/ops/test_ops_cuda.py) and the seeds (tests/test_seeds.py)
+   with EMBER_TEST_REAL_CUDA=1: the tests' CuPy stand-in steps aside for the real CuPy.
+2. Training steps, ember beside PyTorch on the same GPU (same class body, same initial
+   weights and batch, alternating rounds as in `_timing.py`; each step ends in
+   `loss.item()`, which waits for the GPU; the first losses agree except where dropout draws
+   differ): ResNet-18 (batch 64, 224x224, SGD momentum), a
+   GPT-style LM (6 layers, width 384, 6 heads, block 256, batch 32, AdamW) and the main
+   job's CNN (batch 32). Prints step times, the ratio ember / PyTorch and both first losses.
+
+    python benchmarks/gpu_check.py                # on a GPU machine
+    python benchmarks/gpu_check.py --stand-in --quick   # rehearsal without a GPU: ember on
+        # the strict stand-in, PyTorch on the CPU, small shapes, no pytest stage
+"""
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import ember  # noqa: E402
+from _timing import compare, header, row  # noqa: E402
+
+STAND_IN = "--stand-in" in sys.argv
+QUICK = "--quick" in sys.argv
+
+
+# ---- models: one class body for both libraries -------------------------------------------------
+def resnet18(lib, classes=1000):
+    nn = lib.nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = lib.relu(self.bn1(self.conv1(x)))
+            y = self.bn2(self.conv2(y))
+            return lib.relu(y + (x if self.down is None else self.down(x)))
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+              nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes)]
+    return nn.Sequential(*layers)
+
+
+def gpt(lib, vocab, width, heads, layers, block):
+    nn, F = lib.nn, lib.nn.functional
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+            self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                     nn.Linear(4 * width, width))
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+            q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).reshape(b, t, c))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, width), nn.Embedding(block, width)
+            self.layers = nn.Sequential(*[Layer() for _ in range(layers)])
+            self.ln = nn.LayerNorm(width)
+            self.head = nn.Linear(width, vocab, bias=False)
+            self.head.weight = self.tok.weight
+
+        def forward(self, idx):
+            pos = lib.arange(idx.shape[1], device=idx.device)
+            return self.head(self.ln(self.layers(self.tok(idx) + self.pos(pos))))
+    return GPT()
+
+
+def digits_cnn(lib):
+    nn = lib.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Dropout(0.25), nn.Linear(32 * 4 * 4, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+# ---- one training step per library -------------------------------------------------------------
+def _same_weights(ember_model, torch_model, torch):
+    state = {k: torch.tensor(v.detach().cpu().numpy()) for k, v in ember_model.state_dict().items()}
+    torch_model.load_state_dict(state)
+
+
+def setup(lib, model, make_opt, x, y, device, loss_of):
+    model = model.to(device)
+    opt = make_opt(lib, model)
+    xt, yt = lib.tensor(x).to(device), lib.tensor(y).to(device)
+    losses = []
+
+    def step():
+        opt.zero_grad()
+        loss = loss_of(lib, model(xt), yt)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())  # waits for the device: the step's time is all in
+    return step, losses
+
+
+def _cross_entropy(lib, out, y):
+    return lib.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+
+
+def _sgd(lib, model):
+    return lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+
+def _adamw(lib, model):
+    return lib.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+
+
+def _adam(lib, model):
+    return lib.optim.Adam(model.parameters(), lr=2e-3)
+
+
+def cases(rng):
+    if QUICK:
+        r18 = (lambda lib: resnet18(lib, 10), rng.standard_normal((2, 3, 64, 64)), 10)
+        g = (lambda lib: gpt(lib, 256, 64, 4, 2, 32), None, 256, (4, 32))
+    else:
+        r18 = (resnet18, rng.standard_normal((64, 3, 224, 224)), 1000)
+        g = (lambda lib: gpt(lib, 8192, 384, 6, 6, 256), None, 8192, (32, 256))
+    tokens = rng.integers(0, g[2], g[3])
+    return [
+        ("ResNet-18, SGD momentum", r18[0], r18[1].astype(np.float32),
+         rng.integers(0, r18[2], len(r18[1])), _sgd),
+        ("GPT-style LM, AdamW", g[0], tokens, np.roll(tokens, -1, axis=1), _adamw),
+        ("main job's CNN, Adam, batch 32", digits_cnn,
+         rng.standard_normal((32, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, 32), _adam),
+    ]
+
+
+def timings(torch):
+    torch_device = "cpu" if STAND_IN else "cuda"
+    rng = np.random.default_rng(0)
+    print(header("training step on cuda"), "  first losses (ember, torch)")
+    for name, build, x, y, make_opt in cases(rng):
+        ember.manual_seed(0)
+        mine_model = build(ember)
+        theirs_model = build(torch)
+        _same_weights(mine_model, theirs_model, torch)
+        ours, our_losses = setup(ember, mine_model, make_opt, x, y, "cuda", _cross_entropy)
+        theirs, their_losses = setup(torch, theirs_model, make_opt, x, y, torch_device,
+                                     _cross_entropy)
+        ours()
+        theirs()
+        first = (our_losses[0], their_losses[0])
+        rounds, number = (2, 1) if QUICK else (5, 3)
+        mine, other, ratio = compare(ours, theirs, number, rounds, warmup=1)
+        print(row(name, mine, other, ratio, "ms", 1e3), f"  {first[0]:.4f} {first[1]:.4f}")
+
+
+def pytest_stage():
+    env = dict(os.environ, EMBER_TEST_REAL_CUDA="1")
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           "-x", "--no-header", "-rfE", "tests/ops/test_ops_cuda.py",
+                           "tests/test_seeds.py", "tests/examples/test_train_digits.py"],
+                          cwd=ROOT, env=env, capture_output=True, text=True)
+    tail = done.stdout.strip().splitlines()[-15:]
+    print(f"op table + seeds + main job on the real GPU ({time.perf_counter() - started:.0f} s):")
+    print("\n".join(tail))
+
+
+def main():
+    import torch
+    if STAND_IN:
+        from tests._strict_cupy import strict_cupy
+        with strict_cupy():
+            timings(torch)
+        return
+    print(ember.cuda.get_device_name(0), "| torch", torch.__version__)
+    pytest_stage()
+    timings(torch)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The strict CuPy stand-in itself (tests/_strict_cupy): it must be no more lenient than CuPy 14,
+or the op table and training steps on 'cuda' would prove nothing."""
+import numpy as np
+import pytest
+
+from tests._strict_cupy import TRANSFERS, strict_cupy
+from tests._strict_cupy._cupy_api import CLASSES, MODULES
+
+
+@pytest.fixture
+def cp():
+    with strict_cupy() as module:
+        yield module
+
+
+def test_it_has_only_cupys_names(cp):
+    import sys
+    for name in ("cupy", "cupy.random", "cupy.linalg", "cupy.fft", "cupyx",
+                 "cupyx.scipy.special"):
+        module = sys.modules[name]
+        public = {n for n in vars(module) if not n.startswith("_")}
+        submodules = {n for n in public if type(getattr(module, n)).__name__ == "module"}
+        extra = public - set(MODULES[name]) - submodules - {"TRANSFERS", "get_default_memory_pool"}
+        assert not extra, f"{name} has names CuPy 14 lacks: {sorted(extra)}"
+    methods = {n for n in dir(cp.ndarray) if not n.startswith("_")}
+    assert methods <= set(CLASSES["ndarray"]), sorted(methods - set(CLASSES["ndarray"]))
+    a = cp.zeros(3)
+    assert not hasattr(a.flags, "writeable") and not hasattr(a, "itemset")
+    assert not isinstance(a, np.ndarray)
+
+
+def test_host_conversion_is_refused_and_reads_are_counted(cp):
+    a = cp.arange(4.0)
+    with pytest.raises(TypeError, match="Implicit conversion to a NumPy array"):
+        np.asarray(a)
+    with pytest.raises(TypeError, match="Unsupported type"):
+        a + np.ones(4)
+    with pytest.raises(TypeError, match="Unsupported type"):
+        cp.exp(np.ones(2))
+    with pytest.raises(TypeError, match="only length-1 arrays"):
+        float(a)
+    before = TRANSFERS.count
+    assert a.sum().ndim == 0 and type(a[1]) is cp.ndarray  # no host scalars
+    assert TRANSFERS.count == before
+    float(a[1]), bool(a[2] > 0), a.get(), a.tolist(), a[0].item(), repr(a)
+    assert TRANSFERS.count == before + 6
+    np.testing.assert_array_equal(cp.asnumpy(cp.exp(a)), np.exp(np.arange(4.0)))
+    assert type(np.exp(a)) is cp.ndarray  # NumPy's ufuncs dispatch to CuPy's, as in CuPy
+
+
+def test_signatures_loops_and_kernel_types_are_cupys(cp):
+    with pytest.raises(TypeError):
+        cp.sum(cp.ones(3), initial=0.0)  # NumPy's keyword; CuPy's sum has none
+    with pytest.raises(TypeError, match="Wrong type"):
+        cp.invert(cp.ones(3))  # no float loop
+    import ml_dtypes
+    x = cp.asarray(np.ones(4, dtype=ml_dtypes.float8_e4m3fn))
+    with pytest.raises(ValueError, match="Unsupported dtype float8_e4m3fn"):
+        x.astype(np.float32)
+    with pytest.raises(ValueError, match="Unsupported dtype"):
+        cp.concatenate([x, x])
+    assert x.view(np.uint8).get().tolist() == [0x38] * 4  # its bits cross freely
+
+
+def test_views_know_their_base_and_host_data_is_copied(cp):
+    host = np.arange(6.0)
+    a = cp.asarray(host)
+    host[0] = 99
+    assert a[0].item() == 0.0
+    v = a.reshape(2, 3)
+    assert v.base is a and v.reshape(6).base is a
+    assert a.copy().base is None
+
+
+def test_arrays_take_memory_from_the_pool(cp):
+    pool = cp.get_default_memory_pool()
+    before = pool.used_bytes()
+    a = cp.empty(1000, dtype=np.float32)
+    assert pool.used_bytes() == before + 4096  # rounded up to CuPy's 512-byte blocks
+    del a
+    assert pool.used_bytes() == before
