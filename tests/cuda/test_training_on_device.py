@@ -190,6 +190,30 @@ def test_resnet_style_steps_and_eval_match_the_cpu(optimizer):
     assert cuda["transfers"] == [1] * STEPS  # the loss.item()
 
 
+def test_torchvision_resnet18_step_matches_the_cpu():
+    """The real ResNet-18 (ember.vision.models), one SGD-momentum step on a small batch."""
+    from ember.vision.models import resnet18
+
+    def model_of():
+        return resnet18(num_classes=10)
+    state = _initial_state(model_of)
+    gen = ember.Generator().manual_seed(2)
+    batch = ember.randn(4, 3, 16, 16, generator=gen), ember.tensor([1, 7, 3, 0])
+
+    def program(device):
+        model = model_of().to(device)
+        model.load_state_dict(state)
+        optimizer = OPTIMIZERS["sgd_momentum"](model)
+        before = TRANSFERS.count
+        loss = _classifier_step(model, optimizer, *(t.to(device) for t in batch)).item()
+        transfers = TRANSFERS.count - before
+        return {"losses": [loss], "state": _host_state(model), "transfers": transfers}
+
+    cpu, cuda = _on("cpu", program), _on("cuda", program)
+    _assert_same_run(cpu, cuda)
+    assert cuda["transfers"] == 1
+
+
 # ---- 2. a GPT-style step ------------------------------------------------------------------------
 def _gpt_training(use_mha):
     def model_of():
