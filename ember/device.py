@@ -237,6 +237,14 @@ def backend_of(dev):
         raise RuntimeError(f"ember has no backend for device type '{dev.type}'") from None
 
 
+def checks_on_host(dev):
+    """Whether an op on `dev` raises for bad data (an index out of range, a target beyond the
+    classes) by looking at the values on the host. PyTorch's CPU kernels do; its CUDA kernels
+    assert on the device, asynchronously, so a host check there would cost a device-to-host
+    sync every training step: there the check is left out."""
+    return dev.type == "cpu"
+
+
 def is_writeable(arr):
     """Whether ops may write into a backend array. Only NumPy has read-only arrays (an expanded
     array and its views); CuPy's flags have no `writeable`: device memory always is."""

@@ -8,7 +8,9 @@ from .. import dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import Tensor
 from ..device import backend_of, device as _device
-from ..ops.creation import full
+from ..ops.creation import full, zeros_like
+from ..ops.pointwise import where
+from ..ops.shape import stack
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -24,6 +26,11 @@ _READY, _UNSCALED, _STEPPED = OptState.READY, OptState.UNSCALED, OptState.STEPPE
 
 
 class GradScaler:
+    """The scale, the growth tracker and each optimizer's found-inf flags are tensors on the
+    scale's device, so scaling, unscaling and updating never wait for the device: as in
+    PyTorch, the one host read is `step`'s look at found-inf (one per device) deciding
+    whether the optimizer steps."""
+
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
                  backoff_factor=0.5, growth_interval=2000, enabled=True):
         self._device = device
@@ -44,7 +51,7 @@ class GradScaler:
             self._backoff_factor = backoff_factor
             self._growth_interval = growth_interval
             self._init_growth_tracker = 0
-            self._growth_tracker = 0
+            self._growth_tracker = None
             self._per_optimizer = {}
 
     # ---- scaling ------------------------------------------------------------------------
@@ -52,6 +59,8 @@ class GradScaler:
         if self._scale is None:
             self._scale = full((), float(self._init_scale), dtype=_dt.float32,
                                device=like._device)
+            self._growth_tracker = full((), int(self._init_growth_tracker), dtype=_dt.int32,
+                                        device=like._device)
         return self._scale
 
     def scale(self, outputs):
@@ -69,10 +78,11 @@ class GradScaler:
 
     def _state(self, optimizer):
         return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY,
-                                                              "found_inf": None})
+                                                              "found_inf": {}})
 
     def unscale_(self, optimizer):
-        """Divides the gradients of `optimizer`'s parameters by the scale, in place."""
+        """Divides the gradients of `optimizer`'s parameters by the scale, in place, and
+        records per device (on it) whether any of them holds an inf or NaN."""
         if not self._enabled:
             return
         state = self._state(optimizer)
@@ -85,11 +95,12 @@ class GradScaler:
             raise AssertionError("Attempted unscale_ but _scale is None.  This may indicate "
                                  "your script did not use scaler.scale(loss or outputs) earlier "
                                  "in the iteration.")
-        inv = 1.0 / float(self._scale.item())
-        found = False
         previous = _grad_state.enabled
         _grad_state.enabled = False
         try:
+            # the reciprocal in float64, as float32 division can be off by an ulp
+            inv = self._scale.double().reciprocal().float()
+            finite = {}  # device -> each gradient's 0-d "all finite" flag, on that device
             for group in optimizer.param_groups:
                 for p in group["params"]:
                     g = p.grad
@@ -97,13 +108,12 @@ class GradScaler:
                         continue
                     if g.dtype is _dt.float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    xp = backend_of(g._device).xp
-                    if not bool(xp.isfinite(g._array).all()):
-                        found = True
-                    g.mul_(inv)
+                    finite.setdefault(g._device, []).append(g.isfinite().all())
+                    g.mul_(inv.to(g._device))
+            state["found_inf"] = {dev: stack(flags).logical_not().any().float()
+                                  for dev, flags in finite.items()}
         finally:
             _grad_state.enabled = previous
-        state["found_inf"] = found
         state["stage"] = _UNSCALED
 
     def step(self, optimizer, *args, **kwargs):
@@ -118,14 +128,17 @@ class GradScaler:
             raise RuntimeError("step() has already been called since the last update().")
         if state["stage"] is _READY:
             self.unscale_(optimizer)
-        if state["found_inf"] is None:
+        if not state["found_inf"]:
             raise AssertionError("No inf checks were recorded for this optimizer.")
-        result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        # the step's one host sync (per device), as in PyTorch: step or skip
+        skip = sum(f.item() for f in state["found_inf"].values())
+        result = None if skip else optimizer.step(*args, **kwargs)
         state["stage"] = _STEPPED
         return result
 
     def update(self, new_scale=None):
-        """Backs the scale off after a skipped step, grows it after growth_interval clean ones."""
+        """Backs the scale off after a skipped step, grows it after growth_interval clean ones
+        (PyTorch's `_amp_update_scale_`), on the scale's device."""
         if not self._enabled:
             return
         if new_scale is not None:
@@ -139,29 +152,37 @@ class GradScaler:
                                          "requires_grad=False.")
                 self._scale.copy_(new_scale.reshape(()))
         else:
-            found = [s["found_inf"] for s in self._per_optimizer.values()
-                     if s["found_inf"] is not None]
+            found = [f.to(self._scale._device) for s in self._per_optimizer.values()
+                     for f in s["found_inf"].values()]
             if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            scale = float(self._scale.item())
-            if any(found):
-                scale *= self._backoff_factor
-                self._growth_tracker = 0
-            else:
-                self._growth_tracker += 1
-                if self._growth_tracker == self._growth_interval:
-                    grown = scale * self._growth_factor
-                    if grown != float("inf"):
-                        scale = grown
-                    self._growth_tracker = 0
-            self._scale.fill_(scale)
+            previous = _grad_state.enabled
+            _grad_state.enabled = False
+            try:
+                self._update_scale(stack(found).sum() > 0)
+            finally:
+                _grad_state.enabled = previous
         self._per_optimizer = {}
+
+    def _update_scale(self, skipped):
+        scale, tracker = self._scale, self._growth_tracker
+        successes = tracker + 1
+        grow = successes == self._growth_interval
+        grown = scale * self._growth_factor
+        kept = where(grow & grown.isfinite(), grown, scale)
+        scale.copy_(where(skipped, scale * self._backoff_factor, kept))
+        tracker.copy_(where(skipped | grow, zeros_like(tracker), successes))
 
     # ---- queries and state ----------------------------------------------------------------
     def get_scale(self):
         if not self._enabled:
             return 1.0
         return float(self._init_scale) if self._scale is None else float(self._scale.item())
+
+    def _get_growth_tracker(self):
+        if self._growth_tracker is None:
+            return self._init_growth_tracker
+        return int(self._growth_tracker.item())
 
     def get_growth_factor(self):
         return self._growth_factor
@@ -190,7 +211,7 @@ class GradScaler:
         return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
                 "backoff_factor": self._backoff_factor,
                 "growth_interval": self._growth_interval,
-                "_growth_tracker": self._growth_tracker}
+                "_growth_tracker": self._get_growth_tracker()}
 
     def load_state_dict(self, state_dict):
         if not self._enabled:
@@ -204,4 +225,6 @@ class GradScaler:
         self._growth_factor = state_dict["growth_factor"]
         self._backoff_factor = state_dict["backoff_factor"]
         self._growth_interval = state_dict["growth_interval"]
-        self._growth_tracker = state_dict["_growth_tracker"]
+        self._init_growth_tracker = state_dict["_growth_tracker"]
+        if self._growth_tracker is not None:
+            self._growth_tracker.fill_(state_dict["_growth_tracker"])

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
+from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
@@ -219,10 +220,9 @@ def celu_(input, alpha=1.0):
 
 
 # ---- erf (for GELU) ---------------------------------------------------------------------------
-def _erf_array(x):
-    """erf to float64 accuracy on any backend: a positive-term series below 3, the continued
-    fraction of erfc above."""
-    xp = np if isinstance(x, np.ndarray) else _array_module(x)
+def _erf_array(x, xp=np):
+    """erf to float64 accuracy on any backend (`xp`, the array module of x's device): a
+    positive-term series below 3, the continued fraction of erfc above."""
     dt = x.dtype
     a = xp.abs(x.astype(np.float64))
     s = xp.minimum(a, 3.0)
@@ -242,11 +242,6 @@ def _erf_array(x):
     return (xp.sign(x) * res).astype(dt)
 
 
-def _array_module(arr):
-    import importlib
-    return importlib.import_module(type(arr).__module__.split(".")[0])
-
-
 class ErfBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
@@ -258,14 +253,15 @@ def _erf(input):
     op = getattr(unary, "erf", None)
     if op is not None:
         return op(input)
-    return _act(input, _erf_array, ErfBackward0)
+    xp = xp_of(input)
+    return _act(input, lambda a: _erf_array(a, xp), ErfBackward0)
 
 
 def _erf_arr(a, device):
     from . import unary
     if getattr(unary, "erf", None) is not None:
         return unary.erf(make_tensor(a, device))._array
-    return _erf_array(a)
+    return _erf_array(a, backend_of(device).xp)
 
 
 # ---- GELU, SiLU, Mish -------------------------------------------------------------------------
@@ -584,8 +580,9 @@ def _softmax_forward(input, d, log, node_cls):
     if zero_d:
         arr = arr.reshape(1)
 
+    xp = xp_of(input)
+
     def fn(a):
-        xp = np if isinstance(a, np.ndarray) else _array_module(a)
         z = _shifted(a, d)
         e = xp.exp(z)
         s = e.sum(axis=d, keepdims=True)

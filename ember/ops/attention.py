@@ -66,7 +66,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
         L, S = query.shape[-2], key.shape[-2]
-        mask = make_tensor(xp.asarray(np.tril(np.ones((L, S), bool))), dev)
+        mask = make_tensor(xp.tri(L, S, dtype=bool), dev)
     elif attn_mask is not None:
         mask = attn_mask
     if mask is not None and mask.dtype.name == "bool":
@@ -84,11 +84,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if mask is not None:
         attn = attn + mask
     if mask is not None:
+        # A query that sees no key gets zeros, not NaN. Masking every row (a no-op where none
+        # is dead) rather than asking whether any is spares the device a host sync.
         dead = make_tensor(xp.all(xp.isneginf(attn._array), axis=-1, keepdims=True), dev)
-        if bool(dead._array.any()):
-            attn = softmax(attn.masked_fill(dead, 0), -1).masked_fill(dead, 0)
-        else:
-            attn = softmax(attn, -1)
+        attn = softmax(attn.masked_fill(dead, 0), -1).masked_fill(dead, 0)
     else:
         attn = softmax(attn, -1)
     if dropout_p > 0.0:
@@ -346,12 +345,10 @@ def _attention_weights(q, k, attn_mask, head_dim, dropout_p, need_weights):
         scores = scores + attn_mask
     empty_rows = None
     if not need_weights and attn_mask is not None:
-        # the scaled-dot-product path gives zeros, not NaN, where a query sees no key
+        # the scaled-dot-product path gives zeros, not NaN, where a query sees no key (masked
+        # unconditionally: asking whether any row is empty would be a host sync on a device)
         empty_rows = (scores.detach() == float("-inf")).all(-1, keepdim=True)
-        if bool(empty_rows.any()):
-            scores = scores.masked_fill(empty_rows, 0.0)
-        else:
-            empty_rows = None
+        scores = scores.masked_fill(empty_rows, 0.0)
     weights = softmax(scores, -1)
     if empty_rows is not None:
         weights = weights.masked_fill(empty_rows, 0.0)

@@ -21,6 +21,7 @@ import numpy as np
 from .._state import grad as _grad_state
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
+from ..device import checks_on_host
 from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
                      write_out, before_write, tracks, write_watchers)
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
@@ -229,11 +230,13 @@ def _prepare(self, items):
             k = arr.ndim if arr.dtype == np.bool_ else 1
             dim += k
             real += k
-    return t, _finish_index(t._array.shape, adv, xp)
+    return t, _finish_index(t._array.shape, adv, xp, checks_on_host(t._device))
 
 
-def _finish_index(shape, adv, xp):
-    """Check masks, broadcasting and bounds; the index tuple for the view's array."""
+def _finish_index(shape, adv, xp, check_bounds=True):
+    """Check masks, broadcasting and (with `check_bounds`: on the CPU, as PyTorch's CUDA
+    kernels assert on the device and a host look is a sync) bounds; the index tuple for the
+    view's array."""
     for d, arr in adv:
         if arr.dtype == np.bool_:
             for j, n in enumerate(arr.shape):
@@ -257,7 +260,8 @@ def _finish_index(shape, adv, xp):
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
                          f"shapes {', '.join(str(list(s)) for s in shapes)}") from None
-    _check_bounds(shape, per_dim, bshape, xp)
+    if check_bounds:
+        _check_bounds(shape, per_dim, bshape, xp)
     index = [slice(None)] * (per_dim[-1][0] + 1)
     for d, arr in per_dim:
         index[d] = arr
@@ -433,7 +437,7 @@ def add_along(arr, d, idx, vals, xp):
     if idx.size == 0:
         return
     n = arr.shape[d]
-    idx = idx % n if builtins.int(idx.min()) < 0 else idx
+    idx = idx % n  # negative indices count from the end (no host look whether any is)
     lead = (slice(None),) * d
     if xp is not np:  # CuPy: atomic adds
         xp.add.at(arr, lead + (idx,), vals)
@@ -481,7 +485,7 @@ def _put_index(t, indices, fname="index_put", arg=0):
         dim += arr.ndim if arr.dtype == np.bool_ else 1
     if not adv:
         return (Ellipsis,)
-    return _finish_index(t._array.shape, adv, xp)
+    return _finish_index(t._array.shape, adv, xp, checks_on_host(t._device))
 
 
 def _check_put_dtype(t, values):

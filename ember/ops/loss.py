@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
+from ..device import backend_of, checks_on_host
 from .._state import autocast as _autocast
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
@@ -57,10 +58,11 @@ def reduce(loss, reduction):
 
 
 def _reduce_array(arr, reduction):
+    # keepdims then reshape: a 0-d array on every backend (NumPy's plain mean is a scalar)
     if reduction == "mean":
-        return np.asarray(arr.mean()) if isinstance(arr, np.ndarray) else arr.mean()
+        return arr.mean(keepdims=True).reshape(())
     if reduction == "sum":
-        return np.asarray(arr.sum()) if isinstance(arr, np.ndarray) else arr.sum()
+        return arr.sum(keepdims=True).reshape(())
     return arr
 
 
@@ -84,7 +86,7 @@ def _pair(input, target, fname):
     """input and target broadcast together, arrays in their promoted dtype."""
     from .pointwise import operands
     x, y, d, dev = operands(input, target, fname)
-    x, y = np.broadcast_arrays(x, y) if isinstance(x, np.ndarray) else xp_of(input).broadcast_arrays(x, y)
+    x, y = backend_of(dev).xp.broadcast_arrays(x, y)
     return x, y, d, dev
 
 
@@ -153,8 +155,8 @@ def _smooth(input, target, reduction, beta, huber, fname, cls):
     _check_reduction(reduction)
     _warn_size(input, target)
     x, y, d, dev = _pair(input, target, fname)
-    diff = np.abs(x - y) if isinstance(x, np.ndarray) else xp_of(input).abs(x - y)
-    xp = np if isinstance(diff, np.ndarray) else xp_of(input)
+    xp = backend_of(dev).xp
+    diff = xp.abs(x - y)
     if huber is None:
         loss = diff - 0.5 * beta if beta == 0 else \
             xp.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
@@ -231,7 +233,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     tt = t if batched else t.reshape(1)
     valid = tt != ignore_index
     safe = xp.where(valid, tt, 0)
-    if bool(((safe < 0) | (safe >= C)).any()):
+    if checks_on_host(input._device) and bool(((safe < 0) | (safe >= C)).any()):
         bad = int(tt[valid & ((tt < 0) | (tt >= C))].reshape(-1)[0])
         raise IndexError(f"Target {bad} is out of bounds.")
     w = weight._array[safe] if weight is not None else xp.ones(safe.shape, dtype=x.dtype)
@@ -332,7 +334,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "size.")
     x, y = input._array, target._array.astype(input._array.dtype, copy=False)
     xp = xp_of(input)
-    if bool(((x < 0) | (x > 1)).any()):
+    if checks_on_host(input._device) and bool(((x < 0) | (x > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     # PyTorch clamps each log at -100 so a saturated probability gives a finite loss
     loss = -(y * xp.maximum(xp.log(x), -100) + (1 - y) * xp.maximum(xp.log1p(-x), -100))
@@ -462,49 +464,53 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduce=None, reduction="mean"):
     if _autocast.active:
         input, weight = fp32(input, weight)
+    from .pointwise import where
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x = input if input.dim() > 1 else input.unsqueeze(0)
-    t = target.reshape(-1)
-    picked = x.gather(1, t.unsqueeze(1))
+    t = target._array.reshape(-1)
+    C = x.shape[1]
+    if checks_on_host(input._device) and t.size and bool(((t < 0) | (t >= C)).any()):
+        raise RuntimeError("target out of range")
+    xp = xp_of(input)
+    # the target class as a one-hot mask: no gather, so no index check asking the device
+    is_target = make_tensor(t[:, None] == xp.arange(C), input._device)
+    picked = where(is_target, x, 0.0).sum(1, keepdim=True)
     terms = (margin - picked + x).clamp(min=0)
     if p == 2:
         terms = terms * terms
     if weight is not None:
-        terms = terms * weight[t].unsqueeze(1)
-    from .creation import ones_like
-    mask = ones_like(x).scatter(1, t.unsqueeze(1), 0.0)
-    loss = (terms * mask).sum(1) / x.size(1)
+        w = xp.take(weight._array, t.astype(np.int64, copy=False))
+        terms = terms * make_tensor(w[:, None], input._device)
+    loss = where(is_target, 0.0, terms).sum(1) / C
     if input.dim() == 1:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Per sample, the hinge 1 - (x[j] - x[i]) over each listed target j (the entries before
+    the first -1) and each class i that is not a target, over the class count; computed with
+    masks on the input's device (no per-row host loop)."""
     if _autocast.active:
         input, = fp32(input)
+    from .pointwise import where
     reduction = legacy_reduction(size_average, reduce, reduction)
     x = input if input.dim() > 1 else input.unsqueeze(0)
-    t = target if target.dim() > 1 else target.unsqueeze(0)
-    tt = t._array
+    tt = (target if target.dim() > 1 else target.unsqueeze(0))._array
     C = x.shape[1]
-    # targets are the leading non-negative entries of each row, up to the first -1
-    stop = np.argmax(np.concatenate([tt, -np.ones((tt.shape[0], 1), tt.dtype)], 1) < 0, axis=1)
-    is_target = np.zeros(x.shape, dtype=bool)
-    for row in range(tt.shape[0]):  # rows, not elements: the target lists differ in length
-        is_target[row, tt[row, :stop[row]]] = True
-    losses = []
-    for row in range(tt.shape[0]):
-        js = tt[row, :stop[row]]
-        xr = x[row]
-        others = make_tensor(~is_target[row], input._device)
-        total = 0
-        for j in js:
-            total = total + ((1 - (xr[int(j)] - xr)).clamp(min=0) * others).sum()
-        losses.append(total / C if len(js) else (xr * 0).sum())
-    from .shape import stack
-    loss = stack(losses)
+    if checks_on_host(input._device) and tt.size and bool(((tt < -1) | (tt >= C)).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    xp = xp_of(input)
+    listed = xp.cumsum(tt < 0, axis=1) == 0  # (N, K): before the row's first -1
+    hit = (tt[:, :, None] == xp.arange(C)) & listed[:, :, None]  # (N, K, C): entry k is class c
+    others = ~hit.any(axis=1)  # (N, C): classes that are no target
+    dev = input._device
+    picked = where(make_tensor(hit, dev), x.unsqueeze(1), 0.0).sum(2, keepdim=True)  # x[j]
+    terms = (1 - picked + x.unsqueeze(1)).clamp(min=0)  # (N, K, C)
+    pairs = make_tensor(listed[:, :, None] & others[:, None, :], dev)
+    loss = where(pairs, terms, 0.0).sum((1, 2)) / C
     if input.dim() == 1:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction)
@@ -553,49 +559,61 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return reduce_loss((margin + d_pos - d_neg).clamp(min=0), reduction)
 
 
+def _lengths(lengths):
+    """CTC's lengths as Python ints: PyTorch copies length tensors to the host too (its CUDA
+    kernels size their grids from them), so a device tensor costs one read each."""
+    return [int(v) for v in (lengths.tolist() if isinstance(lengths, Tensor) else lengths)]
+
+
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist temporal classification: the forward (alpha) recursion in log space,
-    vectorised over the batch and the extended label sequence; differentiable through ops."""
+    vectorised over the batch and the extended label sequence; differentiable through ops.
+    The labels stay where they are (on the device): only the lengths are read."""
     from .statistics import logsumexp
     from .shape import stack
+    from .pointwise import where
     T, N, C = log_probs.shape
-    il = [int(v) for v in (input_lengths.tolist() if isinstance(input_lengths, Tensor)
-                           else input_lengths)]
-    tl = [int(v) for v in (target_lengths.tolist() if isinstance(target_lengths, Tensor)
-                           else target_lengths)]
-    tgt = targets._array if isinstance(targets, Tensor) else np.asarray(targets)
+    il, tl = _lengths(input_lengths), _lengths(target_lengths)
+    dev, xp = log_probs._device, xp_of(log_probs)
+    if isinstance(targets, Tensor):
+        tgt = targets.to(dev)._array
+    else:
+        tgt = xp.asarray(np.asarray(targets))
     losses = []
     offset = 0
+    # "impossible" is a huge finite log value, not -inf: logsumexp over all -inf has a NaN
+    # gradient, while exp(-1e30 - x) vanishes exactly beside any real path
+    impossible = -1e30
     for b in range(N):  # sequences differ in length; each is vectorised over its labels
         lab = tgt[b, :tl[b]] if tgt.ndim == 2 else tgt[offset:offset + tl[b]]
         offset += tl[b]
-        ext = np.full(2 * len(lab) + 1, blank, dtype=np.int64)
+        S = 2 * tl[b] + 1
+        ext = xp.full(S, blank, dtype=np.int64)
         ext[1::2] = lab
-        S = len(ext)
-        skip = np.zeros(S, dtype=bool)
+        skip = xp.zeros(S, dtype=bool)
         skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
         lp = log_probs[:, b, :]
-        # "impossible" is a huge finite log value, not -inf: logsumexp over all -inf has a
-        # NaN gradient, while exp(-1e30 - x) vanishes exactly beside any real path
-        impossible = -1e30
-        idx = make_tensor(ext)
-        alpha = lp[0][idx].masked_fill(~make_tensor(np.arange(S) < 2), impossible)
-        skip_t = make_tensor(skip)
-        first_col = make_tensor(np.arange(S) == 0)
+        idx = make_tensor(ext, dev)
+        positions = xp.arange(S)
+        alpha = lp[0][idx].masked_fill(make_tensor(positions >= 2, dev), impossible)
+        no_skip = make_tensor(~skip, dev)
+        first_col = make_tensor(positions == 0, dev)
         for t in range(1, il[b]):
             shifted1 = alpha.roll(1).masked_fill(first_col, impossible)
-            shifted2 = alpha.roll(2).masked_fill(~skip_t, impossible)
+            shifted2 = alpha.roll(2).masked_fill(no_skip, impossible)
             alpha = logsumexp(stack([alpha, shifted1, shifted2]), 0) + lp[t][idx]
         tail = alpha[-2:] if S > 1 else alpha[-1:]
         nll = -logsumexp(tail, 0)
-        repeats = int(np.sum(lab[1:] == lab[:-1])) if len(lab) > 1 else 0
-        if il[b] < len(lab) + repeats:  # no alignment fits: PyTorch's infinite loss
-            nll = nll * 0 + (0.0 if zero_infinity else math.inf)
+        # no alignment fits (too few frames for the labels and their repeats): PyTorch's
+        # infinite loss; decided on the device, as the repeats are
+        repeats = (lab[1:] == lab[:-1]).sum() if tl[b] > 1 else xp.zeros((), np.int64)
+        unfit = make_tensor(il[b] < tl[b] + repeats, dev)
+        nll = where(unfit, 0.0 if zero_infinity else math.inf, nll)
         losses.append(nll)
     loss = stack(losses)
     if reduction == "mean":
-        lengths = make_tensor(np.maximum(np.asarray(tl, dtype=np.float64), 1).astype(
+        lengths = xp.asarray(np.maximum(np.asarray(tl, dtype=np.float64), 1).astype(
             log_probs._array.dtype))
-        return (loss / lengths).mean()
+        return (loss / make_tensor(lengths, dev)).mean()
     return reduce_loss(loss, reduction)

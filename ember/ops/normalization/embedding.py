@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
+from ...device import checks_on_host
 from .._graph import Node, record
 from ._common import _opmath, _prod
 
@@ -135,7 +136,7 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
     xp = xp_of(weight)
     idx = indices._array.astype(np.int64, copy=False).reshape(-1)
     n = weight.shape[0]
-    if idx.size and bool(((idx < 0) | (idx >= n)).any()):
+    if idx.size and checks_on_host(weight._device) and bool(((idx < 0) | (idx >= n)).any()):
         raise IndexError("index out of range in self")
     out = xp.take(weight._array, idx, axis=0).reshape(tuple(indices.shape) + (weight.shape[1],))
     res = make_tensor(out, weight._device)
@@ -237,7 +238,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
     off = offsets._array.astype(np.int64, copy=False).reshape(-1)
     n, d = weight.shape
     m = idx.size
-    if idx.size and bool(((idx < 0) | (idx >= n)).any()):
+    if idx.size and checks_on_host(weight._device) and bool(((idx < 0) | (idx >= n)).any()):
         raise IndexError("index out of range in self")
     starts = off[:-1] if include_last_offset else off
     nbags = starts.size

@@ -43,8 +43,11 @@ def _separable_max(xp, a, selectors, need_idx):
     (PyTorch's order: row-major first maximum; a NaN wins and the last NaN stays).
 
     Masked writes (`copyto(where=)`) are ~20x slower than arithmetic in NumPy, so winners
-    are tracked arithmetically: `which += m * (j - which)`."""
+    are tracked arithmetically: `which += m * (j - which)`, with `m = v > best or v is NaN`
+    (the NaN rule needs no look at the data, so the device is never asked whether a NaN
+    is there: no host sync)."""
     nd = len(selectors)
+    floating = a.dtype.kind not in "biu"  # bfloat16's NumPy kind is "V"
     cur, won = a, {}
     for d in range(nd - 1, -1, -1):
         ax = a.ndim - nd + d
@@ -59,10 +62,14 @@ def _separable_max(xp, a, selectors, need_idx):
         which = xp.zeros(best.shape, dt)
         carried = {e: _axis_take(w, ax, sels[0]).copy() for e, w in won.items()}
         m = xp.empty(best.shape, bool)
+        nan = xp.empty(best.shape, bool) if floating else None
         step = xp.empty(best.shape, dt)
         for j, sel in enumerate(sels[1:], 1):
             v = _axis_take(cur, ax, sel)
             xp.greater(v, best, out=m)
+            if floating:
+                xp.not_equal(v, v, out=nan)
+                xp.logical_or(m, nan, out=m)
             xp.maximum(best, v, out=best)
             xp.subtract(dt(j), which, out=step)
             step *= m
@@ -72,30 +79,6 @@ def _separable_max(xp, a, selectors, need_idx):
                 xp.subtract(_axis_take(w, ax, sel), c, out=step)
                 step *= m
                 c += step
-        carried[d] = which
-        won, cur = carried, best
-    if need_idx and cur.dtype.kind in "fc" and bool(xp.isnan(cur).any()):
-        return _separable_max_nan(xp, a, selectors)
-    return cur, won
-
-
-def _separable_max_nan(xp, a, selectors):
-    """The exact NaN rule (a NaN beats everything; later NaNs win), with masked writes."""
-    nd = len(selectors)
-    cur, won = a, {}
-    for d in range(nd - 1, -1, -1):
-        ax = a.ndim - nd + d
-        sels = selectors[d]
-        best = _axis_take(cur, ax, sels[0]).copy()
-        which = xp.zeros(best.shape, _offset_dtype(len(sels)))
-        carried = {e: _axis_take(w, ax, sels[0]).copy() for e, w in won.items()}
-        for j, sel in enumerate(sels[1:], 1):
-            v = _axis_take(cur, ax, sel)
-            m = (v > best) | (v != v)
-            xp.copyto(best, v, where=m)
-            xp.copyto(which, j, where=m)
-            for e, w in won.items():
-                xp.copyto(carried[e], _axis_take(w, ax, sel), where=m)
         carried[d] = which
         won, cur = carried, best
     return cur, won

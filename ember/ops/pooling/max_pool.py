@@ -11,7 +11,7 @@ from ._common import (_MAXPOOL, _flat_index, _index_shape, _max_result,
 
 # ---- max pooling -----------------------------------------------------------------------------
 def _lowest(dtype):
-    if dtype.kind in "fc":
+    if dtype.kind not in "biu":  # float, complex, and ml_dtypes' bfloat16 (kind "V")
         return -np.inf
     if dtype.kind == "b":
         return False
