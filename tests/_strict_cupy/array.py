@@ -290,6 +290,7 @@ class ndarray:  # noqa: N801 (CuPy's name)
         index = unwrap(index)
         if _advanced(index):
             kernel_dtype(self._a.dtype)  # a gather kernel
+            index = _wrapped(self._a.shape, index)
         out = self._a[index]
         if isinstance(out, np.generic):  # CuPy gives a 0-d view, never a host scalar
             out = self._a[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
@@ -333,6 +334,22 @@ def _from_host(a):
 
 
 # ---- methods: NumPy's, with CuPy's names only; results stay on the device ------------------------
+def _wrapped(shape, index):
+    """CuPy wraps out-of-range integer-array indices around (NumPy raises IndexError): the
+    documented difference, modelled so that code relying on NumPy's error is caught."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(p is Ellipsis or p is None for p in parts):
+        return index
+    out, axis = [], 0
+    for p in parts:
+        if isinstance(p, (np.ndarray, list)) and np.asarray(p).dtype.kind in "iu" \
+                and axis < len(shape) and shape[axis]:
+            p = np.asarray(p) % shape[axis]
+        out.append(p)
+        axis += 1 if not (isinstance(p, np.ndarray) and p.dtype == bool) else np.asarray(p).ndim
+    return tuple(out) if isinstance(index, tuple) else out[0]
+
+
 def _no_fields(index):
     if isinstance(index, str):  # CuPy's arrays have no record fields
         raise IndexError(f"field access is not supported by cupy.ndarray: {index!r}")

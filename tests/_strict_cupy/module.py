@@ -228,7 +228,15 @@ def _argsort(a, axis=-1, kind=None):
     return ndarray._of(np.argsort(a._a, axis=axis, kind="stable"))
 
 
-_OWN = {"asnumpy": _asnumpy, "sort": _sort, "argsort": _argsort, "get_array_module": _get_array_module, "ndarray": ndarray,
+def _take(a, indices, axis=None, out=None):
+    """CuPy's take: an out-of-range index wraps around (it has no `mode`)."""
+    if type(a) is not ndarray:
+        raise unsupported(a)
+    kernel_dtype(a._a.dtype)
+    return wrap(np.take(a._a, unwrap(indices), axis=axis, out=unwrap(out), mode="wrap"))
+
+
+_OWN = {"asnumpy": _asnumpy, "take": _take, "sort": _sort, "argsort": _argsort, "get_array_module": _get_array_module, "ndarray": ndarray,
         "ascontiguousarray": _ascontiguousarray, "asfortranarray": _ndarray_only("asfortranarray"),
         "ufunc": ufunc}
 
@@ -485,6 +493,7 @@ def _matmul(self, other, reflected=False):
     return cupy.matmul(other, self) if reflected else cupy.matmul(self, other)
 
 
+ndarray.take = lambda self, indices, axis=None, out=None: _take(self, indices, axis, out)
 ndarray.__matmul__ = _matmul
 ndarray.__rmatmul__ = lambda self, other: _matmul(self, other, reflected=True)
 ndarray.__divmod__ = lambda self, other: cupy.divmod(self, other)

@@ -18,7 +18,11 @@ from .test_ops import CASES, Materialized, _sample_of, _tensor_outputs, _weights
 
 # What the device cannot match, and why: {entry base name: reason}. An entry here is marked
 # xfail(strict=True), so it must leave the list once it works.
-KNOWN = {}
+_WRAPS = ("CuPy wraps an out-of-range index around where NumPy raises; PyTorch's CUDA kernels "
+          "assert on the device and fail at the next sync. ember has no deferred device-side "
+          "assert yet, so on a GPU the CPU's IndexError does not come (issue 11)")
+KNOWN = {"__getitem__.advanced-18": _WRAPS, "__getitem__.advanced-19": _WRAPS,
+         "__getitem__.advanced-20": _WRAPS, "embedding-5": _WRAPS}
 
 # Entries whose results are about the host itself: PyTorch runs them on CPU tensors only
 # (apply_, map_, map2_), reads a host file (from_file), answers differently on a device by
