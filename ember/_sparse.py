@@ -55,7 +55,55 @@ def make_sparse(indices, values, shape, coalesced=False, leaf=False):
     return t
 
 
-class SparseTensor(Tensor):
+class ValuesAutograd:
+    """A sparse tensor's autograd is its values' (`_val`): `requires_grad` and `grad_fn` are
+    theirs; one made with requires_grad=True (`_leaf`) is a leaf whose `.grad` is its values'
+    gradient in the tensor's own layout (`_grad_from_values`)."""
+
+    __slots__ = ()
+
+    @property
+    def requires_grad(self):
+        return self._val._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if self._val._grad_fn is not None and not flag:
+            self._val.requires_grad = flag  # PyTorch's non-leaf error
+        if flag and not self._leaf:
+            if self._val._grad_fn is not None:
+                return
+            self._val = self._val.detach()
+            self._leaf = True
+        self._val.requires_grad = flag
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        return None if self._leaf else self._val.grad_fn
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        g = self._val._grad
+        if g is None or not self._leaf:
+            return None
+        return self._grad_from_values(g)
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            raise RuntimeError(f"ember: assigning .grad of a {self.layout} tensor is not supported")
+        self._val._grad = None
+
+
+class SparseTensor(ValuesAutograd, Tensor):
     """A sparse COO tensor (`layout=torch.sparse_coo`)."""
 
     __slots__ = ("_ind", "_val", "_coalesced", "_leaf")
@@ -94,47 +142,8 @@ class SparseTensor(Tensor):
                                ".coalesce() first")
         return self._ind
 
-    # ---- autograd: the values' ------------------------------------------------------------
-    @property
-    def requires_grad(self):
-        return self._val._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        if self._val._grad_fn is not None and not flag:
-            self._val.requires_grad = flag  # PyTorch's non-leaf error
-        if flag and not self._leaf:
-            if self._val._grad_fn is not None:
-                return
-            self._val = self._val.detach()
-            self._leaf = True
-        self._val.requires_grad = flag
-
-    def requires_grad_(self, requires_grad=True):
-        self.requires_grad = requires_grad
-        return self
-
-    @property
-    def grad_fn(self):
-        return None if self._leaf else self._val.grad_fn
-
-    @property
-    def is_leaf(self):
-        return self.grad_fn is None
-
-    @property
-    def grad(self):
-        g = self._val._grad
-        if g is None or not self._leaf:
-            return None
+    def _grad_from_values(self, g):
         return self._grad_at_unique(g)  # ember/ops/sparse.py
-
-    @grad.setter
-    def grad(self, value):
-        if value is None:
-            self._val._grad = None
-        else:
-            raise RuntimeError("ember: assigning .grad of a sparse tensor is not supported")
 
     def detach(self):
         return make_sparse(self._ind, self._val.detach(), self._array.shape, self._coalesced)

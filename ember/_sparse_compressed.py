@@ -14,7 +14,7 @@ products, arithmetic, printing) live in `ember/ops/sparse_compressed.py`, which 
 methods that run them onto this class.
 """
 from ._layout import sparse_bsc, sparse_bsr, sparse_csc, sparse_csr
-from ._sparse import _Meta
+from ._sparse import ValuesAutograd, _Meta
 from ._tensor import Tensor, _make
 
 __all__ = ["SparseCompressedTensor", "make_compressed", "COMPRESSED_LAYOUTS", "ROW_LAYOUTS",
@@ -41,7 +41,7 @@ def _wrong_layout(name, t, row):
     raise RuntimeError(f"{name} expected sparse {kind} compressed tensor layout but got {got}")
 
 
-class SparseCompressedTensor(Tensor):
+class SparseCompressedTensor(ValuesAutograd, Tensor):
     """A sparse CSR, CSC, BSR or BSC tensor (which one: `layout`)."""
 
     __slots__ = ("_cind", "_pind", "_val", "_layout", "_leaf")
@@ -88,53 +88,13 @@ class SparseCompressedTensor(Tensor):
         return 0
 
     def is_contiguous(self, memory_format=None):
-        raise RuntimeError(f"Sparse CSR tensors do not have is_contiguous")
+        raise RuntimeError("Sparse CSR tensors do not have is_contiguous")
 
     def stride(self, dim=None):
         raise RuntimeError("Sparse CSR tensors do not have strides")
 
-    # ---- autograd: the values' ------------------------------------------------------------------
-    @property
-    def requires_grad(self):
-        return self._val._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        if self._val._grad_fn is not None and not flag:
-            self._val.requires_grad = flag  # PyTorch's non-leaf error
-        if flag and not self._leaf:
-            if self._val._grad_fn is not None:
-                return
-            self._val = self._val.detach()
-            self._leaf = True
-        self._val.requires_grad = flag
-
-    def requires_grad_(self, requires_grad=True):
-        self.requires_grad = requires_grad
-        return self
-
-    @property
-    def grad_fn(self):
-        return None if self._leaf else self._val.grad_fn
-
-    @property
-    def is_leaf(self):
-        return self.grad_fn is None
-
-    @property
-    def grad(self):
-        g = self._val._grad
-        if g is None or not self._leaf:
-            return None
+    def _grad_from_values(self, g):
         return make_compressed(self._cind, self._pind, g, self._array.shape, self._layout)
-
-    @grad.setter
-    def grad(self, value):
-        if value is None:
-            self._val._grad = None
-        else:
-            raise RuntimeError("ember: assigning .grad of a sparse compressed tensor is not "
-                               "supported")
 
     def detach(self):
         return make_compressed(self._cind, self._pind, self._val.detach(), self._array.shape,
