@@ -302,6 +302,15 @@ def _dtype_name(d):
     return str(d).split(".")[-1]
 
 
+def assert_same_values(got, want, op, message):
+    """Arrays equal: floating ones within the entry's tolerances (NaN where NaN), others exactly."""
+    if want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, atol=op.atol, rtol=op.rtol, equal_nan=True,
+                                   err_msg=message)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=message)
+
+
 def _compare(e, t, op, where, meta):
     if isinstance(t, torch.Tensor):
         assert isinstance(e, ember.Tensor), f"{where}: torch gives a Tensor, ember a {type(e).__name__}"
@@ -310,12 +319,7 @@ def _compare(e, t, op, where, meta):
             f"{where}: dtype {_dtype_name(e.dtype)} != torch's {_dtype_name(t.dtype)}"
         if meta:
             return
-        ea, ta = _host(e), _host(t)
-        if ta.dtype.kind in "fc":
-            np.testing.assert_allclose(ea, ta, atol=op.atol, rtol=op.rtol, equal_nan=True,
-                                       err_msg=f"{where}: values differ from torch's")
-        else:
-            np.testing.assert_array_equal(ea, ta, err_msg=f"{where}: values differ from torch's")
+        assert_same_values(_host(e), _host(t), op, f"{where}: values differ from torch's")
     elif isinstance(t, (list, tuple)):
         assert isinstance(e, (list, tuple)), f"{where}: torch gives a {type(t).__name__}, ember a {type(e).__name__}"
         assert len(e) == len(t), f"{where}: {len(e)} items, torch gives {len(t)}"

@@ -14,7 +14,8 @@ import pytest
 
 import ember
 from tests._strict_cupy import strict_cupy
-from .test_ops import CASES, Materialized, _sample_of, _tensor_outputs, _weights
+from .test_ops import (CASES, Materialized, _sample_of, _tensor_outputs, _weights,
+                       assert_same_values)
 
 # What the device cannot match, and why: {entry base name: reason}. An entry here is marked
 # xfail(strict=True), so it must leave the list once it works.
@@ -87,12 +88,7 @@ def _compare(c, d, op, where, meta):
         assert d.dtype is c.dtype, f"{where}: dtype {d.dtype} != the CPU's {c.dtype}"
         if meta or c.layout is not ember.strided:
             return
-        ca, da = _host(c), _host(d)
-        if ca.dtype.kind in "fc":
-            np.testing.assert_allclose(da, ca, atol=op.atol, rtol=op.rtol, equal_nan=True,
-                                       err_msg=f"{where}: cuda values differ from the CPU's")
-        else:
-            np.testing.assert_array_equal(da, ca, err_msg=f"{where}: cuda values differ")
+        assert_same_values(_host(d), _host(c), op, f"{where}: cuda values differ from the CPU's")
     elif isinstance(c, (list, tuple)):
         assert isinstance(d, (list, tuple)) and len(d) == len(c), \
             f"{where}: the CPU gives {type(c).__name__} of {len(c)}, cuda {d!r:.80}"
