@@ -423,10 +423,19 @@ def _stateless():
     return _MODULES
 
 
+_AS_MADE = {}  # each stateless module's attributes as first made
+
+
 def build():
     """`cupy` and `cupyx` (with their submodules), keyed by import name, with a fresh device:
-    a new memory pool, hooks and runtime (the array functions are made once per process)."""
+    a new memory pool, hooks and runtime (the array functions are made once per process; any
+    attribute a test set on them is put back as it was made)."""
     modules = dict(_stateless())
+    for name, module in modules.items():
+        made = _AS_MADE.setdefault(name, dict(vars(module)))
+        if vars(module) != made:
+            vars(module).clear()
+            vars(module).update(made)
     runtime_parts.Stream.current = runtime_parts.Stream.null
     hooks = {}
     pool = runtime_parts.MemoryPool(hooks)

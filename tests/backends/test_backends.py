@@ -184,7 +184,7 @@ def test_the_cufft_plan_cache_without_cuda(torch):
             module.backends.cuda.cuFFTPlanCache(0).size
 
 
-def test_the_cufft_plan_cache_is_cupys(cupy_like):
+def test_the_cufft_plan_cache_is_cupys(cupy_like, monkeypatch):
     class PlanCache:
         def __init__(self):
             self.size, self.plans = 16, 3
@@ -201,8 +201,8 @@ def test_the_cufft_plan_cache_is_cupys(cupy_like):
         def clear(self):
             self.plans = 0
     plans = PlanCache()
-    cupy_like.fft = type("fft", (), {"config": type("config", (), {
-        "get_plan_cache": staticmethod(lambda: plans)})})
+    monkeypatch.setattr(cupy_like, "fft", type("fft", (), {"config": type("config", (), {
+        "get_plan_cache": staticmethod(lambda: plans)})}))
     cache = ember.backends.cuda.cuFFTPlanCacheManager()
     assert cache[0].size == 3 and cache.max_size == 16
     cache.max_size = 4
