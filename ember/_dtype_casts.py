@@ -71,6 +71,15 @@ def astype(arr, dst):
     return arr.astype(dst.np)
 
 
+def bits_of(np_dtype):
+    """The unsigned type of the same size when `np_dtype` is one of ml_dtypes' (bfloat16, the
+    float8s): arrays of those are copied and joined as their bits, which every backend can do
+    (CuPy has no float8 kernels, not even a copy). None for NumPy's own types."""
+    if np_dtype.type.__module__ != "ml_dtypes":
+        return None
+    return np.dtype(f"u{np_dtype.itemsize}")
+
+
 def _cast_on_the_host(arr, dst):
     """A float8 cast of a device array: CuPy has no kernels for the float8 types (it cannot
     even copy them with a cast), so the values make a round trip through the host, where

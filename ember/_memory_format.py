@@ -8,6 +8,8 @@ import builtins
 
 import numpy as np
 
+from ._dtype_casts import bits_of
+
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
            "preserve_format"]
 
@@ -170,10 +172,8 @@ def empty_array(xp, shape, dtype, strides):
 def laid_out(xp, array, strides, dtype=None):
     """A copy of `array` (converted to `dtype`) with these element strides."""
     out = empty_array(xp, array.shape, array.dtype if dtype is None else dtype, strides)
-    if out.dtype == array.dtype and array.dtype.kind == "V" and array.dtype.names is None:
-        # ml_dtypes' types (float8 ...): copied as their bits, which CuPy can do for any type
-        # (it has no kernels for float8 values, not even a strided copy)
-        bits = np.dtype(f"u{array.dtype.itemsize}")
+    bits = bits_of(array.dtype) if out.dtype == array.dtype else None
+    if bits is not None:
         out.view(bits)[...] = array.view(bits)
         return out
     out[...] = array

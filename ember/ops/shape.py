@@ -564,7 +564,13 @@ def cat(tensors, dim=0, *, axis=None, out=None):
                                    f"number {i} in the list.")
     dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in parts])
     arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in parts]
-    res = make_tensor(_xp(parts[0]).concatenate(arrays, axis=d), parts[0]._device)
+    xp = _xp(parts[0])
+    bits = _casts.bits_of(dtype.np)
+    if bits is not None:  # bfloat16, float8: joined as their bits (CuPy has no float8 kernels)
+        joined = xp.concatenate([a.view(bits) for a in arrays], axis=d).view(dtype.np)
+    else:
+        joined = xp.concatenate(arrays, axis=d)
+    res = make_tensor(joined, parts[0]._device)
     node = record(CatBackward0, tuple(tensors), res)
     if node is not None:
         node.dim = d

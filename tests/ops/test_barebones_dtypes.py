@@ -79,3 +79,18 @@ def test_ops_take_or_refuse_barebones_dtypes_as_pytorch(torch, name):
                 assert e[0] != "ok", (op, e, t)
             else:
                 assert e == t, (op, e, t)
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "bfloat16"])
+def test_float8_storage_ops_run_on_cuda(fake_cuda, name):
+    """What a float8 tensor on a GPU is for (storage, casts, strided copies, cat): CuPy has no
+    float8 kernels, so these go through bits or the host, and give the CPU's values."""
+    dtype = getattr(ember, name)
+    host = ember.tensor([[0.5, 2.0, 4.0], [1.0, 8.0, 0.25]]).to(dtype)
+    dev = host.to(fake_cuda)
+    pairs = [(ember.cat([host, host[:, :2]], 1), ember.cat([dev, dev[:, :2]], 1)),
+             (host.t().contiguous(), dev.t().contiguous()),
+             (host.float(), dev.float())]
+    for want, got in pairs:
+        assert got.device == fake_cuda and got.dtype is want.dtype
+        assert got.cpu().float().tolist() == want.float().tolist()
