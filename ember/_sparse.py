@@ -55,12 +55,31 @@ def make_sparse(indices, values, shape, coalesced=False, leaf=False):
     return t
 
 
-class ValuesAutograd:
-    """A sparse tensor's autograd is its values' (`_val`): `requires_grad` and `grad_fn` are
-    theirs; one made with requires_grad=True (`_leaf`) is a leaf whose `.grad` is its values'
-    gradient in the tensor's own layout (`_grad_from_values`)."""
+class SparseBase:
+    """What every sparse layout (COO, CSR ...) shares. Its autograd is its values' (`_val`):
+    `requires_grad` and `grad_fn` are theirs; one made with requires_grad=True (`_leaf`) is a
+    leaf whose `.grad` is its values' gradient in the tensor's own layout
+    (`_grad_from_values`). Conversions go through `to`; host reads through `to_dense`."""
 
     __slots__ = ()
+
+    def double(self):
+        return self.to(values_dtype("float64"))
+
+    def float(self):
+        return self.to(values_dtype("float32"))
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to("cuda" if device is None else device)
+
+    def _host(self):
+        return self.to_dense()._host()
+
+    def numpy(self, *, force=False):
+        raise RuntimeError("ember: call .to_dense() before .numpy() on a sparse tensor")
 
     @property
     def requires_grad(self):
@@ -103,7 +122,7 @@ class ValuesAutograd:
         self._val._grad = None
 
 
-class SparseTensor(ValuesAutograd, Tensor):
+class SparseTensor(SparseBase, Tensor):
     """A sparse COO tensor (`layout=torch.sparse_coo`)."""
 
     __slots__ = ("_ind", "_val", "_coalesced", "_leaf")
@@ -184,24 +203,6 @@ class SparseTensor(ValuesAutograd, Tensor):
             return self
         return make_sparse(self._ind.to(values._device), values, self._array.shape,
                            self._coalesced)
-
-    def double(self):
-        return self.to(values_dtype("float64"))
-
-    def float(self):
-        return self.to(values_dtype("float32"))
-
-    def cpu(self):
-        return self.to("cpu")
-
-    def cuda(self, device=None, non_blocking=False):
-        return self.to("cuda" if device is None else device)
-
-    def _host(self):
-        return self.to_dense()._host()
-
-    def numpy(self, *, force=False):
-        raise RuntimeError("ember: call .to_dense() before .numpy() on a sparse tensor")
 
     def __reduce_ex__(self, proto):
         return (_rebuild_sparse, (self._ind, self._val, tuple(self._array.shape),

@@ -14,7 +14,7 @@ products, arithmetic, printing) live in `ember/ops/sparse_compressed.py`, which 
 methods that run them onto this class.
 """
 from ._layout import sparse_bsc, sparse_bsr, sparse_csc, sparse_csr
-from ._sparse import ValuesAutograd, _Meta
+from ._sparse import SparseBase, _Meta
 from ._tensor import Tensor, _make
 
 __all__ = ["SparseCompressedTensor", "make_compressed", "COMPRESSED_LAYOUTS", "ROW_LAYOUTS",
@@ -41,7 +41,7 @@ def _wrong_layout(name, t, row):
     raise RuntimeError(f"{name} expected sparse {kind} compressed tensor layout but got {got}")
 
 
-class SparseCompressedTensor(ValuesAutograd, Tensor):
+class SparseCompressedTensor(SparseBase, Tensor):
     """A sparse CSR, CSC, BSR or BSC tensor (which one: `layout`)."""
 
     __slots__ = ("_cind", "_pind", "_val", "_layout", "_leaf")
@@ -112,32 +112,9 @@ class SparseCompressedTensor(ValuesAutograd, Tensor):
         return make_compressed(self._cind.to(values._device), self._pind.to(values._device),
                                values, self._array.shape, self._layout)
 
-    def double(self):
-        return self.to(_dtype("float64"))
-
-    def float(self):
-        return self.to(_dtype("float32"))
-
-    def cpu(self):
-        return self.to("cpu")
-
-    def cuda(self, device=None, non_blocking=False):
-        return self.to("cuda" if device is None else device)
-
-    def _host(self):
-        return self.to_dense()._host()
-
-    def numpy(self, *, force=False):
-        raise RuntimeError("ember: call .to_dense() before .numpy() on a sparse tensor")
-
     def __reduce_ex__(self, proto):
         return (_rebuild_compressed, (self._cind, self._pind, self._val,
                                       tuple(self._array.shape), self._layout.name))
-
-
-def _dtype(name):
-    from . import dtypes
-    return getattr(dtypes, name)
 
 
 def _rebuild_compressed(compressed, plain, values, shape, layout_name):
