@@ -61,14 +61,6 @@ def _default_dtype_name():
     return str(get_default_dtype())
 
 
-def _host_array(a):
-    if isinstance(a, np.ndarray):
-        return a
-    if hasattr(a, "get"):  # CuPy and similar device arrays
-        return a.get()
-    return np.asarray(a)
-
-
 class _Layout:
     """The shared layout of every element of one tensor (or of one complex part).
 
@@ -227,7 +219,9 @@ def _printable(a, dtype):
 def tensor_repr(t, prefix="tensor("):
     """PyTorch's `repr` of ember tensor `t`, e.g. `tensor([1., 2.], dtype=torch.float64)`.
     `prefix` replaces "tensor(" for subclasses that print under their own name."""
-    a = _host_array(t._array)
+    a = t._array
+    if not isinstance(a, np.ndarray):
+        a = t._host()  # through the backend: printing reads the device, as in PyTorch
     dtype = t.dtype
     name = str(dtype)
     is_complex = bool(getattr(dtype, "is_complex", a.dtype.kind == "c"))

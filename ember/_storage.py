@@ -45,8 +45,8 @@ def _on(device, host):
     return host if device.type == "cpu" else backend_of(device).from_host(host, device.index)
 
 
-def _to_host(arr):
-    return arr if isinstance(arr, np.ndarray) else arr.get()
+def _to_host(arr, device):
+    return arr if device.type == "cpu" else backend_of(device).to_host(arr)
 
 
 def _check_index(idx, n, what):
@@ -94,10 +94,10 @@ class _StorageBase:
         return iter(self.tolist())
 
     def tolist(self):
-        return _to_host(self._mem).tolist()
+        return _to_host(self._mem, self.device).tolist()
 
     def _host(self):
-        return _to_host(self._mem)
+        return _to_host(self._mem, self.device)
 
     def is_pinned(self, device="cuda"):
         return False

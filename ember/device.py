@@ -5,6 +5,7 @@ A device names where a tensor lives ('cpu', 'cuda:0'); its backend owns the arra
 device type on every use, never fixed at import, so CuPy is imported only when a CUDA
 tensor is first made, and the tests can register a NumPy-backed stand-in for 'cuda'.
 """
+import os
 import re
 
 import numpy as np
@@ -12,6 +13,10 @@ import numpy as np
 from . import _state
 
 __all__ = ["device", "register_backend", "backend_of", "CPU"]
+
+# A read of at most this many bytes carries a device's pending assertion flag along with it
+# (one transfer, not two: a training step's `loss.item()` stays its only read).
+_READ_WITH_FLAG = 1 << 16
 
 
 class device:
@@ -194,6 +199,9 @@ class CudaBackend:
         except Exception:
             return 0
 
+    def __init__(self):
+        self._asserts = {}  # device index -> 0-d int32 flag on that device (_DeviceAsserts)
+
     def from_host(self, array, index):
         cp = self._module()
         with cp.cuda.Device(index or 0):
@@ -201,12 +209,67 @@ class CudaBackend:
 
     def to_host(self, array):
         _check_sync()
-        return array.get()
+        flag = self._asserts.pop(array.device.id, None) if self._asserts else None
+        if flag is None:
+            return array.get()
+        if array.nbytes > _READ_WITH_FLAG or array.dtype.type.__module__ != "numpy":
+            # a large read, or an ml_dtypes type (no kernel copies it): the flag on its own
+            _DeviceAsserts.raise_if_failed(int(flag.get()))
+            return array.get()
+        cp = self._module()
+        raw = cp.ascontiguousarray(array).reshape(-1).view(cp.uint8)
+        host = cp.concatenate((flag.reshape(1).view(cp.uint8), raw)).get()
+        _DeviceAsserts.raise_if_failed(int(host[:4].view(np.int32)[0]))
+        return host[4:].view(array.dtype).reshape(array.shape)
 
     def synchronize(self, index):
         cp = self._module()
-        with cp.cuda.Device(index or 0):
+        index = index or 0
+        with cp.cuda.Device(index):
             cp.cuda.runtime.deviceSynchronize()
+        flag = self._asserts.pop(index, None)
+        if flag is not None:
+            _DeviceAsserts.raise_if_failed(int(flag.get()))
+
+    def defer_assert(self, index, bad, assertion):
+        """Fail the next read of device `index` (or its synchronize) when any of `bad` (a
+        boolean device array) is true: see `assert_on_device`."""
+        cp = self._module()
+        code = _DeviceAsserts.code(assertion)
+        failed = bad.any().astype(cp.int32)
+        failed *= code
+        index = index or 0
+        earlier = self._asserts.get(index)
+        self._asserts[index] = failed if earlier is None else cp.where(earlier != 0, earlier,
+                                                                        failed)
+        if os.environ.get("CUDA_LAUNCH_BLOCKING") == "1":  # kernels run synchronously
+            self.synchronize(index)
+
+
+class _DeviceAsserts:
+    """The assertion texts of the checks a device makes, numbered: a device's flag holds the
+    number of the first one that failed (0: none). The texts are a fixed set."""
+
+    _codes = {}
+    _texts = {}
+
+    @classmethod
+    def code(cls, assertion):
+        code = cls._codes.get(assertion)
+        if code is None:
+            code = cls._codes[assertion] = len(cls._codes) + 1
+            cls._texts[code] = assertion
+        return code
+
+    @classmethod
+    def raise_if_failed(cls, code):
+        if code:
+            raise RuntimeError(
+                "CUDA error: device-side assert triggered\n"
+                f"{cls._texts.get(code, 'an assertion')} failed.\n"
+                "CUDA kernel errors might be asynchronously reported at some other API call, "
+                "so the stacktrace below might be incorrect.\n"
+                "For debugging consider passing CUDA_LAUNCH_BLOCKING=1")
 
 
 def _check_sync():
@@ -243,6 +306,27 @@ def checks_on_host(dev):
     assert on the device, asynchronously, so a host check there would cost a device-to-host
     sync every training step: there the check is left out."""
     return dev.type == "cpu"
+
+
+def assert_on_device(dev, bad, assertion):
+    """The check PyTorch's CUDA kernels make with a device-side assert (an index in range, a
+    class target below the class count), on device data: the op returns at once, and the next
+    read of the device or `synchronize()` raises RuntimeError "device-side assert triggered".
+    Checking costs a few tiny kernels and no sync (a host check would cost one per op).
+    `bad` is a boolean array on `dev`; `assertion` names the check, as a kernel's assertion
+    message does. Meanwhile the op computes with the indices wrapped, as CuPy's indexing does,
+    never outside its arrays. With CUDA_LAUNCH_BLOCKING=1 the check fails at once."""
+    if bad.size:
+        backend_of(dev).defer_assert(dev.index, bad, assertion)
+
+
+def check_data(dev, bad, error, assertion):
+    """Raise `error` when any of `bad` (booleans on `dev`) is true: at once on the CPU, as
+    PyTorch's CPU kernels do; on a device as its kernels do, with `assert_on_device`."""
+    if not checks_on_host(dev):
+        assert_on_device(dev, bad, assertion)
+    elif bad.size and bool(bad.any()):
+        raise error
 
 
 def is_writeable(arr):

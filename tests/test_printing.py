@@ -125,15 +125,6 @@ def test_printoptions_state():
     assert _printing.get_printoptions()["threshold"] == float("inf")
 
 
-def test_cupy_like_array_is_fetched():
-    class DeviceArray:
-        def get(self):
-            return np.array([1., 2.], np.float32)
-    t = fake(np.zeros(2, np.float32), device="cuda:0")
-    t._array = DeviceArray()
-    assert _printing.tensor_repr(t) == "tensor([1., 2.], device='cuda:0')"
-
-
 # ---------------------------------------------------------------------------------------
 # Parity with PyTorch
 # ---------------------------------------------------------------------------------------

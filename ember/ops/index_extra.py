@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, xp_of
+from ..device import checks_on_host
 from ._graph import inplace, record, with_out
 from .shape import NarrowBackward0, narrow
 
@@ -104,8 +105,9 @@ def _index_reduce(input, dim, index, source, reduce, include_self):
         raise RuntimeError(f"index_reduce_(): Number of indices ({n}) should be equal to "
                            f"source.size(dim): ({ss1[d]}), for dim: {d}")
     idx = index._array.reshape(-1).astype(np.int64, copy=False)
-    if idx.size and (builtins.int(idx.min()) < 0 or builtins.int(idx.max()) >= s1[d]):
-        raise IndexError("index out of range in self")
+    if checks_on_host(input._device) and idx.size and \
+            (builtins.int(idx.min()) < 0 or builtins.int(idx.max()) >= s1[d]):
+        raise IndexError("index out of range in self")  # on a device, scatter_reduce asserts
     xp = xp_of(input)
     spread = xp.broadcast_to(idx.reshape((1,) * d + (n,) + (1,) * (len(s1) - d - 1)), ss1)
     spread = make_tensor(xp.ascontiguousarray(spread), input._device)

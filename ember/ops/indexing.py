@@ -18,10 +18,9 @@ import warnings
 
 import numpy as np
 
-from .._state import grad as _grad_state
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
-from ..device import checks_on_host
+from ..device import assert_on_device, checks_on_host
 from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
                      write_out, before_write, tracks, write_watchers)
 from .shape import SliceBackward0, make_view_of, select, unsqueeze
@@ -230,13 +229,12 @@ def _prepare(self, items):
             k = arr.ndim if arr.dtype == np.bool_ else 1
             dim += k
             real += k
-    return t, _finish_index(t._array.shape, adv, xp, checks_on_host(t._device))
+    return t, _finish_index(t._array.shape, adv, xp, t._device)
 
 
-def _finish_index(shape, adv, xp, check_bounds=True):
-    """Check masks, broadcasting and (with `check_bounds`: on the CPU, as PyTorch's CUDA
-    kernels assert on the device and a host look is a sync) bounds; the index tuple for the
-    view's array."""
+def _finish_index(shape, adv, xp, dev):
+    """Check masks, broadcasting and bounds (on the host for the CPU; on `dev` otherwise, as
+    PyTorch's CUDA kernels assert on the device); the index tuple for the view's array."""
     for d, arr in adv:
         if arr.dtype == np.bool_:
             for j, n in enumerate(arr.shape):
@@ -247,12 +245,13 @@ def _finish_index(shape, adv, xp, check_bounds=True):
     if len(adv) == 1 and adv[0][1].dtype == np.bool_ and adv[0][1].ndim:
         d, arr = adv[0]
         return (slice(None),) * d + (arr,)
-    per_dim = []
+    per_dim, given = [], []  # given: the positions in per_dim of the caller's integer indices
     for d, arr in adv:
         if arr.dtype == np.bool_:
             per_dim.extend(zip(range(d, d + arr.ndim), arr.nonzero()) if arr.ndim
                            else [(d, xp.zeros(builtins.int(arr), np.int64))])
         else:
+            given.append(len(per_dim))
             per_dim.append((d, arr))
     shapes = [a.shape for _, a in per_dim]
     try:
@@ -260,8 +259,19 @@ def _finish_index(shape, adv, xp, check_bounds=True):
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
                          f"shapes {', '.join(str(list(s)) for s in shapes)}") from None
-    if check_bounds:
+    if checks_on_host(dev):
         _check_bounds(shape, per_dim, bshape, xp)
+    else:  # meanwhile the indices wrap into range, so a scatter stays inside the array
+        for k in given:
+            d, arr = per_dim[k]
+            if not arr.size:
+                continue
+            if not shape[d]:  # every index is out of range: no need to look at them
+                raise IndexError("index is out of bounds for dimension with size 0")
+            assert_on_device(dev, (arr < -shape[d]) | (arr >= shape[d]),
+                             'index: Assertion `-sizes[i] <= index && index < sizes[i] && '
+                             '"index out of bounds"`')
+            per_dim[k] = d, arr % shape[d]
     index = [slice(None)] * (per_dim[-1][0] + 1)
     for d, arr in per_dim:
         index[d] = arr
@@ -485,7 +495,7 @@ def _put_index(t, indices, fname="index_put", arg=0):
         dim += arr.ndim if arr.dtype == np.bool_ else 1
     if not adv:
         return (Ellipsis,)
-    return _finish_index(t._array.shape, adv, xp, checks_on_host(t._device))
+    return _finish_index(t._array.shape, adv, xp, t._device)
 
 
 def _check_put_dtype(t, values):

@@ -6,9 +6,8 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
-from ..device import backend_of, checks_on_host
+from ..device import assert_on_device, backend_of, check_data, checks_on_host
 from .._state import autocast as _autocast
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
@@ -233,7 +232,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     tt = t if batched else t.reshape(1)
     valid = tt != ignore_index
     safe = xp.where(valid, tt, 0)
-    if checks_on_host(input._device) and bool(((safe < 0) | (safe >= C)).any()):
+    if not checks_on_host(input._device):
+        assert_on_device(input._device, (safe < 0) | (safe >= C),
+                         "nll_loss: Assertion `t >= 0 && t < n_classes`")
+        safe = safe % C  # meanwhile in range, so the picks and the selector stay in bounds
+    elif bool(((safe < 0) | (safe >= C)).any()):
         bad = int(tt[valid & ((tt < 0) | (tt >= C))].reshape(-1)[0])
         raise IndexError(f"Target {bad} is out of bounds.")
     w = weight._array[safe] if weight is not None else xp.ones(safe.shape, dtype=x.dtype)
@@ -334,8 +337,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "size.")
     x, y = input._array, target._array.astype(input._array.dtype, copy=False)
     xp = xp_of(input)
-    if checks_on_host(input._device) and bool(((x < 0) | (x > 1)).any()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    check_data(input._device, (x < 0) | (x > 1),
+               RuntimeError("all elements of input should be between 0 and 1"),
+               "binary_cross_entropy: Assertion `input_val >= zero && input_val <= one`")
     # PyTorch clamps each log at -100 so a saturated probability gives a finite loss
     loss = -(y * xp.maximum(xp.log(x), -100) + (1 - y) * xp.maximum(xp.log1p(-x), -100))
     if weight is not None:
@@ -471,8 +475,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     x = input if input.dim() > 1 else input.unsqueeze(0)
     t = target._array.reshape(-1)
     C = x.shape[1]
-    if checks_on_host(input._device) and t.size and bool(((t < 0) | (t >= C)).any()):
-        raise RuntimeError("target out of range")
+    check_data(input._device, (t < 0) | (t >= C), RuntimeError("target out of range"),
+               "multi_margin_loss: Assertion `target_k >= 0 && target_k < dim`")
     xp = xp_of(input)
     # the target class as a one-hot mask: no gather, so no index check asking the device
     is_target = make_tensor(t[:, None] == xp.arange(C), input._device)
@@ -500,8 +504,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     x = input if input.dim() > 1 else input.unsqueeze(0)
     tt = (target if target.dim() > 1 else target.unsqueeze(0))._array
     C = x.shape[1]
-    if checks_on_host(input._device) and tt.size and bool(((tt < -1) | (tt >= C)).any()):
-        raise RuntimeError("argument #2 'target' is out of range")
+    check_data(input._device, (tt < -1) | (tt >= C),
+               RuntimeError("argument #2 'target' is out of range"),
+               "multilabel_margin_loss: Assertion `target_idx >= 0 && target_idx < dim`")
     xp = xp_of(input)
     listed = xp.cumsum(tt < 0, axis=1) == 0  # (N, K): before the row's first -1
     hit = (tt[:, :, None] == xp.arange(C)) & listed[:, :, None]  # (N, K, C): entry k is class c

@@ -299,7 +299,10 @@ class ndarray:  # noqa: N801 (CuPy's name)
     def __setitem__(self, index, value):
         _no_fields(index)
         kernel_dtype(self._a.dtype)  # a fill or copy kernel
-        self._a[unwrap(index)] = unwrap(value, host_ok=True)
+        index = unwrap(index)
+        if _advanced(index):
+            index = _wrapped(self._a.shape, index)  # a scatter wraps around, as a gather does
+        self._a[index] = unwrap(value, host_ok=True)
 
     # ---- NumPy protocols: dispatch to the stand-in's own functions, as CuPy's do ---------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

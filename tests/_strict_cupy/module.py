@@ -14,7 +14,8 @@ import scipy.special
 from . import runtime as runtime_parts
 from ._cupy_api import GENERATOR_METHODS, MODULES
 from . import array as array_parts
-from .array import TRANSFERS, kernel_arrays, kernel_dtype, ndarray, unsupported, unwrap, wrap
+from .array import (TRANSFERS, _wrapped, kernel_arrays, kernel_dtype, ndarray, unsupported, unwrap,
+                    wrap)
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -137,7 +138,8 @@ class ufunc:  # noqa: N801 (CuPy's name)
     def at(self, a, indices, b=None):
         if type(a) is not ndarray:
             raise unsupported(a)
-        args = (unwrap(indices),) if b is None else (unwrap(indices), unwrap(b))
+        indices = _wrapped(a._a.shape, unwrap(indices))  # a scatter kernel wraps, as indexing
+        args = (indices,) if b is None else (indices, unwrap(b))
         getattr(self._kernel, "at")(a._a, *args)
 
     def __repr__(self):
@@ -236,7 +238,28 @@ def _take(a, indices, axis=None, out=None):
     return wrap(np.take(a._a, unwrap(indices), axis=axis, out=unwrap(out), mode="wrap"))
 
 
-_OWN = {"asnumpy": _asnumpy, "take": _take, "sort": _sort, "argsort": _argsort, "get_array_module": _get_array_module, "ndarray": ndarray,
+def _take_along_axis(a, indices, axis):
+    """CuPy's take_along_axis indexes with integer arrays, so it too wraps around."""
+    if type(a) is not ndarray or type(indices) is not ndarray:
+        raise unsupported(a if type(a) is not ndarray else indices)
+    kernel_dtype(a._a.dtype)
+    size = a._a.shape[axis] if a._a.ndim else 0
+    ind = indices._a % size if size and indices._a.dtype.kind in "iu" else indices._a
+    return ndarray._of(np.take_along_axis(a._a, ind, axis))
+
+
+def _put_along_axis(arr, indices, values, axis):
+    """CuPy's put_along_axis scatters through integer-array indexing: it wraps around too."""
+    if type(arr) is not ndarray or type(indices) is not ndarray:
+        raise unsupported(arr if type(arr) is not ndarray else indices)
+    kernel_dtype(arr._a.dtype)
+    size = arr._a.shape[axis]
+    ind = indices._a % size if size and indices._a.dtype.kind in "iu" else indices._a
+    np.put_along_axis(arr._a, ind, unwrap(values), axis)
+
+
+_OWN = {"asnumpy": _asnumpy, "take": _take, "take_along_axis": _take_along_axis,
+        "put_along_axis": _put_along_axis, "sort": _sort, "argsort": _argsort, "get_array_module": _get_array_module, "ndarray": ndarray,
         "ascontiguousarray": _ascontiguousarray, "asfortranarray": _ndarray_only("asfortranarray"),
         "ufunc": ufunc}
 

@@ -79,3 +79,23 @@ def test_arrays_take_memory_from_the_pool(cp):
     assert pool.used_bytes() == before + 4096  # rounded up to CuPy's 512-byte blocks
     del a
     assert pool.used_bytes() == before
+
+
+def test_integer_array_indices_wrap_around_as_cupys_do(cp):
+    """CuPy's documented difference from NumPy: an out-of-range integer-array index wraps
+    around, in gathers and scatters alike (NumPy raises IndexError)."""
+    a = cp.arange(4.0)
+    i = cp.asarray(np.array([1, 5, -6]))
+    assert a[i].get().tolist() == [1.0, 1.0, 2.0]
+    assert cp.take(a, i).get().tolist() == [1.0, 1.0, 2.0]
+    b = a.copy()
+    b[i] = 9.0
+    assert b.get().tolist() == [0.0, 9.0, 9.0, 3.0]
+    c = cp.zeros(4)
+    cp.add.at(c, i, 1.0)
+    assert c.get().tolist() == [0.0, 2.0, 1.0, 0.0]
+    m = cp.arange(6.0).reshape(2, 3)
+    j = cp.asarray(np.array([[4], [-1]]))
+    assert cp.take_along_axis(m, j, 1).get().tolist() == [[1.0], [5.0]]
+    cp.put_along_axis(m, j, cp.zeros((2, 1)), 1)
+    assert m.get().tolist() == [[0.0, 0.0, 2.0], [3.0, 4.0, 0.0]]

@@ -11,6 +11,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
+from ...device import assert_on_device, checks_on_host
 from ..indexing import accumulate_flat, segment_reduce
 
 
@@ -76,15 +77,23 @@ def _check_gather_shapes(self_shape, dim, index_shape, src_shape, fname):
                        f"{list(self_shape)} apart from dimension {dim}{extra}")
 
 
-def _check_range(idx, size, dim, exc=RuntimeError, prefix="", allow_negative=False):
+def _check_range(idx, size, dim, dev, exc=RuntimeError, prefix="", allow_negative=False):
+    """The indices `idx` (along a dim of `size`) to use, checked: on the CPU here, raising
+    PyTorch's error; on a device by a device-side assert (`assert_on_device`), while the op
+    goes on with the indices wrapped into range, so that it never writes outside its arrays."""
     if idx.size == 0:
-        return
+        return idx
     lo = -size if allow_negative else 0
+    if size and not checks_on_host(dev):
+        assert_on_device(dev, (idx < lo) | (idx >= size),
+                         'Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"`')
+        return idx % size
     if builtins.int(idx.min()) < lo or builtins.int(idx.max()) >= size:
         flat = idx.reshape(-1)
         pos = builtins.int(((flat < lo) | (flat >= size)).argmax())
         raise exc(f"{prefix}index {builtins.int(flat[pos])} is out of bounds for dimension {dim} "
                   f"with size {size}")
+    return idx
 
 
 # ---- flat positions ----------------------------------------------------------------------------

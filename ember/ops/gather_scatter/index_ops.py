@@ -7,6 +7,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
+from ...device import assert_on_device, checks_on_host
 from .._graph import Node, inplace, record, warn_expanded, write_out, with_out
 from ..indexing import accumulate_flat, add_along
 from ._common import (_check_long_index, _check_range, _dims1, _index_arr, _scatter_positions,
@@ -42,7 +43,10 @@ def index_select(input, dim, index, *, out=None):
     d = _wrap_dim(dim, len(shape))
     idx = _vector_index(index, input, d)
     size = _dims1(shape)[d]
-    if idx.size and (builtins.int(idx.min()) < 0 or builtins.int(idx.max()) >= size):
+    if not checks_on_host(input._device):  # CuPy's take wraps an index around meanwhile
+        assert_on_device(input._device, (idx < 0) | (idx >= size),
+                         "index_select: Assertion `srcIndex < srcSelectDimSize`")
+    elif idx.size and (builtins.int(idx.min()) < 0 or builtins.int(idx.max()) >= size):
         raise IndexError("index out of range in self")
     arr = input._array
     res_arr = arr.copy() if arr.ndim == 0 else \
@@ -115,7 +119,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     d = _wrap_dim(dim, len(shape))
     _check_index_source(input, d, index, source, "index_add_")
     idx = _vector_index(index, input, d)
-    _check_range(idx, _dims1(shape)[d], d)
+    idx = _check_range(idx, _dims1(shape)[d], d, input._device)
     xp = _xp(input)
     res_arr = input._array.copy(order="C")
     vals = source._array.reshape(_dims1(source._array.shape))
@@ -159,7 +163,7 @@ def index_copy(input, dim, index, source):
     d = _wrap_dim(dim, len(shape))
     _check_index_source(input, d, index, source, "index_copy_")
     idx = _vector_index(index, input, d)
-    _check_range(idx, _dims1(shape)[d], d, IndexError, "index_copy_(): ")
+    idx = _check_range(idx, _dims1(shape)[d], d, input._device, IndexError, "index_copy_(): ")
     xp = _xp(input)
     res_arr = input._array.copy(order="C")
     sshape = _dims1(source._array.shape)
@@ -204,7 +208,7 @@ def index_fill(input, dim, index, value):
     shape = input._array.shape
     d = _wrap_dim(dim, len(shape))
     idx = _vector_index(index, input, d)
-    _check_range(idx, _dims1(shape)[d], d, IndexError, allow_negative=True)
+    idx = _check_range(idx, _dims1(shape)[d], d, input._device, IndexError, allow_negative=True)
     res_arr = input._array.copy()
     fill = value._array if tensor_value else value
     if res_arr.ndim == 0:
@@ -231,7 +235,11 @@ def index_fill_(self, dim, index, value):
 def _flat_index(index, input, fname):
     idx = _index_arr(index, input)
     n = input._array.size
-    if idx.size and (builtins.int(idx.min()) < -n or builtins.int(idx.max()) >= n):
+    if n and not checks_on_host(input._device):
+        assert_on_device(input._device, (idx < -n) | (idx >= n),
+                         f'{fname}: Assertion `index >= -sizes[i] && index < sizes[i] && '
+                         '"index out of bounds"`')
+    elif idx.size and (builtins.int(idx.min()) < -n or builtins.int(idx.max()) >= n):
         flat = idx.reshape(-1)
         pos = builtins.int(((flat < -n) | (flat >= n)).argmax())
         raise IndexError(f"out of range: tried to access index {builtins.int(flat[pos])} on a "

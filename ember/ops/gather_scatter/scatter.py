@@ -42,7 +42,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = _wrap_dim(dim, len(shape))
     _check_gather_shapes(shape, d, index._array.shape, None, "gather")
     idx = _index_arr(index, input)
-    _check_range(idx, _dims1(shape)[d], d)
+    idx = _check_range(idx, _dims1(shape)[d], d, input._device)
     res = make_tensor(_gather_arrays(input._array, d, idx, _xp(input)), input._device)
     if out is not None:
         return write_out(out, res, "gather")
@@ -97,7 +97,7 @@ def _scatter_setup(input, dim, index, src, fname):
     else:
         _check_gather_shapes(shape, d, index._array.shape, None, fname)
     idx = _index_arr(index, input)
-    _check_range(idx, _dims1(shape)[d], d)
+    idx = _check_range(idx, _dims1(shape)[d], d, input._device)
     if isinstance(src, Tensor) and src._array.ndim:
         src = _narrow_to(src, index._array.shape)
     return d, idx, src

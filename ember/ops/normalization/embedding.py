@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
-from ...device import checks_on_host
+from ...device import check_data, checks_on_host
 from .._graph import Node, record
 from ._common import _opmath, _prod
 
@@ -107,6 +107,15 @@ def _gather_rows(table, index, scale=None, node_cls=_RowGather):
     return res
 
 
+def _rows_in_range(idx, n, dev):
+    """Row indices checked against a table of `n` rows: on a device by a device-side assert,
+    meanwhile wrapped into range so that the gathers and the backward's scatter stay inside
+    the table."""
+    check_data(dev, (idx < 0) | (idx >= n), IndexError("index out of range in self"),
+               "embedding: Assertion `srcIndex < srcSelectDimSize`")
+    return idx if checks_on_host(dev) or not n else idx % n
+
+
 def _check_indices(indices, fname):
     if indices.dtype not in (_dt.int64, _dt.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
@@ -136,8 +145,7 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
     xp = xp_of(weight)
     idx = indices._array.astype(np.int64, copy=False).reshape(-1)
     n = weight.shape[0]
-    if idx.size and checks_on_host(weight._device) and bool(((idx < 0) | (idx >= n)).any()):
-        raise IndexError("index out of range in self")
+    idx = _rows_in_range(idx, n, weight._device)
     out = xp.take(weight._array, idx, axis=0).reshape(tuple(indices.shape) + (weight.shape[1],))
     res = make_tensor(out, weight._device)
     node = record(EmbeddingBackward0, (weight,), res)
@@ -238,8 +246,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
     off = offsets._array.astype(np.int64, copy=False).reshape(-1)
     n, d = weight.shape
     m = idx.size
-    if idx.size and checks_on_host(weight._device) and bool(((idx < 0) | (idx >= n)).any()):
-        raise IndexError("index out of range in self")
+    idx = _rows_in_range(idx, n, weight._device)
     starts = off[:-1] if include_last_offset else off
     nbags = starts.size
     if padding_idx is not None and padding_idx < 0:
@@ -369,10 +376,11 @@ def one_hot(tensor, num_classes=-1):
         if arr.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(arr.max()) + 1
-    if arr.size:
-        if bool((arr < 0).any()):
-            raise RuntimeError("Class values must be non-negative.")
-        if bool((arr >= num_classes).any()):
-            raise RuntimeError("Class values must be smaller than num_classes.")
+    # PyTorch's CUDA one_hot leaves the range to its scatter kernel's device-side assert
+    assertion = 'one_hot: Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"`'
+    check_data(tensor._device, arr < 0, RuntimeError("Class values must be non-negative."),
+               assertion)
+    check_data(tensor._device, arr >= num_classes,
+               RuntimeError("Class values must be smaller than num_classes."), assertion)
     out = (arr[..., None] == xp.arange(num_classes)).astype(np.int64)
     return make_tensor(out, tensor._device)

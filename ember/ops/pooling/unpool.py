@@ -4,7 +4,7 @@ PyTorch's output-size and index checks.
 import builtins
 import math
 
-from ..._tensor import xp_of
+from ...device import assert_on_device, checks_on_host
 from ._checks import _ints, _one
 from ._common import _UNPOOL, _scatter
 
@@ -40,10 +40,13 @@ def _unpool(input, indices, nd, size):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: "
                            f"{list(indices.shape)}")
-    xp = xp_of(input)
     idx = indices._array
     n = math.prod(size)
-    if idx.size and (builtins.int(idx.min()) < 0 or builtins.int(idx.max()) >= n):
+    if n and not checks_on_host(input._device):
+        assert_on_device(input._device, (idx < 0) | (idx >= n),
+                         "max_unpool: Assertion `maxind >= 0 && maxind < outputImageSize`")
+        idx = idx % n
+    elif idx.size and (builtins.int(idx.min()) < 0 or builtins.int(idx.max()) >= n):
         bad = builtins.int(idx.max()) if builtins.int(idx.max()) >= n else builtins.int(idx.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(str(s) for s in size)})")
