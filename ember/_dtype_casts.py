@@ -80,6 +80,16 @@ def bits_of(np_dtype):
     return np.dtype(f"u{np_dtype.itemsize}")
 
 
+def on_bits(move, *arrays):
+    """`move(*arrays)` for an op that only moves elements (copy, gather, flip, stack): done
+    on the arrays' bits when their type is one of ml_dtypes', as every backend can (CuPy has
+    no kernels for the float8s, not even a copy). The arrays share one dtype."""
+    bits = bits_of(arrays[0].dtype)
+    if bits is None:
+        return move(*arrays)
+    return move(*(a.view(bits) for a in arrays)).view(arrays[0].dtype)
+
+
 def _cast_on_the_host(arr, dst):
     """A float8 cast of a device array: CuPy has no kernels for the float8 types (it cannot
     even copy them with a cast), so the values make a round trip through the host, where

@@ -19,6 +19,7 @@ import numpy as np
 
 _new = object.__new__
 
+from .. import _dtype_casts as _casts
 from .._state import (forward_ad as _fw, grad as _grad_state,
                       saved_tensor_hooks as _saved_hooks,
                       selective_checkpoint as _sac,
@@ -481,7 +482,12 @@ def _store(self, value):
     if value._device != self._device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
                            f"two devices, {value._device} and {self._device}!")
-    writable(self._array)[...] = arr
+    dst = writable(self._array)
+    bits = _casts.bits_of(dst.dtype) if arr.dtype == dst.dtype else None
+    if bits is None:
+        dst[...] = arr
+    else:  # bfloat16, float8: copied as their bits (CuPy cannot copy float8 values)
+        dst.view(bits)[...] = arr.view(bits)
 
 
 # ---- writing into expanded memory -----------------------------------------------------------

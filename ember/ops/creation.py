@@ -447,7 +447,10 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
     if fill is None:
         arr = _state.uninitialized(xp, shape, d.np)
     elif fill == 0 and not isinstance(fill, builtins.complex):
-        arr = xp.zeros(shape, dtype=d.np)  # (float8_e8m0fnu's zero bytes are 2**-127, as PyTorch's)
+        # zero bytes (float8_e8m0fnu's are 2**-127, as PyTorch's); ml_dtypes' types are
+        # made as their bits, as CuPy has no kernel that writes float8 values
+        bits = _casts.bits_of(d.np)
+        arr = xp.zeros(shape, dtype=d.np) if bits is None else xp.zeros(shape, bits).view(d.np)
     elif d._kind:
         arr = _filled_barebones(xp, shape, fill, d)
     else:

@@ -383,7 +383,7 @@ class IndexBackward0(Node):
 
 
 def _index(t, index):
-    out = make_tensor(t._array[index], t._device)
+    out = make_tensor(_casts.on_bits(lambda a: a[index], t._array), t._device)
     node = record(IndexBackward0, (t,), out)
     if node is not None:
         node.index = index

@@ -239,7 +239,9 @@ def flip(input, *args, dims=None):
         raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but "
                            f"unique flip dims size={len(set(axes))}")
     arr = input._array
-    out = make_tensor(xp_of(input).flip(arr, axes).copy() if axes else arr.copy(), input._device)
+    xp = xp_of(input)
+    out = make_tensor(_casts.on_bits(lambda a: xp.flip(a, axes).copy() if axes else a.copy(), arr),
+                      input._device)
     node = record(FlipBackward0, (input,), out)
     if node is not None:
         node.dims = axes

@@ -494,7 +494,7 @@ def _copy_as(t, fmt, fname):
         raise _casts.not_implemented("copy_kernel", t.dtype)
     if (_mf.plainly_contiguous(arr) and fmt is not _mf.channels_last
             and fmt is not _mf.channels_last_3d):
-        return arr.copy()
+        return _casts.on_bits(lambda a: a.copy(), arr)
     strides = _mf.target_strides(arr.shape, t.stride(), fmt)
     return _mf.laid_out(backend_of(t._device).xp, arr, strides)
 
@@ -565,11 +565,7 @@ def cat(tensors, dim=0, *, axis=None, out=None):
     dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in parts])
     arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in parts]
     xp = _xp(parts[0])
-    bits = _casts.bits_of(dtype.np)
-    if bits is not None:  # bfloat16, float8: joined as their bits (CuPy has no float8 kernels)
-        joined = xp.concatenate([a.view(bits) for a in arrays], axis=d).view(dtype.np)
-    else:
-        joined = xp.concatenate(arrays, axis=d)
+    joined = _casts.on_bits(lambda *a: xp.concatenate(a, axis=d), *arrays)
     res = make_tensor(joined, parts[0]._device)
     node = record(CatBackward0, tuple(tensors), res)
     if node is not None:
@@ -601,7 +597,8 @@ def stack(tensors, dim=0, *, out=None):
     from .. import dtypes as _dt
     dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in tensors])
     arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in tensors]
-    res = make_tensor(_xp(tensors[0]).stack(arrays, axis=d), tensors[0]._device)
+    xp = _xp(tensors[0])
+    res = make_tensor(_casts.on_bits(lambda *a: xp.stack(a, axis=d), *arrays), tensors[0]._device)
     node = record(StackBackward0, tuple(tensors), res)
     if node is not None:
         node.dim = d

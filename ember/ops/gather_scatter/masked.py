@@ -52,7 +52,7 @@ def masked_fill(input, mask, value):
         _casts.refuse(input.dtype, "masked_fill", (_dt.COMPLEX32,))
         value = value.item() if tensor_value else value
         tensor_value = False
-        fill = _casts.astype(np.asarray(value, np.complex64), _dt.complex32)
+        fill = _casts.astype(xp.asarray(value, np.complex64), _dt.complex32)
         res = make_tensor(xp.where(_index_arr(mask, input), fill, arr), input._device)
         node = record(MaskedFillBackward0, (input,), res)
         if node is not None:

@@ -149,7 +149,11 @@ def _where(condition, input=None, other=None, *, out=None):
     if condition._device != dev and condition._array.ndim != 0:
         common_device(condition, input if ta else other)
     try:
-        res = np.where(condition._array, x, y)
+        if _casts.bits_of(d.np) is not None and hasattr(x, "dtype") and hasattr(y, "dtype") \
+                and x.dtype == d.np == y.dtype:  # float8, bfloat16: on their bits
+            res = _casts.on_bits(lambda a, b: np.where(condition._array, a, b), x, y)
+        else:
+            res = np.where(condition._array, x, y)
     except ValueError:
         _raise_if_not_broadcastable(condition._array, x, y)
         raise
