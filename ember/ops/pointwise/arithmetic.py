@@ -303,9 +303,12 @@ def _is_int(x):
 
 
 def _has_zero(y):
+    """Whether an integer divisor holds a zero, for PyTorch's CPU ZeroDivisionError. Its CUDA
+    kernels divide without a check (a look at device data would be a sync), and so does a
+    device here: CuPy gives 0."""
     if isinstance(y, (builtins.int, builtins.bool)):
         return y == 0
-    return builtins.bool((y == 0).any())
+    return isinstance(y, np.ndarray) and builtins.bool((y == 0).any())  # host memory only
 
 
 class PowBackward0(BinaryNode):
