@@ -11,7 +11,8 @@ dims), then the remaining index arrays (one per dim of the view, a k-dim mask co
 gather a copy (`IndexBackward0`) or are written through `index_put_`. Where the advanced
 dims land is then NumPy's rule on the view: in place when adjacent, in front otherwise.
 The gradient of a gather is an accumulating `index_put` done with `bincount` on linear
-indices (`accumulate_flat`), never `np.add.at`.
+indices (`accumulate_flat`), never `np.add.at`; on a device, by a deterministic sorted
+segment sum (`add_rows_on_device`), never by racing atomic adds.
 """
 import builtins
 import warnings
@@ -350,9 +351,8 @@ def accumulate_flat(flat, lin, vals):
     `lin` and `vals` are 1-D of one length."""
     if lin.size == 0:
         return
-    if type(flat) is not np.ndarray:  # CuPy: atomic adds on the device are the fast path
-        import cupy  # only reached for CuPy arrays
-        cupy.add.at(flat, lin, vals)
+    if type(flat) is not np.ndarray:
+        add_rows_on_device(flat, lin, vals)
         return
     kind = flat.dtype.kind
     if lin.size * 8 >= flat.size and (kind == "f" or flat.dtype.name == "bfloat16"):
@@ -365,6 +365,32 @@ def accumulate_flat(flat, lin, vals):
     else:
         positions, sums = segment_reduce(lin, vals, np.add)
         flat[positions] += sums
+
+
+def add_rows_on_device(arr, idx, vals):
+    """`arr[idx] += vals` on a device (CuPy), repeated rows adding up deterministically, as
+    PyTorch's CUDA embedding and index_put backward do. Plain atomic adds would sum a row's
+    values in whatever order the threads run. Here the values are sorted by row and summed
+    within each row by a segmented scan of log2(len(idx)) passes (floats in float64, as the
+    CPU's bincount); each row's last position then holds its sum, and one scatter-add puts
+    it in, every row receiving one nonzero term, so the order cannot matter. All shapes are
+    known up front: no sync."""
+    import cupy as xp  # only reached for CuPy arrays
+    if vals.dtype.kind not in "fcV" and vals.dtype.name != "bfloat16":
+        xp.add.at(arr, idx, vals)  # integers and bools: exact in any order
+        return
+    n = idx.size
+    order = xp.argsort(idx)  # stable
+    rows = idx[order]
+    sums = vals[order].astype(np.complex128 if vals.dtype.kind == "c" else np.float64)
+    tail = (slice(None),) + (None,) * (vals.ndim - 1)
+    step = 1
+    while step < n:  # sums[k] += sums[k - step] where both are the same row's
+        same = (rows[step:] == rows[:-step])[tail]
+        sums[step:] = sums[step:] + xp.where(same, sums[:-step], 0)
+        step *= 2
+    last = xp.concatenate((rows[1:] != rows[:-1], xp.ones(1, bool)))[tail]
+    xp.add.at(arr, rows, xp.where(last, sums, 0).astype(arr.dtype))
 
 
 def segment_reduce(lin, vals, ufunc):
@@ -449,8 +475,8 @@ def add_along(arr, d, idx, vals, xp):
     n = arr.shape[d]
     idx = idx % n  # negative indices count from the end (no host look whether any is)
     lead = (slice(None),) * d
-    if xp is not np:  # CuPy: atomic adds
-        xp.add.at(arr, lead + (idx,), vals)
+    if xp is not np:
+        add_rows_on_device(xp.moveaxis(arr, d, 0), idx, xp.moveaxis(vals, d, 0))
         return
     order = np.argsort(idx, kind="stable")
     s = idx[order]

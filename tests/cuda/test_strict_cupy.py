@@ -99,3 +99,28 @@ def test_integer_array_indices_wrap_around_as_cupys_do(cp):
     assert cp.take_along_axis(m, j, 1).get().tolist() == [[1.0], [5.0]]
     cp.put_along_axis(m, j, cp.zeros((2, 1)), 1)
     assert m.get().tolist() == [[0.0, 0.0, 2.0], [3.0, 4.0, 0.0]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.int64])
+def test_device_row_adds_sum_each_row_on_its_own(cp, dtype):
+    """ember's deterministic scatter-add for devices (indexing.add_rows_on_device): sorted
+    rows summed by a segmented scan. Each row's sum uses only its own values: an inf in one
+    row leaves the others finite, and a row hit once gets its value exactly."""
+    from ember.ops.indexing import add_rows_on_device
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 7, 40)
+    vals = (rng.standard_normal((40, 3)) * 100).astype(dtype)
+    if dtype is np.float64:
+        vals[idx == 3] = np.inf
+        idx[0], vals[0] = 6, 1e-3  # then 6 is hit once, with a value a running sum would blur
+        idx[idx == 6] = 5
+        idx[0] = 6
+    out = cp.zeros((8, 3), dtype)
+    add_rows_on_device(out, cp.asarray(idx), cp.asarray(vals))
+    wide = np.complex128 if dtype is np.complex64 else np.float64 if dtype is np.float32 else dtype
+    expected = np.zeros((8, 3), wide)
+    np.add.at(expected, idx, vals.astype(wide))  # summed wide, as the CPU's bincount
+    np.testing.assert_allclose(out.get(), expected.astype(dtype), rtol=1e-6)
+    if dtype is np.float64:
+        assert np.isinf(out.get()[3]).all() and np.isfinite(np.delete(out.get(), 3, 0)).all()
+        assert (out.get()[6] == vals[0]).all()

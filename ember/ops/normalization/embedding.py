@@ -1,8 +1,8 @@
 """Embedding lookups: embedding (with max_norm renormalisation), embedding_bag (sum, mean, max
 over bags) and one_hot.
 
-Embedding gradients accumulate rows with `bincount` (vectorised on either backend), never
-`add.at`; the accumulation and the row gather are each other's adjoints, both recorded,
+Embedding gradients accumulate rows with `bincount` on the host and a deterministic sorted
+segment sum on a device (`indexing.add_rows_on_device`); the accumulation and the row gather are each other's adjoints, both recorded,
 so embedding differentiates twice.
 """
 import builtins

@@ -10,6 +10,7 @@ import numpy as np
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
 from ..conv import pad_array
+from ..indexing import accumulate_flat
 
 # ---- geometry ----------------------------------------------------------------------------
 def _pool_out(size, k, pad, stride, dil, ceil_mode):
@@ -125,13 +126,10 @@ def _set_pair(node, indices, size, pair, accumulate):
 def scatter_array(xp, vals, idx, size, accumulate):
     """Planes (P, L) of values put at flat indices (P, L) of planes (P, prod(size))."""
     planes, n = vals.shape[0], math.prod(size)
-    if accumulate and vals.dtype.kind == "f" and xp is np:
-        rows = np.arange(planes, dtype=np.int64)[:, None] * n
-        summed = np.bincount((idx + rows).ravel(), weights=vals.ravel(), minlength=planes * n)
-        return summed.astype(vals.dtype, copy=False).reshape(planes, n)
     out = xp.zeros((planes, n), vals.dtype)
-    if accumulate:  # device arrays: the backend's scatter-add (CuPy's is atomic adds)
-        xp.add.at(out, (xp.arange(planes)[:, None], idx), vals)
+    if accumulate:  # bincount on the host, a deterministic scatter-add on a device
+        rows = xp.arange(planes, dtype=np.int64)[:, None] * n
+        accumulate_flat(out.reshape(-1), (idx + rows).reshape(-1), vals.reshape(-1))
     else:
         xp.put_along_axis(out, idx, vals, axis=1)
     return out
