@@ -1,8 +1,9 @@
 """The device check (issue 11): ember on a real NVIDIA GPU through CuPy, in one run of under
 8 minutes.
 
-1. The op table on 'cuda' (tests/ops/test_ops_cuda.py) and the seeds (tests/test_seeds.py)
-   with EMBER_TEST_REAL_CUDA=1: the tests' CuPy stand-in steps aside for the real CuPy.
+1. The op table on 'cuda' (tests/ops/test_ops_cuda.py), the training steps and device tests
+   (tests/cuda), the seeds and the main job with EMBER_TEST_REAL_CUDA=1: the tests' CuPy
+   stand-in steps aside for the real CuPy.
 2. Training steps, ember beside PyTorch on the same GPU (same class body, same initial
    weights and batch, alternating rounds as in `_timing.py`; each step ends in
    `loss.item()`, which waits for the GPU; the first losses agree except where dropout draws
@@ -10,10 +11,12 @@
    GPT-style LM (6 layers, width 384, 6 heads, block 256, batch 32, AdamW) and the main
    job's CNN (batch 32). Prints step times, the ratio ember / PyTorch and both first losses.
 
-    python benchmarks/gpu_check.py                # on a GPU machine
+    python benchmarks/gpu_check.py [--test-seconds 300] [--no-tests]   # on a GPU machine
+        # (each test's result goes to $EMBER_GPU_LOG, default gpu_tests.log)
     python benchmarks/gpu_check.py --stand-in --quick   # rehearsal without a GPU: ember on
         # the strict stand-in, PyTorch on the CPU, small shapes, no pytest stage
 """
+import importlib.util
 import os
 import subprocess
 import sys
@@ -179,27 +182,60 @@ def timings(torch):
         print(row(name, mine, other, ratio, "ms", 1e3), f"  {first[0]:.4f} {first[1]:.4f}")
 
 
-def pytest_stage():
-    env = dict(os.environ, EMBER_TEST_REAL_CUDA="1")
+# What runs on the GPU: the op table, the training steps and device tests, the seeds, the
+# main job and vision on cuda. The stand-in's own tests and its transfer counts skip there.
+_TESTS = ["tests/cuda", "tests/test_seeds.py", "tests/examples/test_train_digits.py",
+          "tests/vision/test_vision_on_cuda.py", "tests/ops/test_ops_cuda.py"]
+
+
+def pytest_stage(seconds, log, tests=_TESTS):
+    """The tests above on the real GPU (on the stand-in in a rehearsal), in parallel workers
+    when pytest-xdist is there, each result written to `log` as it comes (a stage cut short
+    by `seconds` keeps what it did)."""
+    env = dict(os.environ, EMBER_TEST_REAL_CUDA="0" if STAND_IN else "1", PYTHONUNBUFFERED="1")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-v",
+               "--no-header",
+               "-rfE", "--maxfail=500"] + tests
+    if importlib.util.find_spec("xdist") is not None:
+        command[3:3] = ["-n", str(min(8, os.cpu_count() or 1))]
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                           "-x", "--no-header", "-rfE", "tests/ops/test_ops_cuda.py",
-                           "tests/test_seeds.py", "tests/examples/test_train_digits.py"],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
-    tail = done.stdout.strip().splitlines()[-15:]
-    print(f"op table + seeds + main job on the real GPU ({time.perf_counter() - started:.0f} s):")
-    print("\n".join(tail))
+    with open(log, "w") as out:
+        try:
+            subprocess.run(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                           timeout=seconds)
+            cut = ""
+        except subprocess.TimeoutExpired:
+            cut = f" (cut at {seconds} s)"
+    lines = open(log).read().splitlines()
+    results = {}
+    for line in lines:
+        for word in ("PASSED", "FAILED", "SKIPPED", "XFAIL", "ERROR"):
+            if f" {word} " in f" {line} " and "::" in line:
+                results[word] = results.get(word, 0) + 1
+    print(f"tests on cuda, {time.perf_counter() - started:.0f} s{cut}: {results}")
+    failed = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
+    print("\n".join(failed[:40] or [line for line in lines if " FAILED " in line][:40]))
+
+
+def _option(name, default):
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 
 
 def main():
     import torch
+    log = os.environ.get("EMBER_GPU_LOG", os.path.join(ROOT, "gpu_tests.log"))
     if STAND_IN:
         from tests._strict_cupy import strict_cupy
+        if "--no-tests" not in sys.argv:
+            pytest_stage(_option("--test-seconds", 300), log, ["tests/cuda"] if QUICK else _TESTS)
         with strict_cupy():
             timings(torch)
         return
-    print(ember.cuda.get_device_name(0), "| torch", torch.__version__)
-    pytest_stage()
+    import cupy
+    print(ember.cuda.get_device_name(0), "| torch", torch.__version__, "| cupy",
+          cupy.__version__, "| numpy", np.__version__, flush=True)
+    if "--no-tests" not in sys.argv:
+        pytest_stage(_option("--test-seconds", 300), log)
     timings(torch)
 
 

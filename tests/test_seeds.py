@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ember as torch
+from tests._strict_cupy import REAL_CUDA
 
 needs_random = pytest.mark.skipif(not hasattr(torch, "rand"),
                                   reason="ember.rand is not implemented yet (random_ops)")
@@ -218,6 +219,7 @@ def test_printing():
 
 
 # ---- Devices ---------------------------------------------------------------------------
+@pytest.mark.skipif(REAL_CUDA, reason="this machine has a GPU")
 def test_device_selection_without_gpu():
     assert torch.cuda.is_available() is False
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

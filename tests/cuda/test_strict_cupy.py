@@ -3,8 +3,10 @@ or the op table and training steps on 'cuda' would prove nothing."""
 import numpy as np
 import pytest
 
-from tests._strict_cupy import TRANSFERS, strict_cupy
+from tests._strict_cupy import REAL_CUDA, TRANSFERS, strict_cupy
 from tests._strict_cupy._cupy_api import CLASSES, MODULES
+
+pytestmark = pytest.mark.skipif(REAL_CUDA, reason="tests the stand-in, not the GPU")
 
 
 @pytest.fixture
