@@ -12,6 +12,7 @@ as opaque one-field records. This module converts them the way PyTorch does:
 - the bits and sub-byte types copy only to themselves (PyTorch: '"copy_" not implemented');
   float4_e2m1fn_x2 the same ('"copy_kernel"' when the other side is a floating type).
 """
+import math
 import warnings
 
 import numpy as np
@@ -56,6 +57,10 @@ def astype(arr, dst):
     if src is dst:
         return arr
     if not (src._kind or dst._kind):
+        if dst is _dt.uint8 and src.is_floating_point and type(arr) is not np.ndarray:
+            # PyTorch converts floats to uint8 through int64 on every device, so -2.5 wraps
+            # to 254 (NumPy's cast on x86 does too); a GPU's direct cast saturates to 0
+            return arr.astype(np.int64).astype(np.uint8)
         return arr.astype(dst.np)
     check_copyable(src, dst)
     if _dt.FLOAT8 in (src._kind, dst._kind) and type(arr) is not np.ndarray:
@@ -88,6 +93,18 @@ def on_bits(move, *arrays):
     if bits is None:
         return move(*arrays)
     return move(*(a.view(bits) for a in arrays)).view(arrays[0].dtype)
+
+
+def full_array(xp, shape, value, np_dtype):
+    """`xp.full(shape, value, np_dtype)` that keeps a negative zero: CuPy's fill writes zero
+    bytes for any value equal to 0 (so -0.0 became +0.0, in `cupy.asarray(-0.0)` too), so a
+    zero is made as zeros, negated when its sign bit is set."""
+    if value == 0 and not isinstance(value, (complex, np.complexfloating)):
+        arr = xp.zeros(shape, np_dtype)
+        if math.copysign(1.0, float(value)) < 0 and _dt.FROM_NUMPY[arr.dtype].is_floating_point:
+            xp.negative(arr, out=arr)
+        return arr
+    return xp.full(shape, value, dtype=np_dtype)
 
 
 def _cast_on_the_host(arr, dst):

@@ -446,15 +446,14 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
         _casts.warn_complex32()
     if fill is None:
         arr = _state.uninitialized(xp, shape, d.np)
-    elif fill == 0 and not isinstance(fill, builtins.complex):
-        # zero bytes (float8_e8m0fnu's are 2**-127, as PyTorch's); ml_dtypes' types are
-        # made as their bits, as CuPy has no kernel that writes float8 values
-        bits = _casts.bits_of(d.np)
-        arr = xp.zeros(shape, dtype=d.np) if bits is None else xp.zeros(shape, bits).view(d.np)
+    elif fill == 0 and not isinstance(fill, builtins.complex) and d._kind is _dt.FLOAT8:
+        # zero bytes (float8_e8m0fnu's are 2**-127, as PyTorch's), made as their bits: CuPy
+        # has no kernel that writes float8 values
+        arr = xp.zeros(shape, np.uint8).view(d.np)
     elif d._kind:
         arr = _filled_barebones(xp, shape, fill, d)
     else:
-        arr = xp.full(shape, _convert_scalar(fill, d), dtype=d.np)
+        arr = _casts.full_array(xp, shape, _convert_scalar(fill, d), d.np)
     t = make_tensor(arr, dev)
     t._requires_grad = builtins.bool(requires_grad)
     return t if out is None else factory_out(out, t, fname)
@@ -671,8 +670,7 @@ def _filled_like(s, value, node_cls):
         record(node_cls, inputs, t)
         return t
     v = _convert_scalar(value, s.dtype)
-    arr = xp.zeros(s._array.shape, s._array.dtype) if v == 0 else \
-        xp.full(s._array.shape, v, dtype=s._array.dtype)
+    arr = _casts.full_array(xp, s._array.shape, v, s._array.dtype)
     t = make_tensor(arr, s._device)
     record(node_cls, inputs, t)
     return t

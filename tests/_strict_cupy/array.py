@@ -390,7 +390,12 @@ def _astype(self, dtype, order="K", casting=None, subok=None, copy=True):
     if np.dtype(dtype) != self._a.dtype:
         kernel_dtype(self._a.dtype)
         kernel_dtype(dtype)
-    return ndarray._of(self._a.astype(dtype, order=order, copy=copy))
+    a = self._a
+    if a.dtype.kind == "f" and np.dtype(dtype).kind == "u":
+        # a GPU's float-to-unsigned conversion saturates: -2.5 gives 0 (on x86, NumPy's wraps)
+        with np.errstate(invalid="ignore"):
+            a = np.where(a < 0, 0, a)
+    return ndarray._of(a.astype(dtype, order=order, copy=copy))
 
 
 def _view(self, *args, **kwargs):
@@ -408,8 +413,10 @@ def _argsort(self, axis=-1, kind=None):
 
 
 def _fill(self, value):
+    """CuPy's fill: a memset of zero bytes for any value equal to 0 (so -0.0 becomes +0.0)."""
     kernel_dtype(self._a.dtype)
-    self._a.fill(unwrap(value))
+    value = unwrap(value)
+    self._a.fill(0 if value == 0 else value)
 
 
 ndarray.astype = _astype

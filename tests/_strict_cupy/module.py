@@ -159,6 +159,12 @@ _FROM_HOST = {"array", "asarray", "asanyarray", "from_dlpack", "fromDlpack"}
 _DEVICE_BOOLS = {"array_equal", "allclose", "array_equiv"}
 
 
+# CuPy makes these with `ndarray.fill`, which writes zero bytes for any value equal to 0:
+# cupy.full(2, -0.0) holds +0.0, and so does cupy.asarray(-0.0) (0-d host data is filled in;
+# larger host data is copied)
+_FILLS = {"full", "full_like"}
+
+
 def _function(name, kernel, signature):
     host_ok = name in _FROM_HOST
     sig = []  # parsed on the first call (most of CuPy's ~500 functions are never called)
@@ -177,6 +183,9 @@ def _function(name, kernel, signature):
             args = (np.array(unwrap(args[0], True), copy=True),) + args[1:]
         with np.errstate(all="ignore"):
             result = kernel(*unwrap(args, host_ok), **unwrap(kwargs, host_ok))
+        if isinstance(result, np.ndarray) and (name in _FILLS or name in _FROM_HOST
+                                               and result.ndim == 0):
+            result[result == 0] = 0
         if name in _DEVICE_BOOLS:
             return ndarray._of(np.asarray(result))
         return wrap(result)

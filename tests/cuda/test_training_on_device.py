@@ -110,15 +110,23 @@ def _host_state(model):
     return {k: v.detach().cpu() for k, v in model.state_dict().items()}
 
 
+# The stand-in computes as the CPU does. A real GPU sums in other orders, and Adam turns the
+# rounding noise of a gradient that is zero in exact arithmetic (a conv bias before
+# BatchNorm, attention's key bias) into steps of size lr: there the losses must agree closely
+# and the trained state loosely (a wrong op moves both by far more).
+LOSS_TOLERANCE = dict(rtol=5e-3, atol=1e-4) if REAL_CUDA else dict(rtol=1e-5, atol=1e-6)
+STATE_TOLERANCE = dict(rtol=1e-2, atol=5e-2) if REAL_CUDA else dict(rtol=1e-5, atol=1e-6)
+
+
 def _assert_same_run(cpu, cuda):
     """Losses, the state after training, and whatever else the program returned agree."""
-    np.testing.assert_allclose(cuda["losses"], cpu["losses"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cuda["losses"], cpu["losses"], **LOSS_TOLERANCE)
     assert cpu["state"].keys() == cuda["state"].keys()
     for name, c in cpu["state"].items():
         d = cuda["state"][name]
         assert d.dtype is c.dtype, name
-        np.testing.assert_allclose(d.double().numpy(), c.double().numpy(), rtol=1e-5,
-                                   atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(d.double().numpy(), c.double().numpy(), err_msg=name,
+                                   **STATE_TOLERANCE)
     for key in cpu.keys() - {"losses", "state", "transfers"}:
         np.testing.assert_allclose(np.asarray(cuda[key]), np.asarray(cpu[key]), rtol=1e-5,
                                    atol=1e-6, err_msg=key)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ... import dtypes as _dt
+from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._tensor import make_tensor, Tensor, xp_of
 from .._graph import record, write_out
 from .. import pointwise as _pw
@@ -41,9 +41,9 @@ def _opmath(fn):
     def run(x, y):
         dt = x.dtype if hasattr(x, "dtype") else y.dtype
         if not hasattr(x, "dtype"):
-            x = _module(y).asarray(x, dtype=dt)
+            x = _casts.full_array(_module(y), (), x, dt)
         elif not hasattr(y, "dtype"):
-            y = _module(x).asarray(y, dtype=dt)
+            y = _casts.full_array(_module(x), (), y, dt)
         if dt in _HALF:
             x = x.astype(np.float32) if hasattr(x, "astype") else x
             y = y.astype(np.float32) if hasattr(y, "astype") else y

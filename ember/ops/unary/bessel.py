@@ -63,10 +63,18 @@ def _bessel(order, scaled):
 
 
 def _gpu_or(name, kernel):
+    """`kernel` here; on CUDA, cupyx.scipy.special's function of that name, with this
+    kernel's values at the infinities (PyTorch's: i0(inf) and j0(inf) are nan there, SciPy's
+    are inf and 0)."""
+    at_inf = []
+
     def run(xp, x):
         if xp is not np:
             import cupyx.scipy.special as cs
-            return getattr(cs, name)(x)
+            if not at_inf:
+                at_inf.extend(kernel(np, np.array([np.inf, -np.inf])).tolist())
+            y = getattr(cs, name)(x)
+            return xp.where(x == np.inf, at_inf[0], xp.where(x == -np.inf, at_inf[1], y))
         return kernel(xp, x)
     return run
 

@@ -251,10 +251,12 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
         info = _dt.finfo(_dt.FROM_NUMPY[a.dtype])
         hi = info.max if posinf is None else posinf
         lo = info.min if neginf is None else neginf
-        t = a.dtype.type
+        dtype = a.dtype
+        t = dtype.type
+        # (CuPy's where gives float32 for a bfloat16 array and scalar: cast back at the end)
         a = xp.where(xp.isnan(a), t(nan), a)
         a = xp.where(a == np.inf, t(hi), a)
-        return xp.where(a == -np.inf, t(lo), a).astype(a.dtype, copy=False)
+        return xp.where(a == -np.inf, t(lo), a).astype(dtype, copy=False)
     if arr.dtype.kind == "c":
         value = fix(arr.real) + 1j * fix(arr.imag)
         value = value.astype(arr.dtype)

@@ -320,7 +320,9 @@ def _special(name, kernel, *args, edges=None):
     def run(xp, x):
         if xp is not np:
             import cupyx.scipy.special as cs
-            y = getattr(cs, name)(*args, x)
+            # number arguments as device arrays: CuPy's polygamma compares `n == 0` and
+            # hands that to cupy.where, which takes no Python bool
+            y = getattr(cs, name)(*(xp.asarray(a) for a in args), x)
             return y if edges is None else edges(xp, x, y)
         return _blockwise(kernel, xp, x)
     return run
