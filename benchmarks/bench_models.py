@@ -193,7 +193,7 @@ def run_table(cases, rounds, quick):
               f"{loss_mine:.6f} / {loss_theirs:.6f}", flush=True)
 
 
-def run_profile(cases, steps, top=25):
+def run_profile(cases, steps, top=45):
     import cProfile
     import pstats
     for case in cases:
