@@ -22,21 +22,28 @@ except ImportError:  # the progress bar is optional
     tqdm = None
 
 
-class DigitsCNN(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
-            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
-            nn.MaxPool2d(2),
-        )
-        self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Dropout(0.25), nn.Linear(32 * 4 * 4, 64), nn.ReLU(),
-            nn.Linear(64, 10),
-        )
+def digits_cnn_class(nn):
+    """The model class, built from a library's `nn` (ember's here; PyTorch's too in
+    benchmarks/bench_models.py, which times the same body in both)."""
+    class DigitsCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                nn.MaxPool2d(2),
+            )
+            self.classifier = nn.Sequential(
+                nn.Flatten(), nn.Dropout(0.25), nn.Linear(32 * 4 * 4, 64), nn.ReLU(),
+                nn.Linear(64, 10),
+            )
 
-    def forward(self, x):
-        return self.classifier(self.features(x))
+        def forward(self, x):
+            return self.classifier(self.features(x))
+    return DigitsCNN
+
+
+DigitsCNN = digits_cnn_class(nn)
 
 
 def evaluate(model, loader, device):
