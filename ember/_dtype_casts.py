@@ -78,9 +78,10 @@ def astype(arr, dst):
 
 def bits_of(np_dtype):
     """The unsigned type of the same size when `np_dtype` is one of ml_dtypes' (bfloat16, the
-    float8s): arrays of those are copied and joined as their bits, which every backend can do
-    (CuPy has no float8 kernels, not even a copy). None for NumPy's own types."""
-    if np_dtype.type.__module__ != "ml_dtypes":
+    float8s) or a record (complex32, float4_e2m1fn_x2, the bits and sub-byte types): arrays of
+    those are copied and joined as their bits, which every backend can do (CuPy has no kernels
+    for either, not even a copy). None for NumPy's own number types."""
+    if np_dtype.type.__module__ != "ml_dtypes" and np_dtype.kind != "V":
         return None
     return np.dtype(f"u{np_dtype.itemsize}")
 

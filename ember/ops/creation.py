@@ -446,10 +446,11 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
         _casts.warn_complex32()
     if fill is None:
         arr = _state.uninitialized(xp, shape, d.np)
-    elif fill == 0 and not isinstance(fill, builtins.complex) and d._kind is _dt.FLOAT8:
+    elif fill == 0 and not isinstance(fill, builtins.complex) and d._kind:
         # zero bytes (float8_e8m0fnu's are 2**-127, as PyTorch's), made as their bits: CuPy
-        # has no kernel that writes float8 values
-        arr = xp.zeros(shape, np.uint8).view(d.np)
+        # has no kernel that writes float8 values or records
+        bits = _casts.bits_of(d.np)
+        arr = xp.zeros(shape, d.np) if bits is None else xp.zeros(shape, bits).view(d.np)
     elif d._kind:
         arr = _filled_barebones(xp, shape, fill, d)
     else:

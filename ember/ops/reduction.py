@@ -273,7 +273,7 @@ def _extreme(input, dim, keepdim, out, is_max):
     index = None
     if arr.ndim:
         _check_nonempty(arr, (axis,), fname, True)
-        index = (arr.argmax if is_max else arr.argmin)(axis=axis, keepdims=True)
+        index = _arg_index(xp_of(input), arr, axis, is_max, True)
     return select_result(input, index, axis, keepdim, MaxBackward0 if is_max else MinBackward0,
                          return_types_max if is_max else return_types_min, out, fname)
 
@@ -296,6 +296,17 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
     return _extreme(input, dim, keepdim, out, False)
 
 
+def _arg_index(xp, arr, axis, is_max, keepdims):
+    """argmax/argmin along `axis` as PyTorch's: the first NaN wins. NumPy's do so; CuPy's
+    reductions may pick another NaN, so on a device the first NaN is found on its own."""
+    fn = arr.argmax if is_max else arr.argmin
+    if xp is np or arr.dtype.kind not in "fc":
+        return fn(axis=axis, keepdims=keepdims)
+    nan = xp.isnan(arr)
+    return xp.where(nan.any(axis=axis, keepdims=keepdims),
+                    nan.argmax(axis=axis, keepdims=keepdims), fn(axis=axis, keepdims=keepdims))
+
+
 def _arg_extreme(input, dim, keepdim, out, fname):
     arr = input._array
     if arr.dtype == np.bool_:
@@ -306,19 +317,19 @@ def _arg_extreme(input, dim, keepdim, out, fname):
         _casts.refuse(input.dtype, f"{fname}_cpu")
     _check_not_complex(input, f"{fname}_cpu")
     xp = xp_of(input)
-    fn = arr.argmax if fname == "argmax" else arr.argmin
     if dim is None:
         if not arr.size:
             raise IndexError(f"{fname}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
-        res = xp.asarray(fn(), dtype=np.int64).reshape((1,) * arr.ndim if keepdim else ())
+        res = _arg_index(xp, arr.reshape(-1), 0, fname == "argmax", False).astype(np.int64)
+        res = res.reshape((1,) * arr.ndim if keepdim else ())
     else:
         axis = _wrap_dim(dim, arr.ndim)
         if arr.ndim == 0:
             res = xp.zeros((), dtype=np.int64)
         else:
             _check_nonempty(arr, (axis,), fname, True)
-            res = fn(axis=axis, keepdims=keepdim).astype(np.int64)
+            res = _arg_index(xp, arr, axis, fname == "argmax", keepdim).astype(np.int64)
     res = const(res, input)
     return write_out(out, res, fname) if out is not None else res
 

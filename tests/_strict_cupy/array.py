@@ -49,6 +49,8 @@ def kernel_dtype(dtype):
     dtype = np.dtype(dtype)
     if dtype.name.startswith(("float8_", "float4_", "float6_")):
         raise ValueError(f"Unsupported dtype {dtype.name}")
+    if dtype.kind == "V" and dtype.type.__module__ == "numpy":  # records: no kernel names them
+        raise TypeError(f"Unsupported type {dtype}")
 
 
 def kernel_arrays(args):

@@ -73,6 +73,17 @@ def _host(arr):
     return arr.get() if hasattr(arr, "get") else np.asarray(arr)
 
 
+def batched_solve(xp, a, b):
+    """`xp.linalg.solve(a, b)` for b of shape (..., M, K), the batch dims broadcast first:
+    NumPy broadcasts them, CuPy's solve wants them equal."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if a.shape[:-2] != batch:
+        a = xp.broadcast_to(a, batch + a.shape[-2:])
+    if b.shape[:-2] != batch:
+        b = xp.broadcast_to(b, batch + b.shape[-2:])
+    return xp.linalg.solve(a, b)
+
+
 def _lu_info(arr):
     """LAPACK getrf's info per matrix: the 1-based index of the first zero pivot of an LU
     factorisation with partial pivoting, 0 when there is none."""

@@ -9,7 +9,7 @@ from .._graph import Node, record, write_out
 from ..linalg._common import _warn_once
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _cholesky_info, _const, _first_bad,
-                      _write_tuple)
+                      _write_tuple, batched_solve)
 from .solves import solve_triangular
 
 # ---- Cholesky ---------------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def _cholesky_solve_arrays(xp, b, l, upper):
     lo = xp.conj(xp.triu(l)).swapaxes(-1, -2) if upper else xp.tril(l)
     with np.errstate(all="ignore"):
         try:
-            return xp.linalg.solve(xp.conj(lo).swapaxes(-1, -2), xp.linalg.solve(lo, b))
+            return batched_solve(xp, xp.conj(lo).swapaxes(-1, -2), batched_solve(xp, lo, b))
         except np.linalg.LinAlgError:  # LAPACK's potrs gives inf/nan: so do we
             shape = np.broadcast_shapes(lo.shape[:-2], b.shape[:-2]) + b.shape[-2:]
             return xp.full(shape, xp.nan, dtype=lo.dtype)

@@ -14,7 +14,8 @@ from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
 from ..linalg._common import _warn_once
 from ..reduction import return_type
-from ._common import _LinAlgError, _batch_prefix, _check, _const, _first_bad, _needs, _write_tuple
+from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _needs,
+                      _write_tuple, batched_solve)
 from .solves import solve, solve_triangular
 
 _lu_factor_type = return_type("linalg_lu_factor", ("LU", "pivots"))
@@ -307,7 +308,7 @@ def linalg_lu(A, *, pivot=True, out=None):
 def _tri_solve(xp, a, b):
     with np.errstate(all="ignore"):
         try:
-            return xp.linalg.solve(a, b)
+            return batched_solve(xp, a, b)
         except np.linalg.LinAlgError:  # a zero on U's diagonal: getrs divides by it
             return _back_substitute(xp, a, b)
 

@@ -9,7 +9,8 @@ from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
 from ..linalg._common import _warn_once
 from ..reduction import return_type
-from ._common import _LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs
+from ._common import (_LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs,
+                      batched_solve)
 
 # ---- solves -----------------------------------------------------------------------------------------
 class LinalgSolveExBackward0(Node):
@@ -57,7 +58,7 @@ def solve(A, B, *, left=True, out=None):
     xp = xp_of(A)
     b = B._array[..., None] if vector else B._array
     try:
-        x = xp.linalg.solve(A._array, b)
+        x = batched_solve(xp, A._array, b)
     except np.linalg.LinAlgError:
         info = _lu_info(A._array)
         bad = _first_bad(info)
@@ -109,7 +110,7 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
         a = a * (1 - xp.eye(n, dtype=a.dtype)) + xp.eye(n, dtype=a.dtype)
     with np.errstate(all="ignore"):
         try:
-            x = xp.linalg.solve(a, B._array)
+            x = batched_solve(xp, a, B._array)
         except np.linalg.LinAlgError:  # LAPACK's trtrs would give inf/nan: so do we
             x = xp.full(np.broadcast_shapes(a.shape[:-2], B._array.shape[:-2]) + B._array.shape[-2:],
                         xp.nan, dtype=a.dtype)

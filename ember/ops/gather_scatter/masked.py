@@ -53,7 +53,9 @@ def masked_fill(input, mask, value):
         value = value.item() if tensor_value else value
         tensor_value = False
         fill = _casts.astype(xp.asarray(value, np.complex64), _dt.complex32)
-        res = make_tensor(xp.where(_index_arr(mask, input), fill, arr), input._device)
+        where = _index_arr(mask, input)
+        res = make_tensor(_casts.on_bits(lambda f, a: xp.where(where, f, a), fill, arr),
+                          input._device)
         node = record(MaskedFillBackward0, (input,), res)
         if node is not None:
             node.mask = mask
