@@ -11,7 +11,7 @@
    GPT-style LM (6 layers, width 384, 6 heads, block 256, batch 32, AdamW) and the main
    job's CNN (batch 32). Prints step times, the ratio ember / PyTorch and both first losses.
 
-    python benchmarks/gpu_check.py [--test-seconds 300] [--no-tests]   # on a GPU machine
+    python benchmarks/gpu_check.py [--test-seconds 300] [--no-tests] [--no-timings]
         # (each test's result goes to $EMBER_GPU_LOG, default gpu_tests.log)
     python benchmarks/gpu_check.py --stand-in --quick   # rehearsal without a GPU: ember on
         # the strict stand-in, PyTorch on the CPU, small shapes, no pytest stage
@@ -236,7 +236,8 @@ def main():
           cupy.__version__, "| numpy", np.__version__, flush=True)
     if "--no-tests" not in sys.argv:
         pytest_stage(_option("--test-seconds", 300), log)
-    timings(torch)
+    if "--no-timings" not in sys.argv:
+        timings(torch)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,111 @@
+"""What CuPy does where the stand-in models a guess: each probe runs on the real CuPy (on a
+GPU machine) and on the stand-in, and the two answers are printed side by side, so that a
+difference shows where the stand-in is wrong (or CuPy changed).
+
+    python -m tests._strict_cupy.probe            # a GPU machine: real CuPy and the stand-in
+    python -m tests._strict_cupy.probe --stand-in # the stand-in alone (a rehearsal)
+"""
+import sys
+
+import ml_dtypes
+import numpy as np
+
+SINGULAR = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]
+
+
+def _inv_singular(cp):
+    return cp.linalg.inv(cp.asarray(np.array(SINGULAR))).get().round(3).tolist()
+
+
+def _inv_singular_raise(cp):
+    import cupyx
+    with cupyx.errstate(linalg="raise"):
+        return cp.linalg.inv(cp.asarray(np.array(SINGULAR))).get().round(3).tolist()
+
+
+def _solve_zero(cp):
+    return cp.linalg.solve(cp.zeros((3, 3)), cp.ones((3, 1))).get().ravel().tolist()
+
+
+def _solve_broadcast(cp):
+    return cp.linalg.solve(cp.asarray(np.eye(3)[None].repeat(2, 0)), cp.ones((3, 2))).shape
+
+
+def _lu_diag(cp):
+    import cupyx.scipy.linalg as cl
+    lu, piv = cl.lu_factor(cp.asarray(np.array(SINGULAR)))
+    return cp.diagonal(lu).get().tolist(), piv.get().tolist()
+
+
+PROBES = {
+    "asarray(-0.0) sign": lambda cp: float(np.copysign(1, cp.asarray(-0.0).get())),
+    "full(2, -0.0) sign": lambda cp: np.copysign(1, cp.full(2, -0.0).get()).tolist(),
+    "fill(-0.0) sign": lambda cp: (lambda a: (a.fill(-0.0), np.copysign(1, a.get()).tolist())[1])(
+        cp.ones(2)),
+    "argmin with NaNs": lambda cp: int(cp.asarray(np.array([0.6, np.nan, np.nan, 1.1])).argmin()),
+    "argmax with NaNs": lambda cp: int(cp.asarray(np.array([0.6, np.nan, np.nan, 1.1])).argmax()),
+    "argmax of bool ties": lambda cp: int(cp.asarray(np.array([False, True, True])).argmax()),
+    "float -2.5 to uint8": lambda cp: cp.asarray(np.array([-2.5, 300.7])).astype(np.uint8).get()
+    .tolist(),
+    "nan/inf to int32": lambda cp: cp.asarray(np.array([np.nan, np.inf, -np.inf]))
+    .astype(np.int32).get().tolist(),
+    "getitem out of range": lambda cp: cp.arange(4.0)[cp.asarray(np.array([5, -6]))].get().tolist(),
+    "setitem out of range": lambda cp: (lambda a: (a.__setitem__(cp.asarray(np.array([5])), 9.0),
+                                                   a.get().tolist())[1])(cp.zeros(4)),
+    "add.at out of range": lambda cp: (lambda a: (cp.add.at(a, cp.asarray(np.array([5])), 1.0),
+                                                  a.get().tolist())[1])(cp.zeros(4)),
+    "take_along_axis out of range": lambda cp: cp.take_along_axis(
+        cp.arange(3.0), cp.asarray(np.array([4])), 0).get().tolist(),
+    "float8 asarray": lambda cp: str(cp.asarray(np.zeros(2, ml_dtypes.float8_e4m3fn)).dtype),
+    "float8 zeros": lambda cp: str(cp.zeros(2, ml_dtypes.float8_e4m3fn).dtype),
+    "float8 view": lambda cp: str(cp.zeros(2, np.uint8).view(ml_dtypes.float8_e4m3fn).dtype),
+    "float8 get": lambda cp: cp.zeros(2, np.uint8).view(ml_dtypes.float8_e4m3fn).get().dtype.name,
+    "float8 copy": lambda cp: str(cp.zeros(2, np.uint8).view(ml_dtypes.float8_e4m3fn).copy().dtype),
+    "bfloat16 where with a scalar": lambda cp: str(cp.where(
+        cp.ones(2, bool), cp.zeros(2, ml_dtypes.bfloat16), ml_dtypes.bfloat16(1)).dtype),
+    "bfloat16 isnan": lambda cp: cp.isnan(cp.zeros(2, ml_dtypes.bfloat16)).get().tolist(),
+    "record asarray": lambda cp: str(cp.asarray(np.zeros(2, [("real", "<f2"), ("imag", "<f2")]))
+                                     .dtype),
+    "record where": lambda cp: str(cp.where(cp.ones(2, bool), *[cp.asarray(
+        np.zeros(2, [("real", "<f2"), ("imag", "<f2")]))] * 2).dtype),
+    "record view uint32": lambda cp: str(cp.asarray(np.zeros(2, [("real", "<f2"), ("imag", "<f2")]))
+                                         .view(np.uint32).dtype),
+    "inv of a singular matrix": _inv_singular,
+    "inv of a singular matrix, errstate raise": _inv_singular_raise,
+    "solve with a zero matrix": _solve_zero,
+    "solve broadcasting batch dims": _solve_broadcast,
+    "lu_factor of a singular matrix": _lu_diag,
+    "copysign(x, asarray(-0.0))": lambda cp: cp.copysign(cp.ones(1), cp.asarray(-0.0)).get()
+    .tolist(),
+}
+
+
+def _answer(probe, cp):
+    try:
+        return repr(probe(cp))
+    except Exception as e:
+        return f"{type(e).__name__}: {str(e)[:70]}"
+
+
+def main():
+    from tests._strict_cupy import strict_cupy
+    real = None
+    if "--stand-in" not in sys.argv:
+        import cupy as real
+    answers = {}
+    if real is not None:
+        answers = {name: _answer(p, real) for name, p in PROBES.items()}
+    import os
+    os.environ.pop("EMBER_TEST_REAL_CUDA", None)
+    import tests._strict_cupy as package
+    package.REAL_CUDA = False
+    with strict_cupy() as stand_in:
+        mine = {name: _answer(p, stand_in) for name, p in PROBES.items()}
+    for name in PROBES:
+        theirs = answers.get(name, "-")
+        flag = "  " if theirs in ("-", mine[name]) else "!!"
+        print(f"{flag} {name:42} cupy: {theirs:40} stand-in: {mine[name]}")
+
+
+if __name__ == "__main__":
+    main()
