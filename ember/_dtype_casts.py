@@ -86,6 +86,22 @@ def bits_of(np_dtype):
     return np.dtype(f"u{np_dtype.itemsize}")
 
 
+def empty(xp, shape, np_dtype):
+    """`xp.empty(shape, np_dtype)`; an array of one of ml_dtypes' types or a record is made
+    as its bits and viewed, as CuPy makes a float8 array only by a view."""
+    dtype = np.dtype(np_dtype)
+    bits = bits_of(dtype)
+    return xp.empty(shape, dtype) if bits is None else xp.empty(shape, bits).view(dtype)
+
+
+def zeros(xp, shape, np_dtype):
+    """`xp.zeros(shape, np_dtype)`: zero bytes, made as `empty` makes its arrays (a record's
+    and float8_e8m0fnu's zero bytes are what PyTorch's zeros hold too)."""
+    dtype = np.dtype(np_dtype)
+    bits = bits_of(dtype)
+    return xp.zeros(shape, dtype) if bits is None else xp.zeros(shape, bits).view(dtype)
+
+
 def on_bits(move, *arrays):
     """`move(*arrays)` for an op that only moves elements (copy, gather, flip, stack): done
     on the arrays' bits when their type is one of ml_dtypes', as every backend can (CuPy has
@@ -114,8 +130,10 @@ def _cast_on_the_host(arr, dst):
     ml_dtypes converts them. One device-to-host copy per cast: float8 tensors on a GPU are
     for storage and for scaled_mm, not for arithmetic."""
     import cupy  # only reached for CuPy arrays
-    with arr.device:
-        return cupy.asarray(astype(arr.get(), dst))
+    host = astype(arr.get(), dst)
+    bits = bits_of(host.dtype)
+    with arr.device:  # CuPy makes no float8 array from data, but views one
+        return cupy.asarray(host) if bits is None else cupy.asarray(host.view(bits)).view(dst.np)
 
 
 # complex32's record read as one uint32 word (little-endian: the real half is the low 16 bits).

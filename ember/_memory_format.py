@@ -8,7 +8,7 @@ import builtins
 
 import numpy as np
 
-from ._dtype_casts import bits_of
+from ._dtype_casts import bits_of, empty
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
            "preserve_format"]
@@ -160,9 +160,9 @@ def empty_array(xp, shape, dtype, strides):
     """An uninitialised array with exactly these element strides (non-negative, dense)."""
     shape = tuple(shape)
     if tuple(strides) == format_strides(shape, contiguous_format):
-        return xp.empty(shape, dtype)
+        return empty(xp, shape, dtype)
     span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
-    flat = xp.empty(span, dtype)
+    flat = empty(xp, span, dtype)
     byte_strides = tuple(s * flat.itemsize for s in strides)
     if isinstance(flat, np.ndarray):  # its base is `flat` itself, so views chain as usual
         return np.ndarray(shape, flat.dtype, buffer=flat, strides=byte_strides)

@@ -116,7 +116,8 @@ class deterministic:
 def uninitialized(xp, shape, np_dtype):
     """Memory for `empty`: left as it is, unless determinism asks for it filled."""
     if not (deterministic.enabled and deterministic.fill_uninitialized_memory):
-        return xp.empty(shape, dtype=np_dtype)
+        from ._dtype_casts import empty
+        return empty(xp, shape, np_dtype)
     return xp.full(shape, _uninitialized_fill(xp, np_dtype), dtype=np_dtype)
 
 

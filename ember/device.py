@@ -205,6 +205,10 @@ class CudaBackend:
     def from_host(self, array, index):
         cp = self._module()
         with cp.cuda.Device(index or 0):
+            if array.dtype.type.__module__ == "ml_dtypes":
+                # CuPy makes no float8 array from data, but views one (bits in, then a view)
+                bits = array.view(f"u{array.dtype.itemsize}")
+                return cp.asarray(bits).view(array.dtype)
             return cp.asarray(array)
 
     def to_host(self, array):

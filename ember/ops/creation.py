@@ -447,10 +447,7 @@ def _filled(fill, shape, dtype, device, requires_grad, out, fname):
     if fill is None:
         arr = _state.uninitialized(xp, shape, d.np)
     elif fill == 0 and not isinstance(fill, builtins.complex) and d._kind:
-        # zero bytes (float8_e8m0fnu's are 2**-127, as PyTorch's), made as their bits: CuPy
-        # has no kernel that writes float8 values or records
-        bits = _casts.bits_of(d.np)
-        arr = xp.zeros(shape, d.np) if bits is None else xp.zeros(shape, bits).view(d.np)
+        arr = _casts.zeros(xp, shape, d.np)  # (float8_e8m0fnu's zero bytes are 2**-127)
     elif d._kind:
         arr = _filled_barebones(xp, shape, fill, d)
     else:
@@ -665,7 +662,7 @@ def _filled_like(s, value, node_cls):
     xp = backend_of(s._device).xp
     if s.dtype._kind:  # zero_ sets the bytes to zero, as PyTorch; fill_ converts
         zero = node_cls is ZeroBackward0
-        arr = xp.zeros(s._array.shape, s._array.dtype) if zero else \
+        arr = _casts.zeros(xp, s._array.shape, s._array.dtype) if zero else \
             _filled_barebones(xp, s._array.shape, value, s.dtype)
         t = make_tensor(arr, s._device)
         record(node_cls, inputs, t)

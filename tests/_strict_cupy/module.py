@@ -159,10 +159,11 @@ _FROM_HOST = {"array", "asarray", "asanyarray", "from_dlpack", "fromDlpack"}
 _DEVICE_BOOLS = {"array_equal", "allclose", "array_equiv"}
 
 
-# CuPy makes these with `ndarray.fill`, which writes zero bytes for any value equal to 0:
-# cupy.full(2, -0.0) holds +0.0, and so does cupy.asarray(-0.0) (0-d host data is filled in;
-# larger host data is copied)
-_FILLS = {"full", "full_like"}
+# CuPy fills 0-d host data in with `ndarray.fill`, which writes zero bytes for any value
+# equal to 0: cupy.asarray(-0.0) holds +0.0 (cupy.full(2, -0.0) keeps the sign: seen on an H100)
+# CuPy makes no float8 array from host data or by allocation (only `view` makes one)
+_CREATES = {"array", "asarray", "asanyarray", "zeros", "empty", "ones", "full", "zeros_like",
+            "empty_like", "ones_like", "full_like", "eye", "identity", "arange"}
 
 
 def _function(name, kernel, signature):
@@ -183,8 +184,10 @@ def _function(name, kernel, signature):
             args = (np.array(unwrap(args[0], True), copy=True),) + args[1:]
         with np.errstate(all="ignore"):
             result = kernel(*unwrap(args, host_ok), **unwrap(kwargs, host_ok))
-        if isinstance(result, np.ndarray) and (name in _FILLS or name in _FROM_HOST
-                                               and result.ndim == 0):
+        if isinstance(result, np.ndarray) and name in _CREATES and \
+                result.dtype.type.__module__ == "ml_dtypes" and result.dtype.name != "bfloat16":
+            raise ValueError(f"Unsupported dtype {result.dtype.name}")  # a view can make one
+        if isinstance(result, np.ndarray) and name in _FROM_HOST and result.ndim == 0:
             result[result == 0] = 0
         if name in _DEVICE_BOOLS:
             return ndarray._of(np.asarray(result))
@@ -436,6 +439,8 @@ def _stateless():
     cupy.random.Generator = Generator
     cupy.random.BitGenerator = BitGenerator
     cupy.linalg = _module("cupy.linalg", MODULES["cupy.linalg"], np.linalg)
+    cupy.linalg.inv = _no_singular_error(cupy.linalg.inv)
+    cupy.linalg.solve = _solve
     cupy.fft = _module("cupy.fft", MODULES["cupy.fft"], np.fft)
     cupy.lib = _module("cupy.lib")
     cupy.lib.stride_tricks = _module("cupy.lib.stride_tricks")
@@ -490,6 +495,33 @@ def _scatter(name):
             raise unsupported(a)
         getattr(np, name).at(a._a, unwrap(slices), unwrap(value))
     return call
+
+
+def _no_singular_error(function):
+    """CuPy's inv and solve do not look at getrf's info: a singular matrix gives numbers
+    (inv of [[1, 2, 3], [2, 4, 6], [1, 0, 1]] is finite on an H100), never LinAlgError."""
+    def call(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except np.linalg.LinAlgError:
+            a = args[0]
+            shape = a.shape if len(args) == 1 else \
+                np.broadcast_shapes(a.shape[:-2], args[1].shape[:-2]) + args[1].shape[-2:]
+            return ndarray._of(np.full(shape, np.nan, a._a.dtype))
+    call.__name__ = function.__name__
+    return call
+
+
+@_no_singular_error
+def _solve(a, b):
+    """CuPy's solve: b is (..., M) or (..., M, K) with a's batch dims exactly (no broadcast)."""
+    if type(a) is not ndarray or type(b) is not ndarray:
+        raise unsupported(a if type(a) is not ndarray else b)
+    if b.ndim > 1 and (b.ndim != a.ndim or a.shape[:-2] != b.shape[:-2]):
+        raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) for "
+                         "multidimensional b")
+    kernel_dtype(a._a.dtype)
+    return ndarray._of(np.linalg.solve(a._a, b._a))
 
 
 cupy = None  # the module build() made last: the arrays' `device` and protocols reach it

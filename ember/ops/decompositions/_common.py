@@ -81,28 +81,40 @@ def batched_solve(xp, a, b):
         a = xp.broadcast_to(a, batch + a.shape[-2:])
     if b.shape[:-2] != batch:
         b = xp.broadcast_to(b, batch + b.shape[-2:])
+    raise_if_singular(xp, a)
     return xp.linalg.solve(a, b)
 
 
-def _lu_info(arr):
+def _lu_info(arr, xp=np):
     """LAPACK getrf's info per matrix: the 1-based index of the first zero pivot of an LU
-    factorisation with partial pivoting, 0 when there is none."""
-    a = _host(arr).astype(np.complex128 if np.iscomplexobj(arr) else np.float64)
-    a = a.reshape((-1,) + a.shape[-2:]).copy()
+    factorisation with partial pivoting, 0 when there is none. Computed with `xp` on the
+    array's own device (one pass per column over the whole batch); a host array by default."""
+    if xp is np:
+        arr = _host(arr)
+    a = arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64)
+    a = a.reshape((-1,) + arr.shape[-2:])
     n = a.shape[-1]
-    info = np.zeros(a.shape[0], np.int32)
-    for b in range(a.shape[0]):
-        m = a[b]
-        for k in range(n):
-            p = k + int(np.argmax(np.abs(m[k:, k])))
-            if m[p, k] == 0:
-                if info[b] == 0:
-                    info[b] = k + 1
-                continue
-            m[[k, p]] = m[[p, k]]
-            m[k + 1:, k] /= m[k, k]
-            m[k + 1:, k + 1:] -= np.outer(m[k + 1:, k], m[k, k + 1:])
+    info = xp.zeros(a.shape[0], np.int32)
+    batch = xp.arange(a.shape[0])
+    for k in range(n):
+        p = k + xp.abs(a[:, k:, k]).argmax(axis=1)
+        pivot = a[batch, p, k]
+        zero = pivot == 0  # then the whole column below is zero: nothing to eliminate
+        info = xp.where((info == 0) & zero, k + 1, info)
+        row_k = a[batch, k].copy()
+        a[batch, k] = a[batch, p]
+        a[batch, p] = row_k
+        factors = a[:, k + 1:, k] / xp.where(zero, 1, pivot)[:, None]
+        a[:, k + 1:, k + 1:] -= factors[:, :, None] * a[:, k, None, k + 1:]
     return info.reshape(arr.shape[:-2])
+
+
+def raise_if_singular(xp, arr):
+    """NumPy's LinAlgError for a singular (batch of) matrix: CuPy's inv and solve give
+    numbers instead (its inv of [[1, 2, 3], [2, 4, 6], [1, 0, 1]] is finite). On a device this
+    is one read, as PyTorch's CUDA inv and solve make one to check getrf's info."""
+    if xp is not np and arr.size and bool((_lu_info(arr, xp) != 0).any()):
+        raise np.linalg.LinAlgError("Singular matrix")
 
 
 def _cholesky_info(arr):

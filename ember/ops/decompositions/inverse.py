@@ -11,7 +11,7 @@ from ..pointwise import where
 from ..shape import ReshapeAliasBackward0, ViewBackward0
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _lu_info, _mat,
-                      _write_tuple)
+                      _write_tuple, raise_if_singular)
 
 # ---- inverse ----------------------------------------------------------------------------------
 _inv_ex_type = return_type("linalg_inv_ex", ("inverse", "info"))
@@ -32,10 +32,9 @@ def _inv_arrays(A):
     """(inverse, info) arrays; a singular matrix gives nan and its getrf info."""
     xp, arr = xp_of(A), A._array
     try:
+        raise_if_singular(xp, arr)
         inv = xp.linalg.inv(arr)
         info = np.zeros(arr.shape[:-2], np.int32)
-        if xp is not np and not bool(xp.isfinite(inv).all()):
-            raise np.linalg.LinAlgError
     except np.linalg.LinAlgError:
         info = _lu_info(arr)
         inv = xp.full(arr.shape, xp.nan, dtype=arr.dtype)
