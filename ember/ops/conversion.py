@@ -92,7 +92,9 @@ def to(self, *args, **kwargs):
     arr = _move(self._array, self._device, dst)
     if fmt is not _mf.preserve_format or not _mf.plainly_contiguous(arr):
         _mf.check_rank(fmt, arr.ndim)
-        if d._kind or self.dtype._kind:  # cast first: NumPy cannot cast these while laying out
+        if d._kind or self.dtype._kind or not isinstance(arr, np.ndarray):
+            # cast first: NumPy cannot cast these while laying out, and a device's copy
+            # casts its own way (a GPU saturates -2.5 to uint8 at 0; PyTorch gives 254)
             arr = _casts.astype(arr, d)
         strides = _mf.target_strides(arr.shape, self.stride(), fmt)
         arr = _mf.laid_out(backend_of(dst).xp, arr, strides, d.np)

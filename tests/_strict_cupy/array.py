@@ -304,7 +304,11 @@ class ndarray:  # noqa: N801 (CuPy's name)
         index = unwrap(index)
         if _advanced(index):
             index = _wrapped(self._a.shape, index)  # a scatter wraps around, as a gather does
-        self._a[index] = unwrap(value, host_ok=True)
+        value = unwrap(value, host_ok=True)
+        if self._a.dtype.kind == "u" and np.asarray(value).dtype.kind == "f":
+            with np.errstate(invalid="ignore"):  # a GPU's conversion saturates (see _astype)
+                value = np.where(np.asarray(value) < 0, 0, value)
+        self._a[index] = value
 
     # ---- NumPy protocols: dispatch to the stand-in's own functions, as CuPy's do ---------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

@@ -128,8 +128,8 @@ def _assert_same_run(cpu, cuda):
         np.testing.assert_allclose(d.double().numpy(), c.double().numpy(), err_msg=name,
                                    **STATE_TOLERANCE)
     for key in cpu.keys() - {"losses", "state", "transfers"}:
-        np.testing.assert_allclose(np.asarray(cuda[key]), np.asarray(cpu[key]), rtol=1e-5,
-                                   atol=1e-6, err_msg=key)
+        np.testing.assert_allclose(np.asarray(cuda[key]), np.asarray(cpu[key]), err_msg=key,
+                                   **STATE_TOLERANCE)
 
 
 def _train(device, model_of, optimizer_of, batch, step, state):

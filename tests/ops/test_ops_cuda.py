@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ember
-from tests._strict_cupy import strict_cupy
+from tests._strict_cupy import REAL_CUDA, strict_cupy
 from .test_ops import (CASES, Materialized, _sample_of, _tensor_outputs, _weights,
                        assert_same_values)
 
@@ -35,6 +35,13 @@ _HOST_VARIANTS = {"to.identity", "cpu.identity", "type.cuda_without_gpu"}
 _CUDA_COMPUTES = {"floor_divide-8", "remainder.int-3", "fmod-11"}
 
 
+# On a real GPU only (EMBER_TEST_REAL_CUDA=1): what the H100 run showed differs for a reason
+# outside ember. NaN and infinities converted to integers are undefined in C++: x86 gives
+# the most negative integer, a GPU saturates (PyTorch's CPU and CUDA builds differ alike).
+_REAL_GPU_DIFFERS = {f"{name}-6": "NaN/inf to an integer is undefined behaviour"
+                     for name in ("int", "long", "short", "char", "byte")}
+
+
 def _params():
     params = []
     for case in CASES:
@@ -42,6 +49,8 @@ def _params():
             continue
         reason = KNOWN.get(case.base) or KNOWN.get(case.id)
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        if REAL_CUDA and case.id in _REAL_GPU_DIFFERS:
+            marks = [pytest.mark.xfail(strict=False, reason=_REAL_GPU_DIFFERS[case.id])]
         params.append(pytest.param(case, id=case.id, marks=marks))
     return params
 
