@@ -130,7 +130,9 @@ def _cast_on_the_host(arr, dst):
     ml_dtypes converts them. One device-to-host copy per cast: float8 tensors on a GPU are
     for storage and for scaled_mm, not for arithmetic."""
     import cupy  # only reached for CuPy arrays
-    host = astype(arr.get(), dst)
+    src_bits = bits_of(arr.dtype)  # a strided array is made contiguous for the copy: as bits
+    host = astype(arr.get() if src_bits is None else arr.view(src_bits).get().view(arr.dtype),
+                  dst)
     bits = bits_of(host.dtype)
     with arr.device:  # CuPy makes no float8 array from data, but views one
         return cupy.asarray(host) if bits is None else cupy.asarray(host.view(bits)).view(dst.np)

@@ -214,12 +214,18 @@ class CudaBackend:
     def to_host(self, array):
         _check_sync()
         flag = self._asserts.pop(array.device.id, None) if self._asserts else None
-        if flag is None:
-            return array.get()
-        if array.nbytes > _READ_WITH_FLAG or array.dtype.type.__module__ != "numpy":
-            # a large read, or an ml_dtypes type (no kernel copies it): the flag on its own
-            _DeviceAsserts.raise_if_failed(int(flag.get()))
-            return array.get()
+        # ml_dtypes' types and records: CuPy has no kernel that copies a float8 or a record
+        opaque = array.dtype.kind == "V" or array.dtype.type.__module__ == "ml_dtypes"
+        if flag is not None:
+            if array.nbytes <= _READ_WITH_FLAG and not opaque:
+                return self._read_with_flag(array, flag)
+            _DeviceAsserts.raise_if_failed(int(flag.get()))  # a large read: the flag alone
+        if opaque:  # (get() copies a strided array on the device first): as its bits
+            return array.view(f"u{array.dtype.itemsize}").get().view(array.dtype)
+        return array.get()
+
+    def _read_with_flag(self, array, flag):
+        """`array` on the host, and the device's assertion flag read in the same transfer."""
         cp = self._module()
         raw = cp.ascontiguousarray(array).reshape(-1).view(cp.uint8)
         host = cp.concatenate((flag.reshape(1).view(cp.uint8), raw)).get()

@@ -169,6 +169,8 @@ class ndarray:  # noqa: N801 (CuPy's name)
     # ---- host reads: each one is a device-to-host transfer ----------------------------------
     def get(self, stream=None, order="C", out=None, blocking=True):
         TRANSFERS.add()
+        if not (self._a.flags.c_contiguous or self._a.flags.f_contiguous):
+            kernel_dtype(self._a.dtype)  # made contiguous on the device first: a copy kernel
         if out is not None:
             np.copyto(out, self._a)
             return out
