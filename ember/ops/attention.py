@@ -10,10 +10,12 @@ import warnings
 
 import numpy as np
 
-from .._tensor import make_tensor, xp_of
+from .. import dtypes as _dt
+from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
-from .activation import softmax
+from ._graph import record
+from .activation import SoftmaxBackward0, softmax
 from .creation import full, zeros
 from .distance import _check_tensor
 from .linalg import bmm, linear
@@ -60,18 +62,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else builtins.abs(scale)
     factor = math.sqrt(s)
     q = query * (-factor if negative else factor)
-    mask = None
+    bias = None  # the additive mask as a constant array, or a float mask tensor with grad
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        L, S = query.shape[-2], key.shape[-2]
-        mask = make_tensor(xp.tri(L, S, dtype=bool), dev)
+        bias = _causal_bias(xp, query.shape[-2], key.shape[-2], query._array.dtype, dev)
+    elif attn_mask is not None and attn_mask.dtype.name == "bool":
+        bias = xp.where(attn_mask._array, 0, -np.inf).astype(query._array.dtype)
     elif attn_mask is not None:
-        mask = attn_mask
-    if mask is not None and mask.dtype.name == "bool":
-        bias = xp.where(mask._array, 0, -np.inf).astype(query._array.dtype)
-        mask = make_tensor(bias, dev)
+        bias = attn_mask if attn_mask.requires_grad else attn_mask._array
     k, v = key, value
     if enable_gqa and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
@@ -81,18 +81,63 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         k = _repeat_heads(key, hq // hk)
         v = _repeat_heads(value, hq // value.shape[-3])
     attn = q.matmul(k.transpose(-2, -1) * factor)
-    if mask is not None:
-        attn = attn + mask
-    if mask is not None:
+    if isinstance(bias, Tensor):  # a mask that learns: its gradient flows through the sum
+        attn = attn + bias
         # A query that sees no key gets zeros, not NaN. Masking every row (a no-op where none
         # is dead) rather than asking whether any is spares the device a host sync.
         dead = make_tensor(xp.all(xp.isneginf(attn._array), axis=-1, keepdims=True), dev)
         attn = softmax(attn.masked_fill(dead, 0), -1).masked_fill(dead, 0)
     else:
-        attn = softmax(attn, -1)
+        attn = _biased_softmax(attn, bias)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(v)
+
+
+_CAUSAL_BIASES = {}
+
+
+def _causal_bias(xp, L, S, dtype, device):
+    """The additive causal mask (0 on and below the diagonal, -inf above), made once per
+    shape, dtype and device: a model calls attention with the same one every layer."""
+    key = (L, S, dtype, device)
+    bias = _CAUSAL_BIASES.get(key)
+    if bias is None:
+        if len(_CAUSAL_BIASES) > 32:
+            _CAUSAL_BIASES.clear()
+        bias = xp.where(xp.tri(L, S, dtype=bool), 0, -np.inf).astype(dtype)
+        bias = _CAUSAL_BIASES[key] = bias
+    return bias
+
+
+def _biased_softmax(scores, bias):
+    """softmax(scores + bias) over the last dim for a constant additive mask `bias` (or
+    None), as one node with softmax's closed-form backward: the mask adds a constant, so
+    the Jacobian in the scores is the softmax's. Rows the mask hides entirely give zeros
+    (PyTorch's attention does), not NaN; their gradient is zero as well."""
+    xp = xp_of(scores)
+    arr = scores._array
+    low = arr.dtype in (np.dtype(np.float16), _dt.bfloat16.np)
+    a = arr.astype(np.float32) if low else arr
+    if a.size == 0:
+        z = a.copy()
+    else:
+        z = xp.add(a, bias) if bias is not None else a.copy()
+        row_max = z.max(axis=-1, keepdims=True)
+        if bias is not None:  # a row of -inf: max 0 makes its exps 0, its sum 1
+            row_max = xp.where(xp.isneginf(row_max), 0, row_max)
+        xp.subtract(z, row_max, out=z)
+        xp.exp(z, out=z)
+        total = z.sum(axis=-1, keepdims=True)
+        if bias is not None:
+            total = xp.where(total == 0, 1, total)
+        xp.divide(z, total, out=z)
+    res = make_tensor(z.astype(arr.dtype) if low else z, scores._device)
+    node = record(SoftmaxBackward0, (scores,), res)
+    if node is not None:
+        node.dim = scores.ndim - 1
+        node.save_for_backward(res)
+    return res
 
 
 def _repeat_heads(t, r):
