@@ -57,22 +57,24 @@ def normalize_given_stats(xp, xs, mean, invstd, scale=None, shift=None):
     return y
 
 
-def normalize_backward(xp, g_group, xhat, axes, invstd, train, gw=None, scale=None):
-    """d(input) in the group view, written into `xhat`'s buffer (a fresh array the caller
-    owns). `gw` is the gradient times an elementwise weight (layer/group norm) when
-    there is one; `scale` a per-group weight (batch norm) folded into the last multiply.
-    Batch statistics give the closed form
+def normalize_backward(xp, gw, xn, axes, invstd, train, scale=None, dot=None, total=None,
+                       xn_scaled=True):
+    """d(input) in the group view, written into `xn`'s buffer (a fresh array the caller owns,
+    or None in eval mode). `gw` is the incoming gradient (times an elementwise weight for
+    layer/group norm); `scale` a per-group weight (batch norm) folded into the last
+    multiply. `xn` is xhat = (x - mean) * invstd, or only x - mean when not `xn_scaled`
+    (invstd then folds into the coefficients, sparing a pass). `dot` = sum(gw * xn) and
+    `total` = sum(gw) over `axes` when the caller has them. Batch statistics give
         dx = invstd * (gw - mean(gw) - xhat * mean(gw * xhat));
     given (running) statistics are constants: dx = invstd * gw."""
     coef = invstd if scale is None else invstd * scale
-    gw = g_group if gw is None else gw
     if not train:
-        return xp.multiply(gw, coef, out=xhat)
-    m = count_over(xhat.shape, axes)
-    dot = sum_over(xp, axes, gw, xhat)
-    total = sum_over(xp, axes, gw)
-    xp.multiply(xhat, -dot / m, out=xhat)
-    xp.add(xhat, gw, out=xhat)
-    xp.subtract(xhat, total / m, out=xhat)
-    xp.multiply(xhat, coef, out=xhat)
-    return xhat
+        return xp.multiply(gw, coef) if xn is None else xp.multiply(gw, coef, out=xn)
+    m = count_over(xn.shape, axes)
+    dot = sum_over(xp, axes, gw, xn) if dot is None else dot
+    total = sum_over(xp, axes, gw) if total is None else total
+    xp.multiply(xn, (-dot / m) if xn_scaled else (-dot / m) * invstd * invstd, out=xn)
+    xp.add(xn, gw, out=xn)
+    xp.subtract(xn, total / m, out=xn)
+    xp.multiply(xn, coef, out=xn)
+    return xn

@@ -76,37 +76,51 @@ class _NormBackward(Node):
         x = saved[0]
         xp = xp_of(x)
         xshape = x._array.shape
+        needs = [edge[0] is not None for edge in self._next]
+        need_w = self.has_weight and needs[1]
+        need_b = self.has_bias and needs[1 + self.has_weight]
         g = _opmath(grad._array)
         xs = _opmath(x._array).reshape(self.group_shape)
         mean, invstd = self.stats
-        xhat = xp.subtract(xs, mean)
-        xp.multiply(xhat, invstd, out=xhat)
-        needs = [edge[0] is not None for edge in self._next]
-        reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
         g_group = g.reshape(self.group_shape)
-        scale = gw = dw = db = None
-        if self.has_weight:
-            w_arr = _opmath(saved[1]._array)
-            if self.per_group_affine:  # weight and bias sums are the statistics' sums
-                scale = w_arr.reshape(mean.shape)
-            elif needs[0]:
-                gw = xp.multiply(g, w_arr.reshape(self.affine_shape)).reshape(self.group_shape)
-        if self.has_weight and needs[1]:
-            dw = fused.sum_over(xp, reduce_axes, g, xhat.reshape(xshape))
-        if self.has_bias and needs[1 + self.has_weight]:
-            db = fused.sum_over(xp, reduce_axes, g)
-        results = [None]
-        if needs[0]:
-            dx = fused.normalize_backward(xp, g_group, xhat, self.axes, invstd, self.train,
-                                          gw=gw, scale=scale)
-            results[0] = make_tensor(dx.reshape(xshape).astype(x._array.dtype, copy=False),
-                                     x._device)
+        w_arr = _opmath(saved[1]._array) if self.has_weight else None
+        if self.per_group_affine:
+            dx, dw, db = self._per_group_arrays(xp, g_group, xs, w_arr, needs[0], need_w, need_b)
+        else:
+            xhat = xp.subtract(xs, mean)
+            xp.multiply(xhat, invstd, out=xhat)
+            reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
+            dw = fused.sum_over(xp, reduce_axes, g, xhat.reshape(xshape)) if need_w else None
+            db = fused.sum_over(xp, reduce_axes, g) if need_b else None
+            dx = None
+            if needs[0]:
+                gw = g_group if w_arr is None else xp.multiply(
+                    g, w_arr.reshape(self.affine_shape)).reshape(self.group_shape)
+                dx = fused.normalize_backward(xp, gw, xhat, self.axes, invstd, self.train)
+        results = [None if dx is None else make_tensor(
+            dx.reshape(xshape).astype(x._array.dtype, copy=False), x._device)]
         for flag, arr, k in ((self.has_weight, dw, 1), (self.has_bias, db, 1 + self.has_weight)):
             if flag:
                 results.append(None if arr is None else make_tensor(
                     arr.reshape(self.wshape).astype(self._meta[k][1], copy=False), x._device))
         return tuple(results)
 
+    def _per_group_arrays(self, xp, g, xs, w, need_x, need_w, need_b):
+        """Batch norm's (dx, dw, db) in the group view: the weight is constant over each
+        statistics group, so dw and db are the very sums the closed form needs (computed
+        once) and xhat is never formed (invstd folds into the coefficients)."""
+        mean, invstd = self.stats
+        train = self.train
+        xc = xp.subtract(xs, mean) if (need_w or (need_x and train)) else None
+        dot = fused.sum_over(xp, self.axes, g, xc) if xc is not None else None
+        total = fused.sum_over(xp, self.axes, g) if (need_b or (need_x and train)) else None
+        dw = dot * invstd if need_w else None
+        dx = None
+        if need_x:
+            scale = None if w is None else w.reshape(mean.shape)
+            dx = fused.normalize_backward(xp, g, xc if train else None, self.axes, invstd,
+                                          train, scale, dot, total, xn_scaled=False)
+        return dx, dw, total if need_b else None
 
 class NativeBatchNormBackward0(_NormBackward):
     pass
