@@ -6,23 +6,30 @@ stay within PyTorch's tolerances as einsum accumulates in blocks).
 An array `xs` here is the input viewed as its "group view": the statistics run over
 `axes` of it, and `stats_shape` is its shape with those axes kept as 1.
 """
+import functools
 import math
 
 _LETTERS = "abcdefgh"
 
 
-def _subscripts(ndim, axes):
-    full = _LETTERS[:ndim]
-    return full, "".join(c for i, c in enumerate(full) if i not in axes)
+@functools.lru_cache(maxsize=256)
+def _spec(shape, axes, operands):
+    """The einsum subscripts summing `operands` arrays of `shape` over `axes`, and the
+    shape of the result with those axes kept as 1 (cached: the hot path is called with a
+    model's few shapes, every step)."""
+    full = _LETTERS[:len(shape)]
+    kept = "".join(c for i, c in enumerate(full) if i not in axes)
+    return ",".join([full] * operands) + "->" + kept, \
+        tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
 def sum_over(xp, axes, a, b=None):
     """sum(a) or sum(a * b) over `axes`, keeping them as 1s."""
-    full, kept = _subscripts(a.ndim, axes)
-    stats_shape = tuple(1 if i in axes else s for i, s in enumerate(a.shape))
     if b is None:
-        return xp.einsum(f"{full}->{kept}", a).reshape(stats_shape)
-    return xp.einsum(f"{full},{full}->{kept}", a, b).reshape(stats_shape)
+        subscripts, stats_shape = _spec(a.shape, axes, 1)
+        return xp.einsum(subscripts, a).reshape(stats_shape)
+    subscripts, stats_shape = _spec(a.shape, axes, 2)
+    return xp.einsum(subscripts, a, b).reshape(stats_shape)
 
 
 def count_over(shape, axes):
