@@ -1,8 +1,9 @@
 """Attention: `scaled_dot_product_attention` and `multi_head_attention_forward` (the math of
 `nn.MultiheadAttention`), with the mask helpers the transformer modules share.
 
-Both are compositions of differentiable ember ops (matmul, softmax, dropout, linear ...),
-following PyTorch's math path step for step, so their gradients follow from those ops'.
+Attention on 4-d inputs without dropout runs as one node (`_attention_core`), as PyTorch's
+CPU kernel; otherwise both are compositions of differentiable ember ops (matmul, softmax,
+dropout, linear ...), following PyTorch's math path step for step.
 """
 import builtins
 import math
@@ -10,12 +11,11 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
-from ._graph import record
-from .activation import SoftmaxBackward0, softmax
+from ._attention_core import biased_softmax, causal_bias, fused_attention
+from .activation import softmax
 from .creation import full, zeros
 from .distance import _check_tensor
 from .linalg import bmm, linear
@@ -61,17 +61,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     negative = scale is not None and scale < 0
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else builtins.abs(scale)
     factor = math.sqrt(s)
-    q = query * (-factor if negative else factor)
     bias = None  # the additive mask as a constant array, or a float mask tensor with grad
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        bias = _causal_bias(xp, query.shape[-2], key.shape[-2], query._array.dtype, dev)
+        bias = causal_bias(xp, query.shape[-2], key.shape[-2], query._array.dtype, dev)
     elif attn_mask is not None and attn_mask.dtype.name == "bool":
         bias = xp.where(attn_mask._array, 0, -np.inf).astype(query._array.dtype)
     elif attn_mask is not None:
         bias = attn_mask if attn_mask.requires_grad else attn_mask._array
+    if dropout_p == 0.0 and not isinstance(bias, Tensor) and \
+            _one_node_shapes(query, key, value, bias):
+        return fused_attention(query, key, value, bias, -s if negative else s)
+    q = query * (-factor if negative else factor)
     k, v = key, value
     if enable_gqa and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
@@ -88,56 +91,27 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         dead = make_tensor(xp.all(xp.isneginf(attn._array), axis=-1, keepdims=True), dev)
         attn = softmax(attn.masked_fill(dead, 0), -1).masked_fill(dead, 0)
     else:
-        attn = _biased_softmax(attn, bias)
+        attn = biased_softmax(attn, bias)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(v)
 
 
-_CAUSAL_BIASES = {}
-
-
-def _causal_bias(xp, L, S, dtype, device):
-    """The additive causal mask (0 on and below the diagonal, -inf above), made once per
-    shape, dtype and device: a model calls attention with the same one every layer."""
-    key = (L, S, dtype, device)
-    bias = _CAUSAL_BIASES.get(key)
-    if bias is None:
-        if len(_CAUSAL_BIASES) > 32:
-            _CAUSAL_BIASES.clear()
-        bias = xp.where(xp.tri(L, S, dtype=bool), 0, -np.inf).astype(dtype)
-        bias = _CAUSAL_BIASES[key] = bias
-    return bias
-
-
-def _biased_softmax(scores, bias):
-    """softmax(scores + bias) over the last dim for a constant additive mask `bias` (or
-    None), as one node with softmax's closed-form backward: the mask adds a constant, so
-    the Jacobian in the scores is the softmax's. Rows the mask hides entirely give zeros
-    (PyTorch's attention does), not NaN; their gradient is zero as well."""
-    xp = xp_of(scores)
-    arr = scores._array
-    low = arr.dtype in (np.dtype(np.float16), _dt.bfloat16.np)
-    a = arr.astype(np.float32) if low else arr
-    if a.size == 0:
-        z = a.copy()
-    else:
-        z = xp.add(a, bias) if bias is not None else a.copy()
-        row_max = z.max(axis=-1, keepdims=True)
-        if bias is not None:  # a row of -inf: max 0 makes its exps 0, its sum 1
-            row_max = xp.where(xp.isneginf(row_max), 0, row_max)
-        xp.subtract(z, row_max, out=z)
-        xp.exp(z, out=z)
-        total = z.sum(axis=-1, keepdims=True)
-        if bias is not None:
-            total = xp.where(total == 0, 1, total)
-        xp.divide(z, total, out=z)
-    res = make_tensor(z.astype(arr.dtype) if low else z, scores._device)
-    node = record(SoftmaxBackward0, (scores,), res)
-    if node is not None:
-        node.dim = scores.ndim - 1
-        node.save_for_backward(res)
-    return res
+def _one_node_shapes(query, key, value, bias):
+    """Whether attention runs as one node, where PyTorch's CPU runs its fused kernel: 4-d
+    inputs with one batch and head layout (no broadcast, no grouped heads) and a mask that
+    broadcasts to the scores."""
+    if not (query.ndim == key.ndim == value.ndim == 4 and query.dtype.is_floating_point):
+        return False
+    batch = tuple(query.shape[:2])
+    if tuple(key.shape[:2]) != batch or tuple(value.shape[:2]) != batch or \
+            query.shape[3] != key.shape[3] or key.shape[2] != value.shape[2]:
+        return False  # the composition raises the errors of mismatched shapes
+    scores = batch + (query.shape[2], key.shape[2])
+    try:
+        return bias is None or np.broadcast_shapes(scores, bias.shape) == scores
+    except ValueError:
+        return False
 
 
 def _repeat_heads(t, r):
