@@ -1,8 +1,11 @@
 """Core speed, ember beside PyTorch in one run: per-op time on tiny tensors without and
 with grad, a small backward `(a * b).sum().backward()`, and a 1024x1024 float32 matmul.
+With --nn, instead: forward + backward of the normalisation and attention ops at the
+shapes of real models' training steps (batch norm in training mode with running stats,
+layer norm, softmax, log_softmax, cross entropy, causal scaled_dot_product_attention).
 Prints each time and the ratio ember / PyTorch (lower is better; 1.0 is parity).
 
-    python benchmarks/bench_core.py [--quick]
+    python benchmarks/bench_core.py [--quick] [--nn]
 """
 import sys
 
@@ -44,8 +47,73 @@ def cases(lib, quick):
     ]
 
 
+def nn_cases(lib, quick):
+    """(name, forward + backward of one op, calls per round): inputs and weights require
+    grad, the backward is seeded with a fixed random gradient of the output's shape."""
+    rng = np.random.default_rng(0)
+    F = lib.nn.functional
+
+    def arr(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    def leaf(*shape):
+        return lib.tensor(arr(*shape), requires_grad=True)
+
+    def fwd_bwd(forward, out_shape):
+        seed = lib.tensor(arr(*out_shape)) if out_shape else None
+
+        def step():
+            out = forward()
+            out.backward(seed) if seed is not None else out.backward()
+        return step
+
+    def batch_norm(shape, training=True):
+        x, c = leaf(*shape), shape[1]
+        w, b = leaf(c), leaf(c)
+        rm, rv = lib.zeros(c), lib.ones(c)
+        return fwd_bwd(lambda: F.batch_norm(x, rm, rv, w, b, training, 0.1, 1e-5), shape)
+
+    def layer_norm(shape):
+        x, w, b = leaf(*shape), leaf(shape[-1]), leaf(shape[-1])
+        return fwd_bwd(lambda: F.layer_norm(x, shape[-1:], w, b), shape)
+
+    logits = leaf(16 * 64, 1000)
+    target = lib.tensor(rng.integers(0, 1000, 16 * 64))
+    target_ignored = lib.tensor(np.where(rng.random(16 * 64) < 0.1, -100,
+                                         rng.integers(0, 1000, 16 * 64)))
+    q, k, v = leaf(16, 4, 64, 32), leaf(16, 4, 64, 32), leaf(16, 4, 64, 32)
+    n = 5 if quick else 20
+    return [
+        ("batch_norm train (32,16,32,32)", batch_norm((32, 16, 32, 32)), n),
+        ("batch_norm train (32,64,8,8)", batch_norm((32, 64, 8, 8)), n),
+        ("batch_norm train (8,64,56,56)", batch_norm((8, 64, 56, 56)), max(n // 4, 2)),
+        ("batch_norm eval (32,16,32,32)", batch_norm((32, 16, 32, 32), False), n),
+        ("batch_norm train (256,512) 2-d", batch_norm((256, 512)), n),
+        ("layer_norm (1024,128)", layer_norm((16 * 64, 128)), n),
+        ("softmax (1024,1000)",
+         fwd_bwd(lambda: F.softmax(logits, -1), (16 * 64, 1000)), n),
+        ("log_softmax (1024,1000)",
+         fwd_bwd(lambda: F.log_softmax(logits, -1), (16 * 64, 1000)), n),
+        ("cross_entropy (1024,1000)",
+         fwd_bwd(lambda: F.cross_entropy(logits, target), ()), n),
+        ("cross_entropy smooth+ignore",
+         fwd_bwd(lambda: F.cross_entropy(logits, target_ignored, label_smoothing=0.1), ()), n),
+        ("sdpa causal (16,4,64,32)",
+         fwd_bwd(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                 (16, 4, 64, 32)), n),
+    ]
+
+
 def main():
     quick = "--quick" in sys.argv
+    if "--nn" in sys.argv:
+        ours = nn_cases(ember, quick)
+        theirs = nn_cases(torch, quick) if torch is not None else [None] * len(ours)
+        print(header("case (forward + backward)", 32))
+        for (name, fn, n), other in zip(ours, theirs):
+            mine, their, ratio = compare(fn, other and other[1], n, rounds=5 if quick else 9)
+            print(row(name, mine, their, ratio, "ms", 1e3, width=32))
+        return
     ours = cases(ember, quick)
     theirs = cases(torch, quick) if torch is not None else [None] * len(ours)
     print(header("case", 32))

@@ -17,7 +17,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
-from .._state import autocast as _autocast
+from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import lower
 from ._graph import Node, record, write_out, with_out
 from ._graph import inplace as _inplace
@@ -545,30 +545,66 @@ def _softmax_args(input, dim, _stacklevel, dtype, name):
     return input, _wrap_dim(dim, input.ndim)
 
 
-def _shifted(a, d):
-    """a - max(a) along d (0-dim arrays work as 1-element rows)."""
-    if a.size == 0:
-        return a
-    m = a.max(axis=d, keepdims=True)
-    # a row of -inf (or inf) would give nan from inf - inf; PyTorch gives nan there too
-    return a - m
+def _dot_along(xp, a, b, d):
+    """sum(a * b) along axis d, kept as 1: one einsum pass, no product temporary."""
+    letters = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
+    kept = letters[:d] + letters[d + 1:]
+    out = xp.einsum(f"{letters},{letters}->{kept}", a, b)
+    return xp.expand_dims(out, d)
+
+
+def _backward_operands(y, grad):
+    """The saved output and the incoming gradient as arrays in opmath (half and bfloat16
+    computed in float32), for a first-order backward on arrays."""
+    ya, g = y._array, grad._array
+    if ya.dtype in _low_precision():
+        return ya.astype(np.float32), g.astype(np.float32)
+    return ya, g
 
 
 class SoftmaxBackward0(Node):
+    """dx = y * (g - sum(g * y)): on arrays for a first-order backward, in ember ops under
+    create_graph so that it differentiates again."""
+
     def backward(self, grad):
         (y,) = self.saved_tensors
         if y.ndim == 0:  # a 0-dim softmax is the constant 1
             return grad * 0
+        if not _grad_state.enabled:
+            xp = xp_of(y)
+            ya, g = _backward_operands(y, grad)
+            dx = xp.subtract(g, _dot_along(xp, g, ya, self.dim))
+            xp.multiply(dx, ya, out=dx)
+            return make_tensor(dx.astype(y._array.dtype, copy=False), y._device)
         gy = grad * y
         return gy - y * gy.sum(self.dim, keepdim=True)
 
 
 class LogSoftmaxBackward0(Node):
+    """dx = g - exp(y) * sum(g), on arrays for a first-order backward."""
+
     def backward(self, grad):
         (y,) = self.saved_tensors
         if y.ndim == 0:
             return grad * 0
+        if not _grad_state.enabled:
+            xp = xp_of(y)
+            ya, g = _backward_operands(y, grad)
+            # exp(y), the softmax, kept by the forward (which had it on the way)
+            probs = self.__dict__.get("probs")
+            total = g.sum(axis=self.dim, keepdims=True)
+            if probs is None:
+                dx = xp.exp(ya)
+                xp.multiply(dx, total, out=dx)
+            else:
+                dx = xp.multiply(probs, total)
+            xp.subtract(g, dx, out=dx)
+            return make_tensor(dx.astype(y._array.dtype, copy=False), y._device)
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
+
+    def _release(self):
+        self.__dict__.pop("probs", None)
+        super()._release()
 
 
 def _softmax_forward(input, d, log, node_cls):
@@ -581,12 +617,23 @@ def _softmax_forward(input, d, log, node_cls):
         arr = arr.reshape(1)
 
     xp = xp_of(input)
+    # log_softmax's exp(x - max) and its sum: the softmax its backward needs, spared an exp
+    kept = []
 
     def fn(a):
-        z = _shifted(a, d)
-        e = xp.exp(z)
-        s = e.sum(axis=d, keepdims=True)
-        return (z - xp.log(s)).astype(a.dtype) if log else (e / s).astype(a.dtype)
+        if a.size == 0:
+            return a.copy()
+        # a row of -inf (or inf) gives nan from inf - inf; PyTorch gives nan there too
+        z = xp.subtract(a, a.max(axis=d, keepdims=True))
+        if log:
+            e = xp.exp(z)
+            total = e.sum(axis=d, keepdims=True)
+            xp.subtract(z, xp.log(total), out=z)
+            kept.extend((e, total))
+        else:
+            xp.exp(z, out=z)
+            xp.divide(z, z.sum(axis=d, keepdims=True), out=z)
+        return z
     out = _compute(arr, fn)
     if zero_d:
         out = out.reshape(())
@@ -595,6 +642,9 @@ def _softmax_forward(input, d, log, node_cls):
     if node is not None:
         node.dim = d
         node.save_for_backward(res)
+        if kept and isinstance(node._saved[0], tuple):  # not under saved_tensors_hooks
+            e, total = kept
+            node.probs = xp.divide(e, total, out=e)
     return res
 
 

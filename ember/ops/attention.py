@@ -1,8 +1,9 @@
 """Attention: `scaled_dot_product_attention` and `multi_head_attention_forward` (the math of
 `nn.MultiheadAttention`), with the mask helpers the transformer modules share.
 
-Both are compositions of differentiable ember ops (matmul, softmax, dropout, linear ...),
-following PyTorch's math path step for step, so their gradients follow from those ops'.
+Attention on 4-d inputs without dropout runs as one node (`_attention_core`), as PyTorch's
+CPU kernel; otherwise both are compositions of differentiable ember ops (matmul, softmax,
+dropout, linear ...), following PyTorch's math path step for step.
 """
 import builtins
 import math
@@ -10,9 +11,10 @@ import warnings
 
 import numpy as np
 
-from .._tensor import make_tensor, xp_of
+from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
+from ._attention_core import biased_softmax, causal_bias, fused_attention
 from .activation import softmax
 from .creation import full, zeros
 from .distance import _check_tensor
@@ -59,19 +61,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     negative = scale is not None and scale < 0
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else builtins.abs(scale)
     factor = math.sqrt(s)
-    q = query * (-factor if negative else factor)
-    mask = None
+    bias = None  # the additive mask as a constant array, or a float mask tensor with grad
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        L, S = query.shape[-2], key.shape[-2]
-        mask = make_tensor(xp.tri(L, S, dtype=bool), dev)
+        bias = causal_bias(xp, query.shape[-2], key.shape[-2], query._array.dtype, dev)
+    elif attn_mask is not None and attn_mask.dtype.name == "bool":
+        bias = xp.where(attn_mask._array, 0, -np.inf).astype(query._array.dtype)
     elif attn_mask is not None:
-        mask = attn_mask
-    if mask is not None and mask.dtype.name == "bool":
-        bias = xp.where(mask._array, 0, -np.inf).astype(query._array.dtype)
-        mask = make_tensor(bias, dev)
+        bias = attn_mask if attn_mask.requires_grad else attn_mask._array
+    if dropout_p == 0.0 and not isinstance(bias, Tensor) and \
+            _one_node_shapes(query, key, value, bias):
+        return fused_attention(query, key, value, bias, -s if negative else s)
+    q = query * (-factor if negative else factor)
     k, v = key, value
     if enable_gqa and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
@@ -81,18 +84,34 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         k = _repeat_heads(key, hq // hk)
         v = _repeat_heads(value, hq // value.shape[-3])
     attn = q.matmul(k.transpose(-2, -1) * factor)
-    if mask is not None:
-        attn = attn + mask
-    if mask is not None:
+    if isinstance(bias, Tensor):  # a mask that learns: its gradient flows through the sum
+        attn = attn + bias
         # A query that sees no key gets zeros, not NaN. Masking every row (a no-op where none
         # is dead) rather than asking whether any is spares the device a host sync.
         dead = make_tensor(xp.all(xp.isneginf(attn._array), axis=-1, keepdims=True), dev)
         attn = softmax(attn.masked_fill(dead, 0), -1).masked_fill(dead, 0)
     else:
-        attn = softmax(attn, -1)
+        attn = biased_softmax(attn, bias)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(v)
+
+
+def _one_node_shapes(query, key, value, bias):
+    """Whether attention runs as one node, where PyTorch's CPU runs its fused kernel: 4-d
+    inputs with one batch and head layout (no broadcast, no grouped heads) and a mask that
+    broadcasts to the scores."""
+    if not (query.ndim == key.ndim == value.ndim == 4 and query.dtype.is_floating_point):
+        return False
+    batch = tuple(query.shape[:2])
+    if tuple(key.shape[:2]) != batch or tuple(value.shape[:2]) != batch or \
+            query.shape[3] != key.shape[3] or key.shape[2] != value.shape[2]:
+        return False  # the composition raises the errors of mismatched shapes
+    scores = batch + (query.shape[2], key.shape[2])
+    try:
+        return bias is None or np.broadcast_shapes(scores, bias.shape) == scores
+    except ValueError:
+        return False
 
 
 def _repeat_heads(t, r):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._tensor import make_tensor, Tensor, xp_of
 from ..device import assert_on_device, backend_of, check_data, checks_on_host
-from .._state import autocast as _autocast
+from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
 
@@ -192,9 +192,24 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 # ---- classification losses --------------------------------------------------------------------
 class NllLossBackward0(Node):
+    """The loss is linear in the input: its gradient is grad times a constant selector,
+    -weight (over the total weight for "mean") at each target's class, zero elsewhere.
+    The forward keeps only the targets and their scales; the dense selector is made here."""
+
+    def _selector(self, values):
+        xp = self.xp
+        sel = xp.zeros(self.picked_shape, dtype=self.dtype)
+        xp.put_along_axis(sel, self.safe[..., None], values[..., None].astype(self.dtype),
+                          axis=-1)
+        return xp.moveaxis(sel, -1, 1) if self.batched else sel[0]
+
     def backward(self, grad):
-        # The loss is linear in the input: its gradient is a constant selector times grad.
-        sel = make_tensor(self.selector, self.device)
+        if not _grad_state.enabled:  # first order: grad's values put at the targets directly
+            g = grad._array
+            if self.reduction == "none" and not self.batched:
+                g = g.reshape(1)
+            return make_tensor(self._selector(self.scale * g), self.device)
+        sel = make_tensor(self._selector(self.scale), self.device)
         if self.reduction == "none":
             g = grad.unsqueeze(1) if sel.dim() > 1 else grad
         else:
@@ -253,13 +268,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     else:
         out_arr = losses.sum() / total  # nan when every target is ignored, as in PyTorch
         scale = -w / total
-    selector = xp.zeros(xc.shape, dtype=x.dtype)
-    xp.put_along_axis(selector, safe[..., None], scale[..., None].astype(x.dtype), axis=-1)
-    selector = xp.moveaxis(selector, -1, 1) if batched else selector[0]
     out = make_tensor(xp.asarray(out_arr, dtype=x.dtype), input._device)
     node = record(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, (input,), out)
     if node is not None:
-        node.selector, node.device, node.reduction = selector, input._device, reduction
+        node.device, node.reduction, node.xp = input._device, reduction, xp
+        node.safe, node.scale, node.batched = safe, scale.astype(x.dtype), batched
+        node.picked_shape, node.dtype = xc.shape, x.dtype
     return out
 
 

@@ -16,6 +16,7 @@ from ... import dtypes as _dt
 from ..._state import grad as _grad_state
 from ..._tensor import _wrap_dim, make_tensor, xp_of
 from .._graph import Node, record
+from . import _fused as fused
 from ._common import _opmath, _prod
 
 __all__ = [
@@ -32,6 +33,8 @@ class _NormBackward(Node):
     were used; otherwise invstd is a constant)."""
 
     def backward(self, grad):
+        if not _grad_state.enabled:  # first order: the closed form on arrays, in place
+            return self._backward_arrays(grad)
         saved = self.saved_tensors
         x = saved[0]
         w = saved[1] if self.has_weight else None
@@ -68,6 +71,56 @@ class _NormBackward(Node):
                            grad.sum(reduce_axes).reshape(self.wshape))
         return tuple(results)
 
+    def _backward_arrays(self, grad):
+        saved = self.saved_tensors
+        x = saved[0]
+        xp = xp_of(x)
+        xshape = x._array.shape
+        needs = [edge[0] is not None for edge in self._next]
+        need_w = self.has_weight and needs[1]
+        need_b = self.has_bias and needs[1 + self.has_weight]
+        g = _opmath(grad._array)
+        xs = _opmath(x._array).reshape(self.group_shape)
+        mean, invstd = self.stats
+        g_group = g.reshape(self.group_shape)
+        w_arr = _opmath(saved[1]._array) if self.has_weight else None
+        if self.per_group_affine:
+            dx, dw, db = self._per_group_arrays(xp, g_group, xs, w_arr, needs[0], need_w, need_b)
+        else:
+            xhat = xp.subtract(xs, mean)
+            xp.multiply(xhat, invstd, out=xhat)
+            reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
+            dw = fused.sum_over(xp, reduce_axes, g, xhat.reshape(xshape)) if need_w else None
+            db = fused.sum_over(xp, reduce_axes, g) if need_b else None
+            dx = None
+            if needs[0]:
+                gw = g_group if w_arr is None else xp.multiply(
+                    g, w_arr.reshape(self.affine_shape)).reshape(self.group_shape)
+                dx = fused.normalize_backward(xp, gw, xhat, self.axes, invstd, self.train)
+        results = [None if dx is None else make_tensor(
+            dx.reshape(xshape).astype(x._array.dtype, copy=False), x._device)]
+        for flag, arr, k in ((self.has_weight, dw, 1), (self.has_bias, db, 1 + self.has_weight)):
+            if flag:
+                results.append(None if arr is None else make_tensor(
+                    arr.reshape(self.wshape).astype(self._meta[k][1], copy=False), x._device))
+        return tuple(results)
+
+    def _per_group_arrays(self, xp, g, xs, w, need_x, need_w, need_b):
+        """Batch norm's (dx, dw, db) in the group view: the weight is constant over each
+        statistics group, so dw and db are the very sums the closed form needs (computed
+        once) and xhat is never formed (invstd folds into the coefficients)."""
+        mean, invstd = self.stats
+        train = self.train
+        xc = xp.subtract(xs, mean) if (need_w or (need_x and train)) else None
+        dot = fused.sum_over(xp, self.axes, g, xc) if xc is not None else None
+        total = fused.sum_over(xp, self.axes, g) if (need_b or (need_x and train)) else None
+        dw = dot * invstd if need_w else None
+        dx = None
+        if need_x:
+            scale = None if w is None else w.reshape(mean.shape)
+            dx = fused.normalize_backward(xp, g, xc if train else None, self.axes, invstd,
+                                          train, scale, dot, total, xn_scaled=False)
+        return dx, dw, total if need_b else None
 
 class NativeBatchNormBackward0(_NormBackward):
     pass
@@ -82,28 +135,40 @@ class NativeGroupNormBackward0(_NormBackward):
 
 
 def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps, node_cls,
-                       stats=None):
+                       stats=None, per_group_affine=False):
     """y = (x - mean) * invstd * w + b, statistics over `axes` of x viewed as `group_shape`
-    (or the given (mean, invstd) arrays). Returns (output, mean, invstd)."""
+    (or the given (mean, invstd) arrays). `per_group_affine`: weight and bias have the
+    statistics' shape in the group view (batch norm), so they fold into one multiply and
+    one add. Returns (output, mean, invstd, biased var or None)."""
     x = input._array
     xp = xp_of(input)
     xs = _opmath(x).reshape(group_shape)
-    if stats is None:
-        mean = xs.mean(axis=axes, keepdims=True)
-        c = xs - mean
-        var = (c * c).mean(axis=axes, keepdims=True)
-        invstd = 1.0 / xp.sqrt(var + eps)
+    w = None if weight is None else _opmath(weight._array)
+    b = None if bias is None else _opmath(bias._array)
+    scale = shift = None
+    if per_group_affine:
+        stats_shape = tuple(1 if i in axes else s for i, s in enumerate(group_shape))
+        scale = None if w is None else w.reshape(stats_shape)
+        shift = None if b is None else b.reshape(stats_shape)
+    if stats is None and xs.size:
+        y, mean, invstd, var = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift)
         stats_out = (mean, invstd, var)
-        invstd = invstd.astype(xs.dtype, copy=False)
+    elif stats is None:  # empty: numpy's mean gives the nan statistics
+        mean = xs.mean(axis=axes, keepdims=True)
+        var = xs.var(axis=axes, keepdims=True)
+        invstd = (1.0 / xp.sqrt(var + eps)).astype(xs.dtype, copy=False)
+        y = fused.normalize_given_stats(xp, xs, mean, invstd, scale, shift)
+        stats_out = (mean, invstd, var)
     else:
         mean, invstd = stats
-        c = xs - mean
+        y = fused.normalize_given_stats(xp, xs, mean, invstd, scale, shift)
         stats_out = (mean, invstd, None)
-    y = (c * invstd).reshape(x.shape)
-    if weight is not None:
-        y = y * _opmath(weight._array).reshape(affine_shape)
-    if bias is not None:
-        y = y + _opmath(bias._array).reshape(affine_shape)
+    y = y.reshape(x.shape)
+    if not per_group_affine:
+        if w is not None:
+            xp.multiply(y, w.reshape(affine_shape), out=y)
+        if b is not None:
+            xp.add(y, b.reshape(affine_shape), out=y)
     res = make_tensor(y.astype(x.dtype, copy=False), input._device)
     inputs = tuple(t for t in (input, weight, bias) if t is not None)
     node = record(node_cls, inputs, res)
@@ -114,6 +179,7 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         node.wshape = tuple(weight.shape if weight is not None else
                             (bias.shape if bias is not None else ()))
         node.stats, node.eps, node.train = (mean, invstd), eps, stats is None
+        node.per_group_affine = per_group_affine
     return (res,) + stats_out
 
 
@@ -137,7 +203,8 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {shape}")
         res, mean, invstd, var = _normalize_forward(input, weight, bias, group_shape, axes,
-                                                    affine_shape, eps, NativeBatchNormBackward0)
+                                                    affine_shape, eps, NativeBatchNormBackward0,
+                                                    per_group_affine=True)
         if training and running_mean is not None and running_var is not None:
             n = group_shape[0] * group_shape[2]
             xp = xp_of(input)
@@ -154,7 +221,8 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
     rv = _opmath(running_var._array).reshape(1, c, 1)
     invstd = (1.0 / xp.sqrt(rv + eps)).astype(rm.dtype, copy=False)
     res = _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
-                             NativeBatchNormBackward0, stats=(rm, invstd))[0]
+                             NativeBatchNormBackward0, stats=(rm, invstd),
+                             per_group_affine=True)[0]
     return res
 
 

@@ -1,0 +1,125 @@
+"""The core of scaled_dot_product_attention, softmax(q k^T * scale + mask) v, on arrays: the
+additive mask added in the scores' own buffer (the causal one cached), one in-place softmax,
+and, where nothing needs the composed graph (no dropout, no learnable mask, equal batch
+dims), the whole product as one node whose backward is the closed form
+    dV = P^T dO,  dS = P * (dO V^T - rowsum(dO V^T * P)),  dQ = s dS K,  dK = s dS^T Q
+(arrays for a first-order backward; the same formulas in ember ops under create_graph).
+"""
+import numpy as np
+
+from .. import dtypes as _dt
+from .._state import grad as _grad_state
+from .._tensor import make_tensor, xp_of
+from ._graph import Node, record
+from .activation import SoftmaxBackward0
+
+_CAUSAL_BIASES = {}
+
+
+def causal_bias(xp, L, S, dtype, device):
+    """The additive causal mask (0 on and below the diagonal, -inf above), made once per
+    shape, dtype and device: a model calls attention with the same one every layer."""
+    key = (L, S, dtype, device)
+    bias = _CAUSAL_BIASES.get(key)
+    if bias is None:
+        if len(_CAUSAL_BIASES) > 32:
+            _CAUSAL_BIASES.clear()
+        bias = xp.where(xp.tri(L, S, dtype=bool), 0, -np.inf).astype(dtype)
+        _CAUSAL_BIASES[key] = bias
+    return bias
+
+
+def _low(dtype):
+    return dtype in (np.dtype(np.float16), _dt.bfloat16.np)
+
+
+def masked_softmax_(xp, z, masked):
+    """softmax over the last dim in z's buffer (z, the scores with any additive mask already
+    added, is the caller's own). With a mask, rows it hides entirely give zeros (PyTorch's
+    attention does), not NaN."""
+    if z.size == 0:
+        return z
+    row_max = z.max(axis=-1, keepdims=True)
+    if masked:  # a row of -inf: max 0 makes its exps 0, its sum 1
+        row_max = xp.where(xp.isneginf(row_max), 0, row_max)
+    xp.subtract(z, row_max, out=z)
+    xp.exp(z, out=z)
+    total = z.sum(axis=-1, keepdims=True)
+    if masked:
+        total = xp.where(total == 0, 1, total)
+    xp.divide(z, total, out=z)
+    return z
+
+
+def biased_softmax(scores, bias):
+    """softmax(scores + bias) for a constant additive mask array `bias` (or None) as one node
+    with softmax's closed-form backward: the mask adds a constant, so the Jacobian in the
+    scores is the softmax's (zero for hidden rows)."""
+    xp = xp_of(scores)
+    arr = scores._array
+    low = _low(arr.dtype)
+    a = arr.astype(np.float32) if low else arr
+    z = (a if low else a.copy()) if bias is None else xp.add(a, bias)
+    z = masked_softmax_(xp, z, bias is not None)
+    res = make_tensor(z.astype(arr.dtype) if low else z, scores._device)
+    node = record(SoftmaxBackward0, (scores,), res)
+    if node is not None:
+        node.dim = scores.ndim - 1
+        node.save_for_backward(res)
+    return res
+
+
+def _t(a):
+    return a.swapaxes(-1, -2)
+
+
+class ScaledDotProductFlashAttentionForCpuBackward0(Node):
+    """Inputs (query, key, value); saved q, k, v and the attention weights P."""
+
+    def backward(self, grad):
+        q, k, v, probs = self.saved_tensors
+        s = self.scale
+        need_q, need_k, need_v = (edge[0] is not None for edge in self._next)
+        if _grad_state.enabled:  # create_graph: P as a function of q and k, in ember ops
+            probs = biased_softmax(q.matmul(k.transpose(-2, -1)) * s, self.bias)
+            d_probs = grad.matmul(v.transpose(-2, -1))
+            d_scores = (d_probs - (d_probs * probs).sum(-1, keepdim=True)) * probs * s
+            return (d_scores.matmul(k) if need_q else None,
+                    d_scores.transpose(-2, -1).matmul(q) if need_k else None,
+                    probs.transpose(-2, -1).matmul(grad) if need_v else None)
+        xp = xp_of(q)
+        dtype = q._array.dtype
+        qa, ka, va, p, g = (_opmath(t._array) for t in (q, k, v, probs, grad))
+        dv = xp.matmul(_t(p), g) if need_v else None
+        d_scores = xp.matmul(g, _t(va))
+        rows = xp.expand_dims(xp.einsum("...ls,...ls->...l", d_scores, p), -1)
+        xp.subtract(d_scores, rows, out=d_scores)
+        xp.multiply(d_scores, p, out=d_scores)
+        xp.multiply(d_scores, s, out=d_scores)
+        dq = xp.matmul(d_scores, ka) if need_q else None
+        dk = xp.matmul(_t(d_scores), qa) if need_k else None
+        return tuple(None if a is None else make_tensor(a.astype(dtype, copy=False), q._device)
+                     for a in (dq, dk, dv))
+
+
+def _opmath(a):
+    return a.astype(np.float32) if _low(a.dtype) else a
+
+
+def fused_attention(query, key, value, bias, scale):
+    """softmax(q k^T * scale + bias) v as one node; `bias` a constant additive mask array
+    or None. The caller checked that q, k and v share their batch dims."""
+    xp = xp_of(query)
+    dtype = query._array.dtype
+    qa, ka, va = (_opmath(t._array) for t in (query, key, value))
+    scores = xp.matmul(qa, _t(ka))
+    xp.multiply(scores, scale, out=scores)
+    if bias is not None:  # the caller checked that it broadcasts to the scores' shape
+        xp.add(scores, bias, out=scores)
+    probs = masked_softmax_(xp, scores, bias is not None)
+    out = make_tensor(xp.matmul(probs, va).astype(dtype, copy=False), query._device)
+    node = record(ScaledDotProductFlashAttentionForCpuBackward0, (query, key, value), out)
+    if node is not None:
+        node.scale, node.bias = scale, bias
+        node.save_for_backward(query, key, value, make_tensor(probs, query._device))
+    return out

@@ -1,0 +1,87 @@
+"""Array kernels of the batch / layer / group norm core: the forward and the first-order
+backward each as a few passes over the input with in-place ufuncs, and the reductions as
+einsum sums of products (one read of the operands, no product temporary; float32 sums
+stay within PyTorch's tolerances as einsum accumulates in blocks).
+
+An array `xs` here is the input viewed as its "group view": the statistics run over
+`axes` of it, and `stats_shape` is its shape with those axes kept as 1.
+"""
+import functools
+import math
+
+_LETTERS = "abcdefgh"
+
+
+@functools.lru_cache(maxsize=256)
+def _spec(shape, axes, operands):
+    """The einsum subscripts summing `operands` arrays of `shape` over `axes`, and the
+    shape of the result with those axes kept as 1 (cached: the hot path is called with a
+    model's few shapes, every step)."""
+    full = _LETTERS[:len(shape)]
+    kept = "".join(c for i, c in enumerate(full) if i not in axes)
+    return ",".join([full] * operands) + "->" + kept, \
+        tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def sum_over(xp, axes, a, b=None):
+    """sum(a) or sum(a * b) over `axes`, keeping them as 1s."""
+    if b is None:
+        subscripts, stats_shape = _spec(a.shape, axes, 1)
+        return xp.einsum(subscripts, a).reshape(stats_shape)
+    subscripts, stats_shape = _spec(a.shape, axes, 2)
+    return xp.einsum(subscripts, a, b).reshape(stats_shape)
+
+
+def count_over(shape, axes):
+    return math.prod(shape[i] for i in axes)
+
+
+def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None):
+    """(y, mean, invstd, var): y = (xs - mean) * invstd [* scale + shift] in a fresh
+    buffer, the biased variance from the centred values (two passes, as PyTorch's
+    float32 kernels: no sum-of-squares cancellation). `scale` and `shift` have the
+    statistics' shape (batch norm's per-channel weight and bias)."""
+    m = count_over(xs.shape, axes)
+    mean = sum_over(xp, axes, xs) / m
+    y = xp.subtract(xs, mean)
+    var = sum_over(xp, axes, y, y) / m
+    invstd = (1.0 / xp.sqrt(var + eps)).astype(xs.dtype, copy=False)
+    xp.multiply(y, invstd if scale is None else invstd * scale, out=y)
+    if shift is not None:
+        xp.add(y, shift, out=y)
+    return y, mean, invstd, var
+
+
+def normalize_given_stats(xp, xs, mean, invstd, scale=None, shift=None):
+    """y = (xs - mean) * invstd [* scale + shift] as one multiply and one add: the
+    statistics (running ones) are constants."""
+    mult = invstd if scale is None else invstd * scale
+    y = xp.multiply(xs, mult)
+    offset = -mean * mult
+    if shift is not None:
+        offset = offset + shift
+    xp.add(y, offset.astype(y.dtype, copy=False), out=y)
+    return y
+
+
+def normalize_backward(xp, gw, xn, axes, invstd, train, scale=None, dot=None, total=None,
+                       xn_scaled=True):
+    """d(input) in the group view, written into `xn`'s buffer (a fresh array the caller owns,
+    or None in eval mode). `gw` is the incoming gradient (times an elementwise weight for
+    layer/group norm); `scale` a per-group weight (batch norm) folded into the last
+    multiply. `xn` is xhat = (x - mean) * invstd, or only x - mean when not `xn_scaled`
+    (invstd then folds into the coefficients, sparing a pass). `dot` = sum(gw * xn) and
+    `total` = sum(gw) over `axes` when the caller has them. Batch statistics give
+        dx = invstd * (gw - mean(gw) - xhat * mean(gw * xhat));
+    given (running) statistics are constants: dx = invstd * gw."""
+    coef = invstd if scale is None else invstd * scale
+    if not train:
+        return xp.multiply(gw, coef) if xn is None else xp.multiply(gw, coef, out=xn)
+    m = count_over(xn.shape, axes)
+    dot = sum_over(xp, axes, gw, xn) if dot is None else dot
+    total = sum_over(xp, axes, gw) if total is None else total
+    xp.multiply(xn, (-dot / m) if xn_scaled else (-dot / m) * invstd * invstd, out=xn)
+    xp.add(xn, gw, out=xn)
+    xp.subtract(xn, total / m, out=xn)
+    xp.multiply(xn, coef, out=xn)
+    return xn
