@@ -399,13 +399,21 @@ def _special(name, kernel, *args, edges=None, single=None, scipy=False):
 
 
 def _lgamma_edges(xp, x, y):
-    # SciPy's (and CuPy's) gammaln(-inf) is -inf; PyTorch's lgamma is +inf at both infinities
-    return xp.where(xp.isinf(x), np.inf, y)
+    # SciPy's (and CuPy's) gammaln(-inf) is -inf; PyTorch's lgamma is +inf at both infinities.
+    # SciPy's gammaln of a subnormal overflows in 1/x: lgamma(x) = -log|x| there (the next
+    # term, -gamma x, is below a double's precision).
+    y = xp.where(xp.isinf(x), np.inf, y)
+    tiny = (xp.abs(x) < 1e-300) & (x != 0)
+    return xp.where(tiny, -xp.log(xp.abs(xp.where(tiny, x, 1.0))), y)
+
+
+def _erfinv_edges(xp, x, y):
+    return xp.where(x == 0, x, y)  # SciPy's erfinv(-0.0) is +0.0; PyTorch keeps the sign
 
 
 _erf_k = _special("erf", _erf, single=_erf_single, scipy=True)
 _erfc_k = _special("erfc", _erfc)  # SciPy's loses 6e-14 (relative) far right
-_erfinv_k = _special("erfinv", _erfinv, scipy=True)
+_erfinv_k = _special("erfinv", _erfinv, edges=_erfinv_edges, scipy=True)
 _lgamma_k = _special("gammaln", _lgamma, edges=_lgamma_edges, scipy=True)
 _digamma_k = _special("digamma", _digamma)
 
