@@ -1,5 +1,6 @@
 """Core speed, ember beside PyTorch in one run: per-op time on tiny tensors without and
-with grad, a small backward `(a * b).sum().backward()`, and a 1024x1024 float32 matmul.
+with grad, a small backward `(a * b).sum().backward()`, a 1024x1024 float32 matmul, and erf
+and GELU (forward and backward) on a GPT MLP's hidden activations.
 With --nn, instead: forward + backward of the normalisation and attention ops at the
 shapes of real models' training steps (batch norm in training mode with running stats,
 layer norm, softmax, log_softmax, cross entropy, causal scaled_dot_product_attention).
@@ -32,6 +33,13 @@ def cases(lib, quick):
     def backward():
         (ag * bg).sum().backward()
 
+    act = rng.standard_normal((16 * 64, 512)).astype(np.float32)   # a GPT MLP's hidden layer
+    h, hg, ones = lib.tensor(act), lib.tensor(act, requires_grad=True), lib.ones(act.shape)
+
+    def gelu_step():
+        lib.nn.functional.gelu(hg).backward(ones)
+        hg.grad = None
+
     return [
         ("add, tiny, no grad", lambda: a + b, n),
         ("mul, tiny, no grad", lambda: a * b, n),
@@ -44,6 +52,8 @@ def cases(lib, quick):
         ("exp, tiny, with grad", lambda: ag.exp(), n),
         ("(a * b).sum().backward()", backward, n // 4),
         ("matmul 1024x1024 float32", lambda: m1 @ m2, 3 if quick else 10),
+        ("erf (1024, 512) float32", lambda: h.erf(), 3 if quick else 10),
+        ("gelu fwd+bwd (1024, 512) float32", gelu_step, 3 if quick else 10),
     ]
 
 

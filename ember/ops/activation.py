@@ -268,9 +268,86 @@ def _erf_arr(a, device):
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
+# ---- GELU on float32 CPU arrays: few in-place passes, and the forward keeps for the backward
+# what it computed anyway (the normal CDF, or the tanh) so the backward does not redo it.
+_GELU_BLOCK = 1 << 14
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gelu_single(a, approximate, keep):
+    """(gelu(a), kept) for a float32 NumPy array: kept is Phi(a) (exact form) or the tanh of
+    the inner term (tanh form) when `keep`, else None. Exact form: float32-accurate erf
+    (special._erf_rational) in float64 block by block; tanh form: in float32."""
+    from .unary.special import _erf_rational
+    flat = a.reshape(-1)
+    out = np.empty(flat.shape, np.float32)
+    kept = np.empty(flat.shape, np.float32) if keep else None
+    for start in builtins.range(0, flat.size, _GELU_BLOCK):
+        blk = slice(start, start + _GELU_BLOCK)
+        x = flat[blk]
+        if approximate == "tanh":
+            t = x * x
+            t *= np.float32(0.044715)
+            t += np.float32(1.0)
+            t *= x
+            t *= np.float32(_SQRT_2_PI)
+            np.tanh(t, out=t)
+            if keep:
+                kept[blk] = t
+            t += np.float32(1.0)
+            t *= np.float32(0.5)
+            np.multiply(t, x, out=out[blk])
+        else:
+            z = x.astype(np.float64)
+            z *= 1.0 / math.sqrt(2.0)
+            # erf rounded to float32 before the 1 + erf, as PyTorch's float32 kernel: erf is
+            # then exactly -1 far left, so gelu(-inf) is NaN there as in PyTorch
+            cdf = _erf_rational(np, z).astype(np.float32)
+            cdf += np.float32(1.0)
+            cdf *= np.float32(0.5)
+            if keep:
+                kept[blk] = cdf
+            np.multiply(cdf, x, out=out[blk])
+    shape = a.shape
+    return out.reshape(shape), (kept.reshape(shape) if keep else None)
+
+
+def _gelu_single_grad(x, kept, grad, approximate):
+    """grad * gelu'(x) on float32 arrays from what the forward kept."""
+    shape = x.shape
+    x, kept = x.reshape(-1), kept.reshape(-1)   # 0-d arithmetic would give NumPy scalars
+    if approximate == "tanh":
+        d = x * x
+        d *= np.float32(3 * 0.044715)
+        d += np.float32(1.0)
+        d *= np.float32(0.5 * _SQRT_2_PI)
+        d *= x
+        w = kept * kept
+        np.subtract(np.float32(1.0), w, out=w)
+        d *= w                                     # x/2 (1 - t^2) d(inner)/dx
+        w[...] = kept
+        w += np.float32(1.0)
+        w *= np.float32(0.5)
+        d += w                                     # + (1 + t) / 2
+    else:
+        d = x * x
+        d *= np.float32(-0.5)
+        np.exp(d, out=d)
+        d *= x
+        d *= np.float32(_INV_SQRT_2PI)             # x pdf(x)
+        d += kept                                  # + Phi(x)
+    d *= grad.reshape(-1)
+    return d.reshape(shape)
+
+
 class GeluBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
+        kept = getattr(self, "_kept", None)
+        if kept is not None and not _grad_state.enabled and grad._array.dtype == np.float32 \
+                and xp_of(grad) is np:
+            d = _gelu_single_grad(x._array, kept, grad._array, self.approximate)
+            return make_tensor(d, grad._device)
         if self.approximate == "tanh":
             inner = (x + x * x * x * 0.044715) * _SQRT_2_PI
             t = tanh(inner)
@@ -286,6 +363,16 @@ class GeluBackward0(Node):
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    if input._array.dtype == np.float32 and xp_of(input) is np:
+        keep = input.requires_grad and _grad_state.enabled
+        res_arr, kept = _gelu_single(input._array, approximate, keep)
+        res = make_tensor(res_arr, input._device)
+        node = record(GeluBackward0, (input,), res)
+        if node is not None:
+            node.save_for_backward(input)
+            node.approximate = approximate
+            node._kept = kept
+        return res
     if approximate == "tanh":
         def fn(a):
             inner = (a + a * a * a * a.dtype.type(0.044715)) * a.dtype.type(_SQRT_2_PI)

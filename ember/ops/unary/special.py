@@ -3,7 +3,9 @@ derivative), each with its backward node, and the float64 kernels they run on.
 
 The kernels live here beside their only users: NumPy has none of these functions and SciPy is
 not a dependency, so they are computed from published rational approximations and series
-(on CUDA, cupyx.scipy.special serves). They compute in float64 whatever the input dtype.
+(on CUDA, cupyx.scipy.special serves; on the CPU scipy.special serves erf, erfc, erfinv and
+lgamma when importable, see USE_SCIPY). They compute in float64 whatever the input dtype,
+except float32 erf, which has a float32-accurate rational form of its own.
 """
 import builtins
 import math
@@ -101,6 +103,44 @@ def _erfc(xp, x):
     small = 1.0 - _erf_near_zero(xp, xp.where(near, x, 0.0))
     c = _erfc_positive(xp, xp.where(near, 1.0, y))
     return xp.where(near, small, xp.where(x < 0, 2.0 - c, c))
+
+
+# erf in single precision: one rational function x P(s) / Q(s) of s = (x / 4)^2 with x clamped
+# to [-4, 4] (erf(4) = 1 - 1.5e-8 rounds to 1 in float32), its coefficients fitted for this
+# module (least squares on the relative error, reweighted towards minimax): relative error
+# 2e-9, so after the one rounding to float32 within 0.54 ulp. The arithmetic is float64:
+# Horner's scheme in float32 loses ~6 ulp to cancellation near |x| = 3.7. No exp, no branch:
+# about 30 in-place passes, block by block (the float64 temporaries stay in the cache).
+_ERF32_CLAMP = 4.0
+_ERF32_P = (1.128379169370582, 2.9632560494423505, 13.905122003353911, 15.768024438836912,
+            24.87787399982641, 4.912260254194826, -0.2214897430390972)
+_ERF32_Q = (1.0, 7.95945191813758, 29.173369412348315, 63.33270793271223, 85.69272759951787,
+            66.1754512166317)
+
+
+def _horner(xp, s, coefs):
+    acc = s * coefs[-1]
+    for c in coefs[-2:0:-1]:
+        acc += c
+        acc *= s
+    acc += coefs[0]
+    return acc
+
+
+def _erf_rational(xp, z):
+    """erf(z) for a float64 array z, which it overwrites (clamped); float32 accuracy."""
+    xp.clip(z, -_ERF32_CLAMP, _ERF32_CLAMP, out=z)
+    s = z * z
+    s *= 1.0 / (_ERF32_CLAMP * _ERF32_CLAMP)
+    num = _horner(xp, s, _ERF32_P)
+    num *= z
+    num /= _horner(xp, s, _ERF32_Q)
+    return num
+
+
+def _erf_single(xp, x):
+    """erf of a float32 array, to float32 accuracy (NaN stays NaN through the clamp)."""
+    return _erf_rational(xp, x.astype(np.float64)).astype(np.float32)
 
 
 # erfinv: a rational first guess (central and tail forms) refined on erf / erfc.
@@ -314,29 +354,67 @@ def _blockwise(kernel, xp, x):
     return out.reshape(x.shape)
 
 
-def _special(name, kernel, *args, edges=None):
+# SciPy, when importable, is an accelerator on the CPU (its compiled kernels are one pass
+# each); never a requirement. Tests set USE_SCIPY = False to check the NumPy kernels alone.
+USE_SCIPY = True
+_SCIPY = []
+
+
+def _scipy_special():
+    if not USE_SCIPY:
+        return None
+    if not _SCIPY:
+        try:
+            import scipy.special as sc
+        except ImportError:
+            sc = None
+        _SCIPY.append(sc)
+    return _SCIPY[0]
+
+
+def _special(name, kernel, *args, edges=None, single=None, scipy=False):
     """The kernel here; on CUDA, cupyx.scipy.special's version of the same function, then
-    `edges(xp, x, y)` where SciPy's conventions (which CuPy copies) are not PyTorch's."""
+    `edges(xp, x, y)` where SciPy's conventions (which CuPy copies) are not PyTorch's.
+    `single(xp, x)`: a float32 kernel for float32 arrays on the CPU (the op then passes
+    wide=False, and other float32 input is widened here). `scipy`: scipy.special's `name`
+    serves float64 on the CPU when importable."""
     def run(xp, x):
         if xp is not np:
             import cupyx.scipy.special as cs
+            if single is not None and x.dtype == np.float32:
+                x = x.astype(np.float64)  # as the wide ops: float32 computed in float64
+                return run(xp, x).astype(np.float32)
             # number arguments as device arrays: CuPy's polygamma compares `n == 0` and
             # hands that to cupy.where, which takes no Python bool
             y = getattr(cs, name)(*(xp.asarray(a) for a in args), x)
+            return y if edges is None else edges(xp, x, y)
+        if single is not None and x.dtype == np.float32:
+            return _blockwise(single, xp, x)
+        sc = _scipy_special() if scipy else None
+        if sc is not None:
+            y = np.asarray(getattr(sc, name)(*args, x))  # a 0-d input gives a NumPy scalar
             return y if edges is None else edges(xp, x, y)
         return _blockwise(kernel, xp, x)
     return run
 
 
 def _lgamma_edges(xp, x, y):
-    # SciPy's (and CuPy's) gammaln(-inf) is -inf; PyTorch's lgamma is +inf at both infinities
-    return xp.where(xp.isinf(x), np.inf, y)
+    # SciPy's (and CuPy's) gammaln(-inf) is -inf; PyTorch's lgamma is +inf at both infinities.
+    # SciPy's gammaln of a subnormal overflows in 1/x: lgamma(x) = -log|x| there (the next
+    # term, -gamma x, is below a double's precision).
+    y = xp.where(xp.isinf(x), np.inf, y)
+    tiny = (xp.abs(x) < 1e-300) & (x != 0)
+    return xp.where(tiny, -xp.log(xp.abs(xp.where(tiny, x, 1.0))), y)
 
 
-_erf_k = _special("erf", _erf)
-_erfc_k = _special("erfc", _erfc)
-_erfinv_k = _special("erfinv", _erfinv)
-_lgamma_k = _special("gammaln", _lgamma, edges=_lgamma_edges)
+def _erfinv_edges(xp, x, y):
+    return xp.where(x == 0, x, y)  # SciPy's erfinv(-0.0) is +0.0; PyTorch keeps the sign
+
+
+_erf_k = _special("erf", _erf, single=_erf_single, scipy=True)
+_erfc_k = _special("erfc", _erfc)  # SciPy's loses 6e-14 (relative) far right
+_erfinv_k = _special("erfinv", _erfinv, edges=_erfinv_edges, scipy=True)
+_lgamma_k = _special("gammaln", _lgamma, edges=_lgamma_edges, scipy=True)
 _digamma_k = _special("digamma", _digamma)
 
 
@@ -373,7 +451,7 @@ class ErfBackward0(Node):
 
 
 def erf(input, *, out=None):
-    return _unary(input, _erf_k, ErfBackward0, "input", out, "erf", wide=True,
+    return _unary(input, _erf_k, ErfBackward0, "input", out, "erf",
                   complex_error="erf_vml_cpu")
 
 

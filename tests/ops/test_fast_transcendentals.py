@@ -1,0 +1,110 @@
+"""The fast paths of erf / erfc / erfinv / lgamma / digamma and GELU against PyTorch: the
+SciPy-served kernels and the NumPy ones alone (special.USE_SCIPY off), float32 and float64,
+on grids with the edge values (signed zeros, infinities, NaN, subnormals, huge values, the
+poles of lgamma and digamma)."""
+import numpy as np
+import pytest
+
+import ember
+from ember.ops.unary import special as _special
+
+_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300, 5e-324, 1e-45, 1e-38, 3e38,
+          -3e38, 1e300, -1e300, 0.5, -0.5, 0.46875, 3.92, 4.0, 26.5, 27.3, 30.0, -30.0]
+_LINE = np.concatenate([np.linspace(-8, 8, 4001), np.geomspace(1e-40, 10, 400),
+                        -np.geomspace(1e-40, 10, 400)])
+_POLES = np.concatenate([np.arange(-12.0, 13.0), np.arange(-12.0, 13.0) + 1e-6,
+                         np.arange(-12.0, 13.0) - 1e-6])
+GRIDS = {
+    "erf": np.concatenate([_EDGES, _LINE]),
+    "erfc": np.concatenate([_EDGES, _LINE, np.linspace(0, 27, 2001)]),
+    "erfinv": np.concatenate([np.tanh(_LINE), [1.0, -1.0, 1.5, -1.5, 0.0, -0.0, np.nan,
+                                               1e-300, 0.9999999, -0.9999999]]),
+    "lgamma": np.concatenate([_EDGES, _LINE, _POLES, np.geomspace(1e-10, 1e10, 300)]),
+    "digamma": np.concatenate([_EDGES, _LINE, _POLES, [1e17, 1e20]]),
+}
+
+
+@pytest.fixture(params=[True, False], ids=["scipy", "numpy"])
+def path(request, monkeypatch):
+    if request.param:
+        pytest.importorskip("scipy.special")
+    monkeypatch.setattr(_special, "USE_SCIPY", request.param)
+    return request.param
+
+
+def _compare(got, want, rtol, atol, zero_signs=True):
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    inf = np.isinf(want)
+    np.testing.assert_array_equal(got[inf], want[inf])
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=rtol, atol=atol)
+    zero = (want == 0) & zero_signs
+    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]))
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_special_matches_torch(torch, path, name, dtype):
+    with np.errstate(over="ignore"):
+        x = GRIDS[name].astype(dtype)
+    got = getattr(ember, name)(ember.tensor(x)).numpy()
+    want = getattr(torch, name)(torch.from_numpy(x)).numpy()
+    assert got.dtype == want.dtype
+    if dtype == "float64":
+        rtol, atol = 1e-14, 1e-300
+    else:
+        rtol, atol = 2.5e-7, 1e-37
+    if name in ("lgamma", "digamma"):  # relative accuracy is lost beside their zeros
+        atol = 1e-13 if dtype == "float64" else 2e-6
+        if dtype == "float32":  # PyTorch computes these in float32: a few ulp of its own
+            rtol = 2e-6
+    _compare(got, want, rtol, atol)
+
+
+def test_float32_erf_within_an_ulp(torch, path):
+    x = np.concatenate([np.linspace(-6, 6, 200001), np.geomspace(1e-44, 1, 3000)]).astype(
+        np.float32)
+    got = ember.erf(ember.tensor(x)).numpy().astype(np.float64)
+    exact = torch.erf(torch.from_numpy(x.astype(np.float64))).numpy()
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got - exact) / ulp).max() < 0.6
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("shape", [(1, 2, 3), (), (0, 3), (257, 129)])
+def test_gelu_forward_backward(torch, approximate, dtype, shape):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    if x.size >= 7:
+        x.reshape(-1)[:7] = [0.0, -0.0, 10.0, -10.0, np.inf, -np.inf, np.nan]
+    g = rng.standard_normal(shape).astype(dtype)
+    a, b = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ya = ember.nn.functional.gelu(a, approximate=approximate)
+    yb = torch.nn.functional.gelu(b, approximate=approximate)
+    ya.backward(ember.tensor(g))
+    yb.backward(torch.tensor(g))
+    tol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-12}[dtype]
+    # PyTorch's zeros of gelu far left have either sign (its vector and scalar kernels differ)
+    _compare(ya.detach().numpy(), yb.detach().numpy(), tol, tol, zero_signs=False)
+    _compare(a.grad.numpy(), b.grad.numpy(), tol, tol * 4, zero_signs=False)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_float32_noncontiguous_and_second_derivative(torch, approximate):
+    x = np.random.default_rng(1).standard_normal((40, 30)).astype(np.float32)
+    a = ember.tensor(x, requires_grad=True)
+    b = torch.tensor(x, requires_grad=True)
+    ga, = ember.autograd.grad(
+        ember.nn.functional.gelu(a.t(), approximate=approximate).sum(), a, create_graph=True)
+    gb, = torch.autograd.grad(
+        torch.nn.functional.gelu(b.t(), approximate=approximate).sum(), b, create_graph=True)
+    np.testing.assert_allclose(ga.detach().numpy(), gb.detach().numpy(), rtol=1e-6, atol=1e-6)
+    (ga * ga).sum().backward()
+    (gb * gb).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_gelu_without_grad_keeps_nothing():
+    x = ember.randn(5, 3)
+    assert ember.nn.functional.gelu(x).grad_fn is None
