@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..device import backend_of
-from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
+from .._tensor import _wrap_dim, make_tensor, xp_of
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import lower
 from ._graph import Node, record, write_out, with_out

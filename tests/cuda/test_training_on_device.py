@@ -118,15 +118,22 @@ LOSS_TOLERANCE = dict(rtol=5e-3, atol=1e-4) if REAL_CUDA else dict(rtol=1e-5, at
 STATE_TOLERANCE = dict(rtol=1e-2, atol=5e-2) if REAL_CUDA else dict(rtol=1e-5, atol=1e-6)
 
 
-def _assert_same_run(cpu, cuda):
+# GELU's erf is a different approximation on the CPU (a fitted rational) and on a device
+# (cupyx's), both within an ulp of float32; AdamW turns that rounding difference in the key
+# bias, whose gradient is zero in exact arithmetic, into lr-sized steps.
+GPT_STATE_TOLERANCE = dict(rtol=1e-2, atol=5e-2)
+
+
+def _assert_same_run(cpu, cuda, state_tolerance=None):
     """Losses, the state after training, and whatever else the program returned agree."""
+    state_tolerance = state_tolerance or STATE_TOLERANCE
     np.testing.assert_allclose(cuda["losses"], cpu["losses"], **LOSS_TOLERANCE)
     assert cpu["state"].keys() == cuda["state"].keys()
     for name, c in cpu["state"].items():
         d = cuda["state"][name]
         assert d.dtype is c.dtype, name
         np.testing.assert_allclose(d.double().numpy(), c.double().numpy(), err_msg=name,
-                                   **STATE_TOLERANCE)
+                                   **state_tolerance)
     for key in cpu.keys() - {"losses", "state", "transfers"}:
         np.testing.assert_allclose(np.asarray(cuda[key]), np.asarray(cpu[key]), err_msg=key,
                                    **STATE_TOLERANCE)
@@ -256,7 +263,7 @@ def test_gpt_style_steps_match_the_cpu(attention):
         return run
 
     cpu, cuda = _on("cpu", program), _on("cuda", program)
-    _assert_same_run(cpu, cuda)
+    _assert_same_run(cpu, cuda, GPT_STATE_TOLERANCE)
     assert REAL_CUDA or cuda["transfers"] == [1] * STEPS
 
 
