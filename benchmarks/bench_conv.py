@@ -4,7 +4,14 @@ of conv2d (batch 32, 64->64 channels, 32x32, 3x3, padding 1) and of max_pool2d (
 (`_timing.py`) and the ratio ember / PyTorch (lower is better); both libraries use their
 default thread counts (NumPy's BLAS and PyTorch each take every core).
 
+`--layers cifar` / `--layers resnet18` instead times forward+backward (input and weight
+gradients) of every distinct conv shape of a CIFAR ResNet (batch 32, 16/32/64 channels, 32x32)
+or of ResNet-18 (batch 8, 224x224); `--layout batched|channels_last` forces ember's im2col
+layout (ember.ops.conv.LAYOUT) for before/after comparisons. For 1-thread figures set
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 and pass --threads 1.
+
     python benchmarks/bench_conv.py [--quick] [--profile]
+    python benchmarks/bench_conv.py --layers cifar|resnet18 [--layout L] [--threads 1] [--quick]
 """
 import sys
 
@@ -56,8 +63,59 @@ def cases(lib, F):
             ("avg_pool2d 2x2 fwd+bwd", avg2)]
 
 
+# (batch, in channels, out channels, size, kernel, stride, padding)
+LAYERS = {
+    "cifar": [(32, 3, 16, 32, 3, 1, 1), (32, 16, 16, 32, 3, 1, 1), (32, 16, 32, 32, 3, 2, 1),
+              (32, 32, 32, 16, 3, 1, 1), (32, 16, 32, 32, 1, 2, 0), (32, 32, 64, 16, 3, 2, 1),
+              (32, 64, 64, 8, 3, 1, 1), (32, 32, 64, 16, 1, 2, 0)],
+    "resnet18": [(8, 3, 64, 224, 7, 2, 3), (8, 64, 64, 56, 3, 1, 1), (8, 64, 128, 56, 3, 2, 1),
+                 (8, 128, 128, 28, 3, 1, 1), (8, 64, 128, 56, 1, 2, 0),
+                 (8, 128, 256, 28, 3, 2, 1), (8, 256, 256, 14, 3, 1, 1),
+                 (8, 256, 512, 14, 3, 2, 1), (8, 512, 512, 7, 3, 1, 1)],
+}
+
+
+def layer_case(lib, F, shape):
+    n, c, o, size, k, stride, pad = shape
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((n, c, size, size)).astype(np.float32),
+                   requires_grad=c != 3)  # a network's first layer needs no input gradient
+    w = lib.tensor((rng.standard_normal((o, c, k, k)) * 0.1).astype(np.float32),
+                   requires_grad=True)
+    out = (size + 2 * pad - k) // stride + 1
+    g = lib.tensor(rng.standard_normal((n, o, out, out)).astype(np.float32))
+
+    def step():
+        x.grad = w.grad = None
+        F.conv2d(x, w, stride=stride, padding=pad).backward(g)
+    return step
+
+
+def layers_main(which, quick):
+    import ember.nn.functional as EF
+    from ember.ops import conv as conv_mod
+    if "--layout" in sys.argv:
+        conv_mod.LAYOUT = sys.argv[sys.argv.index("--layout") + 1]
+    if "--threads" in sys.argv and torch is not None:
+        torch.set_num_threads(int(sys.argv[sys.argv.index("--threads") + 1]))
+    print(f"{which} conv layers, forward+backward, ember layout {conv_mod.LAYOUT}")
+    print(header("NxC->O size kKsS", 30))
+    for shape in LAYERS[which]:
+        n, c, o, size, k, stride, _ = shape
+        other = None
+        if torch is not None:
+            import torch.nn.functional as TF
+            other = layer_case(torch, TF, shape)
+        mine, their, ratio = compare(layer_case(ember, EF, shape), other, 1,
+                                     rounds=3 if quick else 7, warmup=1)
+        print(row(f"{n}x{c}->{o} {size}x{size} k{k}s{stride}", mine, their, ratio, "ms", 1e3,
+                  width=30))
+
+
 def main():
     quick = "--quick" in sys.argv
+    if "--layers" in sys.argv:
+        return layers_main(sys.argv[sys.argv.index("--layers") + 1], quick)
     import ember.nn.functional as EF
     theirs = [None] * 5
     if torch is not None:

@@ -147,6 +147,98 @@ def _batch_slices(x, kernel, p, osz):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
+# ---- channels-last path (groups 1) ----------------------------------------------------------
+# With the column matrix in (N*L, K*C) order, a whole batch is ONE tall product
+# (N*L, K*C) @ (K*C, O) that BLAS runs near its peak even for the thin 16..64-channel layers,
+# where the (N, C*K, L) order costs N small products. The column copy reads runs of C
+# contiguous channels of a channels-last padded input, built by one copy that also pads.
+
+def pad_channels_last(xp, x, lo, hi):
+    """x (N, C, *S) as a zero-padded (N, *padded, C) array: one copy does layout and padding."""
+    nd = x.ndim - 2
+    shape = (x.shape[0],) + tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi)) \
+        + (x.shape[1],)
+    out = scratch(xp, "pad", shape, x.dtype)
+    every = (slice(None),)
+    for d, (l, h) in enumerate(zip(lo, hi)):  # zero only the borders
+        ax = every * (1 + d)
+        if l:
+            out[ax + (slice(0, l),)] = 0
+        if h:
+            out[ax + (slice(shape[1 + d] - h, None),)] = 0
+    inner = every + tuple(slice(l, l + s) for l, s in zip(lo, x.shape[2:]))
+    out[inner] = xp.moveaxis(x, 1, -1)
+    return out
+
+
+def im2col_channels_last(xp, x, kernel, p, osz):
+    """The (N*L, K*C) column matrix of x (N, C, *S): rows are output pixels, columns are
+    (kernel offset, channel) pairs."""
+    stride, lo, hi, dil, _ = p
+    a = pad_channels_last(xp, x, lo, hi)
+    nd, st = len(kernel), a.strides
+    view = _strided(xp)(a, (a.shape[0],) + tuple(osz) + tuple(kernel) + (a.shape[-1],),
+                        (st[0],) + tuple(s * t for s, t in zip(st[1:-1], stride))
+                        + tuple(s * d for s, d in zip(st[1:-1], dil)) + (st[-1],))
+    col = scratch(xp, "col", view.shape, a.dtype)
+    col[...] = view
+    return col.reshape(x.shape[0] * math.prod(osz), math.prod(kernel) * x.shape[1])
+
+
+def _weight_matrix(w):
+    """w (O, C, *K) as the (O, K*C) matrix matching im2col_channels_last's columns."""
+    return w.reshape(w.shape[:2] + (-1,)).swapaxes(1, 2).reshape(w.shape[0], -1)
+
+
+def _rows(xp, y):
+    """(N, O, *out) as the contiguous (N*L, O) matrix."""
+    t = scratch(xp, "rows", (y.shape[0],) + y.shape[2:] + (y.shape[1],), y.dtype)
+    t[...] = xp.moveaxis(y, 1, -1)
+    return t.reshape(-1, y.shape[1])
+
+
+def _from_rows(xp, m, n, osz):
+    """The (N*L, O) matrix back as a contiguous (N, O, *out) array (explicit sizes, not -1:
+    an empty batch must reshape too)."""
+    return xp.ascontiguousarray(xp.moveaxis(m.reshape((n,) + tuple(osz) + (m.shape[1],)), -1, 1))
+
+
+def col2im_channels_last(xp, col, n, c, size, kernel, stride, dilation, lo, hi, osz):
+    """Adjoint of im2col_channels_last: the (N*L, K*C) matrix summed into (N, C, *size)."""
+    nd = len(size)
+    col = col.reshape((n,) + tuple(osz) + tuple(kernel) + (c,))
+    padded = tuple(s + l + h for s, l, h in zip(size, lo, hi))
+    out = xp.zeros((n,) + padded + (c,), col.dtype)
+    every = (slice(None),)
+    for off in itertools.product(*[range(k) for k in kernel]):
+        target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
+                               for o, d, t, m in zip(off, dilation, stride, osz))
+        out[target] += col[every * (1 + nd) + off]
+    out = out[every + tuple(slice(l, l + s) for l, s in zip(lo, size))]
+    return xp.ascontiguousarray(xp.moveaxis(out, -1, 1))
+
+
+# Which column layout convolutions use: "auto" (channels-last where it applies), or one forced
+# ("channels_last" still falls back for groups > 1 and non-BLAS dtypes; "batched" is the
+# per-sample (N, C*K, L) layout). Tests force each branch through this switch.
+LAYOUT = "auto"
+
+
+# Measured at 1 thread (OpenBLAS, CIFAR ResNet and ResNet-18 shapes): the channels-last layout
+# wins from 32 channels up on k x k kernels (up to 2x for 32 channels on 16x16); with fewer
+# channels its copies run over too short rows (3 channels: 2x slower), and 1x1 kernels need no
+# window copy in the batched layout at all.
+CHANNELS_LAST_MIN_CHANNELS = 32
+
+
+def _channels_last_ok(a, g, channels, kernel):
+    """Whether a convolution of `a` with `channels` per copied row takes the channels-last path."""
+    if LAYOUT == "batched" or g != 1 or a.dtype not in _COMPUTE:
+        return False
+    return LAYOUT == "channels_last" or (channels >= CHANNELS_LAST_MIN_CHANNELS
+                                          and math.prod(kernel) > 1)
+
+
 def conv_forward(xp, x, w, p, osz=None):
     """Convolution of arrays x (N, C, *S) and w (O, C/g, *K) with params `p`; `osz` keeps
     only the first windows (the adjoint of a transposed convolution with output_padding)."""
@@ -155,9 +247,15 @@ def conv_forward(xp, x, w, p, osz=None):
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
         return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
+    n, o = x.shape[0], w.shape[0]
+    if _channels_last_ok(x, g, x.shape[1], kernel):
+        if osz is None:
+            padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
+            osz = out_size(padded, kernel, stride, dil)
+        col = im2col_channels_last(xp, x, kernel, p, osz)
+        return _from_rows(xp, xp.matmul(col, _weight_matrix(w).T), n, osz)
     xpad = pad_array(xp, x, lo, hi, slot="pad")
     col, osz = im2col(xp, xpad, kernel, stride, dil, osz=osz)
-    n, o = x.shape[0], w.shape[0]
     # explicit sizes, not -1: an empty batch (N = 0) must reshape too
     col = col.reshape(n, g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
     y = _matmul(xp, w.reshape(g, o // g, -1), col)
@@ -184,6 +282,9 @@ def conv_transpose_forward(xp, y, w, p, size):
         step = max(1, COL_BUDGET // per_sample)
         return xp.concatenate([conv_transpose_forward(xp, y[i:i + step], w, p, size)
                                for i in range(0, n, step)])
+    if _channels_last_ok(y, g, cg, kernel):
+        col = xp.matmul(_rows(xp, y), _weight_matrix(w))  # (N*L, K*C)
+        return col2im_channels_last(xp, col, n, cg, size, kernel, stride, dil, lo, hi, osz)
     y = xp.ascontiguousarray(y)  # BLAS wants unit strides (a summed loss gives stride 0)
     wm = w.reshape(g, o // g, -1).swapaxes(1, 2)
     ym = y.reshape(n, g, o // g, math.prod(osz))
@@ -204,6 +305,13 @@ def conv_weight_grad(xp, x, gy, p, w_shape):
         for s in parts[1:]:
             gw += conv_weight_grad(xp, x[s], gy[s], p, w_shape)
         return gw
+    if _channels_last_ok(x, g, x.shape[1], kernel):
+        col = im2col_channels_last(xp, x, kernel, p, gy.shape[2:])
+        # (K*C, N*L) @ (N*L, O): the sum over N*L inside BLAS (this operand order measured
+        # 1.4-2x faster than (O, N*L) @ (N*L, K*C) with OpenBLAS)
+        gw = xp.matmul(col.T, _rows(xp, gy))
+        gw = gw.reshape((math.prod(kernel), w_shape[1], w_shape[0])).transpose(2, 1, 0)
+        return xp.ascontiguousarray(gw).reshape(w_shape)
     xpad = pad_array(xp, x, lo, hi, slot="pad")
     osz = gy.shape[2:]
     col, osz = im2col(xp, xpad, kernel, stride, dil, osz=osz)

@@ -1,0 +1,118 @@
+"""The convolution layout dispatcher: every branch (channels-last one-product im2col, the
+per-sample batched im2col, and the automatic choice between them) forced in turn, against
+PyTorch for values and input, weight and bias gradients, over the shapes each branch meets:
+strides, paddings, dilations, groups (which fall back to the batched layout), 1x1 and 7x7
+kernels, odd sizes, batch 1 and 0, channels-last (non-contiguous) inputs, float64, 1-d and 3-d,
+transposed convolutions, and the CuPy path."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember.ops import conv as conv_mod
+
+LAYOUTS = ["auto", "channels_last", "batched"]
+
+CASES = [  # (input shape, weight shape, conv kwargs)
+    ((2, 5, 9, 7), (4, 5, 3, 3), dict(padding=1)),
+    ((3, 6, 11, 10), (8, 6, 3, 3), dict(stride=2, padding=1)),
+    ((2, 4, 9, 9), (6, 4, 1, 1), dict(stride=2)),
+    ((1, 3, 23, 21), (8, 3, 7, 7), dict(stride=2, padding=3)),
+    ((2, 4, 10, 9), (5, 4, 3, 2), dict(stride=(1, 2), padding=(2, 0), dilation=(2, 1))),
+    ((2, 6, 8, 8), (6, 3, 3, 3), dict(padding=1, groups=2)),
+    ((2, 33, 6, 5), (34, 33, 3, 3), dict(padding=1)),  # over the automatic threshold
+    ((1, 32, 5, 5), (3, 32, 3, 3), dict(stride=2, padding=1)),
+]
+
+
+@pytest.fixture(params=LAYOUTS)
+def layout(request, monkeypatch):
+    monkeypatch.setattr(conv_mod, "LAYOUT", request.param)
+    return request.param
+
+
+def _check(torch, fn, x, w, kw, dtype, channels_last=False, rtol=1e-4, atol=1e-4):
+    rng = np.random.default_rng(0)
+    xa = rng.standard_normal(x).astype(dtype)
+    wa = (rng.standard_normal(w) * 0.3).astype(dtype)
+    ba = rng.standard_normal(w[1] if "transpose" in fn else w[0]).astype(dtype)
+    outs = []
+    for lib in (ember, torch):
+        xt = lib.tensor(xa)
+        if channels_last:  # a non-contiguous (N, C, H, W) view of an NHWC array
+            xt = lib.tensor(np.ascontiguousarray(xa.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
+        xt.requires_grad_(True)
+        wt, bt = lib.tensor(wa, requires_grad=True), lib.tensor(ba, requires_grad=True)
+        y = getattr(lib.nn.functional, fn)(xt, wt, bt, **kw)
+        g = lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype))
+        y.backward(g)
+        outs.append([y.detach().numpy()] + [t.grad.numpy() for t in (xt, wt, bt)])
+    for got, want in zip(*outs):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("x,w,kw", CASES)
+def test_conv2d_every_layout_float32(torch, layout, x, w, kw):
+    _check(torch, "conv2d", x, w, kw, np.float32, atol=1e-3)
+
+
+@pytest.mark.parametrize("x,w,kw", CASES[:4])
+def test_conv2d_every_layout_float64(torch, layout, x, w, kw):
+    _check(torch, "conv2d", x, w, kw, np.float64, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("x,w,kw", [CASES[0], CASES[1], CASES[6]])
+def test_channels_last_input(torch, layout, x, w, kw):
+    _check(torch, "conv2d", x, w, kw, np.float64, channels_last=True, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("x,w,kw", [
+    ((2, 4, 5, 6), (4, 3, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    ((1, 6, 4, 4), (6, 2, 2, 3), dict(stride=(2, 3), padding=(0, 1), dilation=(1, 2))),
+    ((2, 4, 5, 5), (4, 3, 3, 3), dict(padding=1)),
+])
+def test_conv_transpose2d_every_layout(torch, layout, x, w, kw):
+    _check(torch, "conv_transpose2d", x, w, kw, np.float64, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("fn,x,w,kw", [
+    ("conv1d", (3, 4, 17), (5, 4, 3), dict(stride=2, padding=1, dilation=2)),
+    ("conv3d", (2, 3, 5, 6, 4), (4, 3, 3, 2, 3), dict(stride=(1, 2, 1), padding=1)),
+])
+def test_other_dimensionalities(torch, layout, fn, x, w, kw):
+    _check(torch, fn, x, w, kw, np.float64, rtol=1e-10, atol=1e-10)
+
+
+def test_empty_batch(torch, layout):
+    x = ember.zeros(0, 32, 5, 5, requires_grad=True)
+    w = ember.ones(8, 32, 3, 3, requires_grad=True)
+    y = F.conv2d(x, w, padding=1)
+    assert y.shape == (0, 8, 5, 5)
+    y.sum().backward()
+    assert x.grad.shape == x.shape and not w.grad.numpy().any()
+
+
+def test_the_automatic_choice():
+    a = np.zeros((2, 64, 8, 8), np.float32)
+    assert conv_mod._channels_last_ok(a, 1, 64, (3, 3))
+    assert not conv_mod._channels_last_ok(a, 1, 16, (3, 3))  # short rows to copy
+    assert not conv_mod._channels_last_ok(a, 1, 64, (1, 1))  # no window copy to save
+    assert not conv_mod._channels_last_ok(a, 2, 64, (3, 3))  # groups: batched layout
+    assert not conv_mod._channels_last_ok(a.astype(np.float16), 1, 64, (3, 3))
+
+
+@pytest.mark.parametrize("forced", ["channels_last", "batched"])
+def test_cuda_path_every_layout(fake_cuda, monkeypatch, forced):
+    monkeypatch.setattr(conv_mod, "LAYOUT", forced)
+    rng = np.random.default_rng(1)
+    xa, wa = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((5, 4, 3, 3))
+    results = []
+    for dev in ("cpu", fake_cuda):
+        x = ember.tensor(xa, device=dev, requires_grad=True)
+        w = ember.tensor(wa, device=dev, requires_grad=True)
+        y = F.conv2d(x, w, stride=2, padding=1)
+        (y * y).sum().backward()
+        results.append([t.cpu().numpy() for t in (y.detach(), x.grad, w.grad)])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
