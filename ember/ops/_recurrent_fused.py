@@ -185,6 +185,12 @@ def direction(mode, x, h0, c0, weights, reverse):
 
 # ---- backward --------------------------------------------------------------------------------
 class _FusedLayerBackward(Node):
+    arrays = None
+
+    def _release(self):
+        super()._release()
+        self.arrays = None  # the gates and states of every step go with the saved tensors
+
     def backward(self, d_out, d_hn, d_cn=None):
         if _grad_state.enabled:
             raise RuntimeError(

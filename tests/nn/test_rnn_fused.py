@@ -157,3 +157,17 @@ def test_dropout_between_layers_and_modified_output():
     out.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         (y.sum() + out.sum()).backward()
+
+
+def test_backward_frees_the_step_arrays_and_retain_graph_keeps_them():
+    mod = nn.LSTM(3, 4)
+    x = ember.randn(5, 2, 3, requires_grad=True)
+    out, _ = mod(x)
+    node = out.grad_fn
+    out.sum().backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first, rtol=1e-6)
+    assert node.arrays is None
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.sum().backward()
