@@ -1,5 +1,5 @@
-"""One layer and direction of an LSTM, GRU or Elman RNN over a padded sequence as a single
-autograd node (as PyTorch's fused CPU/cuDNN kernels are one node per layer).
+"""One layer and direction of an LSTM, GRU or Elman RNN over a padded or packed sequence as a
+single autograd node (as PyTorch's fused CPU/cuDNN kernels are one node per layer).
 
 The forward projects the inputs of every time step with one GEMM, then runs the time loop on
 backend arrays, writing the gates in place (ufuncs with `out=`); it keeps the activated gates
@@ -9,9 +9,9 @@ gradients against the stacked inputs or previous states); bias gradients are sum
 
 The node's backward is not itself differentiable (as cuDNN's): a backward with
 `create_graph=True` through it raises. `recurrent.run_direction` takes this path only where it
-gives the composite path's results: padded input, no autocast, no forward-mode AD, no saved
-tensor hooks or selective checkpointing (the node keeps arrays, not tensors), float32/float64.
-Packed sequences keep the composite path.
+gives the composite path's results: no autocast, no forward-mode AD, no saved tensor hooks or
+selective checkpointing (the node keeps arrays, not tensors), float32/float64. A packed
+sequence runs the same loop on the live rows of the running state (see `_steps`).
 """
 import numpy as np
 
@@ -26,13 +26,13 @@ from ._graph import Node, record
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def usable(x, h, c, weights):
+def usable(x, h, c, weights, batch_sizes=None):
     """Whether the fused layer gives what the composite path gives for these operands."""
     if _autocast.active or _fw.level is not None or _sac_anywhere.count:
         return False
     if _saved_hooks_anywhere.count and _saved_hooks.stack:
         return False
-    if x.dim() != 3 or x.shape[0] == 0:
+    if x.dim() != (3 if batch_sizes is None else 2) or x.shape[0] == 0:
         return False
     dtype = x._array.dtype
     if dtype not in _FLOATS:
@@ -51,12 +51,14 @@ def _sigmoid_(a, xp):
     xp.reciprocal(a, out=a)
 
 
-def _order(T, reverse):
-    """Time steps in processing order, and where the state before / after step t lives in a
-    (T + 1)-long state buffer (forward: before t at t, after at t + 1; reverse: the mirror)."""
-    if reverse:
-        return range(T - 1, -1, -1), 1, 0
-    return range(T), 0, 1
+def _steps(sizes, reverse):
+    """(rows of step t in the flat (N, .) arrays, its batch size) in processing order. A packed
+    sequence's batch shrinks over time: the first `bs` rows of the state are the live ones; the
+    others keep the last state of sequences that ended (forward) or h_0 of those that have not
+    started (reverse), which is PyTorch's final state and initial state for them."""
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
+    return [(slice(offsets[t], offsets[t + 1]), sizes[t]) for t in order]
 
 
 def _lstm_perm(H):
@@ -65,23 +67,28 @@ def _lstm_perm(H):
     return np.concatenate([np.arange(0, 2 * H), np.arange(3 * H, 4 * H), np.arange(2 * H, 3 * H)])
 
 
-def _unperm(a, perm, axis=0):
+def _unperm(a, perm):
     """Rows of a gradient in the fused gate order back in PyTorch's order."""
     out = a.copy()
-    if axis == 0:
-        out[perm] = a
-    else:
-        out[..., perm] = a
+    out[perm] = a
     return out
 
 
 # ---- forward ---------------------------------------------------------------------------------
-def direction(mode, x, h0, c0, weights, reverse):
-    """x (T, B, I), h0 (B, H_out), c0 (B, H) or None. Returns (output (T, B, H_out), h_n, c_n)."""
+def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
+    """x (T, B, I) padded, or (N, I) packed with `batch_sizes`; h0 (B, H_out), c0 (B, H) or
+    None. Returns (output in x's layout, h_n, c_n)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     xp = xp_of(x)
-    X, H0 = x._array, h0._array
-    T, B, _ = X.shape
+    X = x._array
+    if batch_sizes is None:
+        T, B = X.shape[0], X.shape[1]
+        sizes = [B] * T
+    else:
+        sizes = [int(b) for b in batch_sizes]
+    X2 = X.reshape(-1, X.shape[-1])
+    N = X2.shape[0]
+    dtype = X.dtype
     Wih, Whh = w_ih._array, w_hh._array
     bih = None if b_ih is None else b_ih._array
     bhh = None if b_hh is None else b_hh._array
@@ -98,89 +105,94 @@ def direction(mode, x, h0, c0, weights, reverse):
         bias = bih
     else:
         bias = bih if bhh is None else (bhh if bih is None else bih + bhh)
-    G = xp.matmul(X.reshape(T * B, -1), Wih.T)            # input projections of every step
+    G = xp.matmul(X2, Wih.T)            # input projections of every step, one GEMM
     if bias is not None:
         G += bias
-    G = G.reshape(T, B, -1)
     WhhT = Whh.T
-    steps, before, after = _order(T, reverse)
-    hs = xp.empty((T + 1, B, Hout), dtype=X.dtype)
-    hs[0 if not reverse else T] = H0
-    saved = {"G": G, "hs": hs}
-    tmp = xp.empty((B, G.shape[2]), dtype=X.dtype)
+    h = h0._array.astype(dtype, copy=True)   # the running state, updated in place
+    Hprev = xp.empty((N, Hout), dtype)       # the state each step starts from
+    out = xp.empty((N, Hout), dtype)
+    saved = {"G": G, "Hprev": Hprev, "perm": perm}
+    B0 = h.shape[0]
+    tmp = xp.empty((B0, G.shape[1]), dtype)
+    steps = _steps(sizes, reverse)
     with np.errstate(over="ignore"):
         if lstm:
-            cs = xp.empty((T + 1, B, H), dtype=X.dtype)
-            cs[0 if not reverse else T] = c0._array
-            tc = xp.empty((T, B, H), dtype=X.dtype)
-            hc = xp.empty((T, B, H), dtype=X.dtype) if w_hr is not None else None
+            c = c0._array.astype(dtype, copy=True)
+            Cprev = xp.empty((N, H), dtype)
+            tc = xp.empty((N, H), dtype)
+            hc = xp.empty((N, H), dtype) if w_hr is not None else None
             WhrT = None if w_hr is None else w_hr._array.T
-            prod = xp.empty((B, H), dtype=X.dtype)
-            for t in steps:
-                g = G[t]
-                xp.matmul(hs[t + before], WhhT, out=tmp)
-                g += tmp
+            prod = xp.empty((B0, H), dtype)
+            for r, bs in steps:
+                g, hp, cp, tct = G[r], h[:bs], c[:bs], tc[r]
+                Hprev[r] = hp
+                Cprev[r] = cp
+                xp.matmul(hp, WhhT, out=tmp[:bs])
+                g += tmp[:bs]
                 _sigmoid_(g[:, :3 * H], xp)
                 xp.tanh(g[:, 3 * H:], out=g[:, 3 * H:])
-                c_new = cs[t + after]
-                xp.multiply(g[:, H:2 * H], cs[t + before], out=c_new)
-                xp.multiply(g[:, :H], g[:, 3 * H:], out=prod)
-                c_new += prod
-                xp.tanh(c_new, out=tc[t])
+                cp *= g[:, H:2 * H]
+                xp.multiply(g[:, :H], g[:, 3 * H:], out=prod[:bs])
+                cp += prod[:bs]
+                xp.tanh(cp, out=tct)
                 if hc is None:
-                    xp.multiply(g[:, 2 * H:3 * H], tc[t], out=hs[t + after])
+                    xp.multiply(g[:, 2 * H:3 * H], tct, out=out[r])
                 else:
-                    xp.multiply(g[:, 2 * H:3 * H], tc[t], out=hc[t])
-                    xp.matmul(hc[t], WhrT, out=hs[t + after])
-            saved.update(cs=cs, tc=tc, hc=hc, perm=perm)
-            c_n = cs[T if not reverse else 0].copy()
+                    xp.multiply(g[:, 2 * H:3 * H], tct, out=hc[r])
+                    xp.matmul(hc[r], WhrT, out=out[r])
+                hp[...] = out[r]
+            saved.update(Cprev=Cprev, tc=tc, hc=hc)
+            c_n = c
         elif gru:
-            hn = xp.empty((T, B, H), dtype=X.dtype)   # h W_hn^T + b_hn, inside the reset product
-            for t in steps:
-                g, h = G[t], hs[t + before]
-                xp.matmul(h, WhhT, out=tmp)
+            hn = xp.empty((N, H), dtype)   # h W_hn^T + b_hn, inside the reset gate's product
+            for r, bs in steps:
+                g, hp, t = G[r], h[:bs], tmp[:bs]
+                Hprev[r] = hp
+                xp.matmul(hp, WhhT, out=t)
                 if bhh is not None:
-                    tmp += bhh
-                g[:, :2 * H] += tmp[:, :2 * H]
+                    t += bhh
+                g[:, :2 * H] += t[:, :2 * H]
                 _sigmoid_(g[:, :2 * H], xp)
-                hn[t] = tmp[:, 2 * H:]
+                hn[r] = t[:, 2 * H:]
                 n = g[:, 2 * H:]
-                xp.multiply(g[:, :H], hn[t], out=tmp[:, 2 * H:])
-                n += tmp[:, 2 * H:]
+                xp.multiply(g[:, :H], hn[r], out=t[:, 2 * H:])
+                n += t[:, 2 * H:]
                 xp.tanh(n, out=n)
-                h_new = hs[t + after]
-                xp.subtract(h, n, out=h_new)                 # n + z * (h - n)
-                h_new *= g[:, H:2 * H]
-                h_new += n
+                o = out[r]
+                xp.subtract(hp, n, out=o)                 # n + z * (h - n)
+                o *= g[:, H:2 * H]
+                o += n
+                hp[...] = o
             saved["hn"] = hn
             c_n = None
         else:
             relu = mode == "RNN_RELU"
-            for t in steps:
-                g = G[t]
-                xp.matmul(hs[t + before], WhhT, out=tmp)
-                g += tmp
+            for r, bs in steps:
+                g, hp = G[r], h[:bs]
+                Hprev[r] = hp
+                xp.matmul(hp, WhhT, out=tmp[:bs])
+                g += tmp[:bs]
                 if relu:
-                    xp.maximum(g, 0, out=hs[t + after])
+                    xp.maximum(g, 0, out=out[r])
                 else:
-                    xp.tanh(g, out=hs[t + after])
+                    xp.tanh(g, out=out[r])
+                hp[...] = out[r]
             c_n = None
-    out_arr = hs[1:] if not reverse else hs[:T]
-    h_n = hs[T if not reverse else 0].copy()
-    out = make_tensor(out_arr, x._device)
-    h_n_t = make_tensor(h_n, x._device)
-    c_n_t = None if c_n is None else make_tensor(c_n, x._device)
+    dev = x._device
+    out_t = make_tensor(out.reshape(X.shape[:-1] + (Hout,)), dev)
+    h_n_t = make_tensor(h, dev)
+    c_n_t = None if c_n is None else make_tensor(c_n, dev)
     inputs = [x, h0] + ([c0] if lstm else []) + [w for w in weights if w is not None]
-    node = record(_NODES[mode], inputs, out, h_n_t, c_n_t)
+    node = record(_NODES[mode], inputs, out_t, h_n_t, c_n_t)
     if node is not None:
-        node.mode, node.reverse, node.lstm_has = mode, reverse, (b_ih is not None,
-                                                                b_hh is not None,
-                                                                w_hr is not None)
+        node.mode, node.steps = mode, steps
+        node.has = (b_ih is not None, b_hh is not None, w_hr is not None)
         node.arrays = saved
         node._out_meta = tuple((o._array.shape, o.dtype, o._device)
-                               for o in (out, h_n_t, c_n_t) if o is not None)
-        node.save_for_backward(x, w_ih, w_hh, w_hr, out)
-    return out, h_n_t, c_n_t
+                               for o in (out_t, h_n_t, c_n_t) if o is not None)
+        node.save_for_backward(x, w_ih, w_hh, w_hr, out_t)
+    return out_t, h_n_t, c_n_t
 
 
 # ---- backward --------------------------------------------------------------------------------
@@ -197,112 +209,94 @@ class _FusedLayerBackward(Node):
                 f"the fused {self.mode} layer's backward is not differentiable: double backward "
                 f"(create_graph=True) through torch.{self.mode.lower()} is not supported, as "
                 "with PyTorch's cuDNN RNN")
-        x, w_ih, w_hh, w_hr, _ = self.saved_tensors  # checks their versions
+        x, w_ih, w_hh, w_hr, out_t = self.saved_tensors  # checks their versions
         A = self.arrays
         xp = xp_of(x)
         X = x._array
-        G, hs = A["G"], A["hs"]
-        T, B, _ = X.shape
+        X2 = X.reshape(-1, X.shape[-1])
+        G, Hprev, perm = A["G"], A["Hprev"], A["perm"]
+        N, Hout = Hprev.shape
         dtype = X.dtype
-        Hout = hs.shape[2]
-        steps, before, after = _order(T, self.reverse)
-        steps = steps[::-1]
-        dO = None if d_out is None else d_out._array
-        dh = xp.zeros((B, Hout), dtype) if d_hn is None else d_hn._array.astype(dtype, copy=True)
-        Whh = w_hh._array
+        steps = self.steps[::-1]
+        dO = d_out._array.reshape(N, Hout)
+        dh = d_hn._array.astype(dtype, copy=True)    # running gradient of the state
         mode = self.mode
-        has_bih, has_bhh, has_proj = self.lstm_has
+        has_bih, has_bhh, has_proj = self.has
+        Whh = w_hh._array if perm is None else w_hh._array[perm]
+        Wih = w_ih._array if perm is None else w_ih._array[perm]
         dG = xp.empty_like(G)
-        grads_h = None
+        dhg = dG
+        d_whr = d_c0 = None
         if mode == "LSTM":
-            perm = A["perm"]
-            Whh = Whh[perm]
-            cs, tc, hc = A["cs"], A["tc"], A["hc"]
-            H = cs.shape[2]
-            dc = xp.zeros((B, H), dtype) if d_cn is None else d_cn._array.astype(dtype, copy=True)
+            Cprev, tc, hc = A["Cprev"], A["tc"], A["hc"]
+            H = Cprev.shape[1]
+            dc = d_cn._array.astype(dtype, copy=True)
             Whr = None if w_hr is None else w_hr._array
-            dH = xp.empty((T, B, Hout), dtype) if has_proj else None
-            for t in steps:
-                if dO is not None:
-                    dh += dO[t]
+            dH = xp.empty((N, Hout), dtype) if has_proj else None
+            for r, bs in steps:
+                dht, dct = dh[:bs], dc[:bs]
+                dht += dO[r]
                 if has_proj:
-                    dH[t] = dh
-                    dhc = dh @ Whr
+                    dH[r] = dht
+                    dhc = dht @ Whr
                 else:
-                    dhc = dh
-                g, d = G[t], dG[t]
+                    dhc = dht
+                g, d, tct = G[r], dG[r], tc[r]
                 i, f, o, gg = g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H], g[:, 3 * H:]
-                tct = tc[t]
-                dc += dhc * o * (1 - tct * tct)
+                dct += dhc * o * (1 - tct * tct)
                 xp.multiply(dhc * tct, o * (1 - o), out=d[:, 2 * H:3 * H])
-                xp.multiply(dc * gg, i * (1 - i), out=d[:, :H])
-                xp.multiply(dc * cs[t + before], f * (1 - f), out=d[:, H:2 * H])
-                xp.multiply(dc * i, 1 - gg * gg, out=d[:, 3 * H:])
-                dc *= f
-                dh = d @ Whh
+                xp.multiply(dct * gg, i * (1 - i), out=d[:, :H])
+                xp.multiply(dct * Cprev[r], f * (1 - f), out=d[:, H:2 * H])
+                xp.multiply(dct * i, 1 - gg * gg, out=d[:, 3 * H:])
+                dct *= f
+                xp.matmul(d, Whh, out=dht)
             d_c0 = dc
             if has_proj:
-                grads_h = (dH.reshape(T * B, Hout).T @ hc.reshape(T * B, H))
+                d_whr = dH.T @ hc
         elif mode == "GRU":
             hn = A["hn"]
             H = Hout
             dhg = xp.empty_like(G)
-            for t in steps:
-                if dO is not None:
-                    dh += dO[t]
-                g, d, dhgt = G[t], dG[t], dhg[t]
-                r, z, n = g[:, :H], g[:, H:2 * H], g[:, 2 * H:]
-                h = hs[t + before]
-                dn = xp.multiply(dh * (1 - z), 1 - n * n, out=d[:, 2 * H:])
-                xp.multiply(dh * (h - n), z * (1 - z), out=d[:, H:2 * H])
-                xp.multiply(dn * hn[t], r * (1 - r), out=d[:, :H])
+            for r, bs in steps:
+                dht = dh[:bs]
+                dht += dO[r]
+                g, d, dhgt = G[r], dG[r], dhg[r]
+                rr, z, n = g[:, :H], g[:, H:2 * H], g[:, 2 * H:]
+                dn = xp.multiply(dht * (1 - z), 1 - n * n, out=d[:, 2 * H:])
+                xp.multiply(dht * (Hprev[r] - n), z * (1 - z), out=d[:, H:2 * H])
+                xp.multiply(dn * hn[r], rr * (1 - rr), out=d[:, :H])
                 dhgt[:, :2 * H] = d[:, :2 * H]
-                xp.multiply(dn, r, out=dhgt[:, 2 * H:])
-                dh = dh * z + dhgt @ Whh
-            d_c0 = None
+                xp.multiply(dn, rr, out=dhgt[:, 2 * H:])
+                dht *= z
+                dht += dhgt @ Whh
         else:
-            out = hs[1:] if not self.reverse else hs[:T]
+            out = out_t._array.reshape(N, Hout)
             relu = mode == "RNN_RELU"
-            for t in steps:
-                if dO is not None:
-                    dh += dO[t]
-                d = dG[t]
-                y = out[t]
+            for r, bs in steps:
+                dht = dh[:bs]
+                dht += dO[r]
+                d = dG[r]
+                y = out[r]
                 if relu:
-                    xp.multiply(dh, y > 0, out=d)
+                    xp.multiply(dht, y > 0, out=d)
                 else:
-                    xp.multiply(dh, 1 - y * y, out=d)
-                dh = d @ Whh
-            d_c0 = None
-            dhg = None
-        if mode != "GRU":
-            dhg = dG
-        Hprev = (hs[:T] if not self.reverse else hs[1:]).reshape(T * B, Hout)
-        dGf = dG.reshape(T * B, -1)
-        dhgf = dhg.reshape(T * B, -1)
-        need = self.needs_input_grad
-        d_x = (dGf @ (w_ih._array if mode != "LSTM" else w_ih._array[A["perm"]])).reshape(X.shape) \
-            if need[0] else None
-        d_wih = dGf.T @ X.reshape(T * B, -1)
-        d_whh = dhgf.T @ Hprev
-        d_b_ih = dGf.sum(0) if has_bih else None
-        d_b_hh = dhgf.sum(0) if has_bhh else None
-        if mode == "LSTM":
-            perm = A["perm"]
+                    xp.multiply(dht, 1 - y * y, out=d)
+                xp.matmul(d, Whh, out=dht)
+        # the weights' gradients: one GEMM each over all steps
+        d_x = (dG @ Wih).reshape(X.shape) if self.needs_input_grad[0] else None
+        d_wih = dG.T @ X2
+        d_whh = dhg.T @ Hprev
+        d_b_ih = dG.sum(0) if has_bih else None
+        d_b_hh = dhg.sum(0) if has_bhh else None
+        if perm is not None:
             d_wih, d_whh = _unperm(d_wih, perm), _unperm(d_whh, perm)
             d_b_ih = None if d_b_ih is None else _unperm(d_b_ih, perm)
             d_b_hh = None if d_b_hh is None else _unperm(d_b_hh, perm)
         dev = x._device
-        wrap = (lambda a: None if a is None else make_tensor(a, dev))
-        grads = [wrap(d_x), wrap(dh)] + ([wrap(d_c0)] if mode == "LSTM" else [])
-        grads += [wrap(d_wih), wrap(d_whh)]
-        if has_bih:
-            grads.append(wrap(d_b_ih))
-        if has_bhh:
-            grads.append(wrap(d_b_hh))
-        if has_proj:
-            grads.append(wrap(grads_h))
-        return tuple(grads)
+        grads = [d_x, dh] + ([d_c0] if mode == "LSTM" else []) + [d_wih, d_whh]
+        grads += [g for g, present in ((d_b_ih, has_bih), (d_b_hh, has_bhh), (d_whr, has_proj))
+                  if present]
+        return tuple(None if a is None else make_tensor(a, dev) for a in grads)
 
 
 class LstmLayerBackward0(_FusedLayerBackward):

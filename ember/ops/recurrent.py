@@ -6,7 +6,7 @@ They are compositions of ember ops (linear, addmm, sigmoid, tanh ...), so their 
 second derivatives come from those ops. Each layer and direction projects the inputs of all
 time steps with one matmul; only the recurrent part (h @ W_hh^T and the gate arithmetic) runs
 in the Python loop over time. Packed sequences run the same loop on shrinking (forward) or
-growing (reverse) batches. A padded layer and direction runs as one fused node instead where
+growing (reverse) batches. A layer and direction (padded or packed) runs as one fused node instead where
 `_recurrent_fused` can take it (the fast path for training; its backward is not differentiable).
 
 `params` is PyTorch's flat weight list: per layer and direction `w_ih, w_hh`, then `b_ih, b_hh`
@@ -53,8 +53,8 @@ def gru_step(xg, h, w_hh_t, b_hh):
 def run_direction(mode, x, h, c, weights, batch_sizes, reverse):
     """x: (T, B, I) padded or (N, I) packed. Returns the output in x's layout and the final
     (h, c) (c None unless LSTM)."""
-    if batch_sizes is None and _fused.usable(x, h, c, weights):
-        return _fused.direction(mode, x, h, c, weights, reverse)
+    if _fused.usable(x, h, c, weights, batch_sizes):
+        return _fused.direction(mode, x, h, c, weights, reverse, batch_sizes)
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     gru = mode == "GRU"
     bias = b_ih

@@ -171,3 +171,55 @@ def test_backward_frees_the_step_arrays_and_retain_graph_keeps_them():
     assert node.arrays is None
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("kind,extra", KINDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_packed_parity_with_torch(kind, extra, dtype):
+    from ember.nn.utils import rnn as U
+    TU = torch.nn.utils.rnn
+    rng = np.random.default_rng(3)
+    t_mod = getattr(torch.nn, kind)(3, 4, num_layers=2, bidirectional=True, **extra)
+    t_mod = t_mod.to(getattr(torch, dtype))
+    e_mod = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True, **extra)
+    e_mod = e_mod.to(getattr(ember, dtype))
+    e_mod.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in
+                           t_mod.state_dict().items()})
+    lengths = [3, 5, 1, 4]                      # unsorted: enforce_sorted=False reorders
+    x = rng.standard_normal((5, 4, 3)).astype(dtype)
+    tx, ex = torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
+    t_out, t_state = t_mod(TU.pack_padded_sequence(tx, lengths, enforce_sorted=False))
+    e_out, e_state = e_mod(U.pack_padded_sequence(ex, lengths, enforce_sorted=False))
+    assert "LayerBackward0" in type(e_out.data.grad_fn.next_functions[0][0]).__name__
+    t_list = [t_out.data] + (list(t_state) if isinstance(t_state, tuple) else [t_state])
+    e_list = [e_out.data] + (list(e_state) if isinstance(e_state, tuple) else [e_state])
+    cots = [rng.standard_normal(tuple(o.shape)).astype(dtype) for o in t_list]
+    sum((o * torch.tensor(c)).sum() for o, c in zip(t_list, cots)).backward()
+    sum((o * ember.tensor(c)).sum() for o, c in zip(e_list, cots)).backward()
+    tol = dict(rtol=1e-4, atol=2e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-11)
+    for e, t in zip(e_list, t_list):
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **tol)
+    e_params = dict(e_mod.named_parameters())
+    for name, p in t_mod.named_parameters():
+        np.testing.assert_allclose(e_params[name].grad.numpy(), p.grad.numpy(), err_msg=name,
+                                   **tol)
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru", "rnn_tanh"])
+def test_packed_gradcheck(name):
+    rng = np.random.default_rng(4)
+    gates = {"lstm": 4, "gru": 3, "rnn_tanh": 1}[name]
+    data = ember.tensor(rng.standard_normal((6, 3)), requires_grad=True)
+    sizes = ember.tensor([3, 2, 1])
+    ws = [ember.tensor(rng.standard_normal(s) * 0.5, requires_grad=True)
+          for s in ((gates * 2, 3), (gates * 2, 2), (gates * 2,), (gates * 2,))] * 2
+    h0 = ember.tensor(rng.standard_normal((2, 3, 2)), requires_grad=True)
+    c0 = ember.tensor(rng.standard_normal((2, 3, 2)), requires_grad=True)
+    fn = getattr(ember, name)
+
+    def f(data, h0, c0, *w):
+        hx = [h0, c0] if name == "lstm" else h0
+        return tuple(fn(data, sizes, hx, list(w), True, 1, 0.0, False, True))
+
+    assert ember.autograd.gradcheck(f, (data, h0, c0, *ws))
