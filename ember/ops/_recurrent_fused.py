@@ -7,8 +7,9 @@ and the states of every step. The backward runs the reverse time loop on arrays 
 at once and then forms each weight's gradient with one GEMM over all steps (the stacked gate
 gradients against the stacked inputs or previous states); bias gradients are sums.
 
-The node's backward is not itself differentiable (as cuDNN's): a backward with
-`create_graph=True` through it raises. `recurrent.run_direction` takes this path only where it
+The node's backward is not itself differentiable (as cuDNN's and oneDNN's): a backward with
+`create_graph=True` through it raises; `backends.mkldnn.flags(enabled=False)` (cudnn on CUDA)
+turns the fused path off. `recurrent.run_direction` takes this path only where it
 gives the composite path's results: no autocast, no forward-mode AD, no saved tensor hooks or
 selective checkpointing (the node keeps arrays, not tensors), float32/float64. A packed
 sequence runs the same loop on the live rows of the running state (see `_steps`).
@@ -21,6 +22,7 @@ from .._state import (autocast as _autocast, forward_ad as _fw,
                       selective_checkpoint_anywhere as _sac_anywhere,
                       grad as _grad_state)
 from .._tensor import make_tensor, xp_of
+from ..backends import cudnn as _cudnn, mkldnn as _mkldnn
 from ._graph import Node, record
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -31,6 +33,10 @@ def usable(x, h, c, weights, batch_sizes=None):
     if _autocast.active or _fw.level is not None or _sac_anywhere.count:
         return False
     if _saved_hooks_anywhere.count and _saved_hooks.stack:
+        return False
+    # PyTorch's fused RNN kernels are cuDNN's (CUDA) and oneDNN's (CPU): their switches turn
+    # this path off too, leaving the composite path, whose backward is differentiable
+    if not (_cudnn if x._device.type == "cuda" else _mkldnn).enabled:
         return False
     if x.dim() != (3 if batch_sizes is None else 2) or x.shape[0] == 0:
         return False
@@ -208,7 +214,9 @@ class _FusedLayerBackward(Node):
             raise RuntimeError(
                 f"the fused {self.mode} layer's backward is not differentiable: double backward "
                 f"(create_graph=True) through torch.{self.mode.lower()} is not supported, as "
-                "with PyTorch's cuDNN RNN")
+                "with PyTorch's cuDNN and oneDNN RNN kernels; run the forward under "
+                "torch.backends.mkldnn.flags(enabled=False) (torch.backends.cudnn.flags("
+                "enabled=False) on CUDA) for the composite, twice differentiable path")
         x, w_ih, w_hh, w_hr, out_t = self.saved_tensors  # checks their versions
         A = self.arrays
         xp = xp_of(x)
