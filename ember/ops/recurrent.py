@@ -2,16 +2,19 @@
 stacked, optionally bidirectional layers over a padded or packed sequence) and their one-step
 cells `lstm_cell`, `gru_cell`, `rnn_tanh_cell`, `rnn_relu_cell`.
 
-They are compositions of ember ops (linear, addmm, sigmoid, tanh ...), so their gradients and
-second derivatives come from those ops. Each layer and direction projects the inputs of all
-time steps with one matmul; only the recurrent part (h @ W_hh^T and the gate arithmetic) runs
-in the Python loop over time. Packed sequences run the same loop on shrinking (forward) or
-growing (reverse) batches.
+A layer and direction (padded or packed) runs as one fused node, `_recurrent_fused`, wherever
+it can (float32/float64, no autocast, forward AD, saved-tensor hooks or selective
+checkpointing): its backward is written for all gates at once and is not differentiable again.
+Elsewhere, and for the cells, they are compositions of ember ops (linear, addmm, sigmoid,
+tanh ...), so their gradients and second derivatives come from those ops: each layer and
+direction projects the inputs of all time steps with one matmul, and only the recurrent part
+runs in the Python loop over time (packed sequences on shrinking (forward) or growing
+(reverse) batches).
 
 `params` is PyTorch's flat weight list: per layer and direction `w_ih, w_hh`, then `b_ih, b_hh`
 when `has_biases`, then `w_hr` for an LSTM with projections.
 """
-from . import activation, shape
+from . import _recurrent_fused as _fused, activation, shape
 from .linalg import addmm, linear, mm
 from .normalization import dropout as _dropout
 from .pointwise import sigmoid, tanh
@@ -52,6 +55,8 @@ def gru_step(xg, h, w_hh_t, b_hh):
 def run_direction(mode, x, h, c, weights, batch_sizes, reverse):
     """x: (T, B, I) padded or (N, I) packed. Returns the output in x's layout and the final
     (h, c) (c None unless LSTM)."""
+    if _fused.usable(x, h, c, weights, batch_sizes):
+        return _fused.direction(mode, x, h, c, weights, reverse, batch_sizes)
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     gru = mode == "GRU"
     bias = b_ih

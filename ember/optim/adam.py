@@ -7,6 +7,7 @@ weight_decay * p is added to g.
 """
 from ..ops.creation import zeros_like
 from ..ops.pointwise import maximum
+from . import _foreach
 from .optimizer import Optimizer, bump, state_step, step_with_hooks
 
 __all__ = ["Adam", "adam"]
@@ -30,10 +31,17 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
          has_complex=False, decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr,
          weight_decay, eps, maximize):
     """One Adam step over lists of parameters and their state, in place (the update of
-    `Adam.step`). `foreach`, `fused`, `capturable` and `differentiable` choose PyTorch kernels;
-    ember has one path."""
+    `Adam.step`). Unless `foreach=False` or `differentiable`, the foreach form (_foreach.py)
+    runs it on arrays, with the same results."""
     if grad_scale is not None or found_inf is not None:
         raise RuntimeError("`grad_scale` and `found_inf` are only used by the fused kernels")
+    if _foreach.usable(foreach, fused, differentiable, (lr, beta1, beta2, weight_decay, eps),
+                       params, grads, exp_avgs, exp_avg_sqs,
+                       max_exp_avg_sqs if amsgrad else [None] * len(params)):
+        return _foreach.adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                             amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr,
+                             weight_decay=weight_decay, eps=eps, maximize=maximize,
+                             decoupled_weight_decay=decoupled_weight_decay)
     for i, p in enumerate(params):
         g = -grads[i] if maximize else grads[i]
         t = bump(state_steps[i])
@@ -89,6 +97,8 @@ class Adam(Optimizer):
                     out.append(value)
             beta1, beta2 = group["betas"]
             adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
+                 foreach=group.get("foreach"), fused=group.get("fused"),
+                 differentiable=group.get("differentiable", False),
                  decoupled_weight_decay=group["decoupled_weight_decay"],
                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
                  weight_decay=group["weight_decay"], eps=group["eps"],

@@ -4,6 +4,7 @@
     momentum: b = momentum b + g / (sqrt(v) + eps), p -= lr b; else p -= lr g / (sqrt(v) + eps)
 """
 from ..ops.creation import zeros_like
+from . import _foreach
 from .optimizer import Optimizer, bump, state_step, step_with_hooks
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -12,7 +13,16 @@ __all__ = ["RMSprop", "rmsprop"]
 def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps,
             foreach=None, maximize=False, differentiable=False, capturable=False,
             has_complex=False, *, lr, alpha, eps, weight_decay, momentum, centered):
-    """One RMSprop step over lists of parameters and their state, in place."""
+    """One RMSprop step over lists of parameters and their state, in place. Unless
+    `foreach=False` or `differentiable`, the foreach form (_foreach.py) runs it on arrays."""
+    n = len(params)
+    if _foreach.usable(foreach, None, differentiable, (lr, alpha, eps, weight_decay, momentum),
+                       params, grads, square_avgs, grad_avgs if centered else [None] * n,
+                       momentum_buffer_list if momentum > 0 else [None] * n):
+        return _foreach.rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list,
+                                state_steps, lr=lr, alpha=alpha, eps=eps,
+                                weight_decay=weight_decay, momentum=momentum, centered=centered,
+                                maximize=maximize)
     for i, p in enumerate(params):
         g = -grads[i] if maximize else grads[i]
         bump(state_steps[i])
@@ -69,6 +79,8 @@ class RMSprop(Optimizer):
                                               state_step(state))):
                     out.append(value)
             rmsprop(params, grads, square_avgs, grad_avgs, buffers, steps,
+                    foreach=group.get("foreach"),
+                    differentiable=group.get("differentiable", False),
                     maximize=group["maximize"], lr=group["lr"], alpha=group["alpha"],
                     eps=group["eps"], weight_decay=group["weight_decay"], momentum=momentum,
                     centered=group["centered"])

@@ -4,6 +4,7 @@ functional form `sgd`:
     g = grad (+ weight_decay * p);  b = momentum * b + (1 - dampening) * g  (b = g at first)
     g = g + momentum * b if nesterov else b;  p -= lr * g   (p += lr * g if maximize)
 """
+from . import _foreach
 from .optimizer import Optimizer, required, step_with_hooks
 
 __all__ = ["SGD", "sgd"]
@@ -13,9 +14,15 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
         fused=None, grad_scale=None, found_inf=None, *, weight_decay, momentum, lr, dampening,
         nesterov, maximize):
     """One SGD step over lists of parameters, in place. A None in `momentum_buffer_list` is a
-    buffer not made yet: it is made from the gradient and put in the list."""
+    buffer not made yet: it is made from the gradient and put in the list. Unless
+    `foreach=False`, the foreach form (_foreach.py) runs it on arrays."""
     if grad_scale is not None or found_inf is not None:
         raise RuntimeError("`grad_scale` and `found_inf` are only used by the fused kernels")
+    if _foreach.usable(foreach, fused, False, (weight_decay, momentum, lr, dampening),
+                       params, d_p_list, momentum_buffer_list):
+        return _foreach.sgd(params, d_p_list, momentum_buffer_list, weight_decay=weight_decay,
+                            momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov,
+                            maximize=maximize)
     for i, p in enumerate(params):
         g = -d_p_list[i] if maximize else d_p_list[i]
         if weight_decay != 0:
@@ -58,7 +65,10 @@ class SGD(Optimizer):
                 states.append(state)
             sgd(params, grads, buffers, weight_decay=group["weight_decay"], momentum=momentum,
                 lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
-                maximize=group["maximize"])
+                maximize=group["maximize"],
+                # differentiable=True keeps the per-parameter loop of recorded tensor ops
+                foreach=False if group.get("differentiable") else group.get("foreach"),
+                fused=group.get("fused"))
             if momentum != 0:
                 for state, buf in zip(states, buffers):
                     state["momentum_buffer"] = buf

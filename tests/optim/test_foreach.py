@@ -1,0 +1,120 @@
+"""The foreach form of SGD, Adam/AdamW and RMSprop (ember/optim/_foreach.py) gives the
+per-parameter loop's results bit for bit, bumps the same version counters, keeps the same
+state_dict, and is taken exactly where it should be (foreach=None or True, fused=True; not
+foreach=False nor differentiable=True)."""
+import numpy as np
+import pytest
+
+import ember
+from ember import optim
+from ember.optim import _foreach
+
+CONFIGS = [
+    (optim.SGD, dict(lr=0.1)),
+    (optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.01)),
+    (optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+    (optim.SGD, dict(lr=0.05, momentum=0.5, dampening=0.3)),
+    (optim.Adam, dict(lr=0.01)),
+    (optim.Adam, dict(lr=0.01, weight_decay=0.1, amsgrad=True, maximize=True)),
+    (optim.Adam, dict(lr=0.01, betas=(0.3, 0.6))),      # lerp's other branch
+    (optim.AdamW, dict(lr=0.01, weight_decay=0.1)),
+    (optim.AdamW, dict(lr=0.01, amsgrad=True)),
+    (optim.RMSprop, dict(lr=0.01)),
+    (optim.RMSprop, dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1)),
+    (optim.RMSprop, dict(lr=0.01, alpha=0.3, centered=True, maximize=True)),
+]
+SHAPES = [(3, 4), (5,), (), (2, 3, 2)]
+
+
+def _params(dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return [ember.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+            for s in SHAPES]
+
+
+def _grads(step, dtype):
+    rng = np.random.default_rng(100 + step)
+    out = []
+    for s in SHAPES:
+        g = rng.standard_normal(s + (2,)).astype(dtype)
+        out.append(ember.tensor(g)[..., 0] if s else ember.tensor(g[..., 0]))  # non-contiguous
+    return out
+
+
+def _run(cls, kw, dtype, steps=4, **extra):
+    params = _params(dtype)
+    opt = cls(params, **kw, **extra)
+    for step in range(steps):
+        for p, g in zip(params, _grads(step, dtype)):
+            p.grad = g if step != 2 or p.dim() != 1 else None  # a parameter without a grad
+        opt.step()
+    return params, opt
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("cls,kw", CONFIGS)
+def test_same_bits_as_the_loop(cls, kw, dtype, monkeypatch):
+    calls = []
+    name = {optim.AdamW: "adam"}.get(cls, cls.__name__.lower())
+    real = getattr(_foreach, name)
+    monkeypatch.setattr(_foreach, name, lambda *a, **k: calls.append(1) or real(*a, **k))
+    fast, fast_opt = _run(cls, kw, dtype)
+    assert calls
+    del calls[:]
+    slow, slow_opt = _run(cls, kw, dtype, foreach=False)
+    assert not calls
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        assert a._version == b._version
+    fs, ss = fast_opt.state_dict(), slow_opt.state_dict()
+    assert fs["state"].keys() == ss["state"].keys()
+    for k in fs["state"]:
+        assert fs["state"][k].keys() == ss["state"][k].keys()
+        for name_, v in fs["state"][k].items():
+            w = ss["state"][k][name_]
+            np.testing.assert_array_equal(v.numpy(), w.numpy(), err_msg=name_)
+            assert v.dtype == w.dtype and v._version == w._version, name_
+    # a state saved by one path continues on the other
+    slow_opt.load_state_dict(fs)
+    fast_opt.load_state_dict(ss)
+
+
+@pytest.mark.parametrize("cls,kw", [CONFIGS[1], CONFIGS[5], CONFIGS[10]])
+def test_foreach_and_fused_flags(cls, kw, monkeypatch):
+    taken = []
+    monkeypatch.setattr(_foreach, "usable",
+                        lambda *a, _real=_foreach.usable: taken.append(_real(*a)) or taken[-1])
+    _run(cls, kw, "float32", steps=1, foreach=True)
+    _run(cls, kw, "float32", steps=1, differentiable=True)
+    assert taken == [True, False]
+    if cls is not optim.RMSprop:
+        _run(cls, kw, "float32", steps=1, foreach=False, fused=True)
+        assert taken[-1] is True
+
+
+def test_functional_forms_with_grad_mode_keep_the_loop():
+    # params requiring grad, grad mode on: the loop's error (in-place on a leaf), not a silent
+    # write into the array
+    p = ember.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        optim.sgd.sgd([p], [ember.ones(3)], [None], weight_decay=0, momentum=0, lr=0.1,
+                      dampening=0, nesterov=False, maximize=False)
+
+
+def test_torch_state_dict_loads(torch):
+    t_p = torch.nn.Parameter(torch.ones(3))
+    t_opt = torch.optim.Adam([t_p], lr=0.1, amsgrad=True)
+    t_p.grad = torch.tensor([0.1, -0.2, 0.3])
+    t_opt.step()
+    e_p = ember.ones(3, requires_grad=True)
+    e_opt = optim.Adam([e_p], lr=0.1, amsgrad=True)
+    e_opt.load_state_dict({"state": {0: {k: ember.tensor(v.numpy())
+                                         for k, v in t_opt.state_dict()["state"][0].items()}},
+                           "param_groups": t_opt.state_dict()["param_groups"]})
+    e_p.data = ember.tensor(t_p.detach().numpy())
+    for _ in range(2):
+        t_p.grad = torch.tensor([0.1, -0.2, 0.3])
+        e_p.grad = ember.tensor([0.1, -0.2, 0.3])
+        t_opt.step()
+        e_opt.step()
+    np.testing.assert_allclose(e_p.detach().numpy(), t_p.detach().numpy(), rtol=1e-6)
