@@ -165,7 +165,7 @@ def _zeta_minus_one(k, b):
 
 
 @functools.cache
-def _series():
+def _coefficients():
     """The series coefficients, from exact Bernoulli numbers: made on first use, not at import
     (the Fraction arithmetic would cost every `import ember` some milliseconds)."""
     tables = {"B": _bernoulli(30)}  # B_1 = +1/2 here; only even indices are used
@@ -188,8 +188,8 @@ def _lgamma_positive(xp, x):
     # Stirling's series for x >= 10.
     xb = xp.where(big, x, 10.0)
     r = 1.0 / (xb * xb)
-    s = _series()['STIRLING'][0]
-    for c in _series()['STIRLING'][1:]:
+    s = _coefficients()['STIRLING'][0]
+    for c in _coefficients()['STIRLING'][1:]:
         s = s * r + c
     stirling = (xb - 0.5) * xp.log(xb) - xb + _HALF_LOG_2PI + s / xb
     # Elsewhere: a shift by whole steps to t in [1.5, 2.5), then the series around 2.
@@ -198,8 +198,8 @@ def _lgamma_positive(xp, x):
     z = xs - k - 2.0                # exact: no bits are lost in these ranges
     z = xp.where(k < 0, xs - 1.0, z)
     z = xp.where(k < -1, xs, z)
-    series = _series()['LG2'][0]
-    for c in _series()['LG2'][1:]:
+    series = _coefficients()['LG2'][0]
+    for c in _coefficients()['LG2'][1:]:
         series = series * z + c
     series = series * z
     prod = xp.ones_like(xs)
@@ -238,8 +238,8 @@ def _digamma(xp, x):
         acc = acc - xp.where(step, 1.0 / xr, 0.0)
         xr = xp.where(step, xr + 1.0, xr)
     zz = 1.0 / (xr * xr)
-    poly = _series()['PSI_A'][0]
-    for c in _series()['PSI_A'][1:]:
+    poly = _coefficients()['PSI_A'][0]
+    for c in _coefficients()['PSI_A'][1:]:
         poly = poly * zz + c
     y = xp.where(xr < 1.0e17, zz * poly, 0.0)
     res = xp.where(xr == 10.0, acc + _PSI_10, acc + xp.log(xr) - 0.5 / xr - y)
@@ -290,7 +290,7 @@ def _hurwitz_zeta(xp, s, q):
     for j in range(12):
         fac = fac * (s + k)
         b = b / w
-        total = total + fac * b / _series()['ZETA_A'][j]
+        total = total + fac * b / _coefficients()['ZETA_A'][j]
         k += 1.0
         fac = fac * (s + k)
         b = b / w
