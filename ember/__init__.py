@@ -21,14 +21,11 @@ from .ops import *  # noqa: F401,F403  (every op family's public functions)
 from . import fft, linalg, special
 from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, cuda, nn, optim, serialization, utils
-from .utils import checkpoint as _checkpoint, data as _data  # noqa: F401  (as torch.utils.data)
-from . import distributed, distributions
 from .serialization import load, save
 from .serialization import (DeserializationStorageContext, PyTorchFileReader, PyTorchFileWriter,
                             SerializationStorageContext)
-from . import accelerator, backends, jit, testing
-from . import amp, cpu, func, hub, multiprocessing, profiler
-from . import compiler, library
+from . import accelerator, backends
+from . import amp, cpu
 from .dtypes import qint8, qint32, quint8
 from .dtypes import (uint16, uint32, uint64, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
                      float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2, complex32, chalf,
@@ -36,15 +33,12 @@ from .dtypes import (uint16, uint32, uint64, float8_e4m3fn, float8_e4m3fnuz, flo
                      int6, int7, uint1, uint2, uint3, uint4, uint5, uint6, uint7, bit)
 from ._qscheme import (qscheme, per_channel_affine, per_channel_affine_float_qparams,
                        per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)
-from . import ao, masked, nested, quantization
 from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
 from .amp._global_state import *  # noqa: F401,F403  (set_autocast_enabled ... without autocast)
-from .func import vmap
 from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._symbolic import *  # noqa: F401,F403  (sym_int ... and cond, on concrete values)
 from .random import thread_safe_generator
 from ._streams import Event, Stream  # noqa: E402  (torch.Stream, torch.Event)
-from .jit import compile
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
                                     set_anomaly_enabled)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
@@ -63,13 +57,26 @@ from .version import __version__
 from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
                       is_distributed)
-from . import functional, overrides, return_types, storage, torch_version, types
-from . import futures, signal
-from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass
-from .library import Tag
-from .jit import Error as JITException
-from .utils.throughput_benchmark import (BenchmarkConfig, BenchmarkExecutionStats,
-                                         _Engine as ThroughputBenchmark)
+from . import functional, return_types, storage, torch_version, types
 from .utils import deterministic as _deterministic, dlpack as _dlpack, weak as _weak  # noqa: F401
-from .futures import Future
-from .jit import fork, wait
+
+# Loaded on first use (ember/_lazy.py): rarely needed packages, whose import costs more than the
+# rest of `import ember` (urllib and ssl for hub, multiprocessing for utils.data, ...).
+# tests/test_lazy_import.py checks that a bare `import ember` leaves them out.
+from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
+_LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",
+                 "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
+                 "quantization", "overrides", "futures", "signal")
+_lazy_attributes(__import__("sys").modules[__name__], {
+    **{name: (f".{name}", None) for name in _LAZY_MODULES},
+    "vmap": (".func", "vmap"), "compile": (".jit", "compile"), "fork": (".jit", "fork"),
+    "wait": (".jit", "wait"), "JITException": (".jit", "Error"), "Tag": (".library", "Tag"),
+    "Future": (".futures", "Future"),
+    "DisableTorchFunction": (".overrides", "DisableTorchFunction"),
+    "DisableTorchFunctionSubclass": (".overrides", "DisableTorchFunctionSubclass"),
+    "BenchmarkConfig": (".utils.throughput_benchmark", "BenchmarkConfig"),
+    "BenchmarkExecutionStats": (".utils.throughput_benchmark", "BenchmarkExecutionStats"),
+    "ThroughputBenchmark": (".utils.throughput_benchmark", "_Engine"),
+})
+# `import ember` has always made ember.utils.data and ember.utils.checkpoint reachable
+_lazy_attributes(utils, {name: (f"ember.utils.{name}", None) for name in ("data", "checkpoint")})

@@ -11,15 +11,24 @@ A process that sets MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ keeps its o
 """
 import ctypes
 import os
-import platform
+import sys
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 64 << 20
 
 
+def _glibc():
+    """Whether this process runs on glibc. Asked of the C library itself: cheaper than
+    platform.libc_ver(), which imports `platform` and scans the Python binary's bytes."""
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _keep_freed_blocks():
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    if not sys.platform.startswith("linux") or not _glibc():
         return False
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return False

@@ -285,25 +285,17 @@ def _promote_barebones(a, b):
     raise RuntimeError(f"Promotion from {a._scalar_name} and {b._scalar_name} is unsupported.")
 
 
-def _promotion_table():
-    table = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
-    for a in EVERY_DTYPE:  # the barebones pairs that promote; the others raise on lookup
-        for b in EVERY_DTYPE:
-            if (a, b) not in table:
-                try:
-                    table[a, b] = _promote_barebones(a, b)
-                except RuntimeError:
-                    pass
-    return table
-
-
 class _PromotionTable(dict):
-    def __missing__(self, pair):  # a pair PyTorch refuses: its error
-        _promote_barebones(*pair)
-        raise KeyError(pair)
+    """The pairs of ALL_DTYPES, made at import; a pair with a barebones dtype is worked out on
+    first lookup (there are ~1500 such pairs, most refused: filling them all, exceptions and
+    messages included, cost every `import ember` some milliseconds)."""
+    def __missing__(self, pair):
+        promoted = _promote_barebones(*pair)  # a pair PyTorch refuses raises its error
+        self[pair] = promoted
+        return promoted
 
 
-_PROMOTE = _PromotionTable(_promotion_table())
+_PROMOTE = _PromotionTable({(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES})
 
 
 def promote_types(type1, type2):

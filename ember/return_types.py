@@ -2,6 +2,7 @@
 `torch.return_types.max(values=..., indices=...)`). Each is a tuple type with named fields
 that prints as PyTorch's; the `_out` types are what the `out=` forms return. The ops make
 their results with `return_type`, which gives the one type of each name."""
+import functools
 from collections import namedtuple
 
 from .utils._pytree import register_pytree_node
@@ -32,6 +33,14 @@ _FIELDS = {
 _NO_OUT = {"histogramdd"}
 
 
+@functools.cache
+def _tuple_of(fields):
+    """One named tuple class per field list, which the result types of those fields share:
+    namedtuple() compiles code for each class it makes, and ~90 of them were a visible part
+    of `import ember`. Each result type is its own subclass, with its own name."""
+    return namedtuple("_" + "_".join(fields), fields)
+
+
 def return_type(name, fields=_VALUES_INDICES):
     """The named tuple type `return_types.<name>`, made once (it pickles by that name)."""
     cls = globals().get(name)
@@ -42,7 +51,7 @@ def return_type(name, fields=_VALUES_INDICES):
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
         return f"torch.return_types.{name}(\n{body})"
 
-    cls = type(name, (namedtuple(name, fields),),
+    cls = type(name, (_tuple_of(tuple(fields)),),
                {"__slots__": (), "__repr__": __repr__, "__str__": __repr__,
                 "__module__": __name__, "__qualname__": name})
     globals()[name] = cls

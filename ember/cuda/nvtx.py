@@ -2,7 +2,6 @@
 through CuPy's bindings. Without them, PyTorch's error."""
 import contextlib
 import ctypes
-import ctypes.util
 
 __all__ = ["mark", "range", "range_end", "range_pop", "range_push", "range_start"]
 
@@ -46,6 +45,7 @@ _library = []  # libnvToolsExt, once loaded (CuPy binds no start/end ranges)
 
 def _nvtx_library(function):
     if not _library:
+        import ctypes.util  # here: it imports shutil and tempfile, wanted only now
         name = ctypes.util.find_library("nvToolsExt") or "libnvToolsExt.so.1"
         try:
             library = ctypes.CDLL(name)

@@ -16,7 +16,6 @@ import os
 import pickle
 import struct
 import sys
-import tempfile
 import types
 import zipfile
 
@@ -378,6 +377,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
         return
     path = os.fspath(f)
     name = os.path.splitext(os.path.basename(path))[0] or "archive"
+    import tempfile  # here: it imports shutil and random, which a save alone needs
     fd, tmp = tempfile.mkstemp(prefix=".ember-save-", dir=os.path.dirname(os.path.abspath(path)))
     try:
         umask = os.umask(0)  # mkstemp makes the file 0600; give it what open() would

@@ -9,7 +9,6 @@ mechanism for kernel providers; ember ships none (PyTorch's FA3/FA4 are CUDA ker
 its list starts empty."""
 import contextlib
 import enum
-import logging
 
 from ...backends import cuda as _cuda_backend
 
@@ -21,8 +20,6 @@ __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS",
 # PyTorch warns why a fused kernel could not run when this is True; ember runs no fused kernel
 # and never has a reason to give, so it only keeps the switch.
 WARN_FOR_UNFUSED_KERNELS = False
-
-_logger = logging.getLogger(__name__)
 
 
 class SDPBackend(enum.Enum):
@@ -127,5 +124,7 @@ def restore_flash_attention_impl(_raise_warn=True):
     if _flash_active is not None:
         _flash_active[1].remove()
     elif _raise_warn:
-        _logger.warning("Trying to restore default FA2 impl when no custom impl was activated")
+        import logging  # here: `import ember` need not load logging for one warning
+        logging.getLogger(__name__).warning(
+            "Trying to restore default FA2 impl when no custom impl was activated")
     _flash_active = None

@@ -9,7 +9,6 @@ from ..._state import grad as _grad_state
 from ..._tensor import Tensor
 from ...amp.autocast_mode import autocast
 from ...autograd.grad_mode import set_grad_enabled
-from ...utils.data._utils.worker import ExceptionWrapper
 from . import comm
 
 __all__ = ["get_a_var", "parallel_apply"]
@@ -32,6 +31,8 @@ def get_a_var(obj):
 
 def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
     """`[modules[i](*inputs[i], **kwargs_tup[i]) for i]`, computed in parallel threads."""
+    # here, not at the top: ember.utils.data (multiprocessing, datapipes) loads on first use
+    from ...utils.data._utils.worker import ExceptionWrapper
     if len(modules) != len(inputs):
         raise AssertionError(f"The number of modules {len(modules)} is not equal to the number "
                              f"of inputs {len(inputs)}")

@@ -23,7 +23,7 @@ from ..._tensor import Tensor
 from .._graph import Node, inplace, record, write_out
 from ..pointwise import BinaryNode, binary
 from ._common import _module, _need_tensor, _not_implemented, _promoted
-from .special import _LG2, _STIRLING, _hurwitz_zeta, _lgamma, digamma, lgamma
+from .special import _coefficients, _hurwitz_zeta, _lgamma, digamma, lgamma
 
 __all__ = ["mvlgamma", "igamma", "igammac"]
 METHODS = ["mvlgamma_", "igamma_", "igammac_"]  # the others are bound at the end
@@ -136,8 +136,8 @@ def _log_prefactor(xp, a, x):
     large = a >= 10.0
     al = xp.where(large, a, 10.0)
     r = 1.0 / (al * al)
-    s = _STIRLING[0]
-    for c in _STIRLING[1:]:
+    s = _coefficients()['STIRLING'][0]
+    for c in _coefficients()['STIRLING'][1:]:
         s = s * r + c
     stirling = s / al
     big = -_a_u_minus_log1p_u(xp, al, x) + 0.5 * xp.log(al / (2.0 * math.pi)) - stirling
@@ -198,8 +198,8 @@ def _lgamma1p(xp, a):
     lgamma(1 + a) = lgamma(2 + a) - log1p(a), the first by its Taylor series at 2."""
     small = a < 0.5
     z = xp.where(small, a, 0.0)
-    series = _LG2[0]
-    for c in _LG2[1:]:
+    series = _coefficients()['LG2'][0]
+    for c in _coefficients()['LG2'][1:]:
         series = series * z + c
     return xp.where(small, series * z - xp.log1p(z), _lgamma(xp, xp.where(small, 1.0, a) + 1.0))
 

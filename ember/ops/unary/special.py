@@ -8,8 +8,8 @@ lgamma when importable, see USE_SCIPY). They compute in float64 whatever the inp
 except float32 erf, which has a float32-accurate rational form of its own.
 """
 import builtins
+import functools
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -177,6 +177,7 @@ def _erfinv(xp, y):
 
 def _bernoulli(n):
     """B_0 .. B_n as Fractions (Akiyama-Tanigawa)."""
+    from fractions import Fraction
     a, out = [Fraction(0)] * (n + 1), []
     for m in range(n + 1):
         a[m] = Fraction(1, m + 1)
@@ -186,25 +187,38 @@ def _bernoulli(n):
     return out
 
 
-_B = _bernoulli(30)  # B_1 = +1/2 here; only even indices are used
 _EULER = 0.57721566490153286061
 
 
-def _zeta_minus_one(k):
-    """zeta(k) - 1 for an integer k >= 2 to double precision (Euler-Maclaurin at N = 20)."""
+def _zeta_minus_one(k, b):
+    """zeta(k) - 1 for an integer k >= 2 to double precision (Euler-Maclaurin at N = 20);
+    `b`: the Bernoulli numbers."""
+    from fractions import Fraction
     n = 20
     terms = [m ** -float(k) for m in range(2, n)]
     terms += [n ** (1.0 - k) / (k - 1), 0.5 * n ** -float(k)]
     rising = Fraction(k)
     for j in range(1, 8):
-        terms.append(float(_B[2 * j] / math.factorial(2 * j) * rising) * n ** (-k - 2 * j + 1.0))
+        terms.append(float(b[2 * j] / math.factorial(2 * j) * rising) * n ** (-k - 2 * j + 1.0))
         rising *= (k + 2 * j - 1) * (k + 2 * j)
     return math.fsum(terms)
 
 
-# lgamma(2 + z) = (1 - gamma) z + sum_k (-1)^k (zeta(k) - 1) / k z^k, used for |z| <= 1/2.
-_LG2 = [(-1) ** k * _zeta_minus_one(k) / k for k in range(30, 1, -1)] + [1.0 - _EULER]
-_STIRLING = [float(_B[2 * k] / (2 * k * (2 * k - 1))) for k in range(9, 0, -1)]
+@functools.cache
+def _coefficients():
+    """The series coefficients, from exact Bernoulli numbers: made on first use, not at import
+    (the Fraction arithmetic would cost every `import ember` some milliseconds)."""
+    tables = {"B": _bernoulli(30)}  # B_1 = +1/2 here; only even indices are used
+    b = tables["B"]
+    # lgamma(2 + z) = (1 - gamma) z + sum_k (-1)^k (zeta(k) - 1) / k z^k, used for |z| <= 1/2.
+    tables["LG2"] = [(-1) ** k * _zeta_minus_one(k, b) / k
+                      for k in range(30, 1, -1)] + [1.0 - _EULER]
+    tables["STIRLING"] = [float(b[2 * k] / (2 * k * (2 * k - 1))) for k in range(9, 0, -1)]
+    tables["PSI_A"] = [float(b[2 * k] / (2 * k)) for k in range(7, 0, -1)]
+    tables["ZETA_A"] = [float(math.factorial(2 * j) / b[2 * j]) for j in range(1, 13)]
+    return tables
+
+
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
@@ -214,8 +228,8 @@ def _lgamma_positive(xp, x):
     # Stirling's series for x >= 10.
     xb = xp.where(big, x, 10.0)
     r = 1.0 / (xb * xb)
-    s = _STIRLING[0]
-    for c in _STIRLING[1:]:
+    s = _coefficients()['STIRLING'][0]
+    for c in _coefficients()['STIRLING'][1:]:
         s = s * r + c
     stirling = (xb - 0.5) * xp.log(xb) - xb + _HALF_LOG_2PI + s / xb
     # Elsewhere: a shift by whole steps to t in [1.5, 2.5), then the series around 2.
@@ -224,8 +238,8 @@ def _lgamma_positive(xp, x):
     z = xs - k - 2.0                # exact: no bits are lost in these ranges
     z = xp.where(k < 0, xs - 1.0, z)
     z = xp.where(k < -1, xs, z)
-    series = _LG2[0]
-    for c in _LG2[1:]:
+    series = _coefficients()['LG2'][0]
+    for c in _coefficients()['LG2'][1:]:
         series = series * z + c
     series = series * z
     prod = xp.ones_like(xs)
@@ -252,7 +266,6 @@ def _lgamma(xp, x):
 
 # digamma: PyTorch's scheme (reflection for x < 0, steps up to x >= 10, asymptotic series).
 _PSI_10 = 2.25175258906672110764
-_PSI_A = [float(_B[2 * k] / (2 * k)) for k in range(7, 0, -1)]
 
 
 def _digamma(xp, x):
@@ -265,8 +278,8 @@ def _digamma(xp, x):
         acc = acc - xp.where(step, 1.0 / xr, 0.0)
         xr = xp.where(step, xr + 1.0, xr)
     zz = 1.0 / (xr * xr)
-    poly = _PSI_A[0]
-    for c in _PSI_A[1:]:
+    poly = _coefficients()['PSI_A'][0]
+    for c in _coefficients()['PSI_A'][1:]:
         poly = poly * zz + c
     y = xp.where(xr < 1.0e17, zz * poly, 0.0)
     res = xp.where(xr == 10.0, acc + _PSI_10, acc + xp.log(xr) - 0.5 / xr - y)
@@ -291,7 +304,6 @@ def _trigamma(xp, x):
     return xp.where(refl, -acc, acc)
 
 
-_ZETA_A = [float(math.factorial(2 * j) / _B[2 * j]) for j in range(1, 13)]
 _MACHEP = 1.11022302462515654042e-16
 
 
@@ -318,7 +330,7 @@ def _hurwitz_zeta(xp, s, q):
     for j in range(12):
         fac = fac * (s + k)
         b = b / w
-        total = total + fac * b / _ZETA_A[j]
+        total = total + fac * b / _coefficients()['ZETA_A'][j]
         k += 1.0
         fac = fac * (s + k)
         b = b / w

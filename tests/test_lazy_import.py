@@ -1,0 +1,77 @@
+"""`import ember` leaves the rarely used packages unloaded (ember/_lazy.py), and every one of
+them, and every name that comes from them, is still reachable as before: as an attribute, by
+`from ember import x`, by `import ember.x`, in `dir(ember)`, and through a pickle."""
+import json
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+import ember
+
+LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.testing",
+                "ember.func", "ember.hub", "ember.multiprocessing", "ember.profiler",
+                "ember.compiler", "ember.library", "ember.ao", "ember.masked", "ember.nested",
+                "ember.quantization", "ember.overrides", "ember.futures", "ember.signal",
+                "ember.utils.data", "ember.utils.checkpoint", "ember.utils.throughput_benchmark"]
+# modules from outside ember that only the lazy packages need
+LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging"]
+
+
+def _fresh(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return out.stdout
+
+
+def test_import_ember_leaves_the_lazy_modules_out():
+    loaded = set(json.loads(_fresh(
+        "import json, sys, ember; print(json.dumps(sorted(sys.modules)))")))
+    assert "ember.ops" in loaded and "ember.nn" in loaded  # the probe sees what it should
+    assert sorted(loaded & set(LAZY_MODULES + LAZY_STDLIB)) == []
+
+
+def test_each_lazy_module_loads_on_attribute_access():
+    # in one fresh process (one start is slow), so the first access is really the lazy one
+    found = json.loads(_fresh(
+        "import json, sys, ember\n"
+        f"names = {ember._LAZY_MODULES!r}\n"
+        "print(json.dumps([[getattr(ember, n) is sys.modules['ember.' + n], n in dir(ember)]"
+        " for n in names]))"))
+    assert found == [[True, True]] * len(ember._LAZY_MODULES)
+
+
+def test_names_from_lazy_modules():
+    from ember import distributions, fft
+    from ember.jit import Error
+    assert ember.distributions is distributions and fft is ember.fft
+    assert ember.distributions.Normal(0.0, 1.0).mean.item() == 0.0
+    assert ember.JITException is Error and ember.compile is ember.jit.compile
+    assert ember.vmap is ember.func.vmap and ember.Tag is ember.library.Tag
+    assert ember.Future is ember.futures.Future
+    assert ember.DisableTorchFunction is ember.overrides.DisableTorchFunction
+    assert ember.ThroughputBenchmark is ember.utils.throughput_benchmark._Engine
+    assert ember.utils.data.DataLoader is ember.utils.data.dataloader.DataLoader
+    assert callable(ember.utils.checkpoint.checkpoint)
+    assert {"distributions", "hub", "vmap", "compile"} <= set(dir(ember))
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        ember.no_such_name
+
+
+def test_a_pickle_naming_a_lazy_module_loads_in_a_fresh_process():
+    blob = pickle.dumps(ember.distributions.constraints.positive)
+    assert _fresh(f"import pickle; print(type(pickle.loads({blob!r})).__name__)").strip() \
+        == type(ember.distributions.constraints.positive).__name__
+
+
+def test_the_special_function_series_match_a_recomputation():
+    # made on first use now; the values must be those the import-time tables had
+    from fractions import Fraction
+    from ember.ops.unary import special
+    tables = special._coefficients()
+    b = tables["B"]
+    assert b[2] == Fraction(1, 6) and b[12] == Fraction(-691, 2730)
+    assert tables["PSI_A"][-1] == float(b[2] / 2)
+    assert ember.lgamma(ember.tensor([0.25, 2.5, 30.0], dtype=ember.float64)).tolist() == \
+        pytest.approx([1.2880225246980774, 0.2846828704729192, 71.25703896716801], rel=1e-15)
