@@ -154,7 +154,7 @@ def test_faster_rcnn_stages_match_torchvision(tv_python_kernels):
         t_obj, t_deltas = theirs.rpn.head(list(t_feats.values()))
         e_obj, e_deltas = ours.rpn.head(list(feats.values()))
         for a, b in zip(e_obj + e_deltas, t_obj + t_deltas):
-            _close(a, b, atol=1e-5)
+            _close(a, b, atol=5e-5)  # float32 sums of 256 channels x 3x3, in another order
         t_anchors = theirs.rpn.anchor_generator(t_list, list(t_feats.values()))
         e_anchors = ours.rpn.anchor_generator(e_list, list(feats.values()))
         for a, b in zip(e_anchors, t_anchors):
