@@ -11,6 +11,20 @@ import ember
 import ember.nn as nn
 from ember.ops import _recurrent_fused
 
+
+@pytest.fixture(autouse=True)
+def _fused_path_conditions(monkeypatch):
+    """The process-wide switches the fused path reads, at their defaults. In the whole suite
+    run in one process, an earlier test leaves one of them changed (not yet found: issue 12's
+    note), which turned these tests onto the composite path."""
+    rf = _recurrent_fused
+    monkeypatch.setattr(rf._mkldnn, "enabled", True)
+    monkeypatch.setattr(rf._cudnn, "enabled", True)
+    monkeypatch.setattr(rf._autocast, "active", False)
+    monkeypatch.setattr(rf._fw, "level", None)
+    monkeypatch.setattr(rf._sac_anywhere, "count", 0)
+    monkeypatch.setattr(rf._saved_hooks_anywhere, "count", 0)
+
 torch = pytest.importorskip("torch")
 
 OPTIONS = [
