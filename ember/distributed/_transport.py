@@ -2,30 +2,27 @@
 a job, found through the rendezvous store. A reader thread per peer files every incoming
 message under (sender, key) so that a rank can send to a peer that is itself sending
 (no deadlock on full socket buffers) and messages can arrive before they are asked for.
-Messages are a pickled (key, meta) header and a raw byte payload (an array's memory)."""
+Messages are a (key, meta) header in `_wire`'s encoding (never a pickle) and a raw byte
+payload (an array's memory). A connection must open with its rank and the token the
+listening rank published in the store, so a stranger reaching the port is turned away."""
 import collections
-import pickle
+import hmac
+import logging
+import os
 import socket
 import struct
 import threading
 import time
 
+from . import _wire
 from .store import DistNetworkError
 
 __all__ = ["Mailbox", "Mesh", "MpiMesh"]
 
-_HEAD = struct.Struct("!QQ")
-
-
-def _recv_exact(sock, n):
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
-    while got < n:
-        k = sock.recv_into(view[got:], min(n - got, 1 << 22))
-        if k == 0:
-            raise ConnectionError("peer closed")
-        got += k
-    return buf
+_PAYLOAD_LEN = struct.Struct("!Q")
+_HELLO = struct.Struct("!Q16s")  # the connecting rank, the listener's token
+_MAX_HEADER = 1 << 16
+_log = logging.getLogger("ember.distributed")
 
 
 class Mailbox:
@@ -80,26 +77,44 @@ class Mesh(Mailbox):
         self._socks, self._send_locks = {}, {}
         self._shutting_down = False
         listener = socket.create_server((host, 0), backlog=max(size, 8))
+        token = os.urandom(16)
         try:
-            store.set(f"mesh/{rank}", f"{host}:{listener.getsockname()[1]}")
+            store.set(f"mesh/{rank}", f"{host}:{listener.getsockname()[1]}:{token.hex()}")
             for peer in range(rank):  # connect down, accept from above
-                addr = store.get(f"mesh/{peer}").decode()
-                h, p = addr.rsplit(":", 1)
+                h, p, peer_token = store.get(f"mesh/{peer}").decode().rsplit(":", 2)
                 sock = socket.create_connection((h, int(p)), timeout=timeout)
-                sock.sendall(struct.pack("!Q", rank))
+                sock.sendall(_HELLO.pack(rank, bytes.fromhex(peer_token)))
                 self._add(peer, sock)
-            listener.settimeout(timeout)
-            for _ in range(rank + 1, size):
-                try:
-                    sock, _ = listener.accept()
-                except socket.timeout:
-                    raise RuntimeError(f"[gloo] Timed out after {round(timeout * 1000)}ms "
-                                       "waiting for the other ranks to connect") from None
-                sock.settimeout(timeout)
-                (peer,) = struct.unpack("!Q", _recv_exact(sock, 8))
-                self._add(peer, sock)
+            self._accept_peers(listener, token, timeout)
         finally:
             listener.close()
+
+    def _accept_peers(self, listener, token, timeout):
+        """Every rank above ours, each proving with `token` that it read our address from
+        the store; any other connection is logged and closed."""
+        deadline = time.monotonic() + timeout
+        waiting = set(range(self.rank + 1, self.size))
+        while waiting:
+            listener.settimeout(max(deadline - time.monotonic(), 0.001))
+            try:
+                sock, addr = listener.accept()
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                peer, their_token = _HELLO.unpack(_wire.recv_exact(sock, _HELLO.size))
+            except socket.timeout:
+                raise RuntimeError(f"[gloo] Timed out after {round(timeout * 1000)}ms "
+                                   "waiting for the other ranks to connect") from None
+            except (OSError, ConnectionError) as e:
+                _log.warning("[gloo] rank %d: a connection failed its handshake (%s)",
+                             self.rank, e)
+                continue
+            if peer in waiting and hmac.compare_digest(their_token, token):
+                waiting.discard(peer)
+                self._add(peer, sock)
+            else:
+                _log.warning("[gloo] rank %d: turned away a connection from %s that did not "
+                             "present this job's token for a rank still expected", self.rank,
+                             addr)
+                sock.close()
 
     def _add(self, peer, sock):
         sock.settimeout(None)
@@ -111,20 +126,28 @@ class Mesh(Mailbox):
     def _read(self, peer, sock):
         try:
             while True:
-                hlen, plen = _HEAD.unpack(_recv_exact(sock, _HEAD.size))
-                key, meta = pickle.loads(_recv_exact(sock, hlen))
-                payload = _recv_exact(sock, plen) if plen else bytearray()
+                head = _wire.recv_frame(sock, _MAX_HEADER)
+                if not (isinstance(head, tuple) and len(head) == 3
+                        and isinstance(head[2], int) and head[2] >= 0):
+                    raise _wire.WireError("not a message header")
+                key, meta, plen = head
+                payload = _wire.recv_exact(sock, plen) if plen else bytearray()
                 self._file(peer, key, meta, payload)
-        except (OSError, ConnectionError, EOFError):
+        except (OSError, ConnectionError):
+            self._lost(peer)
+        except _wire.WireError as e:
+            _log.error("[gloo] rank %d: rank %d sent a malformed message (%s); dropping the "
+                       "connection", self.rank, peer, e)
+            sock.close()
             self._lost(peer)
 
     def send(self, peer, key, meta, payload=b""):
-        head = pickle.dumps((key, meta), protocol=pickle.HIGHEST_PROTOCOL)
         size = payload.nbytes if isinstance(payload, memoryview) else len(payload)
+        head = _wire.frame((key, meta, size))
         with self._send_locks[peer]:
             try:
                 sock = self._socks[peer]
-                sock.sendall(_HEAD.pack(len(head), size) + head)
+                sock.sendall(head)
                 if size:
                     sock.sendall(payload)
             except OSError as e:

@@ -6,11 +6,15 @@ in call order, on a worker thread per process group; `async_op=True` returns the
 before it finishes. A subgroup shares the world's connections and tells its messages apart
 by a group id and a per-group sequence number (every rank issues collectives in the same
 order, as PyTorch requires)."""
+import math
 import pickle
 import queue
 import threading
 
 import numpy as np
+
+from .. import dtypes
+from .store import DistBackendError
 
 __all__ = ["ProcessGroupGloo", "Work", "reduce_arrays"]
 
@@ -83,12 +87,25 @@ def reduce_arrays(arrays, op):
 def _payload(arr):
     if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
         arr = arr.copy(order="C")
-    return (arr.dtype, arr.shape), memoryview(arr.reshape(-1).view(np.uint8))
+    return (dtypes.FROM_NUMPY[arr.dtype].name, arr.shape), \
+        memoryview(arr.reshape(-1).view(np.uint8))
 
 
 def _array(meta, payload):
-    dtype, shape = meta
-    return np.frombuffer(payload, dtype=dtype).reshape(shape)
+    """The array a peer's (dtype name, shape) header and payload describe, checked first: an
+    ember dtype, a shape of sizes >= 0 and exactly the bytes they need."""
+    try:
+        name, shape = meta
+        dtype = getattr(dtypes, name, None) if isinstance(name, str) else None
+        ok = (isinstance(dtype, dtypes.dtype) and isinstance(shape, tuple)
+              and all(type(n) is int and n >= 0 for n in shape)
+              and len(payload) == dtype.itemsize * math.prod(shape))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise DistBackendError(f"[gloo] a peer sent an array header {meta!r} that does not "
+                               f"describe its {len(payload)}-byte payload")
+    return np.frombuffer(payload, dtype=dtype.np).reshape(shape)
 
 
 class ProcessGroupGloo:

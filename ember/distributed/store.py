@@ -1,20 +1,23 @@
 """Key-value stores for rendezvous, as PyTorch's c10d stores: `HashStore` (one process),
 `TCPStore` (a server thread in the master process, clients over TCP), `FileStore` (a file
 on a shared file system, locked with `fcntl`) and `PrefixStore`. Values are bytes; `add`
-keeps a counter as its decimal text, as PyTorch does."""
+keeps a counter as its decimal text, as PyTorch does. Nothing a store reads from a socket or
+its file is unpickled (see `_wire`)."""
 import datetime
+import logging
 import os
-import pickle
 import socket
-import struct
 import threading
 import time
+
+from . import _wire
 
 __all__ = ["Store", "HashStore", "TCPStore", "FileStore", "PrefixStore", "DistError",
            "DistStoreError", "DistNetworkError", "DistBackendError", "QueueEmptyError",
            "default_store_timeout"]
 
 default_store_timeout = datetime.timedelta(seconds=300)
+_log = logging.getLogger("ember.distributed")
 
 
 class DistError(RuntimeError):
@@ -213,30 +216,30 @@ class PrefixStore(Store):
         return self.underlying_store._wait([self._k(k) for k in keys], seconds)
 
 
-# ---- TCPStore: length-prefixed pickled requests to a server thread ----------------------
-_LEN = struct.Struct("!Q")
+# ---- TCPStore: framed requests (see _wire: plain values, never pickles) to a server thread --
+_MAX_MESSAGE = 1 << 31
+# what each request carries: a request of another shape is answered with a TypeError
+_REQUESTS = {"set": (str, bytes), "get_now": (str,), "add": (str, int), "append": (str, bytes),
+             "check": (list,), "delete_key": (str,), "num_keys": (),
+             "compare_set": (str, bytes, bytes), "wait": (list, (int, float))}
+# the errors a server may send back, by name; any other name arrives as RuntimeError
+_REPLY_ERRORS = {e.__name__: e for e in (KeyError, ValueError, TypeError, RuntimeError,
+                                          DistStoreError, QueueEmptyError)}
 
 
-def _send_msg(sock, obj):
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    sock.sendall(_LEN.pack(len(data)) + data)
-
-
-def _recv_exact(sock, n):
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if k == 0:
-            raise DistNetworkError("Failed to recv, got 0 bytes. Connection was likely closed. "
-                                   "Did the remote server shutdown or crash?")
-        got += k
-    return buf
-
-
-def _recv_msg(sock):
-    (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size))
-    return pickle.loads(_recv_exact(sock, n))
+def _check_request(request):
+    if not (isinstance(request, tuple) and len(request) == 2 and request[0] in _REQUESTS
+            and isinstance(request[1], tuple)):
+        raise _wire.WireError("not a store request")
+    op, args = request
+    kinds = _REQUESTS[op]
+    if len(args) != len(kinds) or not all(isinstance(a, k) and not isinstance(a, bool)
+                                          for a, k in zip(args, kinds)):
+        raise TypeError(f"bad arguments for the store's {op}: "
+                        + ", ".join(type(a).__name__ for a in args))
+    if op in ("check", "wait") and not all(isinstance(k, str) for k in args[0]):
+        raise TypeError(f"the store's {op} takes a list of str keys")
+    return op, args
 
 
 class _StoreServer:
@@ -260,18 +263,26 @@ class _StoreServer:
         with conn:
             while True:
                 try:
-                    op, args = _recv_msg(conn)
-                except (DistNetworkError, OSError):
-                    return
-                try:
+                    request = _wire.recv_frame(conn, _MAX_MESSAGE, DistNetworkError)
+                    op, args = _check_request(request)
                     if op == "wait":
                         reply = ("ok", self.table.wait(*args))
                     else:
                         reply = ("ok", self.table.call(op, *args))
+                except (DistNetworkError, OSError):
+                    return
+                except _wire.WireError as e:  # not one of our clients: drop it, serve the rest
+                    _log.warning("TCPStore: closing a connection from %s that sent a malformed "
+                                 "request (%s)", _peer_name(conn), e)
+                    return
                 except Exception as e:  # the client raises it
-                    reply = ("error", e)
+                    reply = ("error", type(e).__name__, str(e.args[0]) if e.args else "")
                 try:
-                    _send_msg(conn, reply)
+                    data = _wire.frame(reply)
+                except _wire.WireError as e:  # e.g. a counter past 64 bits
+                    data = _wire.frame(("error", "RuntimeError", str(e)))
+                try:
+                    conn.sendall(data)
                 except OSError:
                     return
 
@@ -324,11 +335,11 @@ class TCPStore(Store):
 
     def _request(self, op, *args):
         with self._lock:
-            _send_msg(self._sock, (op, args))
-            status, value = _recv_msg(self._sock)
-        if status == "error":
-            raise value
-        return value
+            self._sock.sendall(_wire.frame((op, args)))
+            reply = _wire.recv_frame(self._sock, _MAX_MESSAGE, DistNetworkError)
+        if reply[0] == "error":
+            raise _REPLY_ERRORS.get(reply[1], RuntimeError)(reply[2])
+        return reply[1]
 
     def _call(self, op, *args):
         return self._request(op, *args)
@@ -369,10 +380,10 @@ class FileStore(Store):
             with os.fdopen(os.dup(fd), "rb") as f:
                 raw = f.read()
             table = _Table()
-            table.data = pickle.loads(raw) if raw else {}
+            table.data = _file_table(raw, self.path) if raw else {}
             result = getattr(table, "_" + op)(*args)
             if op not in _READ_ONLY:
-                data = pickle.dumps(table.data)
+                data = _wire.encode([[k, v] for k, v in table.data.items()])
                 os.lseek(fd, 0, os.SEEK_SET)
                 os.ftruncate(fd, 0)
                 os.write(fd, data)
@@ -407,3 +418,24 @@ class FileStore(Store):
 
 
 _READ_ONLY = ("get_now", "check", "num_keys")
+
+
+def _file_table(raw, path):
+    """The key-value table a FileStore's file holds; DistStoreError if it holds anything else."""
+    try:
+        pairs = _wire.decode(raw)
+        if isinstance(pairs, list) and all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+                and isinstance(p[1], bytes) for p in pairs):
+            return dict(pairs)
+        problem = "not a list of (str key, bytes value) pairs"
+    except _wire.WireError as e:
+        problem = str(e)
+    raise DistStoreError(f"FileStore: {path} is not a store file ({problem})")
+
+
+def _peer_name(conn):
+    try:
+        return "%s:%s" % conn.getpeername()[:2]
+    except OSError:
+        return "an unknown peer"
