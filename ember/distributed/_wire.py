@@ -103,11 +103,12 @@ def _get(view, pos, depth):
     raise WireError(f"unknown tag {tag!r}")
 
 
-def recv_exact(sock, n, closed_error=ConnectionError):
+def recv_exact(sock, n, closed_error=ConnectionError, trusted=False):
     """Exactly `n` bytes from `sock`. The buffer doubles only as bytes arrive, so a length
-    that a peer claims but never sends costs no memory; `closed_error(message)` is raised
-    when the peer closes first."""
-    buf, got = bytearray(min(n, _CHUNK)), 0
+    that a peer claims but never sends costs no memory; a `trusted` peer's (one that proved
+    itself) is allocated at once. `closed_error(message)` is raised when the peer closes
+    first."""
+    buf, got = bytearray(n if trusted else min(n, _CHUNK)), 0
     while got < n:
         if got == len(buf):
             buf += bytes(min(n - got, len(buf)))

@@ -389,7 +389,10 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_op(op, [tensor], "all_reduce")
 
     def fn(key):
-        _store(tensor, _gloo.reduce_arrays(pg.exchange(key, _host(tensor)), op))
+        arr = _host(tensor)
+        out = pg.all_reduce(key, arr, op)
+        if out is not arr:  # (a contiguous host tensor was reduced in its own memory)
+            _store(tensor, out)
         return [tensor], -1
     return _run(pg, fn, async_op)
 
@@ -479,14 +482,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                            f"{list(in_shape)}, world_size {n})")
 
     def fn(key):
-        chunks = _host(input).reshape((n,) + out_shape)
-        mine = [None] * n
-        for p in pg._peers():
-            pg.send_array(p, key, chunks[p])
-        mine[pg.rank()] = chunks[pg.rank()]
-        for p in pg._peers():
-            mine[p] = pg.recv_array(p, key)[1]
-        _store(output, _gloo.reduce_arrays(mine, op))
+        _store(output, pg.reduce_scatter(key, _host(input).reshape((n,) + out_shape), op))
         return [output], -1
     return _run(pg, fn, async_op)
 
@@ -503,13 +499,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _size_check("reduce_scatter", "tensor", input_list, output.shape)
 
     def fn(key):
-        mine = [None] * pg.size()
-        for p in pg._peers():
-            pg.send_array(p, key, _host(input_list[p]))
-        mine[pg.rank()] = _host(input_list[pg.rank()])
-        for p in pg._peers():
-            mine[p] = pg.recv_array(p, key)[1]
-        _store(output, _gloo.reduce_arrays(mine, op))
+        _store(output, pg.reduce_scatter(key, [_host(t) for t in input_list], op))
         return [output], -1
     return _run(pg, fn, async_op)
 

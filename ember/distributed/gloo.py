@@ -77,11 +77,20 @@ def reduce_arrays(arrays, op):
     for a in arrays[1:]:
         fn(out, a, out=out)
     if op.name == "AVG":
-        if out.dtype.kind in "fc" or out.dtype.name == "bfloat16":
-            out /= len(arrays)
-        else:
-            out //= len(arrays)
+        _divide(out, len(arrays))
     return out
+
+
+def _divide(out, n):
+    if out.dtype.kind in "fc" or out.dtype.name == "bfloat16":
+        out /= n
+    else:
+        out //= n
+
+
+# Below this many bytes an all-reduce sends the whole array to every peer (one round trip);
+# above it, the ring's 2(n-1) steps of 1/n of the data each are the cheaper schedule.
+RING_MIN_BYTES = 64 * 1024
 
 
 def _payload(arr):
@@ -174,6 +183,43 @@ class ProcessGroupGloo:
         return [r for r in range(self.size()) if r != self._rank]
 
     # ---- collectives on arrays -------------------------------------------------------
+    def all_reduce(self, key, arr, op):
+        """`arr` reduced over the group, the same bits on every rank. Large arrays go round a
+        ring: a reduce-scatter (after n-1 steps each rank holds its chunk reduced), then an
+        all-gather of the chunks; each step moves and reduces 1/n of the data, the
+        bandwidth-optimal schedule. The result is `arr` itself when it is contiguous."""
+        n = self.size()
+        if n == 1 or arr.nbytes < RING_MIN_BYTES:
+            return reduce_arrays(self.exchange(key, arr), op)
+        if arr.flags.c_contiguous and arr.flags.writeable:  # in place, as PyTorch's is
+            flat = arr.reshape(-1)
+        else:
+            flat = np.array(arr, copy=True, order="C").reshape(-1)
+        chunks = np.array_split(flat, n)  # views into flat
+        self._ring_reduce_scatter(key, chunks, op)
+        r = self._rank
+        for s in range(n - 1):
+            self.send_array((r + 1) % n, key + ("gather", s), chunks[(r - s) % n])
+            chunks[(r - s - 1) % n][...] = self.recv_array((r - 1) % n, key + ("gather", s))[1]
+        return flat.reshape(arr.shape)
+
+    def reduce_scatter(self, key, chunks, op):
+        """Chunk `rank` of every rank's `chunks` reduced, by the ring's first half."""
+        chunks = [np.array(c, copy=True) for c in chunks]
+        self._ring_reduce_scatter(key, chunks, op)
+        return chunks[self._rank]
+
+    def _ring_reduce_scatter(self, key, chunks, op):
+        """Reduce `chunks` in place round the ring until this rank's own chunk holds the
+        group's result (AVG divided); the others are left partial."""
+        n, r, fn = self.size(), self._rank, _reducer(op)
+        for s in range(n - 1):
+            self.send_array((r + 1) % n, key + ("scatter", s), chunks[(r - s - 1) % n])
+            mine = chunks[(r - s - 2) % n]
+            fn(mine, self.recv_array((r - 1) % n, key + ("scatter", s))[1], out=mine)
+        if op.name == "AVG":
+            _divide(chunks[r], n)
+
     def exchange(self, key, arr):
         """Every rank's `arr`, in rank order (all_gather)."""
         for p in self._peers():

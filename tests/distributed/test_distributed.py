@@ -189,6 +189,53 @@ def test_collectives_between_two_processes():
     assert _launch(_collectives) == {0: "done", 1: "done"}
 
 
+def _ring_data(rank, n, dtype):
+    """Each rank's contribution: small integers, so every reduction order gives the same sum."""
+    return ember.tensor(((np.arange(n) * (rank + 3)) % 7 + 1).astype(np.float64)).to(dtype)
+
+
+def _ring(rank, world):
+    from ember.distributed import gloo
+    n = gloo.RING_MIN_BYTES // 4 + 1001  # above the ring's threshold, not a multiple of 3
+    out = {}
+    for dtype in (ember.float32, ember.int64, ember.bfloat16):
+        for op in ("SUM", "AVG", "PRODUCT", "MIN", "MAX"):
+            if dtype == ember.bfloat16 and op in ("AVG", "PRODUCT"):
+                continue
+            t = _ring_data(rank, n, dtype)
+            dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
+            out[str(dtype), op] = t.float().numpy().tobytes()
+    inp = _ring_data(rank, 3 * 25000, ember.float32)
+    part = ember.empty(25000)
+    dist.reduce_scatter_tensor(part, inp)
+    out["reduce_scatter"] = part.numpy().tobytes()
+    return out
+
+
+def test_ring_collectives_between_three_processes():
+    from ember.distributed import gloo
+    world, n = 3, gloo.RING_MIN_BYTES // 4 + 1001
+    results = _launch(_ring, world=world)
+    scattered = [results[r].pop("reduce_scatter") for r in range(world)]
+    assert results[0] == results[1] == results[2]  # the same bits on every rank
+    for dtype in (ember.float32, ember.int64, ember.bfloat16):
+        parts = np.stack([_ring_data(r, n, dtype).double().numpy() for r in range(world)])
+        for op, want in [("SUM", parts.sum(0)), ("AVG", parts.sum(0) / world),
+                         ("PRODUCT", parts.prod(0)), ("MIN", parts.min(0)),
+                         ("MAX", parts.max(0))]:
+            if (str(dtype), op) not in results[0]:
+                continue
+            if dtype == ember.int64 and op == "AVG":
+                want = parts.sum(0) // world
+            got = np.frombuffer(results[0][str(dtype), op], np.float32)
+            expected = ember.tensor(want).to(dtype).float().numpy()
+            np.testing.assert_array_equal(got, expected, err_msg=f"{dtype} {op}")
+    parts = np.stack([_ring_data(r, 3 * 25000, ember.float32).numpy() for r in range(world)])
+    for r in range(world):
+        np.testing.assert_array_equal(np.frombuffer(scattered[r], np.float32),
+                                      parts.sum(0)[r * 25000:(r + 1) * 25000])
+
+
 def _init_methods(rank, world):
     path, port = os.environ["EMBER_TEST_FILE"], os.environ["EMBER_TEST_PORT"]
     seen = []
