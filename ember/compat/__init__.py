@@ -16,7 +16,7 @@ import importlib.util
 import sys
 import warnings
 
-__all__ = ["install", "uninstall", "ALIASES"]
+__all__ = ["install", "uninstall", "is_installed", "ALIASES"]
 
 ALIASES = {"torch": "ember", "torchvision": "ember.vision"}
 
@@ -76,6 +76,11 @@ def install():
         for alias, real in ALIASES.items():
             if name.startswith(real + ".") and module is not None:
                 sys.modules.setdefault(alias + name[len(real):], module)
+
+
+def is_installed():
+    """Whether `import torch` resolves to ember in this process."""
+    return _finder in sys.meta_path
 
 
 def _show_api_versions(installed):

@@ -15,7 +15,7 @@ import os
 import runpy
 import sys
 
-from . import install
+from . import _target, install
 
 USAGE = """usage: python -m ember.compat [-h] (script.py | -m module | -c code | -) [args ...]
 Runs a PyTorch program with `import torch` (and torchvision) resolving to ember.
@@ -75,7 +75,8 @@ def main(argv=None):
     if first == "-m":
         sys.path[0] = os.getcwd()  # python -m puts the working directory first
         sys.argv = argv[1:]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        # `-m torch.x` runs ember.x itself: runpy needs the real module's code
+        runpy.run_module(_target(argv[1]) or argv[1], run_name="__main__", alter_sys=True)
     elif first == "-c":
         sys.path[0] = ""  # python -c: the working directory, as ''
         _run_source(argv[1], "<string>", ["-c"] + argv[2:])

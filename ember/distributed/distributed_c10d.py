@@ -147,7 +147,12 @@ def _rendezvous(url, rank, world_size, timeout):
         host, port = parsed.hostname, parsed.port
     else:
         raise RuntimeError(f"No rendezvous handler for {scheme}://")
-    store = TCPStore(host, port, world_size, rank == 0, timeout)
+    if scheme == "env" and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+        # the launcher serves the store; each restart of the workers keys under its attempt
+        store = PrefixStore(f"/worker/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', 0)}",
+                            TCPStore(host, port, world_size, False, timeout))
+    else:
+        store = TCPStore(host, port, world_size, rank == 0, timeout)
     return store, rank, world_size, _local_address(host)
 
 

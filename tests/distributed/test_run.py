@@ -1,0 +1,136 @@
+"""The launcher, `python -m ember.distributed.run` (torchrun's interface): the environment it
+gives each worker, a job across two launchers (static and c10d rendezvous), restarts, and a
+failed or hung rank ending the whole job non-zero with that rank's traceback."""
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ember.distributed import run as launcher
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+WORKER = textwrap.dedent("""
+    import datetime, os, sys, time
+    import {lib} as torch
+    import {lib}.distributed as dist
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=5))
+    rank, restart = dist.get_rank(), int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode == "fail" and rank == 1:
+        raise ValueError("rank 1 fails on purpose")
+    if mode == "hang" and rank == 1:
+        time.sleep(600)
+    if mode == "fail-first" and rank == 0 and restart == 0:
+        sys.exit(3)
+    t = torch.tensor([rank + 1.0])
+    dist.all_reduce(t)
+    env = [os.environ.get(k, "-") for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                                   "GROUP_RANK", "OMP_NUM_THREADS")]
+    line = " ".join(["worker", *env, str(restart), str(t.item()), torch.__name__])
+    sys.stdout.write(line + "\\n")  # one write: the workers share the launcher's stdout
+    dist.destroy_process_group()
+""")
+
+
+def _port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def script(tmp_path):
+    def make(lib="ember"):
+        path = tmp_path / f"train_{lib}.py"
+        path.write_text(WORKER.format(lib=lib))
+        return str(path)
+    return make
+
+
+def _launch(*args, compat=False, wait=True):
+    prefix = ["-m", "ember.compat", "-m", "torch.distributed.run"] if compat else \
+        ["-m", "ember.distributed.run"]
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("OMP_NUM_THREADS", None)
+    proc = subprocess.Popen([sys.executable, *prefix, *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc.communicate(timeout=120) + (proc.returncode,) if wait else proc
+
+
+def _workers(out):
+    return sorted(line.split()[1:] for line in out.splitlines() if line.startswith("worker"))
+
+
+def test_workers_get_torchruns_environment(script):
+    out, err, code = _launch("--nproc-per-node", 2, script())
+    assert code == 0, err
+    assert _workers(out) == [["0", "0", "2", "2", "0", "1", "0", "3.0", "ember"],
+                             ["1", "1", "2", "2", "0", "1", "0", "3.0", "ember"]]
+    assert "Setting OMP_NUM_THREADS environment variable" in err
+
+
+def test_torch_distributed_run_under_compat_restarts_failed_workers(script):
+    out, err, code = _launch("--nproc_per_node=2", "--max-restarts=1", script("torch"),
+                             "fail-first", compat=True)
+    assert code == 0, err
+    assert [w[6:] for w in _workers(out)] == [["1", "3.0", "ember"]] * 2
+    assert "restarting them (1 of 1)" in err
+
+
+@pytest.mark.parametrize("mode", ["fail", "hang"])
+def test_a_failed_or_hung_rank_ends_the_job(script, mode):
+    out, err, code = _launch("--nproc-per-node", 2, script(), mode)
+    assert code == 1
+    report = err[err.rindex("=" * 60, 0, err.rindex("=" * 60)):]
+    assert "FAILED" in report and "Root Cause" in report
+    if mode == "fail":  # the failing rank's own traceback; the other was ended
+        assert "rank      : 1 (local_rank: 1)" in report
+        assert "ValueError: rank 1 fails on purpose" in report
+        assert "ended by the launcher after rank 1 failed" in report
+    else:  # rank 0 timed out waiting for the hung rank 1, which the launcher then ended
+        assert "rank      : 0 (local_rank: 0)" in report
+        assert "Timed out waiting 5000ms" in report
+        assert "(SIGTERM)" in report
+
+
+@pytest.mark.parametrize("rdzv", ["static", "c10d"])
+def test_a_job_across_two_launchers(script, rdzv):
+    port, path = _port(), script()
+    if rdzv == "static":
+        nodes = [["--node-rank", i, "--master-addr", "127.0.0.1", "--master-port", port]
+                 for i in (0, 1)]
+    else:
+        nodes = [["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}",
+                  "--rdzv-id", "job7"]] * 2
+    procs = [_launch("--nnodes", 2, "--nproc-per-node", 1, *node, path, wait=False)
+             for node in nodes]
+    results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    assert all(code == 0 for _, _, code in results), [err for _, err, _ in results]
+    workers = _workers("".join(out for out, _, _ in results))
+    assert [w[:5] for w in workers] == [["0", "0", "2", "1", "0"], ["1", "0", "2", "1", "1"]]
+    assert all(w[7] == "3.0" for w in workers)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--nnodes", "1:2"], "elastic node ranges are not supported"),
+    (["--nnodes", "0"], "not a valid node count"),
+    (["--nproc-per-node", "0"], "at least 1"),
+    (["--nnodes", "2", "--max-restarts", "1"], "single node only"),
+    (["--rdzv-backend", "etcd"], "unknown rendezvous backend"),
+    (["--no-python", "-m"], "Don't use both"),
+])
+def test_argument_errors(args, message):
+    with pytest.raises(ValueError, match=message):
+        launcher.run(launcher.parse_args([*args, "--node-rank", "0", "script.py"]))
+
+
+def test_parser_has_torchruns_flags():
+    args = launcher.parse_args(["--nproc_per_node", "4", "--master_port", "1234",
+                                "--rdzv_endpoint", "h:1", "-m", "pkg.train", "--lr", "0.1"])
+    assert (args.nproc_per_node, args.master_port, args.rdzv_endpoint, args.module) == \
+        ("4", 1234, "h:1", True)
+    assert (args.training_script, args.training_script_args) == ("pkg.train", ["--lr", "0.1"])
