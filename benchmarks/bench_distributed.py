@@ -1,10 +1,12 @@
-"""all_reduce throughput between processes on this machine: ember's gloo backend (a ring over
-sockets) against PyTorch's gloo, in the same processes, in alternating rounds.
+"""all_reduce throughput between processes on this machine, in alternating rounds:
 
-    python benchmarks/bench_allreduce.py [--world 2] [--sizes-mb 1,64] [--rounds 5]
+    python benchmarks/bench_distributed.py [--world 2] [--sizes-mb 1,64] [--rounds 5]
+        ember's gloo backend (a ring over sockets) against PyTorch's gloo
+    mpiexec -n 2 python benchmarks/bench_distributed.py --mpi [--sizes-mb 1,64]
+        ember's mpi backend against raw mpi4py `Allreduce` on the same buffers
 
-Each rank opens both process groups (on two ports) and runs the same sequence of calls, so
-the collectives of the two libraries interleave exactly as `_timing.compare` times them."""
+Each rank opens both sides (two process groups, or ember's group and COMM_WORLD) and runs
+the same sequence of calls, so the two interleave exactly as `_timing.compare` times them."""
 import argparse
 import multiprocessing
 import os
@@ -55,13 +57,40 @@ def _rank(rank, world, ports, sizes_mb, rounds, out):
         tdist.destroy_process_group()
 
 
+def _mpi(sizes_mb, rounds):
+    import numpy as np
+    from mpi4py import MPI
+
+    import ember
+    import ember.distributed as edist
+    edist.init_process_group("mpi")
+    comm = MPI.COMM_WORLD
+    lines = [header(f"all_reduce float32, {comm.Get_size()} ranks", 28)
+             .replace("torch", "mpi4py") + "   ember GB/s"]
+    for mb in sizes_mb:
+        n = int(mb * (1 << 20)) // 4
+        ours, raw = ember.ones(n), np.ones(n, np.float32)
+        number = max(1, int(8 // max(mb, 1)))
+        mine, other, ratio = compare(lambda: edist.all_reduce(ours),
+                                     lambda: comm.Allreduce(MPI.IN_PLACE, raw, MPI.SUM),
+                                     number, rounds=rounds, warmup=1)
+        lines.append(row(f"{mb:g} MB", mine, other, ratio, "ms", 1e3, 28)
+                     + f"   {n * 4 / mine / 1e9:8.2f}")
+    if comm.Get_rank() == 0:
+        print("\n".join(lines))
+    edist.destroy_process_group()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--world", type=int, default=2)
     parser.add_argument("--sizes-mb", default="1,64")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--mpi", action="store_true", help="under mpiexec: ember's mpi backend")
     args = parser.parse_args()
     sizes = [float(s) for s in args.sizes_mb.split(",")]
+    if args.mpi:
+        return _mpi(sizes, args.rounds)
     ctx = multiprocessing.get_context("spawn")
     out, ports = ctx.Queue(), (_port(), _port())
     procs = [ctx.Process(target=_rank, args=(r, args.world, ports, sizes, args.rounds, out))

@@ -17,7 +17,7 @@ import time
 from . import _wire
 from .store import DistNetworkError
 
-__all__ = ["Mailbox", "Mesh", "MpiMesh"]
+__all__ = ["Mailbox", "Mesh"]
 
 _PAYLOAD_LEN = struct.Struct("!Q")
 _HELLO = struct.Struct("!Q16s")  # the connecting rank, the listener's token
@@ -164,44 +164,3 @@ class Mesh(Mailbox):
                 pass
             sock.close()
         self._socks.clear()
-
-
-_MPI_TAG = 0x656d62  # one tag for all of ember's messages; keys tell them apart
-
-
-class MpiMesh(Mailbox):
-    """The ranks of an MPI job (mpi4py's COMM_WORLD, duplicated), with the same interface
-    as `Mesh`: a reader thread receives every message and files it, which needs an MPI
-    library initialised with MPI_THREAD_MULTIPLE (mpi4py's default)."""
-
-    def __init__(self, timeout):
-        from mpi4py import MPI
-        if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
-            raise RuntimeError("The MPI backend needs an MPI library initialised with "
-                               "MPI_THREAD_MULTIPLE")
-        self._MPI, self.comm = MPI, MPI.COMM_WORLD.Dup()
-        super().__init__(self.comm.Get_rank(), self.comm.Get_size(), timeout)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        import atexit
-        atexit.register(self.close)  # before mpi4py finalizes MPI, with no receive pending
-
-    def _read(self):
-        while True:
-            status = self._MPI.Status()
-            message = self.comm.recv(source=self._MPI.ANY_SOURCE, tag=_MPI_TAG, status=status)
-            if message is None:  # our own close()
-                return
-            key, meta, payload = message
-            self._file(status.Get_source(), key, meta, payload)
-
-    def send(self, peer, key, meta, payload=b""):
-        self.comm.send((key, meta, bytes(payload)), dest=peer, tag=_MPI_TAG)
-
-    def close(self):
-        if self._reader is None:
-            return
-        self.comm.send(None, dest=self.rank, tag=_MPI_TAG)
-        self._reader.join()
-        self._reader = None
-        self.comm.Free()

@@ -10,8 +10,9 @@ from urllib.parse import parse_qs, urlparse
 
 from .._tensor import Tensor
 from ..device import backend_of
+from . import _group
 from . import gloo as _gloo
-from ._transport import Mesh, MpiMesh
+from ._transport import Mesh
 from .store import FileStore, PrefixStore, TCPStore
 
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember",
@@ -25,8 +26,8 @@ __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember"
            "broadcast_object_list", "scatter_object_list", "default_pg_timeout"]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
-Work = _gloo.Work
-ProcessGroup = _gloo.ProcessGroupGloo
+Work = _group.Work
+ProcessGroup = _group.ProcessGroup
 
 
 class Backend(str):
@@ -198,8 +199,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         if world_size != -1 or rank != -1:
             warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are "
                           "ignored since they are assigned by the MPI runtime.")
-        mesh = MpiMesh(seconds)
-        _install(mesh, ProcessGroup(mesh, range(mesh.size), 0, backend=Backend.MPI))
+        from .mpi import world_group
+        _install(None, world_group(seconds))
         return
     if store is None:
         store, rank, world_size, host = _rendezvous(init_method, rank, world_size, timeout)
@@ -209,7 +210,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     prefix = PrefixStore(f"{group_name or 'default_pg'}/{_state.init_count}", store)
     mesh = Mesh(prefix, rank, world_size, seconds, host)
     mesh.store = store
-    _install(mesh, ProcessGroup(mesh, range(world_size), 0))
+    _install(mesh, _gloo.ProcessGroupGloo(mesh, range(world_size), 0))
 
 
 def _install(mesh, pg):
@@ -222,7 +223,8 @@ def destroy_process_group(group=None):
         assert _state.default_pg is not None, "Process group cannot be None"
         for pg in _state.groups:
             pg.shutdown()
-        _state.mesh.close()
+        if _state.mesh is not None:  # (an MPI job has none)
+            _state.mesh.close()
         _state.default_pg, _state.mesh, _state.groups = None, None, {}
     elif group in _state.groups:
         group.shutdown()
@@ -245,9 +247,9 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
             raise ValueError("The new group's rank should be within the world_size set by "
                              "init_process_group")
     _state.group_count += 1  # every rank calls new_group, members or not: ids agree
-    if world.mesh.rank not in ranks:
+    pg = world.subgroup(ranks, _state.group_count)
+    if pg is None:
         return GroupMember.NON_GROUP_MEMBER
-    pg = ProcessGroup(world.mesh, ranks, _state.group_count, backend=world.backend)
     _state.groups[pg] = Backend(world.backend)
     return pg
 
@@ -378,10 +380,11 @@ def _store(t, arr):
 
 
 def _run(pg, fn, async_op, key=None, inline=False):
-    work = pg.submit(fn) if key is None else pg.submit_keyed(key, fn, inline)
+    work = pg.submit(fn, wait=not async_op) if key is None else \
+        pg.submit_keyed(key, fn, inline)
     if async_op:
         return work
-    work.wait()
+    work.wait(pg.timeout)
     return None
 
 
@@ -426,9 +429,9 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     _check_op(op, [tensor], "reduce")
 
     def fn(key):
-        arrays = pg.gather(key, _host(tensor), root)
-        if arrays is not None:
-            _store(tensor, _gloo.reduce_arrays(arrays, op))
+        out = pg.reduce(key, _host(tensor), op, root)
+        if out is not None:
+            _store(tensor, out)
         return [tensor], -1
     return _run(pg, fn, async_op)
 
@@ -585,7 +588,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
 
     def fn(key):
         arrays = [_host(t) for t in scatter_list] if pg.rank() == root else None
-        _store(tensor, pg.scatter(key, arrays, root))
+        _store(tensor, pg.scatter(key, arrays, root, like=_host(tensor)))
         return [tensor], -1
     return _run(pg, fn, async_op)
 
@@ -657,8 +660,8 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
 
 # ---- Python objects ----------------------------------------------------------------------------
 def _objects(pg, fn):
-    work = pg.submit(fn)
-    work.wait()
+    work = pg.submit(fn, wait=True)
+    work.wait(pg.timeout)
     return work._result
 
 

@@ -7,60 +7,14 @@ before it finishes. A subgroup shares the world's connections and tells its mess
 by a group id and a per-group sequence number (every rank issues collectives in the same
 order, as PyTorch requires)."""
 import math
-import pickle
-import queue
-import threading
 
 import numpy as np
 
 from .. import dtypes
+from ._group import ProcessGroup, Work
 from .store import DistBackendError
 
-__all__ = ["ProcessGroupGloo", "Work", "reduce_arrays"]
-
-
-class Work:
-    """A pending operation: `wait()` blocks until it finished (raising its error)."""
-
-    def __init__(self, fn=None):
-        self._fn, self._done = fn, threading.Event()
-        self._exception, self._result, self._source = None, [], -1
-
-    def _run(self):
-        try:
-            out = self._fn()
-            if out is not None:
-                self._result, self._source = out
-        except BaseException as e:
-            self._exception = e
-        self._done.set()
-
-    def wait(self, timeout=None):
-        seconds = None if timeout is None else getattr(timeout, "total_seconds", lambda: timeout)()
-        if not self._done.wait(seconds):
-            raise RuntimeError("Operation timed out!")
-        if self._exception is not None:
-            raise self._exception
-        return True
-
-    def is_completed(self):
-        return self._done.is_set()
-
-    def is_success(self):
-        return self._done.is_set() and self._exception is None
-
-    def exception(self):
-        return self._exception
-
-    def result(self):
-        self.wait()
-        return list(self._result)
-
-    def source_rank(self):
-        self.wait()
-        return self._source
-
-    synchronize = wait
+__all__ = ["ProcessGroupGloo", "Work", "reduce_arrays"]  # (Work: the one of _group)
 
 
 def _reducer(op):
@@ -117,51 +71,18 @@ def _array(meta, payload):
     return np.frombuffer(payload, dtype=dtype.np).reshape(shape)
 
 
-class ProcessGroupGloo:
+class ProcessGroupGloo(ProcessGroup):
     """The ranks `ranks` (global ranks, in group order) of a job talking over `mesh`."""
 
     def __init__(self, mesh, ranks, group_id, backend="gloo"):
-        self.mesh, self.ranks, self.group_id = mesh, list(ranks), group_id
-        self.backend = backend
-        self._rank = self.ranks.index(mesh.rank)
-        self._seq = 0
-        self._jobs = queue.Queue()
-        self._worker = threading.Thread(target=self._loop, daemon=True)
-        self._worker.start()
+        super().__init__(ranks, group_id, mesh.rank, backend)
+        self.mesh = mesh
 
-    def rank(self):
-        return self._rank
-
-    def size(self):
-        return len(self.ranks)
-
-    def _loop(self):
-        while True:
-            work = self._jobs.get()
-            if work is None:
-                return
-            work._run()
-
-    def submit(self, fn):
-        """Queue `fn(key)` under the next sequence number; return its Work."""
-        self._seq += 1
-        key = (self.group_id, self._seq)
-        work = Work(lambda: fn(key))
-        self._jobs.put(work)
-        return work
-
-    def submit_keyed(self, key, fn, inline):
-        """Point-to-point work under a fixed key: a send runs at once (a peer's reader thread
-        always drains it), a receive on a thread of its own (it may wait on a later send)."""
-        work = Work(lambda: fn(key))
-        if inline:
-            work._run()
-        else:
-            threading.Thread(target=work._run, daemon=True).start()
-        return work
-
-    def shutdown(self):
-        self._jobs.put(None)
+    def subgroup(self, ranks, group_id):
+        """The group of `ranks` (every rank calls this; non-members get None)."""
+        if self.mesh.rank not in ranks:
+            return None
+        return ProcessGroupGloo(self.mesh, ranks, group_id, backend=self.backend)
 
     # ---- point to point on group ranks ---------------------------------------------------
     def send_array(self, dst, key, arr):
@@ -171,16 +92,6 @@ class ProcessGroupGloo:
     def recv_array(self, src, key):
         peer, meta, payload = self.mesh.recv(None if src is None else self.ranks[src], key)
         return self.ranks.index(peer), _array(meta, payload)
-
-    def send_object(self, dst, key, obj):
-        self.mesh.send(self.ranks[dst], key, "obj", pickle.dumps(obj))
-
-    def recv_object(self, src, key):
-        _, _, payload = self.mesh.recv(self.ranks[src], key)
-        return pickle.loads(payload)
-
-    def _peers(self):
-        return [r for r in range(self.size()) if r != self._rank]
 
     # ---- collectives on arrays -------------------------------------------------------
     def all_reduce(self, key, arr, op):
@@ -240,7 +151,7 @@ class ProcessGroupGloo:
             out[p] = self.recv_array(p, key)[1]
         return out
 
-    def scatter(self, key, arrays, root):
+    def scatter(self, key, arrays, root, like=None):
         if self._rank == root:
             for p in self._peers():
                 self.send_array(p, key, arrays[p])
@@ -259,3 +170,7 @@ class ProcessGroupGloo:
             self.send_object(p, key, obj)
         return [obj if p == self._rank else self.recv_object(p, key)
                 for p in range(self.size())]
+
+    def reduce(self, key, arr, op, root):
+        arrays = self.gather(key, arr, root)
+        return None if arrays is None else reduce_arrays(arrays, op)

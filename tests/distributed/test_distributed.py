@@ -205,19 +205,20 @@ def _ring(rank, world):
             t = _ring_data(rank, n, dtype)
             dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
             out[str(dtype), op] = t.float().numpy().tobytes()
-    inp = _ring_data(rank, 3 * 25000, ember.float32)
+    inp = _ring_data(rank, world * 25000, ember.float32)
     part = ember.empty(25000)
     dist.reduce_scatter_tensor(part, inp)
     out["reduce_scatter"] = part.numpy().tobytes()
     return out
 
 
-def test_ring_collectives_between_three_processes():
+def _check_ring(results, world):
+    """`_ring`'s results from every rank against the reductions computed here."""
     from ember.distributed import gloo
-    world, n = 3, gloo.RING_MIN_BYTES // 4 + 1001
-    results = _launch(_ring, world=world)
+    n = gloo.RING_MIN_BYTES // 4 + 1001
+    results = {r: dict(v) for r, v in results.items()}
     scattered = [results[r].pop("reduce_scatter") for r in range(world)]
-    assert results[0] == results[1] == results[2]  # the same bits on every rank
+    assert all(results[r] == results[0] for r in range(world))  # the same bits everywhere
     for dtype in (ember.float32, ember.int64, ember.bfloat16):
         parts = np.stack([_ring_data(r, n, dtype).double().numpy() for r in range(world)])
         for op, want in [("SUM", parts.sum(0)), ("AVG", parts.sum(0) / world),
@@ -230,10 +231,15 @@ def test_ring_collectives_between_three_processes():
             got = np.frombuffer(results[0][str(dtype), op], np.float32)
             expected = ember.tensor(want).to(dtype).float().numpy()
             np.testing.assert_array_equal(got, expected, err_msg=f"{dtype} {op}")
-    parts = np.stack([_ring_data(r, 3 * 25000, ember.float32).numpy() for r in range(world)])
+    parts = np.stack([_ring_data(r, world * 25000, ember.float32).numpy()
+                      for r in range(world)])
     for r in range(world):
         np.testing.assert_array_equal(np.frombuffer(scattered[r], np.float32),
                                       parts.sum(0)[r * 25000:(r + 1) * 25000])
+
+
+def test_ring_collectives_between_three_processes():
+    _check_ring(_launch(_ring, world=3), 3)
 
 
 def _init_methods(rank, world):

@@ -1,0 +1,71 @@
+"""The "mpi" backend under a real MPI launcher (`mpiexec`, from the optional mpi4py and an
+MPI from the package registry): MPI's own collectives with 4 ranks, the dtypes MPI cannot
+reduce, subgroups, and an uncaught error in one rank ending the whole job."""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def _mpiexec(n, code, timeout=120):
+    pytest.importorskip("mpi4py")
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    launcher = shutil.which("mpiexec.hydra", path=path) or shutil.which("mpiexec", path=path)
+    if launcher is None:
+        pytest.skip("mpi4py is installed but no mpiexec was found")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, HERE]),
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    script = "import ember.distributed as dist\n" + textwrap.dedent(code)
+    return subprocess.run([launcher, "-n", str(n), sys.executable, "-c", script],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_collectives_of_four_ranks_are_mpis_own():
+    out = _mpiexec(4, """
+        import numpy as np, ember
+        from ember.distributed import mpi
+        import test_distributed as T
+        dist.init_process_group("mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        assert isinstance(dist.distributed_c10d._group(None), mpi.ProcessGroupMPI)
+        assert isinstance(dist.distributed_c10d._group(None), dist.ProcessGroup)
+        results = T._ring(rank, world)
+        gathered = [None] * world
+        dist.all_gather_object(gathered, results)
+        if rank == 0:
+            T._check_ring(dict(enumerate(gathered)), world)
+        evens = dist.new_group([0, 2])
+        t = ember.tensor([float(rank)])
+        if rank in (0, 2):
+            dist.all_reduce(t, group=evens)
+            assert t.item() == 2.0 and dist.get_rank(evens) == rank // 2
+        else:
+            assert dist.get_rank(evens) == -1
+        dist.barrier()
+        if rank == 0:
+            print("ranks", world, "checked")
+        dist.destroy_process_group()
+    """)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert "ranks 4 checked" in out.stdout
+
+
+def test_an_uncaught_error_aborts_the_job():
+    start = time.monotonic()
+    out = _mpiexec(2, """
+        import ember
+        dist.init_process_group("mpi")
+        if dist.get_rank() == 1:
+            raise ValueError("rank 1 fails on purpose")
+        dist.all_reduce(ember.ones(3))  # rank 0 would wait here for ever
+    """, timeout=60)
+    assert out.returncode != 0
+    assert "ValueError: rank 1 fails on purpose" in out.stderr
+    assert time.monotonic() - start < 50
