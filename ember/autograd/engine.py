@@ -299,8 +299,22 @@ def _send(node, results, buffers, deps, ready, create_graph):
         d = deps[child] - 1
         deps[child] = d
         if d == 0:
-            ready.append(child)
+            _queue(ready, child)
     return sparse
+
+
+def _queue(ready, node):
+    """Put a node whose gradients are all in on the ready stack. A leaf's accumulator goes on
+    top (it runs next), as PyTorch's engine runs AccumulateGrad first: a parameter's .grad and
+    its post-accumulate hooks (DDP's bucket reductions) come as soon as its gradient exists,
+    not after the rest of the graph."""
+    if type(node) is AccumulateGrad or not ready or type(ready[-1]) is not AccumulateGrad:
+        ready.append(node)
+    else:
+        i = len(ready)
+        while i and type(ready[i - 1]) is AccumulateGrad:
+            i -= 1
+        ready.insert(i, node)
 
 
 def _sum(old, new):
@@ -395,7 +409,7 @@ def _release_children(node, deps, ready):
         if child is not None:
             deps[child] -= 1
             if deps[child] == 0:
-                ready.append(child)
+                _queue(ready, child)
 
 
 def _materialize(node, grads):

@@ -604,3 +604,25 @@ def test_post_accumulate_grad_hook():
     handle.remove()
     (a * 3).sum().backward()
     assert seen == [[4., 4.], [7., 7.]] and a.grad.tolist() == [10., 10.]
+
+
+def test_ddp_starts_each_bucket_while_backward_runs(monkeypatch):
+    """The last layer's bucket is reduced before the first layer's gradient exists."""
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        ember.manual_seed(0)
+        net = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh(), ember.nn.Linear(4, 2))
+        model = DDP(net, bucket_cap_mb=1e-5)  # a bucket per parameter
+        events, real = [], dist.all_reduce
+
+        def logged(tensor, *args, **kwargs):
+            events.append(f"reduce {tensor.numel()}")
+            return real(tensor, *args, **kwargs)
+        monkeypatch.setattr(dist, "all_reduce", logged)
+        net[0].weight.register_hook(lambda g: events.append("first layer's grad"))
+        model(ember.ones(5, 3)).sum().backward()
+        assert events.index("reduce 2") < events.index("first layer's grad")  # last bias
+        assert events[-1] == "reduce 12"  # the first layer's weight, last
+        assert net[0].weight.grad is not None
+    finally:
+        dist.destroy_process_group()

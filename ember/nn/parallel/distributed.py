@@ -2,10 +2,13 @@
 0's parameters and buffers and, after every backward, hold the gradient averaged over all
 ranks, so equal optimiser steps keep them equal.
 
-A post-accumulate-grad hook on each parameter marks it ready; when every parameter that
-the backward pass reaches is ready, the gradients are reduced bucket by bucket (one flat
-all_reduce per bucket of at most `bucket_cap_mb`, same dtype and device, in reverse
-registration order as PyTorch builds them) and copied back into `.grad`. `ember.distributed`
+A post-accumulate-grad hook on each parameter marks it ready. Buckets (at most
+`bucket_cap_mb`, same dtype and device, in reverse registration order as PyTorch builds them)
+are reduced by one flat asynchronous all_reduce each, started as soon as a bucket's gradients
+are all ready and every earlier bucket has started (the same order on every rank), so the
+communication overlaps the rest of the backward pass; when the last parameter is ready, the
+reductions are waited for and copied back into `.grad`. A parameter the backward pass does
+not reach (`find_unused_parameters=True`) counts as ready with a zero gradient. `ember.distributed`
 (a floor above) is imported when a DDP is made, never at import."""
 import contextlib
 
@@ -120,7 +123,9 @@ class DistributedDataParallel(Module):
         self._params = params
         self._index = {id(p): i for i, p in enumerate(params)}
         self._buckets = _flat_buckets(list(reversed(params)), self.bucket_bytes_cap)
+        self._bucket_of = {id(p): i for i, b in enumerate(self._buckets) for p in b}
         self._ready, self._expected = set(), None
+        self._launched = []  # (bucket, flat, work) of this backward, in bucket order
         if init_sync:
             self._verify_shapes()
             self._broadcast(list(module.parameters()) + list(module.buffers()))
@@ -175,7 +180,8 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.require_forward_param_sync:
             self._broadcast(list(self.module.buffers()))
         output = self.module(*inputs, **kwargs)
-        self._ready = set()
+        self._ready, self._launched = set(), []
+        self._waiting = [0] * len(self._buckets)
         if _grad_state.enabled and self.require_backward_grad_sync:
             if self.find_unused_parameters:
                 reached = _reached_leaves(output)
@@ -186,34 +192,50 @@ class DistributedDataParallel(Module):
                 self._expected = None
         else:
             self._expected = None
+        if self._expected is not None:
+            for p in self._params:
+                if id(p) in self._expected:
+                    self._waiting[self._bucket_of[id(p)]] += 1
         return output
 
     # ---- backward ----------------------------------------------------------------------
     def _grad_ready(self, param):
-        if self._expected is None or id(param) not in self._expected:
+        if self._expected is None or id(param) not in self._expected \
+                or id(param) in self._ready:
             return
         self._ready.add(id(param))
+        self._waiting[self._bucket_of[id(param)]] -= 1
+        with no_grad():
+            self._launch_ready_buckets()
         if len(self._ready) == len(self._expected):
-            self._expected, self._ready = None, set()
-            self._reduce_gradients()
+            expected, self._expected, self._ready = self._expected, None, set()
+            self._finish(expected)
 
-    def _reduce_gradients(self):
+    def _launch_ready_buckets(self):
+        """Start the all_reduce of each next bucket whose gradients are all in."""
         dist, group = self._dist, self.process_group
         world = dist.get_world_size(group)
+        while len(self._launched) < len(self._buckets) and \
+                self._waiting[len(self._launched)] == 0:
+            bucket = self._buckets[len(self._launched)]
+            # an unreached parameter adds zeros (its .grad may hold an earlier step's)
+            flat = _ops.cat([(p.grad if p.grad is not None and id(p) in self._expected
+                              else _ops.zeros_like(p)).reshape(-1) for p in bucket])
+            flat.div_(world)
+            self._launched.append((bucket, flat,
+                                   dist.all_reduce(flat, group=group, async_op=True)))
+
+    def _finish(self, expected):
+        dist, group = self._dist, self.process_group
         with no_grad():
             used = None
             if self.find_unused_parameters:
                 # a parameter no rank used keeps its .grad (None stays None), as PyTorch's
-                used = _ops.tensor([p.grad is not None for p in self._params], dtype=_dt.int32)
+                used = _ops.tensor([id(p) in expected for p in self._params], dtype=_dt.int32)
                 dist.all_reduce(used, group=group)
                 used = used.tolist()
-            works = []
-            for bucket in self._buckets:
-                flat = _ops.cat([(p.grad if p.grad is not None else _ops.zeros_like(p))
-                                 .reshape(-1) for p in bucket])
-                flat.div_(world)
-                works.append((bucket, flat, dist.all_reduce(flat, group=group, async_op=True)))
-            for bucket, flat, work in works:
+            launched, self._launched = self._launched, []
+            for bucket, flat, work in launched:
                 work.wait()
                 offset = 0
                 for p in bucket:
