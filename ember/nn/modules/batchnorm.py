@@ -11,6 +11,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops.creation import ones, tensor, zeros
 from .. import functional as F
 from ..parameter import UninitializedBuffer, UninitializedParameter
+from ._sync_batch_norm import SyncBatchNormFunction
 from .lazy import LazyModuleMixin
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine
@@ -175,6 +176,7 @@ class SyncBatchNorm(_BatchNorm):
         self._check_input_dim(input)
         if input.size(1) == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        world, group = 1, None
         if self.training and self._distributed():
             # PyTorch checks the device before it looks at the group's size
             if input.device.type != "cuda":
@@ -182,9 +184,7 @@ class SyncBatchNorm(_BatchNorm):
                                  "privateuseone")
             from ... import distributed as dist
             group = self.process_group or dist.group.WORLD
-            if dist.get_world_size(group) > 1:
-                raise NotImplementedError(
-                    "ember: SyncBatchNorm across more than one process is not implemented")
+            world = dist.get_world_size(group)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with no_grad():
@@ -193,8 +193,12 @@ class SyncBatchNorm(_BatchNorm):
                 factor = 1.0 / self.num_batches_tracked.item()
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_buffers = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if use_buffers else None,
-                            self.running_var if use_buffers else None, self.weight, self.bias,
+        running_mean = self.running_mean if use_buffers else None
+        running_var = self.running_var if use_buffers else None
+        if world > 1:  # the batch statistics of every process of the group
+            return SyncBatchNormFunction.apply(input, self.weight, self.bias, running_mean,
+                                               running_var, self.eps, factor, group, world)
+        return F.batch_norm(input, running_mean, running_var, self.weight, self.bias,
                             bn_training, factor, self.eps)
 
     @staticmethod
