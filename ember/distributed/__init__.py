@@ -1,7 +1,8 @@
 """`ember.distributed`: PyTorch's `torch.distributed` for CPU processes. Process groups meet
-through a store (`env://`, `tcp://`, `file://` or a given `Store`), and the "gloo" backend,
-written in Python over TCP sockets, runs the collectives; "mpi" runs the same collectives
-over MPI messages when the optional mpi4py is installed."""
+through a store (`env://`, `tcp://`, `file://` or a given `Store`). The "gloo" backend,
+written in Python, runs the collectives over TCP sockets (a ring for large all-reduces);
+"mpi" runs MPI's own collectives when the optional mpi4py is installed (launch with
+mpiexec). `python -m ember.distributed.run` is torchrun."""
 from . import distributed_c10d
 from .distributed_c10d import *  # noqa: F401,F403
 from .distributed_c10d import __all__ as _c10d_all
@@ -9,6 +10,7 @@ import logging
 
 from .store import (DistBackendError, DistError, DistNetworkError, DistStoreError, FileStore,
                     HashStore, PrefixStore, QueueEmptyError, Store, TCPStore)
+from ..nn.parallel.distributed import GradBucket
 
 # A rank argument: an int (PyTorch's tracer also accepts a symbolic one).
 RankType = int
@@ -17,4 +19,4 @@ log = logging.getLogger("torch.distributed")
 __all__ = list(_c10d_all) + ["Store", "TCPStore", "FileStore", "HashStore", "PrefixStore",
                              "DistError", "DistStoreError", "DistNetworkError",
                              "DistBackendError", "QueueEmptyError", "RankType", "log",
-                             "distributed_c10d"]
+                             "distributed_c10d", "GradBucket"]

@@ -17,6 +17,7 @@ class Work:
     def __init__(self, fn=None):
         self._fn, self._done = fn, threading.Event()
         self._exception, self._result, self._source = None, [], -1
+        self._futures, self._lock = [], threading.Lock()
 
     def _run(self):
         try:
@@ -25,7 +26,29 @@ class Work:
                 self._result, self._source = out
         except BaseException as e:
             self._exception = e
-        self._done.set()
+        with self._lock:
+            self._done.set()
+            futures, self._futures = self._futures, []
+        for future in futures:
+            self._complete(future)
+
+    def _complete(self, future):
+        if self._exception is not None:
+            future.set_exception(self._exception)
+        else:
+            future.set_result(list(self._result))
+
+    def get_future(self):
+        """A `torch.futures.Future` of the output tensors, set when the work finishes (its
+        callbacks run on the thread that finished it, as PyTorch's run on its own)."""
+        from ..futures import Future
+        future = Future()
+        with self._lock:
+            if not self._done.is_set():
+                self._futures.append(future)
+                return future
+        self._complete(future)
+        return future
 
     def wait(self, timeout=None):
         seconds = None if timeout is None else getattr(timeout, "total_seconds", lambda: timeout)()

@@ -626,3 +626,41 @@ def test_ddp_starts_each_bucket_while_backward_runs(monkeypatch):
         assert net[0].weight.grad is not None
     finally:
         dist.destroy_process_group()
+
+
+def _ddp_hooks(rank, world):
+    from ember.distributed.algorithms.ddp_comm_hooks import default_hooks as hooks
+    x, y = _data()
+    xs, ys = x.chunk(world)[rank], y.chunk(world)[rank]
+    grads, seen = {}, []
+
+    def summing(state, bucket):  # a hook of one's own: the sum, not the mean
+        seen.append((bucket.index(), bucket.is_last(), len(bucket.parameters()),
+                     [tuple(g.shape) for g in bucket.gradients()]))
+        return dist.all_reduce(bucket.buffer(), async_op=True).get_future().then(
+            lambda fut: fut.value()[0])
+
+    for name, hook in [("none", None), ("allreduce", hooks.allreduce_hook),
+                       ("fp16", hooks.fp16_compress_hook), ("bf16", hooks.bf16_compress_hook),
+                       ("sum", summing),
+                       ("fp16 wrapped", hooks.fp16_compress_wrapper(hooks.allreduce_hook))]:
+        model = DDP(_model(seed=1), bucket_cap_mb=1e-4)
+        if hook is not None:
+            model.register_comm_hook(None, hook)
+        _loss(model, xs, ys).backward()
+        grads[name] = [p.grad.numpy() for p in model.parameters()]
+    with pytest.raises(RuntimeError, match="can only be called once"):
+        model.register_comm_hook(None, hooks.allreduce_hook)
+    return grads, seen
+
+
+def test_ddp_communication_hooks():
+    results = _launch(_ddp_hooks)
+    grads, seen = results[0]
+    assert seen[-1][1] and not seen[0][1] and seen[0][0] == 0
+    for name, tol in [("allreduce", 0), ("fp16", 1e-3), ("bf16", 1e-2), ("fp16 wrapped", 1e-3)]:
+        for a, b in zip(grads[name], grads["none"]):
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=name)
+    for a, b in zip(grads["sum"], grads["none"]):
+        np.testing.assert_allclose(a, 2 * b, rtol=1e-6, err_msg="sum")
+    assert results[1][0]["none"][0].tolist() == grads["none"][0].tolist()

@@ -11,6 +11,7 @@ reductions are waited for and copied back into `.grad`. A parameter the backward
 not reach (`find_unused_parameters=True`) counts as ready with a zero gradient. `ember.distributed`
 (a floor above) is imported when a DDP is made, never at import."""
 import contextlib
+import functools
 
 from ... import dtypes as _dt
 from ... import ops as _ops
@@ -19,7 +20,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..modules.module import Module
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "GradBucket"]
 
 _UNUSED_MESSAGE = (
     "Expected to have finished reduction in the prior iteration before starting a new one. "
@@ -89,6 +90,39 @@ def _flat_buckets(tensors, cap_bytes):
     return buckets
 
 
+class GradBucket:
+    """One bucket of gradients as a communication hook sees it: `buffer()` the flat tensor of
+    the bucket's gradients (its parameters' in order), `gradients()` views of it, one per
+    parameter."""
+
+    def __init__(self, index, buffer, parameters, is_last):
+        self._index, self._buffer, self._parameters = index, buffer, list(parameters)
+        self._is_last = is_last
+
+    def index(self):
+        return self._index
+
+    def buffer(self):
+        return self._buffer
+
+    def set_buffer(self, buffer):
+        self._buffer = buffer
+
+    def parameters(self):
+        return list(self._parameters)
+
+    def gradients(self):
+        out, offset = [], 0
+        for p in self._parameters:
+            n = p.numel()
+            out.append(self._buffer[offset:offset + n].view(p.shape))
+            offset += n
+        return out
+
+    def is_last(self):
+        return self._is_last
+
+
 class DistributedDataParallel(Module):
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, init_sync=True, process_group=None, bucket_cap_mb=None,
@@ -125,7 +159,8 @@ class DistributedDataParallel(Module):
         self._buckets = _flat_buckets(list(reversed(params)), self.bucket_bytes_cap)
         self._bucket_of = {id(p): i for i, b in enumerate(self._buckets) for p in b}
         self._ready, self._expected = set(), None
-        self._launched = []  # (bucket, flat, work) of this backward, in bucket order
+        self._launched = []  # (bucket, future of its reduced flat gradient), in bucket order
+        self._comm_hook = None
         if init_sync:
             self._verify_shapes()
             self._broadcast(list(module.parameters()) + list(module.buffers()))
@@ -221,9 +256,16 @@ class DistributedDataParallel(Module):
             # an unreached parameter adds zeros (its .grad may hold an earlier step's)
             flat = _ops.cat([(p.grad if p.grad is not None and id(p) in self._expected
                               else _ops.zeros_like(p)).reshape(-1) for p in bucket])
+            if self._comm_hook is not None:
+                state, hook = self._comm_hook
+                index = len(self._launched)
+                future = hook(state, GradBucket(index, flat, bucket,
+                                                index == len(self._buckets) - 1))
+                self._launched.append((bucket, future.wait))
+                continue
             flat.div_(world)
-            self._launched.append((bucket, flat,
-                                   dist.all_reduce(flat, group=group, async_op=True)))
+            work = dist.all_reduce(flat, group=group, async_op=True)
+            self._launched.append((bucket, functools.partial(_waited, work, flat)))
 
     def _finish(self, expected):
         dist, group = self._dist, self.process_group
@@ -235,8 +277,8 @@ class DistributedDataParallel(Module):
                 dist.all_reduce(used, group=group)
                 used = used.tolist()
             launched, self._launched = self._launched, []
-            for bucket, flat, work in launched:
-                work.wait()
+            for bucket, result in launched:
+                flat = result()
                 offset = 0
                 for p in bucket:
                     n = p.numel()
@@ -249,6 +291,16 @@ class DistributedDataParallel(Module):
                     else:
                         p.grad.copy_(value)
 
+    def register_comm_hook(self, state, hook):
+        """Reduce each bucket with `hook(state, bucket)`, which returns a future of the
+        bucket's reduced flat gradient (see distributed.algorithms.ddp_comm_hooks)."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        if not callable(hook):
+            raise TypeError(f"Communication hook must be callable, got {type(hook).__name__}")
+        self._comm_hook = (state, hook)
+
     @contextlib.contextmanager
     def no_sync(self):
         """Gradients accumulate locally inside; the first backward after it reduces them."""
@@ -258,3 +310,8 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
+
+
+def _waited(work, flat):
+    work.wait()
+    return flat

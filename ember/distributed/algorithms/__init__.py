@@ -1,0 +1,3 @@
+"""`torch.distributed.algorithms`: DDP's communication hooks (`ddp_comm_hooks`) and `Join`
+for uneven inputs."""
+from . import ddp_comm_hooks  # noqa: F401
