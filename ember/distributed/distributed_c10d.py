@@ -23,7 +23,8 @@ __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember"
            "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
            "reduce_scatter_tensor", "reduce_scatter", "gather", "scatter", "send", "recv",
            "isend", "irecv", "barrier", "all_to_all", "all_gather_object", "gather_object",
-           "broadcast_object_list", "scatter_object_list", "default_pg_timeout"]
+           "broadcast_object_list", "scatter_object_list", "default_pg_timeout", "P2POp",
+           "batch_isend_irecv", "monitored_barrier"]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 Work = _group.Work
@@ -656,6 +657,71 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     pg = _group(group)
     import numpy as np
     return _run(pg, lambda key: (pg.exchange(key, np.zeros(0, np.uint8)), None)[1], async_op)
+
+
+class P2POp:
+    """One send or receive for `batch_isend_irecv`: `op` is `isend` or `irecv`."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type "
+                             "``torch.distributed.isend`` or ``torch.distributed.irecv``.")
+        _check_single_tensor(tensor, "tensor")
+        self.op, self.tensor, self.group, self.tag = op, tensor, _group(group), tag
+        self.peer, self.group_peer = peer, group_peer
+
+    def __repr__(self):
+        return (f"P2POp(op={self.op.__name__}, tensor shape={list(self.tensor.shape)}, "
+                f"peer={self.peer})")
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Start every send and receive of the list; their Works, in the same order."""
+    if not isinstance(p2p_op_list, list) or not p2p_op_list or \
+            not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type "
+                         "``torch.distributed.P2POp``.")
+    if not all(p.group is p2p_op_list[0].group for p in p2p_op_list):
+        raise ValueError("All ops need to use the same group.")
+    return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer) for p in p2p_op_list]
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that names the ranks that did not reach it: every other rank reports to the
+    group's rank 0, which waits at most `timeout` for each (all of them with
+    `wait_all_ranks`) and then releases them; gloo only, as PyTorch's."""
+    if _not_member(group):
+        return None
+    pg = _group(group)
+    if pg.backend != Backend.GLOO:
+        raise ValueError("monitored_barrier is only implemented for GLOO backend.")
+    seconds = (default_pg_timeout if timeout is None else timeout)
+    seconds = getattr(seconds, "total_seconds", lambda: seconds)()
+    import numpy as np
+    token = np.zeros(0, np.uint8)
+
+    def fn(key):
+        if pg.rank() != 0:
+            pg.send_array(0, key + ("arrived",), token)
+            pg.recv_array(0, key + ("released",), timeout=seconds)
+            return None
+        late = []
+        for r in pg._peers():
+            try:
+                pg.recv_array(r, key + ("arrived",), timeout=seconds)
+            except RuntimeError:
+                late.append(r)
+                if not wait_all_ranks:
+                    break
+        if late:
+            who = f"Rank {late[0]}" if len(late) == 1 else \
+                "Ranks " + ", ".join(map(str, late))
+            raise RuntimeError(f"{who} failed to pass monitoredBarrier in "
+                               f"{round(seconds * 1000)} ms")
+        for r in pg._peers():
+            pg.send_array(r, key + ("released",), token)
+        return None
+    _run(pg, fn, False)
 
 
 # ---- Python objects ----------------------------------------------------------------------------

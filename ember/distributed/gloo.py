@@ -89,8 +89,9 @@ class ProcessGroupGloo(ProcessGroup):
         meta, payload = _payload(arr)
         self.mesh.send(self.ranks[dst], key, meta, payload)
 
-    def recv_array(self, src, key):
-        peer, meta, payload = self.mesh.recv(None if src is None else self.ranks[src], key)
+    def recv_array(self, src, key, timeout=None):
+        peer, meta, payload = self.mesh.recv(None if src is None else self.ranks[src], key,
+                                             timeout)
         return self.ranks.index(peer), _array(meta, payload)
 
     # ---- collectives on arrays -------------------------------------------------------

@@ -664,3 +664,30 @@ def test_ddp_communication_hooks():
     for a, b in zip(grads["sum"], grads["none"]):
         np.testing.assert_allclose(a, 2 * b, rtol=1e-6, err_msg="sum")
     assert results[1][0]["none"][0].tolist() == grads["none"][0].tolist()
+
+
+def _p2p_batch_and_monitored_barrier(rank, world):
+    mine, theirs = ember.full((3,), float(rank)), ember.zeros(3)
+    ops = [dist.P2POp(dist.isend, mine, 1 - rank), dist.P2POp(dist.irecv, theirs, 1 - rank)]
+    for work in dist.batch_isend_irecv(ops):
+        work.wait()
+    with pytest.raises(ValueError, match="Each op is expected"):
+        dist.batch_isend_irecv([ops[0], "send"])
+    with pytest.raises(ValueError, match="Invalid ``op``"):
+        dist.P2POp(dist.all_reduce, mine, 0)
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=10))
+    message = None
+    if rank == 0:
+        try:
+            dist.monitored_barrier(timeout=datetime.timedelta(seconds=1))
+        except RuntimeError as e:
+            message = str(e)
+    else:
+        time.sleep(2)  # never arrives at the second barrier
+    return theirs.tolist(), message
+
+
+def test_batch_isend_irecv_and_monitored_barrier():
+    results = _launch(_p2p_batch_and_monitored_barrier)
+    assert results[0] == ([1.0] * 3, "Rank 1 failed to pass monitoredBarrier in 1000 ms")
+    assert results[1] == ([0.0] * 3, None)
