@@ -112,8 +112,18 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     if device.type != "cpu" and isinstance(view, np.ndarray):
         view = backend_of(device).from_host(view, device.index)
     t = _make(Tensor, view, device)
-    t._requires_grad = bool(requires_grad) and (t.dtype.is_floating_point or t.dtype.is_complex)
+    t._requires_grad = _requires_grad(requires_grad, t.dtype)
     return t
+
+
+def _requires_grad(flag, dtype):
+    """PyTorch's checks of a record's requires_grad, as its setter makes them."""
+    if not isinstance(flag, bool):
+        raise RuntimeError("requires_grad must be a bool")
+    if flag and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return flag
 
 
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
@@ -138,7 +148,7 @@ def _rebuild_parameter(data, requires_grad, backward_hooks=None, *state):
     if not isinstance(data, Tensor):
         raise checked(TypeError("_rebuild_parameter: the data must be a tensor, got "
                                 f"{type(data).__name__}"))
-    return Parameter(data, bool(requires_grad))
+    return Parameter(data, _requires_grad(requires_grad, data.dtype))
 
 
 REBUILDERS = (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter)
