@@ -4,8 +4,9 @@ previous file or leaves a full-size temporary behind.
 The bytes go to a file with no name in the target's folder (Linux's O_TMPFILE): a process
 killed while writing leaves nothing, the kernel frees the blocks. Only when the data are
 complete and synced does the file get a name, `.<target>.<pid>-<thread>.ember-save`, which is
-renamed over the target at once. Where O_TMPFILE is not available the temporary is named from
-the start. Either way a temporary is named for its target, its process and its thread, so
+renamed over the target at once. Where O_TMPFILE is not available, or the system will not
+give such a file a name (some sandboxes refuse the link), the temporary is named from the
+start. Either way a temporary is named for its target, its process and its thread, so
 concurrent savers (to different files in one folder, or threads of one process) never share
 one, and each save sweeps the temporaries of its target left by processes that no longer
 exist.
@@ -52,10 +53,18 @@ def sweep_stale(folder, base):
                 pass
 
 
+_CANNOT_LINK = set()  # devices where an unnamed file cannot be given a name (a sandbox)
+
+
 def _open_unnamed(folder):
     """A writable file with no name in `folder`, or None where the system has none."""
     flag = getattr(os, "O_TMPFILE", None)
     if flag is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        if os.stat(folder).st_dev in _CANNOT_LINK:
+            return None
+    except OSError:
         return None
     try:
         return os.open(folder, flag | os.O_WRONLY, 0o666)
@@ -98,7 +107,8 @@ def _write_unnamed(folder, tmp, write):
         _remove(tmp)  # a leftover of this very thread's earlier, killed save
         try:
             os.link(f"/proc/self/fd/{out.fileno()}", tmp, follow_symlinks=True)
-        except OSError:  # linking an unnamed file not permitted here
+        except OSError:  # linking an unnamed file not permitted here: not tried again
+            _CANNOT_LINK.add(os.fstat(out.fileno()).st_dev)
             return False
     return True
 
