@@ -82,7 +82,8 @@ def _allowed_global(module, name):
         return _SAFE[key]
     if module == "torch":
         if name in _DTYPE_OF_STORAGE and name != "UntypedStorage":
-            return _DTYPE_OF_STORAGE[name]
+            from .._storage import LEGACY_STORAGES  # torch.FloatStorage ...: storage classes
+            return LEGACY_STORAGES[name]
         if name in _dt._BY_NAME:
             return _dt._BY_NAME[name]
         if name == "device":

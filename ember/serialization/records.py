@@ -139,7 +139,7 @@ class PyTorchFileReader:
         self._prefix = first[:first.index("/") + 1] if "/" in first else ""
         self._infos = {}
         for info in infos:
-            if info.filename.startswith(self._prefix) and not info.is_dir():
+            if info.filename.startswith(self._prefix) and not info.filename.endswith("/"):
                 self._infos[info.filename[len(self._prefix):]] = info
 
     def _info(self, name):
@@ -210,6 +210,8 @@ class PyTorchFileReader:
         a deflated one is inflated piece by piece and stops at its declared size."""
         info = self._info(name)
         start = self.get_record_offset(name)
+        if info.flag_bits & 0x41:  # (PyTorch's reader refuses them too)
+            self._bad(name, "it is encrypted")
         self._fh.seek(start)
         if info.compress_type == zipfile.ZIP_STORED:
             if info.compress_size != info.file_size:

@@ -98,7 +98,8 @@ def _rezip(prefix, records):
     out = io.BytesIO()
     writer = PyTorchFileWriter(out, _archive=prefix.rstrip("/"))
     for name, data in records:
-        if name not in ("version", ".data/serialization_id"):
+        if name not in ("version", ".data/serialization_id") and \
+                name not in writer.get_all_written_records():  # (a rename onto another name)
             writer.write_record(name, data, len(data))
     writer.write_end_of_file()
     return out.getvalue()

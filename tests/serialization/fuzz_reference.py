@@ -175,6 +175,8 @@ class _Evaluator:
         if isinstance(node, Global):
             if node.module == "torch" and node.name in _DTYPES:
                 return ("dtype", str(_DTYPES[node.name]))
+            if node.module == "torch" and node.name in _STORAGE:
+                return ("global", f"torch.{node.name}")
             raise Unmodeled(f"global {node.key()} as a value")
         if isinstance(node, Pid):
             raise Unmodeled("a bare storage")
@@ -261,7 +263,8 @@ def _zip_storages(zf, prefix):
             with zf.open(info) as f:
                 f._expected_crc = None  # PyTorch does not check CRC-32 either
                 return f.read()
-        except (KeyError, zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        except (KeyError, zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError,
+                NotImplementedError) as exc:  # (RuntimeError: an encrypted record)
             raise Invalid(f"record {name}: {exc}") from None
     return read
 
@@ -289,7 +292,8 @@ def decode(blob):
                     raise Invalid("byteorder")
                 little = order == b"little"
             tree = record(io.BytesIO(_read_plain(zf, pkl)))
-        except (KeyError, zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        except (KeyError, zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError,
+                NotImplementedError) as exc:
             raise Invalid(f"zip records: {exc}") from None
         return _Evaluator(read, little).value(tree)
     return _decode_legacy(io.BytesIO(blob))
@@ -385,6 +389,8 @@ def _normalize(obj, memo):
         return ("tuple", [normalize(v, memo) for v in obj])
     if isinstance(obj, _dt.dtype):
         return ("dtype", str(obj))
+    if isinstance(obj, type) and obj.__module__ == "torch":  # ember's torch.FloatStorage ...
+        return ("global", f"torch.{obj.__name__}")
     if isinstance(obj, float):
         return ("float", obj.hex())
     if obj is None or isinstance(obj, (bool, int, str, bytes)):
