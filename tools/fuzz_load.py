@@ -81,6 +81,9 @@ def main():
     bad = sorted((r for r in results if r["outcome"] == "bad"), key=lambda r: r["i"])
     for r in bad[:args.show]:
         print(f"  #{r['i']} {r['label']}: {r['detail']}")
+    if len(results) != args.cases:
+        print(f"only {len(results)} of {args.cases} cases ran")
+        return 1
     return 1 if bad else 0
 
 
