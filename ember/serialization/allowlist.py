@@ -110,19 +110,21 @@ def python3_name(module, name):
     return module, name
 
 
-def ember_global(module, name):
+def ember_global(module, name, importing=True):
     """ember's object for a torch path: at the same path, or, for a layer of
     torch.nn.modules.<file>, ember.nn's layer of that name (ember files them its own way);
-    None if there is none. Imports only ember's own modules."""
+    None if there is none. Imports only ember's own modules, and with importing=False (a
+    weights-only load) none: a class the user allowed lives in a module already imported."""
     import importlib
+    import sys
     if module != "ember" and not module.startswith("ember."):
         return None
     try:
-        obj = importlib.import_module(module)
+        obj = importlib.import_module(module) if importing else sys.modules[module]
         for part in name.split("."):
             obj = getattr(obj, part)
         return obj
-    except (ImportError, AttributeError):
+    except (ImportError, AttributeError, KeyError):
         if module.startswith("ember.nn.modules."):
             from .. import nn
             return getattr(nn, name, None)
@@ -140,8 +142,8 @@ def find_allowed(module, name, weights_only=True):
     ours = ember_name(module, name)
     if (module, name) in _user_safe or ours in _user_safe:
         return _user_safe.get((module, name), _user_safe.get(ours))
-    if ours[0] != module:  # ember's class of that torch path may live in another module
-        obj = ember_global(*ours)
+    if ours[0] != module and _user_safe:  # ember's class of that path may live elsewhere
+        obj = ember_global(*ours, importing=not weights_only)
         if obj is not None and any(obj is g for g in _user_safe.values()):
             return obj
     if not weights_only:

@@ -241,3 +241,24 @@ def test_damaged_safetensors_load_what_they_say_or_fail_cleanly():
             assert list(t.shape) == header[name]["shape"], i
             assert np.ascontiguousarray(t.numpy()).tobytes() == raw, i
     assert outcomes["loaded"] > 10 and outcomes["error"] > 100
+
+
+def test_a_weights_only_load_imports_nothing():
+    """A global naming one of ember's modules not yet imported (torch.distributed ...) is
+    refused without importing it, even while the user has allowed classes elsewhere."""
+    import subprocess
+    import sys
+    code = ("import io, sys, pickle, ember, collections\n"
+            "ember.serialization.add_safe_globals([collections.deque])\n"
+            "for mod in ('torch.distributed', 'torch.compat.__main__', 'torchvision.models'):\n"
+            "    raw = b'\\x80\\x02c' + mod.encode() + b'\\nX\\n.'\n"
+            "    try:\n"
+            "        ember.serialization.loading._unpickle(raw)\n"
+            "    except pickle.UnpicklingError:\n"
+            "        pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('ember.distributed', "
+            "'ember.compat', 'ember.vision'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=__import__("os").path.dirname(__import__("os").path.dirname(
+                             __import__("os").path.dirname(__file__))))
+    assert out.stdout.strip() == "[]", out.stderr
