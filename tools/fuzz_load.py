@@ -8,6 +8,8 @@ NumPy error, code run by the file), which must be 0.
 
 Run from the repository root:
     python tools/fuzz_load.py --cases 10000 --seed 1 --workers 2
+With --against-torch (PyTorch installed) each file also goes to torch.load(weights_only=True),
+and the figures say where the two disagree.
 """
 import argparse
 import collections
@@ -31,6 +33,8 @@ def main():
     parser.add_argument("--memory-mb", type=int, default=1024,
                         help="address space a worker may add to what it has after imports")
     parser.add_argument("--show", type=int, default=30, help="failures to list")
+    parser.add_argument("--against-torch", action="store_true",
+                        help="also load each file with PyTorch (weights-only) and compare")
     args = parser.parse_args()
 
     slices, step = [], -(-args.cases // args.workers)
@@ -50,7 +54,7 @@ def main():
 
     def work(first, count):
         out = run(args.seed, count, per_case_s=args.per_case_s, memory_mb=args.memory_mb,
-                  start=first, progress=progress)
+                  start=first, progress=progress, against_torch=args.against_torch)
         with lock:
             results.extend(out)
     threads = [threading.Thread(target=work, args=s) for s in slices]
@@ -76,6 +80,14 @@ def main():
             errors[r["detail"].split(":")[0]] += 1
     print("by damage:  " + "; ".join(f"{k} {dict(v)}" for k, v in sorted(kinds.items())))
     print("error types: " + ", ".join(f"{k} {v}" for k, v in errors.most_common()))
+    if args.against_torch:
+        pairs = collections.Counter((r["outcome"], r.get("torch")) for r in results)
+        print("ember loaded, PyTorch refused:        "
+              f"{pairs['original', 'refused'] + pairs['file', 'refused']}")
+        print(f"ember refused, PyTorch loaded:        {pairs['error', 'loaded']}")
+        print(f"both loaded: {pairs['original', 'loaded'] + pairs['file', 'loaded']}, both "
+              f"refused: {pairs['error', 'refused']}, PyTorch hung: "
+              f"{sum(v for (o, t), v in pairs.items() if t == 'hang')}")
     slow = sorted((r for r in results if "s" in r), key=lambda r: -r["s"])[:3]
     print("slowest: " + ", ".join(f"#{r['i']} {r['label']} {r['s']} s" for r in slow))
     bad = sorted((r for r in results if r["outcome"] == "bad"), key=lambda r: r["i"])

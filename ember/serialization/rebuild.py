@@ -92,8 +92,8 @@ def _storage_array(storage):
                             f"file, got {type(storage).__name__}"))
 
 
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
-                       backward_hooks=None, metadata=None):
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       metadata=None):
     """A tensor over a loaded storage: a strided view of it, so tensors that shared a storage
     when saved share memory again (and the legacy format can fill storages afterwards)."""
     array, device = _storage_array(storage)

@@ -133,13 +133,16 @@ class PyTorchFileReader:
                 NotImplementedError, OSError) as exc:  # a directory that does not parse
             raise RuntimeError("PytorchStreamReader failed reading zip archive: malformed "
                                f"central directory ({type(exc).__name__}: {exc})") from None
-        names = [info.filename for info in infos]
-        pkl = next((n for n in names if n.endswith("/data.pkl")), None)
-        first = pkl or (names[0] if names else "")
+        # every record lies in one folder, the first record's (PyTorch checks it so)
+        first = infos[0].filename if infos else ""
         self._prefix = first[:first.index("/") + 1] if "/" in first else ""
         self._infos = {}
         for info in infos:
-            if info.filename.startswith(self._prefix) and not info.filename.endswith("/"):
+            if not self._prefix or not info.filename.startswith(self._prefix):
+                raise RuntimeError("PytorchStreamReader failed reading zip archive: file in "
+                                   "archive is not in a subdirectory "
+                                   f"{self._prefix or first + '/'}: {info.filename}")
+            if not info.filename.endswith("/"):
                 self._infos[info.filename[len(self._prefix):]] = info
 
     def _info(self, name):

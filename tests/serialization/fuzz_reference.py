@@ -210,12 +210,12 @@ class _Evaluator:
                 raise Unmodeled("OrderedDict(args)")
             return ("odict", [(self.value(k), self.value(v)) for k, v in node.items])
         if key == ("torch._utils", "_rebuild_tensor_v2"):
-            if not 4 <= len(args) <= 7:
+            if not 6 <= len(args) <= 7:
                 raise Invalid("arity")
             if not isinstance(args[0], Pid):
                 raise Invalid("storage")
             array = self.storage(args[0].pid)
-            return _tensor(array, args[1], args[2], args[3], args[4] if len(args) > 4 else False)
+            return _tensor(array, args[1], args[2], args[3], args[4])
         if key == ("torch._utils", "_rebuild_tensor_v3"):
             if not 7 <= len(args) <= 8:
                 raise Invalid("arity")
@@ -277,12 +277,12 @@ def decode(blob):
             names = zf.namelist()
         except Exception as exc:  # noqa: BLE001
             raise Invalid(f"zip: {exc}") from None
-        pkl = next((n for n in names if n.endswith("/data.pkl")), None)
-        if pkl is None:
+        prefix = names[0][:names[0].index("/") + 1] if names and "/" in names[0] else ""
+        if not prefix or not all(n.startswith(prefix) for n in names):
+            raise Invalid("a record outside the archive's folder")
+        pkl = prefix + "data.pkl"
+        if pkl not in names:
             raise Invalid("no data.pkl")
-        prefix = pkl[:pkl.index("/") + 1]
-        if len({n for n in names if n.startswith(prefix) and n.endswith("/data.pkl")}) > 1:
-            raise Unmodeled("two data.pkl")
         read = _zip_storages(zf, prefix)
         try:
             little = True

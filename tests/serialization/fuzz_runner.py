@@ -82,11 +82,26 @@ def classify(blob, original, marker):
     return "bad", f"loaded {str(normalize(loaded))[:200]}, the file says something else"
 
 
-def worker(seed, start, count, marker_dir, per_case_s, memory_mb):
+def _torch_outcome(blob):
+    """Whether PyTorch (weights-only) loads the file: for the on-demand comparison."""
+    import io
+    import torch
+    try:
+        torch.load(io.BytesIO(blob), weights_only=True)
+    except _CaseTimeout:
+        raise
+    except BaseException:  # noqa: BLE001
+        return "refused"
+    return "loaded"
+
+
+def worker(seed, start, count, marker_dir, per_case_s, memory_mb, against_torch=False):
     """Runs cases start..start+count-1 and prints one JSON line per case (flushed)."""
     import signal
     from .fuzz_cases import bases, case
     bases()  # made before the cap
+    if against_torch:
+        import torch  # noqa: F401 (imported before the cap)
     _cap_memory(memory_mb)
 
     def timeout(signum, frame):
@@ -106,11 +121,23 @@ def worker(seed, start, count, marker_dir, per_case_s, memory_mb):
             signal.setitimer(signal.ITIMER_REAL, 0)
         if os.path.exists(marker):
             os.unlink(marker)
-        print(json.dumps({"i": i, "label": label, "outcome": outcome, "detail": detail,
-                          "s": round(time.perf_counter() - began, 3)}), flush=True)
+        line = {"i": i, "label": label, "outcome": outcome, "detail": detail,
+                "s": round(time.perf_counter() - began, 3)}
+        if against_torch:
+            signal.setitimer(signal.ITIMER_REAL, per_case_s)
+            try:
+                line["torch"] = _torch_outcome(blob)
+            except _CaseTimeout:
+                line["torch"] = "hang"
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            if os.path.exists(marker):
+                os.unlink(marker)
+        print(json.dumps(line), flush=True)
 
 
-def run(seed, count, per_case_s=5.0, memory_mb=1024, start=0, progress=None):
+def run(seed, count, per_case_s=5.0, memory_mb=1024, start=0, progress=None,
+        against_torch=False):
     """Runs `count` cases in a worker process (replaced if it dies or hangs): a list of
     {i, label, outcome, detail} dicts."""
     results, i, end = [], start, start + count
@@ -118,7 +145,7 @@ def run(seed, count, per_case_s=5.0, memory_mb=1024, start=0, progress=None):
         while i < end:
             results_before = len(results)
             current = _run_worker(seed, i, end - i, marker_dir, per_case_s, memory_mb, results,
-                                  progress)
+                                  progress, against_torch)
             if current is not None:  # the worker died or hung on this case
                 i = current + 1
             else:
@@ -128,9 +155,11 @@ def run(seed, count, per_case_s=5.0, memory_mb=1024, start=0, progress=None):
     return results
 
 
-def _run_worker(seed, start, count, marker_dir, per_case_s, memory_mb, results, progress):
+def _run_worker(seed, start, count, marker_dir, per_case_s, memory_mb, results, progress,
+                against_torch=False):
     code = ("import sys; from tests.serialization.fuzz_runner import worker; "
-            f"worker({seed}, {start}, {count}, {marker_dir!r}, {per_case_s}, {memory_mb})")
+            f"worker({seed}, {start}, {count}, {marker_dir!r}, {per_case_s}, {memory_mb}, "
+            f"{against_torch})")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     errors = tempfile.TemporaryFile("w+")  # (a pipe could fill and stall the worker)

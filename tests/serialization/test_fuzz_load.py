@@ -262,3 +262,23 @@ def test_a_weights_only_load_imports_nothing():
                          cwd=__import__("os").path.dirname(__import__("os").path.dirname(
                              __import__("os").path.dirname(__file__))))
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_every_record_lies_in_the_archives_folder():
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("archive/data.pkl", b"\x80\x02K\x07.")
+        z.writestr("elsewhere/data.pkl", b"\x80\x02K\x08.")
+    out.seek(0)
+    with pytest.raises(RuntimeError, match="not in a subdirectory archive/: elsewhere/data.pkl"):
+        ember.load(out)
+
+
+def test_rebuild_takes_pytorchs_arguments():
+    """_rebuild_tensor_v2 needs requires_grad and backward_hooks, as PyTorch's does."""
+    with zipfile.ZipFile(_tensor_file()) as z:
+        full = z.read("archive/data.pkl")
+    pickled = full.replace(b"\x89ccollections\nOrderedDict\n)R", b"")
+    assert pickled != full
+    with pytest.raises(pickle.UnpicklingError, match="_rebuild_tensor_v2 cannot be called"):
+        ember.load(_checkpoint(pickled, [("data/0", np.arange(6, dtype=np.int64).tobytes())]))
