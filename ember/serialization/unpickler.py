@@ -29,7 +29,7 @@ class Source:
 
     def __init__(self, data=None, file=None, end=None):
         if data is not None:
-            self._view, self._pos, self._end, self._file = memoryview(data), 0, len(data), None
+            self._data, self._pos, self._end, self._file = bytes(data), 0, len(data), None
         else:
             self._file, self._pos, self._end = file, file.tell(), end
 
@@ -39,12 +39,21 @@ class Source:
     def tell(self):
         return self._pos
 
+    def opcode(self):
+        """The next byte, or -1 at the end."""
+        if self._pos >= self._end:
+            return -1
+        if self._file is None:
+            self._pos += 1
+            return self._data[self._pos - 1]
+        return self.read(1)[0]
+
     def read(self, n, what="pickle data"):
         if n < 0 or n > self._end - self._pos:
             raise UnpicklingError(f"pickle data was truncated: {what} needs {n} bytes, "
                                   f"{self._end - self._pos} are left")
         if self._file is None:
-            out = self._view[self._pos:self._pos + n].tobytes()
+            out = self._data[self._pos:self._pos + n]
         else:
             out = self._file.read(n)
             if len(out) != n:
@@ -56,7 +65,7 @@ class Source:
         """One text line (without its newline), at most _MAX_LINE bytes."""
         n = min(_MAX_LINE, self._end - self._pos)
         if self._file is None:
-            chunk = self._view[self._pos:self._pos + n].tobytes()
+            chunk = self._data[self._pos:self._pos + n]
         else:
             chunk = self._file.read(n)
         cut = chunk.find(b"\n")
@@ -207,13 +216,12 @@ class WeightsOnlyUnpickler:
     # ---- the loop -----------------------------------------------------------------------
     def load(self):
         self.stack, self.marks, self.memo = [], [], {}
-        read, src = self.src.read, self.src
+        next_opcode, ops = self.src.opcode, _OPS
         while True:
-            key = read(1, "an opcode") if src.remaining() else b""
-            if not key:
+            op = next_opcode()
+            if op < 0:
                 raise EOFError("Ran out of input")
-            op = key[0]
-            handler = _OPS.get(op)
+            handler = ops.get(op)
             if handler is None:
                 raise UnpicklingError(f"Unsupported operand {op}" + (
                     f" ({chr(op)!r})" if 32 < op < 127 else ""))

@@ -10,7 +10,6 @@ globals (os.system, eval, builtins.__import__, nested reduces, an allowed builti
 allocate). A hostile global's payload would create the file `marker`: the runner checks that
 it never exists.
 """
-import collections
 import io
 import pickle
 import random
@@ -279,7 +278,7 @@ def _pickle_bombs(rng):
         b"\x80\x02X" + struct.pack("<I", 0xFFFFFFF0) + b"abc.",
         b"\x80\x04\x8d" + struct.pack("<Q", 1 << 60) + b"abc.",
         b"\x80\x04\x95" + struct.pack("<Q", 1 << 62) + b"N.",
-        b"\x80\x02" + b"(" * 100000 + b"l" * 100000 + b".",
+        b"\x80\x02" + b"(" * 20000 + b"l" * 20000 + b".",
         b"\x80\x02]" + b"q\x00h\x00\x86" * 60 + b".",  # a pair of pairs of ...: shared, small
         b"\x80\x02\x8a\xff" + b"\xff" * 255 + b".",
         b"\x80\x02I" + b"9" * 5000 + b"\n.",

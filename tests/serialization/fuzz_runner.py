@@ -30,8 +30,11 @@ class _CaseTimeout(BaseException):
 def _cap_memory(extra_mb):
     """Address space capped at what the worker uses now plus `extra_mb`."""
     import resource
-    with open("/proc/self/status") as f:
-        vm = next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
+    try:
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
+    except OSError:  # no /proc (not Linux): the peak resident size is a lower bound
+        vm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     limit = vm + extra_mb * (1 << 20)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
