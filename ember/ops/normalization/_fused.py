@@ -9,8 +9,6 @@ An array `xs` here is the input viewed as its "group view": the statistics run o
 import functools
 import math
 
-import numpy as np
-
 _LETTERS = "abcdefgh"
 
 
@@ -26,11 +24,10 @@ def _spec(shape, axes, operands):
 
 
 def sum_over(xp, axes, a, b=None):
-    """sum(a) or sum(a * b) over `axes`, keeping them as 1s. On a device the product and
-    one reduction: CuPy's einsum is Python code (subscript parsing, operand reshapes and
-    several kernels per call), where the host time of a training step goes."""
-    if xp is not np:
-        return (a if b is None else xp.multiply(a, b)).sum(axis=axes, keepdims=True)
+    """sum(a) or sum(a * b) over `axes`, keeping them as 1s. (A device runs the same
+    einsum: a product and a reduction there would save host time, CuPy's einsum being Python
+    code, but would round otherwise than the CPU, which the tests on the stand-in hold it
+    to.)"""
     if b is None:
         subscripts, stats_shape = _spec(a.shape, axes, 1)
         return xp.einsum(subscripts, a).reshape(stats_shape)
@@ -43,10 +40,7 @@ def count_over(shape, axes):
 
 
 def mean_over(xp, axes, a, b=None):
-    """mean(a) or mean(a * b) over `axes`, keeping them as 1s (on a device, one reduction
-    kernel divides as it sums)."""
-    if xp is not np:
-        return (a if b is None else xp.multiply(a, b)).mean(axis=axes, keepdims=True)
+    """mean(a) or mean(a * b) over `axes`, keeping them as 1s."""
     return sum_over(xp, axes, a, b) / count_over(a.shape, axes)
 
 
