@@ -99,6 +99,17 @@ def _lerp_(xp, a, b, w):
         xp.subtract(b, diff, out=a)
 
 
+def _momentum_(B, g, momentum, dampening):
+    """B <- B * momentum + g * (1 - dampening), as mul_ then add_ round it (no multiply by
+    an integer 1)."""
+    B *= momentum
+    alpha = 1 - dampening
+    if alpha.__class__ is not builtins.int or alpha != 1:
+        B += g * alpha
+    else:
+        B += g
+
+
 # ---- SGD ---------------------------------------------------------------------------------------
 def sgd(params, grads, buffers, *, weight_decay, momentum, lr, dampening, nesterov, maximize):
     if _Flat.usable(params, buffers, momentum):
@@ -117,12 +128,7 @@ def sgd(params, grads, buffers, *, weight_decay, momentum, lr, dampening, nester
             else:
                 _written(buf)
                 B = buf._array
-                B *= momentum
-                alpha = 1 - dampening
-                if alpha.__class__ is not builtins.int or alpha != 1:
-                    B += g * alpha
-                else:
-                    B += g
+                _momentum_(B, g, momentum, dampening)
                 buf._vc.value += 2
             g = g + B * momentum if nesterov else B
         _written(p)
@@ -315,12 +321,7 @@ def _sgd_flat(params, grads, buffers, *, weight_decay, momentum, lr, dampening, 
         B[...] = g
     else:
         _written(*buffers)
-        B *= momentum
-        alpha = 1 - dampening
-        if alpha.__class__ is not builtins.int or alpha != 1:
-            B += g * alpha
-        else:
-            B += g
+        _momentum_(B, g, momentum, dampening)
         for buf in buffers:
             buf._vc.value += 2
     g = g + B * momentum if nesterov else B
