@@ -24,3 +24,11 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 
 Tensor.backward = _tensor_backward
+
+
+def __getattr__(name):
+    # torch.autograd.profiler answers without an import, as PyTorch's does; loaded on first use
+    if name in ("profiler", "profiler_util"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
