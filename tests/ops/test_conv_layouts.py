@@ -12,7 +12,7 @@ import ember.nn.functional as F
 
 from ember.ops.conv import _layout
 
-LAYOUTS = ["auto", "channels_last", "batched"]
+LAYOUTS = ["auto", "channels_last", "batched", "winograd"]
 
 CASES = [  # (input shape, weight shape, conv kwargs)
     ((2, 5, 9, 7), (4, 5, 3, 3), dict(padding=1)),
@@ -103,7 +103,7 @@ def test_the_automatic_choice():
     assert not _layout.channels_last_ok(a.astype(np.float16), 1, 64, (3, 3))
 
 
-@pytest.mark.parametrize("forced", ["channels_last", "batched"])
+@pytest.mark.parametrize("forced", ["channels_last", "batched", "winograd"])
 def test_cuda_path_every_layout(fake_cuda, monkeypatch, forced):
     monkeypatch.setattr(_layout, "LAYOUT", forced)
     rng = np.random.default_rng(1)

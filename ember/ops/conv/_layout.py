@@ -1,11 +1,15 @@
-"""Which column layout a convolution takes: the switch tests force, and the measured rule."""
+"""Which algorithm and column layout a convolution takes: the switch tests force, and the
+measured rules."""
 import math
+
+import numpy as np
 
 from ._im2col import _COMPUTE
 
-# Which column layout convolutions use: "auto" (channels-last where it applies), or one forced
-# ("channels_last" still falls back for groups > 1 and non-BLAS dtypes; "batched" is the
-# per-sample (N, C*K, L) layout). Tests force each branch through this switch.
+# Which path convolutions take: "auto" (Winograd or channels-last where they apply and pay),
+# or one forced: "winograd" wherever it applies (else as auto), "channels_last" (still falls
+# back for groups > 1 and non-BLAS dtypes) or "batched" (the per-sample (N, C*K, L) layout),
+# these two never Winograd. Tests force each branch through this switch.
 LAYOUT = "auto"
 
 
@@ -22,3 +26,28 @@ def channels_last_ok(a, g, channels, kernel):
         return False
     return LAYOUT == "channels_last" or (channels >= CHANNELS_LAST_MIN_CHANNELS
                                           and math.prod(kernel) > 1)
+
+
+# Measured at 1 thread (OpenBLAS; CIFAR ResNet, bench_train CNN and ResNet-18 shapes):
+# Winograd's 16 products are thin when channels are few, and its transforms stream through
+# ~4x the input, so a convolution (forward or input gradient) gains from 64 channels (0.5x
+# the im2col time at 8x8, 0.25-0.5x on ResNet-18's 14x14-56x56 layers) and a weight gradient,
+# whose products sum over the long tile axis, from 16 channels on 16x16 outputs (0.65-0.9x)
+# and 64 on 8x8; smaller outputs lose (7x7 at 512 channels: 1.3-1.5x slower). Each rule is
+# (fewest channels in and out, smallest output side), any one of which suffices.
+WINOGRAD_RULES = {"forward": ((64, 8),), "weight": ((16, 16), (64, 8))}
+_WINOGRAD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def winograd_ok(xp, a, in_channels, out_channels, kernel, p, out_size, job):
+    """Whether a 2-d convolution (job "forward": of `a`; "weight": its weight gradient) takes
+    Winograd F(2x2, 3x3): 3x3 kernel, stride and dilation 1, groups 1, float32/64, on the CPU
+    (the transforms are NumPy passes)."""
+    stride, _, _, dil, g = p
+    if LAYOUT in ("batched", "channels_last") or xp is not np or g != 1 \
+            or a.dtype not in _WINOGRAD_DTYPES or tuple(kernel) != (3, 3) \
+            or any(s != 1 for s in stride) or any(d != 1 for d in dil):
+        return False
+    channels, side = min(in_channels, out_channels), min(out_size)
+    return LAYOUT == "winograd" or any(channels >= c and side >= s
+                                       for c, s in WINOGRAD_RULES[job])

@@ -6,6 +6,7 @@ from . import _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
 from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
+from ._winograd import winograd_forward, winograd_weight_grad
 
 
 # ResNet-18 at batch 256 on a GPU needs a few hundred MB of scratch per layer, not GBs.
@@ -31,14 +32,16 @@ def conv_forward(xp, x, w, p, osz=None):
     only the first windows (the adjoint of a transposed convolution with output_padding)."""
     stride, lo, hi, dil, g = p
     kernel = w.shape[2:]
+    if osz is None:
+        padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
+        osz = out_size(padded, kernel, stride, dil)
+    n, o = x.shape[0], w.shape[0]
+    if _layout.winograd_ok(xp, x, x.shape[1], o, kernel, p, osz, "forward"):
+        return winograd_forward(xp, x, w, lo, hi, osz)  # in chunks of its own
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
         return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
-    n, o = x.shape[0], w.shape[0]
     if _layout.channels_last_ok(x, g, x.shape[1], kernel):
-        if osz is None:
-            padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
-            osz = out_size(padded, kernel, stride, dil)
         col = im2col_channels_last(xp, x, kernel, p, osz)
         return _from_rows(xp, xp.matmul(col, _weight_matrix(w).T), n, osz)
     xpad = pad_array(xp, x, lo, hi, slot="pad")
@@ -86,6 +89,8 @@ def conv_weight_grad(xp, x, gy, p, w_shape):
     """d<gy, conv(x, w)>/dw: (O, C/g, *K)."""
     stride, lo, hi, dil, g = p
     kernel = tuple(w_shape[2:])
+    if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
+        return winograd_weight_grad(xp, x, gy, lo, hi)
     parts = _batch_slices(x, kernel, p, gy.shape[2:])
     if parts is not None:
         gw = conv_weight_grad(xp, x[parts[0]], gy[parts[0]], p, w_shape)

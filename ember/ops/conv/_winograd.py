@@ -1,0 +1,181 @@
+"""Winograd F(2x2, 3x3): 3x3, stride-1, groups-1 2-d convolutions with 2.25x fewer multiplies
+than im2col (NumPy only: the CPU path).
+
+The padded input is cut into 4x4 tiles overlapping by 2 (one per 2x2 block of outputs). In the
+transformed domain V = B^T d B (of each input tile) and U = G g G^T (of the kernel), a
+convolution is 16 independent channel products M[i, j] = V[i, j] @ U[i, j], one long BLAS
+product each, and the outputs are A^T M A per tile. The transforms are sums and differences of
+whole planes of tiles (a few NumPy passes, no per-tile work), taken separably: rows, then
+columns.
+
+The same transforms give the weight gradient: the convolution is linear in the kernel, so
+d<gy, y>/dg = G^T [sum over tiles of V ⊙ (A gy A^T)] G, 16 products whose inner dimension is
+the number of tiles. The input gradient of a stride-1 convolution is itself one (with the
+flipped kernel), so it takes the forward routine.
+
+Layout: tiled arrays are (N, tile rows, [parity,] tile cols, C), channels last, with the
+columns split by parity (even ones, then odd ones). A plane of tiles is then a slice whose
+inner runs are whole rows of tiles times C contiguous numbers, so each transform step is one
+fast NumPy pass, and a transformed plane (N, th, tw, C) is already the (tiles, C) matrix its
+product needs. Going in and out of this layout is one per-sample transposing copy each way
+(an (N, C, H, W) plane read with stride 2 would be walked ten times slower).
+"""
+import numpy as np
+
+from ._im2col import scratch
+
+# G of F(2x2, 3x3) (the kernel transform); B^T and A^T are written out as sums below.
+_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+
+
+def tiles(size):
+    """Tiles along one dim for `size` outputs (the last one may reach past the end)."""
+    return (size + 1) // 2
+
+
+def _split_columns(xp, x, lo, hi, th, tw, slot):
+    """x (N, C, H, W), zero-padded by lo/hi and then to 2*th + 2 rows and 2*tw + 2 columns (or
+    cropped to them), as an (N, rows, 2, tw + 1, C) array: padded column 2*s + b sits at
+    [:, :, b, s]. One copy per parity does layout and padding."""
+    n, c, h, w = x.shape
+    out = scratch(xp, slot, (n, 2 * th + 2, 2, tw + 1, c), x.dtype)
+    first, last = max(lo[0], 0), min(lo[0] + h, 2 * th + 2)  # rows of `out` holding input
+    out[:, :first] = 0
+    out[:, last:] = 0
+    rows = x[:, :, first - lo[0]:last - lo[0]]
+    for b in range(2):
+        # padded column 2*s + b is input column 2*s + b - lo[1]
+        s0 = max(0, -((b - lo[1]) // 2))
+        s1 = min(tw + 1, (w + lo[1] - b + 1) // 2)
+        out[:, first:last, b, :s0] = 0
+        out[:, first:last, b, s1:] = 0
+        if s1 > s0:
+            start = 2 * s0 + b - lo[1]
+            out[:, first:last, b, s0:s1] = rows[..., start:start + 2 * (s1 - s0) - 1:2] \
+                .transpose(0, 2, 3, 1)
+    return out
+
+
+def _column(d, k, t):
+    """Padded column plane k (0..3) of t tiles of a column-split array (N, R, 2, t + 1, C)."""
+    return d[:, :, k % 2, k // 2:k // 2 + t]
+
+
+def _input_1d(xp, d0, d1, d2, d3, out):
+    """B^T of planes d0..d3: (d0 - d2, d1 + d2, d2 - d1, d1 - d3) into out[0..3]."""
+    xp.subtract(d0, d2, out=out[0])
+    xp.add(d1, d2, out=out[1])
+    xp.subtract(d2, d1, out=out[2])
+    xp.subtract(d1, d3, out=out[3])
+
+
+def input_transform(xp, d, th, tw):
+    """V (4, 4, N, th, tw, C) = B^T d B per tile of a column-split padded input d."""
+    n, c = d.shape[0], d.shape[-1]
+    rows = scratch(xp, "wino_rows", (4, n, th) + d.shape[2:], d.dtype)
+    _input_1d(xp, *(d[:, k:k + 2 * th - 1:2] for k in range(4)), rows)
+    v = scratch(xp, "wino_v", (4, 4, n, th, tw, c), d.dtype)
+    for i in range(4):
+        _input_1d(xp, *(_column(rows[i], k, tw) for k in range(4)), v[i])
+    return v
+
+
+def _output_1d(xp, m, out0, out1):
+    """A^T along the first axis of m (4, ...): m0 + m1 + m2 and m1 - m2 - m3."""
+    xp.add(m[0], m[1], out=out0)
+    out0 += m[2]
+    xp.subtract(m[1], m[2], out=out1)
+    out1 -= m[3]
+
+
+def output_transform(xp, m, out):
+    """out (N, O, ho, wo) = A^T M A of the products M (4, 4, N, th, tw, O)."""
+    n, th, tw, o = m.shape[2:]
+    s = scratch(xp, "wino_s", (2, 4, n, th, tw, o), m.dtype)
+    _output_1d(xp, m, s[0], s[1])
+    full = scratch(xp, "wino_y", (n, th, 2, 2, tw, o), m.dtype)  # y[2t + a, 2s + b] at [t, a, b, s]
+    for a in range(2):
+        _output_1d(xp, s[a], full[:, :, a, 0], full[:, :, a, 1])
+    if out.shape[2:] == (2 * th, 2 * tw):
+        out.reshape(n, o, th, 2, tw, 2)[...] = full.transpose(0, 5, 1, 2, 4, 3)
+        return
+    for a in range(2):  # odd sizes: the last tiles' outputs past the end are dropped
+        for b in range(2):
+            part = out[:, :, a::2, b::2]
+            part[...] = full[:, :part.shape[2], a, b, :part.shape[3]].transpose(0, 3, 1, 2)
+
+
+def kernel_transform(w):
+    """U (4, 4, C, O) = G g G^T of w (O, C, 3, 3), laid out for (tiles, C) @ (C, O)."""
+    g = _G.astype(w.dtype)
+    return np.einsum("ik,ockl,jl->ijco", g, w, g, optimize=True)
+
+
+def kernel_transform_adjoint(q):
+    """The adjoint of kernel_transform: Q (4, 4, C, O) to (O, C, 3, 3)."""
+    g = _G.astype(q.dtype)
+    return np.ascontiguousarray(np.einsum("ik,ijco,jl->ockl", g, q, g, optimize=True))
+
+
+# The transforms stream through arrays several times the size of the input: a batch is taken
+# in chunks whose transformed tiles take about this many bytes, so that each pass reads what
+# the one before wrote from cache rather than from memory.
+CHUNK_BYTES = 1 << 20
+
+
+def _chunks(n, per_sample):
+    step = max(1, CHUNK_BYTES // max(per_sample, 1))
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+def winograd_forward(xp, x, w, lo, hi, osz):
+    """conv2d of x (N, C, H, W) with w (O, C, 3, 3), stride 1, padding lo/hi, first osz outputs."""
+    ho, wo = osz
+    th, tw = tiles(ho), tiles(wo)
+    n, c, o = x.shape[0], x.shape[1], w.shape[0]
+    u = kernel_transform(w).reshape(16, c, o)
+    y = xp.empty((n, o, ho, wo), x.dtype)
+    for part in _chunks(n, 16 * th * tw * c * x.itemsize):
+        v = input_transform(xp, _split_columns(xp, x[part], lo, hi, th, tw, "pad"), th, tw)
+        m = scratch(xp, "wino_m", (4, 4, v.shape[2], th, tw, o), x.dtype)
+        xp.matmul(v.reshape(16, -1, c), u, out=m.reshape(16, -1, o))
+        output_transform(xp, m, y[part])
+    return y
+
+
+def _output_adjoint_1d(xp, g0, g1, out):
+    """A applied to pairs (g0, g1): (g0, g0 + g1, g0 - g1, -g1) into out[0..3]."""
+    out[0] = g0
+    xp.add(g0, g1, out=out[1])
+    xp.subtract(g0, g1, out=out[2])
+    xp.negative(g1, out=out[3])
+
+
+def output_transform_adjoint(xp, gy, th, tw):
+    """Z (4, 4, N, th, tw, O) = A g A^T per 2x2 tile g of gy (N, O, ho, wo), zero past its end."""
+    n, o, ho, wo = gy.shape
+    g = scratch(xp, "wino_gy", (n, th, 2, 2, tw, o), gy.dtype)  # gy[2t + a, 2s + b] at [t, a, b, s]
+    if (ho, wo) != (2 * th, 2 * tw):
+        g[...] = 0
+    for a in range(2):
+        for b in range(2):
+            part = gy[:, :, a::2, b::2]
+            g[:, :part.shape[2], a, b, :part.shape[3]] = part.transpose(0, 2, 3, 1)
+    rows = scratch(xp, "wino_zrows", (4, n, th, 2, tw, o), gy.dtype)
+    _output_adjoint_1d(xp, g[:, :, 0], g[:, :, 1], rows)
+    z = scratch(xp, "wino_z", (4, 4, n, th, tw, o), gy.dtype)
+    for i in range(4):
+        _output_adjoint_1d(xp, rows[i][:, :, 0], rows[i][:, :, 1], z[i])
+    return z
+
+
+def winograd_weight_grad(xp, x, gy, lo, hi):
+    """d<gy, conv2d(x, w)>/dw for 3x3 w, stride 1: (O, C, 3, 3)."""
+    n, c, o, (ho, wo) = x.shape[0], x.shape[1], gy.shape[1], gy.shape[2:]
+    th, tw = tiles(ho), tiles(wo)
+    q = xp.zeros((16, c, o), x.dtype)
+    for part in _chunks(n, 16 * th * tw * (c + o) * x.itemsize):
+        v = input_transform(xp, _split_columns(xp, x[part], lo, hi, th, tw, "pad"), th, tw)
+        z = output_transform_adjoint(xp, gy[part], th, tw)
+        q += xp.matmul(v.reshape(16, -1, c).swapaxes(1, 2), z.reshape(16, -1, o))
+    return kernel_transform_adjoint(q.reshape(4, 4, c, o))
