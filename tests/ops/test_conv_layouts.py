@@ -12,7 +12,7 @@ import ember.nn.functional as F
 
 from ember.ops.conv import _layout
 
-LAYOUTS = ["auto", "channels_last", "batched", "winograd"]
+LAYOUTS = ["auto", "im2col", "channels_last", "batched", "winograd"]
 
 CASES = [  # (input shape, weight shape, conv kwargs)
     ((2, 5, 9, 7), (4, 5, 3, 3), dict(padding=1)),

@@ -7,9 +7,10 @@ import numpy as np
 from ._im2col import _COMPUTE
 
 # Which path convolutions take: "auto" (Winograd or channels-last where they apply and pay),
-# or one forced: "winograd" wherever it applies (else as auto), "channels_last" (still falls
-# back for groups > 1 and non-BLAS dtypes) or "batched" (the per-sample (N, C*K, L) layout),
-# these two never Winograd. Tests force each branch through this switch.
+# or one forced: "winograd" wherever it applies (else as auto), "im2col" (auto's choice of
+# column layout, never Winograd), "channels_last" (still falls back for groups > 1 and
+# non-BLAS dtypes) or "batched" (the per-sample (N, C*K, L) layout), these three never
+# Winograd. Tests and benchmarks/bench_conv.py --layout force each branch through this switch.
 LAYOUT = "auto"
 
 
@@ -44,7 +45,7 @@ def winograd_ok(xp, a, in_channels, out_channels, kernel, p, out_size, job):
     Winograd F(2x2, 3x3): 3x3 kernel, stride and dilation 1, groups 1, float32/64, on the CPU
     (the transforms are NumPy passes)."""
     stride, _, _, dil, g = p
-    if LAYOUT in ("batched", "channels_last") or xp is not np or g != 1 \
+    if LAYOUT in ("batched", "channels_last", "im2col") or xp is not np or g != 1 \
             or a.dtype not in _WINOGRAD_DTYPES or tuple(kernel) != (3, 3) \
             or any(s != 1 for s in stride) or any(d != 1 for d in dil):
         return False

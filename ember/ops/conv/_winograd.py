@@ -89,26 +89,23 @@ def _output_1d(xp, m, out0, out1):
 
 
 def output_transform(xp, m, out):
-    """out (N, O, ho, wo) = A^T M A of the products M (4, 4, N, th, tw, O)."""
-    n, th, tw, o = m.shape[2:]
-    s = scratch(xp, "wino_s", (2, 4, n, th, tw, o), m.dtype)
+    """out (N, O, ho, wo) = A^T M A of the products M (4, 4, O, N, th, tw)."""
+    o, n, th, tw = m.shape[2:]
+    s = scratch(xp, "wino_s", (2, 4, o, n, th, tw), m.dtype)
     _output_1d(xp, m, s[0], s[1])
-    full = scratch(xp, "wino_y", (n, th, 2, 2, tw, o), m.dtype)  # y[2t + a, 2s + b] at [t, a, b, s]
+    full = scratch(xp, "wino_y", (2, 2, o, n, th, tw), m.dtype)  # y[2t + a, 2s + b] at [a, b]
     for a in range(2):
-        _output_1d(xp, s[a], full[:, :, a, 0], full[:, :, a, 1])
-    if out.shape[2:] == (2 * th, 2 * tw):
-        out.reshape(n, o, th, 2, tw, 2)[...] = full.transpose(0, 5, 1, 2, 4, 3)
-        return
-    for a in range(2):  # odd sizes: the last tiles' outputs past the end are dropped
+        _output_1d(xp, s[a], full[a, 0], full[a, 1])
+    for a in range(2):  # (odd sizes: the last tiles' outputs past the end are dropped)
         for b in range(2):
             part = out[:, :, a::2, b::2]
-            part[...] = full[:, :part.shape[2], a, b, :part.shape[3]].transpose(0, 3, 1, 2)
+            part[...] = full[a, b, :, :, :part.shape[2], :part.shape[3]].transpose(1, 0, 2, 3)
 
 
 def kernel_transform(w):
-    """U (4, 4, C, O) = G g G^T of w (O, C, 3, 3), laid out for (tiles, C) @ (C, O)."""
+    """U (4, 4, O, C) = G g G^T of w (O, C, 3, 3), laid out for (O, C) @ (C, tiles)."""
     g = _G.astype(w.dtype)
-    return np.einsum("ik,ockl,jl->ijco", g, w, g, optimize=True)
+    return np.einsum("ik,ockl,jl->ijoc", g, w, g, optimize=True)
 
 
 def kernel_transform_adjoint(q):
@@ -133,12 +130,13 @@ def winograd_forward(xp, x, w, lo, hi, osz):
     ho, wo = osz
     th, tw = tiles(ho), tiles(wo)
     n, c, o = x.shape[0], x.shape[1], w.shape[0]
-    u = kernel_transform(w).reshape(16, c, o)
+    u = kernel_transform(w).reshape(16, o, c)
     y = xp.empty((n, o, ho, wo), x.dtype)
-    for part in _chunks(n, 16 * th * tw * c * x.itemsize):
+    for part in _chunks(n, 16 * th * tw * (c + o) * x.itemsize):
         v = input_transform(xp, _split_columns(xp, x[part], lo, hi, th, tw, "pad"), th, tw)
-        m = scratch(xp, "wino_m", (4, 4, v.shape[2], th, tw, o), x.dtype)
-        xp.matmul(v.reshape(16, -1, c), u, out=m.reshape(16, -1, o))
+        m = scratch(xp, "wino_m", (4, 4, o, v.shape[2], th, tw), x.dtype)
+        # (O, C) @ (C, tiles): the products come out channel-first, as y is
+        xp.matmul(u, v.reshape(16, -1, c).swapaxes(1, 2), out=m.reshape(16, o, -1))
         output_transform(xp, m, y[part])
     return y
 
@@ -152,20 +150,20 @@ def _output_adjoint_1d(xp, g0, g1, out):
 
 
 def output_transform_adjoint(xp, gy, th, tw):
-    """Z (4, 4, N, th, tw, O) = A g A^T per 2x2 tile g of gy (N, O, ho, wo), zero past its end."""
+    """Z (4, 4, O, N, th, tw) = A g A^T per 2x2 tile g of gy (N, O, ho, wo), zero past its end."""
     n, o, ho, wo = gy.shape
-    g = scratch(xp, "wino_gy", (n, th, 2, 2, tw, o), gy.dtype)  # gy[2t + a, 2s + b] at [t, a, b, s]
+    g = scratch(xp, "wino_gy", (2, 2, o, n, th, tw), gy.dtype)  # gy[2t + a, 2s + b] at [a, b]
     if (ho, wo) != (2 * th, 2 * tw):
         g[...] = 0
     for a in range(2):
         for b in range(2):
             part = gy[:, :, a::2, b::2]
-            g[:, :part.shape[2], a, b, :part.shape[3]] = part.transpose(0, 2, 3, 1)
-    rows = scratch(xp, "wino_zrows", (4, n, th, 2, tw, o), gy.dtype)
-    _output_adjoint_1d(xp, g[:, :, 0], g[:, :, 1], rows)
-    z = scratch(xp, "wino_z", (4, 4, n, th, tw, o), gy.dtype)
+            g[a, b, :, :, :part.shape[2], :part.shape[3]] = part.transpose(1, 0, 2, 3)
+    rows = scratch(xp, "wino_zrows", (4, 2, o, n, th, tw), gy.dtype)
+    _output_adjoint_1d(xp, g[0], g[1], rows)
+    z = scratch(xp, "wino_z", (4, 4, o, n, th, tw), gy.dtype)
     for i in range(4):
-        _output_adjoint_1d(xp, rows[i][:, :, 0], rows[i][:, :, 1], z[i])
+        _output_adjoint_1d(xp, rows[i][0], rows[i][1], z[i])
     return z
 
 
@@ -177,5 +175,5 @@ def winograd_weight_grad(xp, x, gy, lo, hi):
     for part in _chunks(n, 16 * th * tw * (c + o) * x.itemsize):
         v = input_transform(xp, _split_columns(xp, x[part], lo, hi, th, tw, "pad"), th, tw)
         z = output_transform_adjoint(xp, gy[part], th, tw)
-        q += xp.matmul(v.reshape(16, -1, c).swapaxes(1, 2), z.reshape(16, -1, o))
+        q += xp.matmul(v.reshape(16, -1, c).swapaxes(1, 2), z.reshape(16, o, -1).swapaxes(1, 2))
     return kernel_transform_adjoint(q.reshape(4, 4, c, o))
