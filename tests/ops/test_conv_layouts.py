@@ -101,6 +101,9 @@ def test_the_automatic_choice():
     assert not _layout.channels_last_ok(a, 1, 64, (1, 1))  # no window copy to save
     assert not _layout.channels_last_ok(a, 2, 64, (3, 3))  # groups: batched layout
     assert not _layout.channels_last_ok(a.astype(np.float16), 1, 64, (3, 3))
+    assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)  # small images: tiny per-sample products
+    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 196)
+    assert not _layout.channels_last_ok(a, 1, 3, (3, 3), 64)
 
 
 @pytest.mark.parametrize("forced", ["channels_last", "batched", "winograd"])

@@ -20,7 +20,6 @@ and their argument checks), `fold.py` (unfold/fold).
 """
 from ._graph_ops import _conv, _conv_transpose, _conv_weight
 from ._im2col import pad_array
-from ._layout import channels_last_ok as _channels_last_ok
 from .fold import fold, unfold
 from .functional import (_int_tuple, _warned_same, conv1d, conv2d, conv3d, conv_transpose1d,
                          conv_transpose2d, conv_transpose3d, convolution)

@@ -17,16 +17,24 @@ LAYOUT = "auto"
 # Measured at 1 thread (OpenBLAS, CIFAR ResNet and ResNet-18 shapes): the channels-last layout
 # wins from 32 channels up on k x k kernels (up to 2x for 32 channels on 16x16); with fewer
 # channels its copies run over too short rows (3 channels: 2x slower), and 1x1 kernels need no
-# window copy in the batched layout at all.
+# window copy in the batched layout at all. On small images (DigitsCNN's 8x8) the batched
+# layout's per-sample products are tiny, and channels-last wins from 16 channels (0.6x).
 CHANNELS_LAST_MIN_CHANNELS = 32
+CHANNELS_LAST_SMALL = (16, 64)  # (fewest channels, most output positions per sample)
 
 
-def channels_last_ok(a, g, channels, kernel):
-    """Whether a convolution of `a` with `channels` per copied row takes the channels-last path."""
+def channels_last_ok(a, g, channels, kernel, positions=None):
+    """Whether a convolution of `a` with `channels` per copied row (and `positions` output
+    positions per sample, when known) takes the channels-last path."""
     if LAYOUT == "batched" or g != 1 or a.dtype not in _COMPUTE:
         return False
-    return LAYOUT == "channels_last" or (channels >= CHANNELS_LAST_MIN_CHANNELS
-                                          and math.prod(kernel) > 1)
+    if LAYOUT == "channels_last":
+        return True
+    if math.prod(kernel) == 1:
+        return False
+    small_channels, small_positions = CHANNELS_LAST_SMALL
+    return channels >= CHANNELS_LAST_MIN_CHANNELS or (
+        positions is not None and channels >= small_channels and positions <= small_positions)
 
 
 # Measured at 1 thread (OpenBLAS; CIFAR ResNet, bench_train CNN and ResNet-18 shapes):

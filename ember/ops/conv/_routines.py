@@ -41,7 +41,7 @@ def conv_forward(xp, x, w, p, osz=None):
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
         return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
-    if _layout.channels_last_ok(x, g, x.shape[1], kernel):
+    if _layout.channels_last_ok(x, g, x.shape[1], kernel, math.prod(osz)):
         col = im2col_channels_last(xp, x, kernel, p, osz)
         return _from_rows(xp, xp.matmul(col, _weight_matrix(w).T), n, osz)
     xpad = pad_array(xp, x, lo, hi, slot="pad")

@@ -105,13 +105,13 @@ def output_transform(xp, m, out):
 def kernel_transform(w):
     """U (4, 4, O, C) = G g G^T of w (O, C, 3, 3), laid out for (O, C) @ (C, tiles)."""
     g = _G.astype(w.dtype)
-    return np.einsum("ik,ockl,jl->ijoc", g, w, g, optimize=True)
+    return np.ascontiguousarray((g @ w @ g.T).transpose(2, 3, 0, 1))
 
 
 def kernel_transform_adjoint(q):
     """The adjoint of kernel_transform: Q (4, 4, C, O) to (O, C, 3, 3)."""
     g = _G.astype(q.dtype)
-    return np.ascontiguousarray(np.einsum("ik,ijco,jl->ockl", g, q, g, optimize=True))
+    return np.ascontiguousarray(g.T @ q.transpose(3, 2, 0, 1) @ g)
 
 
 # The transforms stream through arrays several times the size of the input: a batch is taken
