@@ -37,7 +37,7 @@ def conv_forward(xp, x, w, p, osz=None):
         osz = out_size(padded, kernel, stride, dil)
     n, o = x.shape[0], w.shape[0]
     if _layout.winograd_ok(xp, x, x.shape[1], o, kernel, p, osz, "forward"):
-        return winograd_forward(xp, x, w, lo, hi, osz)  # in chunks of its own
+        return winograd_forward(xp, x, w, lo, osz)  # in chunks of its own
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
         return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
@@ -90,7 +90,7 @@ def conv_weight_grad(xp, x, gy, p, w_shape):
     stride, lo, hi, dil, g = p
     kernel = tuple(w_shape[2:])
     if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
-        return winograd_weight_grad(xp, x, gy, lo, hi)
+        return winograd_weight_grad(xp, x, gy, lo)
     parts = _batch_slices(x, kernel, p, gy.shape[2:])
     if parts is not None:
         gw = conv_weight_grad(xp, x[parts[0]], gy[parts[0]], p, w_shape)

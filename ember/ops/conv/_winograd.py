@@ -13,12 +13,14 @@ d<gy, y>/dg = G^T [sum over tiles of V ⊙ (A gy A^T)] G, 16 products whose inne
 the number of tiles. The input gradient of a stride-1 convolution is itself one (with the
 flipped kernel), so it takes the forward routine.
 
-Layout: tiled arrays are (N, tile rows, [parity,] tile cols, C), channels last, with the
-columns split by parity (even ones, then odd ones). A plane of tiles is then a slice whose
-inner runs are whole rows of tiles times C contiguous numbers, so each transform step is one
-fast NumPy pass, and a transformed plane (N, th, tw, C) is already the (tiles, C) matrix its
-product needs. Going in and out of this layout is one per-sample transposing copy each way
-(an (N, C, H, W) plane read with stride 2 would be walked ten times slower).
+Layout: the padded input is split by row and column parity into (a, r, N, b, s, C) (pixel
+(2r + a, 2s + b)), channels last, so that a plane of tiles is a slice with long contiguous runs
+(a plane of an (N, C, H, W) array read with stride 2 is walked ten times slower). Columns are
+transformed first (runs of tw * C numbers), then rows, whose planes are then whole contiguous
+blocks; V[i, j] (th, N, tw, C) is the (tiles, C) matrix its product needs. The products come
+out channel-first, M[i, j] = U[i, j] (O, C) @ V[i, j]^T, so the output transform runs over
+contiguous planes too and lands in y by four parity copies. A weight gradient's output
+gradient enters the same channel-first tile order by four parity copies.
 """
 import numpy as np
 
@@ -33,32 +35,31 @@ def tiles(size):
     return (size + 1) // 2
 
 
-def _split_columns(xp, x, lo, hi, th, tw, slot):
-    """x (N, C, H, W), zero-padded by lo/hi and then to 2*th + 2 rows and 2*tw + 2 columns (or
-    cropped to them), as an (N, rows, 2, tw + 1, C) array: padded column 2*s + b sits at
-    [:, :, b, s]. One copy per parity does layout and padding."""
+def _parity_range(size, lo, places, parity):
+    """Which places q < `places` of one parity (padded index 2*q + parity) hold input, given
+    `lo` padding before `size` inputs: (first, stop, first input index)."""
+    first = max(0, -((parity - lo) // 2))
+    stop = max(first, min(places, (size + lo - parity + 1) // 2))
+    return first, stop, 2 * first + parity - lo
+
+
+def _split(xp, x, lo, th, tw, slot):
+    """x (N, C, H, W), zero-padded by `lo` before and to 2*th + 2 rows, 2*tw + 2 columns (or
+    cropped to them), as an (a, r, N, b, s, C) array of shape (2, th + 1, N, 2, tw + 1, C):
+    padded pixel (2*r + a, 2*s + b) at [a, r, :, b, s]. One copy per parity pair."""
     n, c, h, w = x.shape
-    out = scratch(xp, slot, (n, 2 * th + 2, 2, tw + 1, c), x.dtype)
-    first, last = max(lo[0], 0), min(lo[0] + h, 2 * th + 2)  # rows of `out` holding input
-    out[:, :first] = 0
-    out[:, last:] = 0
-    rows = x[:, :, first - lo[0]:last - lo[0]]
-    for b in range(2):
-        # padded column 2*s + b is input column 2*s + b - lo[1]
-        s0 = max(0, -((b - lo[1]) // 2))
-        s1 = min(tw + 1, (w + lo[1] - b + 1) // 2)
-        out[:, first:last, b, :s0] = 0
-        out[:, first:last, b, s1:] = 0
-        if s1 > s0:
-            start = 2 * s0 + b - lo[1]
-            out[:, first:last, b, s0:s1] = rows[..., start:start + 2 * (s1 - s0) - 1:2] \
-                .transpose(0, 2, 3, 1)
+    out = scratch(xp, slot, (2, th + 1, n, 2, tw + 1, c), x.dtype)
+    for a in range(2):
+        r0, r1, i0 = _parity_range(h, lo[0], th + 1, a)
+        out[a, :r0] = 0
+        out[a, r1:] = 0
+        for b in range(2):
+            s0, s1, j0 = _parity_range(w, lo[1], tw + 1, b)
+            out[a, r0:r1, :, b, :s0] = 0
+            out[a, r0:r1, :, b, s1:] = 0
+            out[a, r0:r1, :, b, s0:s1] = x[:, :, i0:i0 + 2 * (r1 - r0) - 1:2,
+                                           j0:j0 + 2 * (s1 - s0) - 1:2].transpose(2, 0, 3, 1)
     return out
-
-
-def _column(d, k, t):
-    """Padded column plane k (0..3) of t tiles of a column-split array (N, R, 2, t + 1, C)."""
-    return d[:, :, k % 2, k // 2:k // 2 + t]
 
 
 def _input_1d(xp, d0, d1, d2, d3, out):
@@ -70,13 +71,15 @@ def _input_1d(xp, d0, d1, d2, d3, out):
 
 
 def input_transform(xp, d, th, tw):
-    """V (4, 4, N, th, tw, C) = B^T d B per tile of a column-split padded input d."""
-    n, c = d.shape[0], d.shape[-1]
-    rows = scratch(xp, "wino_rows", (4, n, th) + d.shape[2:], d.dtype)
-    _input_1d(xp, *(d[:, k:k + 2 * th - 1:2] for k in range(4)), rows)
-    v = scratch(xp, "wino_v", (4, 4, n, th, tw, c), d.dtype)
-    for i in range(4):
-        _input_1d(xp, *(_column(rows[i], k, tw) for k in range(4)), v[i])
+    """V (4, 4, th, N, tw, C) = B^T d B per tile of a split padded input d (see _split).
+    Columns first: their planes are runs of tw * C numbers; the row planes of the result are
+    then whole contiguous blocks."""
+    n, c = d.shape[2], d.shape[-1]
+    cols = scratch(xp, "wino_cols", (4, 2, th + 1, n, tw, c), d.dtype)
+    _input_1d(xp, *(d[:, :, :, k % 2, k // 2:k // 2 + tw] for k in range(4)), cols)
+    v = scratch(xp, "wino_v", (4, 4, th, n, tw, c), d.dtype)
+    for j in range(4):
+        _input_1d(xp, *(cols[j, k % 2, k // 2:k // 2 + th] for k in range(4)), v[:, j])
     return v
 
 
@@ -89,17 +92,17 @@ def _output_1d(xp, m, out0, out1):
 
 
 def output_transform(xp, m, out):
-    """out (N, O, ho, wo) = A^T M A of the products M (4, 4, O, N, th, tw)."""
-    o, n, th, tw = m.shape[2:]
-    s = scratch(xp, "wino_s", (2, 4, o, n, th, tw), m.dtype)
+    """out (N, O, ho, wo) = A^T M A of the products M (4, 4, O, th, N, tw)."""
+    o, th, n, tw = m.shape[2:]
+    s = scratch(xp, "wino_s", (2, 4, o, th, n, tw), m.dtype)
     _output_1d(xp, m, s[0], s[1])
-    full = scratch(xp, "wino_y", (2, 2, o, n, th, tw), m.dtype)  # y[2t + a, 2s + b] at [a, b]
+    full = scratch(xp, "wino_y", (2, 2, o, th, n, tw), m.dtype)  # y[2t + a, 2s + b] at [a, b]
     for a in range(2):
         _output_1d(xp, s[a], full[a, 0], full[a, 1])
     for a in range(2):  # (odd sizes: the last tiles' outputs past the end are dropped)
         for b in range(2):
             part = out[:, :, a::2, b::2]
-            part[...] = full[a, b, :, :, :part.shape[2], :part.shape[3]].transpose(1, 0, 2, 3)
+            part[...] = full[a, b, :, :part.shape[2], :, :part.shape[3]].transpose(2, 0, 1, 3)
 
 
 def kernel_transform(w):
@@ -125,16 +128,17 @@ def _chunks(n, per_sample):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
-def winograd_forward(xp, x, w, lo, hi, osz):
-    """conv2d of x (N, C, H, W) with w (O, C, 3, 3), stride 1, padding lo/hi, first osz outputs."""
+def winograd_forward(xp, x, w, lo, osz):
+    """conv2d of x (N, C, H, W) with w (O, C, 3, 3), stride 1, padding `lo` before (the padding
+    after follows from the output size `osz`)."""
     ho, wo = osz
     th, tw = tiles(ho), tiles(wo)
     n, c, o = x.shape[0], x.shape[1], w.shape[0]
     u = kernel_transform(w).reshape(16, o, c)
     y = xp.empty((n, o, ho, wo), x.dtype)
     for part in _chunks(n, 16 * th * tw * (c + o) * x.itemsize):
-        v = input_transform(xp, _split_columns(xp, x[part], lo, hi, th, tw, "pad"), th, tw)
-        m = scratch(xp, "wino_m", (4, 4, o, v.shape[2], th, tw), x.dtype)
+        v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
+        m = scratch(xp, "wino_m", (4, 4, o, th, v.shape[3], tw), x.dtype)
         # (O, C) @ (C, tiles): the products come out channel-first, as y is
         xp.matmul(u, v.reshape(16, -1, c).swapaxes(1, 2), out=m.reshape(16, o, -1))
         output_transform(xp, m, y[part])
@@ -150,30 +154,30 @@ def _output_adjoint_1d(xp, g0, g1, out):
 
 
 def output_transform_adjoint(xp, gy, th, tw):
-    """Z (4, 4, O, N, th, tw) = A g A^T per 2x2 tile g of gy (N, O, ho, wo), zero past its end."""
+    """Z (4, 4, O, th, N, tw) = A g A^T per 2x2 tile g of gy (N, O, ho, wo), zero past its end."""
     n, o, ho, wo = gy.shape
-    g = scratch(xp, "wino_gy", (2, 2, o, n, th, tw), gy.dtype)  # gy[2t + a, 2s + b] at [a, b]
+    g = scratch(xp, "wino_gy", (2, 2, o, th, n, tw), gy.dtype)  # gy[2t + a, 2s + b] at [a, b]
     if (ho, wo) != (2 * th, 2 * tw):
         g[...] = 0
     for a in range(2):
         for b in range(2):
             part = gy[:, :, a::2, b::2]
-            g[a, b, :, :, :part.shape[2], :part.shape[3]] = part.transpose(1, 0, 2, 3)
-    rows = scratch(xp, "wino_zrows", (4, 2, o, n, th, tw), gy.dtype)
+            g[a, b, :, :part.shape[2], :, :part.shape[3]] = part.transpose(1, 2, 0, 3)
+    rows = scratch(xp, "wino_zrows", (4, 2, o, th, n, tw), gy.dtype)
     _output_adjoint_1d(xp, g[0], g[1], rows)
-    z = scratch(xp, "wino_z", (4, 4, o, n, th, tw), gy.dtype)
+    z = scratch(xp, "wino_z", (4, 4, o, th, n, tw), gy.dtype)
     for i in range(4):
         _output_adjoint_1d(xp, rows[i][0], rows[i][1], z[i])
     return z
 
 
-def winograd_weight_grad(xp, x, gy, lo, hi):
-    """d<gy, conv2d(x, w)>/dw for 3x3 w, stride 1: (O, C, 3, 3)."""
+def winograd_weight_grad(xp, x, gy, lo):
+    """d<gy, conv2d(x, w)>/dw for 3x3 w, stride 1, padding `lo` before: (O, C, 3, 3)."""
     n, c, o, (ho, wo) = x.shape[0], x.shape[1], gy.shape[1], gy.shape[2:]
     th, tw = tiles(ho), tiles(wo)
     q = xp.zeros((16, c, o), x.dtype)
     for part in _chunks(n, 16 * th * tw * (c + o) * x.itemsize):
-        v = input_transform(xp, _split_columns(xp, x[part], lo, hi, th, tw, "pad"), th, tw)
+        v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
         z = output_transform_adjoint(xp, gy[part], th, tw)
         q += xp.matmul(v.reshape(16, -1, c).swapaxes(1, 2), z.reshape(16, o, -1).swapaxes(1, 2))
     return kernel_transform_adjoint(q.reshape(4, 4, c, o))
