@@ -155,6 +155,8 @@ def test_the_rule():
     ok = _layout.winograd_ok
     assert ok(np, a, 64, 64, (3, 3), p, (8, 8), "forward")
     assert not ok(np, a, 16, 64, (3, 3), p, (8, 8), "forward")  # thin products: im2col
+    assert ok(np, a, 32, 32, (3, 3), p, (16, 16), "forward")
+    assert not ok(np, a, 32, 32, (3, 3), p, (8, 8), "forward")
     assert ok(np, a, 16, 16, (3, 3), p, (32, 32), "weight")
     assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")
     assert not ok(np, a, 512, 512, (3, 3), p, (7, 7), "forward")  # odd tiles, short products

@@ -39,13 +39,13 @@ def channels_last_ok(a, g, channels, kernel, positions=None):
 
 # Measured at 1 thread (OpenBLAS; CIFAR ResNet, bench_train CNN and ResNet-18 shapes):
 # Winograd's 16 products are thin when channels are few, and its transforms stream through
-# ~4x the input, so a convolution (forward or input gradient) gains from 32 channels (0.95x
-# the im2col time at 16x16, 0.6x with 64 channels at 8x8, 0.25-0.5x on ResNet-18's 14x14 to
-# 56x56 layers; 16 channels: 1.1x) and a weight gradient, whose products sum over the long
-# tile axis, from 16 channels on 16x16 outputs (0.6-0.75x) and 64 on 8x8; smaller outputs
-# lose (7x7 at 512 channels: 1.3-1.5x slower). Each rule is (fewest channels in and out,
-# smallest output side), any one of which suffices.
-WINOGRAD_RULES = {"forward": ((32, 8),), "weight": ((16, 16), (64, 8))}
+# ~4x the input. A convolution (forward or input gradient) gains from 32 channels on 16x16
+# outputs (0.95x the im2col time; 1.1x at 8x8; 16 channels: 1.1x) and from 64 on 8x8
+# (0.65x); ResNet-18's 14x14 to 56x56 layers take 0.25-0.5x. A weight gradient, whose
+# products sum over the long tile axis, gains from 16 channels on 16x16 outputs (0.6-0.8x)
+# and 64 on 8x8 (0.55x). Smaller outputs lose (7x7 at 512 channels: 1.3-1.5x slower). Each
+# rule is (fewest channels in and out, smallest output side); any one suffices.
+WINOGRAD_RULES = {"forward": ((32, 16), (64, 8)), "weight": ((16, 16), (64, 8))}
 _WINOGRAD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
