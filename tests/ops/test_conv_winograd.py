@@ -179,3 +179,33 @@ def test_a_model_layer_takes_it(monkeypatch):
     conv = ember.nn.Conv2d(64, 64, 3, padding=1, bias=False)
     conv(x).sum().backward()
     assert calls == ["winograd_forward", "winograd_forward", "winograd_weight_grad"]
+
+
+def test_weight_gradient_reuses_the_forwards_transformed_input(monkeypatch):
+    """The forward keeps its transformed input for the weight gradient (no second transform
+    of x), once: a retained graph's second backward transforms again, to the same values."""
+    monkeypatch.setattr(_winograd, "CHUNK_BYTES", 1)  # one sample per chunk: 3 chunks
+    transforms = []
+    real = _winograd.input_transform
+    monkeypatch.setattr(_winograd, "input_transform",
+                        lambda *a, **k: transforms.append(k.get("keep", False)) or real(*a, **k))
+    rng = np.random.default_rng(5)
+    xa, wa = rng.standard_normal((3, 64, 9, 8)), rng.standard_normal((64, 64, 3, 3)) * 0.1
+    x = ember.tensor(xa, requires_grad=True)
+    w = ember.tensor(wa, requires_grad=True)
+    y = F.conv2d(x, w, padding=1)
+    assert transforms == [True] * 3  # kept, as the weight needs a gradient
+    g = ember.tensor(rng.standard_normal(tuple(y.shape)))
+    first = [t.numpy().copy() for t in ember.autograd.grad(y, (x, w), g, retain_graph=True)]
+    assert transforms == [True] * 3 + [False] * 3  # the input gradient's, of g; none of x
+    second = [t.numpy() for t in ember.autograd.grad(y, (x, w), g)]
+    assert transforms == [True] * 3 + [False] * 9  # kept tiles were let go: x again
+    want = _im2col(_routines.conv_weight_grad, np, xa, g.numpy(),
+                   ((1, 1), (1, 1), (1, 1), (1, 1), 1), wa.shape)
+    for got in (first[1], second[1]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(first[0], second[0], rtol=0, atol=0)
+    with ember.no_grad():  # nothing kept when no gradient will come
+        transforms.clear()
+        F.conv2d(x, w, padding=1)
+    assert transforms == [False] * 3

@@ -27,9 +27,10 @@ def _batch_slices(x, kernel, p, osz):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
-def conv_forward(xp, x, w, p, osz=None):
+def conv_forward(xp, x, w, p, osz=None, keep=None):
     """Convolution of arrays x (N, C, *S) and w (O, C/g, *K) with params `p`; `osz` keeps
-    only the first windows (the adjoint of a transposed convolution with output_padding)."""
+    only the first windows (the adjoint of a transposed convolution with output_padding). A
+    list `keep` receives what the weight gradient can reuse (Winograd's transformed input)."""
     stride, lo, hi, dil, g = p
     kernel = w.shape[2:]
     if osz is None:
@@ -37,7 +38,7 @@ def conv_forward(xp, x, w, p, osz=None):
         osz = out_size(padded, kernel, stride, dil)
     n, o = x.shape[0], w.shape[0]
     if _layout.winograd_ok(xp, x, x.shape[1], o, kernel, p, osz, "forward"):
-        return winograd_forward(xp, x, w, lo, osz)  # in chunks of its own
+        return winograd_forward(xp, x, w, lo, osz, keep)  # in chunks of its own
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
         return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
@@ -85,12 +86,12 @@ def conv_transpose_forward(xp, y, w, p, size):
     return col2im(xp, col, size, kernel, stride, dil, lo, hi)
 
 
-def conv_weight_grad(xp, x, gy, p, w_shape):
-    """d<gy, conv(x, w)>/dw: (O, C/g, *K)."""
+def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
+    """d<gy, conv(x, w)>/dw: (O, C/g, *K). `kept`: what conv_forward's `keep` received."""
     stride, lo, hi, dil, g = p
     kernel = tuple(w_shape[2:])
     if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
-        return winograd_weight_grad(xp, x, gy, lo)
+        return winograd_weight_grad(xp, x, gy, lo, kept or None)
     parts = _batch_slices(x, kernel, p, gy.shape[2:])
     if parts is not None:
         gw = conv_weight_grad(xp, x[parts[0]], gy[parts[0]], p, w_shape)

@@ -70,14 +70,15 @@ def _input_1d(xp, d0, d1, d2, d3, out):
     xp.subtract(d1, d3, out=out[3])
 
 
-def input_transform(xp, d, th, tw):
-    """V (4, 4, th, N, tw, C) = B^T d B per tile of a split padded input d (see _split).
-    Columns first: their planes are runs of tw * C numbers; the row planes of the result are
-    then whole contiguous blocks."""
+def input_transform(xp, d, th, tw, keep=False):
+    """V (4, 4, th, N, tw, C) = B^T d B per tile of a split padded input d (see _split), in
+    scratch memory or (`keep`) a fresh array. Columns first: their planes are runs of tw * C
+    numbers; the row planes of the result are then whole contiguous blocks."""
     n, c = d.shape[2], d.shape[-1]
     cols = scratch(xp, "wino_cols", (4, 2, th + 1, n, tw, c), d.dtype)
     _input_1d(xp, *(d[:, :, :, k % 2, k // 2:k // 2 + tw] for k in range(4)), cols)
-    v = scratch(xp, "wino_v", (4, 4, th, n, tw, c), d.dtype)
+    shape = (4, 4, th, n, tw, c)
+    v = xp.empty(shape, d.dtype) if keep else scratch(xp, "wino_v", shape, d.dtype)
     for j in range(4):
         _input_1d(xp, *(cols[j, k % 2, k // 2:k // 2 + th] for k in range(4)), v[:, j])
     return v
@@ -135,16 +136,26 @@ def _chunks(n, per_sample):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
-def winograd_forward(xp, x, w, lo, osz):
+def _batch_chunks(x, o, th, tw):
+    """The chunks of the batch of x (N, C, ...) for o output channels and th x tw tiles: the
+    same for a convolution and its weight gradient, so the transformed input can be kept."""
+    return _chunks(x.shape[0], 16 * th * tw * (x.shape[1] + o) * x.itemsize)
+
+
+def winograd_forward(xp, x, w, lo, osz, keep=None):
     """conv2d of x (N, C, H, W) with w (O, C, 3, 3), stride 1, padding `lo` before (the padding
-    after follows from the output size `osz`)."""
+    after follows from the output size `osz`). A list `keep` receives the transformed input,
+    chunk by chunk, for the weight gradient (`winograd_weight_grad`'s `tiles`)."""
     ho, wo = osz
     th, tw = tiles(ho), tiles(wo)
     n, c, o = x.shape[0], x.shape[1], w.shape[0]
     u = kernel_transform(w).reshape(16, o, c)
     y = xp.empty((n, o, ho, wo), x.dtype)
-    for part in _chunks(n, 16 * th * tw * (c + o) * x.itemsize):
-        v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
+    for part in _batch_chunks(x, o, th, tw):
+        v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw,
+                            keep=keep is not None)
+        if keep is not None:
+            keep.append(v)
         m = scratch(xp, "wino_m", (4, 4, o, th, v.shape[3], tw), x.dtype)
         # (O, C) @ (C, tiles): the products come out channel-first, as y is
         xp.matmul(u, v.reshape(16, -1, c).swapaxes(1, 2), out=m.reshape(16, o, -1))
@@ -178,13 +189,19 @@ def output_transform_adjoint(xp, gy, th, tw):
     return z
 
 
-def winograd_weight_grad(xp, x, gy, lo):
-    """d<gy, conv2d(x, w)>/dw for 3x3 w, stride 1, padding `lo` before: (O, C, 3, 3)."""
-    n, c, o, (ho, wo) = x.shape[0], x.shape[1], gy.shape[1], gy.shape[2:]
+def winograd_weight_grad(xp, x, gy, lo, tiles_kept=None):
+    """d<gy, conv2d(x, w)>/dw for 3x3 w, stride 1, padding `lo` before: (O, C, 3, 3).
+    `tiles_kept`: the forward's transformed input (its `keep`), used when it fits."""
+    c, o, (ho, wo) = x.shape[1], gy.shape[1], gy.shape[2:]
     th, tw = tiles(ho), tiles(wo)
     q = xp.zeros((16, c, o), x.dtype)
-    for part in _chunks(n, 16 * th * tw * (c + o) * x.itemsize):
-        v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
+    parts = _batch_chunks(x, o, th, tw)
+    if tiles_kept is not None and [v.shape for v in tiles_kept] != \
+            [(4, 4, th, s.stop - s.start, tw, c) for s in parts]:
+        tiles_kept = None
+    for k, part in enumerate(parts):
+        v = tiles_kept[k] if tiles_kept is not None else \
+            input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
         z = output_transform_adjoint(xp, gy[part], th, tw)
         q += xp.matmul(v.reshape(16, -1, c).swapaxes(1, 2), z.reshape(16, o, -1).swapaxes(1, 2))
     return kernel_transform_adjoint(q.reshape(4, 4, c, o))
