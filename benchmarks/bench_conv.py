@@ -6,8 +6,8 @@ default thread counts (NumPy's BLAS and PyTorch each take every core).
 
 `--layers cifar` / `--layers resnet18` instead times forward+backward (input and weight
 gradients) of every distinct conv shape of a CIFAR ResNet (batch 32, 16/32/64 channels, 32x32)
-or of ResNet-18 (batch 8, 224x224); `--layout batched|channels_last` forces ember's im2col
-layout (ember.ops.conv.LAYOUT) for before/after comparisons. For 1-thread figures set
+or of ResNet-18 (batch 8, 224x224); `--layout im2col|winograd|batched|channels_last` forces
+ember's path (ember.ops.conv._layout.LAYOUT) for before/after comparisons. For 1-thread figures set
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 and pass --threads 1.
 
     python benchmarks/bench_conv.py [--quick] [--profile]
@@ -93,12 +93,12 @@ def layer_case(lib, F, shape):
 
 def layers_main(which, quick):
     import ember.nn.functional as EF
-    from ember.ops import conv as conv_mod
+    from ember.ops.conv import _layout
     if "--layout" in sys.argv:
-        conv_mod.LAYOUT = sys.argv[sys.argv.index("--layout") + 1]
+        _layout.LAYOUT = sys.argv[sys.argv.index("--layout") + 1]
     if "--threads" in sys.argv and torch is not None:
         torch.set_num_threads(int(sys.argv[sys.argv.index("--threads") + 1]))
-    print(f"{which} conv layers, forward+backward, ember layout {conv_mod.LAYOUT}")
+    print(f"{which} conv layers, forward+backward, ember layout {_layout.LAYOUT}")
     print(header("NxC->O size kKsS", 30))
     for shape in LAYERS[which]:
         n, c, o, size, k, stride, _ = shape

@@ -9,6 +9,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember.ops import conv as conv_mod
+from ember.ops.conv import _layout, _routines
 
 
 def _pair(torch, rng, *shapes, dtype=np.float32):
@@ -162,6 +163,6 @@ def test_a_batch_over_the_column_budget_goes_in_slices(monkeypatch, transposed, 
         return [out.detach().numpy()] + [t.grad.numpy() for t in ts]
 
     whole = run()
-    monkeypatch.setattr(conv_mod, "COL_BUDGET", 1)  # one sample per slice
+    monkeypatch.setattr(_routines, "COL_BUDGET", 1)  # one sample per slice
     for got, want in zip(run(), whole):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

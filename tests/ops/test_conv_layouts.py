@@ -9,9 +9,10 @@ import pytest
 
 import ember
 import ember.nn.functional as F
-from ember.ops import conv as conv_mod
 
-LAYOUTS = ["auto", "channels_last", "batched"]
+from ember.ops.conv import _layout
+
+LAYOUTS = ["auto", "im2col", "channels_last", "batched", "winograd"]
 
 CASES = [  # (input shape, weight shape, conv kwargs)
     ((2, 5, 9, 7), (4, 5, 3, 3), dict(padding=1)),
@@ -27,7 +28,7 @@ CASES = [  # (input shape, weight shape, conv kwargs)
 
 @pytest.fixture(params=LAYOUTS)
 def layout(request, monkeypatch):
-    monkeypatch.setattr(conv_mod, "LAYOUT", request.param)
+    monkeypatch.setattr(_layout, "LAYOUT", request.param)
     return request.param
 
 
@@ -95,16 +96,19 @@ def test_empty_batch(torch, layout):
 
 def test_the_automatic_choice():
     a = np.zeros((2, 64, 8, 8), np.float32)
-    assert conv_mod._channels_last_ok(a, 1, 64, (3, 3))
-    assert not conv_mod._channels_last_ok(a, 1, 16, (3, 3))  # short rows to copy
-    assert not conv_mod._channels_last_ok(a, 1, 64, (1, 1))  # no window copy to save
-    assert not conv_mod._channels_last_ok(a, 2, 64, (3, 3))  # groups: batched layout
-    assert not conv_mod._channels_last_ok(a.astype(np.float16), 1, 64, (3, 3))
+    assert _layout.channels_last_ok(a, 1, 64, (3, 3))
+    assert not _layout.channels_last_ok(a, 1, 16, (3, 3))  # short rows to copy
+    assert not _layout.channels_last_ok(a, 1, 64, (1, 1))  # no window copy to save
+    assert not _layout.channels_last_ok(a, 2, 64, (3, 3))  # groups: batched layout
+    assert not _layout.channels_last_ok(a.astype(np.float16), 1, 64, (3, 3))
+    assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)  # small images: tiny per-sample products
+    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 196)
+    assert not _layout.channels_last_ok(a, 1, 3, (3, 3), 64)
 
 
-@pytest.mark.parametrize("forced", ["channels_last", "batched"])
+@pytest.mark.parametrize("forced", ["channels_last", "batched", "winograd"])
 def test_cuda_path_every_layout(fake_cuda, monkeypatch, forced):
-    monkeypatch.setattr(conv_mod, "LAYOUT", forced)
+    monkeypatch.setattr(_layout, "LAYOUT", forced)
     rng = np.random.default_rng(1)
     xa, wa = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((5, 4, 3, 3))
     results = []

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import ember
-from ember.ops import _aten, conv as ember_conv
+from ember.ops import _aten
+from ember.ops.conv import _graph_ops as ember_conv  # where the graph ops read conv_forward
 from ember.ops._graph import Node
 from ember.utils.checkpoint import (CheckpointPolicy, SAC_IGNORED_OPS, checkpoint,
                                     create_selective_checkpoint_contexts)

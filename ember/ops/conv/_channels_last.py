@@ -1,0 +1,85 @@
+"""The channels-last column layout (groups 1): im2col into (N*L, K*C) rows, and its adjoint."""
+import itertools
+import math
+
+import numpy as np
+
+from ._im2col import _strided, scratch
+
+
+# ---- channels-last path (groups 1) ----------------------------------------------------------
+# With the column matrix in (N*L, K*C) order, a whole batch is ONE tall product
+# (N*L, K*C) @ (K*C, O) that BLAS runs near its peak even for the thin 16..64-channel layers,
+# where the (N, C*K, L) order costs N small products. The column copy reads runs of C
+# contiguous channels of a channels-last padded input, built by one copy that also pads.
+
+def pad_channels_last(xp, x, lo, hi):
+    """x (N, C, *S) as a zero-padded (N, *padded, C) array: one copy does layout and padding."""
+    nd = x.ndim - 2
+    shape = (x.shape[0],) + tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi)) \
+        + (x.shape[1],)
+    every = (slice(None),)
+    inner = every + tuple(slice(l, l + s) for l, s in zip(lo, x.shape[2:]))
+    if xp is not np:
+        # A device zeroes the whole buffer in one memset: one array call, where zeroing the
+        # borders takes two per padded dim (each call is host time, the step's bottleneck
+        # there). The host zeroes only the borders of a reused buffer (no page faults).
+        out = xp.zeros(shape, x.dtype)
+        out[inner] = xp.moveaxis(x, 1, -1)
+        return out
+    out = scratch(xp, "pad", shape, x.dtype)
+    for d, (l, h) in enumerate(zip(lo, hi)):  # zero only the borders
+        ax = every * (1 + d)
+        if l:
+            out[ax + (slice(0, l),)] = 0
+        if h:
+            out[ax + (slice(shape[1 + d] - h, None),)] = 0
+    out[inner] = xp.moveaxis(x, 1, -1)
+    return out
+
+
+def im2col_channels_last(xp, x, kernel, p, osz):
+    """The (N*L, K*C) column matrix of x (N, C, *S): rows are output pixels, columns are
+    (kernel offset, channel) pairs."""
+    stride, lo, hi, dil, _ = p
+    a = pad_channels_last(xp, x, lo, hi)
+    nd, st = len(kernel), a.strides
+    view = _strided(xp)(a, (a.shape[0],) + tuple(osz) + tuple(kernel) + (a.shape[-1],),
+                        (st[0],) + tuple(s * t for s, t in zip(st[1:-1], stride))
+                        + tuple(s * d for s, d in zip(st[1:-1], dil)) + (st[-1],))
+    col = scratch(xp, "col", view.shape, a.dtype)
+    col[...] = view
+    return col.reshape(x.shape[0] * math.prod(osz), math.prod(kernel) * x.shape[1])
+
+
+def _weight_matrix(w):
+    """w (O, C, *K) as the (O, K*C) matrix matching im2col_channels_last's columns."""
+    return w.reshape(w.shape[:2] + (-1,)).swapaxes(1, 2).reshape(w.shape[0], -1)
+
+
+def _rows(xp, y):
+    """(N, O, *out) as the contiguous (N*L, O) matrix."""
+    t = scratch(xp, "rows", (y.shape[0],) + y.shape[2:] + (y.shape[1],), y.dtype)
+    t[...] = xp.moveaxis(y, 1, -1)
+    return t.reshape(-1, y.shape[1])
+
+
+def _from_rows(xp, m, n, osz):
+    """The (N*L, O) matrix back as a contiguous (N, O, *out) array (explicit sizes, not -1:
+    an empty batch must reshape too)."""
+    return xp.ascontiguousarray(xp.moveaxis(m.reshape((n,) + tuple(osz) + (m.shape[1],)), -1, 1))
+
+
+def col2im_channels_last(xp, col, n, c, size, kernel, stride, dilation, lo, hi, osz):
+    """Adjoint of im2col_channels_last: the (N*L, K*C) matrix summed into (N, C, *size)."""
+    nd = len(size)
+    col = col.reshape((n,) + tuple(osz) + tuple(kernel) + (c,))
+    padded = tuple(s + l + h for s, l, h in zip(size, lo, hi))
+    out = xp.zeros((n,) + padded + (c,), col.dtype)
+    every = (slice(None),)
+    for off in itertools.product(*[range(k) for k in kernel]):
+        target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
+                               for o, d, t, m in zip(off, dilation, stride, osz))
+        out[target] += col[every * (1 + nd) + off]
+    out = out[every + tuple(slice(l, l + s) for l, s in zip(lo, size))]
+    return xp.ascontiguousarray(xp.moveaxis(out, -1, 1))

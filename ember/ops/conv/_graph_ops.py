@@ -1,0 +1,98 @@
+"""The three graph ops (`_conv`, `_conv_transpose`, `_conv_weight`) over the array routines:
+each one's derivatives are the other two, so double backward is convolutions again."""
+from ..._tensor import make_tensor, xp_of
+from ..._state import grad as _grad_state, selective_checkpoint_anywhere as _sac_anywhere
+from .._graph import Node, kept_output, record
+from ._routines import conv_forward, conv_transpose_forward, conv_weight_grad
+
+
+def _bias_grad(grad):
+    return grad.sum([0] + list(range(2, grad.ndim)))
+
+
+def _add_bias(xp, y, bias):
+    if bias is not None:
+        y += bias._array.reshape((1, -1) + (1,) * (y.ndim - 2))
+    return y
+
+
+class ConvolutionBackward0(Node):
+    """conv (transposed=False) or conv_transpose (transposed=True) of input and weight.
+    `kept`: what the forward kept for the weight gradient (used once, then let go)."""
+
+    kept = None
+
+    def backward(self, grad):
+        x, w = self.saved_tensors
+        p, nxt = self.params, self._next
+        gx = gw = None
+        if self.transposed:
+            if nxt[0][0] is not None:
+                gx = _conv(grad, w, None, p, x.shape[2:])
+            if nxt[1][0] is not None:
+                gw = _conv_weight(grad, x, p, w.shape)
+        else:
+            if nxt[0][0] is not None:
+                gx = _conv_transpose(grad, w, None, p, x.shape[2:])
+            if nxt[1][0] is not None:
+                gw = _conv_weight(x, grad, p, w.shape, self.kept)
+        self.kept = None
+        if len(nxt) == 3:
+            return gx, gw, (_bias_grad(grad) if nxt[2][0] is not None else None)
+        return gx, gw
+
+
+class ConvolutionBackwardBackward0(Node):
+    """The weight gradient of a convolution, as a function of input and output gradient."""
+
+    def backward(self, grad):
+        x, gy = self.saved_tensors
+        p = self.params
+        gx = _conv_transpose(gy, grad, None, p, x.shape[2:]) if self._next[0][0] is not None \
+            else None
+        ggy = _conv(x, grad, None, p, gy.shape[2:]) if self._next[1][0] is not None else None
+        return gx, ggy
+
+
+def _record_conv(out, x, w, bias, p, transposed, kept=None):
+    node = record(ConvolutionBackward0, _inputs(x, w, bias), out)
+    if node is not None:
+        node.save_for_backward(x, w)
+        node.params, node.transposed = p, transposed
+        if kept:
+            node.kept = kept
+    return out
+
+
+def _inputs(x, w, bias):
+    return (x, w) if bias is None else (x, w, bias)
+
+
+def _conv(x, w, bias, p, osz=None):
+    xp = xp_of(x)
+    # a selective checkpoint's recomputation hands back the forward's result when it kept it
+    y = kept_output(ConvolutionBackward0, _inputs(x, w, bias)) if _sac_anywhere.count else None
+    kept = None
+    if y is None:
+        # the weight gradient to come can reuse some of the forward's work
+        kept = [] if w._requires_grad and _grad_state.enabled else None
+        y = _add_bias(xp, conv_forward(xp, x._array, w._array, p, osz, kept), bias)
+    return _record_conv(make_tensor(y, x._device), x, w, bias, p, False, kept)
+
+
+def _conv_transpose(y, w, bias, p, size):
+    xp = xp_of(y)
+    x = kept_output(ConvolutionBackward0, _inputs(y, w, bias)) if _sac_anywhere.count else None
+    if x is None:
+        x = _add_bias(xp, conv_transpose_forward(xp, y._array, w._array, p, tuple(size)), bias)
+    return _record_conv(make_tensor(x, y._device), y, w, bias, p, True)
+
+
+def _conv_weight(x, gy, p, w_shape, kept=None):
+    gw = make_tensor(conv_weight_grad(xp_of(x), x._array, gy._array, p, tuple(w_shape), kept),
+                     x._device)
+    node = record(ConvolutionBackwardBackward0, (x, gy), gw)
+    if node is not None:
+        node.save_for_backward(x, gy)
+        node.params = p
+    return gw

@@ -1,0 +1,111 @@
+"""Array routines over any number of spatial dims: padding, the strided window view, im2col
+(one copy in destination order) and its adjoint col2im, and the thread-local scratch memory
+their large temporaries live in."""
+import itertools
+import math
+import threading
+
+import numpy as np
+
+
+# ---- scratch memory ------------------------------------------------------------------------
+_local = threading.local()
+_SCRATCH_MIN, _SCRATCH_MAX = 1 << 20, 1 << 30
+
+
+def scratch(xp, slot, shape, dtype):
+    """An uninitialised array that is only used inside one op call (never returned)."""
+    n = math.prod(shape) * np.dtype(dtype).itemsize
+    if xp is not np or not _SCRATCH_MIN <= n <= _SCRATCH_MAX:
+        return xp.empty(shape, dtype)
+    bufs = getattr(_local, "bufs", None)
+    if bufs is None:
+        bufs = _local.bufs = {}
+    buf = bufs.get(slot)
+    if buf is None or buf.nbytes < n:
+        buf = bufs[slot] = np.empty(n, np.uint8)
+    return buf[:n].view(dtype).reshape(shape)
+
+
+# ---- array routines --------------------------------------------------------------------------
+def _strided(xp):
+    return xp.lib.stride_tricks.as_strided
+
+
+def pad_array(xp, a, lo, hi, value=0, slot=None):
+    """`a` (N, C, *S) padded by lo/hi per spatial dim (negative amounts crop)."""
+    if any(p < 0 for p in lo) or any(p < 0 for p in hi):
+        a = a[(slice(None), slice(None)) + tuple(
+            slice(max(-l, 0), s - max(-h, 0)) for s, l, h in zip(a.shape[2:], lo, hi))]
+        lo, hi = [max(p, 0) for p in lo], [max(p, 0) for p in hi]
+    if not any(lo) and not any(hi):
+        return a
+    shape = a.shape[:2] + tuple(s + l + h for s, l, h in zip(a.shape[2:], lo, hi))
+    every = (slice(None),)
+    if xp is not np and value == 0:  # a device: one memset and one copy (see pad_channels_last)
+        out = xp.zeros(shape, a.dtype)
+        out[every * 2 + tuple(slice(l, l + s) for l, s in zip(lo, a.shape[2:]))] = a
+        return out
+    out = scratch(xp, slot, shape, a.dtype) if slot else xp.empty(shape, a.dtype)
+    for d, (l, h) in enumerate(zip(lo, hi)):  # fill only the borders
+        ax = every * (2 + d)
+        if l:
+            out[ax + (slice(0, l),)] = value
+        if h:
+            out[ax + (slice(shape[2 + d] - h, None),)] = value
+    out[every * 2 + tuple(slice(l, l + s) for l, s in zip(lo, a.shape[2:]))] = a
+    return out
+
+
+def windows(xp, a, kernel, stride, dilation, out_size):
+    """A strided view (N, C, *kernel, *out_size) of `a` (N, C, *S): every window, no copy."""
+    st = a.strides
+    return _strided(xp)(a, a.shape[:2] + tuple(kernel) + tuple(out_size),
+                        st[:2] + tuple(s * d for s, d in zip(st[2:], dilation))
+                        + tuple(s * t for s, t in zip(st[2:], stride)))
+
+
+def out_size(size, kernel, stride, dilation):
+    return tuple((s - d * (k - 1) - 1) // t + 1
+                 for s, k, t, d in zip(size, kernel, stride, dilation))
+
+
+def im2col(xp, a, kernel, stride, dilation, slot="col", osz=None):
+    """The contiguous (N, C, *kernel, *out) copy of the windows of an (already padded) `a`.
+    One copy in destination order: each input plane is read while it sits in cache."""
+    if osz is None:
+        osz = out_size(a.shape[2:], kernel, stride, dilation)
+    view = windows(xp, a, kernel, stride, dilation, osz)
+    col = scratch(xp, slot, view.shape, a.dtype) if slot else xp.empty(view.shape, a.dtype)
+    col[...] = view
+    return col, osz
+
+
+def col2im(xp, col, size, kernel, stride, dilation, lo, hi):
+    """Adjoint of im2col: (N, C, *kernel, *out) summed back into (N, C, *size), one strided
+    accumulation per kernel offset (windows of one offset never overlap)."""
+    n = len(size)
+    osz = col.shape[2 + n:]
+    padded = tuple(s + l + h for s, l, h in zip(size, lo, hi))
+    out = xp.zeros(col.shape[:2] + padded, col.dtype)
+    every = (slice(None),) * 2
+    for off in itertools.product(*[range(k) for k in kernel]):
+        target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
+                               for o, d, t, m in zip(off, dilation, stride, osz))
+        out[target] += col[every + off]
+    if any(lo) or any(hi):
+        out = xp.ascontiguousarray(out[every + tuple(slice(l, l + s) for l, s in zip(lo, size))])
+    return out
+
+
+_COMPUTE = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
+            np.dtype(np.complex128), np.dtype(np.int64), np.dtype(np.int32)}
+
+
+def _matmul(xp, a, b, out=None):
+    if a.dtype not in _COMPUTE:  # half, bfloat16, small ints: BLAS works in float32
+        return xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    return xp.matmul(a, b, out=out)
+
+
+# The most bytes one im2col buffer may take: a larger batch is convolved in slices, so that

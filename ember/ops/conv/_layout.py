@@ -1,0 +1,63 @@
+"""Which algorithm and column layout a convolution takes: the switch tests force, and the
+measured rules."""
+import math
+
+import numpy as np
+
+from ._im2col import _COMPUTE
+
+# Which path convolutions take: "auto" (Winograd or channels-last where they apply and pay),
+# or one forced: "winograd" wherever it applies (else as auto), "im2col" (auto's choice of
+# column layout, never Winograd), "channels_last" (still falls back for groups > 1 and
+# non-BLAS dtypes) or "batched" (the per-sample (N, C*K, L) layout), these three never
+# Winograd. Tests and benchmarks/bench_conv.py --layout force each branch through this switch.
+LAYOUT = "auto"
+
+
+# Measured at 1 thread (OpenBLAS, CIFAR ResNet and ResNet-18 shapes): the channels-last layout
+# wins from 32 channels up on k x k kernels (up to 2x for 32 channels on 16x16); with fewer
+# channels its copies run over too short rows (3 channels: 2x slower), and 1x1 kernels need no
+# window copy in the batched layout at all. On small images (DigitsCNN's 8x8) the batched
+# layout's per-sample products are tiny, and channels-last wins from 16 channels (0.6x).
+CHANNELS_LAST_MIN_CHANNELS = 32
+CHANNELS_LAST_SMALL = (16, 64)  # (fewest channels, most output positions per sample)
+
+
+def channels_last_ok(a, g, channels, kernel, positions=None):
+    """Whether a convolution of `a` with `channels` per copied row (and `positions` output
+    positions per sample, when known) takes the channels-last path."""
+    if LAYOUT == "batched" or g != 1 or a.dtype not in _COMPUTE:
+        return False
+    if LAYOUT == "channels_last":
+        return True
+    if math.prod(kernel) == 1:
+        return False
+    small_channels, small_positions = CHANNELS_LAST_SMALL
+    return channels >= CHANNELS_LAST_MIN_CHANNELS or (
+        positions is not None and channels >= small_channels and positions <= small_positions)
+
+
+# Measured at 1 thread (OpenBLAS; CIFAR ResNet, bench_train CNN and ResNet-18 shapes):
+# Winograd's 16 products are thin when channels are few, and its transforms stream through
+# ~4x the input. A convolution (forward or input gradient) gains from 32 channels on 16x16
+# outputs (0.95x the im2col time; 1.1x at 8x8; 16 channels: 1.1x) and from 64 on 8x8
+# (0.65x); ResNet-18's 14x14 to 56x56 layers take 0.25-0.5x. A weight gradient, whose
+# products sum over the long tile axis, gains from 16 channels on 16x16 outputs (0.6-0.8x)
+# and 64 on 8x8 (0.55x). Smaller outputs lose (7x7 at 512 channels: 1.3-1.5x slower). Each
+# rule is (fewest channels in and out, smallest output side); any one suffices.
+WINOGRAD_RULES = {"forward": ((32, 16), (64, 8)), "weight": ((16, 16), (64, 8))}
+_WINOGRAD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def winograd_ok(xp, a, in_channels, out_channels, kernel, p, out_size, job):
+    """Whether a 2-d convolution (job "forward": of `a`; "weight": its weight gradient) takes
+    Winograd F(2x2, 3x3): 3x3 kernel, stride and dilation 1, groups 1, float32/64, on the CPU
+    (the transforms are NumPy passes)."""
+    stride, _, _, dil, g = p
+    if LAYOUT in ("batched", "channels_last", "im2col") or xp is not np or g != 1 \
+            or a.dtype not in _WINOGRAD_DTYPES or tuple(kernel) != (3, 3) \
+            or any(s != 1 for s in stride) or any(d != 1 for d in dil):
+        return False
+    channels, side = min(in_channels, out_channels), min(out_size)
+    return LAYOUT == "winograd" or any(channels >= c and side >= s
+                                       for c, s in WINOGRAD_RULES[job])

@@ -1,0 +1,115 @@
+"""The three array routines every convolution rests on: `conv_forward`, its adjoint in the
+input `conv_transpose_forward`, and its adjoint in the weight `conv_weight_grad`."""
+import math
+
+from . import _layout
+from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
+                             im2col_channels_last)
+from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
+from ._winograd import winograd_forward, winograd_weight_grad
+
+
+# ResNet-18 at batch 256 on a GPU needs a few hundred MB of scratch per layer, not GBs.
+COL_BUDGET = 1 << 28
+
+
+def _batch_slices(x, kernel, p, osz):
+    """Slices of the batch whose im2col buffers each fit COL_BUDGET (one slice: all of it)."""
+    n = x.shape[0]
+    if osz is None:
+        stride, lo, hi, dil, _ = p
+        padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
+        osz = out_size(padded, kernel, stride, dil)
+    per_sample = x.shape[1] * math.prod(kernel) * math.prod(osz) * x.dtype.itemsize
+    step = max(1, COL_BUDGET // max(per_sample, 1))
+    if n <= step:
+        return None
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+def conv_forward(xp, x, w, p, osz=None, keep=None):
+    """Convolution of arrays x (N, C, *S) and w (O, C/g, *K) with params `p`; `osz` keeps
+    only the first windows (the adjoint of a transposed convolution with output_padding). A
+    list `keep` receives what the weight gradient can reuse (Winograd's transformed input)."""
+    stride, lo, hi, dil, g = p
+    kernel = w.shape[2:]
+    if osz is None:
+        padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
+        osz = out_size(padded, kernel, stride, dil)
+    n, o = x.shape[0], w.shape[0]
+    if _layout.winograd_ok(xp, x, x.shape[1], o, kernel, p, osz, "forward"):
+        return winograd_forward(xp, x, w, lo, osz, keep)  # in chunks of its own
+    parts = _batch_slices(x, kernel, p, osz)
+    if parts is not None:
+        return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
+    if _layout.channels_last_ok(x, g, x.shape[1], kernel, math.prod(osz)):
+        col = im2col_channels_last(xp, x, kernel, p, osz)
+        return _from_rows(xp, xp.matmul(col, _weight_matrix(w).T), n, osz)
+    xpad = pad_array(xp, x, lo, hi, slot="pad")
+    col, osz = im2col(xp, xpad, kernel, stride, dil, osz=osz)
+    # explicit sizes, not -1: an empty batch (N = 0) must reshape too
+    col = col.reshape(n, g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
+    y = _matmul(xp, w.reshape(g, o // g, -1), col)
+    return y.reshape((n, o) + osz)
+
+
+def conv_transpose_forward(xp, y, w, p, size):
+    """The adjoint of `conv_forward` in x: y (N, O, *out) to (N, C, *size)."""
+    stride, lo, hi, dil, g = p
+    kernel, nd = w.shape[2:], len(size)
+    o, cg = w.shape[:2]
+    if all(s == 1 for s in stride):
+        # Stride 1: a convolution with the flipped, transposed kernel (im2col + one matmul
+        # beats matmul + col2im: no scatter pass at all).
+        wf = w.reshape((g, o // g, cg) + kernel).swapaxes(1, 2)
+        wf = wf[(Ellipsis,) + (slice(None, None, -1),) * nd].reshape((g * cg, o // g) + kernel)
+        lo2 = [d * (k - 1) - l for d, k, l in zip(dil, kernel, lo)]
+        hi2 = [s - m - l2 + d * (k - 1)
+               for s, m, l2, d, k in zip(size, y.shape[2:], lo2, dil, kernel)]
+        return conv_forward(xp, y, xp.ascontiguousarray(wf), ((1,) * nd, lo2, hi2, dil, g))
+    n, osz = y.shape[0], y.shape[2:]
+    per_sample = g * cg * math.prod(kernel) * math.prod(osz) * y.dtype.itemsize
+    if n > 1 and n * per_sample > COL_BUDGET:
+        step = max(1, COL_BUDGET // per_sample)
+        return xp.concatenate([conv_transpose_forward(xp, y[i:i + step], w, p, size)
+                               for i in range(0, n, step)])
+    if _layout.channels_last_ok(y, g, cg, kernel):
+        col = xp.matmul(_rows(xp, y), _weight_matrix(w))  # (N*L, K*C)
+        return col2im_channels_last(xp, col, n, cg, size, kernel, stride, dil, lo, hi, osz)
+    y = xp.ascontiguousarray(y)  # BLAS wants unit strides (a summed loss gives stride 0)
+    wm = w.reshape(g, o // g, -1).swapaxes(1, 2)
+    ym = y.reshape(n, g, o // g, math.prod(osz))
+    col = scratch(xp, "col", (n, g, wm.shape[1], ym.shape[-1]), y.dtype) \
+        if y.dtype in _COMPUTE else None
+    col = _matmul(xp, wm, ym, out=col)
+    col = col.reshape((n, g * cg) + tuple(kernel) + tuple(osz))
+    return col2im(xp, col, size, kernel, stride, dil, lo, hi)
+
+
+def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
+    """d<gy, conv(x, w)>/dw: (O, C/g, *K). `kept`: what conv_forward's `keep` received."""
+    stride, lo, hi, dil, g = p
+    kernel = tuple(w_shape[2:])
+    if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
+        return winograd_weight_grad(xp, x, gy, lo, kept or None)
+    parts = _batch_slices(x, kernel, p, gy.shape[2:])
+    if parts is not None:
+        gw = conv_weight_grad(xp, x[parts[0]], gy[parts[0]], p, w_shape)
+        for s in parts[1:]:
+            gw += conv_weight_grad(xp, x[s], gy[s], p, w_shape)
+        return gw
+    if _layout.channels_last_ok(x, g, x.shape[1], kernel):
+        col = im2col_channels_last(xp, x, kernel, p, gy.shape[2:])
+        # (K*C, N*L) @ (N*L, O): the sum over N*L inside BLAS (this operand order measured
+        # 1.4-2x faster than (O, N*L) @ (N*L, K*C) with OpenBLAS)
+        gw = xp.matmul(col.T, _rows(xp, gy))
+        gw = gw.reshape((math.prod(kernel), w_shape[1], w_shape[0])).transpose(2, 1, 0)
+        return xp.ascontiguousarray(gw).reshape(w_shape)
+    xpad = pad_array(xp, x, lo, hi, slot="pad")
+    osz = gy.shape[2:]
+    col, osz = im2col(xp, xpad, kernel, stride, dil, osz=osz)
+    n, o = gy.shape[:2]
+    col = col.reshape(n, g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
+    gym = xp.ascontiguousarray(gy).reshape(n, g, o // g, math.prod(osz))
+    gw = _matmul(xp, gym, col.swapaxes(-1, -2)).sum(0)
+    return gw.reshape(w_shape)

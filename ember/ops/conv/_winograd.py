@@ -1,0 +1,207 @@
+"""Winograd F(2x2, 3x3): 3x3, stride-1, groups-1 2-d convolutions with 2.25x fewer multiplies
+than im2col (NumPy only: the CPU path).
+
+The padded input is cut into 4x4 tiles overlapping by 2 (one per 2x2 block of outputs). In the
+transformed domain V = B^T d B (of each input tile) and U = G g G^T (of the kernel), a
+convolution is 16 independent channel products M[i, j] = V[i, j] @ U[i, j], one long BLAS
+product each, and the outputs are A^T M A per tile. The transforms are sums and differences of
+whole planes of tiles (a few NumPy passes, no per-tile work), taken separably: rows, then
+columns.
+
+The same transforms give the weight gradient: the convolution is linear in the kernel, so
+d<gy, y>/dg = G^T [sum over tiles of V ⊙ (A gy A^T)] G, 16 products whose inner dimension is
+the number of tiles. The input gradient of a stride-1 convolution is itself one (with the
+flipped kernel), so it takes the forward routine.
+
+Layout: the padded input is split by row and column parity into (a, r, N, b, s, C) (pixel
+(2r + a, 2s + b)), channels last, so that a plane of tiles is a slice with long contiguous runs
+(a plane of an (N, C, H, W) array read with stride 2 is walked ten times slower). Columns are
+transformed first (runs of tw * C numbers), then rows, whose planes are then whole contiguous
+blocks; V[i, j] (th, N, tw, C) is the (tiles, C) matrix its product needs. The products come
+out channel-first, M[i, j] = U[i, j] (O, C) @ V[i, j]^T, so the output transform runs over
+contiguous planes too and lands in y by four parity copies. A weight gradient's output
+gradient enters the same channel-first tile order by four parity copies.
+"""
+import numpy as np
+
+from ._im2col import scratch
+
+# G of F(2x2, 3x3) (the kernel transform); B^T and A^T are written out as sums below.
+_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+
+
+def tiles(size):
+    """Tiles along one dim for `size` outputs (the last one may reach past the end)."""
+    return (size + 1) // 2
+
+
+def _parity_range(size, lo, places, parity):
+    """Which places q < `places` of one parity (padded index 2*q + parity) hold input, given
+    `lo` padding before `size` inputs: (first, stop, first input index)."""
+    first = max(0, -((parity - lo) // 2))
+    stop = max(first, min(places, (size + lo - parity + 1) // 2))
+    return first, stop, 2 * first + parity - lo
+
+
+def _split(xp, x, lo, th, tw, slot):
+    """x (N, C, H, W), zero-padded by `lo` before and to 2*th + 2 rows, 2*tw + 2 columns (or
+    cropped to them), as an (a, r, N, b, s, C) array of shape (2, th + 1, N, 2, tw + 1, C):
+    padded pixel (2*r + a, 2*s + b) at [a, r, :, b, s]. One copy per parity pair."""
+    n, c, h, w = x.shape
+    out = scratch(xp, slot, (2, th + 1, n, 2, tw + 1, c), x.dtype)
+    for a in range(2):
+        r0, r1, i0 = _parity_range(h, lo[0], th + 1, a)
+        out[a, :r0] = 0
+        out[a, r1:] = 0
+        for b in range(2):
+            s0, s1, j0 = _parity_range(w, lo[1], tw + 1, b)
+            out[a, r0:r1, :, b, :s0] = 0
+            out[a, r0:r1, :, b, s1:] = 0
+            out[a, r0:r1, :, b, s0:s1] = x[:, :, i0:i0 + 2 * (r1 - r0) - 1:2,
+                                           j0:j0 + 2 * (s1 - s0) - 1:2].transpose(2, 0, 3, 1)
+    return out
+
+
+def _input_1d(xp, d0, d1, d2, d3, out):
+    """B^T of planes d0..d3: (d0 - d2, d1 + d2, d2 - d1, d1 - d3) into out[0..3]."""
+    xp.subtract(d0, d2, out=out[0])
+    xp.add(d1, d2, out=out[1])
+    xp.subtract(d2, d1, out=out[2])
+    xp.subtract(d1, d3, out=out[3])
+
+
+def input_transform(xp, d, th, tw, keep=False):
+    """V (4, 4, th, N, tw, C) = B^T d B per tile of a split padded input d (see _split), in
+    scratch memory or (`keep`) a fresh array. Columns first: their planes are runs of tw * C
+    numbers; the row planes of the result are then whole contiguous blocks."""
+    n, c = d.shape[2], d.shape[-1]
+    cols = scratch(xp, "wino_cols", (4, 2, th + 1, n, tw, c), d.dtype)
+    _input_1d(xp, *(d[:, :, :, k % 2, k // 2:k // 2 + tw] for k in range(4)), cols)
+    shape = (4, 4, th, n, tw, c)
+    v = xp.empty(shape, d.dtype) if keep else scratch(xp, "wino_v", shape, d.dtype)
+    for j in range(4):
+        _input_1d(xp, *(cols[j, k % 2, k // 2:k // 2 + th] for k in range(4)), v[:, j])
+    return v
+
+
+def _output_1d(xp, m, out0, out1):
+    """A^T along the first axis of m (4, ...): m0 + m1 + m2 and m1 - m2 - m3."""
+    xp.add(m[0], m[1], out=out0)
+    out0 += m[2]
+    xp.subtract(m[1], m[2], out=out1)
+    out1 -= m[3]
+
+
+def output_transform(xp, m, out):
+    """out (N, O, ho, wo) = A^T M A of the products M (4, 4, O, th, N, tw)."""
+    o, th, n, tw = m.shape[2:]
+    s = scratch(xp, "wino_s", (2, 4, o, th, n, tw), m.dtype)
+    _output_1d(xp, m, s[0], s[1])
+    full = scratch(xp, "wino_y", (2, 2, o, th, n, tw), m.dtype)  # y[2t + a, 2s + b] at [a, b]
+    for a in range(2):
+        _output_1d(xp, s[a], full[a, 0], full[a, 1])
+    for a in range(2):  # (odd sizes: the last tiles' outputs past the end are dropped)
+        for b in range(2):
+            part = out[:, :, a::2, b::2]
+            part[...] = full[a, b, :, :part.shape[2], :, :part.shape[3]].transpose(2, 0, 1, 3)
+
+
+def kernel_transform(w):
+    """U (4, 4, O, C) = G g G^T of w (O, C, 3, 3), laid out for (O, C) @ (C, tiles): two plain
+    2-d products (a stacked product of O * C tiny matrices loops in NumPy, 10x slower)."""
+    o, c = w.shape[:2]
+    g = _G.astype(w.dtype)
+    t = w.reshape(-1, 3) @ g.T                                       # (o, c, k, j)
+    u = g @ t.reshape(o, c, 3, 4).transpose(2, 0, 1, 3).reshape(3, -1)  # (i, o, c, j)
+    return np.ascontiguousarray(u.reshape(4, o, c, 4).transpose(0, 3, 1, 2))
+
+
+def kernel_transform_adjoint(q):
+    """The adjoint of kernel_transform: Q (4, 4, C, O) to (O, C, 3, 3)."""
+    c, o = q.shape[2:]
+    g = _G.astype(q.dtype)
+    t = g.T @ q.reshape(4, -1)                                       # (k, j, c, o)
+    r = t.reshape(3, 4, c, o).transpose(0, 2, 3, 1).reshape(-1, 4) @ g  # (k, c, o, l)
+    return np.ascontiguousarray(r.reshape(3, c, o, 3).transpose(2, 1, 0, 3))
+
+
+# The transforms stream through arrays several times the size of the input: a batch is taken
+# in chunks whose transformed tiles take about this many bytes, so that each pass reads what
+# the one before wrote from cache rather than from memory.
+CHUNK_BYTES = 1 << 20
+
+
+def _chunks(n, per_sample):
+    step = max(1, CHUNK_BYTES // max(per_sample, 1))
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+def _batch_chunks(x, o, th, tw):
+    """The chunks of the batch of x (N, C, ...) for o output channels and th x tw tiles: the
+    same for a convolution and its weight gradient, so the transformed input can be kept."""
+    return _chunks(x.shape[0], 16 * th * tw * (x.shape[1] + o) * x.itemsize)
+
+
+def winograd_forward(xp, x, w, lo, osz, keep=None):
+    """conv2d of x (N, C, H, W) with w (O, C, 3, 3), stride 1, padding `lo` before (the padding
+    after follows from the output size `osz`). A list `keep` receives the transformed input,
+    chunk by chunk, for the weight gradient (`winograd_weight_grad`'s `tiles`)."""
+    ho, wo = osz
+    th, tw = tiles(ho), tiles(wo)
+    n, c, o = x.shape[0], x.shape[1], w.shape[0]
+    u = kernel_transform(w).reshape(16, o, c)
+    y = xp.empty((n, o, ho, wo), x.dtype)
+    for part in _batch_chunks(x, o, th, tw):
+        v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw,
+                            keep=keep is not None)
+        if keep is not None:
+            keep.append(v)
+        m = scratch(xp, "wino_m", (4, 4, o, th, v.shape[3], tw), x.dtype)
+        # (O, C) @ (C, tiles): the products come out channel-first, as y is
+        xp.matmul(u, v.reshape(16, -1, c).swapaxes(1, 2), out=m.reshape(16, o, -1))
+        output_transform(xp, m, y[part])
+    return y
+
+
+def _output_adjoint_1d(xp, g0, g1, out):
+    """A applied to pairs (g0, g1): (g0, g0 + g1, g0 - g1, -g1) into out[0..3]."""
+    out[0] = g0
+    xp.add(g0, g1, out=out[1])
+    xp.subtract(g0, g1, out=out[2])
+    xp.negative(g1, out=out[3])
+
+
+def output_transform_adjoint(xp, gy, th, tw):
+    """Z (4, 4, O, th, N, tw) = A g A^T per 2x2 tile g of gy (N, O, ho, wo), zero past its end."""
+    n, o, ho, wo = gy.shape
+    g = scratch(xp, "wino_gy", (2, 2, o, th, n, tw), gy.dtype)  # gy[2t + a, 2s + b] at [a, b]
+    if (ho, wo) != (2 * th, 2 * tw):
+        g[...] = 0
+    for a in range(2):
+        for b in range(2):
+            part = gy[:, :, a::2, b::2]
+            g[a, b, :, :part.shape[2], :, :part.shape[3]] = part.transpose(1, 2, 0, 3)
+    rows = scratch(xp, "wino_zrows", (4, 2, o, th, n, tw), gy.dtype)
+    _output_adjoint_1d(xp, g[0], g[1], rows)
+    z = scratch(xp, "wino_z", (4, 4, o, th, n, tw), gy.dtype)
+    for i in range(4):
+        _output_adjoint_1d(xp, rows[i][0], rows[i][1], z[i])
+    return z
+
+
+def winograd_weight_grad(xp, x, gy, lo, tiles_kept=None):
+    """d<gy, conv2d(x, w)>/dw for 3x3 w, stride 1, padding `lo` before: (O, C, 3, 3).
+    `tiles_kept`: the forward's transformed input (its `keep`), used when it fits."""
+    c, o, (ho, wo) = x.shape[1], gy.shape[1], gy.shape[2:]
+    th, tw = tiles(ho), tiles(wo)
+    q = xp.zeros((16, c, o), x.dtype)
+    parts = _batch_chunks(x, o, th, tw)
+    if tiles_kept is not None and [v.shape for v in tiles_kept] != \
+            [(4, 4, th, s.stop - s.start, tw, c) for s in parts]:
+        tiles_kept = None
+    for k, part in enumerate(parts):
+        v = tiles_kept[k] if tiles_kept is not None else \
+            input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
+        z = output_transform_adjoint(xp, gy[part], th, tw)
+        q += xp.matmul(v.reshape(16, -1, c).swapaxes(1, 2), z.reshape(16, o, -1).swapaxes(1, 2))
+    return kernel_transform_adjoint(q.reshape(4, 4, c, o))

@@ -1,0 +1,211 @@
+"""Winograd F(2x2, 3x3) convolutions (ember/ops/conv/_winograd.py): its forward and weight
+gradient against the im2col routines and PyTorch, over odd sizes, paddings 0/1/2 and
+asymmetric or cropping ones, kept-first outputs, batch chunks, non-contiguous inputs and
+gradients, float32 and float64; the public functions forced through it (values, input,
+weight and bias gradients, gradcheck and gradgradcheck); and the rule that takes it."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember.ops.conv import _layout, _routines, _winograd
+
+# (N, C, O, H, W, lo, hi): odd and even sizes, every padding a 3x3 stride-1 convolution meets
+# (a stride-1 transposed convolution's adjoint pads by 2 - padding, so lo may be negative)
+SHAPES = [
+    (2, 3, 4, 5, 7, (1, 1), (1, 1)),
+    (2, 3, 4, 6, 6, (0, 0), (0, 0)),
+    (3, 5, 2, 9, 8, (2, 2), (2, 2)),
+    (1, 1, 1, 3, 3, (0, 0), (0, 0)),
+    (2, 4, 3, 7, 10, (1, 0), (2, 1)),
+    (2, 4, 3, 8, 9, (-1, 0), (1, -1)),
+    (4, 16, 8, 12, 11, (1, 1), (1, 1)),
+]
+
+
+def _im2col(fn, *args):
+    """The same routine through im2col (Winograd switched off)."""
+    old, _layout.LAYOUT = _layout.LAYOUT, "batched"
+    try:
+        return fn(*args)
+    finally:
+        _layout.LAYOUT = old
+
+
+def _out_size(h, w, lo, hi):
+    return (h + lo[0] + hi[0] - 2, w + lo[1] + hi[1] - 2)
+
+
+@pytest.fixture(params=[None, 1], ids=["one_chunk", "sample_chunks"])
+def chunks(request, monkeypatch):
+    if request.param is not None:  # one sample per chunk: the loop over chunks runs
+        monkeypatch.setattr(_winograd, "CHUNK_BYTES", request.param)
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-6), (np.float64, 1e-13)])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_routines_match_im2col(shape, dtype, tol, chunks):
+    n, c, o, h, w, lo, hi = shape
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    k = rng.standard_normal((o, c, 3, 3)).astype(dtype)
+    p = ((1, 1), lo, hi, (1, 1), 1)
+    osz = _out_size(h, w, lo, hi)
+    want = _im2col(_routines.conv_forward, np, x, k, p)
+    got = _winograd.winograd_forward(np, x, k, lo, osz)
+    assert got.shape == want.shape and got.dtype == want.dtype and got.flags.c_contiguous
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol * np.abs(want).max())
+    gy = rng.standard_normal(want.shape).astype(dtype)
+    want = _im2col(_routines.conv_weight_grad, np, x, gy, p, k.shape)
+    got = _winograd.winograd_weight_grad(np, x, gy, lo)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol * np.abs(want).max())
+
+
+def test_kept_first_outputs_and_strided_arrays():
+    """Only the first outputs (a transposed convolution's output_padding adjoint), from a
+    non-contiguous input, and a weight gradient from a broadcast (stride-0) output gradient."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 9, 11, 5)).transpose(0, 3, 1, 2)  # (3, 5, 9, 11), NHWC memory
+    k = rng.standard_normal((4, 5, 3, 3))
+    p = ((1, 1), (1, 1), (1, 1), (1, 1), 1)
+    want = _im2col(_routines.conv_forward, np, x, k, p, (7, 10))
+    np.testing.assert_allclose(_winograd.winograd_forward(np, x, k, (1, 1), (7, 10)),
+                               want, rtol=1e-12, atol=1e-12)
+    gy = np.broadcast_to(np.float64(0.5), (3, 4, 9, 11))
+    want = _im2col(_routines.conv_weight_grad, np, x, gy, p, k.shape)
+    np.testing.assert_allclose(_winograd.winograd_weight_grad(np, x, gy, (1, 1)),
+                               want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    monkeypatch.setattr(_layout, "LAYOUT", "winograd")
+
+
+def _both(torch, fn, xa, wa, ba, kw, channels_last=False):
+    outs = []
+    for lib in (ember, torch):
+        x = lib.tensor(xa)
+        if channels_last:
+            x = lib.tensor(np.ascontiguousarray(xa.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
+        x.requires_grad_(True)
+        w, b = lib.tensor(wa, requires_grad=True), lib.tensor(ba, requires_grad=True)
+        y = getattr(lib.nn.functional, fn)(x, w, b, **kw)
+        g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)).astype(xa.dtype))
+        y.backward(g)
+        outs.append([y.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)])
+    return outs
+
+
+@pytest.mark.parametrize("fn,x,w,kw", [
+    ("conv2d", (2, 6, 9, 7), (5, 6, 3, 3), dict(padding=1)),
+    ("conv2d", (3, 4, 8, 8), (6, 4, 3, 3), dict(padding=0)),
+    ("conv2d", (1, 3, 6, 9), (2, 3, 3, 3), dict(padding=(2, 1))),
+    ("conv2d", (2, 5, 7, 6), (3, 5, 3, 3), dict(padding="same")),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), dict(padding=1)),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), dict(padding=2)),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_forced_winograd_matches_torch(torch, forced, fn, x, w, kw, dtype):
+    rng = np.random.default_rng(2)
+    xa = rng.standard_normal(x).astype(dtype)
+    wa = (rng.standard_normal(w) * 0.3).astype(dtype)
+    ba = rng.standard_normal(w[1] if "transpose" in fn else w[0]).astype(dtype)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    for channels_last in (False, True):
+        mine, theirs = _both(torch, fn, xa, wa, ba, kw, channels_last)
+        for got, want in zip(mine, theirs):
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, **tol)
+
+
+def test_automatic_winograd_is_as_accurate_as_torch_float32(torch):
+    """Sizes the automatic rule sends to Winograd (a 64-channel convolution, a 16-channel
+    weight gradient): in float32, ember's values and gradients are no further from the exact
+    (float64) ones than PyTorch's float32 results are (long sums: both round differently)."""
+    rng = np.random.default_rng(3)
+    for c, size in ((64, 8), (16, 16)):
+        xa = rng.standard_normal((4, c, size, size))
+        wa = rng.standard_normal((c, c, 3, 3)) * 0.1
+        ba = np.zeros(c)
+        _, exact = _both(torch, "conv2d", xa, wa, ba, dict(padding=1))
+        as32 = [a.astype(np.float32) for a in (xa, wa, ba)]
+        mine, theirs = _both(torch, "conv2d", *as32, dict(padding=1))
+        for got, want, ref in zip(mine, theirs, exact):
+            assert got.dtype == want.dtype == np.float32
+            assert np.abs(got - ref).max() <= 1.5 * np.abs(want - ref).max()
+
+
+def test_gradcheck_and_gradgradcheck(forced):
+    rng = np.random.default_rng(4)
+    x = ember.tensor(rng.standard_normal((2, 2, 5, 4)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((3, 2, 3, 3)), requires_grad=True)
+    b = ember.tensor(rng.standard_normal(3), requires_grad=True)
+
+    def fn(x, w, b):
+        return F.conv2d(x, w, b, padding=1)
+    assert ember.autograd.gradcheck(fn, (x, w, b))
+    assert ember.autograd.gradgradcheck(fn, (x, w, b))
+
+
+def test_the_rule():
+    a = np.zeros((2, 64, 8, 8), np.float32)
+    p = ((1, 1), (1, 1), (1, 1), (1, 1), 1)
+    ok = _layout.winograd_ok
+    assert ok(np, a, 64, 64, (3, 3), p, (8, 8), "forward")
+    assert not ok(np, a, 16, 64, (3, 3), p, (8, 8), "forward")  # thin products: im2col
+    assert ok(np, a, 32, 32, (3, 3), p, (16, 16), "forward")
+    assert not ok(np, a, 32, 32, (3, 3), p, (8, 8), "forward")
+    assert ok(np, a, 16, 16, (3, 3), p, (32, 32), "weight")
+    assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")
+    assert not ok(np, a, 512, 512, (3, 3), p, (7, 7), "forward")  # odd tiles, short products
+    assert not ok(np, a, 64, 64, (3, 1), p, (8, 8), "forward")
+    assert not ok(np, a, 64, 64, (3, 3), ((2, 2),) + p[1:], (8, 8), "forward")
+    assert not ok(np, a, 64, 64, (3, 3), p[:3] + ((2, 2), 1), (8, 8), "forward")
+    assert not ok(np, a, 64, 64, (3, 3), p[:4] + (2,), (8, 8), "forward")
+    assert not ok(np, a.astype(np.float16), 64, 64, (3, 3), p, (8, 8), "forward")
+    assert not ok(object(), a, 64, 64, (3, 3), p, (8, 8), "forward")  # not NumPy: not the CPU
+
+
+def test_a_model_layer_takes_it(monkeypatch):
+    """A 64-channel layer's forward and both gradients go through the Winograd routines."""
+    calls = []
+    for name in ("winograd_forward", "winograd_weight_grad"):
+        real = getattr(_routines, name)
+        monkeypatch.setattr(_routines, name,
+                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    x = ember.randn(2, 64, 8, 8, requires_grad=True)
+    conv = ember.nn.Conv2d(64, 64, 3, padding=1, bias=False)
+    conv(x).sum().backward()
+    assert calls == ["winograd_forward", "winograd_forward", "winograd_weight_grad"]
+
+
+def test_weight_gradient_reuses_the_forwards_transformed_input(monkeypatch):
+    """The forward keeps its transformed input for the weight gradient (no second transform
+    of x), once: a retained graph's second backward transforms again, to the same values."""
+    monkeypatch.setattr(_winograd, "CHUNK_BYTES", 1)  # one sample per chunk: 3 chunks
+    transforms = []
+    real = _winograd.input_transform
+    monkeypatch.setattr(_winograd, "input_transform",
+                        lambda *a, **k: transforms.append(k.get("keep", False)) or real(*a, **k))
+    rng = np.random.default_rng(5)
+    xa, wa = rng.standard_normal((3, 64, 9, 8)), rng.standard_normal((64, 64, 3, 3)) * 0.1
+    x = ember.tensor(xa, requires_grad=True)
+    w = ember.tensor(wa, requires_grad=True)
+    y = F.conv2d(x, w, padding=1)
+    assert transforms == [True] * 3  # kept, as the weight needs a gradient
+    g = ember.tensor(rng.standard_normal(tuple(y.shape)))
+    first = [t.numpy().copy() for t in ember.autograd.grad(y, (x, w), g, retain_graph=True)]
+    assert transforms == [True] * 3 + [False] * 3  # the input gradient's, of g; none of x
+    second = [t.numpy() for t in ember.autograd.grad(y, (x, w), g)]
+    assert transforms == [True] * 3 + [False] * 9  # kept tiles were let go: x again
+    want = _im2col(_routines.conv_weight_grad, np, xa, g.numpy(),
+                   ((1, 1), (1, 1), (1, 1), (1, 1), 1), wa.shape)
+    for got in (first[1], second[1]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(first[0], second[0], rtol=0, atol=0)
+    with ember.no_grad():  # nothing kept when no gradient will come
+        transforms.clear()
+        F.conv2d(x, w, padding=1)
+    assert transforms == [False] * 3
