@@ -15,7 +15,6 @@ from ._im2col import _strided, scratch
 
 def pad_channels_last(xp, x, lo, hi):
     """x (N, C, *S) as a zero-padded (N, *padded, C) array: one copy does layout and padding."""
-    nd = x.ndim - 2
     shape = (x.shape[0],) + tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi)) \
         + (x.shape[1],)
     every = (slice(None),)
@@ -43,7 +42,7 @@ def im2col_channels_last(xp, x, kernel, p, osz):
     (kernel offset, channel) pairs."""
     stride, lo, hi, dil, _ = p
     a = pad_channels_last(xp, x, lo, hi)
-    nd, st = len(kernel), a.strides
+    st = a.strides
     view = _strided(xp)(a, (a.shape[0],) + tuple(osz) + tuple(kernel) + (a.shape[-1],),
                         (st[0],) + tuple(s * t for s, t in zip(st[1:-1], stride))
                         + tuple(s * d for s, d in zip(st[1:-1], dil)) + (st[-1],))

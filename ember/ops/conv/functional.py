@@ -74,7 +74,6 @@ def _prepare(input, weight, bias, nd, fname, transposed):
 
 
 def _check_params(input, weight, bias, stride, dilation, groups, transposed):
-    nd = weight.ndim - 2
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
