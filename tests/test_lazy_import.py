@@ -15,7 +15,8 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 "ember.compiler", "ember.library", "ember.ao", "ember.masked", "ember.nested",
                 "ember.quantization", "ember.overrides", "ember.futures", "ember.signal",
                 "ember.utils.data", "ember.utils.checkpoint", "ember.utils.throughput_benchmark",
-                "ember.nn", "ember.optim", "ember.serialization", "ember.cuda", "ember.types"]
+                "ember.nn", "ember.optim", "ember.serialization", "ember.cuda", "ember.types",
+                "ember.autograd.functional"]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",
                "tempfile", "shutil", "pickletools", "json", "csv", "bisect", "scipy"]

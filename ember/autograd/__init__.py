@@ -9,7 +9,7 @@ from .grad_mode import (enable_grad, enforce_grad_layout_policy, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
                         set_multithreading_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import forward_ad, functional, graph
+from . import forward_ad, graph
 from .variable import Variable
 from ..ops._graph import Node
 
@@ -24,3 +24,9 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 
 Tensor.backward = _tensor_backward
+
+# the functional API (jacobian, hessian, ...) loads on first use (ember/_lazy.py). gradcheck
+# stays eager: `autograd.gradcheck` must be the function whether or not someone imported the
+# submodule of that name first.
+from .._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
+_lazy_attributes(__import__("sys").modules[__name__], {"functional": (".functional", None)})
