@@ -108,3 +108,13 @@ def test_nn_optim_and_serialization_load_on_first_use():
     # a pickle naming an nn class loads in a process that never touched ember.nn
     blob = pickle.dumps(ember.nn.ReLU())
     assert _fresh(f"import pickle; print(type(pickle.loads({blob!r})).__name__)").strip() == "ReLU"
+
+
+def test_a_saved_function_gets_its_nn_functional_name_before_ember_nn_is_loaded():
+    # ember.save names a function by its public home; ember.nn being unloaded must not change it
+    out = _fresh(
+        "import sys, ember\n"
+        "from ember.serialization._torch_paths import torch_name\n"
+        "from ember.ops import activation\n"
+        "print('ember.nn' in sys.modules, *torch_name(activation.__name__, 'gelu', activation.gelu))")
+    assert out.split() == ["False", "torch.nn.functional", "gelu"]
