@@ -92,27 +92,6 @@ _FIELDS = Counter.__slots__
 _ALL, _SMALL, _LARGE = 0, 12, 24  # each pool's offset in the list
 
 
-def _grow(v, o, rounded, size):
-    c = v[o] + rounded
-    v[o], v[o + 2] = c, v[o + 2] + rounded
-    if c > v[o + 1]:
-        v[o + 1] = c
-    c = v[o + 4] + 1
-    v[o + 4], v[o + 6] = c, v[o + 6] + 1
-    if c > v[o + 5]:
-        v[o + 5] = c
-    c = v[o + 8] + size
-    v[o + 8], v[o + 10] = c, v[o + 10] + size
-    if c > v[o + 9]:
-        v[o + 9] = c
-
-
-def _shrink(v, o, rounded, size):
-    v[o], v[o + 3] = v[o] - rounded, v[o + 3] + rounded
-    v[o + 4], v[o + 7] = v[o + 4] - 1, v[o + 7] + 1
-    v[o + 8], v[o + 11] = v[o + 8] - size, v[o + 11] + size
-
-
 class DeviceMemoryStats:
     """One device's counters, under PyTorch's names ("allocated_bytes.all.peak" ...)."""
 
@@ -122,16 +101,7 @@ class DeviceMemoryStats:
                          for pool in POOLS}
         self.counts = dict.fromkeys(COUNTS, 0)
         self.requested = {}  # pointer -> bytes asked for (the pool rounds them up)
-
-    def block_allocated(self, pointer, size, rounded):
-        self.requested[pointer] = size
-        _grow(self.blocks, _ALL, rounded, size)
-        _grow(self.blocks, _SMALL if rounded <= SMALL_BLOCK else _LARGE, rounded, size)
-
-    def block_freed(self, pointer, rounded):
-        size = self.requested.pop(pointer, rounded)
-        _shrink(self.blocks, _ALL, rounded, size)
-        _shrink(self.blocks, _SMALL if rounded <= SMALL_BLOCK else _LARGE, rounded, size)
+        # (blocks taken and returned are counted by CudaMemoryStats' callbacks, in `blocks`)
 
     def segment_allocated(self, size):
         pool = "small_pool" if size <= SMALL_BLOCK else "large_pool"
@@ -199,9 +169,16 @@ class DeviceMemoryStats:
 
 
 class CudaMemoryStats:
-    """CuPy's memory hook (its six callbacks) feeding one DeviceMemoryStats per device."""
+    """CuPy's memory hook (its six callbacks) feeding one DeviceMemoryStats per device.
+
+    CuPy calls a hook on every allocation and free of a training step (thousands a step), so
+    each event costs one Python frame: the block callbacks do their arithmetic in place on the
+    flat list (no calls further down), and the three `*_preprocess` callbacks, which CuPy calls with keywords
+    only and whose work is nothing, are the builtin `dict`: it takes any keywords and runs
+    without a Python frame."""
 
     name = "ember.cuda.memory_stats"
+    malloc_preprocess = free_preprocess = alloc_preprocess = staticmethod(dict)
 
     def __init__(self):
         self.devices = {}
@@ -213,26 +190,41 @@ class CudaMemoryStats:
         return stats
 
     def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id, **_):
-        if mem_ptr:
-            self.device(device_id).block_allocated(mem_ptr, size, mem_size)
-        else:
-            self.device(device_id).counts["num_ooms"] += 1
+        """A block of `mem_size` bytes (`size` asked for) taken from the pool: counted in all
+        blocks and in its pool, current/peak/allocated of bytes, blocks and bytes asked for."""
+        stats = self.devices.get(device_id) or self.device(device_id)
+        if not mem_ptr:
+            stats.counts["num_ooms"] += 1
+            return
+        stats.requested[mem_ptr] = size
+        v = stats.blocks
+        for o in (_ALL, _SMALL if mem_size <= SMALL_BLOCK else _LARGE):
+            c = v[o] + mem_size
+            v[o], v[o + 2] = c, v[o + 2] + mem_size
+            if c > v[o + 1]:
+                v[o + 1] = c
+            c = v[o + 4] + 1
+            v[o + 4], v[o + 6] = c, v[o + 6] + 1
+            if c > v[o + 5]:
+                v[o + 5] = c
+            c = v[o + 8] + size
+            v[o + 8], v[o + 10] = c, v[o + 10] + size
+            if c > v[o + 9]:
+                v[o + 9] = c
 
     def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id, **_):
-        self.device(device_id).block_freed(mem_ptr, mem_size)
+        """A block returned to the pool: current and freed of the same three quantities."""
+        stats = self.devices.get(device_id) or self.device(device_id)
+        size = stats.requested.pop(mem_ptr, mem_size)
+        v = stats.blocks
+        for o in (_ALL, _SMALL if mem_size <= SMALL_BLOCK else _LARGE):
+            v[o], v[o + 3] = v[o] - mem_size, v[o + 3] + mem_size
+            v[o + 4], v[o + 7] = v[o + 4] - 1, v[o + 7] + 1
+            v[o + 8], v[o + 11] = v[o + 8] - size, v[o + 11] + size
 
     def alloc_postprocess(self, device_id, mem_size, mem_ptr, **_):
         if mem_ptr:
             self.device(device_id).segment_allocated(mem_size)
-
-    def malloc_preprocess(self, **_):
-        pass
-
-    def free_preprocess(self, **_):
-        pass
-
-    def alloc_preprocess(self, **_):
-        pass
 
 
 cuda_memory_stats = None  # the hook, once CuPy is loaded

@@ -188,9 +188,11 @@ def _is_legacy_zip_format(filename):
 
 
 def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=True,
-                             check_hash=False, file_name=None, weights_only=False):
+                             check_hash=False, file_name=None, weights_only=None):
     """Load the checkpoint at `url` with ember.load, from `<model_dir>` (default
-    `<hub dir>/checkpoints`) when it is there already, downloading it there otherwise."""
+    `<hub dir>/checkpoints`) when it is there already, downloading it there otherwise.
+    Weights-only unless the caller passes `weights_only=False` (PyTorch's default is False:
+    a downloaded file could then run code)."""
     from .serialization import load as _load
     if os.getenv("TORCH_MODEL_ZOO"):
         warnings.warn("TORCH_MODEL_ZOO is deprecated, please use env TORCH_HOME instead",

@@ -1,12 +1,15 @@
 """ember.hub: the cache directory rules, checkpoints loaded from the hub cache (PyTorch's own
 files included), a quick clear failure when a download cannot connect, and hubconf.py
 entrypoints from a local directory or a cached GitHub repository."""
+import collections
 import os
+import pickle
 import time
 import zipfile
 from urllib.error import URLError
 
 import numpy as np
+
 import pytest
 
 import ember
@@ -69,6 +72,19 @@ def test_file_name_model_dir_and_legacy_zip(hub_dir, tmp_path):
         zf.write(tmp_path / "inner.pt", "inner.pt")
     sd = ember.hub.load_state_dict_from_url("https://example.invalid/legacy.zip")
     assert sd["y"].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_state_dict_from_url_is_weights_only_unless_asked(hub_dir):
+    """PyTorch's default (weights_only=False) would let a downloaded file run code; ember
+    loads weights only unless the caller passes weights_only=False."""
+    checkpoints = hub_dir / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    ember.save({"n": collections.deque([1])}, str(checkpoints / "model.pt"))  # not allowed
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        ember.hub.load_state_dict_from_url("https://example.invalid/model.pt")
+    sd = ember.hub.load_state_dict_from_url("https://example.invalid/model.pt",
+                                            weights_only=False)
+    assert sd["n"] == collections.deque([1])
 
 
 def test_missing_file_fails_fast_with_a_clear_error(hub_dir, monkeypatch, capsys):

@@ -25,8 +25,10 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 Tensor.backward = _tensor_backward
 
-# the functional API (jacobian, hessian, ...) loads on first use (ember/_lazy.py). gradcheck
-# stays eager: `autograd.gradcheck` must be the function whether or not someone imported the
-# submodule of that name first.
+# the functional API (jacobian, hessian, ...) and the profiler load on first use
+# (ember/_lazy.py); torch.autograd.profiler answers without an import, as PyTorch's does.
+# gradcheck stays eager: `autograd.gradcheck` must be the function whether or not someone
+# imported the submodule of that name first.
 from .._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
-_lazy_attributes(__import__("sys").modules[__name__], {"functional": (".functional", None)})
+_lazy_attributes(__import__("sys").modules[__name__], {
+    name: (f".{name}", None) for name in ("functional", "profiler", "profiler_util")})

@@ -45,6 +45,13 @@ def _divide(out, n):
 # Below this many bytes an all-reduce sends the whole array to every peer (one round trip);
 # above it, the ring's 2(n-1) steps of 1/n of the data each are the cheaper schedule.
 RING_MIN_BYTES = 64 * 1024
+_SEGMENT_BYTES = 1 << 20  # a ring step's unit on the wire
+
+
+def _segments(chunk):
+    """`chunk` (1-d) cut into views of about _SEGMENT_BYTES, the same for equal sizes."""
+    step = max(1, _SEGMENT_BYTES // max(chunk.itemsize, 1))
+    return [chunk[i:i + step] for i in range(0, chunk.size, step)]
 
 
 def _payload(arr):
@@ -111,9 +118,24 @@ class ProcessGroupGloo(ProcessGroup):
         self._ring_reduce_scatter(key, chunks, op)
         r = self._rank
         for s in range(n - 1):
-            self.send_array((r + 1) % n, key + ("gather", s), chunks[(r - s) % n])
-            chunks[(r - s - 1) % n][...] = self.recv_array((r - 1) % n, key + ("gather", s))[1]
+            self._ring_step(key + ("gather", s), chunks[(r - s) % n], chunks[(r - s - 1) % n],
+                            np.copyto)
         return flat.reshape(arr.shape)
+
+    def _ring_step(self, key, send, into, combine):
+        """Send `send` to the next rank while `into` gets the previous rank's data through
+        `combine(into_part, received)`, in segments, so each received segment is combined
+        while the next ones are on the wire. (The previous rank sends the chunk we receive
+        into, so both sides cut it into the same segments.)"""
+        n, r = self.size(), self._rank
+        out, parts = _segments(send), _segments(into)
+        if out:
+            self.send_array((r + 1) % n, key + (0,), out[0])
+        for k in range(max(len(out), len(parts))):
+            if k + 1 < len(out):
+                self.send_array((r + 1) % n, key + (k + 1,), out[k + 1])
+            if k < len(parts):
+                combine(parts[k], self.recv_array((r - 1) % n, key + (k,))[1])
 
     def reduce_scatter(self, key, chunks, op):
         """Chunk `rank` of every rank's `chunks` reduced, by the ring's first half."""
@@ -126,9 +148,8 @@ class ProcessGroupGloo(ProcessGroup):
         group's result (AVG divided); the others are left partial."""
         n, r, fn = self.size(), self._rank, _reducer(op)
         for s in range(n - 1):
-            self.send_array((r + 1) % n, key + ("scatter", s), chunks[(r - s - 1) % n])
-            mine = chunks[(r - s - 2) % n]
-            fn(mine, self.recv_array((r - 1) % n, key + ("scatter", s))[1], out=mine)
+            self._ring_step(key + ("scatter", s), chunks[(r - s - 1) % n],
+                            chunks[(r - s - 2) % n], lambda mine, got: fn(mine, got, out=mine))
         if op.name == "AVG":
             _divide(chunks[r], n)
 

@@ -13,6 +13,7 @@ refused with a clear error.
 import importlib
 import io
 import sys
+import types
 import zipfile
 
 from .._tensor import Tensor
@@ -117,7 +118,15 @@ def _resolve(name, weights_only):
             obj = importlib.import_module(module_name)
             for part in qualname.split("."):
                 obj = getattr(obj, part)
+                # weights-only: the name must lead to ember's own class or function, not
+                # through a module ember.nn imported (`ember.nn.modules.module.os.system`)
+                if weights_only and isinstance(obj, types.ModuleType):
+                    obj = None
+                    break
         except (ImportError, AttributeError):
+            obj = None
+        if weights_only and obj is not None and \
+                not str(getattr(obj, "__module__", "")).startswith("ember."):
             obj = None
     if obj is None:
         hint = ("" if not weights_only else

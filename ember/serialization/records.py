@@ -119,18 +119,30 @@ class PyTorchFileReader:
         else:
             raise TypeError("PyTorchFileReader(): expected a file name or a readable, seekable "
                             f"buffer, got {type(file).__name__}")
+        start = self._fh.tell()
+        self._fh.seek(0, os.SEEK_END)
+        self._size = self._fh.tell()
+        self._fh.seek(start)
         try:
             self._zip = zipfile.ZipFile(self._fh)
+            infos = self._zip.infolist()
         except zipfile.BadZipFile:
             raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding "
                                "central directory") from None
-        names = self._zip.namelist()
-        pkl = next((n for n in names if n.endswith("/data.pkl")), None)
-        first = pkl or (names[0] if names else "")
+        except (ValueError, OverflowError, struct.error, EOFError, UnicodeDecodeError,
+                NotImplementedError, OSError) as exc:  # a directory that does not parse
+            raise RuntimeError("PytorchStreamReader failed reading zip archive: malformed "
+                               f"central directory ({type(exc).__name__}: {exc})") from None
+        # every record lies in one folder, the first record's (PyTorch checks it so)
+        first = infos[0].filename if infos else ""
         self._prefix = first[:first.index("/") + 1] if "/" in first else ""
         self._infos = {}
-        for info in self._zip.infolist():
-            if info.filename.startswith(self._prefix) and not info.is_dir():
+        for info in infos:
+            if not self._prefix or not info.filename.startswith(self._prefix):
+                raise RuntimeError("PytorchStreamReader failed reading zip archive: file in "
+                                   "archive is not in a subdirectory "
+                                   f"{self._prefix or first + '/'}: {info.filename}")
+            if not info.filename.endswith("/"):
                 self._infos[info.filename[len(self._prefix):]] = info
 
     def _info(self, name):
@@ -153,12 +165,35 @@ class PyTorchFileReader:
         return self._info(name).header_offset
 
     def get_record_offset(self, name):
-        """Where the record's data starts in the file (after its local header)."""
+        """Where the record's data starts in the file (after its local header), checked: the
+        local header must be one, name the record the directory names, and its data must lie
+        inside the file, so a damaged directory never makes the reader read elsewhere."""
         info = self._info(name)
+        if not 0 <= info.header_offset <= self._size - _LOCAL_HEADER:
+            self._bad(name, f"its header offset {info.header_offset} is outside the file")
         self._fh.seek(info.header_offset)
         header = self._fh.read(_LOCAL_HEADER)
+        if header[:4] != b"PK\x03\x04":
+            self._bad(name, "no local file header where the directory points")
         name_len, extra_len = struct.unpack("<HH", header[26:30])
-        return info.header_offset + _LOCAL_HEADER + name_len + extra_len
+        local_name = self._fh.read(name_len)
+        if local_name != info.orig_filename.encode("utf-8" if info.flag_bits & 0x800
+                                                      else "cp437", "replace"):
+            self._bad(name, "the local header names another file")
+        extra = self._fh.read(extra_len)
+        pos = 0
+        while pos + 4 <= len(extra):  # the extra field is a chain of (id, size, data)
+            pos += 4 + struct.unpack("<HH", extra[pos:pos + 4])[1]
+        if pos != extra_len or len(extra) != extra_len:
+            self._bad(name, "its local extra field is malformed")
+        start = info.header_offset + _LOCAL_HEADER + name_len + extra_len
+        if info.compress_size < 0 or start + info.compress_size > self._size:
+            self._bad(name, f"its {info.compress_size} bytes at offset {start} run past the "
+                      f"end of the {self._size}-byte file")
+        return start
+
+    def _bad(self, name, why):
+        raise RuntimeError(f"PytorchStreamReader failed reading file {name}: {why}")
 
     def get_record_offset_no_read(self, zipfile_header_offset, filename, size,
                                   storage_alignment):
@@ -173,25 +208,70 @@ class PyTorchFileReader:
         return bytes(self._read(name))
 
     def _read(self, name):
-        """The record's bytes in a fresh, writable buffer (one copy from the file)."""
+        """The record's bytes in a fresh, writable buffer (one copy from the file). Only what
+        the file holds is allocated: a stored record's size is held against the file first,
+        a deflated one is inflated piece by piece and stops at its declared size."""
         info = self._info(name)
-        if info.compress_type != zipfile.ZIP_STORED:
-            return bytearray(self._zip.read(info))
-        self._fh.seek(self.get_record_offset(name))
-        data = bytearray(info.file_size)
-        view, got = memoryview(data), 0
-        while got < len(data):
-            n = self._fh.readinto(view[got:])
-            if not n:
-                raise RuntimeError(f"PytorchStreamReader failed reading file {name}: the "
-                                   "file ends inside the record")
-            got += n
-        return data
+        start = self.get_record_offset(name)
+        if info.flag_bits & 0x41:  # (PyTorch's reader refuses them too)
+            self._bad(name, "it is encrypted")
+        self._fh.seek(start)
+        if info.compress_type == zipfile.ZIP_STORED:
+            if info.compress_size != info.file_size:
+                self._bad(name, f"a stored record of {info.compress_size} bytes declares "
+                          f"{info.file_size}")
+            data = bytearray(info.file_size)
+            view, got = memoryview(data), 0
+            while got < len(data):
+                n = self._fh.readinto(view[got:])
+                if not n:
+                    self._bad(name, "the file ends inside the record")
+                got += n
+            return data
+        if info.compress_type != zipfile.ZIP_DEFLATED:
+            self._bad(name, f"unsupported compression method {info.compress_type}")
+        return self._inflate(name, info)
+
+    def _inflate(self, name, info):
+        import zlib
+        inflater, out, left, pending = zlib.decompressobj(-15), bytearray(), \
+            info.compress_size, b""
+        try:
+            while not inflater.eof:
+                if not pending:
+                    if left <= 0:
+                        break
+                    pending = self._fh.read(min(left, 1 << 20))
+                    if not pending:
+                        self._bad(name, "the file ends inside the record")
+                    left -= len(pending)
+                # never more than one byte past the declared size: a bomb stops at once
+                out += inflater.decompress(pending, info.file_size + 1 - len(out))
+                if len(out) > info.file_size:
+                    self._bad(name, f"it inflates past its declared {info.file_size} bytes")
+                pending = inflater.unconsumed_tail
+        except zlib.error as exc:
+            self._bad(name, f"its compressed data are invalid ({exc})")
+        if len(out) != info.file_size or not inflater.eof:
+            self._bad(name, f"it inflates to {len(out)} bytes, not the declared "
+                      f"{info.file_size}")
+        return out
 
     def serialization_id(self):
         if ".data/serialization_id" not in self._infos:
             return ""
         return self.get_record(".data/serialization_id").decode()
+
+    def check_record_size(self, name, numel, dtype):
+        """PyTorch's check, before anything is allocated: a record holds exactly the `numel`
+        elements of `dtype` that the pickle says its storage has."""
+        size = self.get_record_size(name)
+        if not isinstance(numel, int) or isinstance(numel, bool) or numel < 0 \
+                or numel * dtype.itemsize != size:
+            raise RuntimeError(f"record size ({size} bytes) does not match expected size "
+                               f"({numel * dtype.itemsize if isinstance(numel, int) else numel} "
+                               f"bytes = {numel} elements * {dtype.itemsize} bytes/element) "
+                               f"for dtype {dtype}")
 
     def get_storage_from_record(self, name, numel, dtype):
         """A tensor of size 0 whose storage holds the record's `numel` elements of `dtype`,
@@ -200,8 +280,9 @@ class PyTorchFileReader:
         from .. import dtypes as _dt
         from .._tensor import Tensor, _make
         from ..device import CPU
-        arr = np.frombuffer(self._read(name), dtype=_dt.to_dtype(dtype).np,
-                            count=numel)
+        d = _dt.to_dtype(dtype)
+        self.check_record_size(name, numel, d)
+        arr = np.frombuffer(self._read(name), dtype=d.np, count=numel)
         t = _make(Tensor, arr[:0], CPU)
         t.__dict__["_storage"] = arr
         return t

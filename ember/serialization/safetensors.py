@@ -1,14 +1,15 @@
 """safetensors files (https://github.com/huggingface/safetensors format), without PyTorch:
 an 8-byte little-endian header length, a JSON header {name: {dtype, shape, data_offsets}},
-then the raw little-endian tensor bytes. Loading runs no code, by design of the format."""
+then the raw little-endian tensor bytes. Loading runs no code, by design of the format, and
+reads a tensor only where its header entry's shape, dtype and offsets agree with the data."""
 import json
-import os
 import struct
 
 import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
+from .saving import replace_atomically
 
 __all__ = ["save_file", "load_file", "save", "load"]
 
@@ -39,24 +40,61 @@ def save(tensors, metadata=None):
 
 
 def save_file(tensors, filename, metadata=None):
-    tmp = f"{os.fspath(filename)}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(save(tensors, metadata))
-    os.replace(tmp, filename)
+    """Written through a temporary (saving.py): an interrupted save keeps the old file."""
+    data = save(tensors, metadata)
+    replace_atomically(filename, lambda out: out.write(data))
+
+
+_MAX_HEADER = 100_000_000  # the safetensors library's own limit
+
+
+def _header(data):
+    """The JSON header, checked: its length against the data, its entries' shapes, dtypes and
+    offsets against the bytes after it (no entry may read outside them or leave its shape
+    unfilled)."""
+    if len(data) < 8:
+        raise ValueError("Error while deserializing header: HeaderTooSmall")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > len(data) - 8 or n > _MAX_HEADER:
+        raise ValueError("Error while deserializing header: header too large")
+    try:
+        header = json.loads(bytes(data[8:8 + n]))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"Error while deserializing header: invalid JSON in header: {exc}") \
+            from None
+    if not isinstance(header, dict):
+        raise ValueError("Error while deserializing header: the header is not a JSON object")
+    header.pop("__metadata__", None)
+    size = len(data) - 8 - n
+    for name, info in header.items():
+        if not isinstance(info, dict) or info.get("dtype") not in _FROM_CODE:
+            raise ValueError(f"Error while deserializing header: tensor {name!r}: unsupported "
+                             f"or missing dtype")
+        shape, offsets = info.get("shape"), info.get("data_offsets")
+        if not isinstance(shape, list) or not all(
+                isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
+            raise ValueError(f"Error while deserializing header: tensor {name!r}: invalid "
+                             f"shape {shape!r}")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(
+                isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+                and 0 <= offsets[0] <= offsets[1] <= size):
+            raise ValueError(f"Error while deserializing header: tensor {name!r}: invalid "
+                             f"data offsets {offsets!r} for {size} bytes of data")
+        numel = 1
+        for s in shape:
+            numel *= s
+        if numel * _FROM_CODE[info["dtype"]].itemsize != offsets[1] - offsets[0]:
+            raise ValueError(f"Error while deserializing header: tensor {name!r}: "
+                             f"TensorInvalidInfo (shape {shape} of {info['dtype']} does not "
+                             f"fill its {offsets[1] - offsets[0]} bytes)")
+    return header, memoryview(data)[8 + n:]
 
 
 def load(data, device="cpu"):
-    (n,) = struct.unpack("<Q", data[:8])
-    if n > len(data) - 8:
-        raise ValueError("Error while deserializing header: header too large")
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = memoryview(data)[8 + n:]
+    header, body = _header(data)
     out = {}
     for name, info in header.items():
-        d = _FROM_CODE.get(info["dtype"])
-        if d is None:
-            raise ValueError(f"unsupported safetensors dtype {info['dtype']}")
+        d = _FROM_CODE[info["dtype"]]
         begin, end = info["data_offsets"]
         arr = np.frombuffer(body[begin:end], dtype=d.np.newbyteorder("<")).astype(d.np)
         t = make_tensor(arr.reshape(info["shape"]).copy())

@@ -5,7 +5,7 @@ import io
 import pickletools
 
 from ._torch_paths import ember_name
-from .checkpoint import _allowed_global, _user_safe
+from .allowlist import _allowed_global, _user_safe
 from .records import PyTorchFileReader
 
 __all__ = ["get_unsafe_globals_in_checkpoint"]

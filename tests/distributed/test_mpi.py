@@ -57,6 +57,23 @@ def test_collectives_of_four_ranks_are_mpis_own():
     assert "ranks 4 checked" in out.stdout
 
 
+def test_ddp_over_mpi_equals_one_process_with_the_whole_batch():
+    out = _mpiexec(4, """
+        import numpy as np, ember
+        import test_ddp_parity as P
+        dist.init_process_group("mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        ours = P.train(ember, rank, world)
+        if rank == 0:
+            for got, want in zip(ours, P.train(ember)):
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            print("ddp over", world, "ranks matches")
+        dist.destroy_process_group()
+    """)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert "ddp over 4 ranks matches" in out.stdout
+
+
 def test_an_uncaught_error_aborts_the_job():
     start = time.monotonic()
     out = _mpiexec(2, """

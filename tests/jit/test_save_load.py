@@ -113,6 +113,19 @@ def test_hostile_pickle_runs_no_code():
     assert not hasattr(sys, "_ember_hostile_ran")
 
 
+@pytest.mark.parametrize("name", ["ember.nn.modules.module.os.system",
+                                  "ember.nn.functional.np.load", "ember.nn.pickle.loads"])
+def test_a_name_through_an_imported_module_is_refused(name):
+    """A function's name leading out of ember.nn through a module it imports (os, numpy)
+    is not an allowed function: loading it would hand the caller os.system."""
+    buf = io.BytesIO()
+    ember.save({"format": "ember.jit/1", "kind": "function", "function": name,
+                "extra_files": {}}, buf)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="is not an allowed class or function"):
+        ember.jit.load(buf)
+
+
 def test_class_of_an_unimported_module_is_not_imported(tmp_path, monkeypatch):
     (tmp_path / "ember_jit_hostile_mod.py").write_text(
         "import sys\nsys._ember_hostile_imported = True\n"

@@ -93,3 +93,31 @@ def test_no_graph_without_grad():
     x = ember.tensor(np.ones((1, 1, 4, 4)))
     y = F.max_pool2d(x, 2)
     assert y.grad_fn is None and not y.requires_grad
+
+
+@pytest.mark.parametrize("nd, kw", [
+    (2, dict(kernel_size=3, stride=2, padding=1)),
+    (2, dict(kernel_size=3, stride=1, dilation=2, ceil_mode=True)),
+    (2, dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0))),
+    (1, dict(kernel_size=4, stride=3, padding=2, ceil_mode=True)),
+    (3, dict(kernel_size=2, stride=1))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_overlapping_max_pool_backward_on_a_device_matches_the_cpu(fake_cuda, nd, kw, dtype):
+    """On a device, overlapping windows' gradients are summed by disjoint-window sets
+    (pooling/_common.py's _scatter_by_window_groups): the CPU's sums, ties (one element
+    winning several windows) included, on a non-contiguous upstream gradient. float32 and
+    float16 sums are exact in float64; float64 ones may differ in the order of addition."""
+    arr = np.maximum(np.random.default_rng(1).integers(-2, 3, (2, 3) + (7, 6, 5)[:nd]), 0)
+    arr = arr.astype(dtype)
+    pool = getattr(F, f"max_pool{nd}d")
+    grads = []
+    for device in ("cpu", "cuda"):
+        x = ember.tensor(arr, device=device, requires_grad=True)
+        y = pool(x, **kw)
+        g = np.random.default_rng(2).standard_normal(y.shape[::-1]).astype(dtype)
+        y.backward(ember.tensor(g, device=device).permute(*range(y.dim() - 1, -1, -1)))
+        grads.append(x.grad.cpu().numpy())
+    if dtype == np.float64:
+        np.testing.assert_allclose(grads[1], grads[0], rtol=1e-15, atol=1e-15)
+    else:
+        np.testing.assert_array_equal(grads[1], grads[0])

@@ -206,10 +206,10 @@ def test_an_older_ember_file_is_refused_by_pytorch_name():
     """A pickle naming ember's own path (as ember wrote before) loads, and the weights-only
     refusal still names PyTorch's path, as a user reads it in PyTorch's documentation."""
     raw = pickle.dumps(ember.nn.ReLU(), protocol=2)  # names ember.nn.modules.activation.ReLU
-    from ember.serialization.checkpoint import _Reader
+    from ember.serialization.loading import _unpickle
     with pytest.raises(pickle.UnpicklingError, match="GLOBAL torch.nn.modules.activation.ReLU"):
-        _Reader(io.BytesIO(raw), None, weights_only=True).load()
-    assert type(_Reader(io.BytesIO(raw), None, weights_only=False).load()) is ember.nn.ReLU
+        _unpickle(raw, weights_only=True)
+    assert type(_unpickle(raw, weights_only=False)) is ember.nn.ReLU
 
 
 def test_vision_models_cross_as_torchvision_classes():

@@ -124,6 +124,8 @@ class GradBucket:
 
 
 class DistributedDataParallel(Module):
+    _join_divide_by_initial = True
+
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, init_sync=True, process_group=None, bucket_cap_mb=None,
                  find_unused_parameters=False, check_reduction=False,
@@ -161,6 +163,9 @@ class DistributedDataParallel(Module):
         self._ready, self._expected = set(), None
         self._launched = []  # (bucket, future of its reduced flat gradient), in bucket order
         self._comm_hook = None
+        from ...distributed.algorithms.join import _JoinConfig
+        self._join_config = _JoinConfig(enable=False)  # (a Joinable, by what Join asks of one)
+        self._divisor = None  # with join(divide_by_initial_world_size=False): ranks training
         if init_sync:
             self._verify_shapes()
             self._broadcast(list(module.parameters()) + list(module.buffers()))
@@ -189,11 +194,12 @@ class DistributedDataParallel(Module):
                                        f"parameter {i} of shape {list(a)}, while rank {rank} "
                                        f"has inconsistent shape {list(b)}.")
 
-    def _broadcast(self, tensors):
-        """Give every rank the first rank's values of `tensors`, one flat message a bucket."""
+    def _broadcast(self, tensors, group_src=0):
+        """Give every rank the values of `tensors` on the group's rank `group_src`, one flat
+        message a bucket."""
         if self._dist.get_world_size(self.process_group) == 1 or not tensors:
             return
-        src = self._dist.get_global_rank(self.process_group, 0)
+        src = self._dist.get_global_rank(self.process_group, group_src)
         with no_grad():
             for bucket in _flat_buckets(tensors, self.bucket_bytes_cap):
                 flat = _ops.cat([t.detach().reshape(-1) for t in bucket])
@@ -206,6 +212,12 @@ class DistributedDataParallel(Module):
 
     # ---- forward -----------------------------------------------------------------------
     def forward(self, *inputs, **kwargs):
+        if self._join_config.enable:
+            from ...distributed.algorithms.join import Join
+            work = Join.notify_join_context(self)
+            if work is not None and not self._join_divide_by_initial:
+                work.wait()
+                self._divisor = int(work.result()[0].item())
         if self._expected is not None and self._ready:
             missing = [i for i, p in enumerate(self._params) if id(p) in self._expected
                        and id(p) not in self._ready]
@@ -263,7 +275,7 @@ class DistributedDataParallel(Module):
                                                 index == len(self._buckets) - 1))
                 self._launched.append((bucket, future.wait))
                 continue
-            flat.div_(world)
+            flat.div_(world if self._divisor is None else self._divisor)
             work = dist.all_reduce(flat, group=group, async_op=True)
             self._launched.append((bucket, functools.partial(_waited, work, flat)))
 
@@ -291,6 +303,29 @@ class DistributedDataParallel(Module):
                     else:
                         p.grad.copy_(value)
 
+    # ---- uneven inputs -------------------------------------------------------------------
+    def join(self, divide_by_initial_world_size=True, enable=True,
+             throw_on_early_termination=False):
+        """The context for training with uneven inputs: a rank out of batches shadows the
+        others' collectives until all are out (see distributed.algorithms.join)."""
+        from ...distributed.algorithms.join import Join
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        self._join_divide_by_initial = kwargs.get("divide_by_initial_world_size", True)
+        if self._join_divide_by_initial:
+            self._divisor = None
+        return _DDPJoinHook(self)
+
+    @property
+    def join_device(self):
+        return self._params[0].device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
     def register_comm_hook(self, state, hook):
         """Reduce each bucket with `hook(state, bucket)`, which returns a future of the
         bucket's reduced flat gradient (see distributed.algorithms.ddp_comm_hooks)."""
@@ -310,6 +345,38 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
+
+
+class _DDPJoinHook:
+    """What a rank out of inputs does each iteration the others still train: the collectives
+    of their forward and backward, with nothing of its own in them (zeros)."""
+
+    def __init__(self, ddp):
+        self.ddp = ddp
+
+    def main_hook(self):
+        ddp, dist = self.ddp, self.ddp._dist
+        if ddp.broadcast_buffers and ddp.require_forward_param_sync:
+            ddp._broadcast(list(ddp.module.buffers()))
+        works = [dist.all_reduce(_ops.zeros(sum(p.numel() for p in bucket), dtype=bucket[0].dtype,
+                                            device=bucket[0].device),
+                                 group=ddp.process_group, async_op=True)
+                 for bucket in ddp._buckets]
+        if ddp.find_unused_parameters:
+            dist.all_reduce(_ops.zeros(len(ddp._params), dtype=_dt.int32),
+                            group=ddp.process_group)
+        for work in works:
+            work.wait()
+
+    def post_hook(self, is_last_joiner):
+        """The ranks that joined early stopped stepping: every rank takes the model of the
+        last to join (the highest such rank), as PyTorch's DDP does."""
+        ddp, dist = self.ddp, self.ddp._dist
+        group = ddp.process_group
+        last = _ops.tensor([dist.get_rank(group) if is_last_joiner else -1])
+        dist.all_reduce(last, op=dist.ReduceOp.MAX, group=group)
+        ddp._broadcast(list(ddp.module.parameters()) + list(ddp.module.buffers()),
+                       int(last.item()))
 
 
 def _waited(work, flat):

@@ -24,7 +24,10 @@ def _spec(shape, axes, operands):
 
 
 def sum_over(xp, axes, a, b=None):
-    """sum(a) or sum(a * b) over `axes`, keeping them as 1s."""
+    """sum(a) or sum(a * b) over `axes`, keeping them as 1s. (A device runs the same
+    einsum: a product and a reduction there would save host time, CuPy's einsum being Python
+    code, but would round otherwise than the CPU, which the tests on the stand-in hold it
+    to.)"""
     if b is None:
         subscripts, stats_shape = _spec(a.shape, axes, 1)
         return xp.einsum(subscripts, a).reshape(stats_shape)
@@ -36,16 +39,26 @@ def count_over(shape, axes):
     return math.prod(shape[i] for i in axes)
 
 
+def mean_over(xp, axes, a, b=None):
+    """mean(a) or mean(a * b) over `axes`, keeping them as 1s."""
+    return sum_over(xp, axes, a, b) / count_over(a.shape, axes)
+
+
+def _as(a, dtype):
+    """`a` in `dtype`, with no call at all when it already is one (each array call is host
+    time on a device)."""
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
 def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None):
     """(y, mean, invstd, var): y = (xs - mean) * invstd [* scale + shift] in a fresh
     buffer, the biased variance from the centred values (two passes, as PyTorch's
     float32 kernels: no sum-of-squares cancellation). `scale` and `shift` have the
     statistics' shape (batch norm's per-channel weight and bias)."""
-    m = count_over(xs.shape, axes)
-    mean = sum_over(xp, axes, xs) / m
+    mean = mean_over(xp, axes, xs)
     y = xp.subtract(xs, mean)
-    var = sum_over(xp, axes, y, y) / m
-    invstd = (1.0 / xp.sqrt(var + eps)).astype(xs.dtype, copy=False)
+    var = mean_over(xp, axes, y, y)
+    invstd = _as(1.0 / xp.sqrt(var + eps), xs.dtype)
     xp.multiply(y, invstd if scale is None else invstd * scale, out=y)
     if shift is not None:
         xp.add(y, shift, out=y)
@@ -60,7 +73,7 @@ def normalize_given_stats(xp, xs, mean, invstd, scale=None, shift=None):
     offset = -mean * mult
     if shift is not None:
         offset = offset + shift
-    xp.add(y, offset.astype(y.dtype, copy=False), out=y)
+    xp.add(y, _as(offset, y.dtype), out=y)
     return y
 
 

@@ -98,11 +98,11 @@ class _NormBackward(Node):
                     g, w_arr.reshape(self.affine_shape)).reshape(self.group_shape)
                 dx = fused.normalize_backward(xp, gw, xhat, self.axes, invstd, self.train)
         results = [None if dx is None else make_tensor(
-            dx.reshape(xshape).astype(x._array.dtype, copy=False), x._device)]
+            fused._as(dx.reshape(xshape), x._array.dtype), x._device)]
         for flag, arr, k in ((self.has_weight, dw, 1), (self.has_bias, db, 1 + self.has_weight)):
             if flag:
                 results.append(None if arr is None else make_tensor(
-                    arr.reshape(self.wshape).astype(self._meta[k][1], copy=False), x._device))
+                    fused._as(arr.reshape(self.wshape), self._meta[k][1]), x._device))
         return tuple(results)
 
     def _per_group_arrays(self, xp, g, xs, w, need_x, need_w, need_b):
@@ -169,7 +169,7 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
             xp.multiply(y, w.reshape(affine_shape), out=y)
         if b is not None:
             xp.add(y, b.reshape(affine_shape), out=y)
-    res = make_tensor(y.astype(x.dtype, copy=False), input._device)
+    res = make_tensor(fused._as(y, x.dtype), input._device)
     inputs = tuple(t for t in (input, weight, bias) if t is not None)
     node = record(node_cls, inputs, res)
     if node is not None:
@@ -211,9 +211,12 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
             unbiased = var * (n / builtins.max(n - 1, 1))
             m = momentum if momentum is not None else 0.0
             for buf, stat in ((running_mean, mean), (running_var, unbiased)):
+                # arr * (1 - m) + stat * m, written in place: the same roundings as a fresh
+                # sum assigned back, in 3 array calls, not 8
                 arr = buf._array
-                new = arr * (1 - m) + stat.reshape(c).astype(arr.dtype) * m
-                arr[...] = xp.asarray(new).astype(arr.dtype)
+                update = xp.multiply(fused._as(stat.reshape(c), arr.dtype), m)
+                arr *= 1 - m
+                arr += update
                 buf._vc.value += 1
         return res
     xp = xp_of(input)

@@ -3,6 +3,7 @@ offsets (with the winning offsets and PyTorch's flat indices), the scatter/gathe
 of max pooling's backward and of unpooling, the linear node pairs of average pooling, and
 1-d pooling run as 2-d. Fractional max pooling uses it too.
 """
+import itertools
 import math
 
 import numpy as np
@@ -123,9 +124,39 @@ def _set_pair(node, indices, size, pair, accumulate):
     node.indices, node.size, node.pair, node.accumulate = indices, size, pair, accumulate
 
 
-def scatter_array(xp, vals, idx, size, accumulate):
-    """Planes (P, L) of values put at flat indices (P, L) of planes (P, prod(size))."""
+def window_groups(kernel, stride, dilation):
+    """Max pooling's `accumulate` where windows overlap: per dim, how many consecutive windows
+    can cover one input element (its window's extent over the stride, rounded up)."""
+    return tuple(-(-(d * (k - 1) + 1) // t) for k, t, d in zip(kernel, stride, dilation))
+
+
+def _scatter_by_window_groups(xp, vals, idx, n, groups, osz):
+    """Max pooling's backward on a device: the values (P, *osz) summed at their flat plane
+    indices, deterministically, in a few array calls. Outputs whose indices agree modulo
+    `groups` have disjoint windows, so their winners are distinct elements: each such set is
+    added by one scatter in which no two values meet, the sets in a fixed order, in float64
+    (as the CPU's bincount sums). The general segmented sum (indexing.add_rows_on_device)
+    sorts all indices and takes ~6 array calls per doubling of their count."""
+    planes = vals.shape[0]
+    shape = (planes,) + tuple(osz)
+    vals = vals.reshape(shape).astype(np.float64)
+    idx = idx.reshape(shape)
+    rows = (xp.arange(planes, dtype=np.int64) * n).reshape((planes,) + (1,) * len(osz))
+    out = xp.zeros(planes * n, np.float64)
+    for residue in itertools.product(*[range(g) for g in groups]):
+        part = (slice(None),) + tuple(slice(r, None, g) for r, g in zip(residue, groups))
+        xp.add.at(out, idx[part] + rows, vals[part])
+    return out.reshape(planes, n)
+
+
+def scatter_array(xp, vals, idx, size, accumulate, osz=None):
+    """Planes (P, L) of values put at flat indices (P, L) of planes (P, prod(size)).
+    `accumulate`: False, True (repeated indices add up), or max pooling's `window_groups`
+    (they add up, and the outputs `osz` (L = prod(osz)) fall into disjoint-window sets)."""
     planes, n = vals.shape[0], math.prod(size)
+    if type(accumulate) is tuple and xp is not np and vals.dtype.kind == "f" and vals.size:
+        out = _scatter_by_window_groups(xp, vals, idx, n, accumulate, osz)
+        return out.astype(vals.dtype)
     out = xp.zeros((planes, n), vals.dtype)
     if accumulate:  # bincount on the host, a deterministic scatter-add on a device
         rows = xp.arange(planes, dtype=np.int64)[:, None] * n
@@ -142,7 +173,7 @@ def _scatter(src, indices, size, pair, accumulate):
     lead = src.shape[:src.ndim - nd]
     planes = math.prod(lead)
     out = scatter_array(xp, src._array.reshape(planes, -1), indices.reshape(planes, -1), size,
-                        accumulate)
+                        accumulate, src.shape[src.ndim - nd:])
     res = make_tensor(out.reshape(tuple(lead) + tuple(size)), src._device)
     node = record(pair[0], (src,), res)
     if node is not None:

@@ -7,7 +7,8 @@ from ..._tensor import xp_of
 from ._checks import _batch_check, _one, _pool_params
 from .._graph import needs_grad
 from ._common import (_MAXPOOL, _flat_index, _index_shape, _max_result,
-                      _padded_planes, _pool1d_via_2d, _separable_max, _strided_selectors)
+                      _padded_planes, _pool1d_via_2d, _separable_max, _strided_selectors,
+                      window_groups)
 
 # ---- max pooling -----------------------------------------------------------------------------
 def _lowest(dtype):
@@ -35,7 +36,8 @@ def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mod
                      for d in range(nd)]
         flat = _flat_index(xp, won, positions, size)
     overlap = any(t < d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
-    return _max_result(input, vals, flat, size, _MAXPOOL[nd], overlap, return_indices, nd)
+    accumulate = window_groups(kernel, stride, dilation) if overlap else False
+    return _max_result(input, vals, flat, size, _MAXPOOL[nd], accumulate, return_indices, nd)
 
 
 def _position_fn(xp, nd, d, o, stride, pad, dil):

@@ -85,7 +85,7 @@ class WeightsEnum(Enum):
 
 
 def _load_cached_checkpoint(weights, model_dir=None, map_location=None, progress=True,
-                            check_hash=False, file_name=None, weights_only=False):
+                            check_hash=False, file_name=None, weights_only=None):
     from ... import hub
     if model_dir is None:
         model_dir = os.path.join(hub.get_dir(), "checkpoints")
