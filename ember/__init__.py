@@ -20,10 +20,7 @@ from . import ops as _ops
 from .ops import *  # noqa: F401,F403  (every op family's public functions)
 from . import fft, linalg, special
 from .ops.creation import LEGACY_TYPES as _LEGACY
-from . import autograd, cuda, nn, optim, serialization, utils
-from .serialization import load, save
-from .serialization import (DeserializationStorageContext, PyTorchFileReader, PyTorchFileWriter,
-                            SerializationStorageContext)
+from . import autograd, utils
 from . import accelerator, backends
 from . import amp, cpu
 from .dtypes import qint8, qint32, quint8
@@ -57,7 +54,7 @@ from .version import __version__
 from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
                       is_distributed)
-from . import functional, return_types, storage, torch_version, types
+from . import functional, return_types, storage, torch_version
 from .utils import deterministic as _deterministic, dlpack as _dlpack, weak as _weak  # noqa: F401
 
 # Loaded on first use (ember/_lazy.py): rarely needed packages, whose import costs more than the
@@ -66,12 +63,16 @@ from .utils import deterministic as _deterministic, dlpack as _dlpack, weak as _
 from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
 _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
-                 "quantization", "overrides", "futures", "signal")
+                 "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
+                 "cuda", "types")
 _lazy_attributes(__import__("sys").modules[__name__], {
     **{name: (f".{name}", None) for name in _LAZY_MODULES},
     "vmap": (".func", "vmap"), "compile": (".jit", "compile"), "fork": (".jit", "fork"),
     "wait": (".jit", "wait"), "JITException": (".jit", "Error"), "Tag": (".library", "Tag"),
     "Future": (".futures", "Future"),
+    **{name: (".serialization", name) for name in (
+        "load", "save", "DeserializationStorageContext", "PyTorchFileReader",
+        "PyTorchFileWriter", "SerializationStorageContext")},
     "DisableTorchFunction": (".overrides", "DisableTorchFunction"),
     "DisableTorchFunctionSubclass": (".overrides", "DisableTorchFunctionSubclass"),
     "BenchmarkConfig": (".utils.throughput_benchmark", "BenchmarkConfig"),

@@ -4,8 +4,15 @@ question about a device fails with PyTorch's "Cannot access accelerator device w
 available." """
 import warnings
 
-from . import _streams, cuda, dtypes as _dt
+from . import _streams, dtypes as _dt
 from .device import device
+
+
+def _cuda():
+    # ember.cuda on first use: `import ember` does not load it (ember/_lazy.py)
+    from . import cuda
+    return cuda
+
 
 __all__ = ["current_accelerator", "current_device_idx", "current_device_index",
            "get_device_capability", "current_stream", "device_count", "device_index",
@@ -17,7 +24,7 @@ __all__ = ["current_accelerator", "current_device_idx", "current_device_index",
 
 
 def _require():
-    if not cuda.is_available():
+    if not _cuda().is_available():
         raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
@@ -45,22 +52,22 @@ def _index(device_arg, optional=True):
 
 
 def is_available():
-    return cuda.is_available()
+    return _cuda().is_available()
 
 
 def current_accelerator(check_available=False):
-    if cuda.is_available():
+    if _cuda().is_available():
         return device("cuda")
     return None
 
 
 def device_count():
-    return cuda.device_count() if cuda.is_available() else 0
+    return _cuda().device_count() if _cuda().is_available() else 0
 
 
 def current_device_index():
     _require()
-    return cuda.current_device()
+    return _cuda().current_device()
 
 
 def current_device_idx():
@@ -73,7 +80,7 @@ def set_device_index(device, /):
     index = _index(device, optional=False)
     _require()
     if index >= 0:
-        cuda.set_device(index)
+        _cuda().set_device(index)
 
 
 def set_device_idx(device, /):
@@ -91,24 +98,24 @@ class device_index:
     def __enter__(self):
         if self.idx is not None:
             _require()
-            self.prev_idx = cuda.current_device()
+            self.prev_idx = _cuda().current_device()
             if self.idx >= 0:
-                cuda.set_device(self.idx)
+                _cuda().set_device(self.idx)
 
     def __exit__(self, *exc):
         if self.idx is not None and self.prev_idx >= 0:
-            cuda.set_device(self.prev_idx)
+            _cuda().set_device(self.prev_idx)
         return False
 
 
 def synchronize(device=None, /):
     index = _index(device)
-    cuda.synchronize(index)
+    _cuda().synchronize(index)
 
 
 def current_stream(device=None, /):
     """The stream the ops of `device` run on now, as a torch.Stream."""
-    return _streams.Stream._of(cuda.current_stream(_index(device)))
+    return _streams.Stream._of(_cuda().current_stream(_index(device)))
 
 
 def set_stream(stream):
@@ -120,8 +127,8 @@ def set_stream(stream):
     if stream._cuda is None:
         raise ValueError(f"{stream.device.type} doesn't match the current accelerator "
                          f"{current_accelerator()}.")
-    cuda.set_device(stream.device.index)
-    cuda.set_stream(stream._cuda)
+    _cuda().set_device(stream.device.index)
+    _cuda().set_stream(stream._cuda)
 
 
 _capabilities = {}
@@ -132,7 +139,7 @@ def get_device_capability(device=None, /):
     index = _index(device)
     _require()
     if index not in _capabilities:
-        cp = cuda._backend().xp
+        cp = _cuda()._backend().xp
         supported = set()
         with cp.cuda.Device(index):
             for dtype in _dt.ALL_DTYPES:
@@ -149,7 +156,7 @@ def get_device_capability(device=None, /):
 
 def empty_cache():
     _require()
-    cuda.empty_cache()
+    _cuda().empty_cache()
 
 
 def empty_host_cache():
@@ -160,7 +167,7 @@ def empty_host_cache():
 
 def memory_stats(device_index=None, /):
     _require()
-    return cuda.memory_stats(_index(device_index))
+    return _cuda().memory_stats(_index(device_index))
 
 
 def memory_allocated(device_index=None, /):
@@ -181,16 +188,16 @@ def max_memory_reserved(device_index=None, /):
 
 def reset_accumulated_memory_stats(device_index=None, /):
     _require()
-    cuda.reset_accumulated_memory_stats(_index(device_index))
+    _cuda().reset_accumulated_memory_stats(_index(device_index))
 
 
 def reset_peak_memory_stats(device_index=None, /):
     _require()
-    cuda.reset_peak_memory_stats(_index(device_index))
+    _cuda().reset_peak_memory_stats(_index(device_index))
 
 
 def get_memory_info(device_index=None, /):
     """(free, total) bytes of the device."""
     index = _index(device_index)
     _require()
-    return cuda.mem_get_info(index)
+    return _cuda().mem_get_info(index)

@@ -9,7 +9,7 @@ from .grad_mode import (enable_grad, enforce_grad_layout_policy, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
                         set_multithreading_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import forward_ad, functional, graph
+from . import forward_ad, graph
 from .variable import Variable
 from ..ops._graph import Node
 
@@ -25,10 +25,10 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 Tensor.backward = _tensor_backward
 
-
-def __getattr__(name):
-    # torch.autograd.profiler answers without an import, as PyTorch's does; loaded on first use
-    if name in ("profiler", "profiler_util"):
-        import importlib
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the functional API (jacobian, hessian, ...) and the profiler load on first use
+# (ember/_lazy.py); torch.autograd.profiler answers without an import, as PyTorch's does.
+# gradcheck stays eager: `autograd.gradcheck` must be the function whether or not someone
+# imported the submodule of that name first.
+from .._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
+_lazy_attributes(__import__("sys").modules[__name__], {
+    name: (f".{name}", None) for name in ("functional", "profiler", "profiler_util")})

@@ -4,7 +4,6 @@ products are CuPy's, which picks cuBLAS's algorithm itself; ember tunes nothing.
 settings are kept (from the PYTORCH_TUNABLEOP_* variables, as PyTorch reads them), tuning
 finds no results, and reading a results file validates and loads its rows. Without CUDA,
 PyTorch's errors for a build without it."""
-import csv
 import os
 
 from ..device import backend_of, device as _device
@@ -130,6 +129,7 @@ def read_file(filename=None):
     filename = get_filename() if filename is None else filename
     try:
         with open(filename, newline="") as f:
+            import csv  # here: only reading a results file needs it
             rows = list(csv.reader(f))
     except OSError:
         return False

@@ -8,7 +8,7 @@ two directions are inverse, so a file ember wrote loads in ember with or without
 ember files most classes where PyTorch does; the few it files elsewhere are listed here with
 PyTorch's home, so the written name is one PyTorch resolves.
 """
-import sys
+import importlib
 
 # (ember module, qualified name) -> PyTorch's module for that class or function
 _TORCH_HOME = {
@@ -73,7 +73,9 @@ def _public_home(obj, module, name):
     if not module.startswith("ember.ops"):
         return module
     for namespace in _PUBLIC_NAMESPACES:
-        if getattr(sys.modules.get(namespace), name, None) is obj:
+        # imported, not looked up: `import ember` leaves ember.nn for first use, and the name a
+        # checkpoint gets must not depend on whether the program touched ember.nn yet
+        if getattr(importlib.import_module(namespace), name, None) is obj:
             return namespace
     return module
 
