@@ -11,7 +11,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops.creation import ones, tensor, zeros
 from .. import functional as F
 from ..parameter import UninitializedBuffer, UninitializedParameter
-from ._sync_batch_norm import SyncBatchNormFunction
+from ._functions import SyncBatchNormFunction
 from .lazy import LazyModuleMixin
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine
