@@ -187,6 +187,8 @@ def _function(name, kernel, signature):
         if isinstance(result, np.ndarray) and name in _CREATES and \
                 result.dtype.type.__module__ == "ml_dtypes" and result.dtype.name != "bfloat16":
             raise ValueError(f"Unsupported dtype {result.dtype.name}")  # a view can make one
+        if name in _UNINITIALISED and isinstance(result, np.ndarray):
+            _fill_with_garbage(result)
         if isinstance(result, np.ndarray) and name in _FROM_HOST and result.ndim == 0:
             result[result == 0] = 0
         if name in _DEVICE_BOOLS:
@@ -194,6 +196,21 @@ def _function(name, kernel, signature):
         return wrap(result)
     call.__name__ = call.__qualname__ = name
     return call
+
+
+# CuPy's `empty` hands out memory from its pool as the last user left it; NumPy's is often
+# fresh zeroed pages, which hides a read before a write. The stand-in's holds garbage.
+_UNINITIALISED = {"empty", "empty_like"}
+
+
+def _fill_with_garbage(a):
+    """NaN in floats (a read of it shows in any result), a nonzero junk value elsewhere."""
+    if a.dtype.kind in "fc" or a.dtype == _BF16:
+        a.fill(np.nan)
+    elif a.dtype.kind in "iu":
+        a.fill(-7 if a.dtype.kind == "i" else 7)
+    elif a.dtype.kind == "b":
+        a.fill(True)
 
 
 def _holds_host_data(x):
