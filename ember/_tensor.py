@@ -133,6 +133,7 @@ class Tensor:
     _creation_meta = None  # a view's PyTorch CreationMeta when not DEFAULT (ops/_graph.py)
     _inference = False     # made inside inference_mode (`is_inference()`)
     _fw_grad = None        # forward AD: (level, tangent or pending one, version): forward_grad
+    _empty_offset = None   # an empty view's storage offset (ops/shape.py make_view_of)
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     # ---- construction -----------------------------------------------------------------
@@ -298,6 +299,8 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._array.ndim)]
 
     def storage_offset(self):
+        if self._empty_offset is not None:
+            return self._empty_offset
         root = self if self._base is None else self._base
         # a root restrided in place (as_strided_, t_ ...) keeps its first array as `_storage`
         storage = root.__dict__.get("_storage")

@@ -24,7 +24,7 @@ from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
 from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
                      write_out, before_write, tracks, write_watchers)
-from .shape import SliceBackward0, make_view_of, select, unsqueeze
+from .shape import SliceBackward0, make_view_of, select, shift_empty_view, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
 METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero", "index_put_", "argwhere",
@@ -127,6 +127,7 @@ def _slice(t, dim, start, stop, step):
         return t
     index = (slice(None),) * dim + (slice(start, stop, step),)
     out = make_view_of(t, t._array[index], lambda b: _slice(b, dim, start, stop, step))
+    shift_empty_view(out, t, dim, start)
     node = record(SliceBackward0, (t,), out)
     if node is not None:
         node.dim, node.start, node.length, node.step = dim, start, out._array.shape[dim], step

@@ -166,6 +166,8 @@ def as_strided(input, size, stride, storage_offset=None):
     _check_geometry(size, stride, offset, numel, item)
     arr = _stride_view(xp_of(input), storage, size, stride, offset)
     out = make_view_of(input, arr, lambda b: b.as_strided(size, stride, offset))
+    if not arr.size:
+        out._empty_offset = offset
     node = record(AsStridedBackward0, (input,), out)
     if node is not None:
         node.stride, node.offset, node.storage_numel = stride, offset, numel
