@@ -29,11 +29,33 @@ def _searchsorted(lib, device):
         lib.bucketize(vals, seq[0])
 
 
+def _coo(lib, device):
+    return lib.sparse_coo_tensor(lib.tensor([[0, 1, 1], [2, 0, 2]], device=device),
+                                 lib.tensor([3.0, 4.0, 5.0], device=device), (2, 3))
+
+
+def _sparse_add(lib, device):
+    """PyTorch's CUDA add concatenates the coordinate lists (no merge, so no read)."""
+    a, b = _coo(lib, device).coalesce(), _coo(lib, device).coalesce() * 2
+    return (a + b).to_dense()
+
+
+def _csr(lib, device):
+    """Built with its size given (no read of the largest index), from COO, and multiplied."""
+    csr = lib.sparse_csr_tensor(lib.tensor([0, 1, 3], device=device),
+                                lib.tensor([2, 0, 2], device=device),
+                                lib.tensor([3.0, 4.0, 5.0], device=device), (2, 3))
+    dense = lib.arange(6.0, device=device).reshape(3, 2)
+    return (csr @ dense, _coo(lib, device).coalesce().to_sparse_csr().to_dense(),
+            csr.to_dense())
+
+
 OPS = {"fill_": _fill_from_a_device_scalar, "masked_scatter": _masked_scatter,
-       "searchsorted": _searchsorted}
+       "searchsorted": _searchsorted, "sparse_add": _sparse_add, "csr": _csr}
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks")
 def test_no_device_read_and_the_cpus_values(name):
     expected = OPS[name](ember, "cpu")
     with strict_cupy():
