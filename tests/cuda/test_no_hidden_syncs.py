@@ -50,12 +50,24 @@ def _csr(lib, device):
             csr.to_dense())
 
 
-OPS = {"fill_": _fill_from_a_device_scalar, "masked_scatter": _masked_scatter,
+def _scatter_products(lib, device):
+    """Repeated positions multiply together (CuPy has no multiply.at)."""
+    x = lib.arange(1.0, 13.0, device=device).reshape(3, 4)
+    index = lib.tensor([[0, 1, 2, 0], [0, 0, 2, 1], [2, 1, 0, 0]], device=device)
+    src = lib.arange(2.0, 14.0, device=device).reshape(3, 4) / 4
+    ints = lib.arange(12, device=device).reshape(3, 4)
+    return (x.scatter_reduce(0, index, src, "prod"),
+            x.scatter_reduce(0, index, src, "prod", include_self=False),
+            x.index_reduce(0, lib.tensor([0, 2, 0], device=device), src, "prod"),
+            ints.scatter_reduce(1, index, ints + 1, "prod"))
+
+
+OPS = {"fill_": _fill_from_a_device_scalar, "scatter_products": _scatter_products, "masked_scatter": _masked_scatter,
        "searchsorted": _searchsorted, "sparse_add": _sparse_add, "csr": _csr}
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
-@pytest.mark.filterwarnings("ignore:Sparse invariant checks")
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks", "ignore:index_reduce")
 def test_no_device_read_and_the_cpus_values(name):
     expected = OPS[name](ember, "cpu")
     with strict_cupy():
