@@ -307,9 +307,8 @@ class ndarray:  # noqa: N801 (CuPy's name)
         if _advanced(index):
             index = _wrapped(self._a.shape, index)  # a scatter wraps around, as a gather does
         value = unwrap(value, host_ok=True)
-        if self._a.dtype.kind == "u" and np.asarray(value).dtype.kind == "f":
-            with np.errstate(invalid="ignore"):  # a GPU's conversion saturates (see _astype)
-                value = np.where(np.asarray(value) < 0, 0, value)
+        if self._a.dtype.kind in "iu" and np.asarray(value).dtype.kind == "f":
+            value = gpu_float_to_int(np.asarray(value), self._a.dtype)  # see gpu_float_to_int
         self._a[index] = value
 
     # ---- NumPy protocols: dispatch to the stand-in's own functions, as CuPy's do ---------------
@@ -399,11 +398,22 @@ def _astype(self, dtype, order="K", casting=None, subok=None, copy=True):
         kernel_dtype(self._a.dtype)
         kernel_dtype(dtype)
     a = self._a
-    if a.dtype.kind == "f" and np.dtype(dtype).kind == "u":
-        # a GPU's float-to-unsigned conversion saturates: -2.5 gives 0 (on x86, NumPy's wraps)
-        with np.errstate(invalid="ignore"):
-            a = np.where(a < 0, 0, a)
+    if a.dtype.kind == "f" and np.dtype(dtype).kind in "iu":
+        return ndarray._of(gpu_float_to_int(a, np.dtype(dtype)))
     return ndarray._of(a.astype(dtype, order=order, copy=copy))
+
+
+def gpu_float_to_int(a, dtype):
+    """Floats converted to an integer type as a GPU converts them (PTX's cvt.rzi): toward zero,
+    saturating at the type's limits, NaN to 0. x86 (NumPy's cast) differs where C++ leaves it
+    undefined: -2.5 to uint8 wraps to 254, NaN and infinities give the most negative integer
+    (int32, int64) or 0 (narrower types)."""
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = a.astype(dtype)
+        out = np.where(a >= info.max, info.max, out)  # the limit as a float may round up
+        out = np.where(a <= info.min, info.min, out)
+        return np.where(np.isnan(a), 0, out).astype(dtype)
 
 
 def _view(self, *args, **kwargs):

@@ -83,6 +83,9 @@ PROBES = {
     .tolist(),
     "nan/inf to int32": lambda cp: cp.asarray(np.array([np.nan, np.inf, -np.inf]))
     .astype(np.int32).get().tolist(),
+    **{f"nan/inf/1e10 to {t.__name__}": (lambda t: lambda cp: cp.asarray(np.array(
+        [np.nan, np.inf, -np.inf, 1e10, -1e10])).astype(t).get().tolist())(t)
+       for t in (np.int64, np.int16, np.int8)},
     "getitem out of range": lambda cp: cp.arange(4.0)[cp.asarray(np.array([5, -6]))].get().tolist(),
     "setitem out of range": lambda cp: (lambda a: (a.__setitem__(cp.asarray(np.array([5])), 9.0),
                                                    a.get().tolist())[1])(cp.zeros(4)),
