@@ -368,6 +368,22 @@ def accumulate_flat(flat, lin, vals):
         flat[positions] += sums
 
 
+def bincount_sized(xp, x, weights, size):
+    """`np.bincount(x, weights, minlength=size)` for `x` all below `size`: counts (int64) or
+    weighted sums (float64, or complex128 for complex weights). On the CPU NumPy's own; on a
+    device a deterministic scatter-add (`add_rows_on_device`): CuPy's bincount reads x's sign
+    and maximum on the host (two syncs) and adds floats with atomics in any order."""
+    if xp is np:
+        return np.bincount(x, weights, size)
+    if weights is None:
+        out = xp.zeros(size, np.int64)
+        accumulate_flat(out, x, xp.ones(x.shape, np.int64))
+    else:
+        out = xp.zeros(size, np.complex128 if weights.dtype.kind == "c" else np.float64)
+        accumulate_flat(out, x, weights.astype(out.dtype))
+    return out
+
+
 def add_rows_on_device(arr, idx, vals):
     """`arr[idx] += vals` on a device (CuPy), repeated rows adding up deterministically, as
     PyTorch's CUDA embedding and index_put backward do. Plain atomic adds would sum a row's

@@ -294,6 +294,7 @@ class ndarray:  # noqa: N801 (CuPy's name)
         index = unwrap(index)
         if _advanced(index):
             kernel_dtype(self._a.dtype)  # a gather kernel
+            read_mask_count(index)
             index = _wrapped(self._a.shape, index)
         out = self._a[index]
         if isinstance(out, np.generic):  # CuPy gives a 0-d view, never a host scalar
@@ -305,6 +306,7 @@ class ndarray:  # noqa: N801 (CuPy's name)
         kernel_dtype(self._a.dtype)  # a fill or copy kernel
         index = unwrap(index)
         if _advanced(index):
+            read_mask_count(index)
             index = _wrapped(self._a.shape, index)  # a scatter wraps around, as a gather does
         value = unwrap(value, host_ok=True)
         if self._a.dtype.kind in "iu" and np.asarray(value).dtype.kind == "f":
@@ -367,6 +369,14 @@ def _no_fields(index):
 
 # Methods that launch no kernel: views and metadata.
 _NO_KERNEL = {"view", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "T", "mT"}
+
+
+def read_mask_count(index):
+    """CuPy shapes a boolean-mask gather or scatter by reading how many elements the mask
+    selects (the last element of its scan) on the host: a transfer, read or write side."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(p, np.ndarray) and p.dtype == bool and p.ndim and p.size for p in parts):
+        TRANSFERS.add()
 
 
 def _advanced(index):
@@ -437,7 +447,15 @@ def _fill(self, value):
     self._a.fill(0 if value == 0 else value)
 
 
+def _nonzero(self):
+    """CuPy's nonzero reads the count of nonzero elements on the host to size its result."""
+    if self._a.size:
+        TRANSFERS.add()
+    return wrap(self._a.nonzero())
+
+
 ndarray.astype = _astype
+ndarray.nonzero = _nonzero
 ndarray.view = _view
 ndarray.fill = _fill
 ndarray.sort = _sort

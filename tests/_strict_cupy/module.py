@@ -287,7 +287,27 @@ def _put_along_axis(arr, indices, values, axis):
     np.put_along_axis(arr._a, ind, unwrap(values), axis)
 
 
-_OWN = {"asnumpy": _asnumpy, "take": _take, "take_along_axis": _take_along_axis,
+def _reading(name, reads):
+    """A CuPy function whose result's size depends on the data: it reads on the host first
+    (bincount: whether any value is negative, and the largest; the others: the count)."""
+    kernel = getattr(np, name)
+
+    def call(*args, **kwargs):
+        if not args or type(args[0]) is not ndarray:
+            raise unsupported(args[0] if args else None)
+        kernel_arrays(args)
+        for _ in range(reads if args[0]._a.size else 0):
+            TRANSFERS.add()
+        return wrap(kernel(*unwrap(args), **unwrap(kwargs)))
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+_READS = {"bincount": 2, "nonzero": 1, "flatnonzero": 1, "argwhere": 1, "unique": 1,
+          "compress": 1, "extract": 1}
+
+
+_OWN = {**{name: _reading(name, n) for name, n in _READS.items()}, "asnumpy": _asnumpy, "take": _take, "take_along_axis": _take_along_axis,
         "put_along_axis": _put_along_axis, "sort": _sort, "argsort": _argsort, "get_array_module": _get_array_module, "ndarray": ndarray,
         "ascontiguousarray": _ascontiguousarray, "asfortranarray": _ndarray_only("asfortranarray"),
         "ufunc": ufunc}
