@@ -62,7 +62,20 @@ def _scatter_products(lib, device):
             ints.scatter_reduce(1, index, ints + 1, "prod"))
 
 
-OPS = {"fill_": _fill_from_a_device_scalar, "scatter_products": _scatter_products,
+def _gradients_through_positions(lib, device):
+    """Backward of ops that pick positions (sort, topk, cummax, mode, embedding): their
+    scatter-adds run on the device (CuPy's bincount reads the host twice)."""
+    x = lib.tensor([[0.5, -1.0, 2.0, 2.0], [3.0, 0.25, -2.0, 1.0]], device=device,
+                   requires_grad=True)
+    w = lib.arange(12.0, device=device).reshape(4, 3).requires_grad_()
+    weights = lib.arange(1.0, 9.0, device=device).reshape(2, 4)
+    loss = (x.sort(1)[0] * weights).sum() + x.topk(2)[0].sum() + x.cummax(1)[0].sum() + \
+        x.mode(1)[0].sum() + lib.nn.functional.embedding(
+            lib.tensor([[1, 3, 1]], device=device), w).sum()
+    return lib.autograd.grad(loss, (x, w))
+
+
+OPS = {"fill_": _fill_from_a_device_scalar, "backward_scatter_adds": _gradients_through_positions, "scatter_products": _scatter_products,
        "masked_scatter": _masked_scatter, "searchsorted": _searchsorted,
        "sparse_add": _sparse_add, "csr": _csr}
 # inputs made before the count starts
