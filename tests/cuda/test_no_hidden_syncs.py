@@ -75,7 +75,18 @@ def _gradients_through_positions(lib, device):
     return lib.autograd.grad(loss, (x, w))
 
 
-OPS = {"fill_": _fill_from_a_device_scalar, "backward_scatter_adds": _gradients_through_positions, "scatter_products": _scatter_products,
+def _embedding_bag_max(lib, device):
+    """Bags' maxima (one bag empty, a padding row left out) by scatter-max: no read."""
+    w = lib.tensor([[0.5, -1.0], [2.0, 2.0], [-3.0, 4.0], [1.0, 0.0]], device=device,
+                   requires_grad=True)
+    out = lib.nn.functional.embedding_bag(
+        lib.tensor([1, 3, 2, 0, 2, 1], device=device), w,
+        lib.tensor([0, 3, 3, 5], device=device), mode="max", padding_idx=0)
+    return out, lib.autograd.grad((out * lib.arange(8.0, device=device).reshape(4, 2)).sum(),
+                                  w)[0]
+
+
+OPS = {"fill_": _fill_from_a_device_scalar, "embedding_bag_max": _embedding_bag_max, "backward_scatter_adds": _gradients_through_positions, "scatter_products": _scatter_products,
        "masked_scatter": _masked_scatter, "searchsorted": _searchsorted,
        "sparse_add": _sparse_add, "csr": _csr}
 # inputs made before the count starts

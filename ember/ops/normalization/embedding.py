@@ -240,6 +240,25 @@ def _max_grad(grad, argrow, num_rows):
     return out.reshape(num_rows, d)
 
 
+def _bag_maxima(xp, rows, idx, bag, valid, nbags):
+    """Each bag's column-wise maximum of its valid rows (0 for an empty bag), the index of the
+    row behind each maximum (the first in the bag reaching it; -1 for an empty bag) and the
+    bag sizes: by scatter-max and scatter-min, so no shape depends on the data (no read)."""
+    m, d = rows.shape
+    vals = xp.where(valid[:, None], _opmath(rows), -xp.inf)
+    best = xp.full((nbags, d), -xp.inf, dtype=vals.dtype)
+    xp.maximum.at(best, bag, vals)
+    reached = best[bag]
+    hit = valid[:, None] & ((vals == reached) | (xp.isnan(vals) & xp.isnan(reached)))
+    first = xp.full((nbags, d), m, dtype=np.int64)
+    xp.minimum.at(first, bag, xp.where(hit, xp.arange(m, dtype=np.int64)[:, None], m))
+    counts = bincount_sized(xp, xp.where(valid, bag, nbags), None, nbags + 1)[:nbags]
+    empty = (counts == 0)[:, None]
+    out = xp.where(empty, 0, best).astype(rows.dtype)
+    argrow = xp.take(idx, xp.minimum(first, m - 1)) if m else first
+    return out, xp.where(empty | (first >= m), -1, argrow), counts
+
+
 def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
                    include_last_offset, padding_idx, sparse=False):
     _check_indices(indices, "embedding_bag")
@@ -262,20 +281,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
     w = weight._array
     rows = xp.take(w, idx, axis=0)
     if mode == "max":
-        counts = xp.bincount(bag[valid], minlength=nbags) if m else xp.zeros(nbags, np.int64)
-        pos = xp.arange(m) - xp.take(starts, bag) if m else idx
-        lmax = int(pos[valid].max()) + 1 if bool(valid.any()) else 1
-        dense = xp.full((nbags, lmax, d), -xp.inf, dtype=_opmath(w).dtype)
-        dense[bag[valid], pos[valid]] = rows[valid]
-        arg = dense.argmax(axis=1)  # (B, D): position in bag
-        out = xp.take_along_axis(dense, arg[:, None, :], axis=1)[:, 0, :]
-        empty = (counts == 0)[:, None]
-        out = xp.where(empty, 0, out).astype(w.dtype)
-        # the row index behind each maximum
-        pos_to_idx = xp.full((nbags, lmax), -1, dtype=np.int64)
-        pos_to_idx[bag[valid], pos[valid]] = idx[valid]
-        argrow = xp.take_along_axis(pos_to_idx, arg, axis=1)
-        argrow = xp.where(empty, -1, argrow)
+        out, argrow, counts = _bag_maxima(xp, rows, idx, bag, valid, nbags)
         res = make_tensor(out, weight._device)
         node = record(EmbeddingBagBackward0, (weight,), res)
         if node is not None:
