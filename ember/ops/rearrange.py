@@ -13,7 +13,8 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
-from .shape import make_view_of, shift_empty_view, narrow, reshape, unsqueeze, expand, cat, stack, flatten
+from .shape import (make_view_of, shift_empty_view, narrow, reshape, unsqueeze, expand, cat, stack,
+                    flatten)
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "unsafe_split_with_sizes", "ravel", "diagflat", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",

@@ -307,10 +307,11 @@ _READS = {"bincount": 2, "nonzero": 1, "flatnonzero": 1, "argwhere": 1, "unique"
           "compress": 1, "extract": 1}
 
 
-_OWN = {**{name: _reading(name, n) for name, n in _READS.items()}, "asnumpy": _asnumpy, "take": _take, "take_along_axis": _take_along_axis,
+_OWN = {"asnumpy": _asnumpy, "take": _take, "take_along_axis": _take_along_axis,
         "put_along_axis": _put_along_axis, "sort": _sort, "argsort": _argsort, "get_array_module": _get_array_module, "ndarray": ndarray,
         "ascontiguousarray": _ascontiguousarray, "asfortranarray": _ndarray_only("asfortranarray"),
         "ufunc": ufunc}
+_OWN.update({name: _reading(name, n) for name, n in _READS.items()})
 
 
 def _fill(module, spec, numpy_source):

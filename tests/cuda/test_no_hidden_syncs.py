@@ -91,9 +91,11 @@ def _histc(lib, device):
     return lib.histc(lib.tensor([0.5, -2.0, 1.0, 3.5, 1.25, 0.0], device=device), 4, 0, 2)
 
 
-OPS = {"fill_": _fill_from_a_device_scalar, "histc": _histc, "embedding_bag_max": _embedding_bag_max, "backward_scatter_adds": _gradients_through_positions, "scatter_products": _scatter_products,
-       "masked_scatter": _masked_scatter, "searchsorted": _searchsorted,
-       "sparse_add": _sparse_add, "csr": _csr}
+OPS = {"fill_": _fill_from_a_device_scalar, "histc": _histc,
+       "embedding_bag_max": _embedding_bag_max,
+       "backward_scatter_adds": _gradients_through_positions,
+       "scatter_products": _scatter_products, "masked_scatter": _masked_scatter,
+       "searchsorted": _searchsorted, "sparse_add": _sparse_add, "csr": _csr}
 # inputs made before the count starts
 INPUTS = {"sparse_add": _coalesced_coo, "csr": _coalesced_coo}
 
