@@ -47,7 +47,7 @@ def make_view_of(source, array, replay):
         # NumPy leaves an empty slice's data pointer at its base, so the offset PyTorch gives
         # (where the view would start) is kept here; a view of an empty view inherits it,
         # and the ops that move the start add their shift (shift_empty_view)
-        out._empty_offset = source.storage_offset()
+        out._empty_offset = source.storage_offset() * source._array.itemsize // array.itemsize
     return out
 
 

@@ -197,6 +197,8 @@ def _restride(self, op, name):
     if self._base is None and "_storage" not in self.__dict__:
         self.__dict__["_storage"] = self._array
     self._array = res._array
+    if res._empty_offset is not None or self._empty_offset is not None:
+        self._empty_offset = res._empty_offset
     self._vc.value += 1
     if res._fw_grad is not None:
         carry_tangent(self, res)

@@ -34,6 +34,10 @@ OFFSETS = {
     "diagonal_of_an_empty_slice": lambda lib: _B(lib)[:, 2:2].diagonal(1),
     "as_strided": lambda lib: _B(lib).as_strided((0,), (1,), 7),
     "as_strided_of_an_empty_slice": lambda lib: _B(lib)[2:2].as_strided((0, 2), (1, 1)),
+    "detach": lambda lib: _B(lib)[1:1].detach(),
+    "data": lambda lib: _B(lib)[1:1].data,
+    "view_as_another_dtype": lambda lib: _B(lib)[2:2].view(lib.int64),
+    "as_strided_in_place": lambda lib: _B(lib)[1:1].as_strided_((0,), (1,), 5),
 }
 
 
@@ -75,3 +79,14 @@ def test_negative_split_size(torch):
     for lib in (torch, ember):
         with pytest.raises(RuntimeError, match="split expects split_size be non-negative"):
             lib.zeros(4, 3).split(-1)
+
+
+def test_detach_and_data_of_a_view_share_its_storage(torch):
+    """Not views themselves, but on the same storage: its offset and its whole extent."""
+    def facts(lib):
+        b = lib.arange(12.0).reshape(3, 4)
+        x, y, z = b[1:].detach(), b[1:].data, lib.zeros(2)
+        z.data = b[2:]
+        return (x.storage_offset(), x.untyped_storage().nbytes(), y.storage_offset(),
+                x.as_strided((2,), (1,)).tolist(), z.storage_offset(), z.tolist())
+    assert facts(ember) == facts(torch)
