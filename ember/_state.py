@@ -89,6 +89,7 @@ cuda_sync_debug_mode = 0  # torch.cuda.set_sync_debug_mode: 0 quiet, 1 warn, 2 e
 class _AutocastThread(threading.local):
     def __init__(self):
         self.dtypes = {}        # device type -> the lower-precision dtype autocast casts to
+        self.raised_by_hand = False  # set_autocast_enabled holds `autocast.active` raised
 
 
 class autocast:

@@ -87,6 +87,20 @@ def _make(cls, array, device, base=None, version=None):
     return t
 
 
+def _same_storage(t, src):
+    """`t`, made on `src`'s memory but not as its view (detach, .data), reports src's storage:
+    the offset into it (storage_offset) and its whole extent (untyped_storage, as_strided)."""
+    root = src if src._base is None else src._base
+    storage = root.__dict__.get("_storage")
+    if storage is None and root is not src:
+        storage = root._array
+    if storage is not None:
+        t.__dict__["_storage"] = storage
+    if src._empty_offset is not None:
+        t._empty_offset = src._empty_offset
+    return t
+
+
 def forward_grad(t):
     """`t`'s tangent at the open dual level, or None. An op's result holds a pending
     tangent until something reads it (it is computed from the op's node once the op has
@@ -133,6 +147,7 @@ class Tensor:
     _creation_meta = None  # a view's PyTorch CreationMeta when not DEFAULT (ops/_graph.py)
     _inference = False     # made inside inference_mode (`is_inference()`)
     _fw_grad = None        # forward AD: (level, tangent or pending one, version): forward_grad
+    _empty_offset = None   # an empty view's storage offset (ops/shape.py make_view_of)
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     # ---- construction -----------------------------------------------------------------
@@ -298,6 +313,8 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._array.ndim)]
 
     def storage_offset(self):
+        if self._empty_offset is not None:
+            return self._empty_offset
         root = self if self._base is None else self._base
         # a root restrided in place (as_strided_, t_ ...) keeps its first array as `_storage`
         storage = root.__dict__.get("_storage")
@@ -416,7 +433,7 @@ class Tensor:
     @property
     def data(self):
         """The same memory outside autograd, with a version counter of its own."""
-        return _make(Tensor, self._array, self._device)
+        return _same_storage(_make(Tensor, self._array, self._device), self)
 
     @data.setter
     def data(self, other):
@@ -425,10 +442,13 @@ class Tensor:
         self._array = other._array
         self._device = other._device
         self.__dict__.pop("_storage", None)
+        self.__dict__.pop("_empty_offset", None)
+        if self._base is None:
+            _same_storage(self, other)
 
     def detach(self):
         """The same memory and version counter, outside the graph."""
-        return _make(Tensor, self._array, self._device, version=self._vc)
+        return _same_storage(_make(Tensor, self._array, self._device, version=self._vc), self)
 
     def detach_(self):
         if self._base is not None and self._base._requires_grad:

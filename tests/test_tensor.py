@@ -314,7 +314,7 @@ def test_requires_grad_tensor_to_python(torch):
             continue
         with pytest.warns(UserWarning, match="^Converting a tensor with requires_grad=True to a "
                           "scalar may lead to unexpected behavior.\nConsider using "
-                          "tensor.detach\(\) first."):
+                          r"tensor.detach\(\) first."):
             assert float(x) == 2.5
         with pytest.warns(UserWarning, match="^Converting a tensor with requires_grad=True"):
             assert complex(x) == 2.5

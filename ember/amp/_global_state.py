@@ -24,7 +24,6 @@ __all__ = ["set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enab
 
 class _Counters:
     nesting = 0             # autocast_increment_nesting's count (thread-local in PyTorch too)
-    switched_on = False     # set_autocast_enabled has turned some device's autocast on
 
 
 def _check_bool(name, value, position):
@@ -45,17 +44,20 @@ def set_autocast_enabled(device_type, enabled=None):
     else:
         _check_bool("set_autocast_enabled", enabled, 2)
         _check_device_type(device_type)
+    thread = _state.thread
     if enabled:
-        _state.thread.dtypes[device_type] = _settings.dtypes.get(
+        thread.dtypes[device_type] = _settings.dtypes.get(
             device_type, _DEFAULT_DTYPES.get(device_type, _dt.float16))
-        if not _Counters.switched_on:
-            # the ops look at the per-thread policy only while `active` is nonzero; a region
-            # opened this way has no exit to lower it again, so it stays raised for good
-            # (the price: one dict lookup per autocast-covered op from now on)
-            _Counters.switched_on = True
-            _state.active += 1
     else:
-        _state.thread.dtypes.pop(device_type, None)
+        thread.dtypes.pop(device_type, None)
+    # The ops look at the per-thread policy only while `active` is nonzero. A region opened
+    # by hand has no exit, so this thread holds `active` raised while any device's autocast
+    # is on in it, and lowers it when the last is switched off (a raise left standing after
+    # an autocast block restores the state costs a dict lookup per covered op, no more).
+    on = bool(thread.dtypes)
+    if on != thread.raised_by_hand:
+        thread.raised_by_hand = on
+        _state.active += 1 if on else -1
 
 
 def set_autocast_dtype(device_type, dtype):

@@ -98,6 +98,9 @@ class autocast:
             thread.dtypes[self.device] = active
         _settings.dtypes[self.device] = setting
         _state.active -= 1
+        if thread.raised_by_hand and not thread.dtypes:  # set_autocast_enabled's raise, stale
+            thread.raised_by_hand = False
+            _state.active -= 1
         return False
 
     def __call__(self, func):

@@ -656,10 +656,14 @@ def _filled_like(s, value, node_cls):
     """The out-of-place value of `s.fill_(value)`: `value` everywhere, in s's dtype."""
     from ._graph import record
     inputs = (s,)
+    xp = backend_of(s._device).xp
     if isinstance(value, Tensor):
         inputs = (s, value)
-        value = value.item()
-    xp = backend_of(s._device).xp
+        if value._device == s._device and not (s.dtype._kind or value.dtype._kind):
+            t = make_tensor(_copied_in(xp, value, s), s._device)
+            record(node_cls, inputs, t)
+            return t
+        value = value.item()  # from another device: read as a number, as PyTorch does
     if s.dtype._kind:  # zero_ sets the bytes to zero, as PyTorch; fill_ converts
         zero = node_cls is ZeroBackward0
         arr = _casts.zeros(xp, s._array.shape, s._array.dtype) if zero else \
@@ -672,6 +676,19 @@ def _filled_like(s, value, node_cls):
     t = make_tensor(arr, s._device)
     record(node_cls, inputs, t)
     return t
+
+
+def _copied_in(xp, value, s):
+    """`s.fill_(value)` for a 0-dim `value` on s's device: PyTorch copies it in, cast as
+    copy_ casts (wrapping, no overflow check) and read on the device (no host sync)."""
+    arr = value._array
+    if arr.dtype.kind == "c" and not s.dtype.is_complex:
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=4)
+        arr = arr.real
+    # a new array, so a value inside s is read before s is written
+    return xp.broadcast_to(_casts.astype(arr, s.dtype), s._array.shape).copy()
 
 
 def zero_(input):

@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
+from .indexing import bincount_sized
 from .ranges import _line
 from .pointwise import operands
 from .reduction import return_type
@@ -103,10 +104,11 @@ def _bin_positions(xp, flat, edges, linear_search):
 def _count(xp, flat, weights, edges, linear_search, dtype):
     nb = edges.shape[0] - 1
     pos = _bin_positions(xp, flat, edges, linear_search)
-    keep = pos >= 0
-    w = None if weights is None else weights[keep].astype(np.float64)
-    hist = xp.bincount(pos[keep], weights=w, minlength=nb)[:nb]
-    return hist.astype(dtype)
+    # elements outside the edges go to a spare bin past the end (a boolean selection would
+    # read its count on a device)
+    pos = xp.where(pos >= 0, pos, nb)
+    w = None if weights is None else weights.astype(np.float64)
+    return bincount_sized(xp, pos, w, nb + 1)[:nb].astype(dtype)
 
 
 def _check_bins(bins, dim=0):
@@ -220,9 +222,10 @@ def _histogramdd(input, points, bins, range, weight, density, weight_fits, input
     flat = xp.zeros(points.shape[0], dtype=np.int64)
     for pos, nb in zip(positions, shape):
         flat = flat * nb + xp.where(keep, pos, 0)
-    w = None if weight is None else weight._array.reshape(-1)[keep].astype(np.float64)
+    w = None if weight is None else weight._array.reshape(-1).astype(np.float64)
     size = math.prod(shape)
-    hist = xp.bincount(flat[keep], weights=w, minlength=size)[:size].astype(d.np).reshape(shape)
+    hist = bincount_sized(xp, xp.where(keep, flat, size), w, size + 1)[:size]
+    hist = hist.astype(d.np).reshape(shape)
     if density:
         volume = xp.ones(shape, dtype=d.np)
         for k, e in enumerate(edges):

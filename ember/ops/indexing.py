@@ -24,7 +24,7 @@ from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
 from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
                      write_out, before_write, tracks, write_watchers)
-from .shape import SliceBackward0, make_view_of, select, unsqueeze
+from .shape import SliceBackward0, make_view_of, select, shift_empty_view, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
 METHODS = ["__getitem__", "__setitem__", "copy_", "nonzero", "index_put_", "argwhere",
@@ -127,6 +127,7 @@ def _slice(t, dim, start, stop, step):
         return t
     index = (slice(None),) * dim + (slice(start, stop, step),)
     out = make_view_of(t, t._array[index], lambda b: _slice(b, dim, start, stop, step))
+    shift_empty_view(out, t, dim, start)
     node = record(SliceBackward0, (t,), out)
     if node is not None:
         node.dim, node.start, node.length, node.step = dim, start, out._array.shape[dim], step
@@ -365,6 +366,22 @@ def accumulate_flat(flat, lin, vals):
     else:
         positions, sums = segment_reduce(lin, vals, np.add)
         flat[positions] += sums
+
+
+def bincount_sized(xp, x, weights, size):
+    """`np.bincount(x, weights, minlength=size)` for `x` all below `size`: counts (int64) or
+    weighted sums (float64, or complex128 for complex weights). On the CPU NumPy's own; on a
+    device a deterministic scatter-add (`add_rows_on_device`): CuPy's bincount reads x's sign
+    and maximum on the host (two syncs) and adds floats with atomics in any order."""
+    if xp is np:
+        return np.bincount(x, weights, size)
+    if weights is None:
+        out = xp.zeros(size, np.int64)
+        accumulate_flat(out, x, xp.ones(x.shape, np.int64))
+    else:
+        out = xp.zeros(size, np.complex128 if weights.dtype.kind == "c" else np.float64)
+        accumulate_flat(out, x, weights.astype(out.dtype))
+    return out
 
 
 def add_rows_on_device(arr, idx, vals):

@@ -21,7 +21,7 @@ from .. import _memory_format as _mf
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .. import random as _random
 from .._tensor import Tensor, make_tensor
-from ..device import backend_of
+from ..device import assert_on_device, backend_of, checks_on_host
 from ._graph import Node, inplace, record, write_out
 from .creation import (check_factory_grad, factory_out, resolve_device, size_arg, zeros_like)
 
@@ -417,7 +417,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         return _finish_sampled(arr, dev, BernoulliBackward0, (input,), out, "bernoulli")
     _require_float(input.dtype, "bernoulli_tensor_cpu_p_")
     probs = input._array
-    if bool(((probs < 0) | (probs > 1)).any()):
+    outside = (probs < 0) | (probs > 1)
+    if not checks_on_host(dev):  # PyTorch's CUDA kernel asserts on the device: no read
+        assert_on_device(dev, outside, "Assertion `0 <= p && p <= 1`")
+    elif bool(outside.any()):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")

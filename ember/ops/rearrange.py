@@ -13,7 +13,8 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
-from .shape import make_view_of, narrow, reshape, unsqueeze, expand, cat, stack, flatten
+from .shape import (make_view_of, shift_empty_view, narrow, reshape, unsqueeze, expand, cat, stack,
+                    flatten)
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "unsafe_split_with_sizes", "ravel", "diagflat", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
@@ -32,10 +33,15 @@ def _split_sizes(tensor, split_size_or_sections, d):
     size = tensor.shape[d]
     if isinstance(split_size_or_sections, (builtins.int, np.integer)):
         step = builtins.int(split_size_or_sections)
-        if step <= 0 and size:
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got "
+                               f"split_size={step}")
+        if not size:  # one empty piece, whatever the size
+            return [0]
+        if step == 0:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {size}")
-        return [builtins.min(step, size - s) for s in range(0, size, step)] if step else [0]
+        return [builtins.min(step, size - s) for s in range(0, size, step)]
     sizes = [builtins.int(s) for s in split_size_or_sections]
     if builtins.any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, "
@@ -82,6 +88,8 @@ def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
     sizes = _split_sizes(tensor, split_size_or_sections, d)
     out = [make_view_of(tensor, a, lambda b, start=start, s=s: b.narrow(d, start, s))
            for start, s, a in _pieces(tensor, sizes, d)]
+    for (start, _, _), piece in zip(_pieces(tensor, sizes, d), out):
+        shift_empty_view(piece, tensor, d, start)
     # one node for all the pieces, as PyTorch's: so they are multi-output views
     mark_multi_output_views(out)
     cls = SplitBackward0 if isinstance(split_size_or_sections, (builtins.int, np.integer)) \
@@ -142,10 +150,12 @@ def _method(fn):
 
 
 def _chunk_size(input, chunks, dim):
+    """The split size of chunk, or for an empty dim the `chunks` sizes (all 0: PyTorch gives
+    that many empty chunks)."""
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     size = input.shape[_wrap_dim(dim, input.dim())]
-    return builtins.max(math.ceil(size / chunks), 1) if size else 1
+    return builtins.max(math.ceil(size / chunks), 1) if size else [0] * chunks
 
 
 def unsafe_chunk(input, chunks, dim=0):

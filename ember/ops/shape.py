@@ -43,6 +43,19 @@ def make_view_of(source, array, replay):
         out._view_fn = replay
     elif parent is not None:
         out._view_fn = lambda b: replay(parent(b))
+    if not array.size:
+        # NumPy leaves an empty slice's data pointer at its base, so the offset PyTorch gives
+        # (where the view would start) is kept here; a view of an empty view inherits it,
+        # and the ops that move the start add their shift (shift_empty_view)
+        out._empty_offset = source.storage_offset() * source._array.itemsize // array.itemsize
+    return out
+
+
+def shift_empty_view(out, source, dim, start):
+    """An empty view `out` of `source` starting `start` steps along `dim`: its storage offset
+    moves by as many of source's strides (a no-op for a view that holds elements)."""
+    if not out._array.size and start:
+        out._empty_offset += start * source.stride(dim)
     return out
 
 
@@ -417,6 +430,7 @@ def narrow(input, dim, start, length):
                            f"({shape[d]}).")
     index = (slice(None),) * d + (slice(start, start + length),)
     out = make_view_of(input, input._array[index], lambda b: b.narrow(d, start, length))
+    shift_empty_view(out, input, d, start)
     node = record(SliceBackward0, (input,), out)
     if node is not None:
         node.dim, node.start, node.length = d, start, length
@@ -444,6 +458,7 @@ def select(input, dim, index):
     # the trailing Ellipsis keeps a 0-d result a view (a bare int index gives a NumPy scalar)
     arr = input._array[(slice(None),) * d + (i, Ellipsis)]
     out = make_view_of(input, arr, lambda b: b.select(d, i))
+    shift_empty_view(out, input, d, i)
     node = record(SelectBackward0, (input,), out)
     if node is not None:
         node.dim, node.index = d, i
@@ -463,8 +478,8 @@ def unbind(input, dim=0):
     prefix = (slice(None),) * d
     outs = []
     for i in range(shape[d]):
-        outs.append(make_view_of(input, input._array[prefix + (i, Ellipsis)],
-                                 lambda b, i=i: b.select(d, i)))
+        outs.append(shift_empty_view(make_view_of(input, input._array[prefix + (i, Ellipsis)],
+                                                  lambda b, i=i: b.select(d, i)), input, d, i))
     mark_multi_output_views(outs)
     node = record(UnbindBackward0, (input,), *outs)
     if node is not None:

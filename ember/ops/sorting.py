@@ -14,6 +14,7 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, xp_of
 from ..device import backend_of
 from ._graph import Node, record, write_out, with_out
+from .indexing import bincount_sized
 from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, const, return_type,
                         select_result)
 
@@ -67,14 +68,15 @@ class ScatterAddBackward0(Node):
 
 def scatter_add_along(src, axis, index, shape):
     """Zeros of `shape` with each src element added at its `index` along `axis` (repeated
-    positions add up); differentiable. One bincount: no per-element Python work."""
+    positions add up); differentiable. One bincount (a scatter-add on a device): no per-element
+    Python work."""
     xp = xp_of(src)
     arr = src._array
     flat = _flat_positions(xp, index, axis, shape).reshape(-1)
     size = int(np.prod(shape, dtype=np.int64))
 
     def add(weights):
-        return xp.bincount(flat, weights=weights.reshape(-1).astype(np.float64), minlength=size)
+        return bincount_sized(xp, flat, weights.reshape(-1).astype(np.float64), size)
 
     total = add(arr.real) + 1j * add(arr.imag) if arr.dtype.kind == "c" else add(arr)
     res = const(total.astype(arr.dtype).reshape(shape), src)
@@ -304,7 +306,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
         starts[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
         run = xp.cumsum(starts, axis=1) - 1  # which run of equal values each sorted slot is in
         row_base = (xp.arange(m, dtype=np.int64) * n)[:, None]
-        counts = xp.bincount((row_base + run).reshape(-1), minlength=m * n).reshape(m, n)
+        counts = bincount_sized(xp, (row_base + run).reshape(-1), None, m * n).reshape(m, n)
         best = counts.argmax(axis=1)[:, None]  # first: the smallest of the most frequent
         last = xp.where(run == best, order, -1).max(axis=1) if m else xp.zeros(0, np.int64)
         index = xp.moveaxis(last.reshape(lead + (1,)), -1, axis)

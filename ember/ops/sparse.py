@@ -275,16 +275,34 @@ def to_dense(input, dtype=None, *, masked_grad=None):
     """A sparse tensor as a dense one (duplicates summed); a dense tensor is returned as is."""
     if not isinstance(input, SparseTensor):
         return input if dtype is None else input.to(dtype)
-    s = input if input._coalesced else coalesce(input.detach())
     xp = _xp(input)
-    out = xp.zeros(input._array.shape, s._val._array.dtype)
-    if s._ind._array.shape[1]:
-        out[tuple(s._ind._array)] = s._val._array
+    if input._coalesced or xp is np:
+        s = input if input._coalesced else coalesce(input.detach())
+        out = xp.zeros(input._array.shape, s._val._array.dtype)
+        if s._ind._array.shape[1]:
+            out[tuple(s._ind._array)] = s._val._array
+    else:
+        out = _summed_into_dense(xp, input)
     res = make_tensor(out, input._device)
     node = record(ToDenseBackward0, (input._val,), res)
     if node is not None:
         node.indices = input._ind
     return res if dtype is None else res.to(dtype)
+
+
+def _summed_into_dense(xp, t):
+    """An uncoalesced `t` as a dense array on a device, repeated coordinates added up by a
+    scatter-add (as PyTorch's CUDA to_dense): coalescing first would read its count."""
+    from .indexing import add_rows_on_device
+    ind, vals, shape = t._ind._array, t._val._array, t._array.shape
+    sparse_dim = ind.shape[0]
+    rows = xp.zeros(ind.shape[1], np.int64)
+    for d in builtins.range(sparse_dim):
+        rows = rows * shape[d] + ind[d]
+    out = xp.zeros((math.prod(shape[:sparse_dim]),) + shape[sparse_dim:], vals.dtype)
+    if rows.size:
+        add_rows_on_device(out, rows, vals)
+    return out.reshape(shape)
 
 
 def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):

@@ -82,7 +82,8 @@ def add_sparse(t, s, alpha=1):
         raise RuntimeError(f"add: expected 'self' and 'other' to have same density, but 'self' "
                            f"has {t.sparse_dim()} sparse dimensions while 'other' has "
                            f"{s.sparse_dim()} sparse dimensions")
-    if not (t._val._array.flags.c_contiguous and s._val._array.flags.c_contiguous):
+    if _xp(t) is not np or not (t._val._array.flags.c_contiguous and
+                                s._val._array.flags.c_contiguous):
         return _concatenated(t, s, tv, sv, alpha)
     pos_t, pos_s, count = _merge_positions(_keys(t), _keys(s))
     xp = _xp(t)
@@ -102,9 +103,10 @@ def add_sparse(t, s, alpha=1):
 
 
 def _concatenated(t, s, tv, sv, alpha):
-    """PyTorch's sum when either values tensor is not contiguous (a broadcast gradient, as
-    `.sum()` gives): both coordinate lists one after the other, coalesced only once the
-    entries outnumber the elements."""
+    """PyTorch's sum on a device, and on the CPU when either values tensor is not contiguous
+    (a broadcast gradient, as `.sum()` gives): both coordinate lists one after the other,
+    coalesced only once the entries outnumber the elements (the merge would read the
+    coordinates on the host: PyTorch's CUDA add concatenates to make no sync)."""
     from .shape import cat
     if not (isinstance(alpha, (int, float)) and alpha == 1):
         sv = sv * alpha

@@ -92,9 +92,9 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
     if pind._array.shape[0] != nnz:
         raise RuntimeError(f"{pname}.shape[-1] must be equal to nnz (={nnz}) as defined by "
                            f"values.shape[0], but got {pind._array.shape[0]}")
-    major = cind._array.shape[0] - 1
-    minor = int(_host(pind._array.max())) + 1 if nnz else 0
-    if size is None:
+    if size is None:  # inferred from the largest plain index: a read, as in PyTorch
+        major = cind._array.shape[0] - 1
+        minor = int(_host(pind._array.max())) + 1 if nnz else 0
         blocks = (major, minor) if layout in ROW_LAYOUTS else (minor, major)
         size = (blocks[0] * blocksize[0], blocks[1] * blocksize[1])
     else:
@@ -216,7 +216,8 @@ def _assemble(brow, bcol, values, shape, layout, node_cls=None):
     n_major = shape[0] // bs[0] if row else shape[1] // bs[1]
     n_minor = shape[1] // bs[1] if row else shape[0] // bs[0]
     key = major * builtins.max(n_minor, 1) + minor
-    if key.shape[0] > 1 and bool((key[1:] < key[:-1]).any()):
+    # on a device, sorted every time: asking whether the keys are in order is a read
+    if key.shape[0] > 1 and (xp is not np or bool((key[1:] < key[:-1]).any())):
         order = xp.argsort(key, kind="stable")
         major, minor = major[order], minor[order]
         values = values.index_select(0, make_tensor(order, values._device))

@@ -166,6 +166,8 @@ def as_strided(input, size, stride, storage_offset=None):
     _check_geometry(size, stride, offset, numel, item)
     arr = _stride_view(xp_of(input), storage, size, stride, offset)
     out = make_view_of(input, arr, lambda b: b.as_strided(size, stride, offset))
+    if not arr.size:
+        out._empty_offset = offset
     node = record(AsStridedBackward0, (input,), out)
     if node is not None:
         node.stride, node.offset, node.storage_numel = stride, offset, numel
@@ -195,6 +197,8 @@ def _restride(self, op, name):
     if self._base is None and "_storage" not in self.__dict__:
         self.__dict__["_storage"] = self._array
     self._array = res._array
+    if res._empty_offset is not None or self._empty_offset is not None:
+        self._empty_offset = res._empty_offset
     self._vc.value += 1
     if res._fw_grad is not None:
         carry_tangent(self, res)

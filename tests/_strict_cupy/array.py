@@ -294,6 +294,7 @@ class ndarray:  # noqa: N801 (CuPy's name)
         index = unwrap(index)
         if _advanced(index):
             kernel_dtype(self._a.dtype)  # a gather kernel
+            read_mask_count(index)
             index = _wrapped(self._a.shape, index)
         out = self._a[index]
         if isinstance(out, np.generic):  # CuPy gives a 0-d view, never a host scalar
@@ -305,11 +306,11 @@ class ndarray:  # noqa: N801 (CuPy's name)
         kernel_dtype(self._a.dtype)  # a fill or copy kernel
         index = unwrap(index)
         if _advanced(index):
+            read_mask_count(index)
             index = _wrapped(self._a.shape, index)  # a scatter wraps around, as a gather does
         value = unwrap(value, host_ok=True)
-        if self._a.dtype.kind == "u" and np.asarray(value).dtype.kind == "f":
-            with np.errstate(invalid="ignore"):  # a GPU's conversion saturates (see _astype)
-                value = np.where(np.asarray(value) < 0, 0, value)
+        if self._a.dtype.kind in "iu" and np.asarray(value).dtype.kind == "f":
+            value = gpu_float_to_int(np.asarray(value), self._a.dtype)  # see gpu_float_to_int
         self._a[index] = value
 
     # ---- NumPy protocols: dispatch to the stand-in's own functions, as CuPy's do ---------------
@@ -370,6 +371,14 @@ def _no_fields(index):
 _NO_KERNEL = {"view", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "T", "mT"}
 
 
+def read_mask_count(index):
+    """CuPy shapes a boolean-mask gather or scatter by reading how many elements the mask
+    selects (the last element of its scan) on the host: a transfer, read or write side."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(p, np.ndarray) and p.dtype == bool and p.ndim and p.size for p in parts):
+        TRANSFERS.add()
+
+
 def _advanced(index):
     parts = index if isinstance(index, tuple) else (index,)
     return any(isinstance(p, (np.ndarray, list)) for p in parts)
@@ -399,11 +408,22 @@ def _astype(self, dtype, order="K", casting=None, subok=None, copy=True):
         kernel_dtype(self._a.dtype)
         kernel_dtype(dtype)
     a = self._a
-    if a.dtype.kind == "f" and np.dtype(dtype).kind == "u":
-        # a GPU's float-to-unsigned conversion saturates: -2.5 gives 0 (on x86, NumPy's wraps)
-        with np.errstate(invalid="ignore"):
-            a = np.where(a < 0, 0, a)
+    if a.dtype.kind == "f" and np.dtype(dtype).kind in "iu":
+        return ndarray._of(gpu_float_to_int(a, np.dtype(dtype)))
     return ndarray._of(a.astype(dtype, order=order, copy=copy))
+
+
+def gpu_float_to_int(a, dtype):
+    """Floats converted to an integer type as a GPU converts them (PTX's cvt.rzi): toward zero,
+    saturating at the type's limits, NaN to 0. x86 (NumPy's cast) differs where C++ leaves it
+    undefined: -2.5 to uint8 wraps to 254, NaN and infinities give the most negative integer
+    (int32, int64) or 0 (narrower types)."""
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = a.astype(dtype)
+        out = np.where(a >= info.max, info.max, out)  # the limit as a float may round up
+        out = np.where(a <= info.min, info.min, out)
+        return np.where(np.isnan(a), 0, out).astype(dtype)
 
 
 def _view(self, *args, **kwargs):
@@ -427,7 +447,15 @@ def _fill(self, value):
     self._a.fill(0 if value == 0 else value)
 
 
+def _nonzero(self):
+    """CuPy's nonzero reads the count of nonzero elements on the host to size its result."""
+    if self._a.size:
+        TRANSFERS.add()
+    return wrap(self._a.nonzero())
+
+
 ndarray.astype = _astype
+ndarray.nonzero = _nonzero
 ndarray.view = _view
 ndarray.fill = _fill
 ndarray.sort = _sort

@@ -187,6 +187,8 @@ def _function(name, kernel, signature):
         if isinstance(result, np.ndarray) and name in _CREATES and \
                 result.dtype.type.__module__ == "ml_dtypes" and result.dtype.name != "bfloat16":
             raise ValueError(f"Unsupported dtype {result.dtype.name}")  # a view can make one
+        if name in _UNINITIALISED and isinstance(result, np.ndarray):
+            _fill_with_garbage(result)
         if isinstance(result, np.ndarray) and name in _FROM_HOST and result.ndim == 0:
             result[result == 0] = 0
         if name in _DEVICE_BOOLS:
@@ -194,6 +196,21 @@ def _function(name, kernel, signature):
         return wrap(result)
     call.__name__ = call.__qualname__ = name
     return call
+
+
+# CuPy's `empty` hands out memory from its pool as the last user left it; NumPy's is often
+# fresh zeroed pages, which hides a read before a write. The stand-in's holds garbage.
+_UNINITIALISED = {"empty", "empty_like"}
+
+
+def _fill_with_garbage(a):
+    """NaN in floats (a read of it shows in any result), a nonzero junk value elsewhere."""
+    if a.dtype.kind in "fc" or a.dtype == _BF16:
+        a.fill(np.nan)
+    elif a.dtype.kind in "iu":
+        a.fill(-7 if a.dtype.kind == "i" else 7)
+    elif a.dtype.kind == "b":
+        a.fill(True)
 
 
 def _holds_host_data(x):
@@ -270,10 +287,31 @@ def _put_along_axis(arr, indices, values, axis):
     np.put_along_axis(arr._a, ind, unwrap(values), axis)
 
 
+def _reading(name, reads):
+    """A CuPy function whose result's size depends on the data: it reads on the host first
+    (bincount: whether any value is negative, and the largest; the others: the count)."""
+    kernel = getattr(np, name)
+
+    def call(*args, **kwargs):
+        if not args or type(args[0]) is not ndarray:
+            raise unsupported(args[0] if args else None)
+        kernel_arrays(args)
+        for _ in range(reads if args[0]._a.size else 0):
+            TRANSFERS.add()
+        return wrap(kernel(*unwrap(args), **unwrap(kwargs)))
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+_READS = {"bincount": 2, "nonzero": 1, "flatnonzero": 1, "argwhere": 1, "unique": 1,
+          "compress": 1, "extract": 1}
+
+
 _OWN = {"asnumpy": _asnumpy, "take": _take, "take_along_axis": _take_along_axis,
         "put_along_axis": _put_along_axis, "sort": _sort, "argsort": _argsort, "get_array_module": _get_array_module, "ndarray": ndarray,
         "ascontiguousarray": _ascontiguousarray, "asfortranarray": _ndarray_only("asfortranarray"),
         "ufunc": ufunc}
+_OWN.update({name: _reading(name, n) for name, n in _READS.items()})
 
 
 def _fill(module, spec, numpy_source):

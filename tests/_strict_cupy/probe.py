@@ -37,6 +37,40 @@ def _lu_diag(cp):
     return cp.diagonal(lu).get().tolist(), piv.get().tolist()
 
 
+# index_reduce amax/amin: the input's gradient came out NaN on an H100 and an H200 (issue 11)
+# while the CPU and the stand-in agree. These run its backward's pieces where it runs them.
+_REDUCE_SELF = [[0.5, -1.0, 2.0, -0.25], [1.5, 0.75, -2.0, 3.0], [-0.5, 0.25, 1.0, -3.0]]
+_REDUCE_SOURCE = [[1.0, -2.0, 0.5, 0.25], [-1.5, 0.5, 2.5, -1.0], [0.25, -0.5, 3.0, 1.0]]
+
+
+def _index_reduce_grads(cp, reduce="amax", include_self=True):
+    import ember
+    x = ember.tensor(_REDUCE_SELF, device="cuda", requires_grad=True)
+    src = ember.tensor(_REDUCE_SOURCE, device="cuda", requires_grad=True)
+    out = x.index_reduce(0, ember.tensor([0, 2, 0], device="cuda"), src, reduce,
+                         include_self=include_self)
+    out.sum().backward()
+    return x.grad.cpu().tolist(), src.grad.cpu().tolist()
+
+
+def _index_reduce_count(cp):
+    """The backward's divisor: how many of self and the source reach each result (>= 1)."""
+    import ember
+    x = ember.tensor(_REDUCE_SELF, device="cuda")
+    src = ember.tensor(_REDUCE_SOURCE, device="cuda")
+    spread = ember.tensor([[0] * 4, [2] * 4, [0] * 4], device="cuda")
+    result = x.scatter_reduce(0, spread, src, "amax")
+    self_is = (x == result).double()
+    src_is = (src == result.gather(0, spread)).double()
+    return result.cpu().tolist(), self_is.scatter_add(0, spread, src_is).cpu().tolist()
+
+
+def _empty_after_free(cp):
+    a = cp.full(1024, 7.0)
+    del a
+    return float(cp.empty(1024)[0].get())
+
+
 PROBES = {
     "asarray(-0.0) sign": lambda cp: float(np.copysign(1, cp.asarray(-0.0).get())),
     "full(2, -0.0) sign": lambda cp: np.copysign(1, cp.full(2, -0.0).get()).tolist(),
@@ -49,6 +83,9 @@ PROBES = {
     .tolist(),
     "nan/inf to int32": lambda cp: cp.asarray(np.array([np.nan, np.inf, -np.inf]))
     .astype(np.int32).get().tolist(),
+    **{f"nan/inf/1e10 to {t.__name__}": (lambda t: lambda cp: cp.asarray(np.array(
+        [np.nan, np.inf, -np.inf, 1e10, -1e10])).astype(t).get().tolist())(t)
+       for t in (np.int64, np.int16, np.int8)},
     "getitem out of range": lambda cp: cp.arange(4.0)[cp.asarray(np.array([5, -6]))].get().tolist(),
     "setitem out of range": lambda cp: (lambda a: (a.__setitem__(cp.asarray(np.array([5])), 9.0),
                                                    a.get().tolist())[1])(cp.zeros(4)),
@@ -77,6 +114,17 @@ PROBES = {
     "lu_factor of a singular matrix": _lu_diag,
     "copysign(x, asarray(-0.0))": lambda cp: cp.copysign(cp.ones(1), cp.asarray(-0.0)).get()
     .tolist(),
+    "maximum.at with repeats": lambda cp: (lambda a: (cp.maximum.at(
+        a, cp.asarray(np.array([0, 2, 0, 0])), cp.asarray(np.array([1.5, -1.0, 2.5, -4.0]))),
+        a.get().tolist())[1])(cp.asarray(np.array([-3.0, 0.0, -2.0]))),
+    "argsort of repeated int64": lambda cp: cp.argsort(
+        cp.asarray(np.array([8, 0, 1, 0, 8, 1]))).get().tolist(),
+    "ascontiguousarray of a broadcast": lambda cp: cp.ascontiguousarray(
+        cp.broadcast_to(cp.arange(3).reshape(3, 1), (3, 4))).strides,
+    "empty after a freed block": _empty_after_free,
+    "index_reduce amax grads": _index_reduce_grads,
+    "index_reduce amin grads, no self": lambda cp: _index_reduce_grads(cp, "amin", False),
+    "index_reduce amax count": _index_reduce_count,
 }
 
 

@@ -126,3 +126,25 @@ def test_ipu_and_xla_legacy_forms_warn_and_keep_their_device_state(torch, device
         return out + (is_enabled(), tuple(errors))
     mine, reference = _both(torch, run)
     assert mine == reference
+
+
+def test_switching_autocast_off_by_hand_lowers_the_ops_flag():
+    """The ops (and the fused RNN layer) read `_state.autocast.active` to know whether
+    autocast may be on: once every device's autocast is off again it must be back down."""
+    from ember import _state
+    before = _state.autocast.active
+    ember.set_autocast_enabled("cpu", True)
+    ember.set_autocast_enabled("cuda", True)
+    assert _state.autocast.active == before + 1
+    ember.set_autocast_enabled("cpu", False)
+    assert _state.autocast.active == before + 1
+    ember.set_autocast_enabled("cuda", False)
+    assert _state.autocast.active == before
+    ember.set_autocast_enabled("cpu", True)
+    with ember.autocast("cpu", enabled=False):  # restores 'cpu' on: the hand raise stands
+        pass
+    assert _state.autocast.active == before + 1
+    ember.set_autocast_enabled("cpu", False)
+    with ember.autocast("cpu"):
+        ember.set_autocast_enabled("cpu", True)
+    assert _state.autocast.active == before  # the block's exit switched it off again

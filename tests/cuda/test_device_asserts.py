@@ -39,6 +39,8 @@ BAD_DATA = {
         x * 3, ember.zeros(4, 3, device="cuda")),
     "multi_margin_loss": lambda x: F.multi_margin_loss(x, ember.tensor([0, 3, 1, 2],
                                                                        device="cuda")),
+    "masked_scatter": lambda x: x.masked_scatter(x > 0, ember.ones(11, device="cuda")),
+    "bernoulli": lambda x: ember.bernoulli(x * 3),
 }
 
 

@@ -128,3 +128,9 @@ def test_device_row_adds_sum_each_row_on_its_own(cp, dtype):
     if dtype is np.float64:
         assert np.isinf(out.get()[3]).all() and np.isfinite(np.delete(out.get(), 3, 0)).all()
         assert (out.get()[6] == vals[0]).all()
+
+
+def test_empty_memory_holds_garbage_as_a_pool_block_can(cp):
+    assert bool(cp.isnan(cp.empty(3)).all())
+    assert bool(cp.isnan(cp.empty_like(cp.zeros((2, 2), np.float32))).all())
+    assert bool((cp.empty(2, np.int64) != 0).all()) and bool(cp.empty(2, bool).all())

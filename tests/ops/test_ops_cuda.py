@@ -35,14 +35,18 @@ _HOST_VARIANTS = {"to.identity", "cpu.identity", "type.cuda_without_gpu"}
 _CUDA_COMPUTES = {"floor_divide-8", "remainder.int-3", "fmod-11"}
 
 
-# On a real GPU only (EMBER_TEST_REAL_CUDA=1): what the H100 run showed differs for a reason
-# outside ember. NaN and infinities converted to integers are undefined in C++: x86 gives
-# the most negative integer, a GPU saturates (PyTorch's CPU and CUDA builds differ alike).
-_REAL_GPU_DIFFERS = {f"{name}-6": "NaN/inf to an integer is undefined behaviour"
-                     for name in ("int", "long", "short", "char", "byte")}
-# ember's CPU is the one wrong here: NumPy leaves an empty slice's data pointer at its base, so
-# narrow(1, 2, 0).storage_offset() is 0 on the CPU where PyTorch (and CuPy) give 2.
-_REAL_GPU_DIFFERS["narrow.layout-3"] = "the CPU's storage_offset of an empty view is 0"
+# NaN and infinities converted to an integer type are undefined in C++: x86 gives the most
+# negative integer (int32, int64) or 0, a GPU saturates with NaN to 0, and PyTorch's CPU and
+# CUDA builds differ alike. ember gives each device's own conversion (CuPy's on cuda), so these
+# samples hold the device to the GPU's rule (the stand-in's model of it: gpu_float_to_int),
+# not to the CPU's values.
+_GPU_CONVERSION = {f"{name}-6" for name in ("int", "long", "short", "char", "byte")}
+
+# On a real GPU only (EMBER_TEST_REAL_CUDA=1): what a real GPU run showed differs, and why.
+# The conversion rule above is the stand-in's model, not yet confirmed there for every width
+# (probe.py prints the GPU's own answers).
+_REAL_GPU_DIFFERS = {case_id: "NaN/inf to an integer is undefined behaviour: the GPU's "
+                     "conversion is modelled, not confirmed" for case_id in _GPU_CONVERSION}
 # Not understood yet: on an H100 and an H200 the input's gradient of index_reduce with amax
 # or amin comes out NaN in the indexed rows (the forward is right, and the stand-in's run
 # matches the CPU). Issue 11's note has the figures.
@@ -120,6 +124,15 @@ def _compare(c, d, op, where, meta):
         assert type(d) is type(c) and (d == c or d != d), f"{where}: {d!r} != the CPU's {c!r}"
 
 
+def _as_a_gpu_converts(floats, cpu_out):
+    """The CPU's integer result as the GPU's conversion gives it from the same floats (uint8
+    through int64, as PyTorch converts floats to uint8 on every device)."""
+    from tests._strict_cupy.array import gpu_float_to_int
+    target = cpu_out._array.dtype
+    wide = np.dtype(np.int64) if target == np.uint8 else target
+    return ember.from_numpy(gpu_float_to_int(np.asarray(floats), wide).astype(target))
+
+
 def _on_the_host(name):
     """A string or class as the CPU's twin would name it (torch.cuda.FloatTensor and
     device=cuda:0 read torch.FloatTensor and device=cpu)."""
@@ -148,6 +161,8 @@ def test_cuda_matches_cpu(case):
         if cuda_err is not None:
             raise cuda_err
         meta = case.op.parity != "values"
+        if case.id in _GPU_CONVERSION:
+            cpu_out = _as_a_gpu_converts(case.sample.args[0], cpu_out)
         _compare(cpu_out, cuda_out, case.op, "output", meta)
         if cpu_grads is not None:
             assert cuda_grads is not None, "the CPU has gradients; cuda has none"

@@ -141,11 +141,31 @@ def _reduce_flat(flat, lin, vals, reduce, xp):
     if reduce != "prod":
         getattr(xp, ufunc).at(flat, lin, vals)
         return
-    # CuPy has no multiply.at: reduce on the host (a rarely used reduction)
-    host = xp.asnumpy(flat)
-    pos, red = segment_reduce(xp.asnumpy(lin), xp.asnumpy(vals), np.multiply)
-    host[pos] = host[pos] * red
-    flat[...] = xp.asarray(host)
+    _multiply_rows_on_device(xp, flat, lin, vals.astype(flat.dtype, copy=False))
+
+
+def _multiply_rows_on_device(xp, flat, lin, vals):
+    """`flat[lin] *= vals`, repeated positions multiplying together, on a device (CuPy has no
+    multiply.at). Sorted by position, a segmented scan of log2(len(lin)) passes leaves each
+    position's product at its last entry; only those entries write into a multiplier (the
+    others write to one spare slot past the end), so no element gets two racing writes.
+    All shapes are known up front: no sync."""
+    n = lin.size
+    if not n:
+        return
+    order = xp.argsort(lin)  # stable
+    rows = lin[order]
+    prods = vals[order]
+    one = xp.ones(1, prods.dtype)
+    step = 1
+    while step < n:  # prods[k] *= prods[k - step] where both are the same position's
+        same = rows[step:] == rows[:-step]
+        prods[step:] = prods[step:] * xp.where(same, prods[:-step], one)
+        step *= 2
+    last = xp.concatenate((rows[1:] != rows[:-1], xp.ones(1, bool)))
+    multiplier = xp.ones(flat.size + 1, flat.dtype)
+    multiplier[xp.where(last, rows, flat.size)] = prods
+    flat *= multiplier[:flat.size]
 
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._tensor import Tensor, make_tensor
+from ...device import assert_on_device, checks_on_host
 from .._graph import Node, inplace, record, warn_expanded, write_out
 from ._common import _broadcast, _index_arr, _xp, _zeros
 
@@ -116,8 +117,10 @@ class MaskedScatterBackward0(Node):
                 n *= s
             sel = masked_select(grad, self.mask)
             pad = n - sel._array.size
-            if pad:
+            if pad > 0:
                 sel = cat([sel, _zeros((pad,), grad)])
+            elif pad < 0:  # too short a source (a device-side assert on cuda, now pending)
+                sel = sel[:n]
             g_src = sel.reshape(shape)
         return g_self, g_src
 
@@ -145,15 +148,33 @@ def masked_scatter(input, mask, source):
     xp = _xp(input)
     res_arr = xp.broadcast_to(input._array, shape).copy()
     m = xp.broadcast_to(_index_arr(mask, input), shape)
-    n = builtins.int(m.sum())
-    if n > source._array.size:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    res_arr[m] = source._array.reshape(-1)[:n]
+    if checks_on_host(input._device):
+        n = builtins.int(m.sum())
+        if n > source._array.size:
+            raise RuntimeError("Number of elements of source < number of ones in mask")
+        res_arr[m] = source._array.reshape(-1)[:n]
+    else:
+        res_arr = _scatter_in_order_on_device(xp, input._device, res_arr, m, source._array)
     res = make_tensor(res_arr, input._device)
     node = record(MaskedScatterBackward0, (input, source), res)
     if node is not None:
         node.mask = mask
     return res
+
+
+def _scatter_in_order_on_device(xp, dev, out, m, src):
+    """`out[m] = src[:m.sum()]` without reading the count on the host (as PyTorch's CUDA
+    kernel: each True takes the source element its running count names; too short a source
+    is a device-side assert)."""
+    flat = m.reshape(-1)
+    pos = xp.cumsum(flat.astype(np.int64)) - 1
+    src = src.reshape(-1)
+    if pos.size:
+        assert_on_device(dev, pos[-1:] >= src.size, "Assertion `totalElements <= srcSize`")
+    if not src.size:
+        return out
+    taken = xp.take(src, xp.clip(pos, 0, src.size - 1))
+    return xp.where(flat, taken, out.reshape(-1)).reshape(out.shape)
 
 
 def masked_scatter_(self, mask, source):

@@ -24,10 +24,10 @@ def _search(seq, vals, right, xp):
         return np.searchsorted(seq, vals, side="right" if right else "left").astype(np.int64)
     lo = xp.zeros(vals.shape, np.int64)
     hi = xp.full(vals.shape, m, np.int64)
-    while True:
+    # each step at least halves every interval [lo, hi) of at most m + 1 points: after
+    # m.bit_length() steps all are empty (a fixed count: no device read asks whether)
+    for _ in range(m.bit_length()):
         active = lo < hi
-        if not builtins.bool(active.any()):
-            return lo
         mid = lo + ((hi - lo) >> 1)
         safe = xp.minimum(mid, m - 1)
         if seq.ndim == 1:
@@ -37,6 +37,7 @@ def _search(seq, vals, right, xp):
         go_right = ~(mv > vals) if right else ~(mv >= vals)
         lo = xp.where(active & go_right, mid + 1, lo)
         hi = xp.where(active & ~go_right, mid, hi)
+    return lo
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,

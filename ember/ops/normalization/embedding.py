@@ -15,6 +15,7 @@ from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
 from ...device import check_data, checks_on_host
 from .._graph import Node, record
+from ..indexing import bincount_sized
 from ._common import _opmath, _prod
 
 __all__ = [
@@ -80,11 +81,12 @@ def _accumulate_rows(values, index, num_rows, scale=None, node_cls=EmbeddingDens
     else:
         pos = (index.reshape(-1, 1) * d + xp.arange(d).reshape(1, d)).reshape(-1)
         data = flat.reshape(-1)
-        if data.dtype.kind == "c":
-            out = (xp.bincount(pos, data.real, num_rows * d)
-                   + 1j * xp.bincount(pos, data.imag, num_rows * d))
+        if data.dtype.kind == "c" and xp is np:  # NumPy's bincount takes no complex weights
+            out = (np.bincount(pos, data.real, num_rows * d)
+                   + 1j * np.bincount(pos, data.imag, num_rows * d))
         else:
-            out = xp.bincount(pos, data.astype(np.float64), num_rows * d)
+            out = bincount_sized(xp, pos, data if data.dtype.kind == "c" else
+                                 data.astype(np.float64), num_rows * d)
         out = out.astype(v.dtype).reshape((num_rows,) + rest)
     res = make_tensor(out, values._device)
     node = record(node_cls, (values,), res)
@@ -154,7 +156,7 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
         if padding_idx is not None and padding_idx >= 0:
             scale = (idx != padding_idx).astype(np.float64)
         if scale_grad_by_freq:
-            counts = xp.bincount(idx, minlength=n)
+            counts = bincount_sized(xp, idx, None, n)
             freq = 1.0 / counts[idx]
             scale = freq if scale is None else scale * freq
         node.index, node.scale, node.num_rows = idx, scale, n
@@ -238,6 +240,25 @@ def _max_grad(grad, argrow, num_rows):
     return out.reshape(num_rows, d)
 
 
+def _bag_maxima(xp, rows, idx, bag, valid, nbags):
+    """Each bag's column-wise maximum of its valid rows (0 for an empty bag), the index of the
+    row behind each maximum (the first in the bag reaching it; -1 for an empty bag) and the
+    bag sizes: by scatter-max and scatter-min, so no shape depends on the data (no read)."""
+    m, d = rows.shape
+    vals = xp.where(valid[:, None], _opmath(rows), -xp.inf)
+    best = xp.full((nbags, d), -xp.inf, dtype=vals.dtype)
+    xp.maximum.at(best, bag, vals)
+    reached = best[bag]
+    hit = valid[:, None] & ((vals == reached) | (xp.isnan(vals) & xp.isnan(reached)))
+    first = xp.full((nbags, d), m, dtype=np.int64)
+    xp.minimum.at(first, bag, xp.where(hit, xp.arange(m, dtype=np.int64)[:, None], m))
+    counts = bincount_sized(xp, xp.where(valid, bag, nbags), None, nbags + 1)[:nbags]
+    empty = (counts == 0)[:, None]
+    out = xp.where(empty, 0, best).astype(rows.dtype)
+    argrow = xp.take(idx, xp.minimum(first, m - 1)) if m else first
+    return out, xp.where(empty | (first >= m), -1, argrow), counts
+
+
 def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
                    include_last_offset, padding_idx, sparse=False):
     _check_indices(indices, "embedding_bag")
@@ -260,20 +281,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
     w = weight._array
     rows = xp.take(w, idx, axis=0)
     if mode == "max":
-        counts = xp.bincount(bag[valid], minlength=nbags) if m else xp.zeros(nbags, np.int64)
-        pos = xp.arange(m) - xp.take(starts, bag) if m else idx
-        lmax = int(pos[valid].max()) + 1 if bool(valid.any()) else 1
-        dense = xp.full((nbags, lmax, d), -xp.inf, dtype=_opmath(w).dtype)
-        dense[bag[valid], pos[valid]] = rows[valid]
-        arg = dense.argmax(axis=1)  # (B, D): position in bag
-        out = xp.take_along_axis(dense, arg[:, None, :], axis=1)[:, 0, :]
-        empty = (counts == 0)[:, None]
-        out = xp.where(empty, 0, out).astype(w.dtype)
-        # the row index behind each maximum
-        pos_to_idx = xp.full((nbags, lmax), -1, dtype=np.int64)
-        pos_to_idx[bag[valid], pos[valid]] = idx[valid]
-        argrow = xp.take_along_axis(pos_to_idx, arg, axis=1)
-        argrow = xp.where(empty, -1, argrow)
+        out, argrow, counts = _bag_maxima(xp, rows, idx, bag, valid, nbags)
         res = make_tensor(out, weight._device)
         node = record(EmbeddingBagBackward0, (weight,), res)
         if node is not None:
@@ -281,11 +289,11 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
             node.save_for_backward(weight)
         return res, bag, counts, argrow
     scale = valid.astype(np.float64)
-    counts = xp.bincount(bag, weights=scale, minlength=nbags) if m else xp.zeros(nbags)
+    counts = bincount_sized(xp, bag, scale, nbags) if m else xp.zeros(nbags)
     if mode == "mean":
         scale = scale / xp.maximum(xp.take(counts, bag), 1) if m else scale
     if scale_grad_by_freq and m:
-        freq = xp.bincount(idx, minlength=n)
+        freq = bincount_sized(xp, idx, None, n)
         grad_scale = scale / xp.take(freq, idx)
     else:
         grad_scale = scale
@@ -294,7 +302,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
     if psw is not None:
         contrib = contrib * psw._array.reshape(-1, 1).astype(np.float64)
     pos = (bag.reshape(-1, 1) * d + xp.arange(d).reshape(1, d)).reshape(-1)
-    out = xp.bincount(pos, contrib.reshape(-1), nbags * d) if m and d else \
+    out = bincount_sized(xp, pos, contrib.reshape(-1), nbags * d) if m and d else \
         xp.zeros(nbags * d)
     res = make_tensor(out.reshape(nbags, d).astype(w.dtype), weight._device)
     inputs = (weight,) if psw is None else (weight, psw)

@@ -124,7 +124,11 @@ register(
         S((np.array([1, 2], np.uint8), -1)), S((np.array([1, 2], np.uint8), 300), raises=RuntimeError),
         S((I64, float("nan")), raises=RuntimeError)), grad=False),
     OpInfo("fill_", lambda lib, x, v: x.clone().fill_(v), _const(
-        S((F64, np.array(3.0))), S((I64, np.array(2.7)), grad=()), S((F64, np.array([3.0])), raises=RuntimeError)),
+        S((F64, np.array(3.0))), S((I64, np.array(2.7)), grad=()), S((F64, np.array([3.0])), raises=RuntimeError),
+        # a tensor value is copied in, cast as copy_ casts (no overflow check): 300 wraps to 44
+        S((np.array([1, 2], np.uint8), np.array(300)), grad=()),
+        S((np.array([1, 2], np.uint8), np.array(-2.5)), grad=()),
+        S((np.array([1.0, 2.0], np.float16), np.array(1e6)), grad=())),
         grad=False, variant="tensor"),
     OpInfo("zero_", _inplace("zero_"), _const(S((I64,)), S((F64,))), grad=False),
 )
