@@ -69,6 +69,16 @@ def as_array(x):
     return np.asarray(x) if isinstance(x, np.generic) else x
 
 
+_HALF_PRECISION = (np.dtype(np.float16), _dt.bfloat16.np)
+
+
+def accumulating(arr):
+    """`arr` in the type a sum over it accumulates in: PyTorch adds float16 and bfloat16 in
+    float32 and rounds once at the end (a float16 variance of 1e4s is 0, not inf; 4096 bfloat16
+    ones sum to 4096, not 256). Other dtypes accumulate in their own type."""
+    return arr.astype(np.float32) if arr.dtype in _HALF_PRECISION else arr
+
+
 def const(arr, like):
     """A constant tensor (no graph) over `arr`, on `like`'s device."""
     return make_tensor(as_array(arr), like._device)
@@ -118,7 +128,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         _casts.refuse(input.dtype, "sum_cpu", (_dt.UINT,))
     if dim is None and dtype is None and out is None and not keepdim and arr.dtype.kind in "fc":
         # the common full sum, without the general path's bookkeeping
-        res = make_tensor(as_array(arr.sum()), input._device)
+        res = make_tensor(as_array(accumulating(arr).sum()).astype(arr.dtype, copy=False),
+                          input._device)
         node = record(SumBackward0, (input,), res)
         if node is not None:
             node.axes, node.keepdim = tuple(range(arr.ndim)), False
@@ -127,7 +138,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
-    res = make_tensor(as_array(arr.sum(axis=axes, keepdims=keepdim)), input._device)
+    total = accumulating(arr).sum(axis=axes, keepdims=keepdim)
+    res = make_tensor(as_array(total).astype(arr.dtype, copy=False), input._device)
     if out is not None:
         return write_out(out, res, "sum")
     node = record(SumBackward0 if dim is None else SumBackward1, (input,), res)
@@ -172,7 +184,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
-    res = make_tensor(as_array(arr.mean(axis=axes, keepdims=keepdim)), input._device)
+    avg = accumulating(arr).mean(axis=axes, keepdims=keepdim)
+    res = make_tensor(as_array(avg).astype(arr.dtype, copy=False), input._device)
     if out is not None:
         return write_out(out, res, "mean")
     node = record(MeanBackward0 if dim is None else MeanBackward1, (input,), res)
@@ -530,7 +543,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     d = _sum_dtype(input, dtype)
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
-    res = const(arr.sum(axis=axes, keepdims=keepdim), input)
+    total = accumulating(arr).sum(axis=axes, keepdims=keepdim)
+    res = const(as_array(total).astype(arr.dtype, copy=False), input)
     if out is not None:
         return write_out(out, res, "nansum")
     node = record(NansumBackward0, (input,), res)
