@@ -221,6 +221,14 @@ def to_dtype(obj):
     return from_numpy_dtype(obj)
 
 
+def dtype_arg(obj, fname):
+    """A user's `dtype=` argument as PyTorch parses it: a dtype (or float/int/bool/complex);
+    a string is a TypeError (`ones(3, dtype='float32')`), where `to_dtype` takes type names."""
+    if isinstance(obj, str):
+        raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not str")
+    return to_dtype(obj)
+
+
 # ---- default dtype -------------------------------------------------------------------
 _default = [float32]
 

@@ -96,6 +96,10 @@ class Node:
 
     @property
     def saved_tensors(self):
+        self._raise_if_freed()
+        return tuple(None if s is None else _unpack(self, s) for s in self._saved)
+
+    def _raise_if_freed(self):
         if self._freed:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
@@ -103,7 +107,6 @@ class Node:
                 "graph are freed when you call .backward() or autograd.grad(). Specify "
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.")
-        return tuple(None if s is None else _unpack(self, s) for s in self._saved)
 
     def _release(self):
         if self._saved:

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
 from ..device import assert_on_device, backend_of, check_data, checks_on_host
 from .._state import autocast as _autocast, grad as _grad_state
@@ -229,10 +230,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     x = input._array
     t = target._array
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}"
-                           if t.dtype.kind != "f" else
-                           "expected scalar type Long but found Float")
+    if target.dtype not in (_dt.int64, _dt.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{target.dtype._scalar_name}")
+    _check_class_weight(input, weight, "")
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
     batched = x.ndim > 1
@@ -277,6 +278,20 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return out
 
 
+def _check_class_weight(input, weight, prefix):
+    """PyTorch's errors for a class weight that is not one value per class of `input`."""
+    if weight is None:
+        return
+    n_classes = input.shape[1] if input.dim() > 1 else input.shape[0] if input.dim() else 1
+    if weight.dim() != 1 or weight.numel() != n_classes:
+        raise RuntimeError(f"{prefix}weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
+                           f"{weight.dtype._scalar_name}")
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     if _autocast.active:
@@ -292,6 +307,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     wshape = [1] * input.dim()
     wshape[class_dim] = n_classes
     if target.is_floating_point():  # class probabilities
+        _check_class_weight(input, weight, "cross_entropy: ")
         if target.shape != input.shape:
             raise RuntimeError(f"Expected target size {list(input.shape)}, got "
                                f"{list(target.shape)}")

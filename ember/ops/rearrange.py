@@ -13,7 +13,8 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
-from .shape import make_view_of, narrow, reshape, unsqueeze, expand, cat, stack, flatten
+from .shape import (_check_joinable, make_view_of, narrow, reshape, unsqueeze, expand, cat, stack,
+                    flatten)
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "unsafe_split_with_sizes", "ravel", "diagflat", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
@@ -515,10 +516,17 @@ def block_diag(*tensors):
     return cat(pieces, 0) if pieces else zeros(0, 0, dtype=dtype)
 
 
+def _check_index_extent(row, col):
+    for what, n in (("row", row), ("col", col)):
+        if n < 0:
+            raise RuntimeError(f"{what} must be non-negative, got{n}")  # sic: PyTorch's text
+
+
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False,
                  requires_grad=False):
     from .creation import tensor
     from .. import dtypes as _dt
+    _check_index_extent(row, col)
     r, c = np.tril_indices(row, offset, col)
     return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device,
                   requires_grad=requires_grad)
@@ -528,6 +536,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pi
                  requires_grad=False):
     from .creation import tensor
     from .. import dtypes as _dt
+    _check_index_extent(row, col)
     r, c = np.triu_indices(row, offset, col)
     return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device,
                   requires_grad=requires_grad)
@@ -669,23 +678,25 @@ def broadcast_tensors(*tensors):
 
 
 def hstack(tensors, *, out=None):
-    ts = [atleast_1d(t) for t in tensors]
+    ts = [atleast_1d(t) for t in _check_joinable(tensors, "hstack")]
     return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
 
 
 def vstack(tensors, *, out=None):
-    return cat([atleast_2d(t) for t in tensors], 0, out=out)
+    return cat([atleast_2d(t) for t in _check_joinable(tensors, "vstack")], 0, out=out)
 
 
-row_stack = vstack
+def row_stack(tensors, *, out=None):
+    return cat([atleast_2d(t) for t in _check_joinable(tensors, "row_stack")], 0, out=out)
 
 
 def dstack(tensors, *, out=None):
-    return cat([atleast_3d(t) for t in tensors], 2, out=out)
+    return cat([atleast_3d(t) for t in _check_joinable(tensors, "dstack")], 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
-    ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
+    ts = [t.reshape(-1, 1) if t.dim() <= 1 else t
+          for t in _check_joinable(tensors, "column_stack")]
     return cat(ts, 1, out=out)
 
 

@@ -117,7 +117,7 @@ class SumBackward0(SumBackward1):
 
 def _sum_dtype(input, dtype):
     if dtype is not None:
-        return _dt.to_dtype(dtype)
+        return _dt.dtype_arg(dtype, "sum")
     d = input.dtype
     return _dt.int64 if (d is _dt.bool or (not d.is_floating_point and not d.is_complex)) else d
 
@@ -174,7 +174,7 @@ class MeanBackward0(MeanBackward1):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    d = _dt.to_dtype(dtype) if dtype is not None else input.dtype
+    d = _dt.dtype_arg(dtype, "mean") if dtype is not None else input.dtype
     if not (d.is_floating_point or d.is_complex):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {d._scalar_name}")

@@ -46,11 +46,19 @@ def make_view_of(source, array, replay):
     return out
 
 
-def _size_args(size, _int=builtins.int):
+def _size_args(size, fname="view", what="size", _int=builtins.int):
     if len(size) == 1 and not isinstance(size[0], (_int, np.integer, Tensor)):
+        if not isinstance(size[0], (tuple, list)):
+            raise TypeError(f"{fname}(): argument '{what}' (position 1) must be tuple of ints, not "
+                            f"{type(size[0]).__name__}")
         size = tuple(size[0])
     for s in size:
         if type(s) is not _int:
+            for i, v in enumerate(size):  # a float or None is refused, not truncated
+                if not isinstance(v, (_int, np.integer, Tensor)):
+                    raise TypeError(f"{fname}(): argument '{what}' failed to unpack the object at "
+                                    f"pos {i + 1} with error \"type must be tuple of ints,but got "
+                                    f"{type(v).__name__}\"")
             return tuple(_int(s) for s in size)
     return size
 
@@ -134,7 +142,7 @@ class UnsafeViewBackward0(ViewBackward0):
 def reshape(input, *args, shape=None):
     if shape is not None:  # the test first: reshape is on the hot path
         args = varargs_or_keyword(args, shape, "shape", "reshape")
-    shape = _infer_size(_size_args(args), input._array.size)
+    shape = _infer_size(_size_args(args, "reshape", "shape"), input._array.size)
     try:
         arr = input._array.reshape(shape, copy=False)
     except ValueError:
@@ -178,7 +186,8 @@ def _xp(t):
 
 def expand(self, *args, size=None, implicit=False):
     # `implicit` marks an expand that broadcasting inserted (tracing's bookkeeping): no effect
-    sizes = _size_args(args if size is None else varargs_or_keyword(args, size, "size", "expand"))
+    sizes = _size_args(args if size is None else varargs_or_keyword(args, size, "size", "expand"),
+                       "expand")
     shape = self._array.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand(torch.{self.dtype._tensor_type}{{{list(shape)}}}, "
@@ -248,7 +257,8 @@ class PermuteBackward0(Node):
 
 
 def permute(input, *args, dims=None):
-    dims = _size_args(args if dims is None else varargs_or_keyword(args, dims, "dims", "permute"))
+    dims = _size_args(args if dims is None else varargs_or_keyword(args, dims, "dims", "permute"),
+                      "permute", "dims")
     n = input._array.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -529,9 +539,14 @@ def _check_joinable(tensors, fname):
                         "not Tensor")
     tensors = list(tensors)
     if not tensors:
-        if fname == "stack":
-            raise RuntimeError("stack expects a non-empty TensorList")
-        raise ValueError(f"torch.{fname}(): expected a non-empty list of Tensors")
+        if fname == "cat":
+            raise ValueError(f"torch.{fname}(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{'vstack' if fname == 'row_stack' else fname} expects a non-empty "
+                           "TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
     dev = tensors[0]._device
     for t in tensors[1:]:
         if t._device != dev:
