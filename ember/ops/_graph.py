@@ -685,3 +685,10 @@ def with_out(fname):
             inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)])
         return op
     return wrap
+
+
+def not_a_tensor(fname, obj, arg="input", pos=1):
+    """PyTorch's TypeError for a non-tensor where a tensor argument belongs (ops call it when
+    reading `._array` fails, so the common path pays nothing for the check)."""
+    return TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                     f"{type(obj).__name__}")

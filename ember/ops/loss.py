@@ -12,6 +12,7 @@ from ..device import assert_on_device, backend_of, check_data, checks_on_host
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
+from .pointwise._common import broadcast_error
 
 __all__ = ["binary_cross_entropy_with_logits", "kl_div", "hinge_embedding_loss",
            "margin_ranking_loss", "poisson_nll_loss", "cosine_embedding_loss",
@@ -86,6 +87,9 @@ def _pair(input, target, fname):
     """input and target broadcast together, arrays in their promoted dtype."""
     from .pointwise import operands
     x, y, d, dev = operands(input, target, fname)
+    mismatch = broadcast_error(x.shape, y.shape)
+    if mismatch is not None:
+        raise mismatch
     x, y = backend_of(dev).xp.broadcast_arrays(x, y)
     return x, y, d, dev
 

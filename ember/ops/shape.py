@@ -108,7 +108,7 @@ def view(self, *args, size=None, dtype=None):
             raise TypeError("view() got multiple values for argument 'dtype'")
         args = (dtype,)
     size = args if size is None else varargs_or_keyword(args, size, "size", "view")
-    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, tuple, list)):
+    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, tuple, list, Tensor)):
         from .conversion import view_dtype
         return view_dtype(self, size[0])
     shape = _infer_size(_size_args(size), self._array.size)

@@ -5,8 +5,8 @@ elementwise functions live in the `unary` family).
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out, with_out
+from ..._tensor import make_tensor, Tensor, xp_of
+from .._graph import Node, not_a_tensor, record, write_out, with_out
 from ._common import barebones_unary, round_back
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
@@ -16,7 +16,10 @@ __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "c
 # ---- unary math --------------------------------------------------------------------------
 def unary(input, fn, node_cls, save, out=None, fname="op", to_float=True):
     """The body of a unary op. `save`: 'input', 'result' or None: what backward needs."""
-    arr = input._array
+    try:
+        arr = input._array
+    except AttributeError:
+        raise not_a_tensor(fname, input) from None
     back = None
     if input.dtype._kind:
         arr, back = barebones_unary(input, fname, to_float)
@@ -148,6 +151,8 @@ def _relu(x):
 
 
 def relu(input):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("relu", input)
     if input._array.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     if input.dtype._kind:  # PyTorch's relu is a clamp_min(0)
