@@ -238,6 +238,9 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
+    if isinstance(d, str):
+        raise TypeError("set_default_dtype(): argument 'd' (position 1) must be torch.dtype, "
+                        "not str")
     d = to_dtype(d)
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")

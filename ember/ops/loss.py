@@ -241,6 +241,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
     batched = x.ndim > 1
+    if t.ndim > 1 and x.ndim <= 2:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if batched and t.shape[0] != x.shape[0]:
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
                          f"({t.shape[0]}).")
@@ -304,7 +306,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
     logp = log_softmax(input, class_dim)

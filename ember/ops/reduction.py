@@ -17,6 +17,7 @@ from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
+from .pointwise._common import broadcast_error
 
 __all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
            "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean",
@@ -428,6 +429,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype._kind and input.dtype._kind is not _dt.UINT:
         return builtins.bool(input.isclose(other, rtol, atol, equal_nan).all())
     x, y, _, _ = operands(input, other, "allclose")
+    mismatch = broadcast_error(x.shape, y.shape)
+    if mismatch is not None:
+        raise mismatch
     if x.dtype == np.bool_:
         x, y = x.astype(np.int8), y.astype(np.int8)
     return builtins.bool(xp_of(input).isclose(x, y, rtol, atol, equal_nan).all())

@@ -30,6 +30,9 @@ def make_view_of(source, array, replay):
     chain of view ops from the root base (for in-place writes through the view)."""
     base = source._base if source._base is not None else source
     out = _make(Tensor, array, source._device, base, source._vc)
+    if source._inference is not out._inference:
+        # a view is an inference tensor exactly when its source is, wherever it is made
+        out._inference = source._inference
     if source._vc.value:  # the class default is 0: skip the instance-dict write when it is
         out._fn_version = source._vc.value
     # PyTorch's CreationMeta: how the view was made decides whether it may be written to
