@@ -371,6 +371,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
+    for other in (target, weight):
+        if other is not None and other.dtype is not input.dtype:
+            raise RuntimeError(f"Found dtype {other.dtype._scalar_name} but expected "
+                               f"{input.dtype._scalar_name}")
     x, y = input._array, target._array.astype(input._array.dtype, copy=False)
     xp = xp_of(input)
     check_data(input._device, (x < 0) | (x > 1),

@@ -323,6 +323,11 @@ def repeat(self, *args, repeats=None):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     arr = self._array
+    if builtins.min(reps, default=0) < 0:
+        padded_shape = (1,) * (len(reps) - arr.ndim) + arr.shape
+        shape = [s * r for s, r in zip(padded_shape, reps)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{builtins.min(shape)}: {shape}")
     padded = arr.reshape((1,) * (len(reps) - arr.ndim) + arr.shape)
     out = make_tensor(xp_of(self).tile(padded, reps), self._device)
     node = record(RepeatBackward0, (self,), out)

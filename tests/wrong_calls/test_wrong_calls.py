@@ -16,11 +16,7 @@ with open(os.path.join(os.path.dirname(__file__), "expected.json")) as _f:
 # Calls where ember still raises another type than PyTorch (each one a bug to fix, not a
 # difference to keep): strict xfails, so a fix shows up as a pass to remove from here.
 KNOWN_DIFFERENT = {
-    "invert/float",
-    "sign/none",
     "abs/bool",
-    "neg/none",
-    "repeat/negative",
     "tile/ok",
     "meshgrid/2d",
     "setitem/string_value",
@@ -31,7 +27,6 @@ KNOWN_DIFFERENT = {
     "batch_norm/eval_no_stats",
     "cosine_similarity/shape",
     "embedding_bag/offsets",
-    "binary_cross_entropy/target_double",
     "binary_cross_entropy/weight_shape",
     "cross_entropy/input_zero_dim",
     "multi_margin_loss/target_int32",

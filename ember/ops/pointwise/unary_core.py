@@ -41,6 +41,8 @@ class NegBackward0(Node):
 
 
 def neg(input, *, out=None):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("neg", input)
     if input._array.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
                            "are trying to invert a mask, use the `~` or `logical_not()` operator "
@@ -189,6 +191,8 @@ def sgn(input):
 
 
 def sign(input, *, out=None):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("sign", input)
     if input.dtype.is_complex:
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
                            "Please use torch.sgn instead.")
