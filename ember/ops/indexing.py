@@ -590,6 +590,9 @@ def _tracked_write(self, value):
 def __setitem__(self, index, value):
     if self._inference:
         check_inference_write(self)
+    if value is None or isinstance(value, (str, bytes, dict, set)):
+        # PyTorch takes only tensors and numbers; ember still takes lists and NumPy values
+        raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
     idx, basic = _expand_index(index, self._array.ndim)
     if isinstance(value, Tensor) and value._device != self._device and value._array.ndim:
         raise RuntimeError(f"expected device {self._device} but got device {value._device}")
