@@ -23,7 +23,6 @@ KNOWN_DIFFERENT = {
     "linear/none_input",
     "avg_pool2d/2d_input",
     "batch_norm/eval_no_stats",
-    "cosine_similarity/shape",
     "embedding_bag/offsets",
     "binary_cross_entropy/weight_shape",
     "cross_entropy/input_zero_dim",
