@@ -512,7 +512,19 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
     x = input if input.dim() > 1 else input.unsqueeze(0)
+    if target.dtype is not _dt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._scalar_name}")
+    if input.dim() > 1 and list(target.shape) != [x.shape[0]]:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the "
+                           f"number of input samples (batch size). Expected target size "
+                           f"[{x.shape[0]}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    if weight is not None and weight.numel() != x.shape[1]:
+        raise RuntimeError(f"inconsistent weight size, expected {x.shape[1]} but got "
+                           f"{list(weight.shape)}")
     t = target._array.reshape(-1)
     C = x.shape[1]
     check_data(input._device, (t < 0) | (t >= C), RuntimeError("target out of range"),

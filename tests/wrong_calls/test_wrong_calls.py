@@ -26,11 +26,6 @@ KNOWN_DIFFERENT = {
     "embedding_bag/offsets",
     "binary_cross_entropy/weight_shape",
     "cross_entropy/input_zero_dim",
-    "multi_margin_loss/target_int32",
-    "multi_margin_loss/target_uint8",
-    "multi_margin_loss/weight_length",
-    "multi_margin_loss/weight_2d",
-    "multi_margin_loss/target_2d",
     "multi_margin_loss/input_zero_dim",
     "ctc_loss/lengths",
 }
