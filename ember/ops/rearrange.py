@@ -336,8 +336,11 @@ def repeat(self, *args, repeats=None):
     return out
 
 
-def tile(input, dims):
-    dims = tuple(dims) if not isinstance(dims, (builtins.int, np.integer)) else (dims,)
+def tile(input, *args, dims=None):
+    """`torch.tile(x, (2, 2))`, `x.tile(2, 2)` or `dims=`."""
+    dims = varargs_or_keyword(args, dims, "dims", "tile")
+    dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], (builtins.int, np.integer)) \
+        else tuple(dims)
     if len(dims) < input.dim():
         dims = (1,) * (input.dim() - len(dims)) + dims
     return repeat(input, dims)

@@ -16,11 +16,8 @@ with open(os.path.join(os.path.dirname(__file__), "expected.json")) as _f:
 # Calls where ember still raises another type than PyTorch (each one a bug to fix, not a
 # difference to keep): strict xfails, so a fix shows up as a pass to remove from here.
 KNOWN_DIFFERENT = {
-    "abs/bool",
-    "tile/ok",
     "meshgrid/2d",
     "linalg.norm/ord_str",
-    "linear/none_input",
     "avg_pool2d/2d_input",
     "batch_norm/eval_no_stats",
     "embedding_bag/offsets",

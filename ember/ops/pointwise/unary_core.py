@@ -60,6 +60,8 @@ class AbsBackward0(Node):
 
 
 def abs(input, *, out=None):
+    if isinstance(input, Tensor) and input.dtype is _dt.bool:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return unary(input, np.abs, AbsBackward0, "input", out, "abs", to_float=False)
 
 
