@@ -375,6 +375,13 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         if other is not None and other.dtype is not input.dtype:
             raise RuntimeError(f"Found dtype {other.dtype._scalar_name} but expected "
                                f"{input.dtype._scalar_name}")
+    if weight is not None and broadcast_error(weight.shape, input.shape) is not None:
+        wshape, shape = tuple(weight.shape), tuple(input.shape)
+        bad = next(i for i in range(1, len(wshape) + 1)
+                   if wshape[-i] != 1 and (i > len(shape) or wshape[-i] != shape[-i]))
+        raise RuntimeError(f"Attempting to broadcast a dimension of length {wshape[-bad]} at "
+                           f"-{bad}! Mismatching argument at index 1 had torch.Size({list(wshape)})"
+                           f"; but expected shape should be broadcastable to {list(shape)}")
     x, y = input._array, target._array.astype(input._array.dtype, copy=False)
     xp = xp_of(input)
     check_data(input._device, (x < 0) | (x > 1),

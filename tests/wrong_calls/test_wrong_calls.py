@@ -21,7 +21,6 @@ KNOWN_DIFFERENT = {
     "avg_pool2d/2d_input",
     "batch_norm/eval_no_stats",
     "embedding_bag/offsets",
-    "binary_cross_entropy/weight_shape",
     "cross_entropy/input_zero_dim",
     "multi_margin_loss/input_zero_dim",
     "ctc_loss/lengths",
