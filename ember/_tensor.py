@@ -361,6 +361,9 @@ class Tensor:
                 "var_no_grad = var.detach().")
         if flag and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if flag and self._inference and not _grad_state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = flag
 
     def requires_grad_(self, requires_grad=True):

@@ -221,6 +221,14 @@ def to_dtype(obj):
     return from_numpy_dtype(obj)
 
 
+def dtype_arg(obj, fname):
+    """A user's `dtype=` argument as PyTorch parses it: a dtype (or float/int/bool/complex);
+    a string is a TypeError (`ones(3, dtype='float32')`), where `to_dtype` takes type names."""
+    if isinstance(obj, str):
+        raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not str")
+    return to_dtype(obj)
+
+
 # ---- default dtype -------------------------------------------------------------------
 _default = [float32]
 
@@ -230,6 +238,9 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
+    if isinstance(d, str):
+        raise TypeError("set_default_dtype(): argument 'd' (position 1) must be torch.dtype, "
+                        "not str")
     d = to_dtype(d)
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")

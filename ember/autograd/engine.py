@@ -73,6 +73,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _tensors(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:
+            if not t.requires_grad:  # its gradient would be retained, as retain_grad() refuses
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         only = [edge(t) for t in inputs]
 
         def accumulate(captured):

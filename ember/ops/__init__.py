@@ -72,7 +72,7 @@ _OPERATORS = {
     "__pow__": pointwise.pow, "__rpow__": _reflected(pointwise.pow), "__ipow__": pointwise.pow_,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
     "__neg__": pointwise.neg, "__pos__": lambda self: self, "__abs__": pointwise.abs,
-    "__invert__": pointwise.bitwise_not,
+    "__invert__": pointwise.comparison.invert_operator,
     "__and__": pointwise.bitwise_and, "__rand__": pointwise.bitwise_and,
     "__or__": pointwise.bitwise_or, "__ror__": pointwise.bitwise_or,
     "__xor__": pointwise.bitwise_xor, "__rxor__": pointwise.bitwise_xor,

@@ -96,6 +96,10 @@ class Node:
 
     @property
     def saved_tensors(self):
+        self._raise_if_freed()
+        return tuple(None if s is None else _unpack(self, s) for s in self._saved)
+
+    def _raise_if_freed(self):
         if self._freed:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
@@ -103,7 +107,6 @@ class Node:
                 "graph are freed when you call .backward() or autograd.grad(). Specify "
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.")
-        return tuple(None if s is None else _unpack(self, s) for s in self._saved)
 
     def _release(self):
         if self._saved:
@@ -159,6 +162,12 @@ def _save(node, t):
     """Remember a tensor for backward with its version; an output of `node` is kept without
     its grad_fn (that would be a reference cycle) and gets it back on unpacking. Under
     saved_tensors_hooks the pack hook decides what is kept instead."""
+    if t._inference:  # it has no version counter PyTorch could check later
+        raise RuntimeError(
+            "Inference tensors cannot be saved for backward. Please do not use Tensors created "
+            "in inference mode in computation tracked by autograd. To work around this, you "
+            "can make a clone to get a normal tensor and use it in autograd, or use "
+            "`torch.no_grad()` instead of `torch.inference_mode()`.")
     if _saved_hooks_anywhere.count and _saved_hooks.stack:
         return _HookedSave(node, t)
     if t._grad_fn is node:
@@ -404,6 +413,8 @@ def inplace(self, compute, others=(), allow_overlap=False):
     `self` (or, for a view, its base through PyTorch's CopySlices) is the op's output.
     `allow_overlap`: the op may write into an expanded tensor (PyTorch's fill_, zero_ ...).
     """
+    if self._inference:
+        check_inference_write(self)
     if not allow_overlap and 0 in self._array.strides:
         check_no_internal_overlap(self._array)
     if write_watchers:
@@ -590,6 +601,16 @@ def _check_view_inplace(t):
     raise RuntimeError(msg)
 
 
+def check_inference_write(t):
+    """PyTorch's guard for an inference tensor (made in inference_mode, or a view of one):
+    outside inference_mode its memory may not be written (nothing could track the write)."""
+    if t._inference and not _grad_state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
 def _check_leaf_inplace(t):
     if t._base is not None and t._creation_meta is not None:
         _check_view_inplace(t)
@@ -643,6 +664,8 @@ def write_out(out, result, fname):
     refuses when autograd would have to track the write."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._inference:
+        check_inference_write(out)
     if _grad_state.enabled and (result._requires_grad or out._requires_grad):
         raise RuntimeError(f"{fname}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
@@ -682,3 +705,10 @@ def with_out(fname):
             inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)])
         return op
     return wrap
+
+
+def not_a_tensor(fname, obj, arg="input", pos=1):
+    """PyTorch's TypeError for a non-tensor where a tensor argument belongs (ops call it when
+    reading `._array` fails, so the common path pays nothing for the check)."""
+    return TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                     f"{type(obj).__name__}")

@@ -85,7 +85,7 @@ def _arg_type(a):
 def to(self, *args, **kwargs):
     dev, dtype, copy, fmt = _parse_to(args, dict(kwargs))
     dst = self._device if dev is None else canonical(dev)
-    d = self.dtype if dtype is None else _dt.to_dtype(dtype)
+    d = self.dtype if dtype is None else _dt.dtype_arg(dtype, "to")
     if (dst == self._device and d is self.dtype and not copy and
             (fmt is _mf.preserve_format or _mf.suggest(self._array.shape, self.stride()) is fmt)):
         return self

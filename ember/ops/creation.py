@@ -91,8 +91,8 @@ def _is_int_tensor(s):
 _shape = size_arg
 
 
-def _float_dtype(dtype):
-    return _dt.get_default_dtype() if dtype is None else _dt.to_dtype(dtype)
+def _float_dtype(dtype, fname="tensor"):
+    return _dt.get_default_dtype() if dtype is None else _dt.dtype_arg(dtype, fname)
 
 
 # The C++ type names PyTorch's conversion errors print.
@@ -362,7 +362,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       UserWarning, stacklevel=2)
         if device is None:
             device = data._device
-    d = _dt.to_dtype(dtype) if dtype is not None else None
+    d = _dt.dtype_arg(dtype, "tensor") if dtype is not None else None
     arr = np.array(_data_to_array(data, d), copy=True, order="C")
     return _finish(arr, resolve_device(device), requires_grad)
 
@@ -433,13 +433,13 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
 def _filled(fill, shape, dtype, device, requires_grad, out, fname):
     """zeros/ones/empty/full: dtype from `out` when not given; `out` is resized silently."""
     if out is not None:
-        if dtype is not None and _dt.to_dtype(dtype) is not out.dtype:
+        if dtype is not None and _dt.dtype_arg(dtype, fname) is not out.dtype:
             raise RuntimeError(f"dtype {_dt.to_dtype(dtype)._scalar_name} does not match dtype "
                                f"of out parameter ({out.dtype._scalar_name})")
         dtype = out.dtype
         device = out._device if device is None else device
     dev = resolve_device(device)
-    d = _float_dtype(dtype)
+    d = _float_dtype(dtype, fname)
     check_factory_grad(d, requires_grad)
     xp = backend_of(dev).xp
     if d is _dt.complex32:
@@ -533,7 +533,7 @@ def _like(input, dtype, device, fname):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    return (input.dtype if dtype is None else _dt.to_dtype(dtype),
+    return (input.dtype if dtype is None else _dt.dtype_arg(dtype, fname),
             input._device if device is None else device)
 
 

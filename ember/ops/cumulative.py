@@ -11,7 +11,7 @@ from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, inplace, record, write_out, with_out
 from .pointwise import logical_xor, where
-from .reduction import _sum_dtype, const, return_type
+from .reduction import _sum_dtype, accumulating, const, return_type
 from .sorting import scatter_add_along
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "trapz",
@@ -81,7 +81,9 @@ def cumsum(input, dim, *, dtype=None, out=None):
     d = _sum_dtype(input, dtype)
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
-    res = const(_shaped(arr.cumsum(axis=axis), input), input)
+    # each running total is kept in float32 for half precision, rounded as it is written
+    res = const(_shaped(accumulating(arr).cumsum(axis=axis).astype(arr.dtype, copy=False),
+                        input), input)
     if out is not None:
         return write_out(out, res, "cumsum")
     node = record(CumsumBackward0, (input,), res)

@@ -14,6 +14,7 @@ from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
+from .pointwise._common import broadcast_error
 
 __all__ = ["cosine_similarity", "pairwise_distance", "cdist", "pdist"]
 METHODS = []
@@ -38,6 +39,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if not d.is_floating_point:
         raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
                            f"{d._scalar_name}")
+    mismatch = broadcast_error(tuple(x1.shape), tuple(x2.shape))
+    if mismatch is not None:
+        raise mismatch
     shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
     a, b = x1.to(d).expand(shape), x2.to(d).expand(shape)
     from .statistics import norm

@@ -22,7 +22,7 @@ import numpy as np
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
-from ._graph import (Node, check_no_internal_overlap, inplace, record, warn_expanded, writable,
+from ._graph import (Node, check_inference_write, check_no_internal_overlap, inplace, record, warn_expanded, writable,
                      write_out, before_write, tracks, write_watchers)
 from .shape import SliceBackward0, make_view_of, select, shift_empty_view, unsqueeze
 
@@ -605,6 +605,11 @@ def _tracked_write(self, value):
 
 
 def __setitem__(self, index, value):
+    if self._inference:
+        check_inference_write(self)
+    if value is None or isinstance(value, (str, bytes, dict, set)):
+        # PyTorch takes only tensors and numbers; ember still takes lists and NumPy values
+        raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
     idx, basic = _expand_index(index, self._array.ndim)
     if isinstance(value, Tensor) and value._device != self._device and value._array.ndim:
         raise RuntimeError(f"expected device {self._device} but got device {value._device}")

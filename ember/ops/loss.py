@@ -6,11 +6,13 @@ import warnings
 
 import numpy as np
 
+from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
 from ..device import assert_on_device, backend_of, check_data, checks_on_host
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
+from .pointwise._common import broadcast_error
 
 __all__ = ["binary_cross_entropy_with_logits", "kl_div", "hinge_embedding_loss",
            "margin_ranking_loss", "poisson_nll_loss", "cosine_embedding_loss",
@@ -85,6 +87,9 @@ def _pair(input, target, fname):
     """input and target broadcast together, arrays in their promoted dtype."""
     from .pointwise import operands
     x, y, d, dev = operands(input, target, fname)
+    mismatch = broadcast_error(x.shape, y.shape)
+    if mismatch is not None:
+        raise mismatch
     x, y = backend_of(dev).xp.broadcast_arrays(x, y)
     return x, y, d, dev
 
@@ -229,13 +234,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     x = input._array
     t = target._array
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}"
-                           if t.dtype.kind != "f" else
-                           "expected scalar type Long but found Float")
+    if target.dtype not in (_dt.int64, _dt.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{target.dtype._scalar_name}")
+    _check_class_weight(input, weight, "")
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
     batched = x.ndim > 1
+    if t.ndim > 1 and x.ndim <= 2:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if batched and t.shape[0] != x.shape[0]:
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
                          f"({t.shape[0]}).")
@@ -277,6 +284,20 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return out
 
 
+def _check_class_weight(input, weight, prefix):
+    """PyTorch's errors for a class weight that is not one value per class of `input`."""
+    if weight is None:
+        return
+    n_classes = input.shape[1] if input.dim() > 1 else input.shape[0] if input.dim() else 1
+    if weight.dim() != 1 or weight.numel() != n_classes:
+        raise RuntimeError(f"{prefix}weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
+                           f"{weight.dtype._scalar_name}")
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     if _autocast.active:
@@ -285,13 +306,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
     logp = log_softmax(input, class_dim)
     wshape = [1] * input.dim()
     wshape[class_dim] = n_classes
     if target.is_floating_point():  # class probabilities
+        _check_class_weight(input, weight, "cross_entropy: ")
         if target.shape != input.shape:
             raise RuntimeError(f"Expected target size {list(input.shape)}, got "
                                f"{list(target.shape)}")
@@ -349,6 +371,17 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
+    for other in (target, weight):
+        if other is not None and other.dtype is not input.dtype:
+            raise RuntimeError(f"Found dtype {other.dtype._scalar_name} but expected "
+                               f"{input.dtype._scalar_name}")
+    if weight is not None and broadcast_error(weight.shape, input.shape) is not None:
+        wshape, shape = tuple(weight.shape), tuple(input.shape)
+        bad = next(i for i in range(1, len(wshape) + 1)
+                   if wshape[-i] != 1 and (i > len(shape) or wshape[-i] != shape[-i]))
+        raise RuntimeError(f"Attempting to broadcast a dimension of length {wshape[-bad]} at "
+                           f"-{bad}! Mismatching argument at index 1 had torch.Size({list(wshape)})"
+                           f"; but expected shape should be broadcastable to {list(shape)}")
     x, y = input._array, target._array.astype(input._array.dtype, copy=False)
     xp = xp_of(input)
     check_data(input._device, (x < 0) | (x > 1),
@@ -486,7 +519,19 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
     x = input if input.dim() > 1 else input.unsqueeze(0)
+    if target.dtype is not _dt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._scalar_name}")
+    if input.dim() > 1 and list(target.shape) != [x.shape[0]]:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the "
+                           f"number of input samples (batch size). Expected target size "
+                           f"[{x.shape[0]}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    if weight is not None and weight.numel() != x.shape[1]:
+        raise RuntimeError(f"inconsistent weight size, expected {x.shape[1]} but got "
+                           f"{list(weight.shape)}")
     t = target._array.reshape(-1)
     C = x.shape[1]
     check_data(input._device, (t < 0) | (t >= C), RuntimeError("target out of range"),

@@ -125,7 +125,8 @@ def _factory(fname, size, dtype, device, requires_grad, out, draw):
     if out is not None and dtype is not None and out.dtype is not _dt.to_dtype(dtype):
         raise RuntimeError(f"dtype {_dt.to_dtype(dtype)._scalar_name} does not match dtype of "
                            f"out parameter ({out.dtype._scalar_name})")
-    d = _dt.to_dtype(dtype) if dtype is not None else (out.dtype if out is not None else None)
+    d = _dt.dtype_arg(dtype, fname) if dtype is not None else (
+        out.dtype if out is not None else None)
     dev = resolve_device(device) if out is None or device is not None else out._device
     arr, d = draw(dev, d)
     check_factory_grad(d, requires_grad)

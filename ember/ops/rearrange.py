@@ -13,8 +13,7 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
-from .shape import (make_view_of, shift_empty_view, narrow, reshape, unsqueeze, expand, cat, stack,
-                    flatten)
+from .shape import _check_joinable, cat, make_view_of, narrow, shift_empty_view, stack
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "unsafe_split_with_sizes", "ravel", "diagflat", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
@@ -332,6 +331,11 @@ def repeat(self, *args, repeats=None):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     arr = self._array
+    if builtins.min(reps, default=0) < 0:
+        padded_shape = (1,) * (len(reps) - arr.ndim) + arr.shape
+        shape = [s * r for s, r in zip(padded_shape, reps)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{builtins.min(shape)}: {shape}")
     padded = arr.reshape((1,) * (len(reps) - arr.ndim) + arr.shape)
     out = make_tensor(xp_of(self).tile(padded, reps), self._device)
     node = record(RepeatBackward0, (self,), out)
@@ -340,8 +344,11 @@ def repeat(self, *args, repeats=None):
     return out
 
 
-def tile(input, dims):
-    dims = tuple(dims) if not isinstance(dims, (builtins.int, np.integer)) else (dims,)
+def tile(input, *args, dims=None):
+    """`torch.tile(x, (2, 2))`, `x.tile(2, 2)` or `dims=`."""
+    dims = varargs_or_keyword(args, dims, "dims", "tile")
+    dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], (builtins.int, np.integer)) \
+        else tuple(dims)
     if len(dims) < input.dim():
         dims = (1,) * (input.dim() - len(dims)) + dims
     return repeat(input, dims)
@@ -525,10 +532,17 @@ def block_diag(*tensors):
     return cat(pieces, 0) if pieces else zeros(0, 0, dtype=dtype)
 
 
+def _check_index_extent(row, col):
+    for what, n in (("row", row), ("col", col)):
+        if n < 0:
+            raise RuntimeError(f"{what} must be non-negative, got{n}")  # sic: PyTorch's text
+
+
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False,
                  requires_grad=False):
     from .creation import tensor
     from .. import dtypes as _dt
+    _check_index_extent(row, col)
     r, c = np.tril_indices(row, offset, col)
     return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device,
                   requires_grad=requires_grad)
@@ -538,6 +552,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pi
                  requires_grad=False):
     from .creation import tensor
     from .. import dtypes as _dt
+    _check_index_extent(row, col)
     r, c = np.triu_indices(row, offset, col)
     return tensor(np.stack([r, c]), dtype=dtype or _dt.int64, device=device,
                   requires_grad=requires_grad)
@@ -679,23 +694,25 @@ def broadcast_tensors(*tensors):
 
 
 def hstack(tensors, *, out=None):
-    ts = [atleast_1d(t) for t in tensors]
+    ts = [atleast_1d(t) for t in _check_joinable(tensors, "hstack")]
     return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
 
 
 def vstack(tensors, *, out=None):
-    return cat([atleast_2d(t) for t in tensors], 0, out=out)
+    return cat([atleast_2d(t) for t in _check_joinable(tensors, "vstack")], 0, out=out)
 
 
-row_stack = vstack
+def row_stack(tensors, *, out=None):
+    return cat([atleast_2d(t) for t in _check_joinable(tensors, "row_stack")], 0, out=out)
 
 
 def dstack(tensors, *, out=None):
-    return cat([atleast_3d(t) for t in tensors], 2, out=out)
+    return cat([atleast_3d(t) for t in _check_joinable(tensors, "dstack")], 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
-    ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
+    ts = [t.reshape(-1, 1) if t.dim() <= 1 else t
+          for t in _check_joinable(tensors, "column_stack")]
     return cat(ts, 1, out=out)
 
 

@@ -17,6 +17,7 @@ from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
+from .pointwise._common import broadcast_error
 
 __all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
            "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean",
@@ -69,6 +70,16 @@ def as_array(x):
     return np.asarray(x) if isinstance(x, np.generic) else x
 
 
+_HALF_PRECISION = (np.dtype(np.float16), _dt.bfloat16.np)
+
+
+def accumulating(arr):
+    """`arr` in the type a sum over it accumulates in: PyTorch adds float16 and bfloat16 in
+    float32 and rounds once at the end (a float16 variance of 1e4s is 0, not inf; 4096 bfloat16
+    ones sum to 4096, not 256). Other dtypes accumulate in their own type."""
+    return arr.astype(np.float32) if arr.dtype in _HALF_PRECISION else arr
+
+
 def const(arr, like):
     """A constant tensor (no graph) over `arr`, on `like`'s device."""
     return make_tensor(as_array(arr), like._device)
@@ -107,7 +118,7 @@ class SumBackward0(SumBackward1):
 
 def _sum_dtype(input, dtype):
     if dtype is not None:
-        return _dt.to_dtype(dtype)
+        return _dt.dtype_arg(dtype, "sum")
     d = input.dtype
     return _dt.int64 if (d is _dt.bool or (not d.is_floating_point and not d.is_complex)) else d
 
@@ -118,7 +129,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         _casts.refuse(input.dtype, "sum_cpu", (_dt.UINT,))
     if dim is None and dtype is None and out is None and not keepdim and arr.dtype.kind in "fc":
         # the common full sum, without the general path's bookkeeping
-        res = make_tensor(as_array(arr.sum()), input._device)
+        res = make_tensor(as_array(accumulating(arr).sum()).astype(arr.dtype, copy=False),
+                          input._device)
         node = record(SumBackward0, (input,), res)
         if node is not None:
             node.axes, node.keepdim = tuple(range(arr.ndim)), False
@@ -127,7 +139,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
-    res = make_tensor(as_array(arr.sum(axis=axes, keepdims=keepdim)), input._device)
+    total = accumulating(arr).sum(axis=axes, keepdims=keepdim)
+    res = make_tensor(as_array(total).astype(arr.dtype, copy=False), input._device)
     if out is not None:
         return write_out(out, res, "sum")
     node = record(SumBackward0 if dim is None else SumBackward1, (input,), res)
@@ -162,7 +175,7 @@ class MeanBackward0(MeanBackward1):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    d = _dt.to_dtype(dtype) if dtype is not None else input.dtype
+    d = _dt.dtype_arg(dtype, "mean") if dtype is not None else input.dtype
     if not (d.is_floating_point or d.is_complex):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {d._scalar_name}")
@@ -172,7 +185,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
-    res = make_tensor(as_array(arr.mean(axis=axes, keepdims=keepdim)), input._device)
+    avg = accumulating(arr).mean(axis=axes, keepdims=keepdim)
+    res = make_tensor(as_array(avg).astype(arr.dtype, copy=False), input._device)
     if out is not None:
         return write_out(out, res, "mean")
     node = record(MeanBackward0 if dim is None else MeanBackward1, (input,), res)
@@ -415,6 +429,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype._kind and input.dtype._kind is not _dt.UINT:
         return builtins.bool(input.isclose(other, rtol, atol, equal_nan).all())
     x, y, _, _ = operands(input, other, "allclose")
+    mismatch = broadcast_error(x.shape, y.shape)
+    if mismatch is not None:
+        raise mismatch
     if x.dtype == np.bool_:
         x, y = x.astype(np.int8), y.astype(np.int8)
     return builtins.bool(xp_of(input).isclose(x, y, rtol, atol, equal_nan).all())
@@ -530,7 +547,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     d = _sum_dtype(input, dtype)
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
-    res = const(arr.sum(axis=axes, keepdims=keepdim), input)
+    total = accumulating(arr).sum(axis=axes, keepdims=keepdim)
+    res = const(as_array(total).astype(arr.dtype, copy=False), input)
     if out is not None:
         return write_out(out, res, "nansum")
     node = record(NansumBackward0, (input,), res)

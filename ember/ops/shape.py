@@ -30,6 +30,9 @@ def make_view_of(source, array, replay):
     chain of view ops from the root base (for in-place writes through the view)."""
     base = source._base if source._base is not None else source
     out = _make(Tensor, array, source._device, base, source._vc)
+    if source._inference is not out._inference:
+        # a view is an inference tensor exactly when its source is, wherever it is made
+        out._inference = source._inference
     if source._vc.value:  # the class default is 0: skip the instance-dict write when it is
         out._fn_version = source._vc.value
     # PyTorch's CreationMeta: how the view was made decides whether it may be written to
@@ -59,11 +62,19 @@ def shift_empty_view(out, source, dim, start):
     return out
 
 
-def _size_args(size, _int=builtins.int):
+def _size_args(size, fname="view", what="size", _int=builtins.int):
     if len(size) == 1 and not isinstance(size[0], (_int, np.integer, Tensor)):
+        if not isinstance(size[0], (tuple, list)):
+            raise TypeError(f"{fname}(): argument '{what}' (position 1) must be tuple of ints, not "
+                            f"{type(size[0]).__name__}")
         size = tuple(size[0])
     for s in size:
         if type(s) is not _int:
+            for i, v in enumerate(size):  # a float or None is refused, not truncated
+                if not isinstance(v, (_int, np.integer, Tensor)):
+                    raise TypeError(f"{fname}(): argument '{what}' failed to unpack the object at "
+                                    f"pos {i + 1} with error \"type must be tuple of ints,but got "
+                                    f"{type(v).__name__}\"")
             return tuple(_int(s) for s in size)
     return size
 
@@ -113,7 +124,7 @@ def view(self, *args, size=None, dtype=None):
             raise TypeError("view() got multiple values for argument 'dtype'")
         args = (dtype,)
     size = args if size is None else varargs_or_keyword(args, size, "size", "view")
-    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, tuple, list)):
+    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, tuple, list, Tensor)):
         from .conversion import view_dtype
         return view_dtype(self, size[0])
     shape = _infer_size(_size_args(size), self._array.size)
@@ -147,7 +158,7 @@ class UnsafeViewBackward0(ViewBackward0):
 def reshape(input, *args, shape=None):
     if shape is not None:  # the test first: reshape is on the hot path
         args = varargs_or_keyword(args, shape, "shape", "reshape")
-    shape = _infer_size(_size_args(args), input._array.size)
+    shape = _infer_size(_size_args(args, "reshape", "shape"), input._array.size)
     try:
         arr = input._array.reshape(shape, copy=False)
     except ValueError:
@@ -191,7 +202,8 @@ def _xp(t):
 
 def expand(self, *args, size=None, implicit=False):
     # `implicit` marks an expand that broadcasting inserted (tracing's bookkeeping): no effect
-    sizes = _size_args(args if size is None else varargs_or_keyword(args, size, "size", "expand"))
+    sizes = _size_args(args if size is None else varargs_or_keyword(args, size, "size", "expand"),
+                       "expand")
     shape = self._array.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand(torch.{self.dtype._tensor_type}{{{list(shape)}}}, "
@@ -261,7 +273,8 @@ class PermuteBackward0(Node):
 
 
 def permute(input, *args, dims=None):
-    dims = _size_args(args if dims is None else varargs_or_keyword(args, dims, "dims", "permute"))
+    dims = _size_args(args if dims is None else varargs_or_keyword(args, dims, "dims", "permute"),
+                      "permute", "dims")
     n = input._array.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -544,9 +557,14 @@ def _check_joinable(tensors, fname):
                         "not Tensor")
     tensors = list(tensors)
     if not tensors:
-        if fname == "stack":
-            raise RuntimeError("stack expects a non-empty TensorList")
-        raise ValueError(f"torch.{fname}(): expected a non-empty list of Tensors")
+        if fname == "cat":
+            raise ValueError(f"torch.{fname}(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{'vstack' if fname == 'row_stack' else fname} expects a non-empty "
+                           "TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
     dev = tensors[0]._device
     for t in tensors[1:]:
         if t._device != dev:

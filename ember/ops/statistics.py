@@ -10,7 +10,8 @@ from .. import dtypes as _dt
 from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, record, write_out
 from .pointwise import where
-from .reduction import _reduced_size, as_array, const, dims_of, keep_dims, tie_weights
+from .reduction import (_reduced_size, accumulating, as_array, const, dims_of, keep_dims,
+                        tie_weights)
 
 __all__ = ["std", "var", "std_mean", "var_mean", "norm", "logsumexp"]
 METHODS = ["std", "var", "norm", "logsumexp"]
@@ -81,7 +82,7 @@ def _moments(input, dim, correction, keepdim, fname):
     if not (d.is_floating_point or d.is_complex):
         what = fname if fname.endswith("_mean") else "std and var"
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
-    arr = input._array
+    arr = accumulating(input._array)
     axes = dims_of(dim, arr.ndim)
     n = _reduced_size(arr.shape, axes)
     mean = arr.sum(axis=axes, keepdims=True) / n  # 0/0 is NaN for an empty extent, as in PyTorch
@@ -95,7 +96,8 @@ def _moments(input, dim, correction, keepdim, fname):
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
     var = sq.sum(axis=axes, keepdims=keepdim) / builtins.max(dof, 0)
-    return axes, dof, as_array(var).astype(sq.dtype, copy=False), mean
+    rounded = input._array.real.dtype if arr.dtype.kind == "c" else input._array.dtype
+    return axes, dof, as_array(var).astype(rounded, copy=False), mean.astype(input._array.dtype, copy=False)
 
 
 def _spread(input, dim, unbiased, keepdim, correction, out, fname):
@@ -200,10 +202,9 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
                            "does not have an identity")
     a = abs(arr)
     result_dtype = a.dtype
-    if a.dtype in (np.dtype(np.float16), _dt.bfloat16.np):
-        # PyTorch accumulates half-precision norms in float32 and rounds once; summing the
-        # squares in bfloat16 loses the small terms (a 64x32 norm came out 36 for 45.2)
-        a = a.astype(np.float32)
+    # half precision sums its squares in float32: in bfloat16 the small terms are lost
+    # (a 64x32 norm came out 36 for 45.2)
+    a = accumulating(a)
     if p == math.inf:
         r = a.max(axis=axes, keepdims=keepdim)
     elif p == -math.inf:

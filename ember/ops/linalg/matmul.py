@@ -318,6 +318,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias: addmm for a batch of vectors, as PyTorch records it."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"linear(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     if _autocast.active:
         input, weight, bias = lower(input, weight, bias)
     if input._array.ndim == 2 and bias is not None:

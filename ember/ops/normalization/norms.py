@@ -275,6 +275,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
         raise RuntimeError(f"Given normalized_shape={ns}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size"
                            f"{list(input.shape)}")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != ns:
+            raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but "
+                               f"got {what} of shape {list(t.shape)} and normalized_shape = {ns}")
     lead = input.shape[:input.ndim - k]
     group_shape = (_prod(lead), _prod(ns))
     affine_shape = (1,) * len(lead) + tuple(ns)

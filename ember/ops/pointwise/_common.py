@@ -283,6 +283,19 @@ class BinaryNode(Node):
     def _for_tensor(self, g):
         return (None, g) if self.scalar_first else (g, None)
 
+    # PyTorch saves a wrapped number that the backward reads (x * 2, x / 2): after the
+    # graph is freed a second backward through such a node raises, as for a saved tensor
+    number_saved = False
+
+    def _release(self):
+        if self.number_saved and self.scalar is not None:
+            self._freed = True
+        super()._release()
+
+    def _saved_number(self):
+        self._raise_if_freed()
+        return self.scalar
+
 
 def broadcast_error(a, b):
     """PyTorch's RuntimeError for shapes `a` and `b` that do not broadcast, or None when

@@ -72,13 +72,13 @@ class RsubBackward1(RsubBackward0):
 class MulBackward0(BinaryNode):
     saves = True
     a_only_for_b = b_only_for_a = True
-    # x * 2 and 2 * x need only the number (PyTorch saves nothing)
+    # x * 2 and 2 * x need only the number (PyTorch saves it, as a wrapped tensor)
     saves_with_number = saves_with_number_first = False
-    number_edge = True
+    number_edge = number_saved = True
 
     def backward(self, grad):
         if self.scalar is not None:
-            return self._for_tensor(grad * _conj_scalar(self.scalar))
+            return self._for_tensor(grad * _conj_scalar(self._saved_number()))
         a, b = self.saved_tensors
         ga = grad * b.conj() if self._next[0][0] is not None else None
         gb = grad * a.conj() if self._next[1][0] is not None else None
@@ -88,16 +88,16 @@ class MulBackward0(BinaryNode):
 class DivBackward0(BinaryNode):
     saves = True
     a_only_for_b = True
-    # x / 2 needs only the number (PyTorch saves no tensor); div(2, x) needs x
+    # x / 2 needs only the number (PyTorch saves it, as a wrapped tensor); div(2, x) needs x
     saves_with_number = False
-    number_edge = True
+    number_edge = number_saved = True
 
     def backward(self, grad):
         if self.scalar is not None:
             if self.scalar_first:  # scalar / t
                 (t,) = self.saved_tensors
                 return None, -grad * self.scalar / (t * t).conj()
-            return grad / _conj_scalar(self.scalar), None
+            return grad / _conj_scalar(self._saved_number()), None
         a, b = self.saved_tensors
         ga = grad / b.conj() if self._next[0][0] is not None else None
         gb = -grad * a.conj() / (b * b).conj() if self._next[1][0] is not None else None
@@ -109,7 +109,11 @@ class DivBackward2(BinaryNode):
     saves = False
     number_edge = True
 
+    def _release(self):
+        self._freed = True  # PyTorch saves both operands, so a second backward raises
+
     def backward(self, grad):
+        self._raise_if_freed()
         zero = grad * 0
         if self.scalar is not None:
             return self._for_tensor(zero)

@@ -89,6 +89,15 @@ bitwise_left_shift = _bitwise(np.left_shift, "bitwise_left_shift", "lshift")
 bitwise_right_shift = _bitwise(np.right_shift, "bitwise_right_shift", "rshift")
 
 
+def invert_operator(input):
+    """`~t`: PyTorch's operator refuses floating and complex tensors with a TypeError (the
+    function bitwise_not raises NotImplementedError for them)."""
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(input)
+
+
 def bitwise_not(input, *, out=None):
     if input.dtype._kind is _dt.UINT:
         raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{input.dtype._scalar_name}\'')

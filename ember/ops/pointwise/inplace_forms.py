@@ -31,7 +31,7 @@ def _direct_inplace(self, other, ufunc, alpha=1):
     straight into self's memory (optimisers do this on every step). Returns False when the
     general path must run (autograd, a cast, a read-only or non-broadcastable target: it
     gives PyTorch's errors)."""
-    if tracks(self, (other,)):
+    if self._inference or tracks(self, (other,)):  # the general path raises for inference
         return False
     arr = self._array
     if not is_writeable(arr) or not isinstance(other, (Tensor, builtins.int, builtins.float)):

@@ -5,8 +5,8 @@ elementwise functions live in the `unary` family).
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out, with_out
+from ..._tensor import make_tensor, Tensor, xp_of
+from .._graph import Node, not_a_tensor, record, write_out, with_out
 from ._common import barebones_unary, round_back
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
@@ -16,7 +16,10 @@ __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "c
 # ---- unary math --------------------------------------------------------------------------
 def unary(input, fn, node_cls, save, out=None, fname="op", to_float=True):
     """The body of a unary op. `save`: 'input', 'result' or None: what backward needs."""
-    arr = input._array
+    try:
+        arr = input._array
+    except AttributeError:
+        raise not_a_tensor(fname, input) from None
     back = None
     if input.dtype._kind:
         arr, back = barebones_unary(input, fname, to_float)
@@ -38,6 +41,8 @@ class NegBackward0(Node):
 
 
 def neg(input, *, out=None):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("neg", input)
     if input._array.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
                            "are trying to invert a mask, use the `~` or `logical_not()` operator "
@@ -55,6 +60,8 @@ class AbsBackward0(Node):
 
 
 def abs(input, *, out=None):
+    if isinstance(input, Tensor) and input.dtype is _dt.bool:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return unary(input, np.abs, AbsBackward0, "input", out, "abs", to_float=False)
 
 
@@ -148,6 +155,8 @@ def _relu(x):
 
 
 def relu(input):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("relu", input)
     if input._array.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     if input.dtype._kind:  # PyTorch's relu is a clamp_min(0)
@@ -184,6 +193,8 @@ def sgn(input):
 
 
 def sign(input, *, out=None):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("sign", input)
     if input.dtype.is_complex:
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
                            "Please use torch.sgn instead.")

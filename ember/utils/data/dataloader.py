@@ -488,7 +488,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self._shutdown_workers()
+                    # raised at once, as PyTorch: the workers (perhaps stuck in the dataset) are
+                    # shut down when the iterator goes, not first (that waited 5 s more)
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
                 success, data = self._try_get_data(min(left, _POLL_SECONDS))
                 if success:

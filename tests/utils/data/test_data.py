@@ -914,6 +914,21 @@ def test_timeout_raises():
         iter(DataLoader(range(2), timeout=1))
 
 
+def test_timeout_raises_before_the_workers_are_shut_down():
+    """The error comes when the timeout passes; the worker (still inside the dataset) is shut
+    down with the iterator afterwards, as in PyTorch, not waited for before raising."""
+    class Slow(Range):
+        def __getitem__(self, i):
+            time.sleep(1.0)
+            return i
+    it = iter(DataLoader(Slow(2), num_workers=1, timeout=0.2))
+    with deadline(15):
+        with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0.2 seconds"):
+            next(it)
+        assert it._workers[0].is_alive()
+        it._shutdown_workers()
+
+
 def test_iterable_dataset_with_workers(torch):
     with deadline(25):
         got = [b.tolist() for b in DataLoader(IterRange(3, 10), batch_size=2, num_workers=2)]

@@ -1,0 +1,72 @@
+"""float16 and bfloat16 reductions accumulate in float32 and round once, as PyTorch's do: a
+half-precision variance of large equal values is 0 (not inf), long sums and running sums keep
+their small terms. Values checked against fixed numbers, and against PyTorch when installed."""
+import pytest
+
+import ember
+
+HALVES = ["float16", "bfloat16"]
+
+# (id, function of the library and a dtype) -> a tensor whose values PyTorch computes in float32
+CASES = [
+    ("var_large", lambda lib, dt: lib.full((8,), 1e4, dtype=dt).var()),
+    ("std_large", lambda lib, dt: lib.full((8,), 1e4, dtype=dt).std()),
+    ("var_dim", lambda lib, dt: lib.full((8, 3), 1e4, dtype=dt).var(0)),
+    ("var_mean", lambda lib, dt: lib.var_mean(lib.full((8,), 1e4, dtype=dt))[0]),
+    ("std_mean_mean", lambda lib, dt: lib.std_mean(lib.full((8,), 1e4, dtype=dt))[1]),
+    ("norm_large", lambda lib, dt: lib.full((8,), 1e4, dtype=dt).norm()),
+    ("vector_norm_dim", lambda lib, dt: lib.linalg.vector_norm(lib.full((8, 3), 1e4, dtype=dt), dim=0)),
+    ("mean_large", lambda lib, dt: lib.full((10,), 1e4, dtype=dt).mean()),
+    ("mean_many_ones", lambda lib, dt: lib.ones(4096, dtype=dt).mean()),
+    ("sum_many_ones", lambda lib, dt: lib.ones(4096, dtype=dt).sum()),
+    ("sum_dim_many_ones", lambda lib, dt: lib.ones(3, 4096, dtype=dt).sum(1)),
+    ("sum_overflows", lambda lib, dt: lib.full((8,), 1e4, dtype=dt).sum()),
+    ("nansum_many_ones", lambda lib, dt: lib.ones(4096, dtype=dt).nansum()),
+    ("nanmean_many_ones", lambda lib, dt: lib.ones(4096, dtype=dt).nanmean()),
+    ("cumsum_many_ones", lambda lib, dt: lib.ones(3000, dtype=dt).cumsum(0)[-5:]),
+    ("cumsum_large", lambda lib, dt: lib.full((8,), 1e4, dtype=dt).cumsum(0)),
+]
+
+EXPECTED = {  # float16 results (PyTorch 2.x); bfloat16 checked through the parity test
+    "var_large": [0.0], "std_large": [0.0], "var_mean": [0.0], "norm_large": [28288.0],
+    "mean_large": [10000.0], "mean_many_ones": [1.0], "sum_many_ones": [4096.0],
+    "sum_overflows": [float("inf")], "nansum_many_ones": [4096.0], "nanmean_many_ones": [1.0],
+    "cumsum_many_ones": [2996.0, 2996.0, 2998.0, 3000.0, 3000.0],
+}
+
+
+def _values(t):
+    return t.float().reshape(-1).tolist()
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in EXPECTED], ids=lambda c: c[0])
+def test_float16_reductions_accumulate_in_float32(case):
+    name, fn = case
+    res = fn(ember, ember.float16)
+    assert res.dtype is ember.float16
+    assert _values(res) == EXPECTED[name]
+
+
+BFLOAT16_EXPECTED = {"sum_many_ones": [4096.0], "mean_many_ones": [1.0], "var_large": [0.0]}
+
+
+@pytest.mark.parametrize("name", sorted(BFLOAT16_EXPECTED))
+def test_bfloat16_sums_keep_small_terms(name):
+    res = dict(CASES)[name](ember, ember.bfloat16)
+    assert res.dtype is ember.bfloat16
+    assert _values(res) == BFLOAT16_EXPECTED[name]
+
+
+def test_cuda_half_sum_accumulates_in_float32(fake_cuda):
+    x = ember.ones(4096, dtype=ember.bfloat16, device=fake_cuda)
+    assert x.sum().item() == 4096.0
+    assert ember.full((8,), 1e4, dtype=ember.float16, device=fake_cuda).var().item() == 0.0
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
+def test_half_reductions_match_pytorch(torch, case, dtype):
+    name, fn = case
+    ours, theirs = fn(ember, getattr(ember, dtype)), fn(torch, getattr(torch, dtype))
+    assert str(ours.dtype) == str(theirs.dtype)
+    assert _values(ours) == theirs.float().reshape(-1).tolist()
