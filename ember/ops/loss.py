@@ -307,6 +307,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.shape == target.shape and not target.is_floating_point():
+        # same shapes mean class probabilities, as PyTorch decides it
+        raise RuntimeError("Expected floating point type for target with class probabilities, "
+                           f"got {target.dtype._scalar_name}")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
     logp = log_softmax(input, class_dim)
@@ -521,7 +525,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
-    x = input if input.dim() > 1 else input.unsqueeze(0)
+    x = input if input.dim() > 1 else input.reshape(1, -1)  # (a 0-dim input: one class)
     if target.dtype is not _dt.int64:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype._scalar_name}")
     if input.dim() > 1 and list(target.shape) != [x.shape[0]]:
@@ -547,7 +551,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         w = xp.take(weight._array, t.astype(np.int64, copy=False))
         terms = terms * make_tensor(w[:, None], input._device)
     loss = where(is_target, 0.0, terms).sum(1) / C
-    if input.dim() == 1:
+    if input.dim() <= 1:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction)
 
@@ -639,6 +643,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     from .pointwise import where
     T, N, C = log_probs.shape
     il, tl = _lengths(input_lengths), _lengths(target_lengths)
+    if len(il) != N:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tl) != N:
+        raise RuntimeError("target_lengths must be of size batch_size")
     dev, xp = log_probs._device, xp_of(log_probs)
     if isinstance(targets, Tensor):
         tgt = targets.to(dev)._array

@@ -573,6 +573,10 @@ def meshgrid(*tensors, indexing=None):
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
                            f"received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
     swap = indexing == "xy" and len(tensors) >= 2
     if swap:
         tensors[0], tensors[1] = tensors[1], tensors[0]

@@ -15,16 +15,7 @@ with open(os.path.join(os.path.dirname(__file__), "expected.json")) as _f:
 
 # Calls where ember still raises another type than PyTorch (each one a bug to fix, not a
 # difference to keep): strict xfails, so a fix shows up as a pass to remove from here.
-KNOWN_DIFFERENT = {
-    "meshgrid/2d",
-    "linalg.norm/ord_str",
-    "avg_pool2d/2d_input",
-    "batch_norm/eval_no_stats",
-    "embedding_bag/offsets",
-    "cross_entropy/input_zero_dim",
-    "multi_margin_loss/input_zero_dim",
-    "ctc_loss/lengths",
-}
+KNOWN_DIFFERENT = set()
 
 
 def test_table_is_large_and_recorded():

@@ -64,6 +64,9 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
         dim = tuple(dim)
         if len(dim) == 1:
             dim = dim[0]
+    if isinstance(ord, str):  # "fro", "nuc": always a matrix norm, as PyTorch's
+        return matrix_norm(input, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype,
+                           out=out)
     if dim is None:
         if ord is not None:
             if input._array.ndim not in (1, 2):

@@ -351,6 +351,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             raise ValueError("offsets has to be a 1D Tensor but got None")
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
+        if offsets.numel():  # (on a device, checked with the next read: no sync here)
+            check_data(offsets._device, offsets._array[:1] != 0, RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+                "start from position 0."), "embedding_bag: Assertion `offsets[0] == 0`")
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.dim()}")

@@ -188,6 +188,10 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
     if input.ndim < 2:
         raise ValueError(f"Expected 2D or higher input to batch_norm (got {input.ndim}D input)")
     c = input.shape[1]
+    if not training:  # evaluation normalises with the running statistics: they must be there
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != c:

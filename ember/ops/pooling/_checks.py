@@ -57,6 +57,10 @@ def _batch_check(input, nd, fname, kind):
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
     if not ok:
         if kind == "avg" and nd == 2:
+            if input.ndim < 3:  # PyTorch reads the size of dim -3 before it checks the rank
+                lo, hi = -builtins.max(input.ndim, 1), builtins.max(input.ndim, 1) - 1
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{lo}, {hi}], but got -3)")
             raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
                                f"size for input, but got:{list(input.shape)}")
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
