@@ -21,8 +21,7 @@ from .store import DistBackendError
 
 __all__ = ["ProcessGroupMPI", "world_group"]
 
-_NATIVE_KINDS = "iuf"   # (float16 and the ml_dtypes types are kind "f"/"V" but not MPI's)
-_NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (not float16, ml_dtypes')
 
 
 def _mpi():
@@ -38,11 +37,11 @@ def _op(MPI, op):
 def _native(arr, op):
     """Whether MPI reduces this dtype with this op itself."""
     d = arr.dtype
-    if d.kind == "c" and d.itemsize in (8, 16):
+    if d.kind == "c":
         return op.name in ("SUM", "AVG", "PRODUCT")
     if d.kind == "f":
         return d in _NATIVE_FLOATS
-    return d.kind in _NATIVE_KINDS and not (d.kind == "b")
+    return d.kind in "iu"
 
 
 def _contiguous(arr, writeable=False):
