@@ -34,6 +34,21 @@ class Mailbox:
         self._cond = threading.Condition()
         self._mailbox = collections.defaultdict(collections.deque)
         self._closed_peers = set()
+        self._posted = {}  # (peer, key) -> a writable byte view the payload may land in
+
+    def post(self, peer, key, into):
+        """Offer `into` (a writable, contiguous byte memoryview) as the place for the next
+        payload from `peer` under `key`: if it has not arrived yet and is exactly that long,
+        it is read straight into `into`, saving an allocation and a copy. `recv` still
+        returns the message either way; its payload is `into` when it landed there."""
+        with self._cond:
+            self._posted[(peer, key)] = into
+
+    def _claim(self, peer, key, nbytes):
+        """The posted buffer for this message, when one of exactly `nbytes` waits."""
+        with self._cond:
+            into = self._posted.pop((peer, key), None)
+        return into if into is not None and into.nbytes == nbytes else None
 
     def _file(self, peer, key, meta, payload):
         with self._cond:
@@ -59,12 +74,15 @@ class Mailbox:
                         meta, payload = box.popleft()
                         if not box:
                             del self._mailbox[(p, key)]
+                        self._posted.pop((p, key), None)
                         return p, meta, payload
                 dead = [p for p in peers if p in self._closed_peers]
                 if dead and (peer is not None or len(dead) == len(peers) - 1):
                     raise DistNetworkError(f"[gloo] Connection closed by peer [rank {dead[0]}]")
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    for p in peers:  # (a late payload must not land in the caller's memory)
+                        self._posted.pop((p, key), None)
                     raise RuntimeError(f"[gloo] Timed out waiting {round(timeout * 1000)}ms "
                                        "for recv operation to complete")
                 self._cond.wait(left)
@@ -134,7 +152,11 @@ class Mesh(Mailbox):
                         and isinstance(head[2], int) and head[2] >= 0):
                     raise _wire.WireError("not a message header")
                 key, meta, plen = head
-                payload = _wire.recv_exact(sock, plen, trusted=True) if plen else bytearray()
+                into = self._claim(peer, key, plen) if plen else None
+                if into is not None:
+                    payload = _wire.recv_into_exact(sock, into)
+                else:
+                    payload = _wire.recv_exact(sock, plen, trusted=True) if plen else bytearray()
                 self._file(peer, key, meta, payload)
         except (OSError, ConnectionError):
             self._lost(peer)

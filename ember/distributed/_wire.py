@@ -120,6 +120,18 @@ def recv_exact(sock, n, closed_error=ConnectionError, trusted=False):
     return buf
 
 
+def recv_into_exact(sock, view, closed_error=ConnectionError):
+    """Fill the writable byte memoryview `view` from `sock`; returns `view`."""
+    got, n = 0, view.nbytes
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise closed_error("Failed to recv, got 0 bytes. Connection was likely closed. "
+                               "Did the remote server shutdown or crash?")
+        got += k
+    return view
+
+
 def frame(value):
     """`value` encoded, behind its 8-byte length."""
     data = encode(value)

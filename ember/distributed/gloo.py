@@ -45,7 +45,7 @@ def _divide(out, n):
 # Below this many bytes an all-reduce sends the whole array to every peer (one round trip);
 # above it, the ring's 2(n-1) steps of 1/n of the data each are the cheaper schedule.
 RING_MIN_BYTES = 64 * 1024
-_SEGMENT_BYTES = 1 << 20  # a ring step's unit on the wire
+_SEGMENT_BYTES = 1 << 21  # a ring step's unit on the wire
 
 
 def _segments(chunk):
@@ -84,6 +84,7 @@ class ProcessGroupGloo(ProcessGroup):
     def __init__(self, mesh, ranks, group_id, backend="gloo"):
         super().__init__(ranks, group_id, mesh.rank, backend)
         self.mesh = mesh
+        self._scratch = np.empty(0, np.uint8)
 
     def subgroup(self, ranks, group_id):
         """The group of `ranks` (every rank calls this; non-members get None)."""
@@ -122,20 +123,37 @@ class ProcessGroupGloo(ProcessGroup):
                             np.copyto)
         return flat.reshape(arr.shape)
 
-    def _ring_step(self, key, send, into, combine):
+    def _ring_step(self, key, send, into, combine, landing=None):
         """Send `send` to the next rank while `into` gets the previous rank's data through
         `combine(into_part, received)`, in segments, so each received segment is combined
         while the next ones are on the wire. (The previous rank sends the chunk we receive
-        into, so both sides cut it into the same segments.)"""
+        into, so both sides cut it into the same segments.) Received bytes are read straight
+        into `landing` (a scratch array shaped like `into`), or into `into` itself when
+        `landing` is None, whenever they arrive after this step began."""
         n, r = self.size(), self._rank
         out, parts = _segments(send), _segments(into)
+        lands = parts if landing is None else _segments(landing)
+        prev = self.ranks[(r - 1) % n]
+        for k, part in enumerate(lands):
+            if part.size:
+                self.mesh.post(prev, key + (k,), memoryview(part.view(np.uint8)))
         if out:
             self.send_array((r + 1) % n, key + (0,), out[0])
         for k in range(max(len(out), len(parts))):
             if k + 1 < len(out):
                 self.send_array((r + 1) % n, key + (k + 1,), out[k + 1])
             if k < len(parts):
-                combine(parts[k], self.recv_array((r - 1) % n, key + (k,))[1])
+                got = self.recv_array((r - 1) % n, key + (k,))[1]
+                if landing is not None or not np.may_share_memory(got, parts[k]):
+                    combine(parts[k], got.reshape(parts[k].shape))
+
+    def _scratch_like(self, arr):
+        """A reused buffer of `arr`'s dtype and size, where a ring step's incoming data lands
+        before it is reduced into `arr`."""
+        nbytes = arr.size * arr.itemsize
+        if self._scratch.nbytes < nbytes:
+            self._scratch = np.empty(nbytes, np.uint8)
+        return self._scratch[:nbytes].view(arr.dtype)
 
     def reduce_scatter(self, key, chunks, op):
         """Chunk `rank` of every rank's `chunks` reduced, by the ring's first half."""
@@ -148,8 +166,9 @@ class ProcessGroupGloo(ProcessGroup):
         group's result (AVG divided); the others are left partial."""
         n, r, fn = self.size(), self._rank, _reducer(op)
         for s in range(n - 1):
-            self._ring_step(key + ("scatter", s), chunks[(r - s - 1) % n],
-                            chunks[(r - s - 2) % n], lambda mine, got: fn(mine, got, out=mine))
+            into = chunks[(r - s - 2) % n]
+            self._ring_step(key + ("scatter", s), chunks[(r - s - 1) % n], into,
+                            lambda mine, got: fn(mine, got, out=mine), self._scratch_like(into))
         if op.name == "AVG":
             _divide(chunks[r], n)
 

@@ -205,11 +205,20 @@ def _ring(rank, world):
             t = _ring_data(rank, n, dtype)
             dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
             out[str(dtype), op] = t.float().numpy().tobytes()
+    # several wire segments per ring step, landing in the posted receive buffers
+    big = _ring_data(rank, _multi_segment_size(world), ember.float64)
+    dist.all_reduce(big)
+    out["multi-segment"] = big.numpy().tobytes()
     inp = _ring_data(rank, world * 25000, ember.float32)
     part = ember.empty(25000)
     dist.reduce_scatter_tensor(part, inp)
     out["reduce_scatter"] = part.numpy().tobytes()
     return out
+
+
+def _multi_segment_size(world):
+    from ember.distributed import gloo
+    return 3 * world * gloo._SEGMENT_BYTES // 8 + 333
 
 
 def _check_ring(results, world):
@@ -218,6 +227,11 @@ def _check_ring(results, world):
     n = gloo.RING_MIN_BYTES // 4 + 1001
     results = {r: dict(v) for r, v in results.items()}
     scattered = [results[r].pop("reduce_scatter") for r in range(world)]
+    big = [results[r].pop("multi-segment") for r in range(world)]
+    want = sum(_ring_data(r, _multi_segment_size(world), ember.float64).numpy()
+               for r in range(world))
+    for r in range(world):
+        np.testing.assert_array_equal(np.frombuffer(big[r], np.float64), want)
     assert all(results[r] == results[0] for r in range(world))  # the same bits everywhere
     for dtype in (ember.float32, ember.int64, ember.bfloat16):
         parts = np.stack([_ring_data(r, n, dtype).double().numpy() for r in range(world)])
