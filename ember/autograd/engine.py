@@ -16,7 +16,7 @@ from ..device import backend_of, is_writeable
 from ..ops._dual import resolve_pending
 from ..ops._graph import AccumulateGrad, edge
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "queue_callback"]
 
 
 def _tensors(x):
@@ -126,10 +126,11 @@ def _zeros_like(arr):
 class _GraphTask:
     """One backward call while it runs: which nodes it will execute (for
     torch.autograd.graph.register_multi_grad_hook, which waits for the hooks that will fire)."""
-    __slots__ = ("deps", "wanted", "needed", "is_grad", "__weakref__")
+    __slots__ = ("deps", "wanted", "needed", "is_grad", "callbacks", "__weakref__")
 
     def __init__(self, deps, wanted, needed, is_grad):
         self.deps, self.wanted, self.needed, self.is_grad = deps, wanted, needed, is_grad
+        self.callbacks = []  # run, in order, once the whole graph has run
 
     def will_execute(self, node):
         if self.is_grad and type(node) is AccumulateGrad:
@@ -152,6 +153,15 @@ _running = _RunningTasks()
 def current_graph_task():
     """The innermost backward running in this thread, or None."""
     return _running.stack[-1] if _running.stack else None
+
+
+def queue_callback(callback, outermost=False):
+    """Run `callback()` when the backward now running in this thread ends (after every
+    gradient of it is accumulated): the innermost one, as PyTorch's engine does, or with
+    `outermost` the one that started any reentrant backwards inside it."""
+    if not _running.stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _running.stack[0 if outermost else -1].callbacks.append(callback)
 
 
 def _run(roots, retain_graph, create_graph, capture, accumulate, leaf_hooks=False,
@@ -219,6 +229,11 @@ def _run(roots, retain_graph, create_graph, capture, accumulate, leaf_hooks=Fals
         if finish is not None:
             _grad_state.enabled = previous_mode
             finish(captured)
+        callbacks = _running.stack[-1].callbacks
+        if callbacks:
+            _grad_state.enabled = previous_mode
+            while callbacks:  # (a callback may queue another)
+                callbacks.pop(0)()
     finally:
         _running.stack.pop()
         _grad_state.enabled = previous_mode

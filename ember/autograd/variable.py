@@ -18,3 +18,16 @@ class Variable(metaclass=_VariableMeta):
         if requires_grad:
             data.requires_grad_(True)
         return data
+
+
+class _ExecutionEngine:
+    """`Variable._execution_engine`: the autograd engine's handle, for code that queues work
+    to run when the current backward ends (DDP, FSDP and checkpointing libraries do)."""
+
+    @staticmethod
+    def queue_callback(callback):
+        from .engine import queue_callback
+        queue_callback(callback)
+
+
+Variable._execution_engine = _ExecutionEngine()

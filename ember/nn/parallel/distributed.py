@@ -8,8 +8,13 @@ are reduced by one flat asynchronous all_reduce each, started as soon as a bucke
 are all ready and every earlier bucket has started (the same order on every rank), so the
 communication overlaps the rest of the backward pass; when the last parameter is ready, the
 reductions are waited for and copied back into `.grad`. A parameter the backward pass does
-not reach (`find_unused_parameters=True`) counts as ready with a zero gradient. `ember.distributed`
-(a floor above) is imported when a DDP is made, never at import."""
+not reach (`find_unused_parameters=True`) counts as ready with a zero gradient.
+
+With `static_graph=True` the first iteration only counts how often each parameter's hook
+fires (reentrant checkpointing fires it once per recomputation) and reduces everything when
+the whole backward ends; later iterations take a parameter as ready at its counted firing,
+and the parameters that first iteration found unused on every rank keep their `.grad`.
+`ember.distributed` (a floor above) is imported when a DDP is made, never at import."""
 import contextlib
 import functools
 
@@ -17,6 +22,7 @@ from ... import dtypes as _dt
 from ... import ops as _ops
 from ..._state import grad as _grad_state
 from ..._tensor import Tensor
+from ...autograd import engine as _engine
 from ...autograd.grad_mode import no_grad
 from ..modules.module import Module
 
@@ -36,6 +42,32 @@ _UNUSED_MESSAGE = (
     "environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out "
     "information about which particular parameters did not receive gradient on this rank as "
     "part of this error")
+
+_MARKED_TWICE = (
+    "Expected to mark a variable ready only once. This error is caused by one of the following "
+    "reasons: 1) Use of a module parameter outside the `forward` function. Please make sure "
+    "model parameters are not shared across multiple concurrent forward-backward passes. or "
+    "try to use _set_static_graph() as a workaround if this module graph does not change "
+    "during training loop.2) Reused parameters in multiple reentrant backward passes. For "
+    "example, if you use multiple `checkpoint` functions to wrap the same part of your model, "
+    "it would result in the same set of parameters been used by different reentrant backward "
+    "passes multiple times, and hence marking a variable ready multiple times. DDP does not "
+    "support such use cases in default. You can try to use _set_static_graph() as a workaround "
+    "if your module graph does not change over iterations.\nParameter at index {index} with "
+    "name {name} has been marked as ready twice. This means that multiple autograd engine  "
+    "hooks have fired for this particular parameter during this iteration.")
+_UNUSED_DETECTION = (
+    "3) Incorrect unused parameter detection. The return value of the `forward` function is "
+    "inspected by the distributed data parallel wrapper to figure out if any of the module's "
+    "parameters went unused. For unused parameters, DDP would not expect gradients from then. "
+    "However, if an unused parameter becomes part of the autograd graph at a later point in "
+    "time (e.g., in a reentrant backward when using `checkpoint`), the gradient will show up "
+    "unexpectedly. If all parameters in the model participate in the backward pass, you can "
+    "disable unused parameter detection by passing the keyword argument "
+    "`find_unused_parameters=False` to `torch.nn.parallel.DistributedDataParallel`. If unused "
+    "parameters in the model do not change over iterations, You can try to use "
+    "_set_static_graph() as a workaround if this module graph does not change during training "
+    "loop.")
 
 
 def _tensors_in(obj, out):
@@ -161,6 +193,11 @@ class DistributedDataParallel(Module):
         self._buckets = _flat_buckets(list(reversed(params)), self.bucket_bytes_cap)
         self._bucket_of = {id(p): i for i, b in enumerate(self._buckets) for p in b}
         self._ready, self._expected = set(), None
+        self._fired = {}  # id(param) -> how often its hook fired this iteration
+        # static_graph: {id(param): firings per iteration} and the parameters some rank
+        # used, learnt in the first iteration; None until then
+        self._static_uses = self._static_used = None
+        self._learning = False  # the first static iteration's backward is running
         self._launched = []  # (bucket, future of its reduced flat gradient), in bucket order
         self._comm_hook = None
         from ...distributed.algorithms.join import _JoinConfig
@@ -227,10 +264,16 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.require_forward_param_sync:
             self._broadcast(list(self.module.buffers()))
         output = self.module(*inputs, **kwargs)
-        self._ready, self._launched = set(), []
+        self._ready, self._launched, self._fired = set(), [], {}
         self._waiting = [0] * len(self._buckets)
+        self._learning = False
         if _grad_state.enabled and self.require_backward_grad_sync:
-            if self.find_unused_parameters:
+            if self.static_graph and self._static_uses is None:
+                self._learning = True
+                self._expected = {id(p) for p in self._params}
+            elif self.static_graph:
+                self._expected = set(self._static_uses)
+            elif self.find_unused_parameters:
                 reached = _reached_leaves(output)
                 self._expected = {id(p) for p in self._params if id(p) in reached}
             else:
@@ -246,17 +289,49 @@ class DistributedDataParallel(Module):
         return output
 
     # ---- backward ----------------------------------------------------------------------
+    def _set_static_graph(self):
+        """PyTorch's older spelling of `static_graph=True`, before the first iteration."""
+        self.static_graph = True
+
     def _grad_ready(self, param):
-        if self._expected is None or id(param) not in self._expected \
-                or id(param) in self._ready:
+        key = id(param)
+        if self._expected is None or key not in self._expected:
             return
-        self._ready.add(id(param))
+        fired = self._fired[key] = self._fired.get(key, 0) + 1
+        if self._learning:
+            if len(self._fired) == 1 and fired == 1:
+                _engine.queue_callback(self._end_first_static_iteration, outermost=True)
+            return
+        due = self._static_uses[key] if self._static_uses is not None else 1
+        if fired < due:
+            return
+        if fired > due:
+            name = next(n for n, p in self.module.named_parameters() if p is param)
+            message = _MARKED_TWICE.format(index=self._index[key], name=name)
+            if len(self._expected) < len(self._params):  # some were found unused
+                message += _UNUSED_DETECTION
+            raise RuntimeError(message)
+        self._ready.add(key)
         self._waiting[self._bucket_of[id(param)]] -= 1
         with no_grad():
             self._launch_ready_buckets()
         if len(self._ready) == len(self._expected):
             expected, self._expected, self._ready = self._expected, None, set()
             self._finish(expected)
+
+    def _end_first_static_iteration(self):
+        """The first static iteration's backward is over: keep how often each parameter's
+        hook fired, then reduce every bucket at once."""
+        self._learning = False
+        self._static_uses = dict(self._fired)
+        expected = set(self._fired)
+        self._expected = expected
+        self._ready = set(expected)
+        self._waiting = [0] * len(self._buckets)
+        with no_grad():
+            self._launch_ready_buckets()
+        self._expected, self._ready = None, set()
+        self._finish(expected)
 
     def _launch_ready_buckets(self):
         """Start the all_reduce of each next bucket whose gradients are all in."""
@@ -282,12 +357,14 @@ class DistributedDataParallel(Module):
     def _finish(self, expected):
         dist, group = self._dist, self.process_group
         with no_grad():
-            used = None
-            if self.find_unused_parameters:
+            used = self._static_used
+            if used is None and (self.find_unused_parameters or self.static_graph):
                 # a parameter no rank used keeps its .grad (None stays None), as PyTorch's
                 used = _ops.tensor([id(p) in expected for p in self._params], dtype=_dt.int32)
                 dist.all_reduce(used, group=group)
                 used = used.tolist()
+                if self.static_graph:
+                    self._static_used = used
             launched, self._launched = self._launched, []
             for bucket, result in launched:
                 flat = result()
