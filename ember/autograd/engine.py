@@ -30,7 +30,7 @@ def _tensors(x):
 def _root_grads(outputs, grad_outputs, create_graph):
     grads = _tensors(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs"
+        raise RuntimeError("grad can be implicitly created only for scalar outputs"
                            if not grads else
                            f"got {len(grads)} tensors and {len(outputs)} gradients")
     roots = []
@@ -92,7 +92,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     outputs = _tensors(outputs)
-    single = isinstance(inputs, Tensor)
     inputs = _tensors(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
