@@ -550,6 +550,8 @@ def _reduce_op(op, tensor):
         raise TypeError(f"incompatible function arguments: op must be a "
                         f"torch.distributed.ReduceOp, got {op!r}")
     name = op.name
+    if tensor.dtype.is_complex and name not in ("SUM", "AVG"):  # (PyTorch's Python checks)
+        raise ValueError(f"all_reduce does not support {op} on complex tensors")
     if name in ("BAND", "BOR", "BXOR"):
         raise ValueError(f"Cannot use ReduceOp.{name} with NCCL")
     if name == "PREMUL_SUM":
@@ -559,6 +561,4 @@ def _reduce_op(op, tensor):
             name = "MAX"  # a logical or: a sum of bytes could overflow
         elif name == "AVG":
             raise TypeError("Cannot use ReduceOp.AVG with boolean inputs")
-    if tensor.dtype.is_complex and name not in ("SUM", "AVG"):
-        raise ValueError(f"all_reduce does not support {op} on complex tensors")
     return getattr(_nccl(), _OPS[name])

@@ -7,7 +7,8 @@ A collective is one round: every rank writes its send buffer and the call's argu
 file of its own for that round (written whole, then renamed, so a reader never sees half),
 waits for every other rank's file, and computes its own result from them in rank order, so
 all ranks get the same bits. A rank deletes its file of round k once every rank has posted
-round k + 1 (they have all read round k by then). A send is a file for its receiver, which
+round k + 1 (they have all read round k by then); the last rank to leave (destroy or
+abort) removes the directory. A send is a file for its receiver, which
 the receiver deletes once read; sends never wait, receives do. Between `groupStart` and
 `groupEnd` calls are queued and run at `groupEnd`, the sends first (NCCL runs a group's
 calls together). Every wait is bounded (EMBER_FAKE_NCCL_TIMEOUT seconds, 60 by default) and
@@ -18,6 +19,7 @@ its allocation, an unknown datatype or op code, ranks that disagree on a collect
 arguments, calls on a destroyed or aborted communicator."""
 import json
 import os
+import shutil
 import struct
 import tempfile
 import threading
@@ -191,7 +193,7 @@ class NcclCommunicator:
         self._size, self._rank = int(ndev), int(rank)
         self._dir = os.path.join(tempfile.gettempdir(),
                                  "ember-fake-nccl-" + commId[16:32].hex())
-        self._round, self._sent, self._received = 0, {}, {}
+        self._round, self._sent, self._received, self._to_self = 0, {}, {}, []
         self._aborted = threading.Event()
         self._alive = True
         if self._size > 1:
@@ -255,17 +257,14 @@ class NcclCommunicator:
             self._cleanup()
 
     def _cleanup(self):
+        """Say this rank left; the last to leave removes the rendezvous (a rank's last
+        files may still be read by slower ranks until they leave too)."""
         if self._size == 1:
             return
-        mine = [self._path("member", self._rank)] + \
-            [self._path("c", k, self._rank) for k in (self._round - 1, self._round)]
-        for path in mine:
-            try:
-                os.remove(path)
-            except OSError:
-                pass
         try:
-            os.rmdir(self._dir)  # the last rank to leave removes the rendezvous
+            _write(self._path("left", self._rank), {}, b"")
+            if all(os.path.exists(self._path("left", r)) for r in range(self._size)):
+                shutil.rmtree(self._dir, ignore_errors=True)
         except OSError:
             pass
 
@@ -370,9 +369,12 @@ class NcclCommunicator:
         def run():
             self._check()
             size = self._codes(datatype)
-            if not 0 <= peer < self._size or peer == self._rank and self._size > 1:
+            if not 0 <= peer < self._size:
                 raise NcclError(_INVALID_ARGUMENT)
             data = _device_bytes(sendbuf, count * size).tobytes()
+            if peer == self._rank:  # to itself: in memory (a group's recv takes it)
+                self._to_self.append(([count, datatype], data))
+                return
             n = self._sent.get(peer, 0)
             self._sent[peer] = n + 1
             _write(self._path("p", self._rank, peer, n), [count, datatype], data)
@@ -382,15 +384,20 @@ class NcclCommunicator:
         def run():
             self._check()
             size = self._codes(datatype)
-            if not 0 <= peer < self._size or peer == self._rank and self._size > 1:
+            if not 0 <= peer < self._size:
                 raise NcclError(_INVALID_ARGUMENT)
             recv = _device_bytes(recvbuf, count * size)
-            n = self._received.get(peer, 0)
-            self._received[peer] = n + 1
-            path = self._path("p", peer, self._rank, n)
-            self._wait_for([path])
-            args, payload = _read(path)
-            os.remove(path)
+            if peer == self._rank:
+                if not self._to_self:  # NCCL would wait forever: no send to itself queued
+                    raise NcclError(_INVALID_USAGE)
+                args, payload = self._to_self.pop(0)
+            else:
+                n = self._received.get(peer, 0)
+                self._received[peer] = n + 1
+                path = self._path("p", peer, self._rank, n)
+                self._wait_for([path])
+                args, payload = _read(path)
+                os.remove(path)
             if args != [count, datatype]:
                 raise NcclError(_INVALID_USAGE)
             recv[:] = np.frombuffer(payload, np.uint8)
