@@ -259,13 +259,19 @@ def destroy_process_group(group=None):
     if group is None or group is _state.default_pg:
         assert _state.default_pg is not None, "Process group cannot be None"
         for pg in _state.groups:
-            pg.shutdown()
+            _shutdown(pg)
         if _state.mesh is not None:  # (an MPI job has none)
             _state.mesh.close()
         _state.default_pg, _state.mesh, _state.groups = None, None, {}
     elif group in _state.groups:
-        group.shutdown()
+        _shutdown(group)
         del _state.groups[group]
+
+
+def _shutdown(pg):
+    pg.shutdown()
+    if getattr(pg, "cuda_group", None) is not None:
+        pg.cuda_group.shutdown()
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
