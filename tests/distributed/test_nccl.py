@@ -243,7 +243,8 @@ def _ddp(rank, world):
                     p.copy_(ember.tensor(w))
             model = model.to("cuda")
             if world > 1:
-                model = nn.parallel.DistributedDataParallel(model, device_ids=[0])
+                model = nn.parallel.DistributedDataParallel(  # (4: the used-flags on cuda)
+                    model, device_ids=[0], find_unused_parameters=world == 4)
             opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
             rows = slice(rank * BATCH // world, (rank + 1) * BATCH // world)
             xs, ys = ember.tensor(x[rows]).cuda(), ember.tensor(y[rows]).cuda()
@@ -382,3 +383,15 @@ def test_stand_in_refuses_ranks_that_disagree():
     results = _launch(_mismatched, world=2, init=False)
     assert results[0] == results[1] == \
         "NCCL_ERROR_INVALID_USAGE: invalid usage (run with NCCL_DEBUG=WARN for details)"
+
+
+def test_torch_cuda_nccl_takes_cupy_14s_byte_ids(fake_cuda):
+    """torch.cuda.nccl on one device: the unique id is bytes (CuPy 14 refuses a tuple)."""
+    from ember.cuda import nccl
+    uid = nccl.unique_id()
+    assert isinstance(uid, bytes) and len(uid) == 128
+    assert nccl.init_rank(1, uid, 0).size() == 1
+    t, out = ember.arange(3.0, device="cuda"), [ember.zeros(3, device="cuda")]
+    nccl.all_reduce([t])
+    nccl.all_gather([t], out)
+    assert t.tolist() == out[0].tolist() == [0.0, 1.0, 2.0]
