@@ -395,3 +395,22 @@ def test_torch_cuda_nccl_takes_cupy_14s_byte_ids(fake_cuda):
     nccl.all_reduce([t])
     nccl.all_gather([t], out)
     assert t.tolist() == out[0].tolist() == [0.0, 1.0, 2.0]
+
+
+def _sync_batchnorm(rank, world):
+    from .test_sync_batchnorm import _sync
+    with strict_cupy():
+        dist.init_process_group("nccl", timeout=TIMEOUT)
+        try:
+            return _sync(rank, world)
+        finally:
+            dist.destroy_process_group()
+
+
+@pytest.mark.skipif(REAL_CUDA, reason="two ranks need two GPUs")
+def test_sync_batchnorm_through_nccl_equals_gloo():
+    from .test_sync_batchnorm import _sync
+    ours, theirs = _launch(_sync_batchnorm, init=False), _launch(_sync)
+    for rank in (0, 1):
+        for key, want in theirs[rank].items():
+            np.testing.assert_allclose(ours[rank][key], want, rtol=1e-12, atol=1e-12)
