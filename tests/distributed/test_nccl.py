@@ -414,3 +414,30 @@ def test_sync_batchnorm_through_nccl_equals_gloo():
     for rank in (0, 1):
         for key, want in theirs[rank].items():
             np.testing.assert_allclose(ours[rank][key], want, rtol=1e-12, atol=1e-12)
+
+
+def test_no_backend_named_and_an_nccl_group_beside_gloo(fake_cuda, tmp_path):
+    """No backend: PyTorch's default map (gloo for cpu, NCCL for cuda where it is there), and
+    get_backend says "undefined"; new_group(backend="nccl") in a gloo world."""
+    dist.init_process_group(store=dist.FileStore(str(tmp_path / "a"), 1), rank=0, world_size=1)
+    try:
+        assert dist.get_backend() == "undefined"
+        world = dist.group.WORLD
+        c, g = ember.ones(2), ember.ones(2, device="cuda")
+        dist.all_reduce(c)
+        assert world.cuda_group._comm is None  # the cpu tensor went to gloo
+        dist.all_reduce(g)
+        assert world.cuda_group._comm is not None and g.tolist() == c.tolist() == [1.0, 1.0]
+    finally:
+        dist.destroy_process_group()
+    dist.init_process_group("gloo", store=dist.FileStore(str(tmp_path / "b"), 1), rank=0,
+                            world_size=1)
+    try:
+        group = dist.new_group([0], backend="nccl")
+        assert dist.get_backend(group) == "nccl" and dist.get_backend() == "gloo"
+        dist.all_reduce(g, group=group)
+        assert group._comm is not None
+        _raises(RuntimeError, "No backend type associated with device type cpu",
+                dist.all_reduce, c, group=group)
+    finally:
+        dist.destroy_process_group()
