@@ -76,8 +76,8 @@ class WorkNCCL(Work):
 
     def __init__(self, group, op_type, numel_in, numel_out, outputs, source=-1):
         super().__init__()
-        group._seq += 1
-        self._seq, self._op_type, self._group = group._seq, op_type, group
+        group._nccl_seq += 1  # (PyTorch's SeqNum: the group's NCCL calls, counted)
+        self._seq, self._op_type, self._group = group._nccl_seq, op_type, group
         self._numel = (numel_in, numel_out)
         self._result, self._source = list(outputs), source
         self._event, self._started = None, time.monotonic()
@@ -142,7 +142,7 @@ class ProcessGroupNCCL(ProcessGroup):
     def __init__(self, store, ranks, group_id, global_rank, timeout, device_id=None):
         super().__init__(ranks, group_id, global_rank, "nccl")
         self.store, self.timeout = store, timeout
-        self._comm, self._device, self._error = None, None, None
+        self._comm, self._device, self._error, self._nccl_seq = None, None, None, 0
         self._watching, self._watch = [], threading.Condition()
         self._watchdog, self._closed = None, False
         if device_id is not None:  # eager: the communicator now, on that device
