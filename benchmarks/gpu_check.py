@@ -229,14 +229,12 @@ def nccl_check(torch):
             def ours():
                 dist.all_reduce(x)
                 ember.cuda.synchronize()
-            theirs = None
-            if tdist is not None:
-                y = torch.ones(mb << 18, device="cuda")
 
-                def theirs():
-                    tdist.all_reduce(y)
-                    torch.cuda.synchronize()
-            mine, other, ratio = compare(ours, theirs, 3 if QUICK else 20, 3 if QUICK else 7)
+            def theirs(y=torch.ones(mb << 18, device="cuda") if tdist is not None else None):
+                tdist.all_reduce(y)
+                torch.cuda.synchronize()
+            mine, other, ratio = compare(ours, theirs if tdist is not None else None,
+                                         3 if QUICK else 20, 3 if QUICK else 7)
             # MB/s, the inverse of seconds per call: the ratio printed is ember's / torch's
             print(row(f"{mb} MB", mb / mine, None if other is None else mb / other,
                       None if ratio is None else 1 / ratio, "MB/s", 1.0))

@@ -625,19 +625,20 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         return None
     n = _group(group).size()
 
-    def pieces(t, sizes, what):
+    def pieces(t, sizes):
         rows = t.shape[0] if t.dim() else 1
-        if not sizes:
+        if not sizes:  # (c10d's checkSplitSizes, its messages)
             if rows % n:
-                raise RuntimeError(f"Tensor's dim 0 does not divide equally across group "
-                                   f"size")
+                raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
             sizes = [rows // n] * n
-        if len(sizes) != n or sum(sizes) != rows:
-            raise RuntimeError(f"Split sizes doesn't match total dim 0 size ({what})")
+        if len(sizes) != n:
+            raise RuntimeError("Number of tensor splits not equal to group size")
+        if sum(sizes) != rows:
+            raise RuntimeError("Split sizes doesn't match total dim 0 size")
         starts = [sum(sizes[:i]) for i in range(n)]
         return [t[s:s + k] for s, k in zip(starts, sizes)]
-    return all_to_all(pieces(output, output_split_sizes, "output"),
-                      pieces(input, input_split_sizes, "input"), group, async_op)
+    return all_to_all(pieces(output, output_split_sizes), pieces(input, input_split_sizes),
+                      group, async_op)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):

@@ -493,7 +493,7 @@ class _DeviceBuffer:
         return self.index
 
 
-# ---- tensors as NCCL buffers ----------------------------------------------------------------------
+# ---- tensors as NCCL buffers ------------------------------------------------------------
 def _device_of(tensors):
     devices = set()
     for t in tensors:

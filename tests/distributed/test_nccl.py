@@ -154,7 +154,7 @@ def test_every_collective_matches_gloo(world):
     assert _launch(_against_gloo, world=world, init=False) == {r: True for r in range(world)}
 
 
-# ---- a world of "nccl" alone: objects, subgroups, errors -------------------------------------------
+# ---- a world of "nccl" alone: objects, subgroups, errors ---------------------------------
 def _nccl_world(rank, world):
     with strict_cupy():
         dist.init_process_group("nccl", timeout=TIMEOUT)
@@ -439,5 +439,21 @@ def test_no_backend_named_and_an_nccl_group_beside_gloo(fake_cuda, tmp_path):
         assert group._comm is not None
         _raises(RuntimeError, "No backend type associated with device type cpu",
                 dist.all_reduce, c, group=group)
+    finally:
+        dist.destroy_process_group()
+
+
+def test_all_to_all_single_split_errors(tmp_path):
+    """c10d's split-size checks (gloo here: the checks come before any backend)."""
+    dist.init_process_group("gloo", store=dist.FileStore(str(tmp_path / "s"), 1), rank=0,
+                            world_size=1)
+    try:
+        _raises(RuntimeError, "Number of tensor splits not equal to group size",
+                dist.all_to_all_single, ember.zeros(2), ember.zeros(2), [1, 1], [2])
+        _raises(RuntimeError, "Split sizes doesn't match total dim 0 size",
+                dist.all_to_all_single, ember.zeros(2), ember.zeros(3), [2], [2])
+        out = ember.zeros(3, 2)
+        dist.all_to_all_single(out, ember.ones(3, 2))
+        assert out.tolist() == [[1.0, 1.0]] * 3
     finally:
         dist.destroy_process_group()
