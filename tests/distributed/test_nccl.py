@@ -302,8 +302,9 @@ def test_a_hung_rank_times_out():
 # ---- one GPU: world size 1, two groups in one process -----------------------------------------
 def test_world_of_one_and_two_groups(fake_cuda, tmp_path):
     dist.init_process_group("nccl", store=dist.FileStore(str(tmp_path / "store"), 1), rank=0,
-                            world_size=1, timeout=TIMEOUT)
+                            world_size=1, timeout=TIMEOUT, device_id=ember.device("cuda:0"))
     try:
+        assert dist.group.WORLD._comm is not None  # device_id: made at once, not lazily
         first, second = dist.new_group([0]), dist.new_group([0])
         a = ember.arange(6.0, device="cuda")
         for group in (None, first, second):
