@@ -4,17 +4,16 @@ tensors in place as PyTorch's do."""
 import datetime
 import enum
 import os
-import socket
 import warnings
-from urllib.parse import parse_qs, urlparse
 
 from .._tensor import Tensor
 from ..device import backend_of
 from . import _group
 from . import gloo as _gloo
 from . import nccl as _nccl
+from ._rendezvous import local_address, rendezvous
 from ._transport import Mesh
-from .store import FileStore, PrefixStore, TCPStore
+from .store import PrefixStore, TCPStore
 
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember",
            "is_available", "is_initialized", "is_gloo_available", "is_mpi_available",
@@ -116,65 +115,6 @@ def _default_group():
     return _state.default_pg
 
 
-def _env(name, scheme="env"):
-    value = os.environ.get(name)
-    if value is None:
-        raise ValueError(f"Error initializing torch.distributed using {scheme}:// rendezvous: "
-                         f"environment variable {name} expected, but not set")
-    return value
-
-
-def _rendezvous(url, rank, world_size, timeout):
-    """(store, rank, world_size, host to listen on) for an init_method URL."""
-    parsed = urlparse(url)
-    query = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
-    if "rank" in query:
-        rank = int(query["rank"])
-    if "world_size" in query:
-        world_size = int(query["world_size"])
-    scheme = parsed.scheme
-    if scheme == "env":
-        if rank == -1:
-            rank = int(_env("RANK"))
-        if world_size == -1:
-            world_size = int(_env("WORLD_SIZE"))
-        host, port = _env("MASTER_ADDR"), int(_env("MASTER_PORT"))
-    elif scheme in ("tcp", "file"):
-        if rank == -1:
-            raise ValueError(f"Error initializing torch.distributed using {scheme}:// "
-                             "rendezvous: rank parameter missing")
-        if world_size == -1:
-            raise ValueError(f"Error initializing torch.distributed using {scheme}:// "
-                             "rendezvous: world size parameter missing")
-        if scheme == "file":
-            path = parsed.path if not parsed.netloc else parsed.netloc + parsed.path
-            return FileStore(path, world_size), rank, world_size, "127.0.0.1"
-        host, port = parsed.hostname, parsed.port
-    else:
-        raise RuntimeError(f"No rendezvous handler for {scheme}://")
-    if scheme == "env" and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
-        # the launcher serves the store; each restart of the workers keys under its attempt
-        store = PrefixStore(f"/worker/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', 0)}",
-                            TCPStore(host, port, world_size, False, timeout))
-    else:
-        store = TCPStore(host, port, world_size, rank == 0, timeout)
-    return store, rank, world_size, _local_address(host)
-
-
-def _local_address(master):
-    """The address of this machine that reaches `master` (loopback for a local master)."""
-    try:
-        infos = socket.getaddrinfo(master, None, socket.AF_INET)
-        ip = infos[0][4][0]
-        if ip.startswith("127."):
-            return "127.0.0.1"
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect((ip, 9))  # a datagram socket's connect sends nothing
-            return s.getsockname()[0]
-    except OSError:
-        return "127.0.0.1"
-
-
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None, device_id=None):
     if _state.default_pg is not None:
@@ -205,9 +145,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         _install(None, world_group(seconds))
         return
     if store is None:
-        store, rank, world_size, host = _rendezvous(init_method, rank, world_size, timeout)
+        store, rank, world_size, host = rendezvous(init_method, rank, world_size, timeout)
     else:
-        host = _local_address(store.host) if isinstance(store, TCPStore) else "127.0.0.1"
+        host = local_address(store.host) if isinstance(store, TCPStore) else "127.0.0.1"
     _state.init_count += 1
     prefix = PrefixStore(f"{group_name or 'default_pg'}/{_state.init_count}", store)
     mesh = Mesh(prefix, rank, world_size, seconds, host)  # (also under nccl: gloo subgroups)
@@ -855,66 +795,6 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     _run(pg, fn, False)
 
 
-# ---- Python objects ----------------------------------------------------------------------------
-def _objects(pg, fn):
-    work = pg.submit(fn, wait=True)
-    work.wait(pg.timeout)
-    return work._result
-
-
-def all_gather_object(object_list, obj, group=None):
-    if _not_member(group):
-        return None
-    pg = _group(group)
-    gathered = _objects(pg, lambda key: (pg.exchange_objects(key, obj), -1))
-    object_list[:len(gathered)] = gathered
-
-
-def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
-    if _not_member(group):
-        return None
-    pg = _group(group)
-    root = _root(pg, dst, group_dst, "dst", "gather")
-
-    def fn(key):
-        if pg.rank() != root:
-            pg.send_object(root, key, obj)
-            return [], -1
-        return [obj if p == root else pg.recv_object(p, key) for p in range(pg.size())], -1
-    gathered = _objects(pg, fn)
-    if pg.rank() == root:
-        object_gather_list[:len(gathered)] = gathered
-
-
-def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
-    if _not_member(group):
-        return None
-    pg = _group(group)
-    root = _root(pg, src, group_src, "src", "broadcast")
-
-    def fn(key):
-        if pg.rank() == root:
-            for p in pg._peers():
-                pg.send_object(p, key, list(object_list))
-            return list(object_list), -1
-        return pg.recv_object(root, key), -1
-    object_list[:] = _objects(pg, fn)
-
-
-def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None,
-                        group=None, group_src=None):
-    if _not_member(group):
-        return None
-    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
-        raise ValueError("Expected argument scatter_object_output_list to be a list of size at "
-                         "least 1.")
-    pg = _group(group)
-    root = _root(pg, src, group_src, "src", "scatter")
-
-    def fn(key):
-        if pg.rank() == root:
-            for p in pg._peers():
-                pg.send_object(p, key, scatter_object_input_list[p])
-            return [scatter_object_input_list[root]], -1
-        return [pg.recv_object(root, key)], -1
-    scatter_object_output_list[0] = _objects(pg, fn)[0]
+# the *_object collectives (pickles through the group's own messages)
+from ._object_collectives import (all_gather_object, broadcast_object_list,  # noqa: E402
+                                  gather_object, scatter_object_list)
