@@ -255,11 +255,13 @@ class ProcessGroupNCCL(ProcessGroup):
     # ---- collectives -----------------------------------------------------------------------------
     def all_reduce(self, tensor, op, async_op):
         code, count = _buffer_of(tensor)
-        nccl_op = _reduce_op(op, tensor)
+        nccl_op, average = _reduce_op(op, tensor)
 
         def body(comm, stream):
             ptr = _ptr(tensor)
             comm.allReduce(ptr, ptr, count, code, nccl_op, stream)
+            if average:
+                _divide(tensor, self.size())
         return self._launch("ALLREDUCE", [tensor], (tensor.numel(),) * 2, [tensor], body,
                             async_op)
 
@@ -271,11 +273,13 @@ class ProcessGroupNCCL(ProcessGroup):
 
     def reduce(self, tensor, root, op, async_op):
         code, count = _buffer_of(tensor)
-        nccl_op = _reduce_op(op, tensor)
+        nccl_op, average = _reduce_op(op, tensor)
 
         def body(comm, stream):
             ptr = _ptr(tensor)
             comm.reduce(ptr, ptr, count, code, nccl_op, root, stream)
+            if average and self._rank == root:
+                _divide(tensor, self.size())
         return self._launch("REDUCE", [tensor], (tensor.numel(),) * 2, [tensor], body,
                             async_op)
 
@@ -300,20 +304,25 @@ class ProcessGroupNCCL(ProcessGroup):
     def reduce_scatter_tensor(self, output, input, op, async_op):
         code, count = _buffer_of(output)
         _buffer_of(input)
-        nccl_op = _reduce_op(op, input)
-        return self._launch(
-            "_REDUCE_SCATTER_BASE", [output, input], (input.numel(), output.numel()), [output],
-            lambda comm, s: comm.reduceScatter(_ptr(input), _ptr(output), count, code, nccl_op,
-                                               s), async_op)
+        nccl_op, average = _reduce_op(op, input)
+
+        def body(comm, stream):
+            comm.reduceScatter(_ptr(input), _ptr(output), count, code, nccl_op, stream)
+            if average:
+                _divide(output, self.size())
+        return self._launch("_REDUCE_SCATTER_BASE", [output, input],
+                            (input.numel(), output.numel()), [output], body, async_op)
 
     def reduce_scatter(self, output, inputs, op, async_op):
         code, count = _buffer_of(output)
-        nccl_op = _reduce_op(op, output)
+        nccl_op, average = _reduce_op(op, output)
         cp = _cupy()
 
         def body(comm, stream):
             flat = cp.concatenate([_bytes(t) for t in inputs])
             comm.reduceScatter(flat.data.ptr, _ptr(output), count, code, nccl_op, stream)
+            if average:
+                _divide(output, self.size())
         return self._launch("REDUCE_SCATTER", [output] + inputs,
                             (output.numel() * len(inputs), output.numel()), [output], body,
                             async_op)
@@ -544,7 +553,19 @@ def _unpack(flat, outputs):
         offset += n
 
 
+def _divide(tensor, n):
+    """AVG where NCCL has none: the sum divided, in place on the current stream."""
+    arr = tensor._array
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        arr /= n
+    else:  # as NCCL's integer average: C's division, toward zero
+        cp = _cupy()
+        arr[...] = cp.sign(arr) * (cp.abs(arr) // n)
+
+
 def _reduce_op(op, tensor):
+    """(the NCCL op code, whether the result is to be divided by the group size afterwards:
+    AVG on a CuPy whose NCCL bindings have no NCCL_AVG)."""
     from .distributed_c10d import RedOpType
     if not isinstance(op, RedOpType):
         raise TypeError(f"incompatible function arguments: op must be a "
@@ -561,4 +582,7 @@ def _reduce_op(op, tensor):
             name = "MAX"  # a logical or: a sum of bytes could overflow
         elif name == "AVG":
             raise TypeError("Cannot use ReduceOp.AVG with boolean inputs")
-    return getattr(_nccl(), _OPS[name])
+    nccl = _nccl()
+    if name == "AVG" and not hasattr(nccl, "NCCL_AVG"):
+        return nccl.NCCL_SUM, True
+    return getattr(nccl, _OPS[name]), False

@@ -307,8 +307,8 @@ class NcclCommunicator:
         for a in arrays[1:]:
             fn(out, a, out=out)
         if _OPS[op] == "avg":
-            if out.dtype.kind in "iu":
-                out //= len(arrays)
+            if out.dtype.kind in "iu":  # NCCL divides integers as C does: toward zero
+                out = np.sign(out) * (np.abs(out) // len(arrays))
             else:
                 out /= len(arrays)
         return out

@@ -458,3 +458,36 @@ def test_all_to_all_single_split_errors(tmp_path):
         assert out.tolist() == [[1.0, 1.0]] * 3
     finally:
         dist.destroy_process_group()
+
+
+def _average_without_nccl_avg(rank, world, native=False):
+    with strict_cupy() as cupy:
+        if not native:
+            del cupy.cuda.nccl.NCCL_AVG  # a CuPy whose bindings have no ncclAvg
+        dist.init_process_group("cpu:gloo,cuda:nccl", timeout=TIMEOUT)
+        try:
+            for dtype in (ember.float32, ember.bfloat16):
+                _both(lambda t: dist.all_reduce(t, op=RO.AVG), [_data(rank, (4,), dtype)])
+                _both(lambda t: dist.reduce(t, 0, op=RO.AVG), [_data(rank, (4,), dtype)])
+            for dtype in (ember.int64, ember.int32):  # NCCL's integer AVG rounds toward zero
+                t = ember.tensor([-1 if rank == 0 else 0, 5 if rank == 0 else 0, 3 * rank],
+                                 dtype=dtype, device="cuda")
+                dist.all_reduce(t, op=RO.AVG)
+                assert t.tolist() == [0, 1, 3] and t.dtype == dtype
+            _both(lambda out, t: dist.reduce_scatter_tensor(out, t, op=RO.AVG),
+                  [ember.zeros(2), _data(rank, (2 * world,), ember.float32)])
+            _both(lambda out, ts: dist.reduce_scatter(out, ts, op=RO.AVG),
+                  [ember.zeros(2), [_data(rank, (2,), ember.float32, i) for i in range(world)]])
+        finally:
+            dist.destroy_process_group()
+    return True
+
+
+def _average_with_nccl_avg(rank, world):
+    return _average_without_nccl_avg(rank, world, native=True)
+
+
+@pytest.mark.skipif(REAL_CUDA, reason="three ranks need three GPUs")
+@pytest.mark.parametrize("target", [_average_with_nccl_avg, _average_without_nccl_avg])
+def test_average_with_and_without_nccl_avg(target):
+    assert _launch(target, world=3, init=False) == {r: True for r in range(3)}
