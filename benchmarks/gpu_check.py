@@ -10,6 +10,9 @@
    differ): ResNet-18 (batch 64, 224x224, SGD momentum), a
    GPT-style LM (6 layers, width 384, 6 heads, block 256, batch 32, AdamW) and the main
    job's CNN (batch 32). Prints step times, the ratio ember / PyTorch and both first losses.
+3. NCCL on the one GPU (ember.distributed "nccl", world size 1 and a second group): values,
+   and all_reduce MB/s at 1 MB and 64 MB beside torch's NCCL; a failure here is printed and
+   the rest of the check still runs.
 
     python benchmarks/gpu_check.py [--test-seconds 300] [--no-tests] [--no-timings]
         # (each test's result goes to $EMBER_GPU_LOG, default gpu_tests.log)
@@ -182,10 +185,80 @@ def timings(torch):
         print(row(name, mine, other, ratio, "ms", 1e3), f"  {first[0]:.4f} {first[1]:.4f}")
 
 
+def _torch_nccl_world_of_one(torch, store_dir):
+    """torch.distributed with NCCL, world size 1 (None where torch cannot start it here)."""
+    try:
+        import torch.distributed as tdist
+        if not (torch.cuda.is_available() and tdist.is_nccl_available()):
+            return None
+        tdist.init_process_group("nccl", store=tdist.FileStore(os.path.join(store_dir, "t"), 1),
+                                 rank=0, world_size=1)
+        return tdist
+    except Exception as e:  # (a CPU build, no driver ...): ember's figures alone
+        print(f"  torch's nccl did not start: {type(e).__name__}: {e}")
+        return None
+
+
+def nccl_check(torch):
+    """ember.distributed's "nccl" on this one GPU: world size 1 and a second group (what one
+    GPU can run), the values of all_reduce, broadcast and all_gather in each, and all_reduce
+    MB/s at 1 MB and 64 MB beside torch's NCCL world of one where it starts."""
+    import tempfile
+
+    import ember.distributed as dist
+    store_dir = tempfile.mkdtemp(prefix="ember-gpu-check-")
+    dist.init_process_group("nccl", store=dist.FileStore(os.path.join(store_dir, "e"), 1),
+                            rank=0, world_size=1)
+    tdist = None
+    try:
+        second = dist.new_group([0])
+        for name, group in (("world", None), ("new_group", second)):
+            a = ember.arange(1000, dtype=ember.float32, device="cuda")
+            dist.all_reduce(a, group=group)
+            dist.broadcast(a, 0, group=group)
+            out = [ember.zeros(1000, device="cuda")]
+            dist.all_gather(out, a, group=group)
+            ok = a.tolist() == out[0].tolist() == list(range(1000))
+            print(f"nccl {name}: all_reduce, broadcast, all_gather values "
+                  f"{'agree' if ok else 'DIFFER'}")
+        tdist = _torch_nccl_world_of_one(torch, store_dir)
+        print(header("nccl all_reduce, world size 1"))
+        for mb in (1, 64):
+            x = ember.ones(mb << 18, device="cuda")  # float32: mb MiB
+
+            def ours():
+                dist.all_reduce(x)
+                ember.cuda.synchronize()
+
+            def theirs(y=torch.ones(mb << 18, device="cuda") if tdist is not None else None):
+                tdist.all_reduce(y)
+                torch.cuda.synchronize()
+            mine, other, ratio = compare(ours, theirs if tdist is not None else None,
+                                         3 if QUICK else 20, 3 if QUICK else 7)
+            # MB/s, the inverse of seconds per call: the ratio printed is ember's / torch's
+            print(row(f"{mb} MB", mb / mine, None if other is None else mb / other,
+                      None if ratio is None else 1 / ratio, "MB/s", 1.0))
+    finally:
+        dist.destroy_process_group()
+        if tdist is not None:
+            tdist.destroy_process_group()
+
+
+def _guarded(stage, *args):
+    """A stage whose failure is printed, so the rest of the check still runs."""
+    try:
+        stage(*args)
+    except Exception as e:
+        import traceback
+        print(f"{stage.__name__} failed: {type(e).__name__}: {e}")
+        traceback.print_exc(limit=4)
+
+
 # What runs on the GPU: the op table, the training steps and device tests, the seeds, the
 # main job and vision on cuda. The stand-in's own tests and its transfer counts skip there.
 _TESTS = ["tests/cuda", "tests/test_seeds.py", "tests/examples/test_train_digits.py",
-          "tests/vision/test_vision_on_cuda.py", "tests/ops/test_ops_cuda.py"]
+          "tests/vision/test_vision_on_cuda.py", "tests/ops/test_ops_cuda.py",
+          "tests/distributed/test_nccl.py"]  # (its one-GPU tests; several ranks skip)
 
 
 def pytest_stage(seconds, log, tests=_TESTS):
@@ -229,7 +302,9 @@ def main():
         if "--no-tests" not in sys.argv:
             pytest_stage(_option("--test-seconds", 300), log, ["tests/cuda"] if QUICK else _TESTS)
         with strict_cupy():
-            timings(torch)
+            if "--no-timings" not in sys.argv:
+                timings(torch)
+            _guarded(nccl_check, torch)
         return
     import cupy
     print(ember.cuda.get_device_name(0), "| torch", torch.__version__, "| cupy",
@@ -238,6 +313,7 @@ def main():
         pytest_stage(_option("--test-seconds", 300), log)
     if "--no-timings" not in sys.argv:
         timings(torch)
+    _guarded(nccl_check, torch)
 
 
 if __name__ == "__main__":

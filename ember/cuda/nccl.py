@@ -52,14 +52,20 @@ def version():
 
 
 def unique_id():
-    """A new NCCL id (bytes) for init_rank: rank 0 makes it and sends it to the others."""
-    return bytes(b % 256 for b in _nccl("_nccl_unique_id").get_unique_id())
+    """A new NCCL id (bytes) for init_rank: rank 0 makes it and sends it to the others.
+    (CuPy 14 gives and takes the id as bytes; CuPy 13 and earlier as a tuple of ints.)"""
+    uid = _nccl("_nccl_unique_id").get_unique_id()
+    return uid if isinstance(uid, bytes) else bytes(b % 256 for b in uid)
 
 
 def init_rank(num_ranks, uid, rank):
     """This process's communicator, `rank` of `num_ranks`, in the clique of id `uid`."""
     nccl = _nccl("_nccl_init_rank")
-    return nccl.NcclCommunicator(num_ranks, tuple(b if b < 128 else b - 256 for b in uid), rank)
+    try:
+        return nccl.NcclCommunicator(num_ranks, bytes(uid), rank)
+    except TypeError:  # CuPy 13 and earlier: the id as a tuple of signed chars
+        return nccl.NcclCommunicator(num_ranks, tuple(b if b < 128 else b - 256 for b in uid),
+                                     rank)
 
 
 def _check(tensors, name):

@@ -1,8 +1,8 @@
-"""`ember.distributed`: PyTorch's `torch.distributed` for CPU processes. Process groups meet
-through a store (`env://`, `tcp://`, `file://` or a given `Store`). The "gloo" backend,
-written in Python, runs the collectives over TCP sockets (a ring for large all-reduces);
-"mpi" runs MPI's own collectives when the optional mpi4py is installed (launch with
-mpiexec). `python -m ember.distributed.run` is torchrun."""
+"""`ember.distributed`: PyTorch's `torch.distributed`. Process groups meet through a store
+(`env://`, `tcp://`, `file://` or a given `Store`). The "gloo" backend, written in Python,
+runs the collectives over TCP sockets (a ring for large all-reduces); "mpi" runs MPI's own
+collectives when the optional mpi4py is installed (launch with mpiexec); "nccl" runs NCCL's
+on CUDA tensors through CuPy. `python -m ember.distributed.run` is torchrun."""
 from . import distributed_c10d
 from .distributed_c10d import *  # noqa: F401,F403
 from .distributed_c10d import __all__ as _c10d_all

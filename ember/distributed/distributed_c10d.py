@@ -4,16 +4,16 @@ tensors in place as PyTorch's do."""
 import datetime
 import enum
 import os
-import socket
 import warnings
-from urllib.parse import parse_qs, urlparse
 
 from .._tensor import Tensor
 from ..device import backend_of
 from . import _group
 from . import gloo as _gloo
+from . import nccl as _nccl
+from ._rendezvous import local_address, rendezvous
 from ._transport import Mesh
-from .store import FileStore, PrefixStore, TCPStore
+from .store import PrefixStore, TCPStore
 
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember",
            "is_available", "is_initialized", "is_gloo_available", "is_mpi_available",
@@ -22,7 +22,8 @@ __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember"
            "get_process_group_ranks", "get_global_rank", "get_group_rank",
            "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
            "reduce_scatter_tensor", "reduce_scatter", "gather", "scatter", "send", "recv",
-           "isend", "irecv", "barrier", "all_to_all", "all_gather_object", "gather_object",
+           "isend", "irecv", "barrier", "all_to_all", "all_to_all_single", "all_gather_object",
+           "gather_object",
            "broadcast_object_list", "scatter_object_list", "default_pg_timeout", "P2POp",
            "batch_isend_irecv", "monitored_barrier"]
 
@@ -99,7 +100,8 @@ def is_mpi_available():
 
 
 def is_nccl_available():
-    return False
+    """True where CuPy has NCCL (`cupy.cuda.nccl`): PyTorch's "built with NCCL"."""
+    return _nccl.is_available()
 
 
 def is_torchelastic_launched():
@@ -113,65 +115,6 @@ def _default_group():
     return _state.default_pg
 
 
-def _env(name, scheme="env"):
-    value = os.environ.get(name)
-    if value is None:
-        raise ValueError(f"Error initializing torch.distributed using {scheme}:// rendezvous: "
-                         f"environment variable {name} expected, but not set")
-    return value
-
-
-def _rendezvous(url, rank, world_size, timeout):
-    """(store, rank, world_size, host to listen on) for an init_method URL."""
-    parsed = urlparse(url)
-    query = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
-    if "rank" in query:
-        rank = int(query["rank"])
-    if "world_size" in query:
-        world_size = int(query["world_size"])
-    scheme = parsed.scheme
-    if scheme == "env":
-        if rank == -1:
-            rank = int(_env("RANK"))
-        if world_size == -1:
-            world_size = int(_env("WORLD_SIZE"))
-        host, port = _env("MASTER_ADDR"), int(_env("MASTER_PORT"))
-    elif scheme in ("tcp", "file"):
-        if rank == -1:
-            raise ValueError(f"Error initializing torch.distributed using {scheme}:// "
-                             "rendezvous: rank parameter missing")
-        if world_size == -1:
-            raise ValueError(f"Error initializing torch.distributed using {scheme}:// "
-                             "rendezvous: world size parameter missing")
-        if scheme == "file":
-            path = parsed.path if not parsed.netloc else parsed.netloc + parsed.path
-            return FileStore(path, world_size), rank, world_size, "127.0.0.1"
-        host, port = parsed.hostname, parsed.port
-    else:
-        raise RuntimeError(f"No rendezvous handler for {scheme}://")
-    if scheme == "env" and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
-        # the launcher serves the store; each restart of the workers keys under its attempt
-        store = PrefixStore(f"/worker/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', 0)}",
-                            TCPStore(host, port, world_size, False, timeout))
-    else:
-        store = TCPStore(host, port, world_size, rank == 0, timeout)
-    return store, rank, world_size, _local_address(host)
-
-
-def _local_address(master):
-    """The address of this machine that reaches `master` (loopback for a local master)."""
-    try:
-        infos = socket.getaddrinfo(master, None, socket.AF_INET)
-        ip = infos[0][4][0]
-        if ip.startswith("127."):
-            return "127.0.0.1"
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect((ip, 9))  # a datagram socket's connect sends nothing
-            return s.getsockname()[0]
-    except OSError:
-        return "127.0.0.1"
-
-
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None, device_id=None):
     if _state.default_pg is not None:
@@ -183,16 +126,14 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         assert rank >= 0, "rank must be non-negative if using store"
     elif init_method is None:
         init_method = "env://"
-    name = Backend(backend) if backend else Backend.GLOO
-    if name.startswith("cpu:") or "," in name:  # "cpu:gloo,cuda:nccl": the CPU one runs here
-        name = Backend(dict(p.split(":") for p in name.split(",")).get("cpu", "gloo"))
+    config, name, cuda_nccl = _backends(backend)
+    if cuda_nccl and backend is not None:
+        _check_nccl()
     if name == Backend.MPI and not is_mpi_available():
         raise RuntimeError("Distributed package doesn't have MPI built in. MPI is only "
                            "included if you build PyTorch from source on a host that has MPI "
                            "installed.")
-    if name == Backend.NCCL:
-        raise RuntimeError("Distributed package doesn't have NCCL built in")
-    if name not in (Backend.GLOO, Backend.MPI, Backend.UNDEFINED):
+    if name not in (Backend.GLOO, Backend.MPI, Backend.NCCL):
         raise AssertionError(f"Unknown backend type {name}")
     timeout = default_pg_timeout if timeout is None else timeout
     seconds = timeout.total_seconds()
@@ -204,32 +145,73 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         _install(None, world_group(seconds))
         return
     if store is None:
-        store, rank, world_size, host = _rendezvous(init_method, rank, world_size, timeout)
+        store, rank, world_size, host = rendezvous(init_method, rank, world_size, timeout)
     else:
-        host = _local_address(store.host) if isinstance(store, TCPStore) else "127.0.0.1"
+        host = local_address(store.host) if isinstance(store, TCPStore) else "127.0.0.1"
     _state.init_count += 1
     prefix = PrefixStore(f"{group_name or 'default_pg'}/{_state.init_count}", store)
-    mesh = Mesh(prefix, rank, world_size, seconds, host)
-    mesh.store = store
-    _install(mesh, _gloo.ProcessGroupGloo(mesh, range(world_size), 0))
+    mesh = Mesh(prefix, rank, world_size, seconds, host)  # (also under nccl: gloo subgroups)
+    mesh.store, mesh.prefix = store, prefix
+    if name == Backend.NCCL:
+        pg = _nccl.ProcessGroupNCCL(prefix, range(world_size), 0, rank, seconds, device_id)
+    else:
+        pg = _gloo.ProcessGroupGloo(mesh, range(world_size), 0)
+        if cuda_nccl:  # "cpu:gloo,cuda:nccl" (and no backend named): cuda tensors to NCCL
+            pg.cuda_group = _nccl.ProcessGroupNCCL(prefix, range(world_size), 0, rank,
+                                                   seconds, device_id)
+    _install(mesh, pg, config)
 
 
-def _install(mesh, pg):
+def _backends(backend):
+    """(what get_backend answers, the backend of the group itself, whether the group's cuda
+    tensors go to an NCCL group beside it) for init_process_group's `backend`: a name, or
+    PyTorch's "cpu:gloo,cuda:nccl" device map (no name: gloo, and NCCL for cuda tensors
+    where NCCL is available, as PyTorch's default map)."""
+    if not backend:
+        return Backend.UNDEFINED, Backend.GLOO, is_nccl_available()
+    config = Backend(backend)
+    if ":" not in config:
+        return config, config, config == Backend.NCCL
+    try:
+        pairs = dict(p.strip().split(":") for p in config.split(","))
+    except ValueError:
+        raise ValueError(f"The custom backend string argument is invalid: {backend}") from None
+    host, cuda = pairs.get("cpu"), pairs.get("cuda")
+    if host is None:
+        return config, Backend(cuda or Backend.GLOO), cuda == Backend.NCCL
+    return config, Backend(host), cuda == Backend.NCCL and host != Backend.NCCL
+
+
+def _check_nccl():
+    if not is_nccl_available():
+        raise RuntimeError("Distributed package doesn't have NCCL built in")
+    from ..cuda import device_count
+    if device_count() == 0:
+        raise ValueError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
+
+
+def _install(mesh, pg, config=None):
     _state.mesh, _state.group_count = mesh, 0
-    _state.default_pg, _state.groups = pg, {pg: Backend(pg.backend)}
+    _state.default_pg, _state.groups = pg, {pg: Backend(config or pg.backend)}
 
 
 def destroy_process_group(group=None):
     if group is None or group is _state.default_pg:
         assert _state.default_pg is not None, "Process group cannot be None"
         for pg in _state.groups:
-            pg.shutdown()
+            _shutdown(pg)
         if _state.mesh is not None:  # (an MPI job has none)
             _state.mesh.close()
         _state.default_pg, _state.mesh, _state.groups = None, None, {}
     elif group in _state.groups:
-        group.shutdown()
+        _shutdown(group)
         del _state.groups[group]
+
+
+def _shutdown(pg):
+    pg.shutdown()
+    if getattr(pg, "cuda_group", None) is not None:
+        pg.cuda_group.shutdown()
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
@@ -248,10 +230,23 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
             raise ValueError("The new group's rank should be within the world_size set by "
                              "init_process_group")
     _state.group_count += 1  # every rank calls new_group, members or not: ids agree
-    pg = world.subgroup(ranks, _state.group_count)
+    gid, name = _state.group_count, Backend(backend) if backend else None
+    cuda = getattr(world, "cuda_group", None)
+    if name == Backend.NCCL and world.backend != Backend.NCCL:
+        _check_nccl()
+        me = world.ranks[world.rank()]
+        pg = _nccl.ProcessGroupNCCL(_state.mesh.prefix, ranks, gid, me, _state.mesh.timeout,
+                                    device_id) if me in ranks else None
+    elif name == Backend.GLOO and world.backend == Backend.NCCL:
+        me = world.ranks[world.rank()]
+        pg = _gloo.ProcessGroupGloo(_state.mesh, ranks, gid) if me in ranks else None
+    else:
+        pg = world.subgroup(ranks, gid)
+        if pg is not None and cuda is not None and (name is None or ":" in name):
+            pg.cuda_group = cuda.subgroup(ranks, gid)
     if pg is None:
         return GroupMember.NON_GROUP_MEMBER
-    _state.groups[pg] = Backend(world.backend)
+    _state.groups[pg] = Backend(name or _state.groups[world])
     return pg
 
 
@@ -395,6 +390,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if _not_member(group):
         return None
     pg = _group(group)
+    nccl = _nccl.device_group(pg, [tensor])
+    if nccl is not None:
+        return nccl.all_reduce(tensor, op, async_op)
     _check_op(op, [tensor], "all_reduce")
 
     def fn(key):
@@ -412,6 +410,9 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     pg = _group(group)
     root = _root(pg, src, group_src, "src", "broadcast")
+    nccl = _nccl.device_group(pg, [tensor])
+    if nccl is not None:
+        return nccl.broadcast(tensor, root, async_op)
 
     def fn(key):
         got = pg.broadcast(key, _host(tensor), root)
@@ -427,6 +428,9 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     pg = _group(group)
     root = _root(pg, dst, group_dst, "dst", "reduce")
+    nccl = _nccl.device_group(pg, [tensor])
+    if nccl is not None:
+        return nccl.reduce(tensor, root, op, async_op)
     _check_op(op, [tensor], "reduce")
 
     def fn(key):
@@ -446,6 +450,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     pg = _group(group)
     _list_check("allgather", "output tensor", tensor_list, pg)
     _size_check("allgather", "tensor", tensor_list, tensor.shape)
+    nccl = _nccl.device_group(pg, tensor_list + [tensor])
+    if nccl is not None:
+        return nccl.all_gather(list(tensor_list), tensor, async_op)
 
     def fn(key):
         for t, arr in zip(tensor_list, pg.exchange(key, _host(tensor))):
@@ -465,6 +472,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     expected = ((shape[0] * n,) + shape[1:]) if shape else (n,)
     if tuple(output_tensor.shape) != expected:  # the inputs concatenated along dim 0
         _size_check("allgather", "tensor", [output_tensor], shape)
+    nccl = _nccl.device_group(pg, [output_tensor, input_tensor])
+    if nccl is not None:
+        return nccl.all_gather_into_tensor(output_tensor, input_tensor, async_op)
 
     def fn(key):
         import numpy as np
@@ -481,7 +491,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     if _not_member(group):
         return None
     pg = _group(group)
-    _check_op(op, [input], "reduce_scatter_tensor")
+    nccl = _nccl.device_group(pg, [output, input])
+    if nccl is None:
+        _check_op(op, [input], "reduce_scatter_tensor")
     n = pg.size()
     out_shape, in_shape = tuple(output.shape), tuple(input.shape)
     if input.numel() != n * output.numel() or (in_shape and out_shape and
@@ -489,6 +501,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         raise RuntimeError(f"output tensor size must be equal to world_size times input "
                            f"tensor size (got output {list(out_shape)}, input "
                            f"{list(in_shape)}, world_size {n})")
+    if nccl is not None:
+        return nccl.reduce_scatter_tensor(output, input, op, async_op)
 
     def fn(key):
         _store(output, pg.reduce_scatter(key, _host(input).reshape((n,) + out_shape), op))
@@ -503,9 +517,13 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     if _not_member(group):
         return None
     pg = _group(group)
-    _check_op(op, [output], "reduce_scatter")
+    nccl = _nccl.device_group(pg, [output] + input_list)
+    if nccl is None:
+        _check_op(op, [output], "reduce_scatter")
     _list_check("reduce_scatter", "input tensor", input_list, pg)
     _size_check("reduce_scatter", "tensor", input_list, output.shape)
+    if nccl is not None:
+        return nccl.reduce_scatter(output, list(input_list), op, async_op)
 
     def fn(key):
         _store(output, pg.reduce_scatter(key, [_host(t) for t in input_list], op))
@@ -522,6 +540,9 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     pg = _group(group)
     _list_check("alltoall", "output tensor", output_tensor_list, pg)
     _list_check("alltoall", "input tensor", input_tensor_list, pg)
+    nccl = _nccl.device_group(pg, output_tensor_list + input_tensor_list)
+    if nccl is not None:
+        return nccl.all_to_all(list(output_tensor_list), list(input_tensor_list), async_op)
 
     def fn(key):
         for p in pg._peers():
@@ -531,6 +552,33 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
             _store(output_tensor_list[p], pg.recv_array(p, key)[1])
         return list(output_tensor_list), -1
     return _run(pg, fn, async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
+                      group=None, async_op=False):
+    """all_to_all on dim-0 pieces of `input` and `output` (equal pieces without split
+    sizes): piece i of `input` goes to rank i, piece j of `output` comes from rank j."""
+    _check_single_tensor(output, "output")
+    _check_single_tensor(input, "input")
+    _same_dtype([output, input])
+    if _not_member(group):
+        return None
+    n = _group(group).size()
+
+    def pieces(t, sizes):
+        rows = t.shape[0] if t.dim() else 1
+        if not sizes:  # (c10d's checkSplitSizes, its messages)
+            if rows % n:
+                raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
+            sizes = [rows // n] * n
+        if len(sizes) != n:
+            raise RuntimeError("Number of tensor splits not equal to group size")
+        if sum(sizes) != rows:
+            raise RuntimeError("Split sizes doesn't match total dim 0 size")
+        starts = [sum(sizes[:i]) for i in range(n)]
+        return [t[s:s + k] for s, k in zip(starts, sizes)]
+    return all_to_all(pieces(output, output_split_sizes), pieces(input, input_split_sizes),
+                      group, async_op)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
@@ -555,6 +603,9 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     elif gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
                          "ranks.")
+    nccl = _nccl.device_group(pg, [tensor] + gather_list)
+    if nccl is not None:
+        return nccl.gather(tensor, list(gather_list), root, async_op)
 
     def fn(key):
         arrays = pg.gather(key, _host(tensor), root)
@@ -586,6 +637,9 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         _size_check("scatter", "tensor", scatter_list, tensor.shape)
     elif scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    nccl = _nccl.device_group(pg, [tensor] + scatter_list)
+    if nccl is not None:
+        return nccl.scatter(tensor, list(scatter_list), root, async_op)
 
     def fn(key):
         arrays = [_host(t) for t in scatter_list] if pg.rank() == root else None
@@ -612,6 +666,9 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     peer = _peer(pg, dst, group_dst, "dst", "send")
     if peer is None:
         raise ValueError("Either dst or group_dst must be specified")
+    nccl = _nccl.device_group(pg, [tensor])
+    if nccl is not None:
+        return nccl.send(tensor, peer)
     data = _host(tensor).copy()  # what is sent is the tensor as it is now
 
     def fn(key):
@@ -626,6 +683,9 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
         return None
     pg = _group(group)
     peer = _peer(pg, src, group_src, "src", "recv")
+    nccl = _nccl.device_group(pg, [tensor])
+    if nccl is not None:
+        return nccl.recv(tensor, peer)
 
     def fn(key):
         sender, arr = pg.recv_array(peer, key)
@@ -655,6 +715,9 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     if _not_member(group):
         return None
     pg = _group(group)
+    nccl = pg if isinstance(pg, _nccl.ProcessGroupNCCL) else getattr(pg, "cuda_group", None)
+    if nccl is not None and (device_ids or nccl is pg):
+        return nccl.barrier(device_ids, async_op)
     import numpy as np
     return _run(pg, lambda key: (pg.exchange(key, np.zeros(0, np.uint8)), None)[1], async_op)
 
@@ -683,6 +746,14 @@ def batch_isend_irecv(p2p_op_list):
                          "``torch.distributed.P2POp``.")
     if not all(p.group is p2p_op_list[0].group for p in p2p_op_list):
         raise ValueError("All ops need to use the same group.")
+    pg = p2p_op_list[0].group
+    nccl = _nccl.device_group(pg, [p.tensor for p in p2p_op_list])
+    if nccl is not None:  # one NCCL group call, as PyTorch's coalesced send/recv
+        return nccl.batch_isend_irecv([
+            (p.op is isend, p.tensor, _peer(pg, p.peer, p.group_peer,
+                                            "dst" if p.op is isend else "src",
+                                            "send" if p.op is isend else "recv"))
+            for p in p2p_op_list])
     return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer) for p in p2p_op_list]
 
 
@@ -724,66 +795,6 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     _run(pg, fn, False)
 
 
-# ---- Python objects ----------------------------------------------------------------------------
-def _objects(pg, fn):
-    work = pg.submit(fn, wait=True)
-    work.wait(pg.timeout)
-    return work._result
-
-
-def all_gather_object(object_list, obj, group=None):
-    if _not_member(group):
-        return None
-    pg = _group(group)
-    gathered = _objects(pg, lambda key: (pg.exchange_objects(key, obj), -1))
-    object_list[:len(gathered)] = gathered
-
-
-def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
-    if _not_member(group):
-        return None
-    pg = _group(group)
-    root = _root(pg, dst, group_dst, "dst", "gather")
-
-    def fn(key):
-        if pg.rank() != root:
-            pg.send_object(root, key, obj)
-            return [], -1
-        return [obj if p == root else pg.recv_object(p, key) for p in range(pg.size())], -1
-    gathered = _objects(pg, fn)
-    if pg.rank() == root:
-        object_gather_list[:len(gathered)] = gathered
-
-
-def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
-    if _not_member(group):
-        return None
-    pg = _group(group)
-    root = _root(pg, src, group_src, "src", "broadcast")
-
-    def fn(key):
-        if pg.rank() == root:
-            for p in pg._peers():
-                pg.send_object(p, key, list(object_list))
-            return list(object_list), -1
-        return pg.recv_object(root, key), -1
-    object_list[:] = _objects(pg, fn)
-
-
-def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None,
-                        group=None, group_src=None):
-    if _not_member(group):
-        return None
-    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
-        raise ValueError("Expected argument scatter_object_output_list to be a list of size at "
-                         "least 1.")
-    pg = _group(group)
-    root = _root(pg, src, group_src, "src", "scatter")
-
-    def fn(key):
-        if pg.rank() == root:
-            for p in pg._peers():
-                pg.send_object(p, key, scatter_object_input_list[p])
-            return [scatter_object_input_list[root]], -1
-        return [pg.recv_object(root, key)], -1
-    scatter_object_output_list[0] = _objects(pg, fn)[0]
+# the *_object collectives (pickles through the group's own messages)
+from ._object_collectives import (all_gather_object, broadcast_object_list,  # noqa: E402
+                                  gather_object, scatter_object_list)

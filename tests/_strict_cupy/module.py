@@ -11,6 +11,7 @@ import types
 import numpy as np
 import scipy.special
 
+from . import nccl as nccl_parts
 from . import runtime as runtime_parts
 from ._cupy_api import GENERATOR_METHODS, MODULES
 from . import array as array_parts
@@ -516,6 +517,7 @@ def build():
     pool = runtime_parts.MemoryPool(hooks)
     cupy.cuda = modules["cupy.cuda"] = _cuda_module(hooks, pool)
     modules["cupy.cuda.runtime"] = cupy.cuda.runtime
+    cupy.cuda.nccl = modules["cupy.cuda.nccl"] = nccl_parts.build()
     cupy.get_default_memory_pool = lambda: pool
     array_parts.POOL = pool
     return modules

@@ -360,7 +360,8 @@ class DistributedDataParallel(Module):
             used = self._static_used
             if used is None and (self.find_unused_parameters or self.static_graph):
                 # a parameter no rank used keeps its .grad (None stays None), as PyTorch's
-                used = _ops.tensor([id(p) in expected for p in self._params], dtype=_dt.int32)
+                used = _ops.tensor([id(p) in expected for p in self._params], dtype=_dt.int32,
+                                   device=self.join_device)  # (nccl: a cuda tensor)
                 dist.all_reduce(used, group=group)
                 used = used.tolist()
                 if self.static_graph:
@@ -440,8 +441,8 @@ class _DDPJoinHook:
                                  group=ddp.process_group, async_op=True)
                  for bucket in ddp._buckets]
         if ddp.find_unused_parameters:
-            dist.all_reduce(_ops.zeros(len(ddp._params), dtype=_dt.int32),
-                            group=ddp.process_group)
+            dist.all_reduce(_ops.zeros(len(ddp._params), dtype=_dt.int32,
+                                       device=ddp.join_device), group=ddp.process_group)
         for work in works:
             work.wait()
 
@@ -450,7 +451,8 @@ class _DDPJoinHook:
         last to join (the highest such rank), as PyTorch's DDP does."""
         ddp, dist = self.ddp, self.ddp._dist
         group = ddp.process_group
-        last = _ops.tensor([dist.get_rank(group) if is_last_joiner else -1])
+        last = _ops.tensor([dist.get_rank(group) if is_last_joiner else -1],
+                           device=ddp.join_device)
         dist.all_reduce(last, op=dist.ReduceOp.MAX, group=group)
         ddp._broadcast(list(ddp.module.parameters()) + list(ddp.module.buffers()),
                        int(last.item()))
