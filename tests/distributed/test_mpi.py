@@ -1,6 +1,7 @@
 """The "mpi" backend under a real MPI launcher (`mpiexec`, from the optional mpi4py and an
 MPI from the package registry): MPI's own collectives with 4 ranks, the dtypes MPI cannot
-reduce, subgroups, and an uncaught error in one rank ending the whole job."""
+reduce, subgroups, DDP at 2 and 4 ranks, and an uncaught error or a hung rank ending the whole
+job."""
 import os
 import shutil
 import subprocess
@@ -57,8 +58,9 @@ def test_collectives_of_four_ranks_are_mpis_own():
     assert "ranks 4 checked" in out.stdout
 
 
-def test_ddp_over_mpi_equals_one_process_with_the_whole_batch():
-    out = _mpiexec(4, """
+@pytest.mark.parametrize("world", [2, 4])
+def test_ddp_over_mpi_equals_one_process_with_the_whole_batch(world):
+    out = _mpiexec(world, """
         import numpy as np, ember
         import test_ddp_parity as P
         dist.init_process_group("mpi")
@@ -71,7 +73,7 @@ def test_ddp_over_mpi_equals_one_process_with_the_whole_batch():
         dist.destroy_process_group()
     """)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
-    assert "ddp over 4 ranks matches" in out.stdout
+    assert f"ddp over {world} ranks matches" in out.stdout
 
 
 def test_an_uncaught_error_aborts_the_job():
@@ -86,3 +88,17 @@ def test_an_uncaught_error_aborts_the_job():
     assert out.returncode != 0
     assert "ValueError: rank 1 fails on purpose" in out.stderr
     assert time.monotonic() - start < 50
+
+
+def test_a_hung_rank_ends_the_job_at_the_timeout():
+    start = time.monotonic()
+    out = _mpiexec(2, """
+        import datetime, time, ember
+        dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=3))
+        if dist.get_rank() == 1:
+            time.sleep(600)  # hangs: never joins the all_reduce
+        dist.all_reduce(ember.ones(3))
+    """, timeout=90)
+    assert out.returncode != 0
+    assert "timed out" in out.stderr.lower() or "timeout" in out.stderr.lower(), out.stderr[-2000:]
+    assert time.monotonic() - start < 60
