@@ -62,14 +62,12 @@ def parse_args(args):
 
 
 def _nodes(text):
+    """`--nnodes` N or MIN:MAX, as (MIN, MAX)."""
     lo, _, hi = str(text).partition(":")
     lo, hi = int(lo), int(hi or lo)
     if not 0 < lo <= hi:
         raise ValueError(f"nnodes={text} is not a valid node count or MIN:MAX range")
-    if lo != hi:
-        raise ValueError(f"nnodes={text}: elastic node ranges are not supported; give one "
-                         "number of nodes")
-    return lo
+    return lo, hi
 
 
 def _nproc(text):
@@ -87,65 +85,169 @@ def _free_port(host):
         return s.getsockname()[1]
 
 
-def _rdzv_timeout(conf):
+def _rdzv_option(conf, names, default):
     for item in filter(None, conf.split(",")):
         key, _, value = item.partition("=")
-        if key.strip() in ("timeout", "join_timeout"):
+        if key.strip() in names:
             return float(value)
-    return 900.0
+    return default
+
+
+def _rdzv_timeout(conf):
+    return _rdzv_option(conf, ("timeout", "join_timeout"), 900.0)
 
 
 class _Rendezvous:
     """Where this node stands in the job: node rank, node count, and the store its workers
-    meet in (served by this launcher on node 0)."""
+    meet in (served by this launcher on node 0). The c10d rendezvous runs in rounds: a round
+    closes when MAX nodes have joined, or MIN and `last_call_timeout` seconds have passed; a
+    failure on any node, or a node arriving after the close, makes every node rejoin in the
+    next round (torchrun's elastic agent does the same)."""
 
-    def __init__(self, args, nnodes):
+    def __init__(self, args, nodes):
         from .store import TCPStore
-        timeout = datetime.timedelta(seconds=_rdzv_timeout(args.rdzv_conf))
-        self.nnodes, self.node_rank = nnodes, args.node_rank
+        self._TCPStore = TCPStore
+        self.timeout = datetime.timedelta(seconds=_rdzv_timeout(args.rdzv_conf))
+        self.min_nodes, self.max_nodes = nodes
+        self.nnodes, self.node_rank = self.max_nodes, args.node_rank
         self.run_id = args.rdzv_id if args.rdzv_id != "none" else str(uuid.uuid4())
+        self.round, self._rdzv_store, self.store = 0, None, None
+        elastic = self.min_nodes != self.max_nodes
+        if elastic and args.rdzv_backend != "c10d":
+            raise ValueError(f"nnodes={args.nnodes}: an elastic node range needs the c10d "
+                             "rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT)")
         if args.standalone or (args.rdzv_backend == "static" and not args.rdzv_endpoint
-                               and nnodes == 1):
+                               and self.max_nodes == 1):
             self.master_addr = "localhost" if args.standalone or args.master_port is None \
                 else args.master_addr
             host = "127.0.0.1" if self.master_addr == "localhost" else self.master_addr
-            self.store = TCPStore(host, args.master_port or 0, None, True, timeout,
+            self.store = TCPStore(host, args.master_port or 0, None, True, self.timeout,
                                   wait_for_workers=False)
-            self.master_port, self.node_rank = self.store.port, 0
+            self.master_port, self.node_rank, self.nnodes = self.store.port, 0, 1
         elif args.rdzv_backend == "static":
-            if not 0 <= args.node_rank < nnodes:
-                raise ValueError(f"node_rank {args.node_rank} is not in [0, {nnodes})")
+            if not 0 <= args.node_rank < self.nnodes:
+                raise ValueError(f"node_rank {args.node_rank} is not in [0, {self.nnodes})")
             self.master_addr = args.master_addr
             self.master_port = args.master_port or 29500
             self.store = None if args.node_rank else TCPStore(
-                self.master_addr, self.master_port, None, True, timeout, wait_for_workers=False)
+                self.master_addr, self.master_port, None, True, self.timeout,
+                wait_for_workers=False)
         elif args.rdzv_backend == "c10d":
-            self._c10d(args, timeout, TCPStore)
+            self._last_call = _rdzv_option(args.rdzv_conf, ("last_call_timeout",), 30.0)
+            self._local_addr = args.local_addr
+            self._connect(args.rdzv_endpoint)
+            self.round = self._rdzv_store.add(self._key("current"), 0)
+            self._join()
         else:
             raise ValueError(f"unknown rendezvous backend {args.rdzv_backend!r} (ember's "
                              "launcher has 'static' and 'c10d')")
 
-    def _c10d(self, args, timeout, TCPStore):
-        host, _, port = args.rdzv_endpoint.rpartition(":")
-        host, port = (host, int(port)) if host else (args.rdzv_endpoint or "127.0.0.1", 29400)
+    @property
+    def rounds(self):
+        """Whether the nodes can meet again (the c10d rendezvous)."""
+        return self._rdzv_store is not None
+
+    def _key(self, name, round=None):
+        if round is None:
+            return f"rdzv/{self.run_id}/{name}"
+        return f"rdzv/{self.run_id}/{round}/{name}"
+
+    def _connect(self, endpoint):
+        host, _, port = endpoint.rpartition(":")
+        host, port = (host, int(port)) if host else (endpoint or "127.0.0.1", 29400)
+        TCPStore = self._TCPStore
         try:  # the node that can serve the endpoint does; the others join it
-            store = TCPStore(host, port, None, True, timeout, wait_for_workers=False)
+            self._rdzv_store = TCPStore(host, port, None, True, self.timeout,
+                                        wait_for_workers=False)
         except OSError:
-            store = TCPStore(host, port, None, False, timeout)
-        key = f"rdzv/{self.run_id}"
-        self.node_rank = store.add(f"{key}/joined", 1) - 1
-        if self.node_rank >= self.nnodes:
-            raise RuntimeError(f"rendezvous {self.run_id} already has its {self.nnodes} nodes")
-        if self.node_rank == 0:
-            addr = args.local_addr or store._sock.getsockname()[0]
+            self._rdzv_store = TCPStore(host, port, None, False, self.timeout)
+
+    def _join(self):
+        """Join the current round: wait for it to close, learn this node's rank and the
+        round's master."""
+        store, r = self._rdzv_store, self.round
+        index = store.add(self._key("joined", r), 1) - 1
+        if index == 0:
+            self._close_round(store, r)
+        count = int(store.get(self._key("closed", r)))
+        if index >= count:  # arrived after the close: the running nodes let us in
+            store.set(self._key("rejoin", r), f"a node arrived after round {r} closed")
+            self.next_round(restart=False)
+            return
+        self.node_rank, self.nnodes = index, count
+        if self.store is not None:  # the previous round's workers' store, served here
+            if self.store._server is not None:
+                self.store._server.close()
+            self.store._sock.close()
+            self.store = None
+        if index == 0:
+            addr = self._local_addr or self._rdzv_store._sock.getsockname()[0]
             self.master_addr, self.master_port = addr, _free_port(addr)
-            self.store = TCPStore(addr, self.master_port, None, True, timeout,
-                                  wait_for_workers=False)
-            store.set(f"{key}/master", f"{addr}:{self.master_port}")
+            self.store = self._TCPStore(addr, self.master_port, None, True, self.timeout,
+                                        wait_for_workers=False)
+            store.set(self._key("master", r), f"{addr}:{self.master_port}")
         else:
-            addr, _, p = store.get(f"{key}/master").decode().rpartition(":")
-            self.master_addr, self.master_port, self.store = addr, int(p), None
-        self._rdzv_store = store
+            addr, _, p = store.get(self._key("master", r)).decode().rpartition(":")
+            self.master_addr, self.master_port = addr, int(p)
+
+    def _close_round(self, store, r):
+        deadline = time.monotonic() + self.timeout.total_seconds()
+        enough_since = None
+        while True:
+            joined = store.add(self._key("joined", r), 0)
+            now = time.monotonic()
+            if joined >= self.max_nodes:
+                break
+            if joined >= self.min_nodes:
+                enough_since = enough_since or now
+                if now - enough_since >= self._last_call:
+                    break
+            if now > deadline:
+                raise RuntimeError(f"rendezvous {self.run_id} timed out with {joined} of at "
+                                   f"least {self.min_nodes} nodes")
+            time.sleep(0.05)
+        store.set(self._key("closed", r), str(min(joined, self.max_nodes)))
+
+    def interrupted(self):
+        """Why the nodes must meet again (a failure elsewhere, a new node), or None. A
+        rendezvous host that has gone away is no news: this node's workers carry on."""
+        if self._rdzv_store is None:
+            return None
+        try:
+            for name in ("restart", "rejoin"):
+                key = self._key(name, self.round)
+                if self._rdzv_store.check([key]):
+                    return name, self._rdzv_store.get(key).decode()
+        except OSError:
+            return None
+        return None
+
+    def finish(self):
+        """This node's workers succeeded. The launcher that serves the rendezvous store
+        keeps it up until every node of the round has said so (bounded by the timeout)."""
+        if self._rdzv_store is None or self.nnodes == 1:
+            return
+        done = self._key("done", self.round)
+        try:
+            self._rdzv_store.add(done, 1)
+            if self._rdzv_store._server is None:
+                return
+            deadline = time.monotonic() + self.timeout.total_seconds()
+            while self._rdzv_store.add(done, 0) < self.nnodes and time.monotonic() < deadline:
+                time.sleep(0.05)
+        except OSError:
+            pass
+
+    def fail(self, why):
+        """Tell the other nodes this round's workers failed here."""
+        if self._rdzv_store is not None and self.nnodes > 1:
+            self._rdzv_store.set(self._key("restart", self.round), why)
+
+    def next_round(self, restart=True):
+        r = self.round + 1
+        self._rdzv_store.compare_set(self._key("current"), str(self.round), str(r))
+        self.round = r
+        self._join()
 
 
 class _Worker:
@@ -261,7 +363,9 @@ def _stop(workers, grace=5.0):
 
 
 def _attempt(args, rdzv, nproc, restart):
-    """Run the workers once: None when all succeeded, else the report of the failure."""
+    """Run the workers once: (None, None) when all succeeded, else (why, report): why is
+    "failed" (a worker here failed), "restart" (one on another node did) or "rejoin" (a
+    node is waiting to join)."""
     cmd = _command(args)
     workers = [_Worker(cmd, _environment(args, rdzv, nproc, i, restart), i,
                        rdzv.node_rank * nproc + i) for i in range(nproc)]
@@ -270,10 +374,15 @@ def _attempt(args, rdzv, nproc, restart):
             done = [w for w in workers if w.ended is not None]
             failed = sorted((w for w in done if w.proc.returncode), key=lambda w: w.ended)
             if failed:
+                rdzv.fail(f"node {rdzv.node_rank}: local rank {failed[0].local_rank} failed")
                 ended = _stop(workers)
-                return _report(args, failed[0], failed[1:] + ended)
+                return "failed", _report(args, failed[0], failed[1:] + ended)
             if len(done) == len(workers):
-                return None
+                return None, None
+            elsewhere = rdzv.interrupted()
+            if elsewhere is not None:
+                _stop(workers)
+                return elsewhere[0], f"[launcher] {elsewhere[1]}"
             time.sleep(args.monitor_interval)
     except BaseException:  # Ctrl-C or a signal to the launcher: take the workers with it
         _stop(workers)
@@ -281,25 +390,36 @@ def _attempt(args, rdzv, nproc, restart):
 
 
 def run(args):
-    nnodes, nproc = _nodes(args.nnodes), _nproc(args.nproc_per_node)
+    nodes, nproc = _nodes(args.nnodes), _nproc(args.nproc_per_node)
     if args.standalone:
-        nnodes = 1
+        nodes = (1, 1)
     if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:
         print("*" * 41 + "\nSetting OMP_NUM_THREADS environment variable for each process to "
               "be 1 in default, to avoid your system being overloaded, please further tune "
               "the variable for optimal performance in your application as needed. \n"
               + "*" * 41, file=sys.stderr)
-    if args.max_restarts and nnodes > 1:
-        raise ValueError("ember's launcher restarts the workers of a single node only: use "
-                         "--max-restarts 0 with --nnodes > 1")
-    rdzv = _Rendezvous(args, nnodes)
-    for restart in range(args.max_restarts + 1):
-        report = _attempt(args, rdzv, nproc, restart)
-        if report is None:
+    if args.max_restarts and nodes[1] > 1 and args.rdzv_backend != "c10d":
+        raise ValueError("restarting the workers of several nodes needs the c10d rendezvous "
+                         "(--rdzv-backend c10d --rdzv-endpoint HOST:PORT); the static one "
+                         "restarts a single node only")
+    rdzv = _Rendezvous(args, nodes)
+    restart = 0
+    while True:
+        why, report = _attempt(args, rdzv, nproc, restart)
+        if why is None:
+            rdzv.finish()
             return
-        if restart < args.max_restarts:
-            print(f"[launcher] workers failed; restarting them ({restart + 1} of "
-                  f"{args.max_restarts})", file=sys.stderr)
+        if why == "rejoin":  # a membership change: not a failure, as in torchrun
+            print(f"{report}; the nodes meet again", file=sys.stderr)
+            rdzv.next_round()
+            continue
+        if restart >= args.max_restarts:
+            break
+        restart += 1
+        print(f"[launcher] workers failed; restarting them ({restart} of "
+              f"{args.max_restarts})", file=sys.stderr)
+        if rdzv.rounds:
+            rdzv.next_round()
     print(report, file=sys.stderr)
     raise SystemExit(1)
 
