@@ -1,0 +1,409 @@
+"""`torch.fx.symbolic_trace` and `Tracer`. ember's functions do not dispatch on
+`__torch_function__` (that would tax every eager call), so while a trace runs the tracer
+swaps the public functions of ember's namespaces, `Module.__call__`/`__getattr__` and the
+Tensor operators for recording forms, and puts every one back afterwards. An exporting
+tracer (`concrete=True`) also runs each op on example values, kept in `node.meta['val']`, so
+shape-based Python control flow follows the example as torch.export's does."""
+import contextlib
+import dis
+import functools
+import importlib
+import inspect
+import math
+import sys
+import types
+
+from .graph import Graph
+from .node import map_aggregate
+from .proxy import Attribute, ParameterProxy, Proxy, TraceError
+
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH"]
+
+_NAMESPACES = ("ember", "ember.ops", "ember.nn.functional", "ember.special", "ember.linalg",
+               "ember.fft")
+_wrapped = []  # (globals dict, name) registered by wrap()
+_TENSOR_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+                     "and", "or", "xor", "lshift", "rshift", "eq", "ne", "lt", "le", "gt", "ge")
+_METADATA = {"dim", "numel", "nelement", "is_floating_point", "is_complex", "is_contiguous",
+             "element_size", "get_device", "stride", "storage_offset", "is_signed"}
+_DATA = {"item", "tolist", "numpy", "__bool__", "any_true"}
+
+
+class _PH:
+    def __repr__(self):
+        return "PH"
+
+
+PH = _PH()
+
+
+def wrap(fn_or_name):
+    """Record calls of a module-level function as one `call_function` node instead of
+    tracing into it (called at a module's top level, or used as a decorator)."""
+    frame = inspect.currentframe().f_back
+    if frame.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    name = fn_or_name if isinstance(fn_or_name, str) else fn_or_name.__name__
+    _wrapped.append((frame.f_globals, name))
+    return fn_or_name
+
+
+def _has_proxy(args, kwargs):
+    found = []
+    map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy) else None)
+    return bool(found)
+
+
+class Tracer:
+    def __init__(self, autowrap_modules=(math,), autowrap_functions=(),
+                 param_shapes_constant=False):
+        self.autowrap_modules = autowrap_modules
+        self.autowrap_functions = tuple(autowrap_functions)
+        self.param_shapes_constant = param_shapes_constant
+        self.concrete = False
+        self.dynamic = False
+        self.graph = None
+        self.root = None
+
+    # ---- what a trace records ------------------------------------------------------------
+    def is_leaf_module(self, m, module_qualified_name):
+        from ..nn.modules.container import Sequential
+        module = type(m).__module__
+        return (module.startswith("ember.nn") or module.startswith("torch.nn")) and \
+            not isinstance(m, Sequential)
+
+    def path_of_module(self, mod):
+        for name, m in self.root.named_modules():
+            if m is mod:
+                return name
+        raise NameError("module is not installed as a submodule")
+
+    def create_arg(self, a):
+        from .._tensor import Tensor
+        from ..nn.modules.module import Module
+
+        def one(x):
+            if isinstance(x, Proxy):
+                return x.node
+            if isinstance(x, Tensor):
+                return self._constant(x).node
+            if isinstance(x, Module):
+                raise RuntimeError(f"Unsupported node type: a module ({type(x).__name__}) "
+                                   "passed as an argument")
+            return x
+        return map_aggregate(a, one)
+
+    def _constant(self, t):
+        """A tensor the program holds: a parameter or buffer of the root by its name, or
+        else a new `_tensor_constant<N>` attribute of the root."""
+        for name, p in list(self.root.named_parameters()) + list(self.root.named_buffers()):
+            if p is t:
+                return self._get_attr(name, p)
+        for name, value in self._tensor_constants.items():
+            if value is t:
+                return self._get_attr(name, t)
+        name = f"_tensor_constant{len(self._tensor_constants)}"
+        self._tensor_constants[name] = t
+        setattr(self.root, name, t)
+        return self._get_attr(name, t)
+
+    def _get_attr(self, name, value):
+        if name not in self._attr_proxies:
+            proxy = self.create_proxy("get_attr", name, (), {})
+            self._attr_proxies[name] = proxy
+        return self._attr_proxies[name]
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+
+    def proxy(self, node):
+        return Proxy(node, self)
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):
+        node = self.create_node(kind, target, self.create_arg(args), self.create_arg(kwargs),
+                                name, type_expr)
+        if self.concrete:
+            node.meta["val"] = self._run(node, args, kwargs)
+        return proxy_factory_fn(node) if proxy_factory_fn else self.proxy(node)
+
+    def call_module(self, m, forward, args, kwargs):
+        module_qualified_name = self.path_of_module(m)
+        if not self.is_leaf_module(m, module_qualified_name):
+            return forward(*args, **kwargs)
+        return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+
+    def call_method(self, name, args, kwargs):
+        if self.concrete:
+            val = args[0].node.meta.get("val")
+            if name in _DATA:
+                raise TraceError(f"Tensor.{name}() reads a traced tensor's data: the program's "
+                                 "control flow would depend on it (data-dependent), which a "
+                                 "captured graph cannot express")
+            if name == "size":
+                return self._sizes(args[0], *args[1:], **kwargs)
+            if name in _METADATA:
+                return getattr(val, name)(*args[1:], **kwargs)
+        return self.create_proxy("call_method", name, args, kwargs)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        from .._tensor import Tensor
+        if not isinstance(attr_val, Tensor):
+            return attr_val
+        for name, p in self._named_tensors():
+            if p is attr_val:
+                if name not in parameter_proxy_cache:
+                    proxy = self._get_attr(name, p)
+                    if self.param_shapes_constant:
+                        proxy = ParameterProxy(self, proxy.node, name, p)
+                    parameter_proxy_cache[name] = proxy
+                return parameter_proxy_cache[name]
+        return attr_val
+
+    def _named_tensors(self):
+        if self._tensor_names is None:
+            self._tensor_names = list(self.root.named_parameters()) + \
+                list(self.root.named_buffers())
+        return self._tensor_names
+
+    # ---- what control flow on a Proxy means ------------------------------------------------
+    def proxy_getattr(self, proxy, name):
+        if self.concrete:
+            from .._tensor import Tensor
+            val = proxy.node.meta.get("val")
+            if name == "shape":
+                return self._sizes(proxy)
+            if isinstance(val, Tensor):
+                attr = getattr(val, name)
+                if callable(attr):
+                    return Attribute(proxy, name)
+                if not isinstance(attr, Tensor):
+                    return attr
+        return Attribute(proxy, name)
+
+    def to_bool(self, proxy):
+        if self.concrete:
+            from .._tensor import Tensor
+            val = proxy.node.meta["val"]
+            if isinstance(val, Tensor):
+                raise TraceError("a traced tensor's value decides Python control flow "
+                                 "(data-dependent), which a captured graph cannot express")
+            return bool(val)
+        raise TraceError("symbolically traced variables cannot be used as inputs to control "
+                         "flow")
+
+    def to_int(self, proxy, kind=int):
+        if self.concrete:
+            return kind(proxy.node.meta["val"])
+        raise TraceError("symbolically traced variables cannot be used as inputs to control "
+                         "flow")
+
+    def iter(self, proxy):
+        if self.concrete:
+            val = proxy.node.meta["val"]
+            return iter([proxy[i] for i in range(len(val))])
+        # `a, b, c = proxy` unpacks a known count: fx reads it from the caller's bytecode
+        frame = inspect.currentframe().f_back.f_back
+        for inst in dis.get_instructions(frame.f_code):
+            if inst.offset == frame.f_lasti:
+                break
+        else:
+            inst = None
+        following = [i for i in dis.get_instructions(frame.f_code)
+                     if i.offset > frame.f_lasti][:1]
+        for candidate in [inst] + following:
+            if candidate is not None and candidate.opname == "UNPACK_SEQUENCE":
+                return iter([proxy[i] for i in range(candidate.argval)])
+        raise TraceError("Proxy object cannot be iterated. This can be attempted when the "
+                         "Proxy is used in a loop or as a *args or **kwargs function argument. "
+                         "See the torch.fx docs on pytorch.org for a more detailed explanation "
+                         "of what types of control flow can be traced, and check out the Proxy "
+                         "docstring for help troubleshooting Proxy iteration errors")
+
+    def len(self, proxy):
+        if self.concrete:
+            return len(proxy.node.meta["val"])
+        raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want "
+                           "this call to be recorded, please call torch.fx.wrap('len') at "
+                           "module scope")
+
+    def keys(self, proxy):
+        raise TraceError("Proxy.keys() cannot be traced: ** unpacking of a Proxy")
+
+    def _sizes(self, proxy, dim=None):
+        """x.size()/x.shape (or x.size(d)) when exporting: plain ints, or with dynamic shapes
+        one `size` node per dimension (its runtime value is always right)."""
+        val = proxy.node.meta["val"]
+        if not self.dynamic:
+            return val.size() if dim is None else val.size(dim)
+        cache = self._size_cache.setdefault(proxy.node, {})
+
+        def one(d):
+            d = d + val.dim() if d < 0 else d
+            if d not in cache:
+                cache[d] = self.create_proxy("call_method", "size", (proxy, d), {})
+            return cache[d]
+        if dim is not None:
+            return one(dim)
+        return tuple(one(d) for d in range(val.dim()))
+
+    def _run(self, node, args, kwargs):
+        """The example value of a new node (exporting tracers)."""
+        def val(a):
+            return a.node.meta["val"] if isinstance(a, Proxy) else a
+        args, kwargs = map_aggregate(args, val), map_aggregate(kwargs, val)
+        if node.op == "call_function":
+            return node.target(*args, **kwargs)
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        if node.op == "call_module":
+            return self.root.get_submodule(node.target)(*args, **kwargs)
+        if node.op == "get_attr":
+            owner = self.root
+            for part in node.target.split("."):
+                owner = getattr(owner, part)
+            return owner
+        return None
+
+    # ---- the trace --------------------------------------------------------------------------
+    def trace(self, root, concrete_args=None, example_inputs=None):
+        from ..nn.modules.module import Module
+        if isinstance(root, Module):
+            self.root, fn = root, type(root).forward
+        else:
+            self.root, fn = Module(), root
+        self.graph = Graph(tracer_cls=type(self))
+        self.graph._tracer = self
+        self._tensor_constants, self._attr_proxies, self._size_cache = {}, {}, {}
+        self._tensor_names = None
+        args = self._placeholders(fn, concrete_args, example_inputs,
+                                  is_method=isinstance(root, Module))
+        with self._patched():
+            result = fn(self.root, *args) if isinstance(root, Module) else fn(*args)
+        self.create_node("output", "output", (self.create_arg(result),), {})
+        if self.concrete:
+            list(self.graph.nodes)[-1].meta["val"] = map_aggregate(
+                result, lambda a: a.node.meta.get("val") if isinstance(a, Proxy) else a)
+        return self.graph
+
+    def _placeholders(self, fn, concrete_args, example_inputs, is_method):
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())[1 if is_method else 0:]
+        concrete_args = concrete_args or {}
+        args = []
+        for i, p in enumerate(params):
+            if p.name in concrete_args:
+                args.append(concrete_args[p.name])
+                continue
+            if p.kind == p.VAR_POSITIONAL:
+                raise TraceError(f"*{p.name} cannot be traced: give the inputs as named "
+                                 "parameters")
+            if p.kind == p.VAR_KEYWORD:
+                continue
+            default = p.default if p.default is not p.empty else inspect.Signature.empty
+            if example_inputs is not None and i >= len(example_inputs) and \
+                    default is not inspect.Signature.empty:
+                args.append(default)
+                continue
+            node = self.graph.placeholder(p.name, default_value=default)
+            if self.concrete and example_inputs is not None:
+                node.meta["val"] = example_inputs[i] if i < len(example_inputs) else default
+            args.append(self.proxy(node))
+        return args
+
+    @contextlib.contextmanager
+    def _patched(self):
+        from .._tensor import Tensor
+        from ..nn.modules.module import Module
+        saved = []
+
+        def patch(owner, name, value):
+            saved.append((owner, name, owner.__dict__[name] if isinstance(owner, type)
+                          else owner[name] if isinstance(owner, dict) else getattr(owner, name)))
+            if isinstance(owner, dict):
+                owner[name] = value
+            else:
+                setattr(owner, name, value)
+
+        tracer = self
+        cache = {}
+        original_call, original_getattr = Module.__call__, Module.__getattr__
+
+        def module_call(mod, *args, **kwargs):
+            if not _has_proxy(args, kwargs):
+                return original_call(mod, *args, **kwargs)
+            return tracer.call_module(mod, lambda *a, **k: type(mod).forward(mod, *a, **k),
+                                      args, kwargs)
+
+        def module_getattr(mod, name):
+            return tracer.getattr(name, original_getattr(mod, name), cache)
+
+        try:
+            patch(Module, "__call__", module_call)
+            patch(Module, "__getattr__", module_getattr)
+            for name in _TENSOR_OPERATORS:
+                for dunder in (f"__{name}__", f"__r{name}__"):
+                    if dunder in Tensor.__dict__:
+                        patch(Tensor, dunder, _deferring(Tensor.__dict__[dunder]))
+            for module_name in _NAMESPACES:
+                module = sys.modules.get(module_name) or importlib.import_module(module_name)
+                originals = {}
+                for name, value in list(vars(module).items()):
+                    if name.startswith("__") or not isinstance(
+                            value, (types.FunctionType, types.BuiltinFunctionType)):
+                        continue
+                    originals[name] = value
+                    patch(module, name, self._recording(value))
+                module._fx_originals = originals
+            for module in self.autowrap_modules:
+                for name, value in list(vars(module).items()):
+                    if not name.startswith("_") and isinstance(value, types.BuiltinFunctionType):
+                        patch(module, name, self._recording(value))
+            for globals_, name in _wrapped + [(getattr(f, "__globals__", {}), f.__name__)
+                                              for f in self.autowrap_functions]:
+                if name in globals_:
+                    patch(globals_, name, self._recording(globals_[name]))
+            yield
+        finally:
+            for owner, name, value in reversed(saved):
+                if isinstance(owner, dict):
+                    owner[name] = value
+                else:
+                    setattr(owner, name, value)
+            for module_name in _NAMESPACES:
+                module = sys.modules.get(module_name)
+                if module is not None:
+                    module.__dict__.pop("_fx_originals", None)
+
+    def _recording(self, fn):
+        tracer = self
+
+        @functools.wraps(fn)
+        def record(*args, **kwargs):
+            if _has_proxy(args, kwargs):
+                return tracer.create_proxy("call_function", fn, args, kwargs)
+            return fn(*args, **kwargs)
+        record.__fx_original__ = fn
+        return record
+
+
+def _deferring(method):
+    """A Tensor operator that leaves `tensor <op> proxy` to the Proxy's reflected form."""
+    @functools.wraps(method)
+    def deferring(self, other):
+        if isinstance(other, Proxy):
+            return NotImplemented
+        return method(self, other)
+    return deferring
+
+
+def symbolic_trace(root, concrete_args=None):
+    """The GraphModule of `root`'s forward (or of a function), traced with Proxies."""
+    from .graph_module import GraphModule
+    tracer = Tracer()
+    graph = tracer.trace(root, concrete_args)
+    name = root.__class__.__name__ if not isinstance(root, types.FunctionType) else root.__name__
+    return GraphModule(tracer.root, graph, name)
+
+
+__all__ += ["TraceError"]

@@ -1,0 +1,116 @@
+"""`torch.fx.GraphModule`: a Module whose forward is the Python source generated from its
+Graph; it holds the submodules, parameters and buffers the graph reads."""
+import copy
+
+from ..nn.modules.module import Module
+from .graph import Graph
+
+__all__ = ["GraphModule"]
+
+
+def _copy_attr(src, dst, target):
+    """Give `dst` the object at dotted `target` of `src`, making empty Modules on the way."""
+    *prefix, field = target.split(".")
+    for item in prefix:
+        f = getattr(src, item)
+        t = getattr(dst, item, None)
+        if t is None or t is f:
+            t = Module()
+            setattr(dst, item, t)
+        src, dst = f, t
+    value = getattr(src, field)
+    from .._tensor import Tensor
+    from ..nn.parameter import Parameter
+    if isinstance(value, Tensor) and not isinstance(value, Parameter) and \
+            field in getattr(src, "_buffers", {}):
+        dst.register_buffer(field, value)
+    else:
+        setattr(dst, field, value)
+
+
+class GraphModule(Module):
+    def __init__(self, root, graph, class_name="GraphModule"):
+        super().__init__()
+        self.__class__ = type(class_name, (GraphModule,), {}) \
+            if type(self) is GraphModule else type(self)
+        self.__class__.__module__ = GraphModule.__module__
+        if isinstance(root, Module):
+            if hasattr(root, "training"):
+                self.training = root.training
+            for node in graph.nodes:
+                if node.op in ("get_attr", "call_module"):
+                    _copy_attr(root, self, node.target)
+        elif isinstance(root, dict):
+            for node in graph.nodes:
+                if node.op in ("get_attr", "call_module"):
+                    *prefix, field = node.target.split(".")
+                    owner = self
+                    for item in prefix:
+                        if not hasattr(owner, item):
+                            setattr(owner, item, Module())
+                        owner = getattr(owner, item)
+                    setattr(owner, field, root[node.target])
+        else:
+            raise RuntimeError("Unsupported type " + str(root) + " passed for root!")
+        self.graph = graph
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @graph.setter
+    def graph(self, g):
+        assert isinstance(g, Graph), f"Expected a Graph, got {type(g)}"
+        object.__setattr__(self, "_graph", g)
+        g.owning_module = self
+        self.recompile()
+
+    @property
+    def code(self):
+        return self._code
+
+    def recompile(self):
+        """Generate the forward again from the graph (after editing it)."""
+        python_code = self._graph.python_code(root_module="self")
+        object.__setattr__(self, "_code", python_code.src)
+        namespace = dict(python_code.globals)
+        exec(compile(python_code.src, f"<eval_with_key>.{id(self)}", "exec"), namespace)
+        type(self).forward = namespace["forward"]
+        return python_code
+
+    def print_readable(self, print_output=True, include_stride=False, include_device=False,
+                       colored=False):
+        lines = [f"class {type(self).__name__}(torch.nn.Module):"]
+        lines += ["    " + line if line else line for line in self._code.strip("\n").split("\n")]
+        out = "\n".join(lines).rstrip() + "\n"
+        if print_output:
+            print(out)
+        return out
+
+    def __str__(self):
+        return super().__str__() + "\n\n\n\n" + self._code.strip("\n") + "\n    "
+
+    def __copy__(self):
+        return GraphModule(self, self._graph, type(self).__name__)
+
+    def __deepcopy__(self, memo):
+        root = Module()
+        for name, module in self.named_children():
+            setattr(root, name, copy.deepcopy(module, memo))
+        for name, p in self._parameters.items():
+            setattr(root, name, copy.deepcopy(p, memo))
+        for name, b in self._buffers.items():
+            root.register_buffer(name, copy.deepcopy(b, memo))
+        return GraphModule(root, copy.deepcopy(self._graph, memo), type(self).__name__)
+
+    def __reduce__(self):
+        """Pickled as its attributes (submodules, parameters, buffers) and its Graph, whose
+        node targets pickle by reference; loading rebuilds the forward from the graph."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+        return (_rebuild, (state, self._graph, type(self).__name__))
+
+
+def _rebuild(state, graph, class_name):
+    root = Module()
+    root.__dict__.update(state)
+    return GraphModule(root, graph, class_name)

@@ -1,0 +1,218 @@
+"""torch.fx on ember: the same model class bodies traced by torch.fx and ember.fx give the
+same nodes (op, name, target, the nodes they read) and, where the model calls no Python-level
+`torch.nn.functional` function, the same generated code (PyTorch records those through
+`__torch_function__`, which moves all their arguments after the tensors into keywords; ember
+records the call as written). The GraphModule gives
+the original's outputs and gradients; the graph-editing API, Interpreter, Transformer,
+replace_pattern, ShapeProp, wrap and pickling."""
+import operator
+import pickle
+
+import numpy as np
+import pytest
+
+import ember
+import ember.fx
+
+
+def _models(lib):
+    nn, F = lib.nn, lib.nn.functional
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(6, 8), nn.Linear(8, 3)
+            self.scale = nn.Parameter(lib.ones(8))
+
+        def forward(self, x, mask=None):
+            h = lib.relu(self.fc1(x)) * self.scale
+            h = F.dropout(h, 0.1, training=False)
+            return F.log_softmax(self.fc2(h), dim=-1)
+
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)
+            self.bn = nn.BatchNorm2d(4)
+            self.head = nn.Sequential(nn.Flatten(), nn.Linear(4 * 4 * 4, 5))
+
+        def forward(self, x):
+            y = F.max_pool2d(lib.relu(self.bn(self.conv(x))), 2)
+            return self.head(y + y[:, :1])
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(8)
+            self.qkv = nn.Linear(8, 24)
+
+        def forward(self, x):
+            b, t = x.size(0), x.size(1)
+            q, k, v = self.qkv(self.ln(x)).chunk(3, dim=-1)
+            att = (q @ k.transpose(-2, -1)) / 8 ** 0.5
+            att = att.softmax(dim=-1)
+            return x + (att @ v).view(b, t, -1) + lib.ones(8)
+
+    return {"mlp": (MLP, (4, 6)), "cnn": (CNN, (2, 3, 8, 8)), "block": (Block, (2, 5, 8))}
+
+
+def _describe(gm):
+    def target(t):
+        if isinstance(t, str):
+            return t
+        return getattr(t, "__name__", repr(t))
+    return [(n.op, n.name, target(n.target), [a.name for a in n.all_input_nodes])
+            for n in gm.graph.nodes]
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "block"])
+def test_same_graph_code_and_values_as_pytorch(torch, name):
+    ours_cls, shape = _models(ember)[name]
+    theirs_cls, _ = _models(torch)[name]
+    ours, theirs = ours_cls().eval(), theirs_cls().eval()
+    theirs.load_state_dict({k: torch.tensor(v.detach().numpy())
+                            for k, v in ours.state_dict().items()})
+    gm, tgm = ember.fx.symbolic_trace(ours), torch.fx.symbolic_trace(theirs)
+    assert _describe(gm) == _describe(tgm)
+    if name == "block":
+        assert gm.code == tgm.code
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(gm(ember.tensor(x)).detach().numpy(),
+                               tgm(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "block"])
+def test_outputs_and_gradients_equal_the_original(name):
+    cls, shape = _models(ember)[name]
+    model = cls()
+    gm = ember.fx.symbolic_trace(model)
+    x = ember.randn(*shape, requires_grad=True)
+    want = model(x)
+    want.sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
+    model.zero_grad()
+    x.grad = None
+    got = gm(x)
+    got.sum().backward()
+    assert ember.equal(got, want)
+    # the GraphModule holds the same parameter objects as the model
+    for a, b in zip([p.grad for p in model.parameters()] + [x.grad], grads):
+        assert ember.allclose(a, b)
+
+
+def test_control_flow_and_len_raise_as_in_pytorch():
+    class Branchy(ember.nn.Module):
+        def forward(self, x):
+            return x if x.sum() > 0 else -x
+
+    class Iterating(ember.nn.Module):
+        def forward(self, x):
+            return [y for y in x]
+
+    class Sized(ember.nn.Module):
+        def forward(self, x):
+            return x * len(x)
+
+    with pytest.raises(ember.fx.proxy.TraceError, match="control flow"):
+        ember.fx.symbolic_trace(Branchy())
+    with pytest.raises(ember.fx.proxy.TraceError, match="cannot be iterated"):
+        ember.fx.symbolic_trace(Iterating())
+    with pytest.raises(RuntimeError, match="'len' is not supported"):
+        ember.fx.symbolic_trace(Sized())
+    # the patched namespaces are restored after a failed trace
+    assert ember.relu.__module__.startswith("ember.ops")
+    assert not hasattr(ember.relu, "__fx_original__")
+
+
+def _twice(x):
+    return x * 2
+
+
+ember.fx.wrap("_twice")
+
+
+def test_wrap_and_concrete_args():
+    class M(ember.nn.Module):
+        def forward(self, x, flag):
+            return _twice(x) if flag else x
+
+    gm = ember.fx.symbolic_trace(M(), concrete_args={"flag": True})
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == [_twice]
+    assert ember.equal(gm(ember.ones(2)), ember.full((2,), 2.0))
+
+
+def test_editing_the_graph():
+    class M(ember.nn.Module):
+        def forward(self, x):
+            return ember.relu(x) + 1
+
+    gm = ember.fx.symbolic_trace(M())
+    graph = gm.graph
+    relu = next(n for n in graph.nodes if n.target is ember.relu)
+    with graph.inserting_after(relu):
+        neg = graph.call_function(ember.neg, (relu,))
+    relu.replace_all_uses_with(neg)
+    neg.update_arg(0, relu)
+    graph.lint()
+    gm.recompile()
+    x = ember.tensor([-1.0, 2.0])
+    assert gm(x).tolist() == [1.0, -1.0]
+    with pytest.raises(RuntimeError, match="still had 1 users"):
+        graph.erase_node(relu)
+    add = next(n for n in graph.nodes if n.target is operator.add)
+    add.replace_all_uses_with(relu)
+    graph.erase_node(add)
+    graph.erase_node(neg)
+    graph.eliminate_dead_code()
+    graph.lint()
+    gm.recompile()
+    assert gm(x).tolist() == [0.0, 2.0]
+    assert "neg" not in gm.code
+
+
+def test_interpreter_transformer_and_replace_pattern():
+    class M(ember.nn.Module):
+        def forward(self, x):
+            return ember.sigmoid(x) * 3 + ember.sigmoid(x + 1) * 3
+
+    gm = ember.fx.symbolic_trace(M())
+    x = ember.randn(4)
+
+    class Swap(ember.fx.Interpreter):
+        def call_function(self, target, args, kwargs):
+            return super().call_function(ember.tanh if target is ember.sigmoid else target,
+                                         args, kwargs)
+
+    assert ember.allclose(Swap(gm).run(x), ember.tanh(x) * 3 + ember.tanh(x + 1) * 3)
+
+    class ToTanh(ember.fx.Transformer):
+        def call_function(self, target, args, kwargs):
+            return super().call_function(ember.tanh if target is ember.sigmoid else target,
+                                         args, kwargs)
+
+    new = ToTanh(gm).transform()
+    assert ember.allclose(new(x), ember.tanh(x) * 3 + ember.tanh(x + 1) * 3)
+
+    def pattern(a):
+        return ember.sigmoid(a) * 3
+
+    def replacement(a):
+        return ember.relu(a)
+
+    matches = ember.fx.replace_pattern(gm, pattern, replacement)
+    assert len(matches) == 2
+    assert ember.allclose(gm(x), ember.relu(x) + ember.relu(x + 1))
+
+
+def test_shape_prop_and_pickling():
+    from ember.fx.passes.shape_prop import ShapeProp
+    model = _models(ember)["cnn"][0]().eval()
+    gm = ember.fx.symbolic_trace(model)
+    x = ember.randn(2, 3, 8, 8)
+    ShapeProp(gm).propagate(x)
+    meta = {n.name: n.meta["tensor_meta"] for n in gm.graph.nodes if "tensor_meta" in n.meta}
+    assert tuple(meta["conv"].shape) == (2, 4, 8, 8) and meta["conv"].dtype == ember.float32
+    again = pickle.loads(pickle.dumps(gm))
+    assert again.code == gm.code
+    assert ember.equal(again(x), gm(x))
+    assert set(again.state_dict()) == set(gm.state_dict())
