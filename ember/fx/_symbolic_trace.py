@@ -109,8 +109,10 @@ class Tracer:
 
     def _get_attr(self, name, value):
         if name not in self._attr_proxies:
-            proxy = self.create_proxy("get_attr", name, (), {})
-            self._attr_proxies[name] = proxy
+            node = self.create_node("get_attr", name, (), {})
+            if self.concrete:
+                node.meta["val"] = value
+            self._attr_proxies[name] = self.proxy(node)
         return self._attr_proxies[name]
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
@@ -258,11 +260,6 @@ class Tracer:
             return getattr(args[0], node.target)(*args[1:], **kwargs)
         if node.op == "call_module":
             return self.root.get_submodule(node.target)(*args, **kwargs)
-        if node.op == "get_attr":
-            owner = self.root
-            for part in node.target.split("."):
-                owner = getattr(owner, part)
-            return owner
         return None
 
     # ---- the trace --------------------------------------------------------------------------

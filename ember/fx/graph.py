@@ -29,13 +29,16 @@ class _Namespace:
     def __init__(self):
         self._used, self._count = set(), {}
 
-    def create(self, candidate):
-        base = _snake(candidate)
+    def create(self, candidate, shadow_ok=False):
+        """`shadow_ok`: a placeholder may keep a builtin's name (`input`), as it is the
+        forward's own parameter name."""
+        base = _snake(candidate) if not shadow_ok else candidate
         match = re.fullmatch(r"(.*)_(\d+)", base)
         if match and match.group(1) in self._count:
             base = match.group(1)
         name = base
-        if name in self._used or keyword.iskeyword(name) or hasattr(builtins, name) or \
+        if name in self._used or keyword.iskeyword(name) or \
+                (hasattr(builtins, name) and not shadow_ok) or \
                 name in ("torch", "self", "operator", "device"):
             k = self._count.get(base, 0) + 1
             while f"{base}_{k}" in self._used:
@@ -78,7 +81,8 @@ class Graph:
             candidate = target.replace(".", "_")
         if op == "call_function" and name is None:
             candidate = getattr(target, "__name__", "fn").strip("_") or "fn"
-        node = Node(self, self._namespace.create(candidate), op, target, args or (),
+        node = Node(self, self._namespace.create(candidate, shadow_ok=op == "placeholder"),
+                    op, target, args or (),
                     kwargs or {}, type_expr)
         self._insert_node(node)
         return node

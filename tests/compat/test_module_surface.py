@@ -178,9 +178,7 @@ EXCLUDED = {
 
 
 # Names another open issue builds: not this test's to ask for. Drop an entry when it lands.
-LATER = {
-    "torch": {"export": "torch.export, built by the graph-capture issue (15) with torch.fx"},
-}
+LATER = {}
 
 
 def _excluded(module, name):
