@@ -33,7 +33,7 @@ FLOORS = {
     "ember.utils._selective_checkpoint": 5,
     "ember.serialization": 5, "ember.cuda": 5, "ember.cpu": 5, "ember.amp": 5,
     "ember.accelerator": 5, "ember.distributions": 5, "ember.func": 5, "ember.profiler": 5,
-    "ember.testing": 5, "ember.hub": 5, "ember.jit": 5, "ember.multiprocessing": 5,
+    "ember.testing": 5, "ember.hub": 5, "ember.jit": 5, "ember.onnx": 5, "ember.multiprocessing": 5,
     "ember.distributed": 5, "ember._environment": 5, "ember._streams": 5,
     "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
     "ember.compiler": 5, "ember.library": 5, "ember._library": 5,
