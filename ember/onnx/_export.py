@@ -182,11 +182,7 @@ def export_model(model, args, f, kwargs=None, input_names=None, output_names=Non
             for axis, label in _axes_for(dynamic_axes, name, i, len(shape)):
                 shape[axis] = label
             user.append(g.add_input(name, shape, t.dtype))
-        env = {}
-        for node, target in program.lifted_placeholders():
-            value = program.state_dict[target] if target in program.state_dict \
-                else program.constants[target]
-            env[node] = g.add_parameter(target, value.detach().numpy())
+        env = _lifted(g, program)
         outputs = lower_graph(g, program.graph_module, env, user)
         outs = _flat_values(outputs)
         examples = _flat_tensors(program.module()(*args, **(kwargs or {})))
@@ -202,6 +198,20 @@ def export_model(model, args, f, kwargs=None, input_names=None, output_names=Non
         del model_proto.graph.initializer[:]
     _write(model_proto, f)
     return model_proto
+
+
+def _lifted(g, program):
+    """The placeholders the capture lifted (parameters, buffers, constant tensors) as
+    initializers named after their targets."""
+    by_name = {n.name: n for n in program.graph_module.graph.nodes if n.op == "placeholder"}
+    env = {}
+    for spec in program.graph_signature.input_specs:
+        if spec.target is None:  # a user input
+            continue
+        store = program.state_dict if spec.target in program.state_dict else program.constants
+        env[by_name[spec.arg.name]] = g.add_parameter(spec.target,
+                                                      store[spec.target].detach().numpy())
+    return env
 
 
 def _rename(g, v, name, shape, dtype):
