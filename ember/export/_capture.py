@@ -15,7 +15,7 @@ class _ExportTracer(Tracer):
     """Traces through every module (the graph holds functions) except the classes named in
     `leaf_names`; runs each op on the example values."""
 
-    def __init__(self, leaf_names=(), dynamic=False):
+    def __init__(self, leaf_names=(), dynamic=frozenset()):
         super().__init__()
         self.concrete, self.dynamic = True, dynamic
         self.leaf_names = tuple(leaf_names)
@@ -31,15 +31,28 @@ def _example_list(mod, args, kwargs):
     return [v for k, v in list(bound.arguments.items())[1:]]
 
 
-def _dynamic(dynamic_shapes):
+def _dynamic_sizes(dynamic_shapes, mod, examples):
+    """The example sizes of the dims `dynamic_shapes` declares dynamic. A size of a traced
+    tensor equal to one of them is read at run time (a `size` node); any other size is a
+    constant of the graph. (Reading a size that happens to be equal but static costs a node and
+    stays right; a size computed from a dynamic one the trace recorded as arithmetic.)"""
     if not dynamic_shapes:
-        return False
-    specs = dynamic_shapes.values() if isinstance(dynamic_shapes, dict) else dynamic_shapes
-    for spec in specs:
-        items = spec.values() if isinstance(spec, dict) else (spec or ())
-        if any(v is not None for v in items):
-            return True
-    return False
+        return frozenset()
+    names = list(inspect.signature(type(mod).forward).parameters)[1:]
+    if isinstance(dynamic_shapes, dict):
+        pairs = [(examples[names.index(k)] if k in names else None, v)
+                 for k, v in dynamic_shapes.items()]
+    else:
+        pairs = list(zip(examples, dynamic_shapes))
+    sizes = set()
+    for example, spec in pairs:
+        if spec is None or not hasattr(example, "shape"):
+            continue
+        items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+        for dim, d in items:
+            if d is not None:
+                sizes.add(int(example.shape[dim]))
+    return frozenset(sizes)
 
 
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
@@ -53,8 +66,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     if not isinstance(args, tuple):
         raise ValueError(f"Expecting `args` to be a tuple of example positional inputs, got "
                          f"{type(args)}")
-    tracer = _ExportTracer(_leaf_modules, dynamic=_dynamic(dynamic_shapes))
     examples = _example_list(mod, args, kwargs)
+    tracer = _ExportTracer(_leaf_modules, dynamic=_dynamic_sizes(dynamic_shapes, mod, examples))
     graph = tracer.trace(mod, example_inputs=examples)
     gm = GraphModule(mod, graph, type(mod).__name__)
     specs, state, constants = _lift(gm, mod, tracer)

@@ -61,7 +61,7 @@ class Tracer:
         self.autowrap_functions = tuple(autowrap_functions)
         self.param_shapes_constant = param_shapes_constant
         self.concrete = False
-        self.dynamic = False
+        self.dynamic = frozenset()  # exporting: example sizes read at run time
         self.graph = None
         self.root = None
 
@@ -150,7 +150,7 @@ class Tracer:
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
         from .._tensor import Tensor
-        if not isinstance(attr_val, Tensor):
+        if not isinstance(attr_val, Tensor) or self._computing:
             return attr_val
         for name, p in self._named_tensors():
             if p is attr_val:
@@ -233,8 +233,8 @@ class Tracer:
         raise TraceError("Proxy.keys() cannot be traced: ** unpacking of a Proxy")
 
     def _sizes(self, proxy, dim=None):
-        """x.size()/x.shape (or x.size(d)) when exporting: plain ints, or with dynamic shapes
-        one `size` node per dimension (its runtime value is always right)."""
+        """x.size()/x.shape (or x.size(d)) when exporting: plain ints, except that a size
+        equal to a declared dynamic one is a `size` node (read at run time)."""
         val = proxy.node.meta["val"]
         if not self.dynamic:
             return val.size() if dim is None else val.size(dim)
@@ -242,6 +242,8 @@ class Tracer:
 
         def one(d):
             d = d + val.dim() if d < 0 else d
+            if val.shape[d] not in self.dynamic:
+                return val.shape[d]
             if d not in cache:
                 cache[d] = self.create_proxy("call_method", "size", (proxy, d), {})
             return cache[d]
@@ -254,13 +256,17 @@ class Tracer:
         def val(a):
             return a.node.meta["val"] if isinstance(a, Proxy) else a
         args, kwargs = map_aggregate(args, val), map_aggregate(kwargs, val)
-        if node.op == "call_function":
-            return node.target(*args, **kwargs)
-        if node.op == "call_method":
-            return getattr(args[0], node.target)(*args[1:], **kwargs)
-        if node.op == "call_module":
-            return self.root.get_submodule(node.target)(*args, **kwargs)
-        return None
+        self._computing += 1  # real values only: nothing in here is recorded
+        try:
+            if node.op == "call_function":
+                return node.target(*args, **kwargs)
+            if node.op == "call_method":
+                return getattr(args[0], node.target)(*args[1:], **kwargs)
+            if node.op == "call_module":
+                return self.root.get_submodule(node.target)(*args, **kwargs)
+            return None
+        finally:
+            self._computing -= 1
 
     # ---- the trace --------------------------------------------------------------------------
     def trace(self, root, concrete_args=None, example_inputs=None):
@@ -272,7 +278,7 @@ class Tracer:
         self.graph = Graph(tracer_cls=type(self))
         self.graph._tracer = self
         self._tensor_constants, self._attr_proxies, self._size_cache = {}, {}, {}
-        self._tensor_names = None
+        self._tensor_names, self._computing = None, 0
         args = self._placeholders(fn, concrete_args, example_inputs,
                                   is_method=isinstance(root, Module))
         with self._patched():
@@ -302,9 +308,15 @@ class Tracer:
                     default is not inspect.Signature.empty:
                 args.append(default)
                 continue
+            if self.concrete and example_inputs is not None:
+                from .._tensor import Tensor
+                value = example_inputs[i] if i < len(example_inputs) else default
+                if not isinstance(value, Tensor):  # None, numbers, flags: constants
+                    args.append(value)
+                    continue
             node = self.graph.placeholder(p.name, default_value=default)
             if self.concrete and example_inputs is not None:
-                node.meta["val"] = example_inputs[i] if i < len(example_inputs) else default
+                node.meta["val"] = value
             args.append(self.proxy(node))
         return args
 
@@ -352,6 +364,26 @@ class Tracer:
                     originals[name] = value
                     patch(module, name, self._recording(value))
                 module._fx_originals = originals
+            # functions a module keeps as attributes (TransformerEncoderLayer.activation)
+            known = {id(fn) for m in _NAMESPACES if m in sys.modules
+                     for fn in vars(sys.modules[m]).get("_fx_originals", {}).values()}
+            # ... and those a module's code imported by name (`from torch import flatten`):
+            # the globals its forward (and its methods') reads them from
+            seen_globals = set()
+            for sub in self.root.modules():
+                for name, value in list(vars(sub).items()):
+                    if id(value) in known and callable(value):
+                        patch(vars(sub), name, self._recording(value))
+                for cls in type(sub).__mro__:
+                    module_globals = vars(sys.modules[cls.__module__]) \
+                        if cls.__module__ in sys.modules else None
+                    if module_globals is None or id(module_globals) in seen_globals or \
+                            cls.__module__ in _NAMESPACES:
+                        continue
+                    seen_globals.add(id(module_globals))
+                    for name, value in list(module_globals.items()):
+                        if id(value) in known and callable(value):
+                            patch(module_globals, name, self._recording(value))
             for module in self.autowrap_modules:
                 for name, value in list(vars(module).items()):
                     if not name.startswith("_") and isinstance(value, types.BuiltinFunctionType):

@@ -103,7 +103,7 @@ class Transformer(Interpreter):
                 super().__init__()
                 self.graph, self.root = graph, root
                 self._tensor_constants, self._attr_proxies, self._size_cache = {}, {}, {}
-                self._tensor_names = None
+                self._tensor_names, self._computing = None, 0
 
             def is_leaf_module(self, m, name):
                 return True

@@ -21,8 +21,12 @@ class Proxy:
         return f"Proxy({self.node.name})"
 
     def __getattr__(self, name):
-        if name.startswith("__") or name in ("node", "tracer"):
-            raise AttributeError(name)
+        # a private attribute (`_array`...) is ember's internals reaching into a tensor: it
+        # has no traced meaning, and handing out the example's would bake it into the graph
+        if name.startswith("_") or name in ("node", "tracer"):
+            raise AttributeError(f"'Proxy' object has no attribute '{name}': an ember "
+                                 "function that records no node was called with a traced "
+                                 "value")
         return self.tracer.proxy_getattr(self, name)
 
     def __call__(self, *args, **kwargs):

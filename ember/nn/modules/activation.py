@@ -1,7 +1,7 @@
 """Activation layers: thin modules over `nn.functional`, with PyTorch's constructor
 arguments, defaults and reprs."""
 from ... import ops
-from ...ops.attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
+from ...ops.attention import _canonical_mask, _none_or_dtype
 from ...ops.creation import empty
 from .. import functional as F
 from .. import init
@@ -399,7 +399,8 @@ class MultiheadAttention(Module):
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         separate = not self._qkv_same_embed_dim
-        out, weights = multi_head_attention_forward(
+        # (through F, where a tracer sees it as one call, as in PyTorch)
+        out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
             self.out_proj.weight, self.out_proj.bias, training=self.training,

@@ -1,0 +1,161 @@
+"""`torch.onnx.export` of whole models: every file passes `onnx.checker` and runs in ONNX
+Runtime with ember's own outputs (float32, within 1e-5), including with a dynamic batch axis
+fed a batch size other than the example's."""
+import io
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+
+def _run(model, args, dynamic_batch=False, other_batch=None, input_names=None, **kwargs):
+    """Export, check, run in ONNX Runtime; returns the loaded model."""
+    model.eval()
+    names = input_names or [f"x{i}" for i in range(len(args))]
+    dynamic = {n: {0: "batch"} for n in names} if dynamic_batch else None
+    if dynamic:
+        dynamic["out"] = {0: "batch"}
+    f = io.BytesIO()
+    ember.onnx.export(model, tuple(args), f, input_names=names, output_names=["out"],
+                      dynamic_axes=dynamic, **kwargs)
+    proto = onnx.load_from_string(f.getvalue())
+    onnx.checker.check_model(proto, full_check=True)
+    sess = ort.InferenceSession(f.getvalue(), providers=["CPUExecutionProvider"])
+    batches = [args] + ([other_batch] if other_batch is not None else [])
+    for batch in batches:
+        with ember.no_grad():
+            want = model(*batch)
+        want = want[0] if isinstance(want, tuple) else want
+        got = sess.run(None, {n: a.numpy() for n, a in zip(names, batch)})[0]
+        assert got.shape == tuple(want.shape)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+    return proto
+
+
+def _ops(proto):
+    return {n.op_type for n in proto.graph.node}
+
+
+def test_mlp():
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 4),
+                          nn.LogSoftmax(dim=1))
+    proto = _run(model, [ember.randn(3, 10)], dynamic_batch=True,
+                 other_batch=[ember.randn(7, 10)])
+    assert {"Gemm", "Relu", "LogSoftmax"} <= _ops(proto)
+    assert len(proto.graph.initializer) >= 4  # the parameters
+
+
+def test_cnn():
+    ember.manual_seed(0)
+
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 8, 3, padding=1)
+            self.bn = nn.BatchNorm2d(8)
+            self.conv2 = nn.Conv2d(8, 16, 3, stride=2, groups=2, dilation=1)
+            self.pool = nn.MaxPool2d(2)
+            self.fc = nn.Linear(16 * 3 * 3, 10)
+
+        def forward(self, x):
+            x = F.relu(self.bn(self.conv1(x)))
+            x = self.pool(F.silu(self.conv2(x)))
+            return self.fc(x.flatten(1))
+
+    model = CNN()
+    model.bn.running_mean.normal_()
+    _run(model, [ember.randn(2, 1, 14, 14)], dynamic_batch=True,
+         other_batch=[ember.randn(5, 1, 14, 14)])
+
+
+def test_resnet18():
+    from ember.vision.models import resnet18
+    ember.manual_seed(0)
+    proto = _run(resnet18(num_classes=10), [ember.randn(2, 3, 64, 64)], dynamic_batch=True,
+                 other_batch=[ember.randn(1, 3, 64, 64)])
+    assert {"Conv", "BatchNormalization", "MaxPool", "GlobalAveragePool"} <= _ops(proto)
+
+
+def test_lstm_language_model():
+    ember.manual_seed(0)
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(50, 16)
+            self.rnn = nn.LSTM(16, 24, num_layers=2)
+            self.head = nn.Linear(24, 50)
+
+        def forward(self, tokens):
+            out, _ = self.rnn(self.embed(tokens))
+            return self.head(out)
+
+    tokens = ember.randint(0, 50, (7, 3))
+    proto = _run(LM(), [tokens])
+    assert "LSTM" in _ops(proto)
+
+
+def test_transformer_encoder():
+    ember.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, batch_first=True)
+    model = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    _run(model, [ember.randn(2, 5, 16)])
+
+
+class _CausalBlock(nn.Module):
+    def __init__(self, width=16, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        b, t, c = x.size()
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+        return x + self.mlp(self.ln2(x))
+
+
+def test_causal_gpt_block_with_a_dynamic_batch():
+    ember.manual_seed(0)
+    proto = _run(_CausalBlock(), [ember.randn(2, 6, 16)], dynamic_batch=True,
+                 other_batch=[ember.randn(3, 6, 16)])
+    assert "LayerNormalization" in _ops(proto)
+
+
+def test_an_op_without_a_mapping_names_it():
+    class Odd(nn.Module):
+        def forward(self, x):
+            return ember.special.bessel_j0(x)
+
+    with pytest.raises(ember.onnx.errors.UnsupportedOperatorError, match="bessel_j0"):
+        ember.onnx.export(Odd(), (ember.randn(3),), io.BytesIO())
+
+
+def test_export_params_false_and_opset():
+    model = nn.Linear(3, 2)
+    f = io.BytesIO()
+    ember.onnx.export(model, (ember.randn(1, 3),), f, export_params=False, opset_version=17)
+    proto = onnx.load_from_string(f.getvalue())
+    assert not proto.graph.initializer
+    assert proto.opset_import[0].version == 17
+    with pytest.raises(ValueError, match="opset"):
+        ember.onnx.export(model, (ember.randn(1, 3),), io.BytesIO(), opset_version=9)
+
+
+def test_export_to_a_path_restores_training_mode(tmp_path):
+    model = nn.Sequential(nn.Linear(3, 3), nn.Dropout())
+    model.train()
+    ember.onnx.export(model, (ember.randn(2, 3),), str(tmp_path / "m.onnx"))
+    assert model.training
+    onnx.checker.check_model(str(tmp_path / "m.onnx"))
