@@ -169,15 +169,18 @@ def export_model(model, args, f, kwargs=None, input_names=None, output_names=Non
     if not isinstance(model, Module):
         raise TypeError(f"torch.onnx.export expects an nn.Module, got {type(model).__name__}")
     with _in_export(), _eval_mode(model, training):
-        dynamic = None
-        if dynamic_axes:  # sizes then come from the inputs at run time (Shape nodes)
-            from ..export import Dim
-            dynamic = tuple({0: Dim("dynamic")} for _ in args)
-        program = capture(model, tuple(args), kwargs, dynamic_shapes=dynamic,
-                                      _leaf_modules=tuple(MODULE_LOWERINGS))
-        g = GraphBuilder(opset)
         flat_args = _flat_tensors(list(args) + list((kwargs or {}).values()))
         names = list(input_names or [])
+        dynamic = None
+        if dynamic_axes:  # those sizes are then read from the inputs at run time
+            from ..export import Dim
+            dynamic = tuple(
+                {axis: Dim(label) for axis, label in _axes_for(
+                    dynamic_axes, names[i] if i < len(names) else None, i, a.dim())} or None
+                for i, a in enumerate(args))
+        program = capture(model, tuple(args), kwargs, dynamic_shapes=dynamic,
+                          _leaf_modules=tuple(MODULE_LOWERINGS))
+        g = GraphBuilder(opset)
         user = []
         for i, t in enumerate(flat_args):
             name = names[i] if i < len(names) else f"input_{i}" if i else "input"

@@ -14,13 +14,14 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 
-def _run(model, args, dynamic_batch=False, other_batch=None, input_names=None, **kwargs):
+def _run(model, args, dynamic_batch=False, other_batch=None, input_names=None, batch_axis=0,
+         **kwargs):
     """Export, check, run in ONNX Runtime; returns the loaded model."""
     model.eval()
     names = input_names or [f"x{i}" for i in range(len(args))]
-    dynamic = {n: {0: "batch"} for n in names} if dynamic_batch else None
+    dynamic = {n: {batch_axis: "batch"} for n in names} if dynamic_batch else None
     if dynamic:
-        dynamic["out"] = {0: "batch"}
+        dynamic["out"] = {batch_axis: "batch"}
     f = io.BytesIO()
     ember.onnx.export(model, tuple(args), f, input_names=names, output_names=["out"],
                       dynamic_axes=dynamic, **kwargs)
@@ -98,7 +99,8 @@ def test_lstm_language_model():
             return self.head(out)
 
     tokens = ember.randint(0, 50, (7, 3))
-    proto = _run(LM(), [tokens])
+    proto = _run(LM(), [tokens], dynamic_batch=True, batch_axis=1,
+                 other_batch=[ember.randint(0, 50, (7, 5))])
     assert "LSTM" in _ops(proto)
 
 
@@ -106,7 +108,7 @@ def test_transformer_encoder():
     ember.manual_seed(0)
     layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, batch_first=True)
     model = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
-    _run(model, [ember.randn(2, 5, 16)])
+    _run(model, [ember.randn(2, 5, 16)], dynamic_batch=True, other_batch=[ember.randn(4, 5, 16)])
 
 
 class _CausalBlock(nn.Module):
@@ -159,3 +161,26 @@ def test_export_to_a_path_restores_training_mode(tmp_path):
     ember.onnx.export(model, (ember.randn(2, 3),), str(tmp_path / "m.onnx"))
     assert model.training
     onnx.checker.check_model(str(tmp_path / "m.onnx"))
+
+
+def test_an_unchanged_pytorch_script_exports_under_compat(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "export_script.py"
+    script.write_text(
+        "import sys, torch, torch.onnx\n"
+        "model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(),\n"
+        "                            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),\n"
+        "                            torch.nn.Linear(4, 2))\n"
+        "if '--onnx-export' in sys.argv:\n"
+        "    torch.onnx.export(model, (torch.randn(1, 3, 8, 8),), sys.argv[-1],\n"
+        "                      input_names=['image'], output_names=['logits'],\n"
+        "                      dynamic_axes={'image': {0: 'n'}, 'logits': {0: 'n'}})\n"
+        "    print('exported')\n")
+    out = tmp_path / "model.onnx"
+    run = subprocess.run([sys.executable, "-m", "ember.compat", str(script), "--onnx-export",
+                          str(out)], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "exported", run.stderr
+    proto = onnx.load(str(out))
+    onnx.checker.check_model(proto, full_check=True)
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "n"
