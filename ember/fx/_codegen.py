@@ -127,7 +127,17 @@ def python_code(graph, root_module="self"):
     if not body or not body[-1].lstrip().startswith("return"):
         body.append("    return None")
     signature = ", ".join([root_module] + params)
-    src = f"\n\n\ndef forward({signature}):\n" + "\n".join(body) + "\n    "
+    # functions registered with fx.wrap stay wrapped when the code is traced again
+    from ._symbolic_trace import _wrapped
+    wrapped = {id(g.get(name)) for g, name in _wrapped}
+    heads = []
+    for node in nodes:
+        if node.op == "call_function" and id(node.target) in wrapped:
+            line = f'torch.fx._symbolic_trace.wrap("{_callable(node.target, globals_)}")'
+            if line not in heads:
+                heads.append(line)
+    src = "\n" + "\n".join(heads) + f"\n\ndef forward({signature}):\n" + "\n".join(body) + \
+        "\n    "
     return PythonCode(src, globals_)
 
 

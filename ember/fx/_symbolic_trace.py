@@ -17,7 +17,7 @@ from .graph import Graph
 from .node import map_aggregate
 from .proxy import Attribute, ParameterProxy, Proxy, TraceError
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "GraphAppendingTracer"]
 
 _NAMESPACES = ("ember", "ember.ops", "ember.nn.functional", "ember.special", "ember.linalg",
                "ember.fft")
@@ -61,6 +61,7 @@ class Tracer:
         self.autowrap_functions = tuple(autowrap_functions)
         self.param_shapes_constant = param_shapes_constant
         self.concrete = False
+        self._active = False  # its recording forms are in place
         self.dynamic = frozenset()  # exporting: example sizes read at run time
         self.graph = None
         self.root = None
@@ -130,7 +131,12 @@ class Tracer:
         return proxy_factory_fn(node) if proxy_factory_fn else self.proxy(node)
 
     def call_module(self, m, forward, args, kwargs):
-        module_qualified_name = self.path_of_module(m)
+        try:
+            module_qualified_name = self.path_of_module(m)
+        except NameError:  # not part of the traced module: only a module traced through
+            if self.is_leaf_module(m, ""):
+                raise
+            return forward(*args, **kwargs)
         if not self.is_leaf_module(m, module_qualified_name):
             return forward(*args, **kwargs)
         return self.create_proxy("call_module", module_qualified_name, args, kwargs)
@@ -276,7 +282,6 @@ class Tracer:
         else:
             self.root, fn = Module(), root
         self.graph = Graph(tracer_cls=type(self))
-        self.graph._tracer = self
         self._tensor_constants, self._attr_proxies, self._size_cache = {}, {}, {}
         self._tensor_names, self._computing = None, 0
         args = self._placeholders(fn, concrete_args, example_inputs,
@@ -337,6 +342,7 @@ class Tracer:
         tracer = self
         cache = {}
         original_call, original_getattr = Module.__call__, Module.__getattr__
+        self._active = True
 
         def module_call(mod, *args, **kwargs):
             if not _has_proxy(args, kwargs):
@@ -394,6 +400,7 @@ class Tracer:
                     patch(globals_, name, self._recording(globals_[name]))
             yield
         finally:
+            self._active = False
             for owner, name, value in reversed(saved):
                 if isinstance(owner, dict):
                     owner[name] = value
@@ -414,6 +421,19 @@ class Tracer:
             return fn(*args, **kwargs)
         record.__fx_original__ = fn
         return record
+
+
+class GraphAppendingTracer(Tracer):
+    """The tracer of Proxies made on an existing graph's nodes (`Proxy(node)`): what they
+    record is appended to that graph."""
+
+    def __init__(self, graph):
+        super().__init__()
+        from ..nn.modules.module import Module
+        self.graph = graph
+        self.root = graph.owning_module if graph.owning_module is not None else Module()
+        self._tensor_constants, self._attr_proxies, self._size_cache = {}, {}, {}
+        self._tensor_names, self._computing = None, 0
 
 
 def _deferring(method):

@@ -78,6 +78,19 @@ class GraphModule(Module):
         type(self).forward = namespace["forward"]
         return python_code
 
+    def __call__(self, *args, **kwargs):
+        """Called on Proxies (of another graph being built), the forward records into that
+        graph: its tracer's recording forms are put in place for the call."""
+        from .node import map_aggregate
+        from .proxy import Proxy
+        proxies = []
+        map_aggregate((args, kwargs), lambda a: proxies.append(a) if isinstance(a, Proxy)
+                      else None)
+        if not proxies or proxies[0].tracer._active:
+            return super().__call__(*args, **kwargs)
+        with proxies[0].tracer._patched():
+            return super().__call__(*args, **kwargs)
+
     def print_readable(self, print_output=True, include_stride=False, include_device=False,
                        colored=False):
         lines = [f"class {type(self).__name__}(torch.nn.Module):"]

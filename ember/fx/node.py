@@ -2,10 +2,13 @@
 its users."""
 import builtins
 import operator
+import typing
 
-__all__ = ["Node", "map_arg", "map_aggregate", "Argument"]
+__all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target"]
 
-Argument = object
+Argument = typing.Optional[typing.Union[tuple, list, dict, slice, range, "Node", str, int,
+                                        float, bool, complex]]
+Target = typing.Union[typing.Callable[..., typing.Any], str]
 _OPS = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output",
         "root")
 

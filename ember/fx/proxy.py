@@ -4,7 +4,7 @@ cannot be recorded and raises TraceError (an exporting tracer resolves sizes on 
 example instead)."""
 import operator
 
-__all__ = ["Proxy", "TraceError", "Attribute", "ParameterProxy"]
+__all__ = ["Proxy", "TraceError", "Attribute", "ParameterProxy"]  # (+ GraphAppendingTracer)
 
 
 class TraceError(ValueError):
@@ -14,7 +14,10 @@ class TraceError(ValueError):
 class Proxy:
     def __init__(self, node, tracer=None):
         if tracer is None:
-            tracer = node.graph._tracer
+            tracer = getattr(node.graph, "_tracer", None)
+        if tracer is None:
+            from ._symbolic_trace import GraphAppendingTracer
+            tracer = node.graph._tracer = GraphAppendingTracer(node.graph)
         self.node, self.tracer = node, tracer
 
     def __repr__(self):
@@ -131,3 +134,10 @@ for _name, _op in [("neg", operator.neg), ("pos", operator.pos), ("invert", oper
             (lambda op: lambda self: self.tracer.create_proxy("call_function", op,
                                                                (self,), {}))(_op))
 Proxy.__hash__ = object.__hash__
+
+
+def __getattr__(name):
+    if name == "GraphAppendingTracer":  # (defined with the Tracer it extends)
+        from ._symbolic_trace import GraphAppendingTracer
+        return GraphAppendingTracer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -216,3 +216,33 @@ def test_shape_prop_and_pickling():
     assert again.code == gm.code
     assert ember.equal(again(x), gm(x))
     assert set(again.state_dict()) == set(gm.state_dict())
+
+
+def test_a_graph_module_called_on_proxies_inlines_into_that_graph():
+    """pytorch/examples' fx/wrap_output_dynamically.py: wrap a traced graph's output in a
+    traced activation by calling it on a Proxy of the output's node."""
+    class Cat(ember.nn.Module):
+        def forward(self, x, y):
+            return ember.cat([x, y])
+
+    traced = ember.fx.symbolic_trace(Cat())
+    x, y = ember.randn(5, 3), ember.randn(5, 3)
+    before = traced(x, y)
+    output = next(n for n in traced.graph.nodes if n.op == "output")
+    wrapped = output.all_input_nodes[0]
+    activation = ember.fx.symbolic_trace(ember.nn.LeakyReLU())
+    with traced.graph.inserting_after(wrapped):
+        result = activation(ember.fx.Proxy(wrapped))
+        output.args = (result.node,)
+    traced.recompile()
+    assert ember.allclose(traced(x, y), ember.nn.functional.leaky_relu(before))
+    assert isinstance(ember.fx.Proxy(wrapped).tracer, ember.fx.proxy.GraphAppendingTracer)
+
+
+def test_wrapped_functions_are_named_in_the_code():
+    class M(ember.nn.Module):
+        def forward(self, x):
+            return _twice(x) + 1
+
+    code = ember.fx.symbolic_trace(M()).code
+    assert code.startswith('\ntorch.fx._symbolic_trace.wrap("tests_fx_test_symbolic_trace__twice")')
