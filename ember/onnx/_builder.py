@@ -122,8 +122,11 @@ class GraphBuilder:
                                                   for d in v.shape]
             return helper.make_tensor_value_info(v.name, onnx_dtype(v.dtype), shape)
 
+        used = {name for node in self.nodes for name in node.input} | \
+            {v.name for v in self.outputs}
+        initializers = [t for t in self.initializers if t.name in used]  # (no dead constants)
         graph = helper.make_graph(self.nodes, graph_name, [info(v) for v in self.inputs],
-                                  [info(v) for v in self.outputs], self.initializers)
+                                  [info(v) for v in self.outputs], initializers)
         from . import producer_name, producer_version
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   producer_name=producer_name,
