@@ -40,16 +40,21 @@ def _ember_rank(rank, world):
     return train(ember, rank, world)
 
 
-def _torch_rank(rank, world):
+def torch_gloo_rank(train_fn, rank, world):
+    """`train_fn(torch, rank, world)` in a rank of PyTorch's own gloo process group."""
     import datetime
 
     import torch
     import torch.distributed as tdist
     tdist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
     try:
-        return train(torch, rank, world)
+        return train_fn(torch, rank, world)
     finally:
         tdist.destroy_process_group()
+
+
+def _torch_rank(rank, world):
+    return torch_gloo_rank(train, rank, world)
 
 
 @pytest.mark.parametrize("world", [2, 4])

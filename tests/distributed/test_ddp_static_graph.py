@@ -7,7 +7,7 @@ import numpy as np
 
 import ember
 
-from .test_ddp_parity import BATCH, STEPS
+from .test_ddp_parity import BATCH, STEPS, torch_gloo_rank
 
 _SHAPES = [(8, 4), (8,), (8, 8), (8,), (2, 8), (2,), (3, 3), (3,)]
 
@@ -65,15 +65,7 @@ def _ember_rank_dynamic(rank, world):
 
 
 def _torch_rank(rank, world):
-    import datetime
-
-    import torch
-    import torch.distributed as tdist
-    tdist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
-    try:
-        return train(torch, rank, world)
-    finally:
-        tdist.destroy_process_group()
+    return torch_gloo_rank(train, rank, world)
 
 
 def test_static_graph_with_reentrant_checkpoints_equals_one_process():
