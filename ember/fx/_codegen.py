@@ -24,7 +24,11 @@ def public_path(fn):
     name = getattr(fn, "__name__", None)
     if name is None:
         return None
-    for prefix, module_name in _NAMESPACES:
+    from ._functional_signatures import SIGNATURES
+    namespaces = _NAMESPACES
+    if name in SIGNATURES:  # one of PyTorch's Python-level F functions: named there first
+        namespaces = (_NAMESPACES[1],) + _NAMESPACES
+    for prefix, module_name in namespaces:
         module = sys.modules.get(module_name) or importlib.import_module(module_name)
         original = getattr(module, "_fx_originals", {}).get(name)
         if getattr(module, name, None) is fn or original is fn:

@@ -13,6 +13,7 @@ import math
 import sys
 import types
 
+from . import _functional_signatures
 from .graph import Graph
 from .node import map_aggregate
 from .proxy import Attribute, ParameterProxy, Proxy, TraceError
@@ -368,7 +369,8 @@ class Tracer:
                             value, (types.FunctionType, types.BuiltinFunctionType)):
                         continue
                     originals[name] = value
-                    patch(module, name, self._recording(value))
+                    patch(module, name, self._recording(
+                        value, as_functional=module_name == "ember.nn.functional"))
                 module._fx_originals = originals
             # functions a module keeps as attributes (TransformerEncoderLayer.activation)
             known = {id(fn) for m in _NAMESPACES if m in sys.modules
@@ -411,12 +413,17 @@ class Tracer:
                 if module is not None:
                     module.__dict__.pop("_fx_originals", None)
 
-    def _recording(self, fn):
+    def _recording(self, fn, as_functional=False):
+        """`fn`'s recording form. `as_functional`: called as torch.nn.functional.<name>,
+        whose Python-level functions PyTorch records with their parameters normalised."""
         tracer = self
+        layout = _functional_signatures.SIGNATURES.get(fn.__name__) if as_functional else None
 
         @functools.wraps(fn)
         def record(*args, **kwargs):
             if _has_proxy(args, kwargs):
+                if layout is not None:
+                    args, kwargs = _normalized(fn, layout, args, kwargs)
                 return tracer.create_proxy("call_function", fn, args, kwargs)
             return fn(*args, **kwargs)
         record.__fx_original__ = fn
@@ -434,6 +441,26 @@ class GraphAppendingTracer(Tracer):
         self.root = graph.owning_module if graph.owning_module is not None else Module()
         self._tensor_constants, self._attr_proxies, self._size_cache = {}, {}, {}
         self._tensor_names, self._computing = None, 0
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(fn):
+    return inspect.signature(fn)
+
+
+def _normalized(fn, layout, args, kwargs):
+    """(args, kwargs) of a call as PyTorch's `__torch_function__` re-dispatch passes them;
+    as written when ember's parameters differ from the layout."""
+    positional, keywords = layout
+    try:
+        bound = _signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs
+    bound.apply_defaults()
+    values = bound.arguments
+    if not all(name in values for name in positional + keywords):
+        return args, kwargs
+    return tuple(values[n] for n in positional), {k: values[k] for k in keywords}
 
 
 def _deferring(method):
