@@ -159,6 +159,10 @@ def test_the_rule():
     assert not ok(np, a, 32, 32, (3, 3), p, (8, 8), "forward")
     assert ok(np, a, 16, 16, (3, 3), p, (32, 32), "weight")
     assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")
+    # a forward keeping its tiles for the weight gradient follows either rule
+    assert ok(np, a, 16, 16, (3, 3), p, (16, 16), "forward_kept")
+    assert not ok(np, a, 16, 16, (3, 3), p, (16, 16), "forward")
+    assert not ok(np, a, 3, 16, (3, 3), p, (32, 32), "forward_kept")
     assert not ok(np, a, 512, 512, (3, 3), p, (7, 7), "forward")  # odd tiles, short products
     assert not ok(np, a, 64, 64, (3, 1), p, (8, 8), "forward")
     assert not ok(np, a, 64, 64, (3, 3), ((2, 2),) + p[1:], (8, 8), "forward")
@@ -179,6 +183,21 @@ def test_a_model_layer_takes_it(monkeypatch):
     conv = ember.nn.Conv2d(64, 64, 3, padding=1, bias=False)
     conv(x).sum().backward()
     assert calls == ["winograd_forward", "winograd_forward", "winograd_weight_grad"]
+
+
+@pytest.mark.parametrize("weight_grad", [True, False])
+def test_a_thin_layer_takes_it_when_its_weight_gradient_follows(monkeypatch, weight_grad):
+    """16 channels on 16x16: the forward takes Winograd (keeping its tiles) only when the
+    weight gradient, which takes Winograd there, is to come."""
+    calls = []
+    for name in ("winograd_forward", "winograd_weight_grad"):
+        real = getattr(_routines, name)
+        monkeypatch.setattr(_routines, name,
+                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    x = ember.randn(2, 16, 16, 16, requires_grad=True)
+    conv = ember.nn.Conv2d(16, 16, 3, padding=1, bias=False).requires_grad_(weight_grad)
+    conv(x).sum().backward()
+    assert calls == (["winograd_forward", "winograd_weight_grad"] if weight_grad else [])
 
 
 def test_weight_gradient_reuses_the_forwards_transformed_input(monkeypatch):

@@ -37,7 +37,8 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
         padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
         osz = out_size(padded, kernel, stride, dil)
     n, o = x.shape[0], w.shape[0]
-    if _layout.winograd_ok(xp, x, x.shape[1], o, kernel, p, osz, "forward"):
+    job = "forward" if keep is None else "forward_kept"
+    if _layout.winograd_ok(xp, x, x.shape[1], o, kernel, p, osz, job):
         return winograd_forward(xp, x, w, lo, osz, keep)  # in chunks of its own
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
