@@ -10,8 +10,10 @@ columns.
 
 The same transforms give the weight gradient: the convolution is linear in the kernel, so
 d<gy, y>/dg = G^T [sum over tiles of V ⊙ (A gy A^T)] G, 16 products whose inner dimension is
-the number of tiles. The input gradient of a stride-1 convolution is itself one (with the
-flipped kernel), so it takes the forward routine.
+the number of tiles. When both gradients are wanted, the input gradient is the forward's exact
+adjoint from the same Z = A gy A^T: products Z[i, j]^T @ U[i, j], then B's adjoint (sums of
+shifted planes) and the split's (`winograd_backward`). Alone, it is a convolution of gy with
+the flipped kernel: the forward routine.
 
 Layout: the padded input is split by row and column parity into (a, r, N, b, s, C) (pixel
 (2r + a, 2s + b)), channels last, so that a plane of tiles is a slice with long contiguous runs
