@@ -192,7 +192,7 @@ def output_transform_adjoint(xp, gy, th, tw):
     return z
 
 
-def _input_adjoint_1d(xp, g, even, odd, axis, tmp):
+def _input_adjoint_1d(xp, g, even, odd, axis):
     """The adjoint of _input_1d along `axis` (of g[k], even, odd): g[0..3] are the gradients
     of its four outputs; `even` and `odd` receive those of the parity-0 and parity-1 planes it
     read, one place longer along `axis` (d0 and d1 were their first places, d2 and d3 their
@@ -201,11 +201,10 @@ def _input_adjoint_1d(xp, g, even, odd, axis, tmp):
     n = g.shape[axis + 1]
     lead = (slice(None),) * axis
     first, last, end = lead + (slice(0, n),), lead + (slice(1, n + 1),), lead + (n,)
-    even[first] = g[0]
-    even[end] = 0
-    xp.add(g[1], g[2], out=tmp)
-    tmp -= g[0]
-    even[last] += tmp
+    xp.add(g[1], g[2], out=even[last])
+    even[last] -= g[0]
+    even[lead + (0,)] = 0
+    even[first] += g[0]
     xp.subtract(g[1], g[2], out=odd[first])
     odd[first] += g[3]
     odd[end] = 0
@@ -217,11 +216,9 @@ def input_transform_adjoint(xp, gv, th, tw):
     padded input, (2, th + 1, N, 2, tw + 1, C) as _split lays it out."""
     n, c = gv.shape[3], gv.shape[5]
     rows = scratch(xp, "wino_grows", (4, 2, th + 1, n, tw, c), gv.dtype)
-    tmp = scratch(xp, "wino_gtmp", (4, th, n, tw, c), gv.dtype)
-    _input_adjoint_1d(xp, gv, rows[:, 0], rows[:, 1], 1, tmp)  # rows first: undoes the last
+    _input_adjoint_1d(xp, gv, rows[:, 0], rows[:, 1], 1)  # rows first: undoes the last
     d = scratch(xp, "wino_gd", (2, th + 1, n, 2, tw + 1, c), gv.dtype)
-    tmp = scratch(xp, "wino_gtmp2", (2, th + 1, n, tw, c), gv.dtype)
-    _input_adjoint_1d(xp, rows, d[:, :, :, 0], d[:, :, :, 1], 3, tmp)
+    _input_adjoint_1d(xp, rows, d[:, :, :, 0], d[:, :, :, 1], 3)
     return d
 
 
