@@ -199,7 +199,13 @@ def test_the_rule():
     assert ok(np, a, 32, 32, (3, 3), p, (16, 16), "forward")
     assert not ok(np, a, 32, 32, (3, 3), p, (8, 8), "forward")
     assert ok(np, a, 16, 16, (3, 3), p, (32, 32), "weight")
-    assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")
+    assert not ok(np, a, 16, 16, (3, 3), p, (7, 7), "weight")
+    assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")  # a batch of 2: 32 tiles
+    big_batch = np.zeros((8, 64, 8, 8), np.float32)  # 128 tiles
+    assert ok(np, big_batch, 16, 16, (3, 3), p, (8, 8), "weight")
+    assert ok(np, big_batch, 16, 32, (3, 3), p, (8, 8), "forward_kept")
+    assert not ok(np, big_batch, 16, 32, (3, 3), p, (8, 8), "forward")
+    assert not ok(np, big_batch, 8, 32, (3, 3), p, (8, 8), "weight")
     # a forward keeping its tiles for the weight gradient follows either rule
     assert ok(np, a, 16, 16, (3, 3), p, (16, 16), "forward_kept")
     assert not ok(np, a, 16, 16, (3, 3), p, (16, 16), "forward")
