@@ -154,9 +154,10 @@ class ReluBackward0(Node):
 
 # NumPy's maximum takes its SIMD loop only when both operands walk memory with unit stride:
 # against a scalar 0 (stride 0) it runs a scalar loop, 3x slower (2 MB of float32: 0.62 vs
-# 0.19 ms). So relu's 0 is an array: a read-only block of zeros per thread, grown as needed,
-# that is never written, so all its pages map the kernel's shared zero page (no memory, and
-# its reads hit the cache). Small inputs keep the scalar: their cost is the call itself.
+# 0.19 ms). So relu's 0 is an array: a read-only block of zeros per thread, grown as needed
+# and never written (when calloc maps it fresh, as for large sizes, its pages are the kernel's
+# shared zero page: no memory, and reads that hit the cache). Small inputs keep the scalar:
+# their cost is the call itself.
 _ZEROS_FROM = 4096  # elements
 _FAST_MAX = (np.dtype(np.float32), np.dtype(np.float64))
 _zeros_local = threading.local()
