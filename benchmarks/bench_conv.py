@@ -13,12 +13,16 @@ OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 and pass --threads 1.
     python benchmarks/bench_conv.py [--quick] [--profile]
     python benchmarks/bench_conv.py --layers cifar|resnet18 [--layout L] [--threads 1] [--quick]
 """
+import os
 import sys
 
 import numpy as np
 
-import ember
-from _timing import compare, header, row
+# ember from this checkout when run as a script (else an editable install's, maybe another
+# worktree's, is what gets timed)
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ember  # noqa: E402
+from _timing import compare, header, row  # noqa: E402
 
 try:
     import torch

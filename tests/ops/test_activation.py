@@ -184,3 +184,28 @@ def test_double_backward_softmax():
             ember_gg = gg.numpy()
         else:
             np.testing.assert_allclose(ember_gg, gg.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_relu_of_large_inputs_matches_torch(dtype, inplace):
+    """Inputs from 4096 elements take relu's zero-array path (NumPy's SIMD maximum): same
+    values as PyTorch, NaN and infinities included, on contiguous and strided inputs, and
+    the shared zeros are never written."""
+    from ember.ops.pointwise import unary_core
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 5, 33, 41)).astype(dtype)
+    a.reshape(-1)[:6] = [np.nan, -np.inf, np.inf, 0.0, -1.0, 2.0]
+    for view in (lambda t: t, lambda t: t.transpose(1, 3), lambda t: t[:, :, ::2]):
+        e_leaf, t_leaf = _pair(a, True)
+        e, t = view(e_leaf * 1), view(t_leaf * 1)
+        ye = EF.relu(e, inplace=inplace)
+        yt = TF.relu(t, inplace=inplace)
+        assert ye.numel() >= unary_core._ZEROS_FROM
+        np.testing.assert_array_equal(ye.detach().numpy(), yt.detach().numpy())
+        g = rng.standard_normal(tuple(yt.shape)).astype(dtype)
+        ye.backward(ember.tensor(g))
+        yt.backward(torch.tensor(g))
+        assert not unary_core._zeros_local.buf.any()
+        finite = np.isfinite(a)  # PyTorch passes the gradient through a NaN input
+        np.testing.assert_array_equal(e_leaf.grad.numpy()[finite], t_leaf.grad.numpy()[finite])

@@ -62,6 +62,47 @@ def test_routines_match_im2col(shape, dtype, tol, chunks):
     np.testing.assert_allclose(got, want, rtol=0, atol=tol * np.abs(want).max())
 
 
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-6), (np.float64, 1e-13)])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_backward_routine_matches_im2col(shape, dtype, tol, chunks):
+    """winograd_backward: the input gradient (the forward's adjoint) and the weight gradient
+    from one transform of gy, against the im2col routines; with the forward's kept tiles too."""
+    n, c, o, h, w, lo, hi = shape
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    k = rng.standard_normal((o, c, 3, 3)).astype(dtype)
+    p = ((1, 1), lo, hi, (1, 1), 1)
+    gy = rng.standard_normal((n, o) + _out_size(h, w, lo, hi)).astype(dtype)
+    want_x = _im2col(_routines.conv_transpose_forward, np, gy, k, p, (h, w))
+    want_w = _im2col(_routines.conv_weight_grad, np, x, gy, p, k.shape)
+    kept = []
+    _winograd.winograd_forward(np, x, k, lo, gy.shape[2:], kept)
+    for tiles in (None, kept):
+        got_x, got_w = _winograd.winograd_backward(np, x, gy, k, lo, True, tiles)
+        for got, want in ((got_x, want_x), (got_w, want_w)):
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert got.flags.c_contiguous
+            np.testing.assert_allclose(got, want, rtol=0, atol=tol * np.abs(want).max())
+
+
+def test_backward_routine_of_strided_arrays():
+    """winograd_backward of a non-contiguous input with a broadcast (stride-0) gradient, and
+    of a cropped forward (its last input rows and columns unread: their gradient is 0)."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 9, 11, 5)).transpose(0, 3, 1, 2)  # (3, 5, 9, 11), NHWC memory
+    k = rng.standard_normal((4, 5, 3, 3))
+    for lo, hi in (((1, 1), (1, 1)), ((0, 1), (-2, -1))):
+        p = ((1, 1), lo, hi, (1, 1), 1)
+        gy = np.broadcast_to(np.float64(0.5), (3, 4) + _out_size(9, 11, lo, hi))
+        got_x, got_w = _winograd.winograd_backward(np, x, gy, k, lo)
+        np.testing.assert_allclose(
+            got_x, _im2col(_routines.conv_transpose_forward, np, gy, k, p, (9, 11)),
+            rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            got_w, _im2col(_routines.conv_weight_grad, np, x, gy, p, k.shape),
+            rtol=1e-12, atol=1e-12)
+
+
 def test_kept_first_outputs_and_strided_arrays():
     """Only the first outputs (a transposed convolution's output_padding adjoint), from a
     non-contiguous input, and a weight gradient from a broadcast (stride-0) output gradient."""
@@ -158,7 +199,17 @@ def test_the_rule():
     assert ok(np, a, 32, 32, (3, 3), p, (16, 16), "forward")
     assert not ok(np, a, 32, 32, (3, 3), p, (8, 8), "forward")
     assert ok(np, a, 16, 16, (3, 3), p, (32, 32), "weight")
-    assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")
+    assert not ok(np, a, 16, 16, (3, 3), p, (7, 7), "weight")
+    assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")  # a batch of 2: 32 tiles
+    big_batch = np.zeros((8, 64, 8, 8), np.float32)  # 128 tiles
+    assert ok(np, big_batch, 16, 16, (3, 3), p, (8, 8), "weight")
+    assert ok(np, big_batch, 16, 32, (3, 3), p, (8, 8), "forward_kept")
+    assert not ok(np, big_batch, 16, 32, (3, 3), p, (8, 8), "forward")
+    assert not ok(np, big_batch, 8, 32, (3, 3), p, (8, 8), "weight")
+    # a forward keeping its tiles for the weight gradient follows either rule
+    assert ok(np, a, 16, 16, (3, 3), p, (16, 16), "forward_kept")
+    assert not ok(np, a, 16, 16, (3, 3), p, (16, 16), "forward")
+    assert not ok(np, a, 3, 16, (3, 3), p, (32, 32), "forward_kept")
     assert not ok(np, a, 512, 512, (3, 3), p, (7, 7), "forward")  # odd tiles, short products
     assert not ok(np, a, 64, 64, (3, 1), p, (8, 8), "forward")
     assert not ok(np, a, 64, 64, (3, 3), ((2, 2),) + p[1:], (8, 8), "forward")
@@ -171,14 +222,37 @@ def test_the_rule():
 def test_a_model_layer_takes_it(monkeypatch):
     """A 64-channel layer's forward and both gradients go through the Winograd routines."""
     calls = []
-    for name in ("winograd_forward", "winograd_weight_grad"):
+    for name in ("winograd_forward", "winograd_weight_grad", "winograd_backward"):
         real = getattr(_routines, name)
         monkeypatch.setattr(_routines, name,
                             lambda *a, real=real, name=name: calls.append(name) or real(*a))
     x = ember.randn(2, 64, 8, 8, requires_grad=True)
     conv = ember.nn.Conv2d(64, 64, 3, padding=1, bias=False)
     conv(x).sum().backward()
-    assert calls == ["winograd_forward", "winograd_forward", "winograd_weight_grad"]
+    assert calls == ["winograd_forward", "winograd_backward"]  # both gradients in one pass
+    calls.clear()
+    conv.requires_grad_(False)
+    conv(x).sum().backward()
+    assert calls == ["winograd_forward", "winograd_forward"]  # the input gradient alone
+
+
+@pytest.mark.parametrize("weight_grad", [True, False])
+def test_a_thin_layer_takes_it_when_its_weight_gradient_follows(monkeypatch, weight_grad):
+    """16 channels on 16x16: the forward takes Winograd (keeping its tiles) only when the
+    weight gradient, which takes Winograd there, is to come."""
+    calls = []
+    for name in ("winograd_forward", "winograd_weight_grad", "winograd_backward"):
+        real = getattr(_routines, name)
+        monkeypatch.setattr(_routines, name,
+                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    x = ember.randn(2, 16, 16, 16, requires_grad=True)
+    conv = ember.nn.Conv2d(16, 16, 3, padding=1, bias=False).requires_grad_(weight_grad)
+    conv(x).sum().backward()
+    assert calls == (["winograd_forward", "winograd_backward"] if weight_grad else [])
+    if weight_grad:  # the weight gradient alone
+        calls.clear()
+        conv(x.detach()).sum().backward()
+        assert calls == ["winograd_forward", "winograd_weight_grad"]
 
 
 def test_weight_gradient_reuses_the_forwards_transformed_input(monkeypatch):
@@ -197,9 +271,9 @@ def test_weight_gradient_reuses_the_forwards_transformed_input(monkeypatch):
     assert transforms == [True] * 3  # kept, as the weight needs a gradient
     g = ember.tensor(rng.standard_normal(tuple(y.shape)))
     first = [t.numpy().copy() for t in ember.autograd.grad(y, (x, w), g, retain_graph=True)]
-    assert transforms == [True] * 3 + [False] * 3  # the input gradient's, of g; none of x
+    assert transforms == [True] * 3  # none of x (kept), none of g (the adjoint's products)
     second = [t.numpy() for t in ember.autograd.grad(y, (x, w), g)]
-    assert transforms == [True] * 3 + [False] * 9  # kept tiles were let go: x again
+    assert transforms == [True] * 3 + [False] * 3  # kept tiles were let go: x again
     want = _im2col(_routines.conv_weight_grad, np, xa, g.numpy(),
                    ((1, 1), (1, 1), (1, 1), (1, 1), 1), wa.shape)
     for got in (first[1], second[1]):

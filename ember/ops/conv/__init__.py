@@ -4,7 +4,9 @@ Everything rests on three array routines over any number of spatial dims (`_rout
 `conv_forward` (im2col by one strided-window copy, then one batched BLAS matmul),
 `conv_transpose_forward` (the adjoint in the input: a stride-1 one is a convolution with
 the flipped kernel; a strided one is a matmul then col2im, accumulated per kernel offset)
-and `conv_weight_grad` (im2col, then a matmul with the output gradient).
+and `conv_weight_grad` (im2col, then a matmul with the output gradient); on the CPU, 3x3
+stride-1 ones take Winograd F(2x2, 3x3) where it pays (`_winograd.py`, `_layout.py`), and
+`conv_backward` gives both gradients of such a convolution from one Winograd pass.
 
 Those three are bilinear, and each one's derivatives are the other two, so three graph ops
 (`_conv`, `_conv_transpose`, `_conv_weight`, in `_graph_ops.py`) close under

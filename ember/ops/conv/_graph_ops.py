@@ -3,7 +3,7 @@ each one's derivatives are the other two, so double backward is convolutions aga
 from ..._tensor import make_tensor, xp_of
 from ..._state import grad as _grad_state, selective_checkpoint_anywhere as _sac_anywhere
 from .._graph import Node, kept_output, record
-from ._routines import conv_forward, conv_transpose_forward, conv_weight_grad
+from ._routines import conv_backward, conv_forward, conv_transpose_forward, conv_weight_grad
 
 
 def _bias_grad(grad):
@@ -32,10 +32,17 @@ class ConvolutionBackward0(Node):
             if nxt[1][0] is not None:
                 gw = _conv_weight(grad, x, p, w.shape)
         else:
-            if nxt[0][0] is not None:
-                gx = _conv_transpose(grad, w, None, p, x.shape[2:])
-            if nxt[1][0] is not None:
-                gw = _conv_weight(x, grad, p, w.shape, self.kept)
+            both = None
+            if nxt[0][0] is not None and nxt[1][0] is not None and not _sac_anywhere.count:
+                both = conv_backward(xp_of(grad), x._array, grad._array, w._array, p, self.kept)
+            if both is not None:  # one pass gave both (recorded as the two ops below)
+                gx = _conv_transpose(grad, w, None, p, x.shape[2:], result=both[0])
+                gw = _conv_weight(x, grad, p, w.shape, result=both[1])
+            else:
+                if nxt[0][0] is not None:
+                    gx = _conv_transpose(grad, w, None, p, x.shape[2:])
+                if nxt[1][0] is not None:
+                    gw = _conv_weight(x, grad, p, w.shape, self.kept)
         self.kept = None
         if len(nxt) == 3:
             return gx, gw, (_bias_grad(grad) if nxt[2][0] is not None else None)
@@ -80,17 +87,22 @@ def _conv(x, w, bias, p, osz=None):
     return _record_conv(make_tensor(y, x._device), x, w, bias, p, False, kept)
 
 
-def _conv_transpose(y, w, bias, p, size):
+def _conv_transpose(y, w, bias, p, size, result=None):
+    """`result`: the array already computed (by conv_backward), to record only."""
     xp = xp_of(y)
-    x = kept_output(ConvolutionBackward0, _inputs(y, w, bias)) if _sac_anywhere.count else None
+    x = result
+    if x is None and _sac_anywhere.count:
+        x = kept_output(ConvolutionBackward0, _inputs(y, w, bias))
     if x is None:
         x = _add_bias(xp, conv_transpose_forward(xp, y._array, w._array, p, tuple(size)), bias)
     return _record_conv(make_tensor(x, y._device), y, w, bias, p, True)
 
 
-def _conv_weight(x, gy, p, w_shape, kept=None):
-    gw = make_tensor(conv_weight_grad(xp_of(x), x._array, gy._array, p, tuple(w_shape), kept),
-                     x._device)
+def _conv_weight(x, gy, p, w_shape, kept=None, result=None):
+    """`result`: the array already computed (by conv_backward), to record only."""
+    if result is None:
+        result = conv_weight_grad(xp_of(x), x._array, gy._array, p, tuple(w_shape), kept)
+    gw = make_tensor(result, x._device)
     node = record(ConvolutionBackwardBackward0, (x, gy), gw)
     if node is not None:
         node.save_for_backward(x, gy)

@@ -44,20 +44,33 @@ def channels_last_ok(a, g, channels, kernel, positions=None):
 # (0.65x); ResNet-18's 14x14 to 56x56 layers take 0.25-0.5x. A weight gradient, whose
 # products sum over the long tile axis, gains from 16 channels on 16x16 outputs (0.6-0.8x)
 # and 64 on 8x8 (0.55x). Smaller outputs lose (7x7 at 512 channels: 1.3-1.5x slower). Each
-# rule is (fewest channels in and out, smallest output side); any one suffices.
-WINOGRAD_RULES = {"forward": ((32, 16), (64, 8)), "weight": ((16, 16), (64, 8))}
+# rule is (fewest channels in and out, smallest output side, fewest 2x2 output tiles in the
+# batch); any one suffices.
+# A forward whose weight gradient is to come ("forward_kept") keeps its transformed input
+# for it, sparing the weight gradient its own input transform, and the backward then takes
+# both gradients from one transform of the output gradient (`conv_backward`): it takes
+# Winograd wherever either rule holds. That whole training pass (forward, input and weight
+# gradients), Winograd against the rules before it: 16 channels on 32x32 0.75x; on 8x8 to
+# 14x14 outputs from 16 channels (DigitsCNN's 16->32 at 8x8, bench_train CNN's at 14x14,
+# batch 32) 0.45-0.8x, batch 8 at 8x8 0.88x, but batch 2-4 (under 128 tiles) 1.1-1.25x.
+WINOGRAD_RULES = {"forward": ((32, 16, 0), (64, 8, 0)),
+                  "weight": ((16, 16, 0), (64, 8, 0), (16, 8, 128))}
+WINOGRAD_RULES["forward_kept"] = WINOGRAD_RULES["forward"] + WINOGRAD_RULES["weight"]
 _WINOGRAD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def winograd_ok(xp, a, in_channels, out_channels, kernel, p, out_size, job):
-    """Whether a 2-d convolution (job "forward": of `a`; "weight": its weight gradient) takes
-    Winograd F(2x2, 3x3): 3x3 kernel, stride and dilation 1, groups 1, float32/64, on the CPU
+    """Whether a 2-d convolution (job "forward": of `a`; "forward_kept": of `a`, keeping the
+    transformed input for a weight gradient; "weight": its weight gradient) takes Winograd
+    F(2x2, 3x3): 3x3 kernel, stride and dilation 1, groups 1, float32/64, on the CPU
     (the transforms are NumPy passes)."""
     stride, _, _, dil, g = p
     if LAYOUT in ("batched", "channels_last", "im2col") or xp is not np or g != 1 \
             or a.dtype not in _WINOGRAD_DTYPES or tuple(kernel) != (3, 3) \
             or any(s != 1 for s in stride) or any(d != 1 for d in dil):
         return False
+    if LAYOUT == "winograd":
+        return True
     channels, side = min(in_channels, out_channels), min(out_size)
-    return LAYOUT == "winograd" or any(channels >= c and side >= s
-                                       for c, s in WINOGRAD_RULES[job])
+    tiles = a.shape[0] * math.prod((s + 1) // 2 for s in out_size)
+    return any(channels >= c and side >= s and tiles >= t for c, s, t in WINOGRAD_RULES[job])
