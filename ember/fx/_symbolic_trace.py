@@ -45,7 +45,8 @@ def wrap(fn_or_name):
     if frame.f_code.co_name != "<module>":
         raise NotImplementedError("wrap must be called at the top level of a module")
     name = fn_or_name if isinstance(fn_or_name, str) else fn_or_name.__name__
-    _wrapped.append((frame.f_globals, name))
+    if not any(g is frame.f_globals and n == name for g, n in _wrapped):
+        _wrapped.append((frame.f_globals, name))
     return fn_or_name
 
 
