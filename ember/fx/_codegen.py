@@ -62,7 +62,7 @@ def _repr(a, globals_):
     if a is Ellipsis:
         return "Ellipsis"
     if isinstance(a, float) and (a != a or a in (float("inf"), float("-inf"))):
-        return f"float({str(a)!r})"
+        return repr(a)  # `-inf`, `nan` as fx writes them: the code's globals bind inf and nan
     if callable(a) and not isinstance(a, type):
         return _callable(a, globals_)
     return repr(a)
@@ -106,13 +106,14 @@ def python_code(graph, root_module="self"):
     globals_ = {"torch": sys.modules["ember"], "operator": operator, "inf": float("inf"),
                 "nan": float("nan"), "NoneType": type(None)}
     nodes = list(graph.nodes)
-    last_use = {}
-    for node in nodes:
+    # walking backwards, a value's first user met is its last; values dying at one node are
+    # listed in the order that node reads them (`add = bn2 + x;  bn2 = x = None`), as fx does
+    seen, dies_at = set(), {}
+    for node in reversed(nodes):
         for inp in node.all_input_nodes:
-            last_use[inp] = node
-    dies_at = {}
-    for value, user in last_use.items():
-        dies_at.setdefault(user, []).append(value)
+            if inp not in seen:
+                seen.add(inp)
+                dies_at.setdefault(node, []).append(inp)
     params, body = [], []
     for node in nodes:
         line = _line(node, globals_, root_module, params)

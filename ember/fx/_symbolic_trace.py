@@ -55,6 +55,10 @@ def _has_proxy(args, kwargs):
 
 
 class Tracer:
+    # as in torch.fx, a buffer read in forward stays a tensor (it becomes a get_attr node where
+    # it meets the graph); exporting, every parameter and buffer is a node from the start
+    proxy_buffer_attributes = False
+
     def __init__(self, autowrap_modules=(math,), autowrap_functions=(),
                  param_shapes_constant=False):
         self.autowrap_modules = autowrap_modules
@@ -96,19 +100,24 @@ class Tracer:
 
     def _constant(self, t):
         """A tensor the program holds: a parameter or buffer of the root by its name, or
-        else a new `_tensor_constant<N>` attribute of the root."""
+        else a new `_tensor_constant<N>` attribute of the root. As in torch.fx, each such
+        use reads the attribute anew (`_tensor_constant0_1 = self._tensor_constant0`);
+        exporting, one node per tensor, which becomes its lifted placeholder."""
+        fresh = not self.concrete
         for name, p in list(self.root.named_parameters()) + list(self.root.named_buffers()):
             if p is t:
-                return self._get_attr(name, p)
+                return self._get_attr(name, p, fresh)
         for name, value in self._tensor_constants.items():
             if value is t:
-                return self._get_attr(name, t)
+                return self._get_attr(name, t, fresh)
         name = f"_tensor_constant{len(self._tensor_constants)}"
         self._tensor_constants[name] = t
         setattr(self.root, name, t)
-        return self._get_attr(name, t)
+        return self._get_attr(name, t, fresh)
 
-    def _get_attr(self, name, value):
+    def _get_attr(self, name, value, fresh=False):
+        if fresh:
+            return self.proxy(self.create_node("get_attr", name, (), {}))
         if name not in self._attr_proxies:
             node = self.create_node("get_attr", name, (), {})
             if self.concrete:
@@ -158,7 +167,9 @@ class Tracer:
         from .._tensor import Tensor
         if not isinstance(attr_val, Tensor) or self._computing:
             return attr_val
-        for name, p in self._named_tensors():
+        lifted = self._named_tensors() if self.concrete or self.proxy_buffer_attributes \
+            else self.root.named_parameters()
+        for name, p in lifted:
             if p is attr_val:
                 if name not in parameter_proxy_cache:
                     proxy = self._get_attr(name, p)
@@ -357,9 +368,11 @@ class Tracer:
             patch(Module, "__call__", module_call)
             patch(Module, "__getattr__", module_getattr)
             for name in _TENSOR_OPERATORS:
-                for dunder in (f"__{name}__", f"__r{name}__"):
-                    if dunder in Tensor.__dict__:
-                        patch(Tensor, dunder, _deferring(Tensor.__dict__[dunder]))
+                if f"__{name}__" in Tensor.__dict__:
+                    patch(Tensor, f"__{name}__", _recording_method(
+                        Tensor.__dict__[f"__{name}__"], _TENSOR_METHOD_OF.get(name, f"__{name}__")))
+                if f"__r{name}__" in Tensor.__dict__:
+                    patch(Tensor, f"__r{name}__", _deferring(Tensor.__dict__[f"__r{name}__"]))
             for module_name in _NAMESPACES:
                 module = sys.modules.get(module_name) or importlib.import_module(module_name)
                 originals = {}
@@ -434,6 +447,24 @@ class GraphAppendingTracer(Tracer):
         self.root = graph.owning_module if graph.owning_module is not None else Module()
         self._tensor_constants, self._attr_proxies, self._size_cache = {}, {}, {}
         self._tensor_names, self._computing = None, 0
+
+
+# `tensor <op> proxy` is recorded as PyTorch's __torch_function__ records it: a call_method
+# of the Tensor method the operator stands for (`_tensor_constant0.add(x)`), or of the
+# dunder itself where PyTorch keeps that (`__and__`, `__floordiv__`, shifts).
+_TENSOR_METHOD_OF = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div",
+                     "matmul": "matmul", "pow": "pow", "mod": "remainder", "eq": "eq",
+                     "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+
+
+def _recording_method(method, method_name):
+    """A Tensor operator that records `tensor <op> proxy` in the Proxy's graph."""
+    @functools.wraps(method)
+    def recording(self, other):
+        if isinstance(other, Proxy):
+            return other.tracer.create_proxy("call_method", method_name, (self, other), {})
+        return method(self, other)
+    return recording
 
 
 def _deferring(method):
