@@ -171,20 +171,8 @@ def _line(node, globals_, self_name, params):
         return f"{node.name} = {_UNARY[target]}{_repr(node.args[0], globals_)}"
     if target is operator.getitem and len(node.args) == 2:
         obj, index = node.args
-        return f"{node.name} = {_repr(obj, globals_)}[{_index(index, globals_)}]"
+        # fx writes the index object as it is: `x[(slice(None, None, None), 0)]`
+        return f"{node.name} = {_repr(obj, globals_)}[{_repr(index, globals_)}]"
     if target is getattr and len(node.args) == 2 and isinstance(node.args[1], str):
         return f"{node.name} = {_repr(node.args[0], globals_)}.{node.args[1]}"
     return f"{node.name} = {_callable(target, globals_)}({_args(node.args, node.kwargs, globals_)})"
-
-
-def _index(index, globals_):
-    def one(i):
-        if isinstance(i, slice):
-            parts = ["" if x is None else _repr(x, globals_) for x in (i.start, i.stop, i.step)]
-            return ":".join(parts[:2]) + (f":{parts[2]}" if i.step is not None else "")
-        if i is None:
-            return "None"
-        return _repr(i, globals_)
-    if isinstance(index, tuple):
-        return ", ".join(one(i) for i in index) if index else "()"
-    return one(index)

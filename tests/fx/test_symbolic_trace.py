@@ -295,3 +295,22 @@ def test_a_tensor_meeting_a_proxy_records_the_tensor_method_as_pytorch_does(torc
     x = np.arange(1, 4, dtype=np.float32)
     for a, b in zip(gm(ember.tensor(x)), tgm(torch.tensor(x))):
         np.testing.assert_allclose(a.numpy(), b.numpy())
+
+
+def test_printed_graph_readable_code_and_indexing_as_pytorch_writes_them(torch):
+    def body(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l, self.w = lib.nn.Linear(3, 4), lib.nn.Parameter(lib.ones(4))
+
+            def forward(self, x, y=2):
+                z = self.l(x) * self.w
+                return {"a": z.clamp(min=0), "b": lib.cat([z, z], dim=0)[1:, ...],
+                        "c": z.sum() + y, "d": (z[:, :1], z[0], z[..., None], z[::2])}
+        return M()
+    gm, tgm = ember.fx.symbolic_trace(body(ember)), torch.fx.symbolic_trace(body(torch))
+    assert str(gm.graph) == str(tgm.graph)
+    assert gm.code == tgm.code
+    assert gm.print_readable(print_output=False) == tgm.print_readable(print_output=False)
+    assert gm(ember.ones(2, 3))["d"][2].shape == (2, 4, 1)
