@@ -373,6 +373,7 @@ class Tracer:
                         Tensor.__dict__[f"__{name}__"], _TENSOR_METHOD_OF.get(name, f"__{name}__")))
                 if f"__r{name}__" in Tensor.__dict__:
                     patch(Tensor, f"__r{name}__", _deferring(Tensor.__dict__[f"__r{name}__"]))
+            patch(Tensor, "__getitem__", _recording_getitem(Tensor.__dict__["__getitem__"]))
             for module_name in _NAMESPACES:
                 module = sys.modules.get(module_name) or importlib.import_module(module_name)
                 originals = {}
@@ -464,6 +465,27 @@ def _recording_method(method, method_name):
         if isinstance(other, Proxy):
             return other.tracer.create_proxy("call_method", method_name, (self, other), {})
         return method(self, other)
+    return recording
+
+
+def _recording_getitem(method):
+    """`tensor[proxy]` (a Proxy anywhere in the index) recorded as PyTorch records it: a
+    call_method of `__getitem__` on the tensor."""
+    @functools.wraps(method)
+    def recording(self, index):
+        proxies = []
+        map_aggregate(index, lambda a: proxies.append(a) if isinstance(a, Proxy) else None)
+        if proxies:
+            parts = index if isinstance(index, tuple) else (index,)
+            if not proxies[0].tracer.concrete and any(
+                    isinstance(p, slice) and _has_proxy((p.start, p.stop, p.step), {})
+                    for p in parts):
+                # torch.fx cannot trace `t[:n]` for a real tensor t and a Proxy n either
+                raise TypeError("slice indices must be integers or None or have an "
+                                "__index__ method")
+            return proxies[0].tracer.create_proxy("call_method", "__getitem__",
+                                                  (self, index), {})
+        return method(self, index)
     return recording
 
 

@@ -314,3 +314,26 @@ def test_printed_graph_readable_code_and_indexing_as_pytorch_writes_them(torch):
     assert gm.code == tgm.code
     assert gm.print_readable(print_output=False) == tgm.print_readable(print_output=False)
     assert gm(ember.ones(2, 3))["d"][2].shape == (2, 4, 1)
+
+
+def test_a_tensor_indexed_by_a_proxy(torch):
+    def body(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("bias", lib.tril(lib.ones(4, 4)))
+
+            def forward(self, x):
+                return lib.arange(4.0)[x] * 2
+
+        class Sliced(M):
+            def forward(self, x):
+                return self.bias[:x.size(0)]
+        return M(), Sliced()
+    (ours, ours_sliced), (theirs, theirs_sliced) = body(ember), body(torch)
+    gm, tgm = ember.fx.symbolic_trace(ours), torch.fx.symbolic_trace(theirs)
+    assert gm.code == tgm.code
+    assert gm(ember.tensor([3, 1])).tolist() == [6.0, 2.0]
+    for lib, model in ((ember, ours_sliced), (torch, theirs_sliced)):
+        with pytest.raises(TypeError, match="slice indices must be integers"):
+            lib.fx.symbolic_trace(model)
