@@ -123,7 +123,8 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
         if n.op in ("call_module", "get_attr"):
             raise ValueError(f"torch.export.save: node {n.name} ({n.op}) refers to a module "
                              "attribute; only programs of functions can be saved")
-        target = _target(n.target) if n.op == "call_function" else n.target
+        target = (n.meta.get("torch_path") or _target(n.target)) if n.op == "call_function" \
+            else n.target
         nodes.append({"op": n.op, "name": n.name, "target": target,
                       "args": _encode(n.args), "kwargs": _encode(n.kwargs)})
     signature = {
@@ -151,6 +152,8 @@ def load(f, *, extra_files=None, expected_opset_version=None):
             raise ValueError(f"torch.export.load: bad method name {target!r}")
         node = graph.create_node(op, target, _decode(item["args"], nodes),
                                  _decode(item["kwargs"], nodes), name=item["name"])
+        if op == "call_function" and item["target"].startswith("torch."):
+            node.meta["torch_path"] = item["target"]
         nodes[item["name"]] = node
     gm = GraphModule(Module(), graph)
     inputs = [InputSpec(InputKind[k], TensorArgument(n), t) for k, n, t in spec["signature"]["inputs"]]

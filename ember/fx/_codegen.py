@@ -24,11 +24,7 @@ def public_path(fn):
     name = getattr(fn, "__name__", None)
     if name is None:
         return None
-    from ._functional_signatures import SIGNATURES
-    namespaces = _NAMESPACES
-    if name in SIGNATURES:  # one of PyTorch's Python-level F functions: named there first
-        namespaces = (_NAMESPACES[1],) + _NAMESPACES
-    for prefix, module_name in namespaces:
+    for prefix, module_name in _NAMESPACES:
         module = sys.modules.get(module_name) or importlib.import_module(module_name)
         original = getattr(module, "_fx_originals", {}).get(name)
         if getattr(module, name, None) is fn or original is fn:
@@ -66,7 +62,7 @@ def _repr(a, globals_):
     if a is Ellipsis:
         return "Ellipsis"
     if isinstance(a, float) and (a != a or a in (float("inf"), float("-inf"))):
-        return f"float({str(a)!r})"
+        return repr(a)  # `-inf`, `nan` as fx writes them: the code's globals bind inf and nan
     if callable(a) and not isinstance(a, type):
         return _callable(a, globals_)
     return repr(a)
@@ -110,13 +106,14 @@ def python_code(graph, root_module="self"):
     globals_ = {"torch": sys.modules["ember"], "operator": operator, "inf": float("inf"),
                 "nan": float("nan"), "NoneType": type(None)}
     nodes = list(graph.nodes)
-    last_use = {}
-    for node in nodes:
+    # walking backwards, a value's first user met is its last; values dying at one node are
+    # listed in the order that node reads them (`add = bn2 + x;  bn2 = x = None`), as fx does
+    seen, dies_at = set(), {}
+    for node in reversed(nodes):
         for inp in node.all_input_nodes:
-            last_use[inp] = node
-    dies_at = {}
-    for value, user in last_use.items():
-        dies_at.setdefault(user, []).append(value)
+            if inp not in seen:
+                seen.add(inp)
+                dies_at.setdefault(node, []).append(inp)
     params, body = [], []
     for node in nodes:
         line = _line(node, globals_, root_module, params)
@@ -174,7 +171,9 @@ def _line(node, globals_, self_name, params):
         return f"{node.name} = {_UNARY[target]}{_repr(node.args[0], globals_)}"
     if target is operator.getitem and len(node.args) == 2:
         obj, index = node.args
+        # fx writes the index object as it is: `x[(slice(None, None, None), 0)]`
         return f"{node.name} = {_repr(obj, globals_)}[{_repr(index, globals_)}]"
     if target is getattr and len(node.args) == 2 and isinstance(node.args[1], str):
         return f"{node.name} = {_repr(node.args[0], globals_)}.{node.args[1]}"
-    return f"{node.name} = {_callable(target, globals_)}({_args(node.args, node.kwargs, globals_)})"
+    name = node.meta.get("torch_path") or _callable(target, globals_)
+    return f"{node.name} = {name}({_args(node.args, node.kwargs, globals_)})"

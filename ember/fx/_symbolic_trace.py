@@ -22,6 +22,9 @@ __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "GraphAppendingTracer"]
 
 _NAMESPACES = ("ember", "ember.ops", "ember.nn.functional", "ember.special", "ember.linalg",
                "ember.fft")
+_PATHS = {"ember": "torch.", "ember.ops": "torch.", "ember.nn.functional": "torch.nn.functional.",
+          "ember.special": "torch.special.", "ember.linalg": "torch.linalg.",
+          "ember.fft": "torch.fft."}
 _wrapped = []  # (globals dict, name) registered by wrap()
 _TENSOR_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
                      "and", "or", "xor", "lshift", "rshift", "eq", "ne", "lt", "le", "gt", "ge")
@@ -57,6 +60,10 @@ def _has_proxy(args, kwargs):
 
 
 class Tracer:
+    # as in torch.fx, a buffer read in forward stays a tensor (it becomes a get_attr node where
+    # it meets the graph); exporting, every parameter and buffer is a node from the start
+    proxy_buffer_attributes = False
+
     def __init__(self, autowrap_modules=(math,), autowrap_functions=(),
                  param_shapes_constant=False):
         self.autowrap_modules = autowrap_modules
@@ -98,19 +105,24 @@ class Tracer:
 
     def _constant(self, t):
         """A tensor the program holds: a parameter or buffer of the root by its name, or
-        else a new `_tensor_constant<N>` attribute of the root."""
+        else a new `_tensor_constant<N>` attribute of the root. As in torch.fx, each such
+        use reads the attribute anew (`_tensor_constant0_1 = self._tensor_constant0`);
+        exporting, one node per tensor, which becomes its lifted placeholder."""
+        fresh = not self.concrete
         for name, p in list(self.root.named_parameters()) + list(self.root.named_buffers()):
             if p is t:
-                return self._get_attr(name, p)
+                return self._get_attr(name, p, fresh)
         for name, value in self._tensor_constants.items():
             if value is t:
-                return self._get_attr(name, t)
+                return self._get_attr(name, t, fresh)
         name = f"_tensor_constant{len(self._tensor_constants)}"
         self._tensor_constants[name] = t
         setattr(self.root, name, t)
-        return self._get_attr(name, t)
+        return self._get_attr(name, t, fresh)
 
-    def _get_attr(self, name, value):
+    def _get_attr(self, name, value, fresh=False):
+        if fresh:
+            return self.proxy(self.create_node("get_attr", name, (), {}))
         if name not in self._attr_proxies:
             node = self.create_node("get_attr", name, (), {})
             if self.concrete:
@@ -160,7 +172,9 @@ class Tracer:
         from .._tensor import Tensor
         if not isinstance(attr_val, Tensor) or self._computing:
             return attr_val
-        for name, p in self._named_tensors():
+        lifted = self._named_tensors() if self.concrete or self.proxy_buffer_attributes \
+            else self.root.named_parameters()
+        for name, p in lifted:
             if p is attr_val:
                 if name not in parameter_proxy_cache:
                     proxy = self._get_attr(name, p)
@@ -359,9 +373,12 @@ class Tracer:
             patch(Module, "__call__", module_call)
             patch(Module, "__getattr__", module_getattr)
             for name in _TENSOR_OPERATORS:
-                for dunder in (f"__{name}__", f"__r{name}__"):
-                    if dunder in Tensor.__dict__:
-                        patch(Tensor, dunder, _deferring(Tensor.__dict__[dunder]))
+                if f"__{name}__" in Tensor.__dict__:
+                    patch(Tensor, f"__{name}__", _recording_method(
+                        Tensor.__dict__[f"__{name}__"], _TENSOR_METHOD_OF.get(name, f"__{name}__")))
+                if f"__r{name}__" in Tensor.__dict__:
+                    patch(Tensor, f"__r{name}__", _deferring(Tensor.__dict__[f"__r{name}__"]))
+            patch(Tensor, "__getitem__", _recording_getitem(Tensor.__dict__["__getitem__"]))
             for module_name in _NAMESPACES:
                 module = sys.modules.get(module_name) or importlib.import_module(module_name)
                 originals = {}
@@ -371,7 +388,8 @@ class Tracer:
                         continue
                     originals[name] = value
                     patch(module, name, self._recording(
-                        value, as_functional=module_name == "ember.nn.functional"))
+                        value, as_functional=module_name == "ember.nn.functional",
+                        path=_PATHS[module_name] + name))
                 module._fx_originals = originals
             # functions a module keeps as attributes (TransformerEncoderLayer.activation)
             known = {id(fn) for m in _NAMESPACES if m in sys.modules
@@ -414,9 +432,11 @@ class Tracer:
                 if module is not None:
                     module.__dict__.pop("_fx_originals", None)
 
-    def _recording(self, fn, as_functional=False):
+    def _recording(self, fn, as_functional=False, path=None):
         """`fn`'s recording form. `as_functional`: called as torch.nn.functional.<name>,
-        whose Python-level functions PyTorch records with their parameters normalised."""
+        whose Python-level functions PyTorch records with their parameters normalised.
+        `path`: the name it was called by (one ember function may be both `torch.softmax`
+        and `torch.nn.functional.softmax`), which the node keeps for its code."""
         tracer = self
         layout = _functional_signatures.SIGNATURES.get(fn.__name__) if as_functional else None
 
@@ -425,7 +445,10 @@ class Tracer:
             if _has_proxy(args, kwargs):
                 if layout is not None:
                     args, kwargs = _normalized(fn, layout, args, kwargs)
-                return tracer.create_proxy("call_function", fn, args, kwargs)
+                proxy = tracer.create_proxy("call_function", fn, args, kwargs)
+                if path is not None:
+                    proxy.node.meta["torch_path"] = path
+                return proxy
             return fn(*args, **kwargs)
         record.__fx_original__ = fn
         return record
@@ -462,6 +485,45 @@ def _normalized(fn, layout, args, kwargs):
     if not all(name in values for name in positional + keywords):
         return args, kwargs
     return tuple(values[n] for n in positional), {k: values[k] for k in keywords}
+
+
+# `tensor <op> proxy` is recorded as PyTorch's __torch_function__ records it: a call_method
+# of the Tensor method the operator stands for (`_tensor_constant0.add(x)`), or of the
+# dunder itself where PyTorch keeps that (`__and__`, `__floordiv__`, shifts).
+_TENSOR_METHOD_OF = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div",
+                     "matmul": "matmul", "pow": "pow", "mod": "remainder", "eq": "eq",
+                     "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+
+
+def _recording_method(method, method_name):
+    """A Tensor operator that records `tensor <op> proxy` in the Proxy's graph."""
+    @functools.wraps(method)
+    def recording(self, other):
+        if isinstance(other, Proxy):
+            return other.tracer.create_proxy("call_method", method_name, (self, other), {})
+        return method(self, other)
+    return recording
+
+
+def _recording_getitem(method):
+    """`tensor[proxy]` (a Proxy anywhere in the index) recorded as PyTorch records it: a
+    call_method of `__getitem__` on the tensor."""
+    @functools.wraps(method)
+    def recording(self, index):
+        proxies = []
+        map_aggregate(index, lambda a: proxies.append(a) if isinstance(a, Proxy) else None)
+        if proxies:
+            parts = index if isinstance(index, tuple) else (index,)
+            if not proxies[0].tracer.concrete and any(
+                    isinstance(p, slice) and _has_proxy((p.start, p.stop, p.step), {})
+                    for p in parts):
+                # torch.fx cannot trace `t[:n]` for a real tensor t and a Proxy n either
+                raise TypeError("slice indices must be integers or None or have an "
+                                "__index__ method")
+            return proxies[0].tracer.create_proxy("call_method", "__getitem__",
+                                                  (self, index), {})
+        return method(self, index)
+    return recording
 
 
 def _deferring(method):

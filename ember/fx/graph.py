@@ -79,6 +79,9 @@ class Graph:
                              getattr(target, "__name__", "node"))
         if op in ("call_module", "get_attr") and name is None:
             candidate = target.replace(".", "_")
+        if op == "call_method" and name is None and len(target) > 4 and \
+                target.startswith("__") and target.endswith("__"):
+            candidate = target[2:-2]  # `__floordiv__` names its node `floordiv`, as in fx
         if op == "call_function" and name is None:
             candidate = getattr(target, "__name__", "fn").strip("_") or "fn"
         node = Node(self, self._namespace.create(candidate, shadow_ok=op == "placeholder"),

@@ -94,7 +94,13 @@ class GraphModule(Module):
     def print_readable(self, print_output=True, include_stride=False, include_device=False,
                        colored=False):
         lines = [f"class {type(self).__name__}(torch.nn.Module):"]
-        lines += ["    " + line if line else line for line in self._code.strip("\n").split("\n")]
+        body = self._code.strip("\n").split("\n")
+        if any(n.op not in ("placeholder", "output") for n in self.graph.nodes):
+            # ember records no stack traces on nodes; fx says so above the first node
+            first = next(i for i, line in enumerate(body) if line.startswith("    ")
+                         and not line.lstrip().startswith("#"))
+            body.insert(first, "    # No stacktrace found for following nodes")
+        lines += ["    " + line if line else line for line in body]
         out = "\n".join(lines).rstrip() + "\n"
         if print_output:
             print(out)

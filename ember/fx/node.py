@@ -162,8 +162,9 @@ class Node:
         if self.op == "get_attr":
             return f"%{self.name} : {users} = get_attr[target={self.target}]"
         if self.op == "output":
-            return f"return {self._pretty(self.args[0]).replace('%', '')}"
-        return (f"%{self.name} : {users} = {self.op}[target={_target_name(self.target)}]"
+            return f"return {self.args[0]!r}"  # as Python writes it: a node reads as its name
+        target = self.meta.get("torch_path") or _target_name(self.target)
+        return (f"%{self.name} : {users} = {self.op}[target={target}]"
                 f"(args = {self._pretty(self.args)}, kwargs = {self._pretty(self.kwargs)})")
 
     def __repr__(self):

@@ -53,7 +53,43 @@ def _models(lib):
             att = att.softmax(dim=-1)
             return x + (att @ v).view(b, t, -1) + lib.ones(8)
 
-    return {"mlp": (MLP, (4, 6)), "cnn": (CNN, (2, 3, 8, 8)), "block": (Block, (2, 5, 8))}
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(4)
+            self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(4)
+            self.act = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            out = self.act(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            out += x
+            return lib.flatten(self.act(out), 1).mean(dim=1, keepdim=True)
+
+    class Transformer(nn.Module):
+        """LayerNorm, GELU, a causal mask buffer, `x.size()` arithmetic and a real tensor
+        meeting a Proxy on the left of an operator."""
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(8), nn.LayerNorm(8)
+            self.q, self.k, self.v = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8)
+            self.mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+            self.register_buffer("bias", lib.tril(lib.ones(5, 5)))
+
+        def forward(self, x):
+            B, T, C = x.size()
+            h = self.ln1(x)
+            q, k, v = self.q(h), self.k(h), self.v(h)
+            att = lib.matmul(q, k.transpose(1, 2)) * (1.0 / C ** 0.5)
+            att = att.masked_fill(self.bias == 0, float("-inf"))
+            x = x + (lib.softmax(att, dim=-1) @ v).reshape(B, T, C)
+            x = x + self.mlp(self.ln2(x))
+            return lib.ones(8) * x + x.shape[0]
+
+    return {"mlp": (MLP, (4, 6)), "cnn": (CNN, (2, 3, 8, 8)), "block": (Block, (2, 5, 8)),
+            "residual": (Residual, (2, 4, 6, 6)), "transformer": (Transformer, (2, 5, 8))}
 
 
 def _describe(gm):
@@ -65,7 +101,7 @@ def _describe(gm):
             for n in gm.graph.nodes]
 
 
-@pytest.mark.parametrize("name", ["mlp", "cnn", "block"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "block", "residual", "transformer"])
 def test_same_graph_code_and_values_as_pytorch(torch, name):
     ours_cls, shape = _models(ember)[name]
     theirs_cls, _ = _models(torch)[name]
@@ -80,7 +116,7 @@ def test_same_graph_code_and_values_as_pytorch(torch, name):
                                tgm(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["mlp", "cnn", "block"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "block", "residual", "transformer"])
 def test_outputs_and_gradients_equal_the_original(name):
     cls, shape = _models(ember)[name]
     model = cls()
@@ -245,3 +281,58 @@ def test_wrapped_functions_are_named_in_the_code():
 
     code = ember.fx.symbolic_trace(M()).code
     assert code.startswith('\ntorch.fx._symbolic_trace.wrap("tests_fx_test_symbolic_trace__twice")')
+
+
+def test_a_tensor_meeting_a_proxy_records_the_tensor_method_as_pytorch_does(torch):
+    def body(lib):
+        def f(x):
+            o = lib.ones(3)
+            return [o + x, o - x, o * x, o / x, o @ x, o ** x, o == x, o < x, o % x, o // x]
+        return f
+    gm, tgm = ember.fx.symbolic_trace(body(ember)), torch.fx.symbolic_trace(body(torch))
+    assert _describe(gm) == _describe(tgm)
+    x = np.arange(1, 4, dtype=np.float32)
+    for a, b in zip(gm(ember.tensor(x)), tgm(torch.tensor(x))):
+        np.testing.assert_allclose(a.numpy(), b.numpy())
+
+
+def test_printed_graph_readable_code_and_indexing_as_pytorch_writes_them(torch):
+    def body(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l, self.w = lib.nn.Linear(3, 4), lib.nn.Parameter(lib.ones(4))
+
+            def forward(self, x, y=2):
+                z = self.l(x) * self.w
+                return {"a": z.clamp(min=0), "b": lib.cat([z, z], dim=0)[1:, ...],
+                        "c": z.sum() + y, "d": (z[:, :1], z[0], z[..., None], z[::2])}
+        return M()
+    gm, tgm = ember.fx.symbolic_trace(body(ember)), torch.fx.symbolic_trace(body(torch))
+    assert str(gm.graph) == str(tgm.graph)
+    assert gm.code == tgm.code
+    assert gm.print_readable(print_output=False) == tgm.print_readable(print_output=False)
+    assert gm(ember.ones(2, 3))["d"][2].shape == (2, 4, 1)
+
+
+def test_a_tensor_indexed_by_a_proxy(torch):
+    def body(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("bias", lib.tril(lib.ones(4, 4)))
+
+            def forward(self, x):
+                return lib.arange(4.0)[x] * 2
+
+        class Sliced(M):
+            def forward(self, x):
+                return self.bias[:x.size(0)]
+        return M(), Sliced()
+    (ours, ours_sliced), (theirs, theirs_sliced) = body(ember), body(torch)
+    gm, tgm = ember.fx.symbolic_trace(ours), torch.fx.symbolic_trace(theirs)
+    assert gm.code == tgm.code
+    assert gm(ember.tensor([3, 1])).tolist() == [6.0, 2.0]
+    for lib, model in ((ember, ours_sliced), (torch, theirs_sliced)):
+        with pytest.raises(TypeError, match="slice indices must be integers"):
+            lib.fx.symbolic_trace(model)
