@@ -335,7 +335,9 @@ class Tracer:
                 if not isinstance(value, Tensor):  # None, numbers, flags: constants
                     args.append(value)
                     continue
-            node = self.graph.placeholder(p.name, default_value=default)
+            node = self.create_node("placeholder", p.name,
+                                    () if default is inspect.Signature.empty else (default,),
+                                    {})  # (through create_node, which subclasses override)
             if self.concrete and example_inputs is not None:
                 node.meta["val"] = value
             args.append(self.proxy(node))

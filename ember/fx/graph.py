@@ -211,14 +211,14 @@ class Graph:
         return "\n".join(lines)
 
     def print_tabular(self):
-        rows = [(n.op, n.name, str(n.target) if isinstance(n.target, str) else
-                 getattr(n.target, "__name__", repr(n.target)), repr(n.args), repr(n.kwargs))
-                for n in self._nodes]
+        """The nodes as a table, laid out as fx's (tabulate's "simple" format: a column is
+        as wide as its longest cell, and at least its header plus two)."""
+        rows = [(n.op, n.name, str(n.target), str(n.args), str(n.kwargs)) for n in self._nodes]
         header = ("opcode", "name", "target", "args", "kwargs")
-        widths = [max(len(r[i]) for r in rows + [header]) for i in range(5)]
-        line = "  ".join("-" * w for w in widths)
-        out = ["  ".join(h.ljust(w) for h, w in zip(header, widths)), line]
-        out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+        widths = [max([len(r[i]) for r in rows] + [len(header[i]) + 2]) for i in range(5)]
+        out = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
+               "  ".join("-" * w for w in widths)]
+        out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
         print("\n".join(out))
 
     def __getstate__(self):
