@@ -447,7 +447,8 @@ class Tracer:
             if _has_proxy(args, kwargs):
                 if layout is not None:
                     args, kwargs = _normalized(fn, layout, args, kwargs)
-                proxy = tracer.create_proxy("call_function", fn, args, kwargs)
+                proxy = tracer.create_proxy("call_function", fn, args, kwargs,
+                                            name=path.rsplit(".", 1)[1] if path else None)
                 if path is not None:
                     proxy.node.meta["torch_path"] = path
                 return proxy
