@@ -336,3 +336,28 @@ def test_a_tensor_indexed_by_a_proxy(torch):
     for lib, model in ((ember, ours_sliced), (torch, theirs_sliced)):
         with pytest.raises(TypeError, match="slice indices must be integers"):
             lib.fx.symbolic_trace(model)
+
+
+def test_a_module_called_on_proxies_inlines_its_forward():
+    """pytorch/examples' fx/inline_function.py: replace a call_module node by the module's
+    forward, traced by calling the module on Proxies of the node's arguments."""
+    class M(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.relu = ember.nn.ReLU()
+
+        def forward(self, x):
+            return self.relu(x) + 1.0
+
+    m = ember.fx.symbolic_trace(M())
+    tracer = ember.fx.proxy.GraphAppendingTracer(m.graph)
+    node = next(n for n in m.graph.nodes if n.op == "call_module")
+    with m.graph.inserting_before(node):
+        out = m.relu(*[ember.fx.Proxy(a, tracer) for a in node.args])
+    node.replace_all_uses_with(out.node)
+    m.graph.erase_node(node)
+    m.recompile()
+    assert [n.op for n in m.graph.nodes] == ["placeholder", "call_function", "call_function",
+                                             "output"]
+    x = ember.randn(4)
+    assert ember.equal(m(x), ember.relu(x) + 1.0)

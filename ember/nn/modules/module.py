@@ -3,6 +3,7 @@ order; state_dict round trips; train/eval; device and dtype moves that keep para
 objects; forward and backward hooks; PyTorch's nested repr."""
 import functools
 import itertools
+import sys
 import warnings
 from collections import OrderedDict, namedtuple
 
@@ -484,6 +485,11 @@ class Module:
 
     # ---- calling -----------------------------------------------------------------------------------
     def _call_impl(self, *args, **kwargs):
+        if args and type(args[0]) is not Tensor and _untraced_proxy(args[0]):
+            # a module called on fx Proxies outside a trace records its forward into their
+            # graph, as PyTorch's __torch_function__ makes it do
+            with args[0].tracer._patched():
+                return type(self).forward(self, *args, **kwargs)
         pre_hooks = self._forward_pre_hooks
         if pre_hooks or _global_forward_pre_hooks:
             for hid, hook in list(itertools.chain(_global_forward_pre_hooks.items(),
@@ -759,3 +765,11 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+def _untraced_proxy(value):
+    """Whether `value` is an fx Proxy whose tracer is not recording right now (fx is looked
+    up only if something loaded it: a module never imports it)."""
+    proxy = sys.modules.get("ember.fx.proxy")
+    return proxy is not None and isinstance(value, proxy.Proxy) and \
+        not getattr(value.tracer, "_active", True)
