@@ -10,10 +10,15 @@ Prints each time and the ratio ember / PyTorch (lower is better; 1.0 is parity).
 """
 import sys
 
+import os
+
 import numpy as np
 
-import ember
-from _timing import compare, header, row
+# ember from this checkout when run as a script (else an editable install's, maybe another
+# worktree's, is what gets timed)
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ember  # noqa: E402
+from _timing import compare, header, row  # noqa: E402
 
 try:
     import torch

@@ -7,10 +7,15 @@ ember / PyTorch, from alternating rounds (`_timing.py`).
 """
 import sys
 
+import os
+
 import numpy as np
 
-import ember
-from _timing import compare, header, row
+# ember from this checkout when run as a script (else an editable install's, maybe another
+# worktree's, is what gets timed)
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ember  # noqa: E402
+from _timing import compare, header, row  # noqa: E402
 
 try:
     import torch
