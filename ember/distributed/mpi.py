@@ -72,8 +72,10 @@ def _abort_on_uncaught_exceptions(MPI):
 
     def hook(kind, value, tb):
         previous(kind, value, tb)
+        sys.stdout.flush()
         sys.stderr.flush()
         if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
+            time.sleep(0.5)  # the launcher forwards our stderr: let the traceback reach it
             MPI.COMM_WORLD.Abort(1)
     hook._ember_mpi_abort = True
     sys.excepthook = hook
