@@ -121,7 +121,8 @@ class ExportedProgram:
         for spec in self.graph_signature.input_specs:
             if spec.kind == InputKind.USER_INPUT:
                 continue
-            store = self.constants if spec.kind == InputKind.CONSTANT_TENSOR else self.state_dict
+            in_constants = spec.kind == InputKind.CONSTANT_TENSOR or spec.persistent is False
+            store = self.constants if in_constants else self.state_dict
             values.append(store[spec.target])
         return values
 
