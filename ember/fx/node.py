@@ -41,7 +41,7 @@ def _target_name(target):
     if target in vars(operator).values() and mod in ("_operator", "operator"):
         return f"operator.{name}"
     if getattr(builtins, name, None) is target:
-        return name
+        return f"builtins.{name}"
     from ._codegen import public_path
     return public_path(target) or f"{mod}.{name}"
 
@@ -152,7 +152,9 @@ class Node:
             return "[" + ", ".join(self._pretty(x) for x in a) + "]"
         if isinstance(a, dict):
             return "{" + ", ".join(f"{k}: {self._pretty(v)}" for k, v in a.items()) + "}"
-        return repr(a) if not callable(a) else _target_name(a)
+        # fx prints a leaf argument with str(): a string bare (`getattr(%x, shape)`), a device
+        # as `cpu`, a dtype as `torch.float32`
+        return str(a) if not callable(a) else _target_name(a)
 
     def format_node(self, placeholder_names=None, maybe_return_typename=None):
         users = f"[num_users={len(self.users)}]"
