@@ -118,9 +118,9 @@ def python_code(graph, root_module="self"):
     for node in nodes:
         for inp in node.all_input_nodes:
             last_use[inp] = node
-    dies_at = {}
-    for value, user in last_use.items():
-        dies_at.setdefault(user, []).append(value)
+    # a node's dead inputs are dropped in the order its arguments name them, as fx does
+    dies_at = {user: [v for v in user.all_input_nodes if last_use[v] is user]
+               for user in set(last_use.values())}
     params, body = [], []
     for node in nodes:
         line = _line(node, globals_, root_module, params)

@@ -171,6 +171,15 @@ class Node:
     def __repr__(self):
         return self.name
 
+    @property
+    def stack_trace(self):
+        """Where the node was made, when the tracer recorded it (ember's never does: None)."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace):
+        self.meta["stack_trace"] = trace
+
     def is_impure(self):
         if self.op in ("placeholder", "output"):
             return True
@@ -179,4 +188,13 @@ class Node:
                 getattr(self.target, "__name__", "").endswith("_")
         if self.op == "call_method":
             return self.target.endswith("_")
-        return self.op == "call_module"
+        # a call_module is pure unless its module says otherwise (fx's rule), so dead code
+        # elimination drops an unused one
+        if self.op == "call_module":
+            module = self.graph.owning_module
+            try:
+                sub = module.get_submodule(self.target)
+            except AttributeError:  # no owning module, or the module is gone
+                return False
+            return bool(getattr(sub, "_is_impure", False))
+        return False
