@@ -211,15 +211,15 @@ class Graph:
         return "\n".join(lines)
 
     def print_tabular(self):
-        rows = [(n.op, n.name, str(n.target) if isinstance(n.target, str) else
-                 getattr(n.target, "__name__", repr(n.target)), repr(n.args), repr(n.kwargs))
+        """One row per node, laid out as the `tabulate` package's "simple" table that fx
+        prints (each column as wide as its widest cell, at least its header plus two)."""
+        rows = [[str(cell) for cell in (n.op, n.name, n.target, n.args, n.kwargs)]
                 for n in self._nodes]
-        header = ("opcode", "name", "target", "args", "kwargs")
-        widths = [max(len(r[i]) for r in rows + [header]) for i in range(5)]
-        line = "  ".join("-" * w for w in widths)
-        out = ["  ".join(h.ljust(w) for h, w in zip(header, widths)), line]
-        out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-        print("\n".join(out))
+        header = ["opcode", "name", "target", "args", "kwargs"]
+        widths = [max([len(header[i]) + 2] + [len(r[i]) for r in rows]) for i in range(5)]
+        lines = [header, ["-" * w for w in widths]] + rows
+        print("\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+                        for line in lines))
 
     def __getstate__(self):
         state = dict(self.__dict__)

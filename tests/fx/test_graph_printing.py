@@ -44,3 +44,15 @@ def test_concrete_args_stay_inputs_checked_at_run_time_as_in_torch_fx(torch):
     assert ours == theirs
     assert "torch.fx._symbolic_trace._assert_is_none(n_1" in ours[0]
     assert len(ours[3]) == 3
+
+
+def test_print_tabular_lays_out_the_table_as_torch_fx(torch, capsys):
+    def f(x):
+        return (x.sum(dim=1) + 1.5).view(-1, 1) * x
+
+    tables = []
+    for module in (ember, torch):
+        module.fx.symbolic_trace(f).graph.print_tabular()
+        tables.append(capsys.readouterr().out)
+    assert tables[0] == tables[1]
+    assert tables[0].splitlines()[1].startswith("-------------  ------  ")
