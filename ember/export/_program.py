@@ -2,7 +2,7 @@
 import dataclasses
 import enum
 
-__all__ = ["Dim", "InputKind", "OutputKind", "TensorArgument", "InputSpec", "OutputSpec",
+__all__ = ["Dim", "dims", "InputKind", "OutputKind", "TensorArgument", "InputSpec", "OutputSpec",
            "ExportGraphSignature", "ExportedProgram"]
 
 
@@ -23,6 +23,11 @@ class Dim:
 
     def __repr__(self):
         return f"Dim('{self.__name__}', min={self.min}, max={self.max})"
+
+
+def dims(*names, min=None, max=None):
+    """Several Dims with the same range at once: `batch, seq = dims("batch", "seq")`."""
+    return tuple(Dim(name, min=min, max=max) for name in names)
 
 
 class InputKind(enum.Enum):

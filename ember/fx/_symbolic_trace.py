@@ -15,7 +15,10 @@ import types
 
 from . import _functional_signatures
 from .graph import Graph
-from .node import map_aggregate
+from .._errors import _assert
+from .node import has_side_effect, map_aggregate
+
+has_side_effect(_assert)
 from .proxy import Attribute, ParameterProxy, Proxy, TraceError
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "GraphAppendingTracer"]
@@ -38,6 +41,7 @@ class _PH:
 PH = _PH()
 
 
+@has_side_effect
 def _assert_is_none(value, msg):
     """The run-time check of a `concrete_args` entry fixed to None."""
     assert value is None, msg
@@ -347,7 +351,6 @@ class Tracer:
         if value is None:
             self.create_proxy("call_function", _assert_is_none, (node, message), {})
         else:
-            from .._errors import _assert
             self.create_proxy("call_function", _assert, (self.proxy(node) == value, message),
                               {})
         return value

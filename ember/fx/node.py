@@ -46,6 +46,17 @@ def _target_name(target):
     return public_path(target) or f"{mod}.{name}"
 
 
+# Functions a graph must keep calling even when nothing uses their result (dead code
+# elimination leaves them): the run-time checks fx writes, and what `has_side_effect` marks.
+_side_effectful_functions = set()
+
+
+def has_side_effect(fn):
+    """Mark `fn` as having a side effect, so dead code elimination keeps its calls."""
+    _side_effectful_functions.add(fn)
+    return fn
+
+
 class Node:
     def __init__(self, graph, name, op, target, args, kwargs, return_type=None):
         if op not in _OPS:
@@ -184,7 +195,8 @@ class Node:
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return getattr(self.target, "_is_impure", False) or \
+            return self.target in _side_effectful_functions or \
+                getattr(self.target, "_is_impure", False) or \
                 getattr(self.target, "__name__", "").endswith("_")
         if self.op == "call_method":
             return self.target.endswith("_")

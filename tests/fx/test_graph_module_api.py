@@ -32,3 +32,28 @@ def _session(torch):
 def test_graph_module_editing_matches_torch_fx(torch):
     import ember
     assert _session(ember) == _session(torch)
+
+
+def _dead_code_session(torch):
+    def noisy(x):
+        return x
+
+    def f(x, flag):
+        torch.fx.wrap  # noqa: B018 (the module is reachable)
+        return x + 1 if flag else x
+
+    gm = torch.fx.symbolic_trace(f, concrete_args={"flag": True})
+    g = gm.graph
+    x = next(iter(g.nodes))
+    with g.inserting_after(x):
+        g.call_function(noisy, (x,))
+        g.call_function(torch.fx.has_side_effect(lambda v: v), (x,))
+    changed = g.eliminate_dead_code()
+    return changed, [n.op for n in g.nodes]
+
+
+def test_dead_code_keeps_checks_and_marked_side_effects(torch):
+    import ember
+    ours, theirs = _dead_code_session(ember), _dead_code_session(torch)
+    assert ours == theirs
+    assert ours[1].count("call_function") == 4  # the marked lambda, eq, _assert, add
