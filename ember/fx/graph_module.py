@@ -23,7 +23,8 @@ def _copy_attr(src, dst, target):
     from ..nn.parameter import Parameter
     if isinstance(value, Tensor) and not isinstance(value, Parameter) and \
             field in getattr(src, "_buffers", {}):
-        dst.register_buffer(field, value)
+        dst.register_buffer(field, value, persistent=field not in getattr(
+            src, "_non_persistent_buffers_set", ()))
     else:
         setattr(dst, field, value)
 

@@ -69,3 +69,19 @@ def test_a_dim_range_is_checked_on_the_example():
         export(model, (ember.randn(4, 3),), dynamic_shapes=({0: Dim("b", min=5)},))
     with pytest.raises(RuntimeError, match=r"4 not in range \[2, 3\]"):
         export(model, (ember.randn(4, 3),), dynamic_shapes={"input": {0: Dim("b", max=3)}})
+
+
+def test_module_is_a_graph_module_holding_the_state_again(torch):
+    import numpy as np
+    theirs = torch.export.export(_cnn_class(torch.nn, torch.nn.functional)().eval(),
+                                 (torch.randn(2, 3, 8, 8),)).module()
+    model = _cnn_class(nn, F)().eval()
+    ours = export(model, (ember.randn(2, 3, 8, 8),)).module()
+    assert isinstance(ours, ember.fx.GraphModule)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
+    x = ember.randn(3, 3, 8, 8)
+    assert np.allclose(ours(x).detach().numpy(), model(x).detach().numpy(), atol=1e-5)
+    ours(x).sum().backward()  # the parameters train where they now live
+    assert ours.get_parameter("fc.weight").grad is not None
