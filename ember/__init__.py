@@ -32,7 +32,7 @@ from ._qscheme import (qscheme, per_channel_affine, per_channel_affine_float_qpa
                        per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)
 from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
 from .amp._global_state import *  # noqa: F401,F403  (set_autocast_enabled ... without autocast)
-from ._errors import AcceleratorError, FatalError, OutOfMemoryError
+from ._errors import AcceleratorError, FatalError, OutOfMemoryError, _assert
 from ._symbolic import *  # noqa: F401,F403  (sym_int ... and cond, on concrete values)
 from .random import thread_safe_generator
 from ._streams import Event, Stream  # noqa: E402  (torch.Stream, torch.Event)

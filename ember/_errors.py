@@ -17,3 +17,8 @@ class FatalError(Exception):
 
 
 OutOfMemoryError.__module__ = AcceleratorError.__module__ = FatalError.__module__ = "ember"
+
+
+def _assert(condition, message):
+    """`torch._assert`: a Python `assert` that stays in a traced graph (fx records the call)."""
+    assert condition, message

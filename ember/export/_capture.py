@@ -31,28 +31,65 @@ def _example_list(mod, args, kwargs):
     return [v for k, v in list(bound.arguments.items())[1:]]
 
 
-def _dynamic_sizes(dynamic_shapes, mod, examples):
-    """The example sizes of the dims `dynamic_shapes` declares dynamic. A size of a traced
-    tensor equal to one of them is read at run time (a `size` node); any other size is a
-    constant of the graph. (Reading a size that happens to be equal but static costs a node and
-    stays right; a size computed from a dynamic one the trace recorded as arithmetic.)"""
+def _declared_dims(dynamic_shapes, mod, examples):
+    """(input name or position, example tensor, dim, Dim) for each dim `dynamic_shapes`
+    declares dynamic."""
     if not dynamic_shapes:
-        return frozenset()
+        return []
     names = list(inspect.signature(type(mod).forward).parameters)[1:]
     if isinstance(dynamic_shapes, dict):
-        pairs = [(examples[names.index(k)] if k in names else None, v)
+        pairs = [(k, examples[names.index(k)] if k in names else None, v)
                  for k, v in dynamic_shapes.items()]
     else:
-        pairs = list(zip(examples, dynamic_shapes))
-    sizes = set()
-    for example, spec in pairs:
+        pairs = [(names[i] if i < len(names) else i, example, spec)
+                 for i, (example, spec) in enumerate(zip(examples, dynamic_shapes))]
+    found = []
+    for name, example, spec in pairs:
         if spec is None or not hasattr(example, "shape"):
             continue
         items = spec.items() if isinstance(spec, dict) else enumerate(spec)
-        for dim, d in items:
-            if d is not None:
-                sizes.add(int(example.shape[dim]))
-    return frozenset(sizes)
+        found += [(name, example, dim, d) for dim, d in items if d is not None]
+    return found
+
+
+def _dynamic_sizes(declared):
+    """The example sizes of the dims declared dynamic. A size of a traced tensor equal to one
+    of them is read at run time (a `size` node); any other size is a constant of the graph.
+    (Reading a size that happens to be equal but static costs a node and stays right; a size
+    computed from a dynamic one the trace recorded as arithmetic.)"""
+    return frozenset(int(example.shape[dim]) for _, example, dim, _ in declared)
+
+
+class ConstraintViolationError(RuntimeError):
+    """An example input outside the range its `Dim` declares (PyTorch raises this class, of
+    torch.fx.experimental.symbolic_shapes, a RuntimeError)."""
+
+
+def _check_ranges(declared):
+    for name, example, dim, d in declared:
+        size = int(example.shape[dim])
+        low = getattr(d, "min", None)
+        high = getattr(d, "max", None)
+        if (low is not None and size < low) or (high is not None and size > high):
+            shown_high = "int_oo" if high is None else high
+            raise ConstraintViolationError(
+                f"{size} not in range [{2 if low is None else low}, {shown_high}] "
+                f"(size of dim {dim} of input {name!r}, declared {d!r})")
+
+
+def _snapshot_state(mod):
+    """The example run computes every op for real, so a module that updates its buffers in
+    forward (BatchNorm in training) would change the model; PyTorch's export leaves it as it
+    was. Kept: a copy of each parameter and buffer, put back after the trace."""
+    return [(t, t.detach().clone())
+            for t in [*mod.parameters(), *mod.buffers()]]
+
+
+def _restore_state(saved):
+    from ..autograd import no_grad
+    with no_grad():
+        for tensor, copy in saved:
+            tensor.copy_(copy)
 
 
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
@@ -67,8 +104,14 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
         raise ValueError(f"Expecting `args` to be a tuple of example positional inputs, got "
                          f"{type(args)}")
     examples = _example_list(mod, args, kwargs)
-    tracer = _ExportTracer(_leaf_modules, dynamic=_dynamic_sizes(dynamic_shapes, mod, examples))
-    graph = tracer.trace(mod, example_inputs=examples)
+    declared = _declared_dims(dynamic_shapes, mod, examples)
+    _check_ranges(declared)
+    tracer = _ExportTracer(_leaf_modules, dynamic=_dynamic_sizes(declared))
+    saved = _snapshot_state(mod)
+    try:
+        graph = tracer.trace(mod, example_inputs=examples)
+    finally:
+        _restore_state(saved)
     gm = GraphModule(mod, graph, type(mod).__name__)
     specs, state, constants = _lift(gm, mod, tracer)
     out = next(n for n in gm.graph.nodes if n.op == "output")
@@ -83,40 +126,44 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
 
 
 def _lift(gm, mod, tracer):
-    """Turn the get_attr nodes of tensors into placeholders ahead of the user inputs."""
+    """Turn the get_attr nodes of tensors into placeholders ahead of the user inputs. As
+    PyTorch does, every parameter and buffer of the model is lifted (an unused one too), in
+    the model's own order: parameters, buffers, then constants; a non-persistent buffer's value
+    goes with the constants (it is not in the state_dict)."""
     params = dict(mod.named_parameters())
     buffers = dict(mod.named_buffers())
+    persistent = set(mod.state_dict(keep_vars=True))
     graph = gm.graph
     user = [n for n in graph.nodes if n.op == "placeholder"]
     first = user[0] if user else next(iter(graph.nodes))
-    lifted = {InputKind.PARAMETER: [], InputKind.BUFFER: [], InputKind.CONSTANT_TENSOR: []}
-    state, constants = {}, {}
+    reads = {}
     for node in list(graph.nodes):
-        if node.op != "get_attr":
-            continue
-        target = node.target
-        if target in params:
-            kind, prefix, state[target] = InputKind.PARAMETER, "p_", params[target]
-        elif target in buffers:
-            kind, prefix, state[target] = InputKind.BUFFER, "b_", buffers[target]
-        else:
-            value = tracer._tensor_constants.get(target)
-            if value is None:
-                continue  # a submodule or other attribute: stays a get_attr
-            kind, prefix, constants[target] = InputKind.CONSTANT_TENSOR, "c_", value
+        if node.op == "get_attr":
+            reads.setdefault(node.target, []).append(node)
+    state, constants = {}, {}
+    order = [(InputKind.PARAMETER, "p_", name, value) for name, value in params.items()]
+    order += [(InputKind.BUFFER, "b_", name, value) for name, value in buffers.items()]
+    order += [(InputKind.CONSTANT_TENSOR, "c_", name, tracer._tensor_constants[name])
+              for name in reads if name not in params and name not in buffers
+              and tracer._tensor_constants.get(name) is not None]
+    specs = []
+    for kind, prefix, target, value in order:
         with graph.inserting_before(first):
             ph = graph.placeholder(prefix + target.replace(".", "_"))
-        ph.meta = dict(node.meta)
-        node.replace_all_uses_with(ph)
-        graph.erase_node(node)
-        lifted[kind].append((ph, target))
-    # the order PyTorch uses: parameters, buffers, constants, then user inputs
-    order = [ph for kind in lifted.values() for ph, _ in kind]
-    for ph in order:
-        first.prepend(ph)
-    specs = [InputSpec(kind, TensorArgument(ph.name), target,
-                       True if kind == InputKind.BUFFER else None)
-             for kind, items in lifted.items() for ph, target in items]
+        for node in reads.get(target, ()):
+            ph.meta.update(node.meta)
+            node.replace_all_uses_with(ph)
+            graph.erase_node(node)
+        if "val" not in ph.meta:
+            ph.meta["val"] = value
+        keep = None
+        if kind == InputKind.BUFFER:
+            keep = target in persistent
+        if kind == InputKind.CONSTANT_TENSOR or keep is False:
+            constants[target] = value
+        else:
+            state[target] = value
+        specs.append(InputSpec(kind, TensorArgument(ph.name), target, keep))
     specs += [InputSpec(InputKind.USER_INPUT, TensorArgument(n.name), None) for n in user]
     for name in list(tracer._tensor_constants):
         if hasattr(gm, name):

@@ -2,7 +2,7 @@
 import dataclasses
 import enum
 
-__all__ = ["Dim", "InputKind", "OutputKind", "TensorArgument", "InputSpec", "OutputSpec",
+__all__ = ["Dim", "dims", "InputKind", "OutputKind", "TensorArgument", "InputSpec", "OutputSpec",
            "ExportGraphSignature", "ExportedProgram"]
 
 
@@ -23,6 +23,11 @@ class Dim:
 
     def __repr__(self):
         return f"Dim('{self.__name__}', min={self.min}, max={self.max})"
+
+
+def dims(*names, min=None, max=None):
+    """Several Dims with the same range at once: `batch, seq = dims("batch", "seq")`."""
+    return tuple(Dim(name, min=min, max=max) for name in names)
 
 
 class InputKind(enum.Enum):
@@ -121,20 +126,63 @@ class ExportedProgram:
         for spec in self.graph_signature.input_specs:
             if spec.kind == InputKind.USER_INPUT:
                 continue
-            store = self.constants if spec.kind == InputKind.CONSTANT_TENSOR else self.state_dict
+            in_constants = spec.kind == InputKind.CONSTANT_TENSOR or spec.persistent is False
+            store = self.constants if in_constants else self.state_dict
             values.append(store[spec.target])
         return values
 
     def module(self):
-        """A Module that runs the program on the user inputs alone."""
+        """The program as a GraphModule on the user inputs alone, as PyTorch unlifts it: the
+        parameters and buffers live on it again (at their state_dict paths, so `state_dict()`,
+        `parameters()` and fine-tuning work) and the graph reads them with get_attr nodes; a
+        buffer the program updates in place (BatchNorm's statistics) is updated on it."""
+        from ..fx.graph import Graph
+        from ..fx.graph_module import GraphModule, _copy_attr
         from ..nn.modules.module import Module
-        program = self
-
-        class _Unlifted(Module):
-            def forward(self, *args, **kwargs):
-                flat = list(args) + list(kwargs.values())
-                return program.graph_module(*program._lifted_values(), *flat)
-        return _Unlifted()
+        from ..nn.parameter import Parameter
+        root = Module()
+        for node in self.graph.nodes:  # modules kept whole (the ONNX exporter's LSTM)
+            if node.op == "call_module":
+                _copy_attr(self.graph_module, root, node.target)
+        lifted = {}
+        for spec in self.graph_signature.input_specs:
+            if spec.kind == InputKind.USER_INPUT:
+                continue
+            in_constants = spec.kind == InputKind.CONSTANT_TENSOR or spec.persistent is False
+            value = (self.constants if in_constants else self.state_dict)[spec.target]
+            *path, field = spec.target.split(".")
+            owner = root
+            for item in path:
+                if not hasattr(owner, item):
+                    owner.add_module(item, Module())
+                owner = getattr(owner, item)
+            if spec.kind == InputKind.PARAMETER:
+                owner.register_parameter(field, value if isinstance(value, Parameter)
+                                         else Parameter(value))
+            elif spec.kind == InputKind.BUFFER:
+                owner.register_buffer(field, value, persistent=spec.persistent is not False)
+            else:
+                setattr(owner, field, value)
+            lifted[spec.arg.name] = spec.target
+        graph, env = Graph(), {}
+        for node in self.graph.nodes:
+            if node.op == "placeholder" and node.name in lifted:
+                env[node] = graph.get_attr(lifted[node.name])
+                env[node].meta = dict(node.meta)
+            else:
+                env[node] = graph.node_copy(node, lambda n: env[n])
+        for node in list(graph.nodes):
+            if node.op == "get_attr" and not node.users:
+                graph.erase_node(node)
+        gm = GraphModule(root, graph, type(self.graph_module).__name__)
+        for target in lifted.values():  # unused ones too, as PyTorch keeps every parameter
+            *path, field = target.split(".")
+            owner = gm
+            for item in path:
+                owner = getattr(owner, item, None)
+            if owner is None or not hasattr(owner, field):
+                _copy_attr(root, gm, target)
+        return gm
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Unable to call ExportedProgram directly. You should use "

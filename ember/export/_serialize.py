@@ -128,7 +128,8 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
         nodes.append({"op": n.op, "name": n.name, "target": target,
                       "args": _encode(n.args), "kwargs": _encode(n.kwargs)})
     signature = {
-        "inputs": [[s.kind.name, s.arg.name, s.target] for s in ep.graph_signature.input_specs],
+        "inputs": [[s.kind.name, s.arg.name, s.target, s.persistent]
+                   for s in ep.graph_signature.input_specs],
         "outputs": [[s.kind.name, getattr(s.arg, "name", None), s.target]
                     for s in ep.graph_signature.output_specs]}
     ember_save({"format": _FORMAT, "graph": json.dumps({"nodes": nodes, "signature": signature}),
@@ -156,7 +157,8 @@ def load(f, *, extra_files=None, expected_opset_version=None):
             node.meta["torch_path"] = item["target"]
         nodes[item["name"]] = node
     gm = GraphModule(Module(), graph)
-    inputs = [InputSpec(InputKind[k], TensorArgument(n), t) for k, n, t in spec["signature"]["inputs"]]
+    inputs = [InputSpec(InputKind[k], TensorArgument(n), t, *rest)
+              for k, n, t, *rest in spec["signature"]["inputs"]]
     outputs = [OutputSpec(OutputKind[k], TensorArgument(n), t)
                for k, n, t in spec["signature"]["outputs"]]
     if extra_files is not None:

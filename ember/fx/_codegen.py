@@ -29,6 +29,10 @@ def public_path(fn):
         original = getattr(module, "_fx_originals", {}).get(name)
         if getattr(module, name, None) is fn or original is fn:
             return f"torch.{prefix}{name}"
+    module_name = getattr(fn, "__module__", None) or ""
+    if module_name.startswith("ember.fx.") and \
+            getattr(sys.modules.get(module_name), name, None) is fn:
+        return "torch" + module_name[len("ember"):] + "." + name  # fx's own helpers
     return None
 
 

@@ -13,10 +13,13 @@ import math
 import sys
 import types
 
+from .._errors import _assert
 from . import _functional_signatures
 from .graph import Graph
-from .node import map_aggregate
+from .node import has_side_effect, map_aggregate
 from .proxy import Attribute, ParameterProxy, Proxy, TraceError
+
+has_side_effect(_assert)  # torch._assert's calls survive dead-code elimination
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "GraphAppendingTracer"]
 
@@ -39,6 +42,12 @@ class _PH:
 
 
 PH = _PH()
+
+
+@has_side_effect
+def _assert_is_none(value, msg):
+    """The run-time check of a `concrete_args` entry fixed to None."""
+    assert value is None, msg
 
 
 def wrap(fn_or_name):
@@ -317,7 +326,7 @@ class Tracer:
         args = []
         for i, p in enumerate(params):
             if p.name in concrete_args:
-                args.append(concrete_args[p.name])
+                args.append(self._concrete_arg(p, concrete_args[p.name]))
                 continue
             if p.kind == p.VAR_POSITIONAL:
                 raise TraceError(f"*{p.name} cannot be traced: give the inputs as named "
@@ -342,6 +351,26 @@ class Tracer:
                 node.meta["val"] = value
             args.append(self.proxy(node))
         return args
+
+    def _concrete_arg(self, param, value):
+        """A parameter fixed by `concrete_args`. As torch.fx does, a scalar or None still
+        becomes an input of the graph (named `<name>_1`), checked at run time to hold the value
+        the trace was specialized on; `PH` makes a plain input. Other values (tensors,
+        containers) are used as they are, with no input."""
+        default = param.default if param.default is not param.empty else inspect.Signature.empty
+        if value is PH:
+            return self.proxy(self.graph.placeholder(f"{param.name}_1", default_value=default))
+        if self.concrete or not (value is None or type(value) in (bool, int, float, str)):
+            return value
+        node = self.graph.placeholder(f"{param.name}_1", default_value=default)
+        message = (f"{param.name} has been specialized to have value {value} but got another "
+                   "value")
+        if value is None:
+            self.create_proxy("call_function", _assert_is_none, (node, message), {})
+        else:
+            self.create_proxy("call_function", _assert, (self.proxy(node) == value, message),
+                              {})
+        return value
 
     @contextlib.contextmanager
     def _patched(self):

@@ -83,7 +83,10 @@ class Graph:
                 target.startswith("__") and target.endswith("__"):
             candidate = target[2:-2]  # `__floordiv__` names its node `floordiv`, as in fx
         if op == "call_function" and name is None:
-            candidate = getattr(target, "__name__", "fn").strip("_") or "fn"
+            # fx keeps a function's own name (`_assert`), dropping only a dunder's underscores
+            candidate = getattr(target, "__name__", "fn")
+            if candidate.startswith("__") and candidate.endswith("__") and len(candidate) > 4:
+                candidate = candidate[2:-2]
         node = Node(self, self._namespace.create(candidate, shadow_ok=op == "placeholder"),
                     op, target, args or (),
                     kwargs or {}, type_expr)

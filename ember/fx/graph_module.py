@@ -23,7 +23,8 @@ def _copy_attr(src, dst, target):
     from ..nn.parameter import Parameter
     if isinstance(value, Tensor) and not isinstance(value, Parameter) and \
             field in getattr(src, "_buffers", {}):
-        dst.register_buffer(field, value)
+        dst.register_buffer(field, value, persistent=field not in getattr(
+            src, "_non_persistent_buffers_set", ()))
     else:
         setattr(dst, field, value)
 
@@ -90,6 +91,51 @@ class GraphModule(Module):
             return super().__call__(*args, **kwargs)
         with proxies[0].tracer._patched():
             return super().__call__(*args, **kwargs)
+
+    def add_submodule(self, target, m):
+        """Install `m` at the dotted path `target`, making the plain Modules on the way;
+        False when a step on the way is not a Module."""
+        *path, last = target.split(".")
+        owner = self
+        for item in path:
+            child = getattr(owner, item, None)
+            if child is None:
+                child = Module()
+                owner.add_module(item, child)
+            elif not isinstance(child, Module):
+                return False
+            owner = child
+        owner.add_module(last, m)
+        return True
+
+    def delete_submodule(self, target):
+        """Remove the submodule at `target`; False when there is none."""
+        *path, last = target.split(".")
+        owner = self
+        for item in path:
+            owner = getattr(owner, item, None)
+            if not isinstance(owner, Module):
+                return False
+        if not isinstance(getattr(owner, last, None), Module):
+            return False
+        delattr(owner, last)
+        return True
+
+    def delete_all_unused_submodules(self):
+        """Drop every submodule no call_module or get_attr node reaches (a used module keeps
+        its ancestors; a called module keeps its children)."""
+        used = set()
+        for node in self._graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                parts = node.target.split(".")
+                used.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                if node.op == "call_module":
+                    sub = self.get_submodule(node.target)
+                    used.update(f"{node.target}.{name}" for name, _ in sub.named_modules()
+                                if name)
+        for name, _ in list(self.named_modules()):
+            if name and name not in used:
+                self.delete_submodule(name)
 
     def print_readable(self, print_output=True, include_stride=False, include_device=False,
                        colored=False):

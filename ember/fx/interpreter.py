@@ -37,6 +37,12 @@ class Interpreter:
                 return self.env[node]
         return None
 
+    def boxed_run(self, args_list):
+        """`run` on a list of inputs that it empties (the caller hands over its references)."""
+        args = list(args_list)
+        args_list.clear()
+        return self.run(*args)
+
     def run_node(self, n):
         args, kwargs = self.fetch_args_kwargs_from_env(n)
         return getattr(self, n.op)(n.target, args, kwargs)

@@ -41,9 +41,20 @@ def _target_name(target):
     if target in vars(operator).values() and mod in ("_operator", "operator"):
         return f"operator.{name}"
     if getattr(builtins, name, None) is target:
-        return name
+        return f"builtins.{name}"
     from ._codegen import public_path
     return public_path(target) or f"{mod}.{name}"
+
+
+# Functions a graph must keep calling even when nothing uses their result (dead code
+# elimination leaves them): the run-time checks fx writes, and what `has_side_effect` marks.
+_side_effectful_functions = set()
+
+
+def has_side_effect(fn):
+    """Mark `fn` as having a side effect, so dead code elimination keeps its calls."""
+    _side_effectful_functions.add(fn)
+    return fn
 
 
 class Node:
@@ -152,7 +163,9 @@ class Node:
             return "[" + ", ".join(self._pretty(x) for x in a) + "]"
         if isinstance(a, dict):
             return "{" + ", ".join(f"{k}: {self._pretty(v)}" for k, v in a.items()) + "}"
-        return repr(a) if not callable(a) else _target_name(a)
+        # fx prints a leaf argument with str(): a string bare (`getattr(%x, shape)`), a device
+        # as `cpu`, a dtype as `torch.float32`
+        return str(a) if not callable(a) else _target_name(a)
 
     def format_node(self, placeholder_names=None, maybe_return_typename=None):
         users = f"[num_users={len(self.users)}]"
@@ -170,12 +183,31 @@ class Node:
     def __repr__(self):
         return self.name
 
+    @property
+    def stack_trace(self):
+        """Where the node was made, when the tracer recorded it (ember's never does: None)."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace):
+        self.meta["stack_trace"] = trace
+
     def is_impure(self):
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return getattr(self.target, "_is_impure", False) or \
+            return self.target in _side_effectful_functions or \
+                getattr(self.target, "_is_impure", False) or \
                 getattr(self.target, "__name__", "").endswith("_")
         if self.op == "call_method":
             return self.target.endswith("_")
-        return self.op == "call_module"
+        # a call_module is pure unless its module says otherwise (fx's rule), so dead code
+        # elimination drops an unused one
+        if self.op == "call_module":
+            module = self.graph.owning_module
+            try:
+                sub = module.get_submodule(self.target)
+            except AttributeError:  # no owning module, or the module is gone
+                return False
+            return bool(getattr(sub, "_is_impure", False))
+        return False

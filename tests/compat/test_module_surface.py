@@ -74,7 +74,7 @@ MUST = sorted(set(
        "torchvision.transforms.functional", "torchvision.transforms.v2",
        "torchvision.transforms.v2.functional", "torchvision.datasets", "torchvision.ops",
        "torchvision.utils", "torchvision.io", "torchvision.tv_tensors",
-       "torch.futures", "torch.signal.windows", "torch.utils.dlpack", "torch.utils.weak",
+       "torch.futures", "torch.fx", "torch.export", "torch.signal.windows", "torch.utils.dlpack", "torch.utils.weak",
        "torch.utils.throughput_benchmark", "torch.utils.data.datapipes", "torchvision.transforms.autoaugment",
        "torchvision.models.detection", "torchvision.models.segmentation",
        "torchvision.models.video", "torchvision.models.inception",

@@ -1,0 +1,58 @@
+"""A graph prints as torch.fx prints it: builtins named `builtins.getattr`, leaf arguments
+with str() (a string bare, a dtype as `torch.float32`)."""
+import ember
+import ember.fx as fx
+
+
+def _graph_text(torch_module):
+    g = torch_module.fx.Graph()
+    x = g.placeholder("x")
+    shape = g.call_function(getattr, (x, "shape"))
+    first = g.call_function(__import__("operator").getitem, (shape, 0))
+    cast = g.call_method("to", (x,), {"dtype": torch_module.float32, "mode": "abc"})
+    g.output((cast, first))
+    return str(g)
+
+
+def test_graph_text_matches_torch_fx(torch):
+    assert _graph_text(ember) == _graph_text(torch)
+    assert "call_function[target=builtins.getattr](args = (%x, shape)" in _graph_text(ember)
+
+
+def _specialized(torch_module):
+    def f(x, flag, n=None, k=3):
+        return x * k if flag else -x
+
+    def g(x, y):
+        return x + y
+
+    fx_module = torch_module.fx
+    gm = fx_module.symbolic_trace(f, concrete_args={"flag": True, "n": None, "k": 2})
+    ph = fx_module.symbolic_trace(g, concrete_args={"y": fx_module.PH})
+    ok = gm(torch_module.ones(2), True, None, 2).tolist()
+    errors = []
+    for bad in [(False, None, 2), (True, 1, 2), (True, None, 3)]:
+        try:
+            gm(torch_module.ones(2), *bad)
+        except AssertionError as e:
+            errors.append(str(e))
+    return gm.code, ph.code, ok, errors
+
+
+def test_concrete_args_stay_inputs_checked_at_run_time_as_in_torch_fx(torch):
+    ours, theirs = _specialized(ember), _specialized(torch)
+    assert ours == theirs
+    assert "torch.fx._symbolic_trace._assert_is_none(n_1" in ours[0]
+    assert len(ours[3]) == 3
+
+
+def test_print_tabular_lays_out_the_table_as_torch_fx(torch, capsys):
+    def f(x):
+        return (x.sum(dim=1) + 1.5).view(-1, 1) * x
+
+    tables = []
+    for module in (ember, torch):
+        module.fx.symbolic_trace(f).graph.print_tabular()
+        tables.append(capsys.readouterr().out)
+    assert tables[0] == tables[1]
+    assert tables[0].splitlines()[1].startswith("-------------  ------  ")
