@@ -1,7 +1,6 @@
 """A graph prints as torch.fx prints it: builtins named `builtins.getattr`, leaf arguments
 with str() (a string bare, a dtype as `torch.float32`)."""
 import ember
-import ember.fx as fx
 
 
 def _graph_text(torch_module):
