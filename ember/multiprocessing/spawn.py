@@ -72,9 +72,11 @@ class ProcessContext:
         killed) and its error is raised."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            failed = [i for i, p in enumerate(self.processes)
-                      if p.exitcode not in (None, 0)]
-            if failed or all(p.exitcode is not None for p in self.processes):
+            # one snapshot of the exit codes: read twice, a child ending in between could be
+            # missed as failed yet counted as ended, and its error lost
+            codes = [p.exitcode for p in self.processes]
+            failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
+            if failed or all(code is not None for code in codes):
                 break
             if deadline is not None and time.monotonic() >= deadline:
                 return False
