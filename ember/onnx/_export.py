@@ -104,7 +104,7 @@ def lower_graph(g, graph_module, env, user_inputs):
             owner, name = graph_module, node.target
             for part in name.split("."):
                 owner = getattr(owner, part)
-            env[node] = g.add_parameter(name, owner.detach().numpy()) \
+            env[node] = g.add_parameter(name, owner.detach().cpu().numpy()) \
                 if isinstance(owner, Tensor) else owner
             continue
         if node.op == "output":
@@ -216,7 +216,7 @@ def _lifted(g, program):
             continue
         store = program.state_dict if spec.target in program.state_dict else program.constants
         env[by_name[spec.arg.name]] = g.add_parameter(spec.target,
-                                                      store[spec.target].detach().numpy())
+                                                      store[spec.target].detach().cpu().numpy())
     return env
 
 

@@ -325,13 +325,13 @@ def _recurrent(g, out, module, x, hx=None):
         ws, rs, bs = [], [], []
         for direction in range(dirs):
             sfx = f"_l{layer}" + ("_reverse" if direction else "")
-            w_ih = getattr(module, "weight_ih" + sfx).detach().numpy()
-            w_hh = getattr(module, "weight_hh" + sfx).detach().numpy()
+            w_ih = getattr(module, "weight_ih" + sfx).detach().cpu().numpy()
+            w_hh = getattr(module, "weight_hh" + sfx).detach().cpu().numpy()
             ws.append(_reorder(w_ih, order, hsz))
             rs.append(_reorder(w_hh, order, hsz))
             if module.bias:
-                b_ih = getattr(module, "bias_ih" + sfx).detach().numpy()
-                b_hh = getattr(module, "bias_hh" + sfx).detach().numpy()
+                b_ih = getattr(module, "bias_ih" + sfx).detach().cpu().numpy()
+                b_hh = getattr(module, "bias_hh" + sfx).detach().cpu().numpy()
             else:
                 b_ih = b_hh = np.zeros(w_ih.shape[0], np_type)
             bs.append(np.concatenate([_reorder(b_ih, order, hsz), _reorder(b_hh, order, hsz)]))

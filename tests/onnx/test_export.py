@@ -184,3 +184,15 @@ def test_an_unchanged_pytorch_script_exports_under_compat(tmp_path):
     proto = onnx.load(str(out))
     onnx.checker.check_model(proto, full_check=True)
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "n"
+
+
+def test_a_cuda_model_exports_as_its_cpu_twin():
+    from tests._strict_cupy import strict_cupy
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.LSTM(8, 5)).eval()
+    x = ember.randn(4, 2, 6)
+    cpu, gpu = io.BytesIO(), io.BytesIO()
+    ember.onnx.export(model, (x,), cpu)
+    with strict_cupy():
+        ember.onnx.export(model.to("cuda"), (x.to("cuda"),), gpu)
+    assert cpu.getvalue() == gpu.getvalue()
