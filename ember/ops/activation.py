@@ -81,7 +81,9 @@ def relu(input, inplace=False):
 class HardtanhBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        return grad * ((x > self.min_val) & (x < self.max_val))
+        # PyTorch drops the gradient where x <= min_val or x >= max_val: NaN passes it (a
+        # product with the mask, as relu's backward, for speed: relu6 fills MobileNets)
+        return grad * ~((x <= self.min_val) | (x >= self.max_val))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, _node=HardtanhBackward0):
@@ -108,7 +110,8 @@ def relu6(input, inplace=False):
 class LeakyReluBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        return grad * where(x > 0, 1.0, self.negative_slope)
+        # the slope multiplies in the gradient's dtype (a float64 gradient gets all of 0.01)
+        return where(x > 0, grad, grad * self.negative_slope)
 
 
 class LeakyReluBackward1(LeakyReluBackward0):
@@ -129,7 +132,7 @@ def leaky_relu_(input, negative_slope=0.01):
 class ThresholdBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        return grad * (x > self.threshold)
+        return where(x <= self.threshold, 0.0, grad)  # NaN passes the gradient, as PyTorch
 
 
 class ThresholdBackward1(ThresholdBackward0):
@@ -143,9 +146,10 @@ def threshold(input, threshold, value, inplace=False, *, _node=ThresholdBackward
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         xp = xp_of(input)
         a = input._array
-        return make_tensor(xp.where(a > threshold, a, value).astype(a.dtype), input._device)
+        return make_tensor(xp.where(a <= threshold, value, a).astype(a.dtype), input._device)
     th = threshold
-    return _act(input, lambda a: np.where(a > th, a, a.dtype.type(value)).astype(a.dtype), _node,
+    # x <= threshold takes the value: NaN stays NaN, as in PyTorch
+    return _act(input, lambda a: np.where(a <= th, a.dtype.type(value), a).astype(a.dtype), _node,
                 {"threshold": th})
 
 
@@ -164,7 +168,8 @@ class EluBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
         neg = (x * self.input_scale).exp() * (self.scale * self.alpha * self.input_scale)
-        return grad * where(x > 0, self.scale, neg)
+        # PyTorch's branch is x <= 0: a NaN input takes the linear side's gradient
+        return where(x <= 0, grad * neg, grad * self.scale)
 
 
 class EluBackward1(EluBackward0):
@@ -424,10 +429,14 @@ def inplace_(input, op):
 
 
 # ---- hard sigmoid / swish, softplus, shrinks ---------------------------------------------------
+_ONE_SIXTH_F32 = float(np.float32(1.0 / 6.0))
+
+
 class HardsigmoidBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        return grad * ((x > -3.0) & (x < 3.0)) * (1.0 / 6.0)
+        # PyTorch's slope is 1/6 rounded to float32 whatever the dtype
+        return where((x > -3.0) & (x < 3.0), grad * _ONE_SIXTH_F32, 0.0)
 
 
 def hardsigmoid(input, inplace=False):
@@ -440,7 +449,8 @@ def hardsigmoid(input, inplace=False):
 class HardswishBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        return grad * where(x < -3.0, 0.0, where(x <= 3.0, x / 3.0 + 0.5, 1.0))
+        # PyTorch: 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, 1 otherwise (NaN included)
+        return where(x <= -3.0, 0.0, where(x < 3.0, grad * (x / 3.0 + 0.5), grad))
 
 
 def hardswish(input, inplace=False):
@@ -477,7 +487,7 @@ def tanhshrink(input):
 class SoftshrinkBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        return grad * (x.abs() > self.lambd)
+        return where((x >= -self.lambd) & (x <= self.lambd), 0.0, grad)  # NaN passes it
 
 
 def softshrink(input, lambd=0.5):
@@ -488,19 +498,20 @@ def softshrink(input, lambd=0.5):
                            f"{input.dtype._scalar_name}, but found {lambd:g}")
     def fn(a):
         lam = a.dtype.type(lambd)
-        return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, 0)).astype(a.dtype)
+        # inside the band x * 0, as PyTorch: NaN stays NaN, and -x's side gives -0
+        return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, a * 0)).astype(a.dtype)
     return _act(input, fn, SoftshrinkBackward0, {"lambd": lambd}, "softshrink_cpu")
 
 
 class HardshrinkBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        return grad * ((x > self.lambd) | (x < -self.lambd))
+        return where((x >= -self.lambd) & (x <= self.lambd), 0.0, grad)  # NaN passes it
 
 
 def hardshrink(input, lambd=0.5, *, out=None):
     def fn(a):
-        return np.where((a > lambd) | (a < -lambd), a, 0).astype(a.dtype)
+        return np.where((a >= -lambd) & (a <= lambd), 0, a).astype(a.dtype)  # NaN stays
     res = _act(input, fn, HardshrinkBackward0, {"lambd": lambd}, "hardshrink_cpu")
     return res if out is None else write_out(out, res, "hardshrink")
 

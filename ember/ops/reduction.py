@@ -211,7 +211,10 @@ class MaxBackward1(Node):
 
     def backward(self, grad):
         x, res = self.saved_tensors
-        return grad * const(tie_weights(xp_of(x), x._array, res._array, None), grad)
+        w = tie_weights(xp_of(x), x._array, res._array, None)
+        # PyTorch's CPU form fills the tied places (masked_fill): an infinite gradient gives
+        # the others 0, not inf * 0
+        return where(const(w != 0, grad), grad * const(w, grad), 0.0)
 
 
 class MinBackward1(MaxBackward1):

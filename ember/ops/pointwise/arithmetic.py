@@ -322,8 +322,8 @@ class PowBackward0(BinaryNode):
     def backward(self, grad):
         (t,) = self.saved_tensors
         e = self.scalar
-        if e == 0:
-            return grad * 0
+        if e == 0:  # zeros, as PyTorch (grad * 0 would be NaN for an infinite gradient)
+            return grad.new_zeros(grad.shape)
         return grad * (e * t ** (e - 1)).conj()
 
 
@@ -370,7 +370,14 @@ def _pow_arrays(x, y):
             # every element through the negative-exponent formula: asking first whether any
             # exponent is negative would cost a device-to-host read per call on a GPU
             return _int_pow_negative(x, y)
+    if type(y) is builtins.float and y == -0.5 and getattr(x, "dtype", None) in _FLOAT_ARRAYS:
+        # PyTorch computes this power as rsqrt (NumPy's power does 0.5 as sqrt, not -0.5):
+        # the same bits, and rsqrt's values at -inf (NaN) and -0 (-inf)
+        return 1 / np.sqrt(x)
     return x ** y
+
+
+_FLOAT_ARRAYS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _int_pow_negative(x, y):

@@ -199,11 +199,13 @@ where = _Where()
 
 class MaximumBackward0(BinaryNode):
     def backward(self, grad):
+        # PyTorch's formula: a tie halves the gradient, and each side is zeroed only where
+        # the other wins, so a NaN (which compares false) takes the whole gradient on both
+        # sides; where() rather than a product, so an infinite gradient gives 0 where dropped
         a, b = self.saved_tensors
-        pick_a = (a > b) if self.is_max else (a < b)
-        tie = a == b
-        w = pick_a + tie * 0.5
-        return grad * w, grad * (1 - w)
+        half = where(a == b, grad * 0.5, grad)
+        a_loses, b_loses = (a < b, a > b) if self.is_max else (a > b, a < b)
+        return where(a_loses, 0.0, half), where(b_loses, 0.0, half)
 
 
 def maximum(input, other, *, out=None):

@@ -149,7 +149,11 @@ def sigmoid(input, *, out=None):
 class ReluBackward0(Node):
     def backward(self, grad):
         (r,) = self.saved_tensors
-        return grad * (r > 0)
+        # PyTorch drops the gradient where r <= 0, so a NaN result passes it. A product with
+        # the mask, not where(): NumPy's where runs 3-5x slower on a mixed mask, and relu's
+        # backward is in every CNN's step (an infinite gradient gives NaN where PyTorch's
+        # select gives 0; a GradScaler skips such a step either way).
+        return grad * ~(r <= 0)
 
 
 # NumPy's maximum takes its SIMD loop only when both operands walk memory with unit stride:
@@ -212,7 +216,8 @@ class ConjBackward0(Node):
 
 class SgnBackward0(Node):
     def backward(self, grad):
-        return grad * 0
+        # zeros, as PyTorch: not grad * 0, which is NaN for an infinite or NaN gradient
+        return grad.new_zeros(grad.shape)
 
 
 @with_out("sgn")
@@ -235,4 +240,8 @@ def _sgn(x):
         return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
     if x.dtype == np.bool_:
         return x.copy()
-    return np.sign(x)
+    s = np.sign(x)
+    if x.dtype.kind in "iu":
+        return s
+    # PyTorch's sign is (0 < x) - (x < 0): NaN gives 0, and -0 gives +0 (in every float dtype)
+    return (np.where(s == s, s, 0) + 0).astype(x.dtype, copy=False)

@@ -250,10 +250,12 @@ def rad2deg(input, *, out=None):
 
 class SincBackward0(Node):
     def backward(self, grad):
+        # PyTorch's form: 0 where pi * t^2 is 0, which takes in the t whose square
+        # underflows (1e-30 in float32), where the quotient would be 0 / 0
         (t,) = self.saved_tensors
         pt = t * _PI
-        d = (pt * pt.cos() - pt.sin()) / (pt * t)
-        return grad * where(t == 0, 0.0, d).conj()
+        sq = t * t * _PI
+        return where(sq == 0, 0.0, grad * (pt * pt.cos() - pt.sin()) / sq.conj())
 
 
 def _sinc(xp, a):
