@@ -274,7 +274,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         scale = -w
     else:
         out_arr = losses.sum() / total  # nan when every target is ignored, as in PyTorch
-        scale = -w / total
+        # an ignored target's gradient is 0 even then (PyTorch writes only the others'), not
+        # 0 / 0: a batch of padding alone must not turn the parameters' gradients into NaN
+        scale = xp.where(valid, -w / total, 0)
     out = make_tensor(xp.asarray(out_arr, dtype=x.dtype), input._device)
     node = record(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, (input,), out)
     if node is not None:

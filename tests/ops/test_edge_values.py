@@ -166,3 +166,103 @@ def test_leaky_relu_gradient_keeps_the_slope_in_float64():
 
 def test_sinc_gradient_is_zero_where_the_square_underflows():
     assert _value_and_grad(ember.sinc, 1e-30) == (1.0, 0.0)
+
+
+# Ops over several elements at their degenerate inputs: rows of -inf, every target ignored, a
+# zero vector to normalize, a constant row to standardise, ties and NaNs in reductions, NaN
+# tensor bounds. (input, function) pairs; each compared with PyTorch in float64, gradient of
+# the sum of the output included.
+_inf, _nan = math.inf, math.nan
+ARRAY_CASES = {
+    "softmax_neginf_rows": ([[-_inf, -_inf, -_inf], [0., -_inf, 1.]], lambda L, x: L.softmax(x, -1)),
+    "log_softmax_neginf": ([[-_inf, -_inf, -_inf], [0., -_inf, 1.]],
+                           lambda L, x: L.log_softmax(x, -1)),
+    "logsumexp_infs": ([[-_inf, -_inf], [0., -_inf], [_inf, 0.]], lambda L, x: L.logsumexp(x, -1)),
+    "cross_entropy_neginf": ([[-_inf, 0., 1.], [0., -_inf, 1.]],
+                             lambda L, x: _f(L).cross_entropy(x, L.tensor([0, 1]))),
+    "cross_entropy_all_ignored": ([[0., 1.], [1., 0.]],
+                                  lambda L, x: _f(L).cross_entropy(x, L.tensor([-100, -100]))),
+    "nll_all_ignored": ([[0., 1.], [1., 0.]],
+                        lambda L, x: _f(L).nll_loss(x, L.tensor([-100, -100]))),
+    "bce_at_0_and_1": ([0., 1., 0., 1.], lambda L, x: _f(L).binary_cross_entropy(
+        x, L.tensor([0., 1., 1., 0.], dtype=x.dtype))),
+    "bce_logits_inf": ([_inf, -_inf, _inf, -_inf], lambda L, x: _f(
+        L).binary_cross_entropy_with_logits(x, L.tensor([0., 1., 1., 0.], dtype=x.dtype))),
+    "kl_div_zero_target": ([-_inf, -1., -1.], lambda L, x: _f(L).kl_div(
+        x, L.tensor([0., .5, .5], dtype=x.dtype), reduction="sum")),
+    "smooth_l1_beta0": ([0., 1., -1.], lambda L, x: _f(L).smooth_l1_loss(x, 0 * x.detach(),
+                                                                         beta=0.0)),
+    "l1_at_zero": ([0., 1., _nan], lambda L, x: _f(L).l1_loss(x, 0 * x.detach())),
+    "layer_norm_constant_row": ([[2., 2., 2.]], lambda L, x: _f(L).layer_norm(x, (3,))),
+    "batch_norm_constant_channel": ([[2., 1.], [2., 3.]], lambda L, x: _f(L).batch_norm(
+        x, None, None, training=True)),
+    "normalize_zero_vector_p2": ([[0., 0.], [3., 4.]], lambda L, x: _f(L).normalize(x, dim=-1)),
+    "normalize_zero_vector_p3": ([[0., 0.], [3., 4.]],
+                                 lambda L, x: _f(L).normalize(x, p=3.0, dim=-1)),
+    "normalize_p_inf_ties": ([[1., -1.], [2., 2.]],
+                             lambda L, x: _f(L).normalize(x, p=math.inf, dim=-1)),
+    "normalize_p_half_zeros": ([[0., 1e-30], [5., 0.]],
+                               lambda L, x: _f(L).normalize(x, p=0.5, dim=-1)),
+    "cosine_similarity_zero": ([[0., 0.], [3., 4.]], lambda L, x: _f(L).cosine_similarity(
+        x, L.tensor([[1., 0.], [0., 0.]], dtype=x.dtype))),
+    "pdist_identical_rows": ([[0., 0.], [0., 0.], [1., 1.]], lambda L, x: _f(L).pdist(x)),
+    "vector_norms_at_zero": ([0., 0.], lambda L, x: L.stack(
+        [L.linalg.vector_norm(x, ord=p) for p in (2, 1, 3, math.inf, 0.5)])),
+    "cumprod_zeros": ([2., 0., 3., 0.], lambda L, x: L.cumprod(x, 0)),
+    "prod_rows_with_zero": ([[2., 0., 3.], [1., 2., 3.]], lambda L, x: L.prod(x, 1)),
+    "var_std_constant": ([1., 1.], lambda L, x: L.stack([L.var(x), L.std(x)])),
+    "atan2_at_origin": ([0., 0.], lambda L, x: L.atan2(x[0], x[1])),
+    "clamp_nan_tensor_bounds": ([0.5, 0.5], lambda L, x: L.clamp(
+        x, min=L.tensor([_nan, 0.], dtype=x.dtype), max=L.tensor([1., _nan], dtype=x.dtype))),
+    "clamp_min_above_max": ([0.5, 2.0, -3.0], lambda L, x: L.clamp(
+        x, min=L.zeros(3, dtype=x.dtype), max=L.tensor(-1., dtype=x.dtype))),
+    "sdpa_fully_masked_row": ([[1., 2.], [3., 4.]], lambda L, x: _f(
+        L).scaled_dot_product_attention(*[x.reshape(1, 2, 2)] * 3,
+                                        attn_mask=L.tensor([[False, False], [True, True]]))),
+    "max_pool_nan_and_ties": ([_nan, 1., 2., 2.],
+                              lambda L, x: _f(L).max_pool1d(x.reshape(1, 1, 4), 2)),
+    "max_dim_nan": ([1., _nan, 2.], lambda L, x: L.max(x, 0)[0]),
+    "sort_and_topk_nan": ([_nan, 1., -_inf, 2.], lambda L, x: L.cat(
+        [L.sort(x)[0], L.topk(x, 2)[0]])),
+    "nan_reductions": ([_nan, 1., 2.], lambda L, x: L.stack(
+        [L.nansum(x), L.nanmean(x), L.nanmedian(x), L.median(x)])),
+    "glu_infinities": ([_inf, -_inf], lambda L, x: _f(L).glu(x)),
+}
+
+
+def _run_array(lib, case):
+    values, fn = ARRAY_CASES[case]
+    x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+    try:
+        y = fn(lib, x)
+        y.backward(lib.ones_like(y))
+        return y.tolist(), x.grad.tolist()
+    except Exception as e:
+        return "error", type(e).__name__
+
+
+def _same_nested(a, b):
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_nested(p, q) for p, q in zip(a, b))
+    return _same(a, b)
+
+
+@pytest.mark.parametrize("case", sorted(ARRAY_CASES))
+def test_degenerate_inputs_match_torch(torch, case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = _run_array(ember, case), _run_array(torch, case)
+    assert _same_nested(ours[0], theirs[0]) and _same_nested(ours[1], theirs[1]), \
+        f"ember {ours}\ntorch {theirs}"
+
+
+def test_a_batch_of_ignored_targets_gives_zero_gradients_not_nan():
+    logits = ember.randn(4, 3, requires_grad=True)
+    loss = ember.nn.functional.cross_entropy(logits, ember.full((4,), -100))
+    loss.backward()
+    assert math.isnan(loss.item()) and logits.grad.abs().sum().item() == 0.0
+
+
+def test_clamp_with_tensor_bounds_is_one_node():
+    x = ember.tensor([0.5, 2.0], requires_grad=True)
+    assert type(ember.clamp(x, min=ember.zeros(2)).grad_fn).__name__ == "ClampBackward0"

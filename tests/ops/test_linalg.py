@@ -297,3 +297,36 @@ def test_eig_double_backward_of_real_matrix_matches_torch():
         h, = lib.autograd.grad((g * g).sum(), A)
         out.append(h.numpy())
     np.testing.assert_allclose(out[0], out[1], atol=1e-10)
+
+
+def test_det_gradient_of_a_singular_matrix_is_its_adjugate_transposed():
+    # rank n - 1: the adjugate is nonzero; rank 0 and a batch mixing both kinds
+    x = ember.tensor([[1., 2.], [2., 4.]], dtype=ember.float64, requires_grad=True)
+    ember.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[4., -2.], [-2., 1.]], atol=1e-12)
+    batch = ember.tensor([[[1., 2., 3.], [2., 4., 6.], [1., 0., 1.]], [[2., 0., 0.], [0., 3., 0.],
+                         [0., 0., 4.]]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.linalg.det, (batch,))
+    zeros = ember.zeros(3, 3, dtype=ember.float64, requires_grad=True)
+    ember.det(zeros).backward()
+    assert zeros.grad.abs().max().item() < 1e-12
+
+
+def test_det_gradient_of_complex_and_invertible_matrices_matches_torch(torch):
+    rng = np.random.default_rng(3)
+    for m in (rng.standard_normal((2, 3, 3)),
+              rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))):
+        grads = []
+        for lib in (ember, torch):
+            x = lib.tensor(m, requires_grad=True)
+            d = lib.linalg.det(x)
+            d.backward(lib.ones_like(d) * (1.5 - 0.5j if d.is_complex() else 1.5))
+            grads.append(x.grad.numpy())
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+def test_logdet_of_a_singular_matrix_backpropagates_without_raising():
+    x = ember.tensor([[1., 2.], [2., 4.]], requires_grad=True)
+    y = ember.logdet(x)
+    y.backward()
+    assert y.item() == float("-inf") and not ember.isfinite(x.grad).any()

@@ -10,8 +10,8 @@ from .._graph import Node, record, write_out
 from ..pointwise import where
 from ..shape import ReshapeAliasBackward0, ViewBackward0
 from ..reduction import return_type
-from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _lu_info, _mat,
-                      _write_tuple, raise_if_singular)
+from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _host, _lu_info,
+                      _mat, _write_tuple, raise_if_singular)
 
 # ---- inverse ----------------------------------------------------------------------------------
 _inv_ex_type = return_type("linalg_inv_ex", ("inverse", "info"))
@@ -80,9 +80,33 @@ def inverse(input, *, out=None):
 
 # ---- determinants ---------------------------------------------------------------------------------
 class LinalgDetBackward0(Node):
+    """d det(A) / dA is the adjugate's transpose: det(A) A^-T where A is invertible, and
+    through an SVD where any matrix of the batch is singular: its adjugate exists where its
+    inverse does not. (PyTorch's first-order backward gives 0 for an exactly singular A, from
+    det(A) = 0 times a nudged inverse, and its source calls the adjugate the proper form; a
+    matrix of rank n - 1 has a nonzero one, [[4, -2], [-2, 1]] for [[1, 2], [2, 4]].)"""
+
     def backward(self, grad):
         A, d = self.saved_tensors
-        return _mat(grad * d.conj()) * inv(A).mH
+        inv_a, info = inv_ex(A)
+        if _first_bad(_host(info._array)) is None:  # on a device, one read (as inv's check)
+            return _mat(grad * d.conj()) * inv_a.mH
+        return _mat(grad) * _adjugate(A).mH
+
+
+def _adjugate(A):
+    """adj(A) from A = U diag(s) V^H: det(U) det(V^H) V diag(prod of the other s) U^H."""
+    from ..cumulative import cumprod
+    from ..rearrange import flip
+    from ..shape import cat
+    from .orthogonal import linalg_svd
+    u, s, vh = linalg_svd(A)
+    one = s[..., :1] * 0 + 1
+    before = cat([one, cumprod(s[..., :-1], -1)], -1)  # s_0 ... s_(i-1)
+    after = flip(cat([one, cumprod(flip(s, (-1,))[..., :-1], -1)], -1), (-1,))
+    others = (before * after).to(A.dtype)
+    phase = (linalg_det(u) * linalg_det(vh)).unsqueeze(-1).unsqueeze(-1)
+    return phase * ((vh.mH * others.unsqueeze(-2)) @ u.mH)
 
 
 def det(input):
@@ -110,7 +134,8 @@ class LinalgSlogdetBackward0(Node):
         (A,) = self.saved_tensors
         if g_logabsdet is None:
             return None
-        return _mat(g_logabsdet) * inv(A).mH
+        # a singular A (log|det| = -inf) gets a non-finite gradient, as in PyTorch, not an error
+        return _mat(g_logabsdet) * inv_ex(A).inverse.mH
 
 
 def _slogdet(A, kind):

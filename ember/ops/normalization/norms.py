@@ -8,13 +8,12 @@ forward; under `create_graph` they are recomputed from the input with ember ops,
 formula differentiates again.
 """
 import builtins
-import math
 
 import numpy as np
 
 from ... import dtypes as _dt
 from ..._state import grad as _grad_state
-from ..._tensor import _wrap_dim, make_tensor, xp_of
+from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
 from . import _fused as fused
 from ._common import _opmath, _prod
@@ -416,22 +415,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    if p == 2:
-        norm = (input * input).sum(dim, keepdim=True).sqrt()
-    elif p == math.inf:
-        a = input.abs()
-        arr = a._array
-        xp = xp_of(input)
-        d = _wrap_dim(dim, input.ndim)
-        idx = xp.expand_dims(arr.argmax(axis=d), d)
-        shape = [1] * arr.ndim
-        shape[d] = arr.shape[d]
-        hot = make_tensor((xp.arange(arr.shape[d]).reshape(shape) == idx), input._device)
-        norm = (a * hot).sum(dim, keepdim=True)
-    elif p == 1:
-        norm = input.abs().sum(dim, keepdim=True)
-    else:
-        norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
+    # the norm op itself, as PyTorch: its backward gives a zero vector's norm gradient 0 (a
+    # hand-made sqrt(sum(x * x)) gives inf * 0 = NaN there) and shares p=inf among ties
+    norm = input.norm(p, dim, keepdim=True)
     denom = norm.clamp_min(eps).expand_as(input)
     res = input / denom
     if out is not None:

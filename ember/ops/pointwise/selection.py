@@ -54,12 +54,45 @@ def clamp(input, min=None, max=None, *, out=None):
     return res
 
 
+class ClampBackward0(Node):
+    """clamp with tensor bounds, PyTorch's formulas: the input keeps the gradient where
+    min <= x <= max (a NaN bound or input keeps none); min takes it where x < min < max, and
+    max where x > max or max < min (min > max makes every result max)."""
+
+    def backward(self, grad):
+        saved = self.saved_tensors
+        x, bounds = saved[0], dict(zip(self.bound_names, saved[1:]))
+        lo, hi = bounds.get("min"), bounds.get("max")
+        keep = x >= lo if lo is not None else None
+        if hi is not None:
+            keep = x <= hi if keep is None else keep & (x <= hi)
+        grads = [where(keep, grad, 0)]
+        for name in self.bound_names:
+            if name == "min":
+                takes = x < lo if hi is None else (x < lo) & (lo < hi)
+            else:
+                takes = x > hi if lo is None else (x > hi) | (hi < lo)
+            grads.append(where(takes, grad, 0))
+        return tuple(grads)
+
+
 def _clamp_tensor(input, min, max, out):
-    res = input
-    if min is not None:
-        res = maximum(res, min) if isinstance(min, Tensor) else clamp(res, min=min)
-    if max is not None:
-        res = minimum(res, max) if isinstance(max, Tensor) else clamp(res, max=max)
+    from ..._state import grad as _grad_state
+    bounds = [(name, b if isinstance(b, Tensor) or b is None else make_tensor(
+        xp_of(input).asarray(b), input._device)) for name, b in (("min", min), ("max", max))]
+    bounds = [(name, b) for name, b in bounds if b is not None]
+    enabled = _grad_state.enabled
+    _grad_state.enabled = False  # one node for the whole clamp, recorded below
+    try:
+        res = input
+        for name, b in bounds:  # NumPy's maximum/minimum carry a NaN bound through
+            res = maximum(res, b) if name == "min" else minimum(res, b)
+    finally:
+        _grad_state.enabled = enabled
+    node = record(ClampBackward0, (input,) + tuple(b for _, b in bounds), res)
+    if node is not None:
+        node.bound_names = tuple(name for name, _ in bounds)
+        node.save_for_backward(input, *(b for _, b in bounds))
     if out is not None:
         return write_out(out, res, "clamp")
     return res

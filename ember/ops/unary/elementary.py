@@ -201,9 +201,11 @@ arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, aco
 class Atan2Backward0(BinaryNode):
     def backward(self, grad):
         a, b = self.saved_tensors
-        recip = 1 / (a * a + b * b)
-        ga = grad * b * recip if self._next[0][0] is not None else None
-        gb = grad * -a * recip if self._next[1][0] is not None else None
+        square = a * a + b * b
+        recip = 1 / square
+        # atan2(0, 0) takes a zero gradient, as in PyTorch (the formula is 0 * inf there)
+        ga = where(square == 0, 0.0, grad * b * recip) if self._next[0][0] is not None else None
+        gb = where(square == 0, 0.0, grad * -a * recip) if self._next[1][0] is not None else None
         return ga, gb
 
 
