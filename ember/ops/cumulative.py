@@ -182,7 +182,7 @@ def _cum_extreme(input, dim, is_max, out):
     # The index of the running extreme is the last position (up to here) holding it; a NaN
     # takes over from the first NaN on, as in PyTorch.
     hit = arr == values
-    if arr.dtype.kind in "fc":
+    if arr.dtype.kind in "fc" or arr.dtype.name == "bfloat16":
         hit |= xp.isnan(arr)
     n = arr.shape[axis]
     pos = xp.arange(n, dtype=np.int64).reshape((n,) + (1,) * (arr.ndim - axis - 1))

@@ -200,7 +200,7 @@ def tie_weights(xp, xa, va, axes, nan_ties=True):
     """Weights sharing a gradient evenly among the elements of `xa` equal to the reduced value
     `va` (keepdim-shaped); with `nan_ties`, a NaN result is shared among the NaNs."""
     mask = xa == va
-    if nan_ties and xa.dtype.kind == "f":
+    if nan_ties and (xa.dtype.kind == "f" or xa.dtype.name == "bfloat16"):
         mask |= xp.isnan(xa) & xp.isnan(va)
     count = mask.sum(axis=axes, keepdims=True)
     return (mask / count).astype(xa.dtype)

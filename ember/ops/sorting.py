@@ -87,9 +87,19 @@ def scatter_add_along(src, axis, index, shape):
 
 
 # ---- sort ---------------------------------------------------------------------------------------
+def _orderable(arr):
+    """`arr`, or its exact float32 values for a bfloat16 array: NumPy's sort of ml_dtypes'
+    bfloat16 compares NaN as no float does, and leaves an array holding one unsorted."""
+    return arr.astype(np.float32) if arr.dtype == _BFLOAT16 else arr
+
+
+_BFLOAT16 = _dt.bfloat16.np
+
+
 def sorting_permutation(xp, arr, axis, descending=False):
     """The stable sorting permutation along `axis`; NaN counts as the largest value."""
     kw = {"kind": "stable"} if xp is np else {}
+    arr = _orderable(arr)
     if not descending:
         return xp.argsort(arr, axis=axis, **kw)
     # Ascending on the reversed slices, reversed back, keeps equal elements in input order.
@@ -236,6 +246,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 def _median_position(xp, arr, axis, ignore_nan):
     """The sorted position of each slice's lower median (dim kept). With NaN present: the
     first NaN (median) or the median of the other values (nanmedian; 0 if all are NaN)."""
+    arr = _orderable(arr)  # bfloat16's kind is "V": counted as the float it is
     n = arr.shape[axis]
     kept = arr.shape[:axis] + (1,) + arr.shape[axis + 1:]
     if arr.dtype.kind not in "fc":
@@ -258,7 +269,8 @@ def _median(input, dim, keepdim, out, ignore_nan):
             res = const(xp.full((), empty, dtype=arr.dtype), input)
         else:
             pos = _median_position(xp, flat, 1, ignore_nan)
-            res = const(xp.take_along_axis(xp.sort(flat, axis=1), pos, 1).reshape(()), input)
+            ordered = xp.sort(_orderable(flat), axis=1).astype(flat.dtype, copy=False)
+            res = const(xp.take_along_axis(ordered, pos, 1).reshape(()), input)
         if out is not None:
             return write_out(out, res, fname)
         node = record(NanmedianBackward0 if ignore_nan else MedianBackward0, (input,), res)
@@ -349,7 +361,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         _casts.refuse(input.dtype, "unique", (_dt.UINT,))
     # Computed on the host: the result's size depends on the data (PyTorch synchronises
     # too), and NumPy's unique has the axis= and equal_nan= that other backends may lack.
-    arr = input._host()
+    arr = _orderable(input._host())  # bfloat16 as float32: cast back below
     if dim is None:
         vals, inverse, counts = np.unique(arr.reshape(-1), return_inverse=True,
                                           return_counts=True, equal_nan=False)
@@ -367,6 +379,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
             vals, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True,
                                               axis=axis, equal_nan=False)
             inverse = inverse.reshape(-1)
+    vals = vals.astype(input._array.dtype, copy=False)
     if input._device.type != "cpu":
         to_device = backend_of(input._device).from_host
         vals, inverse, counts = (to_device(a, input._device.index) for a in (vals, inverse, counts))

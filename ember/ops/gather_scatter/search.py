@@ -15,12 +15,17 @@ __all__ = [
 
 
 # ---- searchsorted / bucketize --------------------------------------------------------------------
+def _has_nan(a):
+    return a.dtype.name == "bfloat16" or (a.dtype.kind == "f" and bool(np.isnan(a).any()))
+
+
 def _search(seq, vals, right, xp):
     """Row-wise insertion points of `vals` (..., K) in `seq` (..., M): PyTorch's binary
     search exactly (its comparisons decide where NaN goes), vectorised over all elements."""
     m = seq.shape[-1]
-    if seq.ndim == 1 and xp is np and not (seq.dtype.kind == "f" and np.isnan(seq).any()) and \
-            not (vals.dtype.kind == "f" and np.isnan(vals).any()):
+    # NumPy's own search where no NaN can take part (bfloat16's, from ml_dtypes, misplaces
+    # NaN like its sort: the comparisons below serve it)
+    if seq.ndim == 1 and xp is np and not _has_nan(seq) and not _has_nan(vals):
         return np.searchsorted(seq, vals, side="right" if right else "left").astype(np.int64)
     lo = xp.zeros(vals.shape, np.int64)
     hi = xp.full(vals.shape, m, np.int64)
