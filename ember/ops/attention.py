@@ -240,7 +240,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     weights = _attention_weights(q, k, attn_mask, head_dim, dropout_p, need_weights)
     out = bmm(weights, v)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.view(tgt_len, bsz, out.shape[-1])  # sizes, not -1: a batch of 0 must view too
     if not is_batched:
         out = out.squeeze(1)
     if not need_weights:

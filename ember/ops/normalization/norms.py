@@ -201,6 +201,15 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
     group_shape = (shape[0], c, _prod(shape[2:]))
     axes = (0, 2)
     use_batch = training or running_mean is None or running_var is None
+    if use_batch and group_shape[0] * group_shape[2] == 0:
+        # an empty batch: PyTorch returns the empty result, leaves the running statistics as
+        # they were (mean and variance of nothing are NaN, which would stick in them) and
+        # gives weight and bias zero gradients
+        xp = xp_of(input)
+        zero = xp.zeros((1, c, 1), _opmath(input._array).dtype)
+        return _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
+                                  NativeBatchNormBackward0, stats=(zero, zero + 1),
+                                  per_group_affine=True)[0]
     if use_batch:
         if training and _prod(shape) // builtins.max(c, 1) == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "

@@ -172,8 +172,9 @@ def _scatter(src, indices, size, pair, accumulate):
     nd = len(size)
     lead = src.shape[:src.ndim - nd]
     planes = math.prod(lead)
-    out = scatter_array(xp, src._array.reshape(planes, -1), indices.reshape(planes, -1), size,
-                        accumulate, src.shape[src.ndim - nd:])
+    cells = math.prod(src.shape[src.ndim - nd:])  # not -1: an empty batch reshapes too
+    out = scatter_array(xp, src._array.reshape(planes, cells), indices.reshape(planes, cells),
+                        size, accumulate, src.shape[src.ndim - nd:])
     res = make_tensor(out.reshape(tuple(lead) + tuple(size)), src._device)
     node = record(pair[0], (src,), res)
     if node is not None:
@@ -187,7 +188,9 @@ def _gather(src, indices, size, pair, accumulate):
     nd = len(size)
     lead = src.shape[:src.ndim - nd]
     planes = math.prod(lead)
-    out = xp.take_along_axis(src._array.reshape(planes, -1), indices.reshape(planes, -1), axis=1)
+    cells = math.prod(indices.shape[indices.ndim - len(size):])
+    out = xp.take_along_axis(src._array.reshape(planes, math.prod(size)),
+                             indices.reshape(planes, cells), axis=1)
     res = make_tensor(out.reshape(indices.shape), src._device)
     node = record(pair[1], (src,), res)
     if node is not None:
