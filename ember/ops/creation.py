@@ -481,19 +481,28 @@ def factory_out(out, t, fname):
     return write_out(out, t, fname)
 
 
+def _factory_size(args, size, fname):
+    """The size of zeros/ones/empty: varargs or size=, one of them required (as PyTorch's
+    signature, where an empty call is a TypeError, not a 0-d tensor)."""
+    args = varargs_or_keyword(args, size, "size", fname)
+    if not args:
+        raise TypeError(f'{fname}() missing 1 required positional arguments: "size"')
+    return size_arg(args, fname)
+
+
 def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
-    return _filled(0, size_arg(varargs_or_keyword(args, size, "size", "zeros"), "zeros"), dtype, device, requires_grad, out, "zeros")
+    return _filled(0, _factory_size(args, size, "zeros"), dtype, device, requires_grad, out, "zeros")
 
 
 def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
-    return _filled(1, size_arg(varargs_or_keyword(args, size, "size", "ones"), "ones"), dtype, device, requires_grad, out, "ones")
+    return _filled(1, _factory_size(args, size, "ones"), dtype, device, requires_grad, out, "ones")
 
 
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    t = _filled(None, size_arg(varargs_or_keyword(args, size, "size", "empty"), "empty"), dtype, device, requires_grad, out, "empty")
+    t = _filled(None, _factory_size(args, size, "empty"), dtype, device, requires_grad, out, "empty")
     if memory_format is None:
         return t
     strides = _mf.format_strides(tuple(t.shape), _mf.parse(memory_format, "empty", None))

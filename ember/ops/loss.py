@@ -226,6 +226,28 @@ class NllLoss2DBackward0(NllLossBackward0):
     pass
 
 
+def _check_nll_shapes(x, t):
+    """PyTorch's shape checks of nll_loss, in its order (before the target's dtype): the
+    batch, then 1-d targets for 2-d input, spatial targets for 4-d (nll_loss2d's words) and
+    any other rank."""
+    if len(x) < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(x)})")
+    if len(x) > 1 and (len(t) == 0 or t[0] != x[0]):
+        raise ValueError(f"Expected input batch_size ({x[0]}) to match target batch_size "
+                         f"({t[0] if t else 1}).")
+    if len(x) <= 2:
+        if len(t) > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif len(x) == 4:
+        if len(t) != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {len(t)}")
+        if t[1:] != x[2:]:
+            raise RuntimeError(f"size mismatch (got input: {list(x)} , target: {list(t)}")
+    elif tuple(t) != (x[0],) + tuple(x[2:]):
+        raise RuntimeError(f"Expected target size {[x[0]] + list(x[2:])}, got {list(t)}")
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     if _autocast.active:
@@ -234,20 +256,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     x = input._array
     t = target._array
+    _check_nll_shapes(x.shape, t.shape)
     if target.dtype not in (_dt.int64, _dt.uint8):
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
                            f"{target.dtype._scalar_name}")
     _check_class_weight(input, weight, "")
-    if x.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
     batched = x.ndim > 1
-    if t.ndim > 1 and x.ndim <= 2:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if batched and t.shape[0] != x.shape[0]:
-        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
-                         f"({t.shape[0]}).")
-    if x.ndim > 2 and t.shape[1:] != x.shape[2:]:
-        raise RuntimeError(f"size mismatch (got input: {list(x.shape)}, target: {list(t.shape)})")
     xp = xp_of(input)
     C = x.shape[1] if batched else x.shape[0]
     xc = xp.moveaxis(x, 1, -1) if batched else x[None]  # (..., C)
@@ -318,11 +332,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     logp = log_softmax(input, class_dim)
     wshape = [1] * input.dim()
     wshape[class_dim] = n_classes
-    if target.is_floating_point():  # class probabilities
+    if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes;
+        # other targets are class indices, whose checks name a float target's dtype)
         _check_class_weight(input, weight, "cross_entropy: ")
-        if target.shape != input.shape:
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
-                               f"{list(target.shape)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
         terms = logp * target

@@ -174,6 +174,13 @@ def _size_kwarg(size, kwargs, fname):
         if size:
             raise TypeError(f"{fname}() got multiple values for argument 'size'")
         return (kwargs["size"],)
+    if not size:  # PyTorch's size has no default: rand() is not a 0-d draw
+        common = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+                  "torch.device device = None, bool pin_memory = False, bool requires_grad = "
+                  "False)")
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got (), but "
+                        "expected one of:\n * (tuple of ints size, *, torch.Generator generator, "
+                        f"{common}\n * (tuple of ints size, *, {common}\n")
     return size
 
 

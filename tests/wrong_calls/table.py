@@ -251,6 +251,9 @@ for fn in ["zeros", "ones", "empty", "rand", "randn"]:
     case(f"{fn}/list_with_float", lambda lib, fn=fn: getattr(lib, fn)([2, 2.0]))
 case("rand/int_dtype", lambda lib: lib.rand(3, dtype=lib.int64))
 case("randn/int_dtype", lambda lib: lib.randn(3, dtype=lib.int64))
+for _factory in ("zeros", "ones", "empty", "rand", "randn"):  # size has no default
+    case(f"{_factory}/no_size", lambda lib, f=_factory: getattr(lib, f)())
+    case(f"{_factory}/empty_tuple_ok", lambda lib, f=_factory: getattr(lib, f)(()))
 case("ones/requires_grad_int", lambda lib: lib.ones(3, dtype=lib.int64, requires_grad=True))
 case("full/string_fill", lambda lib: lib.full((2,), "a"))
 case("full/size_int", lambda lib: lib.full(2, 1.0))
