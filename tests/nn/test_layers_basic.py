@@ -247,3 +247,23 @@ def test_load_state_dict_result_prints_as_pytorch():
     assert repr(e.load_state_dict(e.state_dict())) == "<All keys matched successfully>"
     opt = ember.optim.SGD(e.parameters(), lr=0.1)
     assert opt.load_state_dict(opt.state_dict()) is None
+
+
+def _assignment_errors(lib):
+    m = lib.nn.Linear(2, 2)
+    m.register_buffer("b", lib.zeros(1))
+    calls = [lambda: setattr(m, "weight", lib.randn(2, 2)), lambda: setattr(m, "weight", 3),
+             lambda: m.register_buffer("c", 3), lambda: m.register_parameter("p", lib.zeros(1)),
+             lambda: setattr(m, "b", [1]),
+             lambda: setattr(lib.nn.Sequential(lib.nn.ReLU()), "0", 3)]
+    messages = []
+    for call in calls:
+        with pytest.raises(TypeError) as info:
+            call()
+        messages.append(str(info.value))
+    return messages
+
+
+def test_wrong_assignments_to_a_module_say_what_torch_says(torch):
+    # a tensor is named by its legacy type name ('torch.FloatTensor'), as torch.typename does
+    assert _assignment_errors(ember) == _assignment_errors(torch)
