@@ -4,7 +4,7 @@
     u = rho u + (1 - rho) d^2;  p -= lr d
 """
 from ..ops.creation import zeros_like
-from .optimizer import Optimizer, bump, state_step, step_with_hooks
+from .optimizer import Optimizer, bump, state_step, real_views, step_with_hooks
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -13,6 +13,7 @@ def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=Fal
              foreach=None, differentiable=False, has_complex=False, *, lr, rho, eps,
              weight_decay, maximize):
     """One Adadelta step over lists of parameters and their state, in place."""
+    params, grads, square_avgs, acc_deltas = real_views(params, grads, square_avgs, acc_deltas)
     for i, p in enumerate(params):
         g = -grads[i] if maximize else grads[i]
         bump(state_steps[i])

@@ -5,7 +5,7 @@ form `adagrad`:
 """
 from .. import dtypes as _dt
 from ..ops.creation import full_like, tensor
-from .optimizer import Optimizer, bump, step_with_hooks
+from .optimizer import Optimizer, bump, real_views, step_with_hooks
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -25,6 +25,7 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
             found_inf=None, has_sparse_grad=False, foreach=None, differentiable=False,
             has_complex=False, *, lr, weight_decay, lr_decay, eps, maximize):
     """One Adagrad step over lists of parameters and their state, in place."""
+    params, grads, state_sums = real_views(params, grads, state_sums)
     if grad_scale is not None or found_inf is not None:
         raise RuntimeError("`grad_scale` and `found_inf` are only used by the fused kernels")
     for i, p in enumerate(params):

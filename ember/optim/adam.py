@@ -8,7 +8,7 @@ weight_decay * p is added to g.
 from ..ops.creation import zeros_like
 from ..ops.pointwise import maximum
 from . import _foreach
-from .optimizer import Optimizer, bump, state_step, step_with_hooks
+from .optimizer import Optimizer, bump, state_step, real_views, step_with_hooks
 
 __all__ = ["Adam", "adam"]
 
@@ -33,6 +33,10 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
     """One Adam step over lists of parameters and their state, in place (the update of
     `Adam.step`). Unless `foreach=False` or `differentiable`, the foreach form (_foreach.py)
     runs it on arrays, with the same results."""
+    if any(p.is_complex() for p in params):  # as real views, by the per-parameter loop
+        foreach = False
+    params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs = real_views(
+        params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs)
     if grad_scale is not None or found_inf is not None:
         raise RuntimeError("`grad_scale` and `found_inf` are only used by the fused kernels")
     if _foreach.usable(foreach, fused, differentiable, (lr, beta1, beta2, weight_decay, eps),

@@ -5,7 +5,7 @@
 from ..ops.creation import zeros_like
 from ..ops.pointwise import maximum
 from .adam import _check
-from .optimizer import Optimizer, bump, state_step, step_with_hooks
+from .optimizer import Optimizer, bump, state_step, real_views, step_with_hooks
 
 __all__ = ["Adamax", "adamax"]
 
@@ -14,6 +14,7 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximiz
            differentiable=False, capturable=False, has_complex=False, *, eps, beta1, beta2, lr,
            weight_decay):
     """One Adamax step over lists of parameters and their state, in place."""
+    params, grads, exp_avgs, exp_infs = real_views(params, grads, exp_avgs, exp_infs)
     for i, p in enumerate(params):
         g = -grads[i] if maximize else grads[i]
         t = bump(state_steps[i])

@@ -5,7 +5,7 @@
 """
 from .. import dtypes as _dt
 from ..ops.creation import ones, tensor, zeros, zeros_like
-from .optimizer import Optimizer, step_with_hooks
+from .optimizer import Optimizer, real_views, step_with_hooks
 
 __all__ = ["ASGD", "asgd"]
 
@@ -19,6 +19,7 @@ def asgd(params, grads, axs, mus, etas, state_steps, foreach=None, maximize=Fals
          differentiable=False, capturable=False, has_complex=False, *, lambd, lr, t0, alpha,
          weight_decay):
     """One ASGD step over lists of parameters and their state, in place."""
+    params, grads, axs = real_views(params, grads, axs)
     for i, p in enumerate(params):
         g = -grads[i] if maximize else grads[i]
         _no_sparse(g, "ASGD")

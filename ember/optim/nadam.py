@@ -3,7 +3,7 @@ form `nadam`. The momentum is warmed up by mu_t = beta1 (1 - 0.5 * 0.96^(t psi))
 from .. import dtypes as _dt
 from ..ops.creation import tensor, zeros_like
 from .adam import _check
-from .optimizer import Optimizer, bump, state_step, step_with_hooks
+from .optimizer import Optimizer, bump, state_step, real_views, step_with_hooks
 
 __all__ = ["NAdam", "nadam"]
 
@@ -31,6 +31,7 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
           has_complex=False, maximize=False, *, beta1, beta2, lr, weight_decay, momentum_decay,
           eps):
     """One NAdam step over lists of parameters and their state, in place."""
+    params, grads, exp_avgs, exp_avg_sqs = real_views(params, grads, exp_avgs, exp_avg_sqs)
     for i, p in enumerate(params):
         g = -grads[i] if maximize else grads[i]
         t = bump(state_steps[i])

@@ -337,3 +337,16 @@ def bump(step_t):
     """Advance a step counter tensor; its new value as a Python number."""
     step_t.add_(1)
     return step_t.item()
+
+
+def real_views(*lists):
+    """The lists (parameters, gradients, state), with every complex tensor viewed as the real
+    tensor of its (re, im) pairs (the lists themselves when none is). PyTorch steps a complex
+    parameter so: the real and imaginary parts are separate coordinates, each with its own
+    moments (complex arithmetic on the tensors themselves gives other updates), and in-place
+    updates of the views reach the complex tensors."""
+    if not any(t.is_complex() for t in lists[0]):
+        return lists
+    from ..ops.complex_views import view_as_real
+    return tuple([t if t is None or not t.is_complex() else view_as_real(t) for t in lst]
+                 for lst in lists)

@@ -5,7 +5,7 @@ import math
 
 from .adam import _check
 from .nadam import _decay, _moments
-from .optimizer import Optimizer, bump, state_step, step_with_hooks
+from .optimizer import Optimizer, bump, state_step, real_views, step_with_hooks
 
 __all__ = ["RAdam", "radam"]
 
@@ -14,6 +14,7 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_de
           foreach=None, differentiable=False, capturable=False, has_complex=False,
           maximize=False, *, beta1, beta2, lr, weight_decay, eps):
     """One RAdam step over lists of parameters and their state, in place."""
+    params, grads, exp_avgs, exp_avg_sqs = real_views(params, grads, exp_avgs, exp_avg_sqs)
     for i, p in enumerate(params):
         g = -grads[i] if maximize else grads[i]
         t = bump(state_steps[i])

@@ -5,7 +5,7 @@
 """
 from ..ops.creation import zeros_like
 from . import _foreach
-from .optimizer import Optimizer, bump, state_step, step_with_hooks
+from .optimizer import Optimizer, bump, state_step, real_views, step_with_hooks
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -15,6 +15,10 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
             has_complex=False, *, lr, alpha, eps, weight_decay, momentum, centered):
     """One RMSprop step over lists of parameters and their state, in place. Unless
     `foreach=False` or `differentiable`, the foreach form (_foreach.py) runs it on arrays."""
+    if any(p.is_complex() for p in params):  # as real views, by the per-parameter loop
+        foreach = False
+    params, grads, square_avgs, grad_avgs, momentum_buffer_list = real_views(
+        params, grads, square_avgs, grad_avgs, momentum_buffer_list)
     n = len(params)
     if _foreach.usable(foreach, None, differentiable, (lr, alpha, eps, weight_decay, momentum),
                        params, grads, square_avgs, grad_avgs if centered else [None] * n,

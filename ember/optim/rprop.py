@@ -4,7 +4,7 @@ ignored), clamped to step_sizes;  p -= sign(g) * step_size."""
 from .. import dtypes as _dt
 from ..ops.creation import full_like, zeros, zeros_like
 from .asgd import _no_sparse
-from .optimizer import Optimizer, step_with_hooks
+from .optimizer import Optimizer, real_views, step_with_hooks
 
 __all__ = ["Rprop", "rprop"]
 
@@ -13,6 +13,7 @@ def rprop(params, grads, prevs, step_sizes, state_steps, foreach=None, capturabl
           maximize=False, differentiable=False, has_complex=False, *, step_size_min,
           step_size_max, etaminus, etaplus):
     """One Rprop step over lists of parameters and their state, in place."""
+    params, grads, prevs, step_sizes = real_views(params, grads, prevs, step_sizes)
     for i, p in enumerate(params):
         g = -grads[i] if maximize else grads[i]
         _no_sparse(g, "Rprop")
@@ -49,7 +50,8 @@ class Rprop(Optimizer):
                 if not state:
                     state["step"] = zeros((), dtype=_dt.float32)
                     state["prev"] = zeros_like(p)
-                    state["step_size"] = full_like(g, float(group["lr"]))
+                    lr = float(group["lr"])  # a complex one steps its parts alike
+                    state["step_size"] = full_like(g, complex(lr, lr) if g.is_complex() else lr)
                 for out, value in zip(lists, (p, g, state["prev"], state["step_size"],
                                               state["step"])):
                     out.append(value)

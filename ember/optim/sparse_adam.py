@@ -25,6 +25,11 @@ class SparseAdam(Optimizer):
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
+        complex_at = [[g, i] for g, group in enumerate(self.param_groups)
+                      for i, p in enumerate(group["params"]) if p.is_complex()]
+        if complex_at:
+            raise ValueError(f"Complex params at indices {complex_at}: SparseAdam does not "
+                             "support complex parameters")
 
     @step_with_hooks
     def step(self):
