@@ -20,9 +20,9 @@ Layout: the padded input is split by row and column parity into (a, r, N, b, s, 
 (a plane of an (N, C, H, W) array read with stride 2 is walked ten times slower). Columns are
 transformed first (runs of tw * C numbers), then rows, whose planes are then whole contiguous
 blocks; V[i, j] (th, N, tw, C) is the (tiles, C) matrix its product needs. The products come
-out channel-first, M[i, j] = U[i, j] (O, C) @ V[i, j]^T, so the output transform runs over
-contiguous planes too and lands in y by four parity copies. A weight gradient's output
-gradient enters the same channel-first tile order by four parity copies.
+out tiles-first, M[i, j] = V[i, j] @ U[i, j]^T (th, N, tw, O), so the output transform runs
+over contiguous planes too and lands in y by four parity copies. A weight gradient's output
+gradient enters a channel-first tile order (O, th, N, tw) by four parity copies.
 """
 import numpy as np
 
@@ -95,16 +95,16 @@ def _output_1d(xp, m, out0, out1):
 
 
 def output_transform(xp, m, out):
-    """out (N, O, ho, wo) = A^T M A of the products M (4, 4, O, th, N, tw)."""
-    o, th, n, tw = m.shape[2:]
-    s = scratch(xp, "wino_s", (2, 4, o, th, n, tw), m.dtype)
+    """out (N, O, ho, wo) = A^T M A of the products M (4, 4, th, N, tw, O)."""
+    th, n, tw, o = m.shape[2:]
+    s = scratch(xp, "wino_s", (2, 4, th, n, tw, o), m.dtype)
     _output_1d(xp, m, s[0], s[1])
-    full = scratch(xp, "wino_y", (2, 2, o, th, n, tw), m.dtype)  # y[2t + a, 2s + b] at [a, b]
+    full = scratch(xp, "wino_y", (2, 2, th, n, tw, o), m.dtype)  # y[2t + a, 2s + b] at [a, b]
     _output_1d(xp, s.swapaxes(0, 1), full[:, 0], full[:, 1])  # both row parities a at once
     for a in range(2):  # (odd sizes: the last tiles' outputs past the end are dropped)
         for b in range(2):
             part = out[:, :, a::2, b::2]
-            part[...] = full[a, b, :, :part.shape[2], :, :part.shape[3]].transpose(2, 0, 1, 3)
+            part[...] = full[a, b, :part.shape[2], :, :part.shape[3]].transpose(1, 3, 0, 2)
 
 
 def kernel_transform(w):
@@ -160,9 +160,11 @@ def winograd_forward(xp, x, w, lo, osz, keep=None):
                             keep=keep is not None)
         if keep is not None:
             keep.append(v)
-        m = scratch(xp, "wino_m", (4, 4, o, th, v.shape[3], tw), x.dtype)
-        # (O, C) @ (C, tiles): the products come out channel-first, as y is
-        xp.matmul(u, v.reshape(16, -1, c).swapaxes(1, 2), out=m.reshape(16, o, -1))
+        m = scratch(xp, "wino_m", (4, 4, th, v.shape[3], tw, o), x.dtype)
+        # (tiles, C) @ (C, O), both operands as stored: measured at 1 thread 20-30% faster
+        # than the channel-first (O, C) @ (C, tiles), and the whole forward 0.9x (16
+        # channels) to 0.6-0.7x (64 channels on 8x8), the parity copies into y included
+        xp.matmul(v.reshape(16, -1, c), u.swapaxes(1, 2), out=m.reshape(16, -1, o))
         output_transform(xp, m, y[part])
     return y
 
