@@ -120,3 +120,34 @@ def test_cuda_path_every_layout(fake_cuda, monkeypatch, forced):
         results.append([t.cpu().numpy() for t in (y.detach(), x.grad, w.grad)])
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("forced", ["channels_last", "batched"])
+@pytest.mark.parametrize("budget", [None, 0])
+def test_forward_keeps_its_columns_for_the_weight_gradient(torch, monkeypatch, forced, budget):
+    """A forward whose weight needs a gradient keeps its im2col columns (within
+    KEEP_COL_BYTES), and the weight gradient reads them instead of copying x again; over
+    the budget it copies again. Gradients as PyTorch's either way (stride 2, groups,
+    channels-last input, float64), and nothing is kept without a weight gradient."""
+    from ember.ops.conv import _routines
+    monkeypatch.setattr(_layout, "LAYOUT", forced)
+    if budget is not None:
+        monkeypatch.setattr(_routines, "KEEP_COL_BYTES", budget)
+    copies = []
+    for name in ("im2col", "im2col_channels_last"):
+        real = getattr(_routines, name)
+        monkeypatch.setattr(_routines, name, lambda *a, _real=real, **k:
+                            copies.append(name) or _real(*a, **k))
+    for x, w, kw in (CASES[1], CASES[7],
+                     ((2, 6, 9, 9), (6, 3, 3, 3), dict(stride=2, padding=1, groups=2))):
+        copies.clear()
+        _check(torch, "conv2d", x, w, kw, np.float64, channels_last=True, rtol=1e-10,
+               atol=1e-10)
+        # the forward's copy, and the weight gradient's when none was kept (the input
+        # gradient of a stride-2 convolution takes none)
+        assert len(copies) == (1 if budget is None else 2), (x, copies)
+    copies.clear()
+    xt = ember.randn(2, 6, 7, 7)
+    wt = ember.randn(4, 6, 3, 3)  # no gradient: nothing kept
+    F.conv2d(xt, wt, stride=2).sum()
+    assert len(copies) == 1
