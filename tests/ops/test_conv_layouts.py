@@ -151,3 +151,44 @@ def test_forward_keeps_its_columns_for_the_weight_gradient(torch, monkeypatch, f
     wt = ember.randn(4, 6, 3, 3)  # no gradient: nothing kept
     F.conv2d(xt, wt, stride=2).sum()
     assert len(copies) == 1
+
+
+@pytest.mark.parametrize("y_shape,w_shape,lo,size", [
+    ((2, 4, 5, 6), (4, 3, 3, 3), (1, 1), (9, 11)),   # odd sizes
+    ((2, 4, 5, 6), (4, 3, 3, 3), (1, 1), (10, 12)),  # output_padding: a last row no window reads
+    ((3, 5, 4, 4), (5, 6, 3, 2), (0, 1), (9, 7)),    # rectangular kernel, padding 0 on one side
+    ((1, 3, 3, 5), (3, 2, 5, 5), (2, 3), (5, 10)),   # 5x5, more padding than the split's border
+    ((0, 4, 3, 3), (4, 2, 3, 3), (1, 1), (6, 6)),    # empty batch
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_parity_split_input_gradient(y_shape, w_shape, lo, size, dtype):
+    """The stride-2 input gradient summed in the parity-split layout equals the column
+    scatter's (non-contiguous y too)."""
+    from ember.ops.conv import _routines
+    rng = np.random.default_rng(3)
+    y = rng.standard_normal(y_shape[:2] + y_shape[2:][::-1]).astype(dtype).swapaxes(2, 3)
+    w = rng.standard_normal(w_shape).astype(dtype)
+    kernel = w_shape[2:]
+    hi = [2 * (o - 1) + k - s - l for s, l, o, k in zip(size, lo, y_shape[2:], kernel)]
+    p = ((2, 2), lo, hi, (1, 1), 1)
+    assert _layout.parity_transpose_ok(np, y, 1, kernel, (2, 2), (1, 1))
+    got = _routines.parity_conv_transpose(np, y, w, lo, size)
+    _layout.LAYOUT = "im2col"
+    try:
+        want = _routines.conv_transpose_forward(np, y, w, p, size)
+    finally:
+        _layout.LAYOUT = "auto"
+    assert got.shape == want.shape == y_shape[:1] + w_shape[1:2] + size
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_parity_split_rule():
+    y = np.zeros((2, 8, 4, 4), np.float32)
+    assert _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 2), (1, 1))
+    assert not _layout.parity_transpose_ok(np, y, 1, (1, 1), (2, 2), (1, 1))  # one offset
+    assert not _layout.parity_transpose_ok(np, y, 2, (3, 3), (2, 2), (1, 1))
+    assert not _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 1), (1, 1))
+    assert not _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 2), (2, 1))
+    assert not _layout.parity_transpose_ok(np, y, 1, (3, 3, 3), (2, 2, 2), (1, 1, 1))
+    assert not _layout.parity_transpose_ok(np, y.astype(np.float16), 1, (3, 3), (2, 2), (1, 1))

@@ -8,7 +8,7 @@ from . import _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
 from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
-from ._winograd import winograd_backward, winograd_forward, winograd_weight_grad
+from ._winograd import _unsplit, winograd_backward, winograd_forward, winograd_weight_grad
 
 
 # ResNet-18 at batch 256 on a GPU needs a few hundred MB of scratch per layer, not GBs.
@@ -102,6 +102,8 @@ def conv_transpose_forward(xp, y, w, p, size):
                for s, m, l2, d, k in zip(size, y.shape[2:], lo2, dil, kernel)]
         return conv_forward(xp, y, xp.ascontiguousarray(wf), ((1,) * nd, lo2, hi2, dil, g))
     n, osz = y.shape[0], y.shape[2:]
+    if _layout.parity_transpose_ok(xp, y, g, kernel, stride, dil):
+        return parity_conv_transpose(xp, y, w, lo, size)
     per_sample = g * cg * math.prod(kernel) * math.prod(osz) * y.dtype.itemsize
     if n > 1 and n * per_sample > COL_BUDGET:
         step = max(1, COL_BUDGET // per_sample)
@@ -118,6 +120,32 @@ def conv_transpose_forward(xp, y, w, p, size):
     col = _matmul(xp, wm, ym, out=col)
     col = col.reshape((n, g * cg) + tuple(kernel) + tuple(osz))
     return col2im(xp, col, size, kernel, stride, dil, lo, hi)
+
+
+def parity_conv_transpose(xp, y, w, lo, size):
+    """The adjoint in x of a stride-2 2-d convolution (dilation 1, groups 1, padding `lo`
+    before): y (N, O, oh, ow) to (N, C, *size), summed in Winograd's parity-split layout
+    (a, r, N, b, s, C) (padded pixel (2r + a, 2s + b); `_split`), where kernel offset (i, j)
+    of output (t, u) lands at [i % 2, t + i // 2, :, j % 2, u + j // 2]: each offset's
+    sum is over runs of ow * C contiguous numbers, not of single pixels 2 apart. One product
+    (oh*N*ow, O) @ (O, C) per offset gives the columns in the same (t, N, u, C) order; the
+    split is then undone by four parity copies (`_unsplit`)."""
+    n, o, oh, ow = y.shape
+    c, kh, kw = w.shape[1:]
+    rows = scratch(xp, "rows", (oh, n, ow, o), y.dtype)
+    rows[...] = y.transpose(2, 0, 3, 1)
+    col = scratch(xp, "col", (kh * kw, oh * n * ow, c), y.dtype)
+    _matmul(xp, rows.reshape(1, -1, o), w.transpose(2, 3, 0, 1).reshape(kh * kw, o, c),
+            out=col)
+    col = col.reshape(kh, kw, oh, n, ow, c)
+    d = scratch(xp, "parity", (2, oh + (kh - 1) // 2, n, 2, ow + (kw - 1) // 2, c), y.dtype)
+    d[...] = 0
+    for i in range(kh):
+        for j in range(kw):
+            d[i % 2, i // 2:i // 2 + oh, :, j % 2, j // 2:j // 2 + ow] += col[i, j]
+    x = xp.empty((n, c) + tuple(size), y.dtype)
+    _unsplit(xp, d, lo, x)
+    return x
 
 
 def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
