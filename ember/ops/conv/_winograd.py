@@ -107,23 +107,24 @@ def output_transform(xp, m, out):
             part[...] = full[a, b, :part.shape[2], :, :part.shape[3]].transpose(1, 3, 0, 2)
 
 
+# U[i, j] = sum over (k, l) of G[i, k] G[j, l] g[k, l]: the 16x9 matrix kron(G, G) takes a
+# kernel's 9 numbers to its 16 in one product (the products of G's entries, 0, +-1/2 and 1,
+# are exact), 2x faster than the two products G g and (G g) G^T with their transposes.
+_GG = np.kron(_G, _G)
+
+
 def kernel_transform(w):
-    """U (4, 4, O, C) = G g G^T of w (O, C, 3, 3), laid out for (O, C) @ (C, tiles): two plain
-    2-d products (a stacked product of O * C tiny matrices loops in NumPy, 10x slower)."""
+    """U (4, 4, O, C) = G g G^T of w (O, C, 3, 3), laid out for the (C, O) products."""
     o, c = w.shape[:2]
-    g = _G.astype(w.dtype)
-    t = w.reshape(-1, 3) @ g.T                                       # (o, c, k, j)
-    u = g @ t.reshape(o, c, 3, 4).transpose(2, 0, 1, 3).reshape(3, -1)  # (i, o, c, j)
-    return np.ascontiguousarray(u.reshape(4, o, c, 4).transpose(0, 3, 1, 2))
+    u = w.reshape(o * c, 9) @ _GG.T.astype(w.dtype)  # (O * C, 16)
+    return np.ascontiguousarray(u.T).reshape(4, 4, o, c)
 
 
 def kernel_transform_adjoint(q):
     """The adjoint of kernel_transform: Q (4, 4, C, O) to (O, C, 3, 3)."""
     c, o = q.shape[2:]
-    g = _G.astype(q.dtype)
-    t = g.T @ q.reshape(4, -1)                                       # (k, j, c, o)
-    r = t.reshape(3, 4, c, o).transpose(0, 2, 3, 1).reshape(-1, 4) @ g  # (k, c, o, l)
-    return np.ascontiguousarray(r.reshape(3, c, o, 3).transpose(2, 1, 0, 3))
+    r = _GG.T.astype(q.dtype) @ q.reshape(16, c * o)  # (9, C * O)
+    return np.ascontiguousarray(r.reshape(9, c, o).transpose(2, 1, 0)).reshape(o, c, 3, 3)
 
 
 # The transforms stream through arrays several times the size of the input: a batch is taken
