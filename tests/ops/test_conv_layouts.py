@@ -120,3 +120,75 @@ def test_cuda_path_every_layout(fake_cuda, monkeypatch, forced):
         results.append([t.cpu().numpy() for t in (y.detach(), x.grad, w.grad)])
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("forced", ["channels_last", "batched"])
+@pytest.mark.parametrize("budget", [None, 0])
+def test_forward_keeps_its_columns_for_the_weight_gradient(torch, monkeypatch, forced, budget):
+    """A forward whose weight needs a gradient keeps its im2col columns (within
+    KEEP_COL_BYTES), and the weight gradient reads them instead of copying x again; over
+    the budget it copies again. Gradients as PyTorch's either way (stride 2, groups,
+    channels-last input, float64), and nothing is kept without a weight gradient."""
+    from ember.ops.conv import _routines
+    monkeypatch.setattr(_layout, "LAYOUT", forced)
+    if budget is not None:
+        monkeypatch.setattr(_routines, "KEEP_COL_BYTES", budget)
+    copies = []
+    for name in ("im2col", "im2col_channels_last"):
+        real = getattr(_routines, name)
+        monkeypatch.setattr(_routines, name, lambda *a, _real=real, **k:
+                            copies.append(name) or _real(*a, **k))
+    for x, w, kw in (CASES[1], CASES[7],
+                     ((2, 6, 9, 9), (6, 3, 3, 3), dict(stride=2, padding=1, groups=2))):
+        copies.clear()
+        _check(torch, "conv2d", x, w, kw, np.float64, channels_last=True, rtol=1e-10,
+               atol=1e-10)
+        # the forward's copy, and the weight gradient's when none was kept (the input
+        # gradient of a stride-2 convolution takes none)
+        assert len(copies) == (1 if budget is None else 2), (x, copies)
+    copies.clear()
+    xt = ember.randn(2, 6, 7, 7)
+    wt = ember.randn(4, 6, 3, 3)  # no gradient: nothing kept
+    F.conv2d(xt, wt, stride=2).sum()
+    assert len(copies) == 1
+
+
+@pytest.mark.parametrize("y_shape,w_shape,lo,size", [
+    ((2, 4, 5, 6), (4, 3, 3, 3), (1, 1), (9, 11)),   # odd sizes
+    ((2, 4, 5, 6), (4, 3, 3, 3), (1, 1), (10, 12)),  # output_padding: a last row no window reads
+    ((3, 5, 4, 4), (5, 6, 3, 2), (0, 1), (9, 7)),    # rectangular kernel, padding 0 on one side
+    ((1, 3, 3, 5), (3, 2, 5, 5), (2, 3), (5, 10)),   # 5x5, more padding than the split's border
+    ((0, 4, 3, 3), (4, 2, 3, 3), (1, 1), (6, 6)),    # empty batch
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_parity_split_input_gradient(y_shape, w_shape, lo, size, dtype):
+    """The stride-2 input gradient summed in the parity-split layout equals the column
+    scatter's (non-contiguous y too)."""
+    from ember.ops.conv import _routines
+    rng = np.random.default_rng(3)
+    y = rng.standard_normal(y_shape[:2] + y_shape[2:][::-1]).astype(dtype).swapaxes(2, 3)
+    w = rng.standard_normal(w_shape).astype(dtype)
+    kernel = w_shape[2:]
+    hi = [2 * (o - 1) + k - s - l for s, l, o, k in zip(size, lo, y_shape[2:], kernel)]
+    p = ((2, 2), lo, hi, (1, 1), 1)
+    assert _layout.parity_transpose_ok(np, y, 1, kernel, (2, 2), (1, 1))
+    got = _routines.parity_conv_transpose(np, y, w, lo, size)
+    _layout.LAYOUT = "im2col"
+    try:
+        want = _routines.conv_transpose_forward(np, y, w, p, size)
+    finally:
+        _layout.LAYOUT = "auto"
+    assert got.shape == want.shape == y_shape[:1] + w_shape[1:2] + size
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_parity_split_rule():
+    y = np.zeros((2, 8, 4, 4), np.float32)
+    assert _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 2), (1, 1))
+    assert not _layout.parity_transpose_ok(np, y, 1, (1, 1), (2, 2), (1, 1))  # one offset
+    assert not _layout.parity_transpose_ok(np, y, 2, (3, 3), (2, 2), (1, 1))
+    assert not _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 1), (1, 1))
+    assert not _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 2), (2, 1))
+    assert not _layout.parity_transpose_ok(np, y, 1, (3, 3, 3), (2, 2, 2), (1, 1, 1))
+    assert not _layout.parity_transpose_ok(np, y.astype(np.float16), 1, (3, 3), (2, 2), (1, 1))

@@ -283,3 +283,19 @@ def test_weight_gradient_reuses_the_forwards_transformed_input(monkeypatch):
         transforms.clear()
         F.conv2d(x, w, padding=1)
     assert transforms == [False] * 3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kernel_transform_and_its_adjoint(dtype):
+    """U = G g G^T per (O, C) kernel, written out; and the adjoint: <U(w), Q> = <w, U^T(Q)>."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(dtype)
+    g = _winograd._G
+    u = _winograd.kernel_transform(w)
+    assert u.shape == (4, 4, 5, 3) and u.dtype == dtype and u.flags.c_contiguous
+    want = np.einsum("ik,ockl,jl->ijoc", g, w.astype(np.float64), g)
+    np.testing.assert_allclose(u, want, rtol=1e-6, atol=1e-6)
+    q = rng.standard_normal((4, 4, 3, 5)).astype(dtype)
+    back = _winograd.kernel_transform_adjoint(q)
+    assert back.shape == w.shape and back.dtype == dtype and back.flags.c_contiguous
+    np.testing.assert_allclose(np.sum(u * q.swapaxes(2, 3)), np.sum(w * back), rtol=1e-5)

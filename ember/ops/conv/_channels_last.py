@@ -37,16 +37,16 @@ def pad_channels_last(xp, x, lo, hi):
     return out
 
 
-def im2col_channels_last(xp, x, kernel, p, osz):
+def im2col_channels_last(xp, x, kernel, p, osz, slot="col"):
     """The (N*L, K*C) column matrix of x (N, C, *S): rows are output pixels, columns are
-    (kernel offset, channel) pairs."""
+    (kernel offset, channel) pairs; in scratch memory, or (`slot` None) a fresh array."""
     stride, lo, hi, dil, _ = p
     a = pad_channels_last(xp, x, lo, hi)
     st = a.strides
     view = _strided(xp)(a, (a.shape[0],) + tuple(osz) + tuple(kernel) + (a.shape[-1],),
                         (st[0],) + tuple(s * t for s, t in zip(st[1:-1], stride))
                         + tuple(s * d for s, d in zip(st[1:-1], dil)) + (st[-1],))
-    col = scratch(xp, "col", view.shape, a.dtype)
+    col = scratch(xp, slot, view.shape, a.dtype) if slot else xp.empty(view.shape, a.dtype)
     col[...] = view
     return col.reshape(x.shape[0] * math.prod(osz), math.prod(kernel) * x.shape[1])
 

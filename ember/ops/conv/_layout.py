@@ -74,3 +74,18 @@ def winograd_ok(xp, a, in_channels, out_channels, kernel, p, out_size, job):
     channels, side = min(in_channels, out_channels), min(out_size)
     tiles = a.shape[0] * math.prod((s + 1) // 2 for s in out_size)
     return any(channels >= c and side >= s and tiles >= t for c, s, t in WINOGRAD_RULES[job])
+
+
+# Measured at 1 thread (CIFAR ResNet's 3x3 stride-2 layers, batch 32): the input gradient of
+# a stride-2 convolution summed into a parity-split gradient (`parity_conv_transpose`), whose
+# per-offset sums run over whole rows of channels, took 0.4x (16 channels on 32x32) and 0.6x
+# (32 on 16x16) the time of the column scatter, whose strided sums run over rows of a few
+# pixels. A 1x1 kernel has no overlapping windows to sum: its scatter is one strided copy,
+# and the split layout's extra copies make it 1.7-2x slower.
+def parity_transpose_ok(xp, y, g, kernel, stride, dil):
+    """Whether the adjoint of a 2-d convolution in its input, for gradient `y`, takes the
+    parity-split sum: stride 2, dilation 1, groups 1, a kernel wider than 1, BLAS dtypes, on
+    the CPU."""
+    return LAYOUT in ("auto", "winograd") and xp is np and g == 1 and len(kernel) == 2 \
+        and tuple(stride) == (2, 2) and tuple(dil) == (1, 1) and max(kernel) > 1 \
+        and y.dtype in _COMPUTE

@@ -2,15 +2,41 @@
 input `conv_transpose_forward`, and its adjoint in the weight `conv_weight_grad`."""
 import math
 
+import numpy as np
+
 from . import _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
 from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
-from ._winograd import winograd_backward, winograd_forward, winograd_weight_grad
+from ._winograd import _unsplit, winograd_backward, winograd_forward, winograd_weight_grad
 
 
 # ResNet-18 at batch 256 on a GPU needs a few hundred MB of scratch per layer, not GBs.
 COL_BUDGET = 1 << 28
+
+# A forward whose weight gradient is to come keeps its im2col columns for it (sparing the
+# weight gradient a second padded copy and column copy: measured at 1 thread on CIFAR
+# ResNet's stride-2 layers, 2.4 and 1.4 ms of a 6 and 4 ms weight gradient) when they take
+# at most this many bytes; larger ones (ResNet-18's 7x7 stem at batch 8: 59 MB) are made
+# again rather than held through the forward.
+KEEP_COL_BYTES = 1 << 25
+
+
+class KeptColumns:
+    """The columns a forward kept for its weight gradient: `layout` "channels_last" (the
+    (N*L, K*C) matrix) or "batched" (N, g, C/g * K, L)."""
+
+    def __init__(self, layout, col):
+        self.layout, self.col = layout, col
+
+
+def _kept_tiles(kept):
+    """Winograd's kept transformed input out of a forward's `keep` list, or None."""
+    return kept if kept and not isinstance(kept[0], KeptColumns) else None
+
+
+def _kept_columns(kept):
+    return kept[0] if kept and isinstance(kept[0], KeptColumns) else None
 
 
 def _batch_slices(x, kernel, p, osz):
@@ -43,13 +69,20 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
         return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
+    held = keep is not None and xp is np and x.dtype in _COMPUTE and \
+        x.shape[1] * math.prod(kernel) * n * math.prod(osz) * x.itemsize <= KEEP_COL_BYTES
+    slot = None if held else "col"  # kept columns live in their own memory, not scratch
     if _layout.channels_last_ok(x, g, x.shape[1], kernel, math.prod(osz)):
-        col = im2col_channels_last(xp, x, kernel, p, osz)
+        col = im2col_channels_last(xp, x, kernel, p, osz, slot)
+        if held:
+            keep.append(KeptColumns("channels_last", col))
         return _from_rows(xp, xp.matmul(col, _weight_matrix(w).T), n, osz)
     xpad = pad_array(xp, x, lo, hi, slot="pad")
-    col, osz = im2col(xp, xpad, kernel, stride, dil, osz=osz)
+    col, osz = im2col(xp, xpad, kernel, stride, dil, slot=slot, osz=osz)
     # explicit sizes, not -1: an empty batch (N = 0) must reshape too
     col = col.reshape(n, g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
+    if held:
+        keep.append(KeptColumns("batched", col))
     y = _matmul(xp, w.reshape(g, o // g, -1), col)
     return y.reshape((n, o) + osz)
 
@@ -69,6 +102,8 @@ def conv_transpose_forward(xp, y, w, p, size):
                for s, m, l2, d, k in zip(size, y.shape[2:], lo2, dil, kernel)]
         return conv_forward(xp, y, xp.ascontiguousarray(wf), ((1,) * nd, lo2, hi2, dil, g))
     n, osz = y.shape[0], y.shape[2:]
+    if _layout.parity_transpose_ok(xp, y, g, kernel, stride, dil):
+        return parity_conv_transpose(xp, y, w, lo, size)
     per_sample = g * cg * math.prod(kernel) * math.prod(osz) * y.dtype.itemsize
     if n > 1 and n * per_sample > COL_BUDGET:
         step = max(1, COL_BUDGET // per_sample)
@@ -87,12 +122,41 @@ def conv_transpose_forward(xp, y, w, p, size):
     return col2im(xp, col, size, kernel, stride, dil, lo, hi)
 
 
+def parity_conv_transpose(xp, y, w, lo, size):
+    """The adjoint in x of a stride-2 2-d convolution (dilation 1, groups 1, padding `lo`
+    before): y (N, O, oh, ow) to (N, C, *size), summed in Winograd's parity-split layout
+    (a, r, N, b, s, C) (padded pixel (2r + a, 2s + b); `_split`), where kernel offset (i, j)
+    of output (t, u) lands at [i % 2, t + i // 2, :, j % 2, u + j // 2]: each offset's
+    sum is over runs of ow * C contiguous numbers, not of single pixels 2 apart. One product
+    (oh*N*ow, O) @ (O, C) per offset gives the columns in the same (t, N, u, C) order; the
+    split is then undone by four parity copies (`_unsplit`)."""
+    n, o, oh, ow = y.shape
+    c, kh, kw = w.shape[1:]
+    rows = scratch(xp, "rows", (oh, n, ow, o), y.dtype)
+    rows[...] = y.transpose(2, 0, 3, 1)
+    col = scratch(xp, "col", (kh * kw, oh * n * ow, c), y.dtype)
+    _matmul(xp, rows.reshape(1, -1, o), w.transpose(2, 3, 0, 1).reshape(kh * kw, o, c),
+            out=col)
+    col = col.reshape(kh, kw, oh, n, ow, c)
+    d = scratch(xp, "parity", (2, oh + (kh - 1) // 2, n, 2, ow + (kw - 1) // 2, c), y.dtype)
+    d[...] = 0
+    for i in range(kh):
+        for j in range(kw):
+            d[i % 2, i // 2:i // 2 + oh, :, j % 2, j // 2:j // 2 + ow] += col[i, j]
+    x = xp.empty((n, c) + tuple(size), y.dtype)
+    _unsplit(xp, d, lo, x)
+    return x
+
+
 def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
     """d<gy, conv(x, w)>/dw: (O, C/g, *K). `kept`: what conv_forward's `keep` received."""
     stride, lo, hi, dil, g = p
     kernel = tuple(w_shape[2:])
     if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
-        return winograd_weight_grad(xp, x, gy, lo, kept or None)
+        return winograd_weight_grad(xp, x, gy, lo, _kept_tiles(kept))
+    columns = _kept_columns(kept)
+    if columns is not None:
+        return _weight_grad_of_columns(xp, columns.layout, columns.col, gy, g, w_shape)
     parts = _batch_slices(x, kernel, p, gy.shape[2:])
     if parts is not None:
         gw = conv_weight_grad(xp, x[parts[0]], gy[parts[0]], p, w_shape)
@@ -101,17 +165,23 @@ def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
         return gw
     if _layout.channels_last_ok(x, g, x.shape[1], kernel):
         col = im2col_channels_last(xp, x, kernel, p, gy.shape[2:])
+        return _weight_grad_of_columns(xp, "channels_last", col, gy, g, w_shape)
+    xpad = pad_array(xp, x, lo, hi, slot="pad")
+    col, osz = im2col(xp, xpad, kernel, stride, dil, osz=gy.shape[2:])
+    col = col.reshape(x.shape[0], g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
+    return _weight_grad_of_columns(xp, "batched", col, gy, g, w_shape)
+
+
+def _weight_grad_of_columns(xp, layout, col, gy, g, w_shape):
+    """The weight gradient from x's im2col columns in `layout` (see KeptColumns)."""
+    if layout == "channels_last":
         # (K*C, N*L) @ (N*L, O): the sum over N*L inside BLAS (this operand order measured
         # 1.4-2x faster than (O, N*L) @ (N*L, K*C) with OpenBLAS)
         gw = xp.matmul(col.T, _rows(xp, gy))
-        gw = gw.reshape((math.prod(kernel), w_shape[1], w_shape[0])).transpose(2, 1, 0)
+        gw = gw.reshape((math.prod(w_shape[2:]), w_shape[1], w_shape[0])).transpose(2, 1, 0)
         return xp.ascontiguousarray(gw).reshape(w_shape)
-    xpad = pad_array(xp, x, lo, hi, slot="pad")
-    osz = gy.shape[2:]
-    col, osz = im2col(xp, xpad, kernel, stride, dil, osz=osz)
     n, o = gy.shape[:2]
-    col = col.reshape(n, g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
-    gym = xp.ascontiguousarray(gy).reshape(n, g, o // g, math.prod(osz))
+    gym = xp.ascontiguousarray(gy).reshape(n, g, o // g, math.prod(gy.shape[2:]))
     gw = _matmul(xp, gym, col.swapaxes(-1, -2)).sum(0)
     return gw.reshape(w_shape)
 
@@ -124,4 +194,4 @@ def conv_backward(xp, x, gy, w, p, kept=None):
     if not _layout.winograd_ok(xp, x, w.shape[1], w.shape[0], w.shape[2:], p, gy.shape[2:],
                                "weight"):
         return None
-    return winograd_backward(xp, x, gy, w, p[1], True, kept or None)
+    return winograd_backward(xp, x, gy, w, p[1], True, _kept_tiles(kept))
