@@ -80,6 +80,17 @@ def _unperm(a, perm):
     return out
 
 
+def _rows_times(xp, rows, w_t, scratch):
+    """rows @ w_t.T for a state block `rows` (B, K) of few rows and a weight `w_t` (M, K),
+    as (w_t @ rows.T).T: OpenBLAS runs a product with the long side as its rows markedly
+    faster (an LSTM step with H=512, B=20: 0.6x the time; its backward product 0.8x).
+    Returns a (B, M) transposed view of `scratch`, a flat buffer of at least M * B."""
+    m, b = w_t.shape[0], rows.shape[0]
+    out = scratch[:m * b].reshape(m, b)
+    xp.matmul(w_t, rows.T, out=out)
+    return out.T
+
+
 # ---- forward ---------------------------------------------------------------------------------
 def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
     """x (T, B, I) padded, or (N, I) packed with `batch_sizes`; h0 (B, H_out), c0 (B, H) or
@@ -114,13 +125,12 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
     G = xp.matmul(X2, Wih.T)            # input projections of every step, one GEMM
     if bias is not None:
         G += bias
-    WhhT = Whh.T
     h = h0._array.astype(dtype, copy=True)   # the running state, updated in place
     Hprev = xp.empty((N, Hout), dtype)       # the state each step starts from
     out = xp.empty((N, Hout), dtype)
     saved = {"G": G, "Hprev": Hprev, "perm": perm}
     B0 = h.shape[0]
-    tmp = xp.empty((B0, G.shape[1]), dtype)
+    tmp = xp.empty(B0 * G.shape[1], dtype)   # the state products, see _rows_times
     steps = _steps(sizes, reverse)
     with np.errstate(over="ignore"):
         if lstm:
@@ -134,8 +144,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
                 g, hp, cp, tct = G[r], h[:bs], c[:bs], tc[r]
                 Hprev[r] = hp
                 Cprev[r] = cp
-                xp.matmul(hp, WhhT, out=tmp[:bs])
-                g += tmp[:bs]
+                g += _rows_times(xp, hp, Whh, tmp)
                 _sigmoid_(g[:, :3 * H], xp)
                 xp.tanh(g[:, 3 * H:], out=g[:, 3 * H:])
                 cp *= g[:, H:2 * H]
@@ -153,9 +162,9 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
         elif gru:
             hn = xp.empty((N, H), dtype)   # h W_hn^T + b_hn, inside the reset gate's product
             for r, bs in steps:
-                g, hp, t = G[r], h[:bs], tmp[:bs]
+                g, hp = G[r], h[:bs]
                 Hprev[r] = hp
-                xp.matmul(hp, WhhT, out=t)
+                t = _rows_times(xp, hp, Whh, tmp)
                 if bhh is not None:
                     t += bhh
                 g[:, :2 * H] += t[:, :2 * H]
@@ -177,8 +186,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
             for r, bs in steps:
                 g, hp = G[r], h[:bs]
                 Hprev[r] = hp
-                xp.matmul(hp, WhhT, out=tmp[:bs])
-                g += tmp[:bs]
+                g += _rows_times(xp, hp, Whh, tmp)
                 if relu:
                     xp.maximum(g, 0, out=out[r])
                 else:
@@ -234,6 +242,8 @@ class _FusedLayerBackward(Node):
         Wih = w_ih._array if perm is None else w_ih._array[perm]
         dG = xp.empty_like(G)
         dhg = dG
+        WhhT = Whh.T
+        scratch = xp.empty(dh.shape[0] * Whh.shape[1], dtype)   # see _rows_times
         d_whr = d_c0 = None
         if mode == "LSTM":
             Cprev, tc, hc = A["Cprev"], A["tc"], A["hc"]
@@ -257,7 +267,7 @@ class _FusedLayerBackward(Node):
                 xp.multiply(dct * Cprev[r], f * (1 - f), out=d[:, H:2 * H])
                 xp.multiply(dct * i, 1 - gg * gg, out=d[:, 3 * H:])
                 dct *= f
-                xp.matmul(d, Whh, out=dht)
+                dht[...] = _rows_times(xp, d, WhhT, scratch)
             d_c0 = dc
             if has_proj:
                 d_whr = dH.T @ hc
@@ -276,7 +286,7 @@ class _FusedLayerBackward(Node):
                 dhgt[:, :2 * H] = d[:, :2 * H]
                 xp.multiply(dn, rr, out=dhgt[:, 2 * H:])
                 dht *= z
-                dht += dhgt @ Whh
+                dht += _rows_times(xp, dhgt, WhhT, scratch)
         else:
             out = out_t._array.reshape(N, Hout)
             relu = mode == "RNN_RELU"
@@ -289,7 +299,7 @@ class _FusedLayerBackward(Node):
                     xp.multiply(dht, y > 0, out=d)
                 else:
                     xp.multiply(dht, 1 - y * y, out=d)
-                xp.matmul(d, Whh, out=dht)
+                dht[...] = _rows_times(xp, d, WhhT, scratch)
         # the weights' gradients: one GEMM each over all steps
         d_x = (dG @ Wih).reshape(X.shape) if self.needs_input_grad[0] else None
         d_wih = dG.T @ X2
