@@ -713,20 +713,22 @@ class LogSoftmaxBackward0(Node):
         if not _grad_state.enabled:
             xp = xp_of(y)
             ya, g = _backward_operands(y, grad)
-            # exp(y), the softmax, kept by the forward (which had it on the way)
-            probs = self.__dict__.get("probs")
+            # exp(y), the softmax: the forward kept exp(x - max) and its row sums on the way
+            # (softmax = e / sum), so the division folds into the rows' factor here
+            kept = self.__dict__.get("exp_and_sum")
             total = g.sum(axis=self.dim, keepdims=True)
-            if probs is None:
+            if kept is None:
                 dx = xp.exp(ya)
                 xp.multiply(dx, total, out=dx)
             else:
-                dx = xp.multiply(probs, total)
+                e, e_sum = kept
+                dx = xp.multiply(e, total / e_sum)
             xp.subtract(g, dx, out=dx)
             return make_tensor(dx.astype(y._array.dtype, copy=False), y._device)
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
 
     def _release(self):
-        self.__dict__.pop("probs", None)
+        self.__dict__.pop("exp_and_sum", None)
         super()._release()
 
 
@@ -766,8 +768,7 @@ def _softmax_forward(input, d, log, node_cls):
         node.dim = d
         node.save_for_backward(res)
         if kept and isinstance(node._saved[0], tuple):  # not under saved_tensors_hooks
-            e, total = kept
-            node.probs = xp.divide(e, total, out=e)
+            node.exp_and_sum = tuple(kept)
     return res
 
 
