@@ -44,7 +44,8 @@ def test_two_norm_is_the_sum_of_squares_of_abs(torch, dtype):
     assert total.dtype == by_abs.dtype
     np.testing.assert_array_equal(total.numpy(), by_abs.numpy())
     want = torch.nn.utils.get_total_norm([torch.tensor(g) for g in grads], 2.0)
-    np.testing.assert_allclose(total.numpy(), want.numpy(), rtol=2e-3 if dtype == "float16" else 1e-6)
+    rtol = 2e-3 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(total.numpy(), want.numpy(), rtol=rtol)
 
 def test_clip_grad_value_and_nonfinite_error(torch):
     ours, theirs = _params(ember), _params(torch)
