@@ -80,6 +80,18 @@ def _unperm(a, perm):
     return out
 
 
+def _rows_times(xp, rows, w_t, scratch):
+    """rows @ w_t.T for a state block `rows` (B, K) of few rows and a weight `w_t` (M, K),
+    as (w_t @ rows.T).T: OpenBLAS runs this product faster with the long side as its rows
+    (an LSTM layer's forward with H=512, B=20: 0.95x the time; the backward's d @ W_hh
+    turned round measured slower in the whole layer, so it stays as it was). Returns a
+    (B, M) transposed view of `scratch`, a flat buffer of at least M * B."""
+    m, b = w_t.shape[0], rows.shape[0]
+    out = scratch[:m * b].reshape(m, b)
+    xp.matmul(w_t, rows.T, out=out)
+    return out.T
+
+
 # ---- forward ---------------------------------------------------------------------------------
 def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
     """x (T, B, I) padded, or (N, I) packed with `batch_sizes`; h0 (B, H_out), c0 (B, H) or
@@ -114,13 +126,12 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
     G = xp.matmul(X2, Wih.T)            # input projections of every step, one GEMM
     if bias is not None:
         G += bias
-    WhhT = Whh.T
     h = h0._array.astype(dtype, copy=True)   # the running state, updated in place
     Hprev = xp.empty((N, Hout), dtype)       # the state each step starts from
     out = xp.empty((N, Hout), dtype)
     saved = {"G": G, "Hprev": Hprev, "perm": perm}
     B0 = h.shape[0]
-    tmp = xp.empty((B0, G.shape[1]), dtype)
+    tmp = xp.empty(B0 * G.shape[1], dtype)   # the state products, see _rows_times
     steps = _steps(sizes, reverse)
     with np.errstate(over="ignore"):
         if lstm:
@@ -134,8 +145,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
                 g, hp, cp, tct = G[r], h[:bs], c[:bs], tc[r]
                 Hprev[r] = hp
                 Cprev[r] = cp
-                xp.matmul(hp, WhhT, out=tmp[:bs])
-                g += tmp[:bs]
+                g += _rows_times(xp, hp, Whh, tmp)
                 _sigmoid_(g[:, :3 * H], xp)
                 xp.tanh(g[:, 3 * H:], out=g[:, 3 * H:])
                 cp *= g[:, H:2 * H]
@@ -153,9 +163,9 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
         elif gru:
             hn = xp.empty((N, H), dtype)   # h W_hn^T + b_hn, inside the reset gate's product
             for r, bs in steps:
-                g, hp, t = G[r], h[:bs], tmp[:bs]
+                g, hp = G[r], h[:bs]
                 Hprev[r] = hp
-                xp.matmul(hp, WhhT, out=t)
+                t = _rows_times(xp, hp, Whh, tmp)
                 if bhh is not None:
                     t += bhh
                 g[:, :2 * H] += t[:, :2 * H]
@@ -177,8 +187,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
             for r, bs in steps:
                 g, hp = G[r], h[:bs]
                 Hprev[r] = hp
-                xp.matmul(hp, WhhT, out=tmp[:bs])
-                g += tmp[:bs]
+                g += _rows_times(xp, hp, Whh, tmp)
                 if relu:
                     xp.maximum(g, 0, out=out[r])
                 else:

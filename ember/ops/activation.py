@@ -277,42 +277,79 @@ _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 # what it computed anyway (the normal CDF, or the tanh) so the backward does not redo it.
 _GELU_BLOCK = 1 << 14
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_CDF32 = None
+
+
+def _cdf32_coefficients():
+    """special's float32 erf rational, erf(z) = z P(s) / Q(s) with s = (z / 4)^2, rewritten
+    for Phi(x) = 1/2 + x P'(t) / Q'(t) with t = x^2 (z = x / sqrt 2, so s = t / 32; 1/2 and
+    1/sqrt 2 folded into P', Q' made monic): Horner in t then needs no scaling passes."""
+    global _CDF32
+    if _CDF32 is None:
+        from .unary.special import _ERF32_CLAMP, _ERF32_P, _ERF32_Q
+        scale = 1.0 / (2.0 * _ERF32_CLAMP ** 2)
+        lead = _ERF32_Q[-1] * scale ** (len(_ERF32_Q) - 1)
+        p = [c * scale ** i * 0.5 / math.sqrt(2.0) / lead for i, c in enumerate(_ERF32_P)]
+        q = [c * scale ** i / lead for i, c in enumerate(_ERF32_Q)]
+        _CDF32 = (tuple(np.float32(c) for c in p), tuple(np.float32(c) for c in q[:-1]),
+                  np.float32(2.0 * _ERF32_CLAMP ** 2))
+    return _CDF32
+
+
+def _normal_cdf_single(x):
+    """Phi(x) = (1 + erf(x / sqrt 2)) / 2 of a contiguous float32 array, in float32 with whole-
+    array in-place passes (28; blocks and float64 measured slower, the cost here is passes):
+    special's float32 erf rational, its argument clamped where erf rounds to +-1, the result
+    clipped to [0, 1], so Phi is exactly 0 far left (gelu(-inf) is NaN, as in PyTorch).
+    Measured against float64: Phi within 3.5 ulp for x > 0 and 2.1e-7 absolute anywhere;
+    gelu within 3.1 ulp for x > 0 (PyTorch's float32 kernel: 6.8) and 1e-6 absolute for
+    x < 0 (PyTorch: 2.6e-7; float32 Horner rounding, where 1/2 + x R cancels)."""
+    p, q, clamp = _cdf32_coefficients()
+    t = np.multiply(x, x)
+    np.minimum(t, clamp, out=t)            # NaN stays NaN
+    num = np.multiply(t, p[-1])
+    for c in p[-2:0:-1]:
+        num += c
+        num *= t
+    num += p[0]
+    den = np.add(t, q[-1])
+    for c in q[-2:0:-1]:
+        den *= t
+        den += c
+    den *= t
+    den += q[0]
+    num /= den
+    num *= x
+    num += np.float32(0.5)
+    np.clip(num, np.float32(0.0), np.float32(1.0), out=num)
+    return num
 
 
 def _gelu_single(a, approximate, keep):
     """(gelu(a), kept) for a float32 NumPy array: kept is Phi(a) (exact form) or the tanh of
-    the inner term (tanh form) when `keep`, else None. Exact form: float32-accurate erf
-    (special._erf_rational) in float64 block by block; tanh form: in float32."""
-    from .unary.special import _erf_rational
+    the inner term (tanh form) when `keep`, else None. Exact form: _normal_cdf_single;
+    tanh form: in float32, block by block."""
     flat = a.reshape(-1)
+    if approximate != "tanh":
+        cdf = _normal_cdf_single(flat)
+        out = np.multiply(cdf, flat)
+        return out.reshape(a.shape), (cdf.reshape(a.shape) if keep else None)
     out = np.empty(flat.shape, np.float32)
     kept = np.empty(flat.shape, np.float32) if keep else None
     for start in builtins.range(0, flat.size, _GELU_BLOCK):
         blk = slice(start, start + _GELU_BLOCK)
         x = flat[blk]
-        if approximate == "tanh":
-            t = x * x
-            t *= np.float32(0.044715)
-            t += np.float32(1.0)
-            t *= x
-            t *= np.float32(_SQRT_2_PI)
-            np.tanh(t, out=t)
-            if keep:
-                kept[blk] = t
-            t += np.float32(1.0)
-            t *= np.float32(0.5)
-            np.multiply(t, x, out=out[blk])
-        else:
-            z = x.astype(np.float64)
-            z *= 1.0 / math.sqrt(2.0)
-            # erf rounded to float32 before the 1 + erf, as PyTorch's float32 kernel: erf is
-            # then exactly -1 far left, so gelu(-inf) is NaN there as in PyTorch
-            cdf = _erf_rational(np, z).astype(np.float32)
-            cdf += np.float32(1.0)
-            cdf *= np.float32(0.5)
-            if keep:
-                kept[blk] = cdf
-            np.multiply(cdf, x, out=out[blk])
+        t = x * x
+        t *= np.float32(0.044715)
+        t += np.float32(1.0)
+        t *= x
+        t *= np.float32(_SQRT_2_PI)
+        np.tanh(t, out=t)
+        if keep:
+            kept[blk] = t
+        t += np.float32(1.0)
+        t *= np.float32(0.5)
+        np.multiply(t, x, out=out[blk])
     shape = a.shape
     return out.reshape(shape), (kept.reshape(shape) if keep else None)
 
@@ -688,20 +725,22 @@ class LogSoftmaxBackward0(Node):
         if not _grad_state.enabled:
             xp = xp_of(y)
             ya, g = _backward_operands(y, grad)
-            # exp(y), the softmax, kept by the forward (which had it on the way)
-            probs = self.__dict__.get("probs")
+            # exp(y), the softmax: the forward kept exp(x - max) and its row sums on the way
+            # (softmax = e / sum), so the division folds into the rows' factor here
+            kept = self.__dict__.get("exp_and_sum")
             total = g.sum(axis=self.dim, keepdims=True)
-            if probs is None:
+            if kept is None:
                 dx = xp.exp(ya)
                 xp.multiply(dx, total, out=dx)
             else:
-                dx = xp.multiply(probs, total)
+                e, e_sum = kept
+                dx = xp.multiply(e, total / e_sum)
             xp.subtract(g, dx, out=dx)
             return make_tensor(dx.astype(y._array.dtype, copy=False), y._device)
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
 
     def _release(self):
-        self.__dict__.pop("probs", None)
+        self.__dict__.pop("exp_and_sum", None)
         super()._release()
 
 
@@ -741,8 +780,7 @@ def _softmax_forward(input, d, log, node_cls):
         node.dim = d
         node.save_for_backward(res)
         if kept and isinstance(node._saved[0], tuple):  # not under saved_tensors_hooks
-            e, total = kept
-            node.probs = xp.divide(e, total, out=e)
+            node.exp_and_sum = tuple(kept)
     return res
 
 
