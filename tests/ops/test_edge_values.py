@@ -297,3 +297,11 @@ def test_bfloat16_order_statistics_with_nan_match_torch(torch, case):
         else:
             results.append(BF16_CASES[case](lib, x).float().tolist())
     assert _same_nested(results[0], results[1]), f"ember {results[0]}\ntorch {results[1]}"
+
+
+def test_integer_clamp_converts_its_bounds_to_the_dtype_first():
+    # as PyTorch: uint8's -1 is 255 (so clamp(0, -1) keeps everything, min=-1 lifts to 255)
+    u8 = ember.tensor([0, 100], dtype=ember.uint8)
+    assert u8.clamp(0, -1).tolist() == [0, 100] and u8.clamp(min=-1).tolist() == [255, 255]
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t"):
+        ember.zeros(2, dtype=ember.int8).clamp(0, 300)

@@ -42,6 +42,8 @@ def clamp(input, min=None, max=None, *, out=None):
             d = _promote(d, arr.ndim > 0, type(_as_scalar(bound, "clamp")), None)
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
+    if not (d.is_floating_point or d.is_complex or d is _dt.bool):
+        min, max = _integer_bounds(d, min, max)
     xp = xp_of(input)
     res = xp.clip(arr, min, max) if min is None or max is None or min <= max else xp.full_like(arr, max)
     res = make_tensor(xp.asarray(res, dtype=d.np), input._device)  # NumPy's 0-d clip: a scalar
@@ -74,6 +76,19 @@ class ClampBackward0(Node):
                 takes = x > hi if lo is None else (x > hi) | (hi < lo)
             grads.append(where(takes, grad, 0))
         return tuple(grads)
+
+
+def _integer_bounds(d, *bounds):
+    """An integer tensor's number bounds converted to its dtype first, as PyTorch does: one
+    that does not fit is an error (an int8 tensor clamped to 300), and a negative one wraps
+    into an unsigned dtype (uint8's -1 is 255)."""
+    from ..creation import _convert_scalar
+    out = []
+    for bound in bounds:
+        if bound is not None and d is _dt.int64 and not -2 ** 63 <= bound < 2 ** 64:
+            raise OverflowError("int too big to convert")
+        out.append(None if bound is None else _convert_scalar(bound, d))
+    return out
 
 
 def _clamp_tensor(input, min, max, out):
