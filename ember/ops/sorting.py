@@ -233,6 +233,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     arr = input._array
     axis = _wrap_dim(dim, arr.ndim)
     n = arr.shape[axis] if arr.ndim else 1
+    if n == 0 and arr.size == 0 and builtins.all(s for i, s in enumerate(arr.shape) if i != axis):
+        raise IndexError(f"kthvalue(): Expected reduction dim {axis} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
     index = None

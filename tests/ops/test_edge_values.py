@@ -305,3 +305,25 @@ def test_integer_clamp_converts_its_bounds_to_the_dtype_first():
     assert u8.clamp(0, -1).tolist() == [0, 100] and u8.clamp(min=-1).tolist() == [255, 255]
     with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t"):
         ember.zeros(2, dtype=ember.int8).clamp(0, 300)
+
+
+def _empty_results(lib):
+    la = lib.linalg
+    out = []
+    for a in (lib.zeros(0, 0), lib.zeros(2, 0, 0), lib.zeros(0, 3, 3)):
+        out.append([tuple(t.shape) for t in la.lu(a)] + [tuple(t.shape) for t in la.lu_factor(a)]
+                   + [tuple(la.inv(a).shape), tuple(la.cholesky(a).shape), la.det(a).tolist()])
+    for call in (lambda: lib.zeros(0).kthvalue(1), lambda: lib.zeros(0, 3).kthvalue(1, 0),
+                 lambda: lib.zeros(2).kthvalue(3)):
+        try:
+            out.append(tuple(call().values.shape))
+        except (IndexError, RuntimeError) as e:
+            out.append((type(e).__name__, str(e)))
+    out.append(tuple(lib.zeros(3, 0).kthvalue(1, 0).values.shape))
+    return out
+
+
+def test_empty_matrices_and_slices_match_torch(torch):
+    # LU of 0 x 0 matrices reshaped with -1 (ambiguous at 0 elements); kthvalue over an empty
+    # dim is PyTorch's IndexError
+    assert _empty_results(ember) == _empty_results(torch)

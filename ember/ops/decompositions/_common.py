@@ -3,6 +3,8 @@ checks, LAPACK's `info` values recomputed where the backend gives none (`_lu_inf
 `_cholesky_info`) and the wording of PyTorch's batch errors, small tensor constructors and
 `_write_tuple` (out= for ops that return named tuples).
 """
+import math
+
 import numpy as np
 
 from ..._tensor import make_tensor, xp_of
@@ -92,7 +94,7 @@ def _lu_info(arr, xp=np):
     if xp is np:
         arr = _host(arr)
     a = arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64)
-    a = a.reshape((-1,) + arr.shape[-2:])
+    a = a.reshape((math.prod(arr.shape[:-2]),) + arr.shape[-2:])  # sizes: 0 x 0 matrices too
     n = a.shape[-1]
     info = xp.zeros(a.shape[0], np.int32)
     batch = xp.arange(a.shape[0])
@@ -121,7 +123,7 @@ def _cholesky_info(arr):
     """LAPACK potrf's info per matrix: the order of the first leading minor that is not
     positive-definite, 0 when all are."""
     a = _host(arr)
-    a = a.reshape((-1,) + a.shape[-2:])
+    a = a.reshape((math.prod(a.shape[:-2]),) + a.shape[-2:])
     info = np.zeros(a.shape[0], np.int32)
     for b in range(a.shape[0]):
         for k in range(1, a.shape[-1] + 1):

@@ -8,6 +8,8 @@ vectorised elimination step per column on the device's array module. Solves then
 two triangular systems on the factor. Backwards follow PyTorch's formulas, written with
 ember ops (lu_unpack, solve_triangular, matmul) so that second derivatives work.
 """
+import math
+
 import numpy as np
 
 from ..._tensor import make_tensor, xp_of
@@ -31,7 +33,7 @@ def _getrf(xp, a):
     """(LU, pivots, info) arrays of a (..., m, n) array, as LAPACK's getrf."""
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    lu = xp.array(a.reshape((-1, m, n)), copy=True)
+    lu = xp.array(a.reshape((math.prod(batch), m, n)), copy=True)  # sizes: 0 x 0 too
     nb = lu.shape[0]
     piv = xp.zeros((nb, k), np.int32)
     info = xp.zeros(nb, np.int32)
@@ -59,7 +61,7 @@ def _getrf(xp, a):
 def _perm(xp, piv, m):
     """The row order perm with (P^T A)[i] = A[perm[i]], from getrf's sequential swaps."""
     batch, k = piv.shape[:-1], piv.shape[-1]
-    p = piv.reshape((-1, k)).astype(np.int64) - 1
+    p = piv.reshape((math.prod(batch), k)).astype(np.int64) - 1
     perm = xp.broadcast_to(xp.arange(m), (p.shape[0], m)).copy()
     rows = xp.arange(p.shape[0])
     for j in range(k):
