@@ -83,7 +83,7 @@ def _corners(xp, grid, size, mode, padding_mode, align):
     nearest pixel."""
     nd = len(size)
     n = grid.shape[0]
-    g = grid.reshape(n, -1, nd)
+    g = grid.reshape(n, math.prod(grid.shape[1:-1]), nd)  # sizes: an empty batch too
     coords = []
     for k in range(nd):
         s = size[nd - 1 - k]
@@ -141,7 +141,7 @@ class _GridSamplerBackward(Node):
 def _frac(grid, coords, base):
     """Each dim's fractional offset as a function of the grid tensor: coord = mult*g + c."""
     nd = len(coords)
-    g = grid.reshape(grid.shape[0], -1, nd)
+    g = grid.reshape(grid.shape[0], math.prod(grid.shape[1:-1]), nd)
     fr = []
     for k, ((x, mult, _), b) in enumerate(zip(coords, base)):
         const = make_tensor(x - mult * g._array[..., k] - b, grid._device)
@@ -160,7 +160,7 @@ def _grid_backward(x, grid, grad, args, nxt):
     xp = xp_of(x)
     n, c = x.shape[:2]
     coords, corners, base = _corners(xp, grid._array, size, mode, padding_mode, align)
-    gflat = grad.reshape(n, c, -1)
+    gflat = grad.reshape(n, c, math.prod(grad.shape[2:]))  # sizes: an empty batch too
     dev = x._device
     gx = ggrid = None
     valids = [make_tensor(v.astype(x._array.dtype), dev) for _, v, _ in corners]
@@ -180,7 +180,7 @@ def _grid_backward(x, grid, grad, args, nxt):
             ggrid = make_tensor(xp.zeros(grid.shape, grid._array.dtype), dev)
         else:
             from .shape import stack
-            xflat = x.reshape(n, c, -1)
+            xflat = x.reshape(n, c, math.prod(size))
             nd = len(size)
             parts = [None] * nd
             for (flat, _, taps), v in zip(corners, valids):
@@ -230,7 +230,7 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     n, c = input.shape[:2]
     size = tuple(input.shape[2:])
     args = (size, interpolation_mode, padding_mode, align_corners)
-    xflat = input._array.reshape(n, c, -1)
+    xflat = input._array.reshape(n, c, math.prod(size))  # sizes: an empty batch too
     coords, corners, base = _corners(xp, grid._array, size, interpolation_mode, padding_mode,
                                      align_corners)
     if interpolation_mode == 1:
@@ -290,7 +290,7 @@ class AffineGridGeneratorBackward0(Node):
     def backward(self, grad):
         n = grad.shape[0]
         k = self.base.shape[1] - 1
-        g = grad.reshape(n, -1, k).transpose(1, 2)
+        g = grad.reshape(n, math.prod(grad.shape[1:-1]), k).transpose(1, 2)
         return g.matmul(make_tensor(self.base, grad._device).to(grad.dtype))
 
 
@@ -328,7 +328,7 @@ def affine_grid(theta, size, align_corners=None):
     else:
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
                                   f"affine transforms, respectively. Got size {tuple(size)}.")
-    if min(spatial) <= 0:
+    if min(size) <= 0:  # the batch too, as PyTorch checks it
         raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
     if align_corners and min(spatial) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "

@@ -655,6 +655,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     from .statistics import logsumexp
     from .shape import stack
     from .pointwise import where
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
     T, N, C = log_probs.shape
     il, tl = _lengths(input_lengths), _lengths(target_lengths)
     if len(il) != N:

@@ -7,6 +7,7 @@ positions through `scatter_add_along`, whose own derivative is `take_along` (a g
 vice versa, so picking ops differentiate twice.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -396,7 +397,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         rows, axis = arr.reshape(-1, 1), 0
     else:
         axis = _wrap_dim(dim, arr.ndim)
-        rows = xp.moveaxis(arr, axis, 0).reshape(arr.shape[axis] if arr.ndim else 1, -1)
+        width = math.prod(s for d, s in enumerate(arr.shape) if d != axis)  # sizes, not -1
+        rows = xp.moveaxis(arr, axis, 0).reshape(arr.shape[axis] if arr.ndim else 1, width)
     n = rows.shape[0]
     starts = xp.ones(n, dtype=bool)
     if n:

@@ -327,3 +327,33 @@ def test_empty_matrices_and_slices_match_torch(torch):
     # LU of 0 x 0 matrices reshaped with -1 (ambiguous at 0 elements); kthvalue over an empty
     # dim is PyTorch's IndexError
     assert _empty_results(ember) == _empty_results(torch)
+
+
+def _empty_ops(lib):
+    F = lib.nn.functional
+    calls = {
+        "tensordot_k0": lambda: lib.tensordot(lib.zeros(2, 0), lib.zeros(0, 3), dims=1),
+        "grid_sample_n0": lambda: F.grid_sample(lib.zeros(0, 1, 3, 3), lib.zeros(0, 2, 2, 2),
+                                                align_corners=False),
+        "grid_sample_c0": lambda: F.grid_sample(lib.zeros(1, 0, 3, 3), lib.zeros(1, 2, 2, 2),
+                                                align_corners=False),
+        "unique_consecutive_dim": lambda: lib.unique_consecutive(lib.zeros(0, 3), dim=0),
+        "conv_no_out_channels": lambda: F.conv2d(lib.zeros(1, 2, 4, 4), lib.zeros(0, 2, 3, 3)),
+        "ctc_empty": lambda: F.ctc_loss(lib.zeros(3, 0, 4), lib.zeros(0, 2, dtype=lib.long),
+                                        lib.zeros(0, dtype=lib.long),
+                                        lib.zeros(0, dtype=lib.long)),
+        "affine_grid_n0": lambda: F.affine_grid(lib.zeros(0, 2, 3), (0, 1, 4, 4),
+                                                align_corners=False),
+    }
+    out = {}
+    for name, call in calls.items():
+        try:
+            r = call()
+            out[name] = (str(r.dtype).split(".")[-1], tuple(r.shape))
+        except (RuntimeError, ValueError) as e:
+            out[name] = (type(e).__name__, str(e))
+    return out
+
+
+def test_ops_on_empty_inputs_match_torch(torch):
+    assert _empty_ops(ember) == _empty_ops(torch)

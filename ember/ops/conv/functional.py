@@ -85,6 +85,9 @@ def _check_params(input, weight, bias, stride, dilation, groups, transposed):
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional "
                            f"weight {shape_w}, but got {input.ndim}-dimensional input of size "
                            f"{list(input.shape)} instead")
+    if not transposed and shape_w[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {shape_w} instead")
     if shape_w[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
                            f"at dimension 0, but got weight of size [{shape_w}] instead")

@@ -39,8 +39,9 @@ def tensordot(a, b, dims=2, out=None):
     fa = [d for d in range(na) if d not in ca]
     fb = [d for d in range(nb) if d not in cb]
     k = int(np.prod([a._array.shape[d] for d in ca]))
-    left = a.permute(fa + ca).reshape(-1, k)
-    right = b.permute(cb + fb).reshape(k, -1)
+    # sizes, not -1: an empty contraction (k = 0) must reshape too
+    left = a.permute(fa + ca).reshape(int(np.prod([a._array.shape[d] for d in fa])), k)
+    right = b.permute(cb + fb).reshape(k, int(np.prod([b._array.shape[d] for d in fb])))
     res = left.mm(right).reshape([a._array.shape[d] for d in fa] + [b._array.shape[d] for d in fb])
     return _out(res, out, "tensordot")
 
