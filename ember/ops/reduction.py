@@ -13,7 +13,9 @@ import numpy as np
 
 from .. import _dtype_casts as _casts, dtypes as _dt, return_types
 from ..return_types import return_type
+from .._state import autocast as _autocast
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
+from ._autocast import fp32
 from ._graph import Node, record, write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
@@ -524,6 +526,8 @@ def _prod(input, axes, keepdim, dtype, node_cls=ProdBackward1, out=None):
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if _autocast.active:  # on autocast's float32 list: a product of many halves overflows
+        (input,) = fp32(input)
     axes = dims_of(dim, input._array.ndim)
     return _prod(input, axes, keepdim, dtype, ProdBackward0 if dim is None else ProdBackward1,
                  out)
