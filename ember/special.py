@@ -4,7 +4,7 @@ Re-exports only: the functions live in the op families (`ember/ops/unary/special
 `ember/ops/unary/bessel.py`, `ember/ops/activation.py` ...); the names here are PyTorch's
 `torch.special` spellings of them.
 """
-from .ops.activation import log_softmax, softmax
+from .ops.softmax_family import log_softmax, softmax
 from .ops.pointwise import sigmoid as expit
 from .ops.statistics import logsumexp
 from .ops.unary import (digamma, erf, erfc, erfinv, exp2, expm1, i0, log1p, logit,

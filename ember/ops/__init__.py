@@ -17,11 +17,12 @@ FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statist
                 "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
                 "gather_scatter", "scatter_views", "index_extra", "linalg", "decompositions",
                 "creation", "ranges", "conversion", "random_ops", "conv", "pooling", "activation",
-                "loss", "normalization", "sparse", "spatial", "distance", "attention", "histograms",
-                "descriptive", "fractional_pool", "complex_views", "windows", "bilinear", "vander",
-                "memory", "tensor_methods", "stft", "view_copies", "recurrent",
-                "aten_forms", "linear_loss", "sparse_products", "grouped_mm", "scaled_mm", "lowrank",
-                "lobpcg", "hashing", "dlpack", "sparse_compressed")
+                "softmax_family", "loss", "normalization", "sparse", "spatial", "distance",
+                "attention", "histograms", "descriptive", "fractional_pool", "complex_views",
+                "windows", "bilinear", "vander", "memory", "tensor_methods", "stft",
+                "view_copies", "recurrent", "aten_forms", "linear_loss", "sparse_products",
+                "grouped_mm", "scaled_mm", "lowrank", "lobpcg", "hashing", "dlpack",
+                "sparse_compressed")
 FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
 __all__ = sorted({name for family in FAMILIES for name in family.__all__})
 globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})

@@ -11,7 +11,7 @@ from .. import dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
 from ._graph import Node, record
-from .activation import SoftmaxBackward0
+from .softmax_family import SoftmaxBackward0
 
 _CAUSAL_BIASES = {}
 

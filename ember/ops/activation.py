@@ -1,4 +1,4 @@
-"""Activation functions and the softmax family, with derivatives.
+"""Activation functions, with derivatives (the softmax family is ops/softmax_family.py).
 
 Each forward computes on backend arrays (float16/bfloat16 in float32, as PyTorch's opmath
 does) and records a node named as PyTorch's; every backward is written with ember ops, so
@@ -10,7 +10,6 @@ float64-accurate `_erf_array` (series + continued fraction) serves GELU.
 """
 import builtins
 import math
-import warnings
 
 import numpy as np
 
@@ -25,13 +24,13 @@ from .pointwise import relu as _relu_op
 from .pointwise import relu_, sigmoid, tanh, where
 
 __all__ = ["selu", "selu_", "celu", "celu_", "prelu", "rrelu", "rrelu_", "hardshrink",
-           "threshold", "threshold_", "softmax", "log_softmax"]
-METHODS = ["softmax", "log_softmax", "hardshrink", "prelu"]
+           "threshold", "threshold_"]
+METHODS = ["hardshrink", "prelu"]
 FUNCTIONAL = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu",
               "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardtanh", "hardtanh_",
               "hardsigmoid", "hardswish", "softplus", "softsign", "tanhshrink", "softshrink",
               "hardshrink", "threshold", "threshold_", "glu", "logsigmoid", "prelu", "rrelu",
-              "rrelu_", "softmax", "softmin", "log_softmax", "gumbel_softmax"]
+              "rrelu_"]
 
 _LOW = None
 
@@ -673,170 +672,3 @@ def rrelu(input, lower=1.0 / 8.0, upper=1.0 / 3.0, training=False, inplace=False
 
 def rrelu_(input, lower=1.0 / 8.0, upper=1.0 / 3.0, training=False, generator=None):
     return rrelu(input, lower, upper, training, inplace=True, generator=generator)
-
-
-# ---- softmax family ---------------------------------------------------------------------------
-def _implicit_dim(name, ndim, stacklevel):
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def _softmax_args(input, dim, _stacklevel, dtype, name):
-    if isinstance(_stacklevel, _dt.dtype):  # torch.softmax(x, dim, dtype) positionally
-        dtype, _stacklevel = _stacklevel, 3
-    if dim is None:
-        dim = _implicit_dim(name, input.ndim, _stacklevel + 1)
-    if dtype is not None:
-        input = input.to(_dt.to_dtype(dtype))
-    return input, _wrap_dim(dim, input.ndim)
-
-
-def _dot_along(xp, a, b, d):
-    """sum(a * b) along axis d, kept as 1: one einsum pass, no product temporary."""
-    letters = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
-    kept = letters[:d] + letters[d + 1:]
-    out = xp.einsum(f"{letters},{letters}->{kept}", a, b)
-    return xp.expand_dims(out, d)
-
-
-def _backward_operands(y, grad):
-    """The saved output and the incoming gradient as arrays in opmath (half and bfloat16
-    computed in float32), for a first-order backward on arrays."""
-    ya, g = y._array, grad._array
-    if ya.dtype in _low_precision():
-        return ya.astype(np.float32), g.astype(np.float32)
-    return ya, g
-
-
-class SoftmaxBackward0(Node):
-    """dx = y * (g - sum(g * y)): on arrays for a first-order backward, in ember ops under
-    create_graph so that it differentiates again."""
-
-    def backward(self, grad):
-        (y,) = self.saved_tensors
-        if y.ndim == 0:  # a 0-dim softmax is the constant 1
-            return grad * 0
-        if not _grad_state.enabled:
-            xp = xp_of(y)
-            ya, g = _backward_operands(y, grad)
-            dx = xp.subtract(g, _dot_along(xp, g, ya, self.dim))
-            xp.multiply(dx, ya, out=dx)
-            return make_tensor(dx.astype(y._array.dtype, copy=False), y._device)
-        gy = grad * y
-        return gy - y * gy.sum(self.dim, keepdim=True)
-
-
-class LogSoftmaxBackward0(Node):
-    """dx = g - exp(y) * sum(g), on arrays for a first-order backward."""
-
-    def backward(self, grad):
-        (y,) = self.saved_tensors
-        if y.ndim == 0:
-            return grad * 0
-        if not _grad_state.enabled:
-            xp = xp_of(y)
-            ya, g = _backward_operands(y, grad)
-            # exp(y), the softmax: the forward kept exp(x - max) and its row sums on the way
-            # (softmax = e / sum), so the division folds into the rows' factor here
-            kept = self.__dict__.get("exp_and_sum")
-            total = g.sum(axis=self.dim, keepdims=True)
-            if kept is None:
-                dx = xp.exp(ya)
-                xp.multiply(dx, total, out=dx)
-            else:
-                e, e_sum = kept
-                dx = xp.multiply(e, total / e_sum)
-            xp.subtract(g, dx, out=dx)
-            return make_tensor(dx.astype(y._array.dtype, copy=False), y._device)
-        return grad - y.exp() * grad.sum(self.dim, keepdim=True)
-
-    def _release(self):
-        self.__dict__.pop("exp_and_sum", None)
-        super()._release()
-
-
-def _softmax_forward(input, d, log, node_cls):
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"{"log_" if log else ""}softmax_lastdim_kernel_impl" not '
-                                  f"implemented for '{input.dtype._scalar_name}'")
-    arr = input._array
-    zero_d = arr.ndim == 0
-    if zero_d:
-        arr = arr.reshape(1)
-
-    xp = xp_of(input)
-    # log_softmax's exp(x - max) and its sum: the softmax its backward needs, spared an exp
-    kept = []
-
-    def fn(a):
-        if a.size == 0:
-            return a.copy()
-        # a row of -inf (or inf) gives nan from inf - inf; PyTorch gives nan there too
-        z = xp.subtract(a, a.max(axis=d, keepdims=True))
-        if log:
-            e = xp.exp(z)
-            total = e.sum(axis=d, keepdims=True)
-            xp.subtract(z, xp.log(total), out=z)
-            kept.extend((e, total))
-        else:
-            xp.exp(z, out=z)
-            xp.divide(z, z.sum(axis=d, keepdims=True), out=z)
-        return z
-    out = _compute(arr, fn)
-    if zero_d:
-        out = out.reshape(())
-    res = make_tensor(out, input._device)
-    node = record(node_cls, (input,), res)
-    if node is not None:
-        node.dim = d
-        node.save_for_backward(res)
-        if kept and isinstance(node._saved[0], tuple):  # not under saved_tensors_hooks
-            node.exp_and_sum = tuple(kept)
-    return res
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None, *, out=None):
-    input, d = _softmax_args(input, dim, _stacklevel, dtype, "softmax")
-    res = _softmax_forward(input, d, False, SoftmaxBackward0)
-    return res if out is None else write_out(out, res, "softmax")
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None, *, out=None):
-    input, d = _softmax_args(input, dim, _stacklevel, dtype, "log_softmax")
-    res = _softmax_forward(input, d, True, LogSoftmaxBackward0)
-    return res if out is None else write_out(out, res, "log_softmax")
-
-
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    if isinstance(_stacklevel, _dt.dtype):
-        dtype, _stacklevel = _stacklevel, 3
-    if dim is None:
-        dim = _implicit_dim("softmin", input.ndim, _stacklevel + 1)
-    if dtype is not None:
-        input = input.to(_dt.to_dtype(dtype))
-    return softmax(-input, dim)
-
-
-def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
-    if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning,
-                      stacklevel=2)
-    from ..random import generator_for
-    rng = generator_for(logits._device, None).rng
-    arr = logits._array
-    xp = xp_of(logits)
-    u = rng.random(arr.shape)
-    # -log(Exponential(1)): Exponential(1) = -log(1 - U)
-    gumbels = make_tensor((-xp.log(-xp.log1p(-u))).astype(arr.dtype), logits._device)
-    y_soft = softmax((logits + gumbels) / tau, dim)
-    if not hard:
-        return y_soft
-    d = _wrap_dim(dim, logits.ndim)
-    ys = y_soft._array
-    idx = ys.argmax(axis=d)
-    idx = xp.expand_dims(idx, d)
-    shape = [1] * ys.ndim
-    shape[d] = ys.shape[d]
-    hot = (xp.arange(ys.shape[d]).reshape(shape) == idx).astype(ys.dtype)
-    return make_tensor(hot, logits._device) - y_soft.detach() + y_soft

@@ -15,7 +15,7 @@ from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import lower
 from ._attention_core import biased_softmax, causal_bias, fused_attention
-from .activation import softmax
+from .softmax_family import softmax
 from .creation import full, zeros
 from .distance import _check_tensor
 from .linalg import bmm, linear

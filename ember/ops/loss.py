@@ -318,7 +318,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduce=None, reduction="mean", label_smoothing=0.0):
     if _autocast.active:
         input, target, weight = fp32(input, target, weight)
-    from .activation import log_softmax
+    from .softmax_family import log_softmax
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
