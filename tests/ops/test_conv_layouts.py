@@ -102,8 +102,12 @@ def test_the_automatic_choice():
     assert not _layout.channels_last_ok(a, 2, 64, (3, 3))  # groups: batched layout
     assert not _layout.channels_last_ok(a.astype(np.float16), 1, 64, (3, 3))
     assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)  # small images: tiny per-sample products
-    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 196)
     assert not _layout.channels_last_ok(a, 1, 3, (3, 3), 64)
+    # float32's blocked products: channels-last from 16 channels up to 256 positions
+    assert _layout.channels_last_ok(a, 1, 16, (3, 3), 256)
+    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 784)
+    assert not _layout.channels_last_ok(a.astype(np.float64), 1, 16, (3, 3), 196)
+    assert _layout.channels_last_ok(a.astype(np.float64), 1, 16, (3, 3), 64)
 
 
 @pytest.mark.parametrize("forced", ["channels_last", "batched", "winograd"])
@@ -192,3 +196,49 @@ def test_parity_split_rule():
     assert not _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 2), (2, 1))
     assert not _layout.parity_transpose_ok(np, y, 1, (3, 3, 3), (2, 2, 2), (1, 1, 1))
     assert not _layout.parity_transpose_ok(np, y.astype(np.float16), 1, (3, 3), (2, 2), (1, 1))
+
+
+@pytest.mark.parametrize("shape", [(40, 300, 33), (64, 193, 32), (33, 1000, 40)])
+def test_blocked_matmul(monkeypatch, shape):
+    """blocked_matmul: float32 products summed over K-blocks (a short last block, operands
+    transposed views as the weight gradient passes them) equal one product to float32
+    rounding; float64 and thin or short products are taken whole, bit for bit."""
+    from ember.ops.conv import _im2col
+    m, k, n = shape
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((k, m)).T  # a transposed view, as col.T
+    b = rng.standard_normal((k, n))
+    blocks = []
+    real = np.matmul
+    monkeypatch.setattr(_im2col.np, "matmul", lambda x, y, **kw: blocks.append(x.shape[1])
+                        or real(x, y, **kw))
+    got = _im2col.blocked_matmul(np, a.astype(np.float32), b.astype(np.float32))
+    assert got.dtype == np.float32 and got.shape == (m, n)
+    assert sum(blocks) == k and max(blocks) == _im2col.SUM_BLOCK and len(blocks) > 1
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+    for x, y in ((a, b), (a[:31].astype(np.float32), b.astype(np.float32)),
+                 (a[:, :150].astype(np.float32), b[:150].astype(np.float32))):
+        blocks.clear()
+        assert np.array_equal(_im2col.blocked_matmul(np, x, y), real(x, y))
+        assert blocks == [x.shape[1]]  # whole
+
+
+@pytest.mark.parametrize("x,w,kw", [
+    ((3, 33, 7, 6), (34, 33, 3, 3), dict(padding=1)),
+    ((2, 32, 9, 8), (40, 32, 3, 3), dict(stride=2, padding=2)),
+    ((4, 16, 11, 11), (32, 16, 3, 3), dict(stride=2, padding=3, dilation=2)),
+    ((2, 40, 6, 7), (36, 40, 2, 3), dict(stride=(1, 2), padding=0)),
+    ((0, 33, 6, 6), (34, 33, 3, 3), dict(padding=1)),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_channels_last_with_blocked_products(torch, monkeypatch, x, w, kw, dtype):
+    """The channels-last path with its products summed in blocks (SUM_BLOCK made small so
+    that these small shapes split): values and input, weight and bias gradients as
+    PyTorch's, for odd sizes, strides, padding 0-3, dilation, a channels-last input, an
+    empty batch, float32 (blocked) and float64 (whole)."""
+    from ember.ops.conv import _im2col
+    monkeypatch.setattr(_layout, "LAYOUT", "channels_last")
+    monkeypatch.setattr(_im2col, "SUM_BLOCK", 16)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    _check(torch, "conv2d", x, w, kw, dtype, **tol)
+    _check(torch, "conv2d", x, w, kw, dtype, channels_last=True, **tol)

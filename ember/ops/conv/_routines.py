@@ -7,7 +7,8 @@ import numpy as np
 from . import _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
-from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
+from ._im2col import (_COMPUTE, _matmul, blocked_matmul, col2im, im2col, out_size, pad_array,
+                      scratch)
 from ._winograd import _unsplit, winograd_backward, winograd_forward, winograd_weight_grad
 
 
@@ -76,7 +77,7 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
         col = im2col_channels_last(xp, x, kernel, p, osz, slot)
         if held:
             keep.append(KeptColumns("channels_last", col))
-        return _from_rows(xp, xp.matmul(col, _weight_matrix(w).T), n, osz)
+        return _from_rows(xp, blocked_matmul(xp, col, _weight_matrix(w).T), n, osz)
     xpad = pad_array(xp, x, lo, hi, slot="pad")
     col, osz = im2col(xp, xpad, kernel, stride, dil, slot=slot, osz=osz)
     # explicit sizes, not -1: an empty batch (N = 0) must reshape too
@@ -177,7 +178,7 @@ def _weight_grad_of_columns(xp, layout, col, gy, g, w_shape):
     if layout == "channels_last":
         # (K*C, N*L) @ (N*L, O): the sum over N*L inside BLAS (this operand order measured
         # 1.4-2x faster than (O, N*L) @ (N*L, K*C) with OpenBLAS)
-        gw = xp.matmul(col.T, _rows(xp, gy))
+        gw = blocked_matmul(xp, col.T, _rows(xp, gy))
         gw = gw.reshape((math.prod(w_shape[2:]), w_shape[1], w_shape[0])).transpose(2, 1, 0)
         return xp.ascontiguousarray(gw).reshape(w_shape)
     n, o = gy.shape[:2]
