@@ -295,7 +295,9 @@ def test_kernel_transform_and_its_adjoint(dtype):
     assert u.shape == (4, 4, 5, 3) and u.dtype == dtype and u.flags.c_contiguous
     want = np.einsum("ik,ockl,jl->ijoc", g, w.astype(np.float64), g)
     np.testing.assert_allclose(u, want, rtol=1e-6, atol=1e-6)
-    q = rng.standard_normal((4, 4, 3, 5)).astype(dtype)
+    q = rng.standard_normal((4, 4, 5, 3)).astype(dtype)  # (O, C) per entry, as U
     back = _winograd.kernel_transform_adjoint(q)
     assert back.shape == w.shape and back.dtype == dtype and back.flags.c_contiguous
-    np.testing.assert_allclose(np.sum(u * q.swapaxes(2, 3)), np.sum(w * back), rtol=1e-5)
+    np.testing.assert_allclose(np.sum(u * q), np.sum(w * back), rtol=1e-5)
+    want = np.einsum("ik,ijoc,jl->ockl", g, q.astype(np.float64), g)
+    np.testing.assert_allclose(back, want, rtol=1e-6, atol=1e-6)

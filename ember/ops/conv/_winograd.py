@@ -111,20 +111,22 @@ def output_transform(xp, m, out):
 # kernel's 9 numbers to its 16 in one product (the products of G's entries, 0, +-1/2 and 1,
 # are exact), 2x faster than the two products G g and (G g) G^T with their transposes.
 _GG = np.kron(_G, _G)
+_GG_OF = {np.dtype(t): _GG.astype(t) for t in (np.float32, np.float64)}
 
 
 def kernel_transform(w):
-    """U (4, 4, O, C) = G g G^T of w (O, C, 3, 3), laid out for the (C, O) products."""
+    """U (4, 4, O, C) = G g G^T of w (O, C, 3, 3), laid out for the (C, O) products: one
+    product (16, 9) @ (9, O * C) that writes U in its final order (measured at 64 channels
+    0.18 -> 0.1 ms beside a product in w's order and a transposing copy)."""
     o, c = w.shape[:2]
-    u = w.reshape(o * c, 9) @ _GG.T.astype(w.dtype)  # (O * C, 16)
-    return np.ascontiguousarray(u.T).reshape(4, 4, o, c)
+    return (_GG_OF[w.dtype] @ w.reshape(o * c, 9).T).reshape(4, 4, o, c)
 
 
 def kernel_transform_adjoint(q):
-    """The adjoint of kernel_transform: Q (4, 4, C, O) to (O, C, 3, 3)."""
-    c, o = q.shape[2:]
-    r = _GG.T.astype(q.dtype) @ q.reshape(16, c * o)  # (9, C * O)
-    return np.ascontiguousarray(r.reshape(9, c, o).transpose(2, 1, 0)).reshape(o, c, 3, 3)
+    """The adjoint of kernel_transform: Q (4, 4, O, C), as the weight gradient's products
+    give it, to (O, C, 3, 3) by one product (O * C, 16) @ (16, 9) in w's order."""
+    o, c = q.shape[2:]
+    return (q.reshape(16, o * c).T @ _GG_OF[q.dtype]).reshape(o, c, 3, 3)
 
 
 # The transforms stream through arrays several times the size of the input: a batch is taken
@@ -266,7 +268,7 @@ def winograd_backward(xp, x, gy, w, lo, need_input=True, tiles_kept=None):
             gv = scratch(xp, "wino_gv", v.shape, x.dtype)
             xp.matmul(z.swapaxes(1, 2), u, out=gv.reshape(16, -1, c))  # (tiles, O) @ (O, C)
             _unsplit(xp, input_transform_adjoint(xp, gv, th, tw), lo, gx[part])
-    return gx, kernel_transform_adjoint(q.reshape(4, 4, o, c).swapaxes(2, 3))
+    return gx, kernel_transform_adjoint(q.reshape(4, 4, o, c))
 
 
 def winograd_weight_grad(xp, x, gy, lo, tiles_kept=None):
