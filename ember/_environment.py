@@ -4,12 +4,10 @@ precision, determinism, warn-always, the deprecated default tensor type, plus `t
 
 Threads: ember computes with NumPy, whose heavy kernels (matmul, conv through im2col) run
 in the BLAS library NumPy links, so `set_num_threads` limits that library's thread pool.
-`threadpoolctl` is used when it is installed (it knows OpenBLAS, MKL and BLIS); otherwise
-OpenBLAS's own `openblas_set_num_threads` is called through ctypes on the library NumPy has
-loaded (NumPy's wheels bundle OpenBLAS), so no new dependency is needed for the common case.
+The switch itself (`threadpoolctl` when installed, else OpenBLAS's own setter through ctypes,
+so no new dependency is needed for the common case) lives in `_blas_threads`, on the ground
+floor, where the ops read it too.
 """
-import ctypes
-import glob
 import importlib
 import math
 import os
@@ -17,6 +15,7 @@ import sys
 import warnings
 
 from . import _state
+from ._blas_threads import blas as _blas
 from . import dtypes as _dt
 from .device import backend_of, device as _device
 
@@ -50,72 +49,6 @@ def _physical_cores():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-class _Blas:
-    """The thread-count switch of the BLAS NumPy uses, found once, on first use."""
-
-    def __init__(self):
-        self._found = False
-        self._set = self._get = None
-
-    def _find(self):
-        self._found = True
-        try:
-            import threadpoolctl
-            controller = threadpoolctl.ThreadpoolController()
-            blas = controller.select(user_api="blas")
-            self._set = lambda n: blas.limit(limits=n)
-            self._get = lambda: min(m.num_threads for m in blas.lib_controllers) \
-                if blas.lib_controllers else None
-            if blas.lib_controllers:
-                return
-        except ImportError:
-            pass
-        self._set = self._get = None
-        for lib in self._openblas_libraries():
-            for prefix in ("scipy_openblas", "openblas"):
-                for suffix in ("64_", ""):
-                    setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                    getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                    if setter is not None and getter is not None:
-                        setter.argtypes, setter.restype = [ctypes.c_int], None
-                        getter.argtypes, getter.restype = [], ctypes.c_int
-                        self._set, self._get = setter, getter
-                        return
-
-    @staticmethod
-    def _openblas_libraries():
-        """The OpenBLAS shared objects already mapped into this process (NumPy's)."""
-        import numpy
-        paths = []
-        try:
-            with open("/proc/self/maps") as maps:
-                for line in maps:
-                    path = line.rstrip("\n").split(" ")[-1]
-                    if "openblas" in os.path.basename(path).lower() and path not in paths:
-                        paths.append(path)
-        except OSError:
-            pass
-        libs_dir = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
-        paths += [p for p in glob.glob(os.path.join(libs_dir, "*openblas*")) if p not in paths]
-        for path in paths:
-            try:
-                yield ctypes.CDLL(path)
-            except OSError:
-                continue
-
-    def set(self, n):
-        if not self._found:
-            self._find()
-        if self._set is not None:
-            self._set(n)
-
-    def get(self):
-        if not self._found:
-            self._find()
-        return self._get() if self._get is not None else None
-
-
-_blas = _Blas()
 _threads = {"intra": None, "interop": None, "interop_fixed": False}
 
 

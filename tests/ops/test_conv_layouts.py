@@ -94,7 +94,15 @@ def test_empty_batch(torch, layout):
     assert x.grad.shape == x.shape and not w.grad.numpy().any()
 
 
-def test_the_automatic_choice():
+@pytest.fixture
+def one_blas_thread(monkeypatch):
+    """The BLAS thread count the layout rules and blocked products read, as 1."""
+    from ember.ops.conv import _im2col
+    monkeypatch.setattr(_im2col.blas, "get", lambda: 1)
+
+
+def test_the_automatic_choice(one_blas_thread, monkeypatch):
+    from ember.ops.conv import _im2col
     a = np.zeros((2, 64, 8, 8), np.float32)
     assert _layout.channels_last_ok(a, 1, 64, (3, 3))
     assert not _layout.channels_last_ok(a, 1, 16, (3, 3))  # short rows to copy
@@ -108,6 +116,9 @@ def test_the_automatic_choice():
     assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 784)
     assert not _layout.channels_last_ok(a.astype(np.float64), 1, 16, (3, 3), 196)
     assert _layout.channels_last_ok(a.astype(np.float64), 1, 16, (3, 3), 64)
+    monkeypatch.setattr(_im2col.blas, "get", lambda: 2)  # whole products: the old rule
+    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 196)
+    assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)
 
 
 @pytest.mark.parametrize("forced", ["channels_last", "batched", "winograd"])
@@ -199,10 +210,11 @@ def test_parity_split_rule():
 
 
 @pytest.mark.parametrize("shape", [(40, 300, 33), (64, 193, 32), (33, 1000, 40)])
-def test_blocked_matmul(monkeypatch, shape):
+def test_blocked_matmul(one_blas_thread, monkeypatch, shape):
     """blocked_matmul: float32 products summed over K-blocks (a short last block, operands
     transposed views as the weight gradient passes them) equal one product to float32
-    rounding; float64 and thin or short products are taken whole, bit for bit."""
+    rounding; float64, thin or short products, and any at 2 BLAS threads are taken whole,
+    bit for bit."""
     from ember.ops.conv import _im2col
     m, k, n = shape
     rng = np.random.default_rng(1)
@@ -221,6 +233,10 @@ def test_blocked_matmul(monkeypatch, shape):
         blocks.clear()
         assert np.array_equal(_im2col.blocked_matmul(np, x, y), real(x, y))
         assert blocks == [x.shape[1]]  # whole
+    monkeypatch.setattr(_im2col.blas, "get", lambda: 2)
+    blocks.clear()
+    x, y = a.astype(np.float32), b.astype(np.float32)
+    assert np.array_equal(_im2col.blocked_matmul(np, x, y), real(x, y)) and blocks == [k]
 
 
 @pytest.mark.parametrize("x,w,kw", [
@@ -231,7 +247,8 @@ def test_blocked_matmul(monkeypatch, shape):
     ((0, 33, 6, 6), (34, 33, 3, 3), dict(padding=1)),
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_channels_last_with_blocked_products(torch, monkeypatch, x, w, kw, dtype):
+def test_channels_last_with_blocked_products(torch, one_blas_thread, monkeypatch, x, w, kw,
+                                             dtype):
     """The channels-last path with its products summed in blocks (SUM_BLOCK made small so
     that these small shapes split): values and input, weight and bias gradients as
     PyTorch's, for odd sizes, strides, padding 0-3, dilation, a channels-last input, an

@@ -7,6 +7,8 @@ import threading
 
 import numpy as np
 
+from ..._blas_threads import blas
+
 
 # ---- scratch memory ------------------------------------------------------------------------
 _local = threading.local()
@@ -116,16 +118,18 @@ def _matmul(xp, a, b, out=None):
 # 576 x 25088 x 64, 12 -> 32). Thin products lose by the split (M or N of 16: 26 -> 23; of
 # 32 at K 2048: 31 -> 18) and so do large square ones (1024^3: 37 -> 33; 4608 x 392 x 512:
 # 37 -> 31): those stay whole. float64 products gain nothing from the split (7-15 GFLOPS
-# either way).
+# either way), and with 2 BLAS threads the whole product is the fast one (each block's
+# threads meet for a few microseconds of work: 2048 x 288 x 64 at 2 threads, 59 -> 8;
+# 144 x 8192 x 32, 49 -> 7).
 SUM_BLOCK = 128
 
 
 def blocked_matmul(xp, a, b):
-    """a (M, K) @ b (K, N) of BLAS dtypes: float32 ones on the CPU summed over blocks of
-    SUM_BLOCK of K where that is faster (see above); a fresh array."""
+    """a (M, K) @ b (K, N) of BLAS dtypes: float32 ones on the CPU at 1 BLAS thread summed
+    over blocks of SUM_BLOCK of K where that is faster (see above); a fresh array."""
     (m, k), n = a.shape, b.shape[1]
     if xp is not np or a.dtype != np.float32 or k <= SUM_BLOCK * 3 // 2 or min(m, n) < 32 \
-            or m * n >= 1 << 20:
+            or m * n >= 1 << 20 or blas.get() != 1:
         return xp.matmul(a, b)
     out = xp.matmul(a[:, :SUM_BLOCK], b[:SUM_BLOCK])
     part = scratch(xp, "blocked_matmul", out.shape, out.dtype)

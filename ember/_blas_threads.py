@@ -1,0 +1,76 @@
+"""The thread count of the BLAS library NumPy links, read and set (`set_num_threads` sets it;
+the CPU convolutions choose their product shapes by it). `threadpoolctl` is used when it is
+installed (it knows OpenBLAS, MKL and BLIS); otherwise OpenBLAS's own
+`openblas_set_num_threads` / `openblas_get_num_threads` are called through ctypes on the
+library NumPy has loaded (NumPy's wheels bundle OpenBLAS)."""
+import ctypes
+import glob
+import os
+
+
+class _Blas:
+    """The thread-count switch of the BLAS NumPy uses, found once, on first use."""
+
+    def __init__(self):
+        self._found = False
+        self._set = self._get = None
+
+    def _find(self):
+        self._found = True
+        try:
+            import threadpoolctl
+            controller = threadpoolctl.ThreadpoolController()
+            blas = controller.select(user_api="blas")
+            self._set = lambda n: blas.limit(limits=n)
+            self._get = lambda: min(m.num_threads for m in blas.lib_controllers) \
+                if blas.lib_controllers else None
+            if blas.lib_controllers:
+                return
+        except ImportError:
+            pass
+        self._set = self._get = None
+        for lib in self._openblas_libraries():
+            for prefix in ("scipy_openblas", "openblas"):
+                for suffix in ("64_", ""):
+                    setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                    getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                    if setter is not None and getter is not None:
+                        setter.argtypes, setter.restype = [ctypes.c_int], None
+                        getter.argtypes, getter.restype = [], ctypes.c_int
+                        self._set, self._get = setter, getter
+                        return
+
+    @staticmethod
+    def _openblas_libraries():
+        """The OpenBLAS shared objects already mapped into this process (NumPy's)."""
+        import numpy
+        paths = []
+        try:
+            with open("/proc/self/maps") as maps:
+                for line in maps:
+                    path = line.rstrip("\n").split(" ")[-1]
+                    if "openblas" in os.path.basename(path).lower() and path not in paths:
+                        paths.append(path)
+        except OSError:
+            pass
+        libs_dir = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
+        paths += [p for p in glob.glob(os.path.join(libs_dir, "*openblas*")) if p not in paths]
+        for path in paths:
+            try:
+                yield ctypes.CDLL(path)
+            except OSError:
+                continue
+
+    def set(self, n):
+        if not self._found:
+            self._find()
+        if self._set is not None:
+            self._set(n)
+
+    def get(self):
+        if not self._found:
+            self._find()
+        return self._get() if self._get is not None else None
+
+
+blas = _Blas()
