@@ -121,6 +121,14 @@ def test_the_automatic_choice(one_blas_thread, monkeypatch):
     assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)
 
 
+def test_device_arrays_keep_the_whole_product_rule(fake_cuda, one_blas_thread):
+    """The CPU BLAS's thread count does not steer a device convolution's layout."""
+    a = ember.zeros(2, 64, 8, 8, device=fake_cuda)._array
+    assert type(a) is not np.ndarray
+    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 196)
+    assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)
+
+
 @pytest.mark.parametrize("forced", ["channels_last", "batched", "winograd"])
 def test_cuda_path_every_layout(fake_cuda, monkeypatch, forced):
     monkeypatch.setattr(_layout, "LAYOUT", forced)

@@ -39,8 +39,9 @@ def channels_last_ok(a, g, channels, kernel, positions=None):
         return True
     if math.prod(kernel) == 1:
         return False
-    small_channels, small_positions = CHANNELS_LAST_SMALL_FLOAT32 \
-        if a.dtype == np.float32 and blas.get() == 1 else CHANNELS_LAST_SMALL
+    blocked = a.dtype == np.float32 and type(a) is np.ndarray and blas.get() == 1  # CPU
+    small_channels, small_positions = CHANNELS_LAST_SMALL_FLOAT32 if blocked \
+        else CHANNELS_LAST_SMALL
     return channels >= CHANNELS_LAST_MIN_CHANNELS or (
         positions is not None and channels >= small_channels and positions <= small_positions)
 
