@@ -100,6 +100,27 @@ def test_results_never_alias_scratch_memory():
     np.testing.assert_array_equal(y1.numpy(), kept)
 
 
+def test_scratch_views_are_reused_while_their_buffer_stands(monkeypatch):
+    """scratch hands out the same view for the same (slot, shape, dtype) until the slot's
+    buffer grows; then views of the old buffer are let go, and the view cache is bounded."""
+    import threading
+    from ember.ops.conv import _im2col
+    monkeypatch.setattr(_im2col, "_local", threading.local())
+    shape, f32 = (4, 256, 300), np.dtype(np.float32)
+    a = _im2col.scratch(np, "t", shape, f32)
+    assert _im2col.scratch(np, "t", shape, f32) is a and a.shape == shape and a.dtype == f32
+    other = _im2col.scratch(np, "t", (2,) + shape, np.float64)  # larger: a new buffer
+    again = _im2col.scratch(np, "t", shape, f32)
+    assert again is not a and np.shares_memory(again, other) and not np.shares_memory(a, again)
+    assert _im2col.scratch(np, "u", shape, f32) is not again  # slots apart
+    monkeypatch.setattr(_im2col, "_SCRATCH_VIEWS", 3)
+    for k in range(10):
+        _im2col.scratch(np, "t", (k + 1, 1 << 18), f32)
+        assert len(_im2col._local.views) <= 3
+    small = _im2col.scratch(np, "t", (3,), f32)  # below the scratch size: a fresh array
+    assert small is not _im2col.scratch(np, "t", (3,), f32)
+
+
 def test_identity_kernel_and_known_values():
     x = ember.tensor(np.arange(2 * 3 * 4 * 5, dtype=np.float64).reshape(2, 3, 4, 5))
     eye = np.zeros((3, 3, 3, 3))
