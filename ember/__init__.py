@@ -64,7 +64,7 @@ from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
 _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
-                 "cuda", "types", "fx", "export", "onnx")
+                 "cuda", "types", "fx", "export", "onnx", "_dynamo")
 _lazy_attributes(__import__("sys").modules[__name__], {
     **{name: (f".{name}", None) for name in _LAZY_MODULES},
     "vmap": (".func", "vmap"), "compile": (".jit", "compile"), "fork": (".jit", "fork"),
