@@ -58,3 +58,9 @@ class OptimizedModule(Module):
 
     def get_compiler_config(self):
         return None
+
+    def __reduce_ex__(self, protocol):
+        # pickled (torch.save of a whole model) as the module it wraps: PyTorch's own form
+        # carries its compiler's context objects, which ember has no twins of; the module
+        # loads anywhere, and compiling it again is one call
+        return self._orig_mod.__reduce_ex__(protocol)

@@ -56,10 +56,13 @@ def test_hooks_on_either_side_run():
     assert seen == ["model", "wrapper"]
 
 
-def test_a_compiled_model_pickles_whole():
+def test_a_compiled_model_pickles_as_its_module(torch, tmp_path):
     model, compiled = _pair(ember)
     back = pickle.loads(pickle.dumps(compiled))
-    assert list(back.state_dict()) == list(compiled.state_dict())
+    assert type(back) is type(model) and list(back.state_dict()) == list(model.state_dict())
+    ember.save(compiled, tmp_path / "whole.pt")  # PyTorch loads it (as the plain module)
+    theirs = torch.load(tmp_path / "whole.pt", weights_only=False)
+    assert [k for k in theirs.state_dict()] == list(model.state_dict())
 
 
 def test_config_takes_known_settings_and_refuses_others(torch):
