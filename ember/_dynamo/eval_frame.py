@@ -63,4 +63,5 @@ class OptimizedModule(Module):
         # pickled (torch.save of a whole model) as the module it wraps: PyTorch's own form
         # carries its compiler's context objects, which ember has no twins of; the module
         # loads anywhere, and compiling it again is one call
-        return self._orig_mod.__reduce_ex__(protocol)
+        # (copyreg's protocol-1 form: protocol 2's __newobj__ insists on the wrapper's class)
+        return self._orig_mod.__reduce_ex__(1)
