@@ -61,11 +61,15 @@ class LazyMethod:
         self.owner, self.name, self.module = owner, name, module
 
     def __get__(self, instance, owner=None):
-        importlib.import_module(self.module)
+        module = importlib.import_module(self.module)
         value = vars(self.owner).get(self.name)
         if value is self or value is None:
-            raise AttributeError(f"loading {self.module} did not define "
-                                 f"{self.owner.__name__}.{self.name}")
+            # another thread's import of the module has finished running it, and is about
+            # to bind its methods: the module holds the function under the method's name
+            value = getattr(module, self.name, None)
+            if value is None:
+                raise AttributeError(f"loading {self.module} did not define "
+                                     f"{self.owner.__name__}.{self.name}")
         get = getattr(type(value), "__get__", None)
         return value if get is None else get(value, instance, owner)
 

@@ -230,6 +230,43 @@ NAMES = {
          "resolve_neg"),
         (),
     ),
+    "sorting": (
+        ("argsort", "kthvalue", "median", "mode", "msort", "nanmedian", "sort", "topk",
+         "unique", "unique_consecutive"),
+        ("argsort", "kthvalue", "median", "mode", "msort", "nanmedian", "sort", "topk",
+         "unique", "unique_consecutive"),
+        (),
+    ),
+    "cumulative": (
+        ("cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid", "diff",
+         "gradient", "logcumsumexp", "trapezoid", "trapz"),
+        ("cummax", "cummin", "cumprod", "cumprod_", "cumsum", "cumsum_", "diff",
+         "logcumsumexp"),
+        (),
+    ),
+    "statistics": (
+        ("logsumexp", "norm", "std", "std_mean", "var", "var_mean"),
+        ("logsumexp", "norm", "std", "var"),
+        (),
+    ),
+    "gather_scatter": (
+        ("bucketize", "gather", "index_add", "index_copy", "index_fill", "index_select",
+         "masked_fill", "masked_scatter", "masked_select", "put", "scatter", "scatter_add",
+         "scatter_reduce", "searchsorted", "take", "take_along_dim"),
+        ("gather", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill",
+         "index_fill_", "index_select", "masked_fill", "masked_fill_", "masked_scatter",
+         "masked_scatter_", "masked_select", "put", "put_", "scatter", "scatter_",
+         "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "take",
+         "take_along_dim"),
+        (),
+    ),
+    "random_ops": (
+        ("bernoulli", "multinomial", "normal", "poisson", "rand", "rand_like", "randint",
+         "randint_like", "randn", "randn_like", "randperm"),
+        ("bernoulli", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_",
+         "multinomial", "normal_", "random_", "uniform_"),
+        (),
+    ),
 }
 # the methods sparse_compressed_methods.py binds onto SparseCompressedTensor
 COMPRESSED_METHODS = ("__add__", "__matmul__", "__mul__", "__neg__", "__radd__", "__repr__",
