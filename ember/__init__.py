@@ -63,7 +63,9 @@ from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
 _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
-                 "cuda", "types", "fx", "export", "onnx", "fft", "linalg", "special", "functional")
+                 "cuda", "types", "fx", "export", "onnx")
+# the namespaces that re-export op families loaded on first use (ember/ops/__init__.py)
+_LAZY_MODULES += ("fft", "linalg", "special", "functional")
 _lazy_attributes(__import__("sys").modules[__name__], {
     **{name: (f".{name}", None) for name in _LAZY_MODULES},
     "vmap": (".func", "vmap"), "compile": (".jit", "compile"), "fork": (".jit", "fork"),
