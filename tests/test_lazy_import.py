@@ -195,11 +195,13 @@ def test_a_first_touch_of_a_lazy_tensor_method_on_the_class_gets_the_real_functi
         "before = 'ember.ops.decompositions' in sys.modules\n"
         "method = ember.Tensor.det\n"
         "from ember.ops.decompositions import det\n"
+        "t = ember.eye(2)\n"
         "print(json.dumps([before, method is det, ember.Tensor.__dict__['det'] is det,\n"
         "    str(inspect.signature(ember.Tensor.matrix_power)), callable(ember.Tensor.cholesky),\n"
-        "    ember.eye(2).det().item()]))"))
+        "    t.det().item(), 'histc' in dir(t), 'ember.ops.histograms' in sys.modules,\n"
+        "    hasattr(t, 'histc'), ember.Tensor.histc is ember.histc]))"))
     assert out == [False, True, True, str(__import__("inspect").signature(
-        ember.ops.decompositions.matrix_power)), True, 1.0]
+        ember.ops.decompositions.matrix_power)), True, 1.0, True, False, True, True]
 
 
 def test_a_lazy_family_imported_directly_binds_its_names():

@@ -105,14 +105,15 @@ def export(module, public=(), functional=()):
         if n in _functional_loaded:
             namespace.setdefault(n, _functional_loaded[n])
         elif n in _LAZY_FUNCTIONAL:
-            lazy[n] = (f"ember.ops.{_LAZY_FUNCTIONAL[n]}", n)
+            lazy[n] = (f"{__name__}.{_LAZY_FUNCTIONAL[n]}", n)
     for n in public:
+        family = _LAZY_PUBLIC.get(n)
         if n in functional:
             continue
-        if n in globals():
+        if family is not None and f"{__name__}.{family}" not in sys.modules:
+            lazy[n] = (f"{__name__}.{family}", n)
+        elif n in globals():
             namespace.setdefault(n, globals()[n])
-        elif n in _LAZY_PUBLIC:
-            lazy.setdefault(n, (f"ember.ops.{_LAZY_PUBLIC[n]}", n))
     _exported_to.append((namespace, public, functional))
     _lazy.lazy_attributes(module, lazy)
 
