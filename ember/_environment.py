@@ -9,7 +9,6 @@ OpenBLAS's own `openblas_set_num_threads` is called through ctypes on the librar
 loaded (NumPy's wheels bundle OpenBLAS), so no new dependency is needed for the common case.
 """
 import ctypes
-import glob
 import importlib
 import math
 import os
@@ -85,6 +84,8 @@ class _Blas:
     @staticmethod
     def _openblas_libraries():
         """The OpenBLAS shared objects already mapped into this process (NumPy's)."""
+        import glob  # here, not at `import ember`: only a thread-count call needs it
+
         import numpy
         paths = []
         try:

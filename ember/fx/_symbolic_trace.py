@@ -379,8 +379,12 @@ class Tracer:
 
     @contextlib.contextmanager
     def _patched(self):
+        from .. import ops
         from .._tensor import Tensor
         from ..nn.modules.module import Module
+        # every op in place before the namespaces are patched (a family loaded mid-trace
+        # would put its functions past the recording wrappers)
+        ops.load_all()
         saved = []
 
         def patch(owner, name, value):
