@@ -17,8 +17,7 @@ from ._storage import TypedStorage, UntypedStorage
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 from . import ops as _ops
-from .ops import *  # noqa: F401,F403  (every op family's public functions)
-from . import fft, linalg, special
+_ops.export(__import__("sys").modules[__name__], _ops.__all__)  # every op family's functions
 from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, utils
 from . import accelerator, backends
@@ -54,8 +53,8 @@ from .version import __version__
 from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
                       is_distributed)
-from . import functional, return_types, storage, torch_version
-from .utils import deterministic as _deterministic, dlpack as _dlpack, weak as _weak  # noqa: F401
+from . import return_types, storage, torch_version
+from .utils import deterministic as _deterministic, weak as _weak  # noqa: F401
 
 # Loaded on first use (ember/_lazy.py): rarely needed packages, whose import costs more than the
 # rest of `import ember` (urllib and ssl for hub, multiprocessing for utils.data, ...).
@@ -64,7 +63,9 @@ from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
 _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
-                 "cuda", "types", "fx", "export", "onnx")
+                 "cuda", "types", "fx", "export", "onnx", "_dynamo")
+# the namespaces that re-export op families loaded on first use (ember/ops/__init__.py)
+_LAZY_MODULES += ("fft", "linalg", "special", "functional")
 _lazy_attributes(__import__("sys").modules[__name__], {
     **{name: (f".{name}", None) for name in _LAZY_MODULES},
     "vmap": (".func", "vmap"), "compile": (".jit", "compile"), "fork": (".jit", "fork"),
@@ -79,5 +80,6 @@ _lazy_attributes(__import__("sys").modules[__name__], {
     "BenchmarkExecutionStats": (".utils.throughput_benchmark", "BenchmarkExecutionStats"),
     "ThroughputBenchmark": (".utils.throughput_benchmark", "_Engine"),
 })
-# `import ember` has always made ember.utils.data and ember.utils.checkpoint reachable
-_lazy_attributes(utils, {name: (f"ember.utils.{name}", None) for name in ("data", "checkpoint")})
+# `import ember` has always made ember.utils.data, .checkpoint and .dlpack reachable
+_lazy_attributes(utils, {name: (f"ember.utils.{name}", None)
+                        for name in ("data", "checkpoint", "dlpack")})

@@ -4,7 +4,6 @@ installed (it knows OpenBLAS, MKL and BLIS); otherwise OpenBLAS's own
 `openblas_set_num_threads` / `openblas_get_num_threads` are called through ctypes on the
 library NumPy has loaded (NumPy's wheels bundle OpenBLAS)."""
 import ctypes
-import glob
 import os
 
 
@@ -43,6 +42,8 @@ class _Blas:
     @staticmethod
     def _openblas_libraries():
         """The OpenBLAS shared objects already mapped into this process (NumPy's)."""
+        import glob  # here, not at `import ember`: only a thread-count call needs it
+
         import numpy
         paths = []
         try:

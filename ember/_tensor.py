@@ -15,6 +15,7 @@ from . import _dtype_casts as _casts, dtypes as _dt
 from . import _memory_format as _mf
 from ._layout import strided as _strided
 from ._printing import tensor_repr
+from .utils import _pytree
 from ._state import forward_ad as _forward_ad, grad as _grad_state
 from .device import _BACKENDS, CPU, backend_of, canonical
 from .utils.hooks import register as _register_hook
@@ -53,6 +54,11 @@ class Size(tuple):
 
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+# a pytree node, as PyTorch registers torch.Size (tree_flatten gives its ints)
+_pytree.register_pytree_node(Size, lambda size: (list(size), None),
+                             lambda items, _: Size(items))
 
 
 class VersionCounter:

@@ -145,6 +145,8 @@ _NOT_OVERRIDABLE_DUNDERS = {"__init__", "__new__", "__init_subclass__", "__class
 @functools.lru_cache(maxsize=None)
 def _overridable():
     import importlib
+    from . import ops
+    ops.load_all()  # Tensor's methods of the families loaded on first use, as functions
     table, names = {}, {}
     for suffix in _NAMESPACES:
         module = importlib.import_module("ember" + (f".{suffix}" if suffix else ""))

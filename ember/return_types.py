@@ -7,7 +7,6 @@ from collections import namedtuple
 
 from .utils._pytree import register_pytree_node
 
-__all__ = ["all_return_types", "pytree_register_structseq"]
 
 _VALUES_INDICES = ("values", "indices")
 # name -> field names, PyTorch 2.13's table; each also has an `_out` twin unless listed
@@ -33,6 +32,17 @@ _FIELDS = {
 _NO_OUT = {"histogramdd"}
 
 
+def _table_names():
+    """The result types of the table in PyTorch's order, each name before its `_out` twin."""
+    for name in _FIELDS:
+        yield name
+        if name not in _NO_OUT:
+            yield f"{name}_out"
+
+
+__all__ = ["all_return_types", "pytree_register_structseq", *_table_names()]
+
+
 @functools.cache
 def _tuple_of(fields):
     """One named tuple class per field list, which the result types of those fields share:
@@ -55,9 +65,8 @@ def return_type(name, fields=_VALUES_INDICES):
                {"__slots__": (), "__repr__": __repr__, "__str__": __repr__,
                 "__module__": __name__, "__qualname__": name})
     globals()[name] = cls
-    if not name.startswith("_"):
+    if not name.startswith("_") and name not in __all__:
         __all__.append(name)
-        all_return_types.append(cls)
     return cls
 
 
@@ -69,8 +78,13 @@ def pytree_register_structseq(cls):
                          lambda values, context: build(values))
 
 
-all_return_types = []
-for _name, _fields in _FIELDS.items():
-    return_type(_name, _fields)
-    if _name not in _NO_OUT:
-        return_type(f"{_name}_out", _fields)
+def __getattr__(name):
+    """The table's types are made on first use (an op that returns one, a pickle naming
+    one): making all ~70 at import was a visible part of `import ember`."""
+    if name == "all_return_types":
+        made = globals()["all_return_types"] = [__getattr__(n) for n in _table_names()]
+        return made
+    base = name[:-len("_out")] if name.endswith("_out") else name
+    if base in _FIELDS and (base == name or base not in _NO_OUT):
+        return return_type(name, _FIELDS[base])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

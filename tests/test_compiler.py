@@ -21,7 +21,8 @@ def test_public_names_match_torch(torch):
 
 def test_compile_runs_eagerly():
     model = ember.nn.Linear(2, 2)
-    assert compiler.compile(model) is model
+    assert compiler.compile(model)._orig_mod is model  # wrapped as PyTorch wraps it
+    assert compiler.compile(model, disable=True) is model
     assert compiler.compile(backend="eager")(_add_one) is _add_one
     assert not compiler.is_compiling() and not compiler.is_dynamo_compiling()
     assert not compiler.is_exporting()

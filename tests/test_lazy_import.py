@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import ember
+import ember.ops
 
 LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.testing",
                 "ember.func", "ember.hub", "ember.multiprocessing", "ember.profiler",
@@ -16,7 +17,9 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 "ember.quantization", "ember.overrides", "ember.futures", "ember.signal",
                 "ember.utils.data", "ember.utils.checkpoint", "ember.utils.throughput_benchmark",
                 "ember.nn", "ember.optim", "ember.serialization", "ember.cuda", "ember.types",
-                "ember.autograd.functional"]
+                "ember.autograd.functional", "ember.fft", "ember.linalg", "ember.special",
+                "ember.functional", "ember.utils.dlpack", "ember.ops.sparse_compressed_methods",
+                *(f"ember.ops.{family}" for family in ember.ops.LAZY_FAMILY_NAMES)]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",
                "tempfile", "shutil", "pickletools", "json", "csv", "bisect", "scipy"]
@@ -118,3 +121,138 @@ def test_a_saved_function_gets_its_nn_functional_name_before_ember_nn_is_loaded(
         "from ember.ops import activation\n"
         "print('ember.nn' in sys.modules, *torch_name(activation.__name__, 'gelu', activation.gelu))")
     assert out.split() == ["False", "torch.nn.functional", "gelu"]
+
+
+# ---- op families loaded on first use (ember/ops/__init__.py) -----------------------------------
+# In one fresh process: before any family loads, every name is listed by dir(); then each
+# family is first reached through a different door (a function of ember, of ember.ops, of
+# ember.nn.functional, a Tensor method on the class or on an instance), and at the end every
+# name, through every door, is the family's own object.
+_EVERY_DOOR = """
+import json, sys, importlib, ember, ember.ops as ops
+from ember.ops._lazy_families import NAMES
+def loaded():
+    return sorted(f for f in NAMES if f"ember.ops.{f}" in sys.modules)
+report = {"loaded_at_import": loaded()}
+Tensor = ember.Tensor
+listed = (set(dir(ember)), set(dir(ops)), set(dir(Tensor)))
+report["unlisted"] = sorted(
+    n for public, methods, _ in NAMES.values()
+    for n, where in [*((n, 0) for n in public), *((n, 1) for n in public), *((n, 2) for n in methods)]
+    if n not in listed[where])
+report["loaded_by_dir"] = loaded()
+t = ember.ones(2, 2)
+first_door = {}
+# those only ember.nn.functional names come last: importing it loads ember.nn, and its modules
+# load many families
+order = sorted(NAMES.items(), key=lambda item: not (item[1][0] or item[1][1]))
+for i, (family, (public, methods, functional)) in enumerate(order):
+    doors = [d for d, names in (("ember", public), ("ops", public), ("class", methods),
+                                ("instance", methods)) if names]
+    door = doors[i % len(doors)] if doors else "F"
+    name = {"ember": public, "ops": public, "class": methods, "instance": methods,
+            "F": functional}[door][0]
+    value = {"ember": lambda: getattr(ember, name), "ops": lambda: getattr(ops, name),
+             "class": lambda: getattr(Tensor, name), "instance": lambda: getattr(t, name).__func__,
+             "F": lambda: getattr(sys.modules.get("ember.nn.functional")
+                                  or importlib.import_module("ember.nn.functional"), name)}[door]()
+    module = sys.modules[f"ember.ops.{family}"]
+    first_door[family] = [door, value is getattr(module, name)]
+report["first_door"] = first_door
+import ember.nn.functional as F
+wrong = []
+for family, (public, methods, functional) in NAMES.items():
+    module = importlib.import_module(f"ember.ops.{family}")
+    for n in public:
+        if not (getattr(ember, n) is getattr(ops, n) is getattr(module, n)):
+            wrong.append(["public", family, n])
+    for n in methods:
+        if not (Tensor.__dict__[n] is getattr(Tensor, n) is getattr(module, n)
+                and getattr(t, n).__func__ is getattr(module, n)):
+            wrong.append(["method", family, n])
+    for n in functional:
+        if getattr(F, n) is not getattr(module, n):
+            wrong.append(["functional", family, n])
+report["wrong"] = wrong
+print(json.dumps(report))
+"""
+
+
+def test_lazy_op_families_through_every_door():
+    report = json.loads(_fresh(_EVERY_DOOR))
+    assert report["loaded_at_import"] == [] and report["loaded_by_dir"] == []
+    assert report["unlisted"] == []
+    assert all(same for _, same in report["first_door"].values()), report["first_door"]
+    # every door was a first door for some family
+    assert {door for door, _ in report["first_door"].values()} == {
+        "ember", "ops", "class", "instance", "F"}
+    assert report["wrong"] == []
+
+
+def test_a_first_touch_of_a_lazy_tensor_method_on_the_class_gets_the_real_function():
+    out = json.loads(_fresh(
+        "import inspect, json, sys, ember\n"
+        "before = 'ember.ops.decompositions' in sys.modules\n"
+        "method = ember.Tensor.det\n"
+        "from ember.ops.decompositions import det\n"
+        "t = ember.eye(2)\n"
+        "print(json.dumps([before, method is det, ember.Tensor.__dict__['det'] is det,\n"
+        "    str(inspect.signature(ember.Tensor.matrix_power)), callable(ember.Tensor.cholesky),\n"
+        "    t.det().item(), 'histc' in dir(t), 'ember.ops.histograms' in sys.modules,\n"
+        "    hasattr(t, 'histc'), ember.Tensor.histc is ember.histc]))"))
+    assert out == [False, True, True, str(__import__("inspect").signature(
+        ember.ops.decompositions.matrix_power)), True, 1.0, True, False, True, True]
+
+
+def test_a_lazy_family_imported_directly_binds_its_names():
+    # `ember.ops.stft` is a function and a module of the same name: the function keeps the
+    # package attribute, whoever imports the module first
+    out = json.loads(_fresh(
+        "import json, ember\n"
+        "from ember.ops.stft import stft\n"
+        "import ember.ops.windows\n"
+        "print(json.dumps([ember.ops.stft is stft, ember.stft is stft,\n"
+        "    ember.Tensor.__dict__['stft'] is stft, type(ember.ops.windows).__name__,\n"
+        "    ember.hann_window is ember.ops.windows.hann_window]))"))
+    assert out == [True, True, True, "module", True]
+
+
+def test_a_pickled_bound_method_of_a_lazy_family_loads_in_a_fresh_process():
+    blob = pickle.dumps(ember.eye(2).matrix_power)
+    out = _fresh(f"import pickle, sys, ember\n"
+                 f"print('ember.ops.decompositions' in sys.modules, pickle.loads({blob!r})(3).sum().item())")
+    assert out.split() == ["False", "2.0"]
+
+
+def test_fx_traces_a_lazy_op_it_has_not_seen_loaded():
+    out = json.loads(_fresh(
+        "import json, sys, ember, ember.fx\n"
+        "def f(x, y):\n"
+        "    return ember.cdist(x, y).det() + ember.nn.functional.pdist(x).sum()\n"
+        "gm = ember.fx.symbolic_trace(f)\n"
+        "x = ember.eye(3)\n"
+        "print(json.dumps([gm.code.count('torch.cdist'), gm.code.count('.det()'),\n"
+        "    gm.code.count('torch.nn.functional.pdist'), ember.cdist.__module__,\n"
+        "    ember.allclose(gm(x, x), f(x, x))]))"))
+    assert out == [1, 1, 1, "ember.ops.distance", True]
+
+
+def test_sparse_compressed_methods_load_on_first_use():
+    out = _fresh(
+        "import sys, ember\n"
+        "x = ember.eye(2).to_sparse_csr()\n"
+        "print('ember.ops.sparse_compressed_methods' in sys.modules)\n"
+        "print(repr(x)); print((x @ ember.ones(2, 1)).tolist())")
+    head, *rest = out.splitlines()
+    assert head == "False"
+    x = ember.eye(2).to_sparse_csr()
+    assert "\n".join(rest) == repr(x) + "\n" + str((x @ ember.ones(2, 1)).tolist())
+
+
+def test_return_types_are_made_on_first_use_and_pickle_by_name():
+    import ember.return_types as return_types
+    blob = pickle.dumps(ember.tensor([[1.0, 3.0]]).max(1))
+    out = _fresh(f"import pickle, ember.return_types as r\n"
+                 f"made = sorted(n for n in vars(r) if isinstance(vars(r)[n], type))\n"
+                 f"print(len(made) < 20, type(pickle.loads({blob!r})) is r.max, len(r.all_return_types))")
+    assert out.split() == ["True", "True", str(len(return_types.all_return_types))]

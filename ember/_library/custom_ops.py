@@ -336,7 +336,7 @@ def _register(op):
                            "name and overload name multiple times.")
     _OPS[op._qualname] = op
     _custom.namespace(op._namespace)._ops[op._name] = OpOverloadPacket(op)
-    if op._namespace in vars(ops):
+    if op._namespace in dir(ops):  # loaded or not (ember/_lazy.py)
         warnings.warn(f"ember.ops.{op._namespace} is ember's own (an op or op family), so "
                       f"torch.ops.{op._namespace}.{op._name} does not reach this operator: "
                       "call the object custom_op returned, or pick another namespace",

@@ -6,6 +6,7 @@ returns are reduced to its input's shape (broadcasting) and cast to its dtype he
 place, as PyTorch's engine does; the formulas need not care.
 """
 import threading
+import warnings
 
 from .._state import (anomaly as _anomaly, autocast as _autocast, forward_ad as _forward_ad,
                       grad as _grad_state, profiler as _profiler)
@@ -219,9 +220,10 @@ def _run(roots, retain_graph, create_graph, capture, accumulate, leaf_hooks=Fals
                     _release_children(node, deps, ready)
                     continue
                 grads = _materialize(node, grads)
-            results = _backward_of(node, grads, profiling)
-            if check_nan:
-                _check_nan(node, results)
+            if _anomaly.enabled:
+                results = _reported_backward(node, grads, profiling, check_nan)
+            else:
+                results = _backward_of(node, grads, profiling)
             executed.append(node)
             if _send(node, results, buffers, deps, ready, create_graph):
                 sparse_seen = True
@@ -353,6 +355,22 @@ def _densified(grads):
     """Sparse gradients (an embedding's with sparse=True) as dense ones, for a node other
     than a leaf's accumulator: ember's backward formulas compute on dense tensors."""
     return [g.to_dense() if g.__class__ is SparseTensor else g for g in grads]
+
+
+def _reported_backward(node, grads, profiling, check_nan):
+    """Anomaly mode's backward: a node that fails (or returns NaN) is reported with where its
+    forward ran, as PyTorch's warning does, before the error goes on."""
+    try:
+        results = _backward_of(node, grads, profiling)
+        if check_nan:
+            _check_nan(node, results)
+        return results
+    except Exception:
+        trace = node.__dict__.get("_metadata", {}).get("traceback_")
+        if trace:
+            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
+                          "caused the error:\n" + "".join(trace), UserWarning, stacklevel=2)
+        raise
 
 
 def _check_nan(node, results):

@@ -55,12 +55,26 @@ def is_initialized():
     return is_available()
 
 
+def _not_compiled():
+    # PyTorch's build without CUDA answers so where CUDA would have to start
+    return AssertionError("Torch not compiled with CUDA enabled")
+
+
 def current_device():
+    if not is_available():
+        raise _not_compiled()
     return _state.cuda_device
 
 
 def set_device(dev):
-    _state.cuda_device = dev if isinstance(dev, int) else (_device(dev).index or 0)
+    if not isinstance(dev, int):
+        dev = _device(dev)
+        if dev.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {dev}")
+        dev = dev.index or 0
+    if not is_available():  # PyTorch's CPU build fails in its binding, with this message
+        raise AttributeError("module 'torch._C' has no attribute '_cuda_setDevice'")
+    _state.cuda_device = dev
 
 
 def synchronize(device=None):

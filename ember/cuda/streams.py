@@ -11,10 +11,21 @@ def _cupy():
     return backend_of(_device("cuda")).xp
 
 
+def _require_cuda(message):
+    """PyTorch's error where its build without CUDA makes a stream or event."""
+    try:
+        available = backend_of(_device("cuda")).is_available()
+    except AssertionError:
+        available = False
+    if not available:
+        raise RuntimeError(message)
+
+
 class Stream:
     """A CUDA stream (a new one, or the one `_wrap` is given)."""
 
     def __init__(self, device=None, priority=0, **kwargs):
+        _require_cuda("torch.cuda.Stream requires CUDA support")
         cp = _cupy()
         self.device = _device("cuda", _get_device_index(device, optional=True))
         with cp.cuda.Device(self.device.index):
@@ -80,6 +91,7 @@ class Event:
     """A CUDA event: a marker in a stream that others can wait on, or time against."""
 
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        _require_cuda("Tried to instantiate dummy base class Event")
         self._event = _cupy().cuda.Event(block=blocking, disable_timing=not enable_timing,
                                          interprocess=interprocess)
 

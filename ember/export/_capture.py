@@ -5,7 +5,9 @@ import inspect
 from ..fx._symbolic_trace import Tracer
 from ..fx.graph_module import GraphModule
 from ..nn.modules.module import Module
-from ._program import (ExportedProgram, ExportGraphSignature, InputKind, InputSpec,
+from . import _inputs
+from .._tensor import Tensor
+from ._program import (ConstantArgument, ExportedProgram, ExportGraphSignature, InputKind, InputSpec,
                        OutputKind, OutputSpec, TensorArgument)
 
 __all__ = ["export"]
@@ -19,16 +21,39 @@ class _ExportTracer(Tracer):
         super().__init__()
         self.concrete, self.dynamic = True, dynamic
         self.leaf_names = tuple(leaf_names)
+        self.input_structures = {}  # argument name -> its structure (_inputs)
+        self.given = set()  # the names of the arguments the call passed
 
     def is_leaf_module(self, m, module_qualified_name):
         return type(m).__name__ in self.leaf_names and m is not self.root
 
+    def _non_tensor_input(self, name, value):
+        """As PyTorch's export: a tuple, list or dict is one graph input per leaf (`hidden` =
+        (h, c): `hidden_0`, `hidden_1`); a leaf that is no tensor is a constant of the graph,
+        yet an input too (unused by the graph, checked by `module()`)."""
+        if name not in self.given:  # a default the call left alone is no input
+            return value
+        structure = _inputs.describe(value)
+        self.input_structures[name] = structure
+        names = {path: leaf for leaf, path, _ in _inputs.leaves(structure, name)}
+
+        def placeholder(path, leaf_structure):
+            leaf = value
+            for key in path:
+                leaf = leaf[key]
+            node = self.create_node("placeholder", names[path], (), {})
+            node.meta["val"] = leaf
+            return self.proxy(node) if leaf_structure == "tensor" else leaf
+        return _inputs.build(structure, placeholder)
+
 
 def _example_list(mod, args, kwargs):
+    """Every forward argument's example value (defaults filled in), and the names passed."""
     sig = inspect.signature(type(mod).forward)
     bound = sig.bind(mod, *args, **(kwargs or {}))
+    given = set(list(bound.arguments)[1:])
     bound.apply_defaults()
-    return [v for k, v in list(bound.arguments.items())[1:]]
+    return [v for k, v in list(bound.arguments.items())[1:]], given
 
 
 def _declared_dims(dynamic_shapes, mod, examples):
@@ -103,10 +128,11 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     if not isinstance(args, tuple):
         raise ValueError(f"Expecting `args` to be a tuple of example positional inputs, got "
                          f"{type(args)}")
-    examples = _example_list(mod, args, kwargs)
+    examples, given = _example_list(mod, args, kwargs)
     declared = _declared_dims(dynamic_shapes, mod, examples)
     _check_ranges(declared)
     tracer = _ExportTracer(_leaf_modules, dynamic=_dynamic_sizes(declared))
+    tracer.given = given
     saved = _snapshot_state(mod)
     try:
         graph = tracer.trace(mod, example_inputs=examples)
@@ -122,7 +148,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
                     for n in outputs]
     gm.recompile()
     return ExportedProgram(gm, ExportGraphSignature(specs, output_specs), state, constants,
-                           example_inputs=(args, kwargs or {}))
+                           example_inputs=(args, kwargs or {}),
+                           input_structures=tracer.input_structures)
 
 
 def _lift(gm, mod, tracer):
@@ -164,7 +191,9 @@ def _lift(gm, mod, tracer):
         else:
             state[target] = value
         specs.append(InputSpec(kind, TensorArgument(ph.name), target, keep))
-    specs += [InputSpec(InputKind.USER_INPUT, TensorArgument(n.name), None) for n in user]
+    specs += [InputSpec(InputKind.USER_INPUT, TensorArgument(n.name)
+                        if isinstance(n.meta.get("val"), Tensor) or "val" not in n.meta
+                        else ConstantArgument(n.name, n.meta["val"]), None) for n in user]
     for name in list(tracer._tensor_constants):
         if hasattr(gm, name):
             delattr(gm, name)

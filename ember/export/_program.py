@@ -2,8 +2,10 @@
 import dataclasses
 import enum
 
-__all__ = ["Dim", "dims", "InputKind", "OutputKind", "TensorArgument", "InputSpec", "OutputSpec",
-           "ExportGraphSignature", "ExportedProgram"]
+from ._inputs import input_leaves, leaves
+
+__all__ = ["Dim", "dims", "InputKind", "OutputKind", "TensorArgument", "ConstantArgument",
+           "InputSpec", "OutputSpec", "ExportGraphSignature", "ExportedProgram"]
 
 
 class _DimHint(enum.Enum):
@@ -55,6 +57,14 @@ class TensorArgument:
 
 
 @dataclasses.dataclass
+class ConstantArgument:
+    """An input of the graph that is no tensor (a number, a flag, None): the program was
+    specialized on `value`."""
+    name: str
+    value: object
+
+
+@dataclasses.dataclass
 class InputSpec:
     kind: InputKind
     arg: TensorArgument
@@ -91,11 +101,12 @@ class ExportGraphSignature:
 
     @property
     def user_inputs(self):
-        return [s.arg.name for s in self.input_specs if s.kind == InputKind.USER_INPUT]
+        return tuple(s.arg.value if isinstance(s.arg, ConstantArgument) else s.arg.name
+                     for s in self.input_specs if s.kind == InputKind.USER_INPUT)
 
     @property
     def user_outputs(self):
-        return [getattr(s.arg, "name", s.arg) for s in self.output_specs]
+        return tuple(getattr(s.arg, "name", s.arg) for s in self.output_specs)
 
     @property
     def inputs_to_parameters(self):
@@ -111,11 +122,13 @@ class ExportedProgram:
     constants lifted to inputs (`graph_signature` says which), and their values."""
 
     def __init__(self, graph_module, graph_signature, state_dict, constants,
-                 example_inputs=None, range_constraints=None):
+                 example_inputs=None, range_constraints=None, input_structures=None):
         self.graph_module, self.graph_signature = graph_module, graph_signature
         self.state_dict, self.constants = state_dict, constants
         self.example_inputs = example_inputs
         self.range_constraints = range_constraints or {}
+        # argument name -> the tuple/list/dict structure its graph inputs came from (_inputs)
+        self._input_structures = dict(input_structures or {})
 
     @property
     def graph(self):
@@ -165,9 +178,18 @@ class ExportedProgram:
                 setattr(owner, field, value)
             lifted[spec.arg.name] = spec.target
         graph, env = Graph(), {}
+        owner_of = {leaf: arg for arg, structure in self._input_structures.items()
+                    for leaf, _, _ in leaves(structure, arg)}
+        read = {}  # an argument's leaves, as nodes reading them from the argument
         for node in self.graph.nodes:
             if node.op == "placeholder" and node.name in lifted:
                 env[node] = graph.get_attr(lifted[node.name])
+                env[node].meta = dict(node.meta)
+            elif node.op == "placeholder" and node.name in owner_of:
+                arg = owner_of[node.name]
+                if arg not in read:  # the argument itself is the input, flattened here
+                    read[arg] = self._read_leaves(graph, arg)
+                env[node] = read[arg][node.name]
                 env[node].meta = dict(node.meta)
             else:
                 env[node] = graph.node_copy(node, lambda n: env[n])
@@ -183,6 +205,18 @@ class ExportedProgram:
             if owner is None or not hasattr(owner, field):
                 _copy_attr(root, gm, target)
         return gm
+
+    def _read_leaves(self, graph, arg):
+        """A placeholder for container argument `arg` and, by name, a node per tensor leaf:
+        one call checks the structure and lists the leaves, then one getitem each."""
+        import operator
+        structure = self._input_structures[arg]
+        listed = graph.create_node("call_function", input_leaves,
+                                   (graph.placeholder(arg), structure, arg), {},
+                                   name=f"{arg}_leaves")
+        return {leaf: graph.create_node("call_function", operator.getitem, (listed, i), {},
+                                        name=leaf)
+                for i, (leaf, _, _) in enumerate(leaves(structure, arg))}
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Unable to call ExportedProgram directly. You should use "

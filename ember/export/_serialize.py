@@ -11,8 +11,8 @@ from ..fx.graph import Graph
 from ..fx.graph_module import GraphModule
 from ..fx.node import Node
 from ..nn.modules.module import Module
-from ._program import (ExportedProgram, ExportGraphSignature, InputKind, InputSpec,
-                       OutputKind, OutputSpec, TensorArgument)
+from ._program import (ConstantArgument, ExportedProgram, ExportGraphSignature, InputKind,
+                       InputSpec, OutputKind, OutputSpec, TensorArgument)
 
 __all__ = ["save", "load"]
 
@@ -131,7 +131,8 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
         "inputs": [[s.kind.name, s.arg.name, s.target, s.persistent]
                    for s in ep.graph_signature.input_specs],
         "outputs": [[s.kind.name, getattr(s.arg, "name", None), s.target]
-                    for s in ep.graph_signature.output_specs]}
+                    for s in ep.graph_signature.output_specs],
+        "input_structures": _encode(ep._input_structures)}
     ember_save({"format": _FORMAT, "graph": json.dumps({"nodes": nodes, "signature": signature}),
                 "state_dict": dict(ep.state_dict), "constants": dict(ep.constants),
                 "extra_files": dict(extra_files or {})}, f)
@@ -157,11 +158,32 @@ def load(f, *, extra_files=None, expected_opset_version=None):
             node.meta["torch_path"] = item["target"]
         nodes[item["name"]] = node
     gm = GraphModule(Module(), graph)
-    inputs = [InputSpec(InputKind[k], TensorArgument(n), t, *rest)
+    structures = _decode(spec["signature"].get("input_structures", {"dict": {}}), nodes)
+    constants = _check_structures(structures, {
+        n for k, n, *_ in spec["signature"]["inputs"] if k == InputKind.USER_INPUT.name})
+    inputs = [InputSpec(InputKind[k], ConstantArgument(n, constants[n]) if n in constants
+                        else TensorArgument(n), t, *rest)
               for k, n, t, *rest in spec["signature"]["inputs"]]
     outputs = [OutputSpec(OutputKind[k], TensorArgument(n), t)
                for k, n, t in spec["signature"]["outputs"]]
     if extra_files is not None:
         extra_files.update(data.get("extra_files", {}))
     return ExportedProgram(gm, ExportGraphSignature(inputs, outputs), data["state_dict"],
-                           data["constants"])
+                           data["constants"], input_structures=structures)
+
+
+def _check_structures(structures, user_inputs):
+    """A file's container structures must name the program's own user inputs (a hand-edited
+    file could otherwise make module() read leaves that are no inputs)."""
+    from ._inputs import leaves
+    constants = {}
+    for arg, structure in structures.items():
+        try:
+            found = leaves(structure, arg)
+        except (AttributeError, TypeError, ValueError):
+            found = None
+        if not found or not {leaf for leaf, _, _ in found} <= user_inputs:
+            raise ValueError(f"torch.export.load: the input structure of {arg!r} does not "
+                             "match the program's inputs")
+        constants.update({leaf: s["const"] for leaf, _, s in found if s != "tensor"})
+    return constants

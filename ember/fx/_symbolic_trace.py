@@ -342,7 +342,7 @@ class Tracer:
                 from .._tensor import Tensor
                 value = example_inputs[i] if i < len(example_inputs) else default
                 if not isinstance(value, Tensor):  # None, numbers, flags: constants
-                    args.append(value)
+                    args.append(self._non_tensor_input(p.name, value))
                     continue
             node = self.create_node("placeholder", p.name,
                                     () if default is inspect.Signature.empty else (default,),
@@ -351,6 +351,11 @@ class Tracer:
                 node.meta["val"] = value
             args.append(self.proxy(node))
         return args
+
+    def _non_tensor_input(self, name, value):
+        """What the trace sees for an example input that is not a tensor: the value itself, a
+        constant of the graph (the exporting tracer gives containers of tensors inputs)."""
+        return value
 
     def _concrete_arg(self, param, value):
         """A parameter fixed by `concrete_args`. As torch.fx does, a scalar or None still
@@ -374,8 +379,12 @@ class Tracer:
 
     @contextlib.contextmanager
     def _patched(self):
+        from .. import ops
         from .._tensor import Tensor
         from ..nn.modules.module import Module
+        # every op in place before the namespaces are patched (a family loaded mid-trace
+        # would put its functions past the recording wrappers)
+        ops.load_all()
         saved = []
 
         def patch(owner, name, value):

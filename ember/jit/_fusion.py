@@ -38,7 +38,12 @@ class strict_fusion:
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False, recompile_limit=None, isolate_recompiles=False,
             name=None, shapes_spec=None):
-    """`torch.compile` with the eager backend's semantics: the model or function, unchanged."""
+    """`torch.compile` with the eager backend's semantics: a function unchanged, a module
+    wrapped as PyTorch wraps it (an OptimizedModule: `_orig_mod.` in its state_dict keys)."""
     if model is None:
-        return lambda m: m
+        return lambda m: compile(m, disable=disable)
+    from ..nn.modules.module import Module
+    if isinstance(model, Module) and not disable:
+        from .._dynamo.eval_frame import OptimizedModule
+        return OptimizedModule(model)
     return model

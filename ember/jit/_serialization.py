@@ -28,7 +28,7 @@ from ._script import (RecursiveScriptModule, ScriptFunction, ScriptModule, TopLe
 FORMAT = "ember.jit/1"
 _WRAPPERS = {"script": RecursiveScriptModule, "trace": TopLevelTracedModule}
 # what Module.__init__ and the wrappers keep in __dict__: rebuilt on load, never saved
-_INTERNAL = frozenset(Module().__dict__) | {"_original_class", "_frozen"}
+_INTERNAL = frozenset(Module().__dict__) | {"_original_class", "_frozen", "_trace_examples"}
 _REF = "__ember_jit_state__"  # an attribute that is one of the module's own tensors
 
 
@@ -81,12 +81,53 @@ def save(m, f, _extra_files=None):
         payload = {"kind": "function", "function": _class_name(m._fn)}
     elif isinstance(m, ScriptModule):
         payload = {"kind": "module", "root": _describe(m, "")}
+        program = _traced_program(m)
+        if program is not None:
+            payload["program"] = program
     else:
         raise AttributeError(f"'{type(m).__name__}' object has no attribute 'save'")
     payload["format"] = FORMAT
     payload["extra_files"] = {k: v.encode() if isinstance(v, str) else bytes(v)
                               for k, v in (_extra_files or {}).items()}
     _save_checkpoint(payload, f)
+
+
+def _traced_program(m):
+    """A traced module's trace as an exported program (ember.export's file, in bytes): a
+    TorchScript file runs without the model's Python class, and so does this one where the
+    class cannot be found on load. None where the module was not traced on examples or does
+    not export (data-dependent control flow): the file then needs the class, as before."""
+    examples = m.__dict__.get("_trace_examples")
+    if examples is None:
+        return None
+    from .. import export as _export
+    from ..autograd import no_grad
+    # every size is read from the inputs at run time where the code reads one (as a TorchScript
+    # trace records aten::size), so another batch size runs; failing that, sizes are fixed
+    dynamic = tuple({d: _export.Dim(f"d{i}_{d}") for d in range(a.dim())}
+                    if isinstance(a, Tensor) else None for i, a in enumerate(examples))
+    for shapes in (dynamic, None):
+        try:
+            with no_grad():
+                program = _export.export(_unwrapped(m), tuple(examples), dynamic_shapes=shapes)
+            out = io.BytesIO()
+            _export.save(program, out)
+            return out.getvalue()
+        except Exception:  # noqa: BLE001 (export refused it: try fixed sizes, or keep the
+            continue       # class form alone)
+    return None
+
+
+def _unwrapped(module):
+    """The eager module tree a script/trace wrapper stands for (sharing its tensors)."""
+    if not isinstance(module, ScriptModule):
+        return module
+    plain = Module.__new__(module.__dict__["_original_class"])
+    d = plain.__dict__
+    d.update({k: v for k, v in module.__dict__.items() if k not in
+              ("_original_class", "_frozen", "_trace_examples")})
+    d["_modules"] = {k: None if c is None else _unwrapped(c) for k, c in module._modules.items()}
+    return plain
 
 
 def _is_torchscript_archive(f):
@@ -99,6 +140,10 @@ def _is_torchscript_archive(f):
     except (zipfile.BadZipFile, OSError, ValueError):
         return False
     return any(n.endswith("/constants.pkl") or "/code/" in n for n in names)
+
+
+class _NotAllowed(RuntimeError):
+    """A class or function the load may not take (PyTorch's type: RuntimeError)."""
 
 
 def _resolve(name, weights_only):
@@ -133,7 +178,7 @@ def _resolve(name, weights_only):
                 f" Allow it with ember.serialization.add_safe_globals([{qualname}]) (or the "
                 "safe_globals context manager), or pass weights_only=False if you trust the "
                 "file: that imports the class's module, which runs its code.")
-        raise RuntimeError(f"ember.jit.load: '{name}' is not an allowed class or function.{hint}")
+        raise _NotAllowed(f"ember.jit.load: '{name}' is not an allowed class or function.{hint}")
     return obj
 
 
@@ -197,4 +242,14 @@ def load(f, map_location=None, _extra_files=None, *, weights_only=True):
     if payload["kind"] == "function":
         fn = _resolve(payload["function"], weights_only)
         return fn if isinstance(fn, ScriptFunction) else ScriptFunction(fn)
-    return _rebuild(payload["root"], weights_only)
+    try:
+        return _rebuild(payload["root"], weights_only)
+    except _NotAllowed:
+        if "program" not in payload:
+            raise
+    # the model's class is not at hand: the trace it was saved with runs instead (as a
+    # TorchScript file's code does), reading only ember's public functions
+    from .. import export as _export
+    module = _export.load(io.BytesIO(payload["program"])).module()
+    module.train(payload["root"]["training"])
+    return module

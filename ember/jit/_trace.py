@@ -176,4 +176,8 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
                 c_args = _as_args(c[name])
                 runs.append((c_args, {}, method(*c_args)))
             _check(method, first, runs, check_tolerance)
-    return wrap_module(mod, TopLevelTracedModule)
+    traced = wrap_module(mod, TopLevelTracedModule)
+    if "forward" in inputs and not example_inputs_is_kwarg:
+        # kept for jit.save, which stores the trace as a program too (see _serialization)
+        traced.__dict__["_trace_examples"] = _as_args(inputs["forward"])
+    return traced

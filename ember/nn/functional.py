@@ -1,16 +1,14 @@
 """`ember.nn.functional`: the functional forms of nn's math. Every function lives with its
 op family in `ember.ops` (with its derivative); this namespace gathers them as PyTorch's
 `torch.nn.functional` does."""
-from ..ops import FUNCTIONAL as _FUNCTIONAL
-from ..ops import __all__ as _ops_all
-from .. import ops as _ops
-# by name, not through FUNCTIONAL: it has no op-table entry of its own (nn.MultiheadAttention's
-# tests in tests/test_transformer.py check it)
-from ..ops.attention import multi_head_attention_forward  # noqa: F401
+import sys as _sys
 
-globals().update(_FUNCTIONAL)
-# PyTorch's functional namespace also holds many top-level ops (relu, conv2d, softmax ...)
-for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+from .. import ops as _ops
+from .._lazy import lazy_attributes as _lazy_attributes
+
+# PyTorch's functional namespace also holds many top-level ops (relu, conv2d, softmax ...);
+# a family's own functional name wins over a top-level op of the same name
+_TOP_LEVEL = ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
               "conv_transpose2d", "conv_transpose3d", "avg_pool1d", "max_pool1d", "max_pool2d",
               "max_pool3d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
               "pixel_unshuffle", "dropout", "alpha_dropout", "feature_alpha_dropout",
@@ -19,11 +17,17 @@ for _name in ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_tra
               "pdist", "hardshrink", "threshold", "selu", "celu", "prelu", "rrelu", "bilinear",
               "kl_div", "binary_cross_entropy_with_logits", "ctc_loss", "hinge_embedding_loss",
               "margin_ranking_loss", "poisson_nll_loss", "cosine_embedding_loss",
-              "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle"):
-    if _name in _ops_all and _name not in globals():
-        globals()[_name] = getattr(_ops, _name)
+              "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle")
+# the families loaded on first use (ember/ops/__init__.py) give their names when they load
+_ops.export(_sys.modules[__name__], public=[n for n in _TOP_LEVEL if n in _ops.__all__],
+            functional=_ops.FUNCTIONAL_NAMES)
+# by name, not through FUNCTIONAL: it has no op-table entry of its own (nn.MultiheadAttention's
+# tests in tests/test_transformer.py check it)
+from ..ops.attention import multi_head_attention_forward  # noqa: E402,F401
+# scaled_mm's enums, from a family loaded on first use
+_lazy_attributes(_sys.modules[__name__], {name: ("ember.ops.scaled_mm", name)
+                                          for name in ("ScalingType", "SwizzleType")})
 from ..ops._grid_sample import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES  # noqa: E402,F401
-from ..ops.scaled_mm import ScalingType, SwizzleType  # noqa: E402,F401
 
 
 def assert_int_or_pair(arg, arg_name, message):
@@ -33,4 +37,4 @@ def assert_int_or_pair(arg, arg_name, message):
         raise AssertionError(message.format(arg_name))
 
 
-__all__ = sorted(n for n in globals() if not n.startswith("_"))
+__all__ = sorted(n for n in __dir__() if not n.startswith("_"))  # noqa: F821 (ember/_lazy.py's)

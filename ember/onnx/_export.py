@@ -97,8 +97,9 @@ def lower_graph(g, graph_module, env, user_inputs):
     for node in graph_module.graph.nodes:
         example = _example(node.meta.get("val"))
         if node.op == "placeholder":
-            if node not in env:
-                env[node] = next(inputs)
+            if node not in env:  # a constant input (a number...) is no ONNX input: baked in
+                env[node] = next(inputs) if isinstance(node.meta.get("val"), Tensor) \
+                    or "val" not in node.meta else node.meta["val"]
             continue
         if node.op == "get_attr":
             owner, name = graph_module, node.target

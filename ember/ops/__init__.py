@@ -6,12 +6,15 @@ names in `FUNCTIONAL`; the Python operators are bound here, once.
 """
 import builtins
 import importlib
+import sys
 
 import numpy as np
 
+from .. import _lazy
 from .._sparse import SparseTensor
 from .._tensor import Tensor
-from . import _aten, _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith
+from ._lazy_families import COMPRESSED_METHODS as _COMPRESSED_METHOD_NAMES
+from ._lazy_families import NAMES as _LAZY_FAMILY_NAMES
 
 FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics",
                 "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
@@ -23,19 +26,106 @@ FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statist
                 "view_copies", "recurrent", "aten_forms", "linear_loss", "sparse_products",
                 "grouped_mm", "scaled_mm", "lowrank", "lobpcg", "hashing", "dlpack",
                 "sparse_compressed")
-FAMILIES = tuple(importlib.import_module(f".{name}", __name__) for name in FAMILY_NAMES)
-__all__ = sorted({name for family in FAMILIES for name in family.__all__})
-globals().update({name: getattr(family, name) for family in FAMILIES for name in family.__all__})
-FUNCTIONAL = {name: getattr(family, name)
-              for family in FAMILIES for name in getattr(family, "FUNCTIONAL", ())}
+# LAZY_FAMILY_NAMES load on first use of one of their names (a function here, in `ember` or
+# `ember.nn.functional`, a Tensor method): the families a script rarely needs, or needs only
+# with ember.nn (itself loaded on first use). Their names are listed, without importing them,
+# in _lazy_families.py, which tests/ops/test_lazy_families.py checks (and rewrites).
+LAZY_FAMILY_NAMES = tuple(_LAZY_FAMILY_NAMES)
+_LAZY_PUBLIC = {n: f for f, (names, _, _) in _LAZY_FAMILY_NAMES.items() for n in names}
+_LAZY_METHODS = {n: f for f, (_, names, _) in _LAZY_FAMILY_NAMES.items() for n in names}
+_LAZY_FUNCTIONAL = {n: f for f, (_, _, names) in _LAZY_FAMILY_NAMES.items() for n in names}
+_functional_loaded = {}  # the `ember.nn.functional` names of the families loaded so far
+_exported_to = []  # (namespace, public names, functional names) of the modules given to export()
+
+
+def _bind_family(name, family):
+    """A lazy family has just loaded: put its functions where the eager families' were put at
+    import (here, on Tensor, in the namespaces given to export()), never over a value that is
+    already there (a user's patch, or the name's eager holder). False where one of its
+    functions has its module's name (`stft`), which keeps that place, as at eager import."""
+    if name not in _LAZY_FAMILY_NAMES:
+        return True
+    public, methods, functional = _LAZY_FAMILY_NAMES[name]
+    namespace = globals()
+    for n in public:
+        if namespace.get(n, family) is family:
+            namespace[n] = getattr(family, n)
+    for n in methods:
+        current = vars(Tensor).get(n)
+        if current is None or isinstance(current, _lazy.LazyMethod):
+            setattr(Tensor, n, getattr(family, n))
+    for n in functional:
+        _functional_loaded[n] = getattr(family, n)
+    for exported, wanted_public, wanted_functional in _exported_to:
+        for n in functional:
+            if n in wanted_functional:
+                exported.setdefault(n, _functional_loaded[n])
+        for n in public:
+            if n in wanted_public and n not in wanted_functional:
+                exported.setdefault(n, namespace[n])
+    return name not in namespace
+
+
+_lazy.bind_on_import(sys.modules[__name__], _bind_family)
+from . import _aten, _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith  # noqa: E402,I001
+_EAGER_FAMILIES = tuple(importlib.import_module(f".{name}", __name__)
+                        for name in FAMILY_NAMES if name not in _LAZY_FAMILY_NAMES)
+__all__ = sorted({name for family in _EAGER_FAMILIES for name in family.__all__}
+                 | set(_LAZY_PUBLIC))
+globals().update({name: getattr(family, name)
+                  for family in _EAGER_FAMILIES for name in family.__all__})
+_functional_loaded.update({name: getattr(family, name) for family in _EAGER_FAMILIES
+                           for name in getattr(family, "FUNCTIONAL", ())})
+# every `ember.nn.functional` name of the families, loaded or not
+FUNCTIONAL_NAMES = (*_functional_loaded, *_LAZY_FUNCTIONAL)
+
+
+def load_all():
+    """Import every lazy family (what needs every op at once: fx tracing, the profiler,
+    torch.overrides' tables)."""
+    for name in _LAZY_FAMILY_NAMES:
+        importlib.import_module(f".{name}", __name__)
+
+
+def functional_op(name):
+    """The `ember.nn.functional` function `name`, its family loaded if it was not."""
+    if name not in _functional_loaded and name in _LAZY_FUNCTIONAL:
+        importlib.import_module(f".{_LAZY_FUNCTIONAL[name]}", __name__)
+    return _functional_loaded[name]
+
+
+def export(module, public=(), functional=()):
+    """Give `module` (`ember`, `ember.nn.functional`) the ops named in `public` (names of
+    `__all__`) and `functional` (`ember.nn.functional` names, which win over a public name):
+    those of loaded families now, the others when their family loads (on first access)."""
+    namespace = vars(module)
+    public, functional = frozenset(public), frozenset(functional)
+    lazy = {}
+    for n in functional:
+        if n in _functional_loaded:
+            namespace.setdefault(n, _functional_loaded[n])
+        elif n in _LAZY_FUNCTIONAL:
+            lazy[n] = (f"{__name__}.{_LAZY_FUNCTIONAL[n]}", n)
+    for n in public:
+        family = _LAZY_PUBLIC.get(n)
+        if n in functional:
+            continue
+        if family is not None and f"{__name__}.{family}" not in sys.modules:
+            lazy[n] = (f"{__name__}.{family}", n)
+        elif n in globals():
+            namespace.setdefault(n, globals()[n])
+    _exported_to.append((namespace, public, functional))
+    _lazy.lazy_attributes(module, lazy)
+
 
 # PyTorch never warns on 0/0, log(0) or overflow: NumPy is told so once here, since a
 # per-call `np.errstate` would cost more than a whole small op.
 np.seterr(all="ignore")
 
-for _family in FAMILIES:
+for _family in _EAGER_FAMILIES:
     for _name in _family.METHODS:
         setattr(Tensor, _name, getattr(_family, _name))
+_lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in _LAZY_METHODS.items()})
 # `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound here,
 # so that _tensor.py and _sparse.py import no ops
 Tensor.__new__ = staticmethod(creation.tensor_new)
@@ -43,9 +133,8 @@ for _family in (sparse, sparse_arith):
     for _name, _method in _family.SPARSE_METHODS.items():
         setattr(SparseTensor, _name, _method)
 from .._sparse_compressed import SparseCompressedTensor  # noqa: E402
-from .sparse_compressed_methods import COMPRESSED_METHODS  # noqa: E402
-for _name, _method in COMPRESSED_METHODS.items():
-    setattr(SparseCompressedTensor, _name, _method)
+_lazy.lazy_methods(SparseCompressedTensor, dict.fromkeys(_COMPRESSED_METHOD_NAMES,
+                                                         f"{__name__}.sparse_compressed_methods"))
 
 
 def _reflected(op):
@@ -137,6 +226,23 @@ def __getattr__(name):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return found
 
+
+def _all_families():
+    load_all()
+    return tuple(importlib.import_module(f".{family}", __name__) for family in FAMILY_NAMES)
+
+
+def _all_functional():
+    return {name: getattr(family, name)
+            for family in _all_families() for name in getattr(family, "FUNCTIONAL", ())}
+
+
+# a lazy family's functions, and the family modules themselves, load on first access; so do
+# FAMILIES and FUNCTIONAL, which hold every family
+_lazy.lazy_attributes(sys.modules[__name__], {
+    **{name: (f".{family}", name) for name, family in _LAZY_PUBLIC.items()},
+    **{family: (f".{family}", None) for family in _LAZY_FAMILY_NAMES if family not in _LAZY_PUBLIC},
+    "FAMILIES": _all_families, "FUNCTIONAL": _all_functional})
 
 Tensor.T = property(_T)
 Tensor.mT = property(_matrix_transpose)

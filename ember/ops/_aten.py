@@ -47,8 +47,9 @@ class OpOverload:
         function = self._function
         if isinstance(function, str):
             ops = importlib.import_module("ember.ops")
-            found = vars(ops).get(function)
-            function = self._function = found if found is not None else ops.FUNCTIONAL[function]
+            found = getattr(ops, function, None)
+            function = self._function = found if found is not None \
+                else ops.functional_op(function)
         return function
 
     def __call__(self, *args, **kwargs):
@@ -119,7 +120,7 @@ def _sdpa_flash_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, at
     """(attention output, logsumexp of each query's scaled scores): the form PyTorch's CPU
     attention kernel returns."""
     ops = importlib.import_module("ember.ops")
-    output = ops.FUNCTIONAL["scaled_dot_product_attention"](
+    output = ops.functional_op("scaled_dot_product_attention")(
         query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
         scale=scale)
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale

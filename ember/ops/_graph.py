@@ -11,6 +11,7 @@ In-place ops go through `inplace`, out= through `write_out`: one path each for e
 import contextlib
 import functools
 import inspect
+import os
 import re
 import warnings
 import weakref
@@ -20,7 +21,7 @@ import numpy as np
 _new = object.__new__
 
 from .. import _dtype_casts as _casts
-from .._state import (forward_ad as _fw, grad as _grad_state,
+from .._state import (anomaly as _anomaly, forward_ad as _fw, grad as _grad_state,
                       saved_tensor_hooks as _saved_hooks,
                       selective_checkpoint as _sac,
                       selective_checkpoint_anywhere as _sac_anywhere,
@@ -289,6 +290,8 @@ def record(cls, inputs, *outputs):
     node = _new(cls)
     node._next = tuple([edge(t) for t in inputs])
     node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
+    if _anomaly.enabled:
+        node.metadata["traceback_"] = forward_traceback()
     if len(outputs) == 1:
         out = outputs[0]
         out._requires_grad = True
@@ -300,6 +303,21 @@ def record(cls, inputs, *outputs):
             out._grad_fn = node
             out._output_nr = i
     return node
+
+
+_OWN_CODE = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                  for d in ("ops", "autograd", "_tensor.py"))
+
+
+def forward_traceback():
+    """Where the op was called (for anomaly mode's report of a failing backward): the stack,
+    less ember's own op machinery at its top, as PyTorch's shows the Python frames above its
+    C++ ops."""
+    import traceback
+    frames = traceback.extract_stack()[:-2]
+    while frames and frames[-1].filename.startswith(_OWN_CODE):
+        frames.pop()
+    return traceback.format_list(frames)
 
 
 def _tell_selective_checkpoint(cls, inputs, outputs):

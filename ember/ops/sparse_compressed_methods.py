@@ -1,8 +1,9 @@
 """What a sparse compressed tensor (CSR, CSC, BSR, BSC) does beyond construction and conversion
 (`ember/ops/sparse_compressed.py`): its products with dense tensors, the arithmetic users do
 (scaling, negation, the sum of two tensors of one layout, dense + sparse), transposition,
-printing as PyTorch prints it, and the methods that run these, bound onto
-`SparseCompressedTensor` by `ember/ops/__init__.py`.
+printing as PyTorch prints it, and the methods that run these, which this module binds onto
+`SparseCompressedTensor` when it loads (`ember/ops/__init__.py` puts stand-ins there that
+load it on first use, ember/_lazy.py).
 
 Products go through the COO tensor of the stored entries (`to_coo`), whose product
 (`ember/ops/sparse.py`) takes its gradients to the values and the dense operand, on NumPy
@@ -230,3 +231,5 @@ COMPRESSED_METHODS = {
     "indices": _not_coo("indices"),
     "__repr__": compressed_repr, "__str__": compressed_repr,
 }
+for _name, _method in COMPRESSED_METHODS.items():
+    setattr(SparseCompressedTensor, _name, _method)

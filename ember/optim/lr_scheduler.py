@@ -2,6 +2,7 @@
 next rates from the current ones, and `_get_closed_form_lr` from the epoch alone (used when
 a scheduler is restarted at a milestone of SequentialLR, or stepped with an epoch)."""
 import math
+import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
@@ -328,13 +329,9 @@ class CyclicLR(LRScheduler):
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
             raise ValueError("mode is invalid and scale_fn is None")
         self.mode, self.gamma = mode, gamma
-        if scale_fn is None:
-            self._scale_fn = {"triangular": lambda x: 1.0,
-                              "triangular2": lambda x: 1 / (2.0 ** (x - 1)),
-                              "exp_range": lambda x: gamma ** x}[mode]
-            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
-        else:
-            self._scale_fn, self.scale_mode = scale_fn, scale_mode
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else \
+            "iterations" if mode == "exp_range" else "cycle"
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self.use_beta1 = _momentum_key(optimizer)
@@ -347,7 +344,13 @@ class CyclicLR(LRScheduler):
         self.base_lrs = base_lrs
 
     def scale_fn(self, x):
-        return self._scale_fn(x)
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
 
     def get_lr(self):
         cycle = math.floor(1 + self.last_epoch / self.total_size)
@@ -362,9 +365,20 @@ class CyclicLR(LRScheduler):
         return lrs
 
     def state_dict(self):
+        """As PyTorch's: a custom scale function is kept only as the attributes of a callable
+        object (a plain function does not pickle by value); None otherwise."""
         state = super().state_dict()
-        state.pop("_scale_fn", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) \
+            else dict(vars(fn))
         return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        fn_state = state_dict.pop("_scale_fn_custom", None)
+        super().load_state_dict(state_dict)
+        if fn_state is not None and self._scale_fn_custom is not None:
+            vars(self._scale_fn_custom).update(fn_state)
 
 
 class OneCycleLR(LRScheduler):
@@ -390,17 +404,19 @@ class OneCycleLR(LRScheduler):
             raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
                              f"{anneal_strategy}")
         self.total_steps = total_steps
-        self._anneal = self._cos if anneal_strategy == "cos" else self._linear
+        # plain data, named as PyTorch's (its state_dict carries them; a function would not
+        # pickle at torch.save's protocol 2, and checkpoints cross between the libraries)
+        self._anneal_func_type = anneal_strategy
         p = float(pct_start * total_steps)
+        ends = [(p - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum")]
         if three_phase:
-            self._phases = [(p - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (2 * p - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
-                            (total_steps - 1, "initial_lr", "min_lr", "max_momentum",
-                             "max_momentum")]
+            ends += [(2 * p - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                     (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
         else:
-            self._phases = [(p - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (total_steps - 1, "max_lr", "min_lr", "base_momentum",
-                             "max_momentum")]
+            ends += [(total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        self._schedule_phases = [
+            {"end_step": end, "start_lr": lr0, "end_lr": lr1, "start_momentum": m0,
+             "end_momentum": m1} for end, lr0, lr1, m0, m1 in ends]
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for m, group in zip(max_lrs, optimizer.param_groups):
@@ -418,12 +434,9 @@ class OneCycleLR(LRScheduler):
                     group["max_momentum"], group["base_momentum"] = m, b
         super().__init__(optimizer, last_epoch)
 
-    @staticmethod
-    def _cos(start, end, pct):
-        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-
-    @staticmethod
-    def _linear(start, end, pct):
+    def _anneal(self, start, end, pct):
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
         return (end - start) * pct + start
 
     def get_lr(self):
@@ -434,12 +447,14 @@ class OneCycleLR(LRScheduler):
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0
-            for i, (end, lr0, lr1, m0, m1) in enumerate(self._phases):
-                if step <= end or i == len(self._phases) - 1:
+            for i, phase in enumerate(self._schedule_phases):
+                end = phase["end_step"]
+                if step <= end or i == len(self._schedule_phases) - 1:
                     pct = (step - start) / (end - start)
-                    lr = self._anneal(group[lr0], group[lr1], pct)
+                    lr = self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct)
                     if self.cycle_momentum:
-                        _set_momentum(group, self._anneal(group[m0], group[m1], pct),
+                        _set_momentum(group, self._anneal(group[phase["start_momentum"]],
+                                                          group[phase["end_momentum"]], pct),
                                       self.use_beta1)
                     break
                 start = end

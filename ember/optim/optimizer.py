@@ -90,12 +90,11 @@ class Optimizer:
 
     def __repr__(self):
         out = self.__class__.__name__ + " ("
-        for i, group in enumerate(self.param_groups):
-            out += f"\nParameter Group {i}"
-            for key in sorted(group.keys()):
-                if key != "params":
-                    out += f"\n    {key}: {group[key]}"
-        return out + "\n)"
+        for i, group in enumerate(self.param_groups):  # a blank line between groups
+            out += f"\nParameter Group {i}\n"
+            out += "".join(f"    {key}: {group[key]}\n" for key in sorted(group)
+                           if key != "params")
+        return out + ")"
 
     def add_param_group(self, param_group):
         if not isinstance(param_group, dict):

@@ -206,8 +206,8 @@ class profile:
 
     def export_chrome_trace(self, path):
         """The trace as JSON for chrome://tracing and Perfetto (gzip-compressed when `path`
-        ends with .gz)."""
-        return self._require().export_chrome_trace(path)
+        ends with .gz). Returns None, as PyTorch's."""
+        self._require().export_chrome_trace(path)
 
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False,

@@ -92,6 +92,9 @@ def _allowed_global(module, name):
         if name == "Size":
             from .._tensor import Size
             return Size
+        from .. import _qscheme  # torch.per_tensor_affine ...: PyTorch allows the schemes
+        if name in _qscheme.__all__ and name != "qscheme":
+            return getattr(_qscheme, name)
         from ..ops.creation import LEGACY_TYPES  # torch.FloatTensor ...: tensor classes
         if name in LEGACY_TYPES:
             return LEGACY_TYPES[name]

@@ -17,6 +17,7 @@ import types
 import numpy as np
 
 from .. import _memory_format as _mf
+from .. import _qscheme
 from .. import dtypes as _dt
 from .._storage import TypedStorage, UntypedStorage
 from .._tensor import Tensor
@@ -108,6 +109,14 @@ class _Writer(pickle._Pickler):
         self.save(_DTYPE_GLOBALS[obj])  # (through the memo: a dtype may be written often)
 
     dispatch[_dt.dtype] = _save_dtype
+
+    def _save_torch_singleton(self, obj):
+        # a qscheme or memory format as PyTorch's module attribute (`torch.per_tensor_affine`,
+        # `torch.channels_last`), which PyTorch's unpickler finds, as ember's does
+        self.save(_TorchGlobal("torch", repr(obj)[len("torch."):]))
+
+    dispatch[_qscheme.qscheme] = _save_torch_singleton
+    dispatch[_mf.memory_format] = _save_torch_singleton
 
     def reducer_override(self, obj):
         from ..nn.parameter import Parameter

@@ -55,3 +55,34 @@ def test_set_detect_anomaly_function_context_and_check_nan():
         return ember.is_anomaly_enabled()
     ember.autograd.set_detect_anomaly(False)
     assert run() and not ember.is_anomaly_enabled()
+
+
+def _failing_step(lib):
+    def layer(x):
+        return x.sqrt()  # the forward call the report must name
+    x = lib.tensor([0.0, 1.0], requires_grad=True)
+    return (layer(x) * 0).sum()
+
+
+def test_a_failing_backward_reports_where_its_forward_ran(torch):
+    # PyTorch's anomaly mode records each node's forward stack and, when the node's backward
+    # fails, warns "Error detected in <node>" with that stack before raising
+    reports = []
+    for lib in (ember, torch):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with lib.autograd.detect_anomaly():
+                loss = _failing_step(lib)
+                node = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+                assert node.name() == "SqrtBackward0" and "traceback_" in node.metadata
+                with pytest.raises(RuntimeError, match="'SqrtBackward0' returned nan values"):
+                    loss.backward()
+        messages = [str(w.message) for w in seen if "Error detected" in str(w.message)]
+        assert len(messages) == 1
+        reports.append(messages[0])
+    for report in reports:
+        assert report.startswith("Error detected in SqrtBackward0. Traceback of forward call "
+                                 "that caused the error:\n")
+        assert "in layer\n    return x.sqrt()" in report
+        assert "ember/ops" not in report  # ember's own machinery is left out
+    assert not ember.ones(1, requires_grad=True).sqrt().grad_fn.metadata  # only in the mode

@@ -49,10 +49,20 @@ def test_without_a_gpu_nothing_is_allocated_and_devices_raise_pytorchs_errors(to
     with pytest.raises(RuntimeError, match="NVTX functions not installed"):
         with ember.cuda.nvtx.range("step {}", 1):
             pass
-    for call in (ember.cuda.Stream, ember.cuda.Event, ember.cuda.mem_get_info,
-                 ember.cuda.profiler.start):
-        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
-            call()
+    for name in ("Stream", "Event", "mem_get_info", "profiler.start", "current_device",
+                 "initial_seed"):
+        errors = []
+        for lib in (ember, torch):
+            call = lib.cuda
+            for part in name.split("."):
+                call = getattr(call, part)
+            with pytest.raises(Exception) as caught:
+                call()
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1], name
+    with pytest.raises(ValueError, match="Expected a cuda device, but got: cpu"):
+        ember.cuda.set_device("cpu")
+    ember.cuda.set_rng_state(ember.zeros(16, dtype=ember.uint8))  # queued, as PyTorch's
     with pytest.raises(TypeError, match="must be `float`"):
         ember.cuda.set_per_process_memory_fraction(1)
     with pytest.raises(ValueError, match="Allowed range: 0~1"):

@@ -190,3 +190,46 @@ def _flat_out(out):
     if isinstance(out, ember.Tensor):
         return [out]
     return [t for o in out if o is not None for t in _flat_out(o)]
+
+
+def test_a_traced_model_loads_without_its_class(tmp_path):
+    # TorchScript's use: one program traces and saves, another loads and runs it without the
+    # model's Python class. The file carries the trace as an exported program (public
+    # functions only), which the load runs where the class is not allowed or not there.
+    import subprocess
+    import textwrap
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import ember as torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc, self.bn = torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)
+            def forward(self, x):
+                y = torch.relu(self.bn(self.fc(x)))
+                return y.view(y.size(0), -1) * 2
+        torch.manual_seed(0)
+        net = Net()
+        net(torch.randn(8, 3))
+        net.eval()
+        torch.jit.trace(net, torch.randn(2, 3)).save(sys.argv[1])
+        torch.save(net(torch.ones(5, 3)), sys.argv[2])
+    """))
+    model_file, out_file = tmp_path / "net.pt", tmp_path / "out.pt"
+    subprocess.run([sys.executable, str(script), str(model_file), str(out_file)], check=True)
+    loaded = ember.jit.load(model_file)  # no Net here: the trace runs
+    assert not loaded.training
+    assert ember.equal(loaded(ember.ones(5, 3)), ember.load(out_file))  # another batch size
+    assert "fc.weight" in loaded.state_dict()
+
+
+def test_a_trace_that_does_not_export_keeps_the_class_form():
+    class Branchy(nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x  # data-dependent: export refuses it
+    buf = io.BytesIO()
+    ember.jit.trace(Branchy(), ember.ones(2)).save(buf)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="is not an allowed class"):
+        ember.jit.load(buf)

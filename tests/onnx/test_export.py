@@ -104,6 +104,37 @@ def test_lstm_language_model():
     assert "LSTM" in _ops(proto)
 
 
+def test_lstm_language_model_taking_its_hidden_state():
+    # pytorch/examples' word_language_model exports `model(input, (h, c))`: the pair is two
+    # inputs of the graph, not constants baked from the example
+    ember.manual_seed(0)
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.rnn = nn.Embedding(50, 8), nn.LSTM(8, 12, num_layers=2)
+            self.head = nn.Linear(12, 50)
+
+        def forward(self, tokens, hidden):
+            out, hidden = self.rnn(self.embed(tokens), hidden)
+            return self.head(out), hidden
+
+    model = LM().eval()
+    tokens = ember.randint(0, 50, (6, 1))
+    zeros = (ember.zeros(2, 1, 12), ember.zeros(2, 1, 12))
+    f = io.BytesIO()
+    ember.onnx.export(model, (tokens, zeros), f)
+    sess = ort.InferenceSession(f.getvalue(), providers=["CPUExecutionProvider"])
+    assert len(sess.get_inputs()) == 3
+    hidden = (ember.randn(2, 1, 12), ember.randn(2, 1, 12))
+    got = sess.run(None, dict(zip([i.name for i in sess.get_inputs()],
+                                  [tokens.numpy(), hidden[0].numpy(), hidden[1].numpy()])))
+    with ember.no_grad():
+        want, (h, c) = model(tokens, hidden)
+    for a, b in zip(got, (want, h, c)):
+        np.testing.assert_allclose(a, b.numpy(), rtol=1e-5, atol=1e-5)
+
+
 def test_transformer_encoder():
     ember.manual_seed(0)
     layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, batch_first=True)

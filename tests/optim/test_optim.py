@@ -200,6 +200,40 @@ def test_scheduler_state_dict_roundtrip():
     assert fresh.last_epoch == 3 and math.isclose(fresh.get_last_lr()[0], sched.get_last_lr()[0])
 
 
+@pytest.mark.parametrize("name,kwargs", SCHEDULERS[-6:-2])  # CyclicLR, OneCycleLR: their lr
+# is a function of the step alone, so a fresh optimizer resumes it
+def test_scheduler_state_saves_and_crosses_to_torch(torch, name, kwargs):
+    # torch.save writes pickle protocol 2: a scheduler's state must be plain data (OneCycleLR
+    # kept its annealing function and could not be saved); a checkpoint written by one
+    # library resumes the schedule in the other
+    import io
+    states = {}
+    for lib in (ember, torch):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9)
+        sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
+        for _ in range(4):
+            opt.step()
+            sched.step()
+        buf = io.BytesIO()
+        lib.save(sched.state_dict(), buf)
+        states[lib.__name__] = buf.getvalue()
+    for saved_by, lib in (("ember", torch), ("torch", ember)):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9)
+        sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
+        sched.load_state_dict(lib.load(io.BytesIO(states[saved_by]), weights_only=False))
+        other = getattr(lib.optim.lr_scheduler, name)(
+            lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9), **kwargs)
+        for _ in range(4):
+            other.optimizer.step()
+            other.step()
+        for _ in range(5):
+            opt.step()
+            sched.step()
+            other.optimizer.step()
+            other.step()
+            assert sched.get_last_lr() == pytest.approx(other.get_last_lr(), rel=1e-12)
+
+
 @pytest.mark.parametrize("kwargs", [dict(lr=1), dict(lr=0.5, history_size=3, max_iter=5),
                                     dict(lr=1, line_search_fn="strong_wolfe")])
 def test_lbfgs_matches_torch(torch, kwargs):

@@ -156,3 +156,20 @@ def test_loaded_tensors_mix_with_fresh_ones_in_every_op():
     buf.seek(0)
     w = ember.load(buf)["w"]
     assert ember.equal(w @ ember.ones(3, 1), ember.full((2, 1), 3.0))
+
+
+def test_qschemes_and_memory_formats_load_in_torch(torch, tmp_path):
+    # written as PyTorch's module attributes (`torch.per_tensor_affine`): they were written
+    # by ember's module paths (`torch._qscheme...`), which PyTorch cannot import
+    path = tmp_path / "singletons.pt"
+    ember.save({"q": ember.per_channel_symmetric, "mf": ember.channels_last}, path)
+    theirs = torch.load(path, weights_only=False)
+    assert theirs == {"q": torch.per_channel_symmetric, "mf": torch.channels_last}
+    ours = ember.load(path, weights_only=False)
+    assert ours["q"] is ember.per_channel_symmetric and ours["mf"] is ember.channels_last
+    # a weights-only load takes the schemes, as PyTorch's does
+    ember.save({"q": ember.per_tensor_affine}, path)
+    assert ember.load(path)["q"] is ember.per_tensor_affine
+    assert torch.load(path)["q"] is torch.per_tensor_affine
+    torch.save({"q": torch.per_channel_affine}, path)
+    assert ember.load(path)["q"] is ember.per_channel_affine

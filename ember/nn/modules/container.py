@@ -220,6 +220,22 @@ class ModuleDict(Module):
             self[key] = module
 
 
+def _entries_repr(entries, type_text):
+    """ParameterList/ParameterDict's lines: `(key): Parameter containing: [<type> of size
+    2x3]` (a device other than the CPU named after the size), or the type of a non-tensor."""
+    lines = []
+    for key, value in entries:
+        if hasattr(value, "_array"):
+            size = "x".join(str(n) for n in value.size())
+            where = f" ({value.device})" if value.device.type != "cpu" else ""
+            kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+            lines.append(f"  ({key}): {kind} containing: [{type_text(value)} of size "
+                         f"{size}{where}]")
+        else:
+            lines.append(f"  ({key}): Object of type: {type(value).__name__}")
+    return "\n".join(lines)
+
+
 class ParameterList(Module):
     def __init__(self, values=None):
         super().__init__()
@@ -258,17 +274,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        lines = []
-        for i in range(self._size):
-            p = self[i]
-            size = "x".join(str(s) for s in p.size())
-            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-            lines.append(f"  ({i}): {kind} containing: [{p.dtype} of size {size}]")
-        return "\n".join(lines)
-
-    def __repr__(self):
-        body = self.extra_repr()
-        return "ParameterList(" + ("\n" + body + "\n" if body else "") + ")"
+        return _entries_repr(enumerate(self), lambda p: str(p.dtype))
 
 
 class ParameterDict(Module):
@@ -318,6 +324,16 @@ class ParameterDict(Module):
         return self[key] if key in self else default
 
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
+        # as PyTorch: a plain mapping's entries go in in key order, ordered ones as they are
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif hasattr(parameters, "items"):
+            items = sorted(parameters.items())
+        else:
+            items = parameters
         for k, v in items:
             self[k] = v
+
+    def extra_repr(self):
+        from ..._environment import typename
+        return _entries_repr(self.items(), typename)

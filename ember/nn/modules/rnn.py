@@ -8,7 +8,7 @@ import numbers
 import warnings
 
 from ... import ops
-from ...ops.recurrent import gru_step, lstm_step, rnn_step, run_layers
+from ...ops.recurrent import gru, gru_step, lstm, lstm_step, rnn_relu, rnn_step, rnn_tanh
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -245,12 +245,17 @@ class RNNBase(Module):
         return output, hidden
 
     def _run(self, x, hx, batch_sizes):
-        lstm = self.mode == "LSTM"
-        h0, c0 = hx if lstm else (hx, None)
-        out, h_n, c_n = run_layers(self.mode, x, h0, c0, self._flat_weights, self.bias,
-                                   self.num_layers, self.dropout, self.training,
-                                   self.bidirectional, batch_sizes)
-        return out, ((h_n, c_n) if lstm else h_n)
+        # through the public function, as PyTorch's module calls _VF.lstm: so that a trace
+        # (export, fx) records the whole layer stack as one node
+        sequence = {"LSTM": lstm, "GRU": gru, "RNN_TANH": rnn_tanh,
+                    "RNN_RELU": rnn_relu}[self.mode]  # the names, read now: a trace swaps them
+        if batch_sizes is None:
+            found = sequence(x, hx, self._flat_weights, self.bias, self.num_layers,
+                             self.dropout, self.training, self.bidirectional, False)
+        else:
+            found = sequence(x, batch_sizes, hx, self._flat_weights, self.bias,
+                             self.num_layers, self.dropout, self.training, self.bidirectional)
+        return found[0], (tuple(found[1:]) if self.mode == "LSTM" else found[1])
 
 
 class RNN(RNNBase):
