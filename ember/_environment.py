@@ -5,7 +5,7 @@ precision, determinism, warn-always, the deprecated default tensor type, plus `t
 Threads: ember computes with NumPy, whose heavy kernels (matmul, conv through im2col) run
 in the BLAS library NumPy links, so `set_num_threads` limits that library's thread pool.
 The switch itself (`threadpoolctl` when installed, else OpenBLAS's own setter through ctypes,
-so no new dependency is needed for the common case) lives in `_blas_threads`, on the ground
+so no new dependency is needed for the common case) lives in `_blas`, on the ground
 floor, where the ops read it too.
 """
 import importlib
@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from . import _state
-from ._blas_threads import blas as _blas
+from ._blas import blas as _blas
 from . import dtypes as _dt
 from .device import backend_of, device as _device
 

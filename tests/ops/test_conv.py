@@ -187,3 +187,29 @@ def test_a_batch_over_the_column_budget_goes_in_slices(monkeypatch, transposed, 
     monkeypatch.setattr(_routines, "COL_BUDGET", 1)  # one sample per slice
     for got, want in zip(run(), whole):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_blas_warm_up_runs_once_per_thread(monkeypatch):
+    """The CPU convolutions warm the BLAS up (one large product) once in each thread that
+    convolves, and the results are the same either way."""
+    import threading
+    from ember import _blas
+    monkeypatch.setattr(_blas, "_warm", threading.local())
+    products = []
+    real = np.matmul
+    monkeypatch.setattr(np, "matmul", lambda a, b, *r, **k: products.append(a.shape)
+                        or real(a, b, *r, **k))
+    rng = np.random.default_rng(4)
+    x = ember.tensor(rng.standard_normal((2, 3, 6, 5)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    big = (_blas.WARM_UP_SIZE,) * 2
+    first = F.conv2d(x, w, padding=1)
+    assert products.count(big) == 1
+    first.sum().backward()
+    again = F.conv2d(x, w, padding=1)
+    assert products.count(big) == 1  # once in this thread
+    np.testing.assert_array_equal(first.detach().numpy(), again.detach().numpy())
+    other = threading.Thread(target=lambda: F.conv2d(x.detach(), w.detach(), padding=1))
+    other.start()
+    other.join()
+    assert products.count(big) == 2  # and once in another

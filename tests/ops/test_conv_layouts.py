@@ -94,15 +94,7 @@ def test_empty_batch(torch, layout):
     assert x.grad.shape == x.shape and not w.grad.numpy().any()
 
 
-@pytest.fixture
-def one_blas_thread(monkeypatch):
-    """The BLAS thread count the layout rules and blocked products read, as 1."""
-    from ember.ops.conv import _im2col
-    monkeypatch.setattr(_im2col.blas, "get", lambda: 1)
-
-
-def test_the_automatic_choice(one_blas_thread, monkeypatch):
-    from ember.ops.conv import _im2col
+def test_the_automatic_choice():
     a = np.zeros((2, 64, 8, 8), np.float32)
     assert _layout.channels_last_ok(a, 1, 64, (3, 3))
     assert not _layout.channels_last_ok(a, 1, 16, (3, 3))  # short rows to copy
@@ -110,23 +102,8 @@ def test_the_automatic_choice(one_blas_thread, monkeypatch):
     assert not _layout.channels_last_ok(a, 2, 64, (3, 3))  # groups: batched layout
     assert not _layout.channels_last_ok(a.astype(np.float16), 1, 64, (3, 3))
     assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)  # small images: tiny per-sample products
+    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 196)
     assert not _layout.channels_last_ok(a, 1, 3, (3, 3), 64)
-    # float32's blocked products: channels-last from 16 channels up to 256 positions
-    assert _layout.channels_last_ok(a, 1, 16, (3, 3), 256)
-    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 784)
-    assert not _layout.channels_last_ok(a.astype(np.float64), 1, 16, (3, 3), 196)
-    assert _layout.channels_last_ok(a.astype(np.float64), 1, 16, (3, 3), 64)
-    monkeypatch.setattr(_im2col.blas, "get", lambda: 2)  # whole products: the old rule
-    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 196)
-    assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)
-
-
-def test_device_arrays_keep_the_whole_product_rule(fake_cuda, one_blas_thread):
-    """The CPU BLAS's thread count does not steer a device convolution's layout."""
-    a = ember.zeros(2, 64, 8, 8, device=fake_cuda)._array
-    assert type(a) is not np.ndarray
-    assert not _layout.channels_last_ok(a, 1, 16, (3, 3), 196)
-    assert _layout.channels_last_ok(a, 1, 16, (3, 3), 64)
 
 
 @pytest.mark.parametrize("forced", ["channels_last", "batched", "winograd"])
@@ -215,55 +192,3 @@ def test_parity_split_rule():
     assert not _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 2), (2, 1))
     assert not _layout.parity_transpose_ok(np, y, 1, (3, 3, 3), (2, 2, 2), (1, 1, 1))
     assert not _layout.parity_transpose_ok(np, y.astype(np.float16), 1, (3, 3), (2, 2), (1, 1))
-
-
-@pytest.mark.parametrize("shape", [(40, 300, 33), (64, 193, 32), (33, 1000, 40)])
-def test_blocked_matmul(one_blas_thread, monkeypatch, shape):
-    """blocked_matmul: float32 products summed over K-blocks (a short last block, operands
-    transposed views as the weight gradient passes them) equal one product to float32
-    rounding; float64, thin or short products, and any at 2 BLAS threads are taken whole,
-    bit for bit."""
-    from ember.ops.conv import _im2col
-    m, k, n = shape
-    rng = np.random.default_rng(1)
-    a = rng.standard_normal((k, m)).T  # a transposed view, as col.T
-    b = rng.standard_normal((k, n))
-    blocks = []
-    real = np.matmul
-    monkeypatch.setattr(_im2col.np, "matmul", lambda x, y, **kw: blocks.append(x.shape[1])
-                        or real(x, y, **kw))
-    got = _im2col.blocked_matmul(np, a.astype(np.float32), b.astype(np.float32))
-    assert got.dtype == np.float32 and got.shape == (m, n)
-    assert sum(blocks) == k and max(blocks) == _im2col.SUM_BLOCK and len(blocks) > 1
-    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4 * np.sqrt(k))
-    for x, y in ((a, b), (a[:31].astype(np.float32), b.astype(np.float32)),
-                 (a[:, :150].astype(np.float32), b[:150].astype(np.float32))):
-        blocks.clear()
-        assert np.array_equal(_im2col.blocked_matmul(np, x, y), real(x, y))
-        assert blocks == [x.shape[1]]  # whole
-    monkeypatch.setattr(_im2col.blas, "get", lambda: 2)
-    blocks.clear()
-    x, y = a.astype(np.float32), b.astype(np.float32)
-    assert np.array_equal(_im2col.blocked_matmul(np, x, y), real(x, y)) and blocks == [k]
-
-
-@pytest.mark.parametrize("x,w,kw", [
-    ((3, 33, 7, 6), (34, 33, 3, 3), dict(padding=1)),
-    ((2, 32, 9, 8), (40, 32, 3, 3), dict(stride=2, padding=2)),
-    ((4, 16, 11, 11), (32, 16, 3, 3), dict(stride=2, padding=3, dilation=2)),
-    ((2, 40, 6, 7), (36, 40, 2, 3), dict(stride=(1, 2), padding=0)),
-    ((0, 33, 6, 6), (34, 33, 3, 3), dict(padding=1)),
-])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_channels_last_with_blocked_products(torch, one_blas_thread, monkeypatch, x, w, kw,
-                                             dtype):
-    """The channels-last path with its products summed in blocks (SUM_BLOCK made small so
-    that these small shapes split): values and input, weight and bias gradients as
-    PyTorch's, for odd sizes, strides, padding 0-3, dilation, a channels-last input, an
-    empty batch, float32 (blocked) and float64 (whole)."""
-    from ember.ops.conv import _im2col
-    monkeypatch.setattr(_layout, "LAYOUT", "channels_last")
-    monkeypatch.setattr(_im2col, "SUM_BLOCK", 16)
-    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
-    _check(torch, "conv2d", x, w, kw, dtype, **tol)
-    _check(torch, "conv2d", x, w, kw, dtype, channels_last=True, **tol)

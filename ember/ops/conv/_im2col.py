@@ -7,7 +7,6 @@ import threading
 
 import numpy as np
 
-from ..._blas_threads import blas
 
 
 # ---- scratch memory ------------------------------------------------------------------------
@@ -127,35 +126,6 @@ def _matmul(xp, a, b, out=None):
     if a.dtype not in _COMPUTE:  # half, bfloat16, small ints: BLAS works in float32
         return xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
     return xp.matmul(a, b, out=out)
-
-
-# NumPy's OpenBLAS (0.3.31, its Haswell kernels on this machine's AMD EPYC, 1 thread) runs a
-# product whose summed dimension K is a few hundred or more at 9-17 GFLOPS where the same
-# product taken as a sum of K-blocks of 128 runs at 26-34 (measured on the convolutions'
-# shapes: the forward (N*L, 9C) @ (9C, O) at 2048 x 288 x 64, 17 -> 30; the weight gradient
-# (9C, N*L) @ (N*L, O) at 288 x 2048 x 64, 13 -> 31, 144 x 8192 x 32, 16 -> 26, ResNet-18's
-# 576 x 25088 x 64, 12 -> 32). Thin products lose by the split (M or N of 16: 26 -> 23; of
-# 32 at K 2048: 31 -> 18) and so do large square ones (1024^3: 37 -> 33; 4608 x 392 x 512:
-# 37 -> 31): those stay whole. float64 products gain nothing from the split (7-15 GFLOPS
-# either way), and with 2 BLAS threads the whole product is the fast one (each block's
-# threads meet for a few microseconds of work: 2048 x 288 x 64 at 2 threads, 59 -> 8;
-# 144 x 8192 x 32, 49 -> 7).
-SUM_BLOCK = 128
-
-
-def blocked_matmul(xp, a, b):
-    """a (M, K) @ b (K, N) of BLAS dtypes: float32 ones on the CPU at 1 BLAS thread summed
-    over blocks of SUM_BLOCK of K where that is faster (see above); a fresh array."""
-    (m, k), n = a.shape, b.shape[1]
-    if xp is not np or a.dtype != np.float32 or k <= SUM_BLOCK * 3 // 2 or min(m, n) < 32 \
-            or m * n >= 1 << 20 or blas.get() != 1:
-        return xp.matmul(a, b)
-    out = xp.matmul(a[:, :SUM_BLOCK], b[:SUM_BLOCK])
-    part = scratch(xp, "blocked_matmul", out.shape, out.dtype)
-    for i in range(SUM_BLOCK, k, SUM_BLOCK):
-        xp.matmul(a[:, i:i + SUM_BLOCK], b[i:i + SUM_BLOCK], out=part)
-        out += part
-    return out
 
 
 # The most bytes one im2col buffer may take: a larger batch is convolved in slices, so that

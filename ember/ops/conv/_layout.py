@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 
-from ..._blas_threads import blas
 from ._im2col import _COMPUTE
 
 # Which path convolutions take: "auto" (Winograd or channels-last where they apply and pay),
@@ -22,12 +21,6 @@ LAYOUT = "auto"
 # layout's per-sample products are tiny, and channels-last wins from 16 channels (0.6x).
 CHANNELS_LAST_MIN_CHANNELS = 32
 CHANNELS_LAST_SMALL = (16, 64)  # (fewest channels, most output positions per sample)
-# float32 at 1 BLAS thread, whose channels-last products are summed in blocks
-# (`blocked_matmul`), gains from 16 channels up to 256 output positions per sample: CIFAR ResNet's stride-2 16->32 layer
-# (b32, 32x32 in, 16x16 out, forward and both gradients) 0.74x the batched layout's time, 3x3
-# forwards of 16 channels at 14x14 0.83x and 24 at 16x16 0.93x; with more positions it is a
-# gamble (16->16 at 32x32 0.9x, but 5x5 16->32 at 28x28 1.07x, stride 2 at 56x56 1.06x).
-CHANNELS_LAST_SMALL_FLOAT32 = (16, 256)
 
 
 def channels_last_ok(a, g, channels, kernel, positions=None):
@@ -39,9 +32,7 @@ def channels_last_ok(a, g, channels, kernel, positions=None):
         return True
     if math.prod(kernel) == 1:
         return False
-    blocked = a.dtype == np.float32 and type(a) is np.ndarray and blas.get() == 1  # CPU
-    small_channels, small_positions = CHANNELS_LAST_SMALL_FLOAT32 if blocked \
-        else CHANNELS_LAST_SMALL
+    small_channels, small_positions = CHANNELS_LAST_SMALL
     return channels >= CHANNELS_LAST_MIN_CHANNELS or (
         positions is not None and channels >= small_channels and positions <= small_positions)
 

@@ -4,11 +4,11 @@ import math
 
 import numpy as np
 
+from ..._blas import warm_up
 from . import _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
-from ._im2col import (_COMPUTE, _matmul, blocked_matmul, col2im, im2col, out_size, pad_array,
-                      scratch)
+from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
 from ._winograd import _unsplit, winograd_backward, winograd_forward, winograd_weight_grad
 
 
@@ -58,6 +58,8 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
     """Convolution of arrays x (N, C, *S) and w (O, C/g, *K) with params `p`; `osz` keeps
     only the first windows (the adjoint of a transposed convolution with output_padding). A
     list `keep` receives what the weight gradient can reuse (Winograd's transformed input)."""
+    if xp is np:
+        warm_up()
     stride, lo, hi, dil, g = p
     kernel = w.shape[2:]
     if osz is None:
@@ -77,7 +79,7 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
         col = im2col_channels_last(xp, x, kernel, p, osz, slot)
         if held:
             keep.append(KeptColumns("channels_last", col))
-        return _from_rows(xp, blocked_matmul(xp, col, _weight_matrix(w).T), n, osz)
+        return _from_rows(xp, xp.matmul(col, _weight_matrix(w).T), n, osz)
     xpad = pad_array(xp, x, lo, hi, slot="pad")
     col, osz = im2col(xp, xpad, kernel, stride, dil, slot=slot, osz=osz)
     # explicit sizes, not -1: an empty batch (N = 0) must reshape too
@@ -90,6 +92,8 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
 
 def conv_transpose_forward(xp, y, w, p, size):
     """The adjoint of `conv_forward` in x: y (N, O, *out) to (N, C, *size)."""
+    if xp is np:
+        warm_up()
     stride, lo, hi, dil, g = p
     kernel, nd = w.shape[2:], len(size)
     o, cg = w.shape[:2]
@@ -151,6 +155,8 @@ def parity_conv_transpose(xp, y, w, lo, size):
 
 def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
     """d<gy, conv(x, w)>/dw: (O, C/g, *K). `kept`: what conv_forward's `keep` received."""
+    if xp is np:
+        warm_up()
     stride, lo, hi, dil, g = p
     kernel = tuple(w_shape[2:])
     if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
@@ -178,7 +184,7 @@ def _weight_grad_of_columns(xp, layout, col, gy, g, w_shape):
     if layout == "channels_last":
         # (K*C, N*L) @ (N*L, O): the sum over N*L inside BLAS (this operand order measured
         # 1.4-2x faster than (O, N*L) @ (N*L, K*C) with OpenBLAS)
-        gw = blocked_matmul(xp, col.T, _rows(xp, gy))
+        gw = xp.matmul(col.T, _rows(xp, gy))
         gw = gw.reshape((math.prod(w_shape[2:]), w_shape[1], w_shape[0])).transpose(2, 1, 0)
         return xp.ascontiguousarray(gw).reshape(w_shape)
     n, o = gy.shape[:2]
@@ -192,6 +198,8 @@ def conv_backward(xp, x, gy, w, p, kept=None):
     Winograd pass (`winograd_backward`: one transform of gy serves both; measured 0.9-0.8x the
     time of the two apart on CIFAR ResNet's and ResNet-18's layers), or None where the weight
     gradient does not take Winograd: the two then go their own ways."""
+    if xp is np:
+        warm_up()
     if not _layout.winograd_ok(xp, x, w.shape[1], w.shape[0], w.shape[2:], p, gy.shape[2:],
                                "weight"):
         return None

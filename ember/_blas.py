@@ -1,10 +1,11 @@
-"""The thread count of the BLAS library NumPy links, read and set (`set_num_threads` sets it;
-the CPU convolutions choose their product shapes by it). `threadpoolctl` is used when it is
+"""The BLAS library NumPy links: its thread count, read and set (`set_num_threads` sets it),
+and its warm-up (`warm_up`). `threadpoolctl` is used for the thread count when it is
 installed (it knows OpenBLAS, MKL and BLIS); otherwise OpenBLAS's own
 `openblas_set_num_threads` / `openblas_get_num_threads` are called through ctypes on the
 library NumPy has loaded (NumPy's wheels bundle OpenBLAS)."""
 import ctypes
 import os
+import threading
 
 
 class _Blas:
@@ -75,3 +76,24 @@ class _Blas:
 
 
 blas = _Blas()
+
+
+# NumPy's OpenBLAS (0.3.31, its Haswell kernels on this machine's AMD EPYC, 1 thread) runs
+# mid-sized float32 products at a third of its speed until the calling thread has run one
+# product of about 384^3 or more: a convolution's (2048, 288) @ (288, 64) 13-17 GFLOPS
+# before, 33 after; (288, 2048) @ (2048, 64) 13 -> 34; ResNet-18's (6272, 576) @ (576, 128)
+# 12 -> 34 (a 256^3 product does not do it; 384^3 and larger ones, float32 or float64, do).
+# A model whose products are all smaller (CIFAR ResNet) never got there. The warm-up is one
+# 512^3 product per thread (about 5 ms, once), taken by the CPU convolutions.
+_warm = threading.local()
+WARM_UP_SIZE = 512
+
+
+def warm_up():
+    """Run the one product that takes the BLAS to its full speed, once per thread."""
+    if getattr(_warm, "done", False):
+        return
+    _warm.done = True
+    import numpy
+    a = numpy.ones((WARM_UP_SIZE, WARM_UP_SIZE), numpy.float32)
+    numpy.matmul(a, a)
