@@ -38,7 +38,7 @@ FLOORS = {
     "ember.fx": 5, "ember.export": 5, "ember.onnx": 5,
     "ember.distributed": 5, "ember._environment": 5, "ember._streams": 5,
     "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
-    "ember.compiler": 5, "ember._dynamo": 5, "ember.library": 5, "ember._library": 5,
+    "ember.compiler": 5, "ember._dynamo": 5, "ember._C": 5, "ember.library": 5, "ember._library": 5,
     "ember.ao": 5, "ember.quantization": 5, "ember.masked": 5, "ember.nested": 5,
     # torch.autograd.profiler starts the recorder that wraps the public ops
     "ember.autograd.profiler": 5,

@@ -7,8 +7,8 @@ from ..fx.graph_module import GraphModule
 from ..nn.modules.module import Module
 from . import _inputs
 from .._tensor import Tensor
-from ._program import (ConstantArgument, ExportedProgram, ExportGraphSignature, InputKind, InputSpec,
-                       OutputKind, OutputSpec, TensorArgument)
+from ._program import (ConstantArgument, ExportedProgram, ExportGraphSignature, InputKind,
+                       InputSpec, OutputKind, OutputSpec, TensorArgument)
 
 __all__ = ["export"]
 
@@ -149,7 +149,22 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     gm.recompile()
     return ExportedProgram(gm, ExportGraphSignature(specs, output_specs), state, constants,
                            example_inputs=(args, kwargs or {}),
-                           input_structures=tracer.input_structures)
+                           input_structures=tracer.input_structures,
+                           input_sizes=_input_sizes(gm, specs, declared))
+
+
+def _input_sizes(gm, specs, declared):
+    """Each tensor user input's sizes as the program was specialized on them: the example's,
+    with None for a dim declared dynamic (PyTorch's module() guards the others)."""
+    dynamic = {(id(example), dim) for _, example, dim, _ in declared}
+    users = {s.arg.name for s in specs if s.kind == InputKind.USER_INPUT}
+    sizes = {}
+    for node in gm.graph.nodes:
+        value = node.meta.get("val")
+        if node.op == "placeholder" and node.name in users and isinstance(value, Tensor):
+            sizes[node.name] = [None if (id(value), d) in dynamic else int(n)
+                                for d, n in enumerate(value.shape)]
+    return sizes
 
 
 def _lift(gm, mod, tracer):

@@ -39,4 +39,5 @@ def decompose(program, table=None):
 
     gm = Decompose(program.graph_module).transform()
     return ExportedProgram(gm, program.graph_signature, program.state_dict, program.constants,
-                           program.example_inputs, program.range_constraints)
+                           program.example_inputs, program.range_constraints,
+                           program._input_structures, program._input_sizes)

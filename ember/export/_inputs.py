@@ -84,3 +84,16 @@ def _shape(structure):
         return {k: _shape(s) for k, s in items}
     shapes = [_shape(s) for s in items]
     return tuple(shapes) if kind == "tuple" else shapes
+
+
+def guard_sizes(value, sizes, name):
+    """A tensor input must have the sizes the program was specialized on (None: any), as
+    PyTorch's module() checks: a size baked into the graph would give wrong results."""
+    if not isinstance(value, Tensor):
+        raise ValueError(f"Trying to flatten user inputs: {name!r} has {type(value).__name__} "
+                         "where the program has a tensor")
+    if value.dim() != len(sizes):
+        raise AssertionError(f"Guard failed: {name}.dim() == {len(sizes)}")
+    for d, n in enumerate(sizes):
+        if n is not None and value.shape[d] != n:
+            raise AssertionError(f"Guard failed: {name}.size()[{d}] == {n}")

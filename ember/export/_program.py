@@ -2,7 +2,7 @@
 import dataclasses
 import enum
 
-from ._inputs import input_leaves, leaves
+from ._inputs import guard_sizes, input_leaves, leaves
 
 __all__ = ["Dim", "dims", "InputKind", "OutputKind", "TensorArgument", "ConstantArgument",
            "InputSpec", "OutputSpec", "ExportGraphSignature", "ExportedProgram"]
@@ -122,13 +122,16 @@ class ExportedProgram:
     constants lifted to inputs (`graph_signature` says which), and their values."""
 
     def __init__(self, graph_module, graph_signature, state_dict, constants,
-                 example_inputs=None, range_constraints=None, input_structures=None):
+                 example_inputs=None, range_constraints=None, input_structures=None,
+                 input_sizes=None):
         self.graph_module, self.graph_signature = graph_module, graph_signature
         self.state_dict, self.constants = state_dict, constants
         self.example_inputs = example_inputs
         self.range_constraints = range_constraints or {}
         # argument name -> the tuple/list/dict structure its graph inputs came from (_inputs)
         self._input_structures = dict(input_structures or {})
+        # tensor input name -> its sizes, None where dynamic: module() guards the others
+        self._input_sizes = dict(input_sizes or {})
 
     @property
     def graph(self):
@@ -193,6 +196,10 @@ class ExportedProgram:
                 env[node].meta = dict(node.meta)
             else:
                 env[node] = graph.node_copy(node, lambda n: env[n])
+            if node.op == "placeholder" and node.name in self._input_sizes:
+                graph.create_node("call_function", guard_sizes,
+                                  (env[node], self._input_sizes[node.name], node.name), {},
+                                  name=f"_guard_{node.name}")
         for node in list(graph.nodes):
             if node.op == "get_attr" and not node.users:
                 graph.erase_node(node)

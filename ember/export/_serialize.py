@@ -132,7 +132,8 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
                    for s in ep.graph_signature.input_specs],
         "outputs": [[s.kind.name, getattr(s.arg, "name", None), s.target]
                     for s in ep.graph_signature.output_specs],
-        "input_structures": _encode(ep._input_structures)}
+        "input_structures": _encode(ep._input_structures),
+        "input_sizes": ep._input_sizes}
     ember_save({"format": _FORMAT, "graph": json.dumps({"nodes": nodes, "signature": signature}),
                 "state_dict": dict(ep.state_dict), "constants": dict(ep.constants),
                 "extra_files": dict(extra_files or {})}, f)
@@ -168,8 +169,13 @@ def load(f, *, extra_files=None, expected_opset_version=None):
                for k, n, t in spec["signature"]["outputs"]]
     if extra_files is not None:
         extra_files.update(data.get("extra_files", {}))
+    sizes = spec["signature"].get("input_sizes", {})
+    if not (isinstance(sizes, dict) and all(
+            isinstance(v, list) and all(n is None or type(n) is int for n in v)
+            for v in sizes.values())):
+        raise ValueError("torch.export.load: the input sizes are not lists of sizes")
     return ExportedProgram(gm, ExportGraphSignature(inputs, outputs), data["state_dict"],
-                           data["constants"], input_structures=structures)
+                           data["constants"], input_structures=structures, input_sizes=sizes)
 
 
 def _check_structures(structures, user_inputs):

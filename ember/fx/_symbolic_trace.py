@@ -311,8 +311,14 @@ class Tracer:
         self._tensor_names, self._computing = None, 0
         args = self._placeholders(fn, concrete_args, example_inputs,
                                   is_method=isinstance(root, Module))
+        # keyword-only parameters go in by name (the placeholders are in signature order)
+        params = list(inspect.signature(fn).parameters.values())[
+            1 if isinstance(root, Module) else 0:]
+        kwargs = {p.name: a for p, a in zip(params, args) if p.kind == p.KEYWORD_ONLY}
+        args = [a for p, a in zip(params, args) if p.kind != p.KEYWORD_ONLY]
         with self._patched():
-            result = fn(self.root, *args) if isinstance(root, Module) else fn(*args)
+            result = fn(self.root, *args, **kwargs) if isinstance(root, Module) \
+                else fn(*args, **kwargs)
         self.create_node("output", "output", (self.create_arg(result),), {})
         if self.concrete:
             list(self.graph.nodes)[-1].meta["val"] = map_aggregate(

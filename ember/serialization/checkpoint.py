@@ -273,4 +273,18 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     if path is None:
         write(f)
     else:
-        replace_atomically(path, write)
+        _check_target(path)
+        try:
+            replace_atomically(path, write)
+        except OSError as exc:  # named by the target, not by the temporary written first
+            raise RuntimeError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _check_target(path):
+    """PyTorch's errors for a path that cannot take the file, before anything is written (the
+    write goes to a temporary beside it, whose name the OS error would show instead)."""
+    parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
+    if os.path.isdir(path):
+        raise RuntimeError(f"open file failed with strerror: Is a directory ({path})")

@@ -60,6 +60,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         if zipfile.is_zipfile(fh):
             fh.seek(start)
             return _load_zip(fh, how, os.fspath(f) if mmap else None)
+        fh.seek(start)
+        if fh.read(4) == b"PK\x03\x04":  # a zip archive without its end: cut short
+            raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding "
+                               "central directory. The file starts as a checkpoint but its end "
+                               "is missing: it was most likely cut short (an interrupted save, "
+                               "copy or download)")
         if mmap:
             raise RuntimeError("mmap can only be used with files saved with "
                                "`torch.save(_use_new_zipfile_serialization=True), please "

@@ -78,12 +78,12 @@ def _validate_device(location, backend):
     dev = device(location)
     if dev.type != backend:
         raise ValueError(f"Expected a {backend} device, but got: {location}")
-    index = dev.index if dev.index is not None else cuda.current_device()
     if not cuda.is_available():
         raise RuntimeError("Attempting to deserialize object on a CUDA device but "
                            "torch.cuda.is_available() is False. If you are running on a "
                            "CPU-only machine, please use torch.load with "
                            "map_location=torch.device('cpu') to map your storages to the CPU.")
+    index = dev.index if dev.index is not None else cuda.current_device()
     count = cuda.device_count()
     if index >= count:
         raise RuntimeError(f"Attempting to deserialize object on CUDA device {index} but "

@@ -129,3 +129,41 @@ def test_packed_sequences_still_run_through_the_module():
     out, (h, c) = lstm(packed)
     ref_out, (ref_h, _) = lstm(x[:2, 1:2])
     assert ember.allclose(h[0, 1], ref_h[0, 0]) and out.data.shape == (6, 5)
+
+
+def _scaled(nn):
+    class Scaled(nn.Module):
+        def forward(self, x, *, scale=None, extra=None):
+            y = x.view(4, -1) * 2  # 4 is baked in: another batch size must be refused
+            return y * scale if extra is None else y + extra["b"]
+    return Scaled()
+
+
+def test_keyword_only_inputs_and_size_guards_as_pytorchs(torch):
+    def calls(lib):
+        x = lib.ones(4, 2)
+        ep = lib.export.export(_scaled(lib.nn), (x,), {"scale": lib.full((4, 2), 3.0)})
+        ep2 = lib.export.export(_scaled(lib.nn), (x,), {"extra": {"b": lib.ones(4, 2)}})
+        program = ep.module()
+        found = [ep.graph_signature.user_inputs, ep2.graph_signature.user_inputs,
+                 program(x, scale=lib.ones(4, 2)).tolist()]
+        for bad in (lambda: program(lib.ones(6, 2), scale=lib.ones(4, 2)),
+                    lambda: ep.run_decompositions().module()(lib.ones(6, 2),
+                                                             scale=lib.ones(4, 2))):
+            with pytest.raises(AssertionError) as caught:
+                bad()
+            found.append(str(caught.value))
+        return found
+    assert calls(ember) == calls(torch)
+
+
+def test_a_dynamic_dim_is_not_guarded_and_save_load_keeps_the_guards():
+    dynamic = ember.export.export(_scaled(nn), (ember.ones(4, 2),), {"scale": ember.ones(4, 2)},
+                                  dynamic_shapes={"x": {1: ember.export.Dim("w")},
+                                                  "scale": {1: ember.export.Dim("w")}})
+    assert dynamic.module()(ember.ones(4, 5), scale=ember.ones(4, 5)).shape == (4, 5)
+    buf = io.BytesIO()
+    ember.export.save(dynamic, buf)
+    buf.seek(0)
+    with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] == 4"):
+        ember.export.load(buf).module()(ember.ones(5, 2), scale=ember.ones(5, 2))

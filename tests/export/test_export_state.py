@@ -81,7 +81,10 @@ def test_module_is_a_graph_module_holding_the_state_again(torch):
     assert list(ours.state_dict()) == list(theirs.state_dict())
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
-    x = ember.randn(3, 3, 8, 8)
+    x = ember.randn(2, 3, 8, 8)
     assert np.allclose(ours(x).detach().numpy(), model(x).detach().numpy(), atol=1e-5)
+    for program, lib in ((ours, ember), (theirs, torch)):  # the batch was exported static
+        with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] == 2"):
+            program(lib.randn(3, 3, 8, 8))
     ours(x).sum().backward()  # the parameters train where they now live
     assert ours.get_parameter("fc.weight").grad is not None

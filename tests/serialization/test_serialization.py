@@ -173,3 +173,30 @@ def test_qschemes_and_memory_formats_load_in_torch(torch, tmp_path):
     assert torch.load(path)["q"] is torch.per_tensor_affine
     torch.save({"q": torch.per_channel_affine}, path)
     assert ember.load(path)["q"] is ember.per_channel_affine
+
+
+def test_unwritable_targets_and_cut_files_get_pytorchs_errors(torch, tmp_path):
+    # the error names what the user gave, not the temporary the save writes first
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="Parent directory .*nodir does not exist"):
+            lib.save({"a": 1}, tmp_path / "nodir" / "x.pt")
+        with pytest.raises(RuntimeError, match="Is a directory"):
+            lib.save({"a": 1}, tmp_path)
+    assert os.listdir(tmp_path) == []
+    buf = io.BytesIO()
+    ember.save({"w": ember.ones(3)}, buf)
+    whole = buf.getvalue()
+    for cut in (10, len(whole) // 2, len(whole) - 10):  # an interrupted save or download
+        for lib in (ember, torch):
+            with pytest.raises(RuntimeError, match="failed reading zip archive"):
+                lib.load(io.BytesIO(whole[:cut]))
+
+
+def test_a_cuda_location_on_a_machine_without_one(torch, tmp_path):
+    if ember.cuda.is_available():
+        pytest.skip("a GPU is present")
+    path = tmp_path / "w.pt"
+    ember.save({"w": ember.ones(2)}, path)
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="torch.cuda.is_available\\(\\) is False"):
+            lib.load(path, map_location="cuda")
