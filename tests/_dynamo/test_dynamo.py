@@ -8,6 +8,17 @@ import pytest
 import ember
 
 
+@pytest.fixture(autouse=True)
+def _keep_torch_distribution_checks():
+    # PyTorch's first torch.compile turns its distributions' argument checks off for the
+    # whole process (Distribution.set_default_validate_args(False)): put them back for the
+    # tests that compare distributions' errors with PyTorch's
+    yield
+    torch = __import__("sys").modules.get("torch")
+    if torch is not None and hasattr(torch, "distributions"):
+        torch.distributions.Distribution.set_default_validate_args(True)
+
+
 def _pair(lib):
     lib.manual_seed(0)
     model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Dropout(0.5), lib.nn.Linear(4, 2))
