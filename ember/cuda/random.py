@@ -38,7 +38,8 @@ def get_rng_state_all():
 
 
 def set_rng_state(new_state, device="cuda"):
-    if not _available():  # PyTorch queues it for CUDA's start, which never comes
+    from . import is_available
+    if not is_available():  # PyTorch queues it for CUDA's start, which never comes
         return
     _generator(device).set_state(new_state)
 
@@ -71,11 +72,7 @@ def seed_all():
 
 def initial_seed():
     """The current device's generator's seed."""
-    if not _available():
+    from . import is_available
+    if not is_available():
         raise AssertionError("Torch not compiled with CUDA enabled")
     return _generator().initial_seed()
-
-
-def _available():
-    from . import is_available
-    return is_available()

@@ -6,7 +6,6 @@ finds no results, and reading a results file validates and loads its rows. Witho
 PyTorch's errors for a build without it."""
 import os
 
-from ..device import backend_of, device as _device
 
 __all__ = ["enable", "is_enabled", "tuning_enable", "tuning_is_enabled",
            "record_untuned_enable", "record_untuned_is_enabled", "set_max_tuning_duration",
@@ -40,11 +39,8 @@ _validators = []   # (name, value) rows of a results file
 
 def _require_cuda(function):
     """PyTorch's error for `function` in a build without CUDA."""
-    try:
-        available = backend_of(_device("cuda")).is_available()
-    except AssertionError:
-        available = False
-    if not available:
+    from . import is_available
+    if not is_available():
         raise AttributeError(f"module 'torch._C' has no attribute '_cuda_tunableop_{function}'")
 
 
