@@ -276,60 +276,52 @@ _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 # what it computed anyway (the normal CDF, or the tanh) so the backward does not redo it.
 _GELU_BLOCK = 1 << 14
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_CDF32 = None
 
 
-def _cdf32_coefficients():
-    """special's float32 erf rational, erf(z) = z P(s) / Q(s) with s = (z / 4)^2, rewritten
-    for Phi(x) = 1/2 + x P'(t) / Q'(t) with t = x^2 (z = x / sqrt 2, so s = t / 32; 1/2 and
-    1/sqrt 2 folded into P', Q' made monic): Horner in t then needs no scaling passes."""
-    global _CDF32
-    if _CDF32 is None:
-        from .unary.special import _ERF32_CLAMP, _ERF32_P, _ERF32_Q
-        scale = 1.0 / (2.0 * _ERF32_CLAMP ** 2)
-        lead = _ERF32_Q[-1] * scale ** (len(_ERF32_Q) - 1)
-        p = [c * scale ** i * 0.5 / math.sqrt(2.0) / lead for i, c in enumerate(_ERF32_P)]
-        q = [c * scale ** i / lead for i, c in enumerate(_ERF32_Q)]
-        _CDF32 = (tuple(np.float32(c) for c in p), tuple(np.float32(c) for c in q[:-1]),
-                  np.float32(2.0 * _ERF32_CLAMP ** 2))
-    return _CDF32
+# Phi(x) = (1 + tanh(x h(x^2))) / 2 holds exactly for h(u) = atanh(2 Phi(sqrt u) - 1) / sqrt u,
+# a smooth function; the tanh form of GELU is its first two terms. This degree-6 polynomial is
+# a weighted minimax fit of h on u in [0, 5.5^2] (tools/fit_normal_cdf.py), weighted by how much
+# an error in h moves Phi, and u is clamped there (tanh then rounds to +-1 in float32).
+_CDF32_H = tuple(np.float32(c) for c in (
+    0.7978849414677254, 0.03633308453628088, -3.259492805120967e-05, -5.530621621748143e-05,
+    3.964749011592337e-06, -1.3226374233460466e-07, 1.7561829824208403e-09))
+_CDF32_CLAMP = np.float32(5.5 ** 2)
+# elements per block: a block and its scratch (3 x 256 KB) stay in one core's L2, where the 18
+# passes run 1.3x faster than over a whole array that spills to the shared cache
+_CDF_BLOCK = 1 << 16
 
 
 def _normal_cdf_single(x):
-    """Phi(x) = (1 + erf(x / sqrt 2)) / 2 of a contiguous float32 array, in float32 with whole-
-    array in-place passes (28; blocks and float64 measured slower, the cost here is passes):
-    special's float32 erf rational, its argument clamped where erf rounds to +-1, the result
-    clipped to [0, 1], so Phi is exactly 0 far left (gelu(-inf) is NaN, as in PyTorch).
-    Measured against float64: Phi within 3.5 ulp for x > 0 and 2.1e-7 absolute anywhere;
-    gelu within 3.1 ulp for x > 0 (PyTorch's float32 kernel: 6.8), and for x < 0 within
-    PyTorch's absolute error (the far left from erfc in float64, below)."""
-    p, q, clamp = _cdf32_coefficients()
-    t = np.multiply(x, x)
-    np.minimum(t, clamp, out=t)            # NaN stays NaN
-    num = np.multiply(t, p[-1])
-    for c in p[-2:0:-1]:
-        num += c
-        num *= t
-    num += p[0]
-    den = np.add(t, q[-1])
-    for c in q[-2:0:-1]:
-        den *= t
-        den += c
-    den *= t
-    den += q[0]
-    num /= den
-    num *= x
-    num += np.float32(0.5)
-    np.clip(num, np.float32(0.0), np.float32(1.0), out=num)
-    # Far left, 1/2 + x R cancels to a few float32 ulps of 1/2 where Phi itself is tiny, and
+    """Phi(x) = (1 + erf(x / sqrt 2)) / 2 of a contiguous 1-d float32 array, in float32: the tanh
+    form above, 18 in-place passes per L2-sized block (the erf rational it replaced took 28
+    and was 1.6x slower). Measured against float64 on 60M points: Phi within 1.7 ulp for x > 0
+    and 1e-7 absolute anywhere; gelu within 2.0 ulp for x > 0 (PyTorch's float32 kernel: 6.8).
+    Phi is exactly 0 far left (gelu(-inf) is NaN, as in PyTorch); NaN stays NaN."""
+    h, out = _CDF32_H, np.empty_like(x)
+    scratch = np.empty(min(_CDF_BLOCK, x.size), np.float32)
+    for start in builtins.range(0, x.size, _CDF_BLOCK):
+        xb, phi = x[start:start + _CDF_BLOCK], out[start:start + _CDF_BLOCK]
+        u = scratch[:xb.size]
+        np.multiply(xb, xb, out=u)
+        np.minimum(u, _CDF32_CLAMP, out=u)
+        np.multiply(u, h[-1], out=phi)
+        for c in h[-2:0:-1]:
+            phi += c
+            phi *= u
+        phi += h[0]
+        phi *= xb
+        np.tanh(phi, out=phi)
+        phi += np.float32(1.0)
+        phi *= np.float32(0.5)
+    # Far left, 1/2 + tanh/2 cancels to a few float32 ulps of 1/2 where Phi itself is tiny, and
     # x times that error made gelu 10x less accurate than PyTorch's there: those few elements
     # (x < -3; under 1% of a trained MLP's) take erfc's float64 value instead, which costs
     # two passes (a compare and a search) over the array.
     tail = np.flatnonzero(x < _CDF_TAIL)
     if tail.size:
         from .unary.special import _erfc
-        num[tail] = 0.5 * _erfc(np, x[tail].astype(np.float64) * -_SQRT1_2)
-    return num
+        out[tail] = 0.5 * _erfc(np, x[tail].astype(np.float64) * -_SQRT1_2)
+    return out
 
 
 _CDF_TAIL = np.float32(-3.0)
