@@ -358,31 +358,37 @@ def _gelu_single(a, approximate, keep):
 
 
 def _gelu_single_grad(x, kept, grad, approximate):
-    """grad * gelu'(x) on float32 arrays from what the forward kept."""
+    """grad * gelu'(x) on float32 arrays from what the forward kept, block by block (as the
+    forward's CDF, so each block's passes stay in L2)."""
     shape = x.shape
-    x, kept = x.reshape(-1), kept.reshape(-1)   # 0-d arithmetic would give NumPy scalars
-    if approximate == "tanh":
-        d = x * x
-        d *= np.float32(3 * 0.044715)
-        d += np.float32(1.0)
-        d *= np.float32(0.5 * _SQRT_2_PI)
-        d *= x
-        w = kept * kept
-        np.subtract(np.float32(1.0), w, out=w)
-        d *= w                                     # x/2 (1 - t^2) d(inner)/dx
-        w[...] = kept
-        w += np.float32(1.0)
-        w *= np.float32(0.5)
-        d += w                                     # + (1 + t) / 2
-    else:
-        d = x * x
-        d *= np.float32(-0.5)
-        np.exp(d, out=d)
-        d *= x
-        d *= np.float32(_INV_SQRT_2PI)             # x pdf(x)
-        d += kept                                  # + Phi(x)
-    d *= grad.reshape(-1)
-    return d.reshape(shape)
+    x, kept, grad = x.reshape(-1), kept.reshape(-1), grad.reshape(-1)  # 0-d would give scalars
+    out = np.empty(x.shape, np.float32)
+    scratch = np.empty(min(_CDF_BLOCK, x.size), np.float32) if approximate == "tanh" else None
+    for start in builtins.range(0, x.size, _CDF_BLOCK):
+        blk = slice(start, start + _CDF_BLOCK)
+        xb, d = x[blk], out[blk]
+        np.multiply(xb, xb, out=d)
+        if approximate == "tanh":
+            t = kept[blk]
+            d *= np.float32(3 * 0.044715)
+            d += np.float32(1.0)
+            d *= np.float32(0.5 * _SQRT_2_PI)
+            d *= xb
+            w = scratch[:xb.size]
+            np.multiply(t, t, out=w)
+            np.subtract(np.float32(1.0), w, out=w)
+            d *= w                                     # x/2 (1 - t^2) d(inner)/dx
+            np.add(t, np.float32(1.0), out=w)
+            w *= np.float32(0.5)
+            d += w                                     # + (1 + t) / 2
+        else:
+            d *= np.float32(-0.5)
+            np.exp(d, out=d)
+            d *= xb
+            d *= np.float32(_INV_SQRT_2PI)             # x pdf(x)
+            d += kept[blk]                             # + Phi(x)
+        d *= grad[blk]
+    return out.reshape(shape)
 
 
 class GeluBackward0(Node):
