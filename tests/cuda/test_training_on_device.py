@@ -122,6 +122,7 @@ STATE_TOLERANCE = dict(rtol=1e-2, atol=5e-2) if REAL_CUDA else dict(rtol=1e-5, a
 # (cupyx's), both within an ulp of float32; AdamW turns that rounding difference in the key
 # bias, whose gradient is zero in exact arithmetic, into lr-sized steps.
 GPT_STATE_TOLERANCE = dict(rtol=1e-2, atol=5e-2)
+RESNET18_STATE_TOLERANCE = STATE_TOLERANCE if REAL_CUDA else dict(rtol=1e-4, atol=1e-5)
 
 
 def _assert_same_run(cpu, cuda, state_tolerance=None):
@@ -225,7 +226,9 @@ def test_torchvision_resnet18_step_matches_the_cpu():
         return {"losses": [loss], "state": _host_state(model), "transfers": transfers}
 
     cpu, cuda = _on("cpu", program), _on("cuda", program)
-    _assert_same_run(cpu, cuda)
+    # the CPU's convolutions (Winograd, kept columns) and the device's (im2col) sum in other
+    # orders, and 20 BatchNorms scale those roundings up: 1e-4 apart in a few stem weights
+    _assert_same_run(cpu, cuda, RESNET18_STATE_TOLERANCE)
     assert REAL_CUDA or cuda["transfers"] == 1
 
 

@@ -50,9 +50,21 @@ def test_polynomial_grid_matches_torch(torch, name, dtype):
     grid_x, grid_n = (a.astype(dtype) for a in np.meshgrid(x, n))
     e = getattr(ember.special, name)(ember.tensor(grid_x), ember.tensor(grid_n)).numpy()
     t = getattr(torch.special, name)(torch.tensor(grid_x), torch.tensor(grid_n)).numpy()
-    # float32: PyTorch's compiled recurrences fuse each multiply-add; ember does the same, so
-    # the values agree to the last bits (the trigonometric forms differ by a few ulps)
-    _assert_same(e, t, atol=1e-6, rtol=1e-5 if dtype == "float32" else 1e-9)
+    if dtype == "float64":
+        _assert_same(e, t, atol=1e-6, rtol=1e-9)
+        return
+    # float32 recurrences round at every step, and PyTorch's AVX-512 vector kernel rounds
+    # otherwise than its scalar one (3e-5 apart at n = 512): the infinities and NaNs are
+    # PyTorch's, and each finite value is as close to the exact (float64) one as PyTorch's,
+    # give or take a few roundings per step of the recurrence (or n times acos's, in the
+    # trigonometric forms)
+    _assert_same(e, t, atol=np.inf, rtol=np.inf)
+    exact = getattr(torch.special, name)(torch.tensor(grid_x.astype(np.float64)),
+                                         torch.tensor(grid_n.astype(np.float64))).numpy()
+    finite = np.isfinite(t) & np.isfinite(exact)
+    steps = np.nan_to_num(np.clip(np.abs(grid_n), 1, 1e4), nan=1.0)
+    slack = 2.5e-7 * steps * (1 + np.abs(exact))  # 4 float32 ulps a step
+    assert (np.abs(e - exact) <= 2 * np.abs(t - exact) + slack)[finite].all()
 
 
 @pytest.mark.parametrize("name,reference", [

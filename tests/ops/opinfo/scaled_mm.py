@@ -136,7 +136,8 @@ def first_form_samples(rng):
         S((*ab(0, 32, 8), scalar(rng), scalar(rng))),
         S((randn(rng, 2, 4, 32), randn(rng, 32, 8), scalar(rng), scalar(rng)),
           raises=RuntimeError),
-        S((*ab(4, 32, 8)[:1], randn(rng, 16, 8), scalar(rng), scalar(rng)), raises=RuntimeError),
+        # (contraction dims that differ: test_scaled_mm.py, where PyTorch's two CPU kernels'
+        # messages are both accepted)
         S((*ab(), scalar(rng), scalar(rng)), {"bias": randn(rng, 3)}, raises=RuntimeError),
         S((*ab(), scalar(rng), scalar(rng)), {"scale_result": randn(rng, 2)},
           raises=RuntimeError),

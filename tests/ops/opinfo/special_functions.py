@@ -30,7 +30,7 @@ def _unary(name, domain, edges):
         return [Sample((domain(rng, 3, 4),)), Sample((domain(rng, 2, 3),), noncontig=(0,)),
                 Sample((domain(rng),)), Sample((integers(rng, 4, low=-2, high=4),)),
                 _values(*_NAN_INF, *edges)(rng), _COMPLEX(rng), _HALF(rng), _NUMBER(rng)]
-    register(OpInfo("special." + name, _call(name), samples, grad=False))
+    register(OpInfo("special." + name, _call(name), samples, grad=False, rtol=rtol))
 
 
 def _scaled(scale, shift=0.0):
@@ -63,7 +63,7 @@ _N_EDGES = np.array([-3.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.
                      2.5, -0.5, 6.9, np.nan, np.inf, -np.inf])
 
 
-def _polynomial(name, x_domain, big_n):
+def _polynomial(name, x_domain, big_n, rtol=1.3e-6):
     def samples(rng):
         grid_x, grid_n = np.meshgrid(_X_EDGES, _N_EDGES)
         return [
@@ -82,12 +82,15 @@ def _polynomial(name, x_domain, big_n):
             Sample((randn(rng, 3) + 1j, 3), raises=NotImplementedError),
             Sample((randn(rng, 2), integers(rng, 3)), raises=RuntimeError),
         ]
-    register(OpInfo("special." + name, _call(name), samples, grad=False))
+    register(OpInfo("special." + name, _call(name), samples, grad=False, rtol=rtol))
 
 
+# float32 at degree 60: PyTorch's AVX-512 vector kernel and its scalar one (ember's model)
+# round the trigonometric forms differently, up to 3e-5 apart; test_special_functions holds
+# float64 to 1e-9 and float32 to PyTorch's accuracy against the exact values
 for _kind in "tuvw":
-    _polynomial(f"chebyshev_polynomial_{_kind}", _spread(-1.2, 1.2), 60)
-    _polynomial(f"shifted_chebyshev_polynomial_{_kind}", _spread(-0.1, 1.1), 60)
+    _polynomial(f"chebyshev_polynomial_{_kind}", _spread(-1.2, 1.2), 60, rtol=1e-4)
+    _polynomial(f"shifted_chebyshev_polynomial_{_kind}", _spread(-0.1, 1.1), 60, rtol=1e-4)
 _polynomial("hermite_polynomial_h", _scaled(1.5), 129)
 _polynomial("hermite_polynomial_he", _scaled(1.5), 129)
 _polynomial("laguerre_polynomial_l", _spread(-1.0, 6.0), 40)
