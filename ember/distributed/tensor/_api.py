@@ -4,14 +4,14 @@ placements (one per mesh dimension) say how the locals make up the global tensor
 PyTorch's DTensor is a Tensor subclass whose every op is rewritten by sharding propagation.
 ember's functions do not dispatch on Tensor subclasses, so ember's DTensor is the layout and
 its conversions: `distribute_tensor` / `DTensor.from_local` make one, `to_local`,
-`full_tensor` and `redistribute` move between layouts through the mesh's collectives (with
-gradients: an all-gather's backward reduce-scatters, a reduction's backward passes the
-gradient to each summand). Computing on it goes through `to_local()` (or `full_tensor()`)."""
+`full_tensor` and `redistribute` move between layouts through the mesh's collectives, with
+PyTorch's gradients (see `_Redistribute`). Computing on it goes through `to_local()` (or
+`full_tensor()`)."""
 from ... import autograd as _autograd
 from ... import ops as _ops
 from .. import distributed_c10d as _c10d
 from ..device_mesh import DeviceMesh
-from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
+from .placement_types import Partial, Placement, Replicate, Shard, _pad, _StridedShard
 
 __all__ = ["DTensor", "distribute_tensor", "distribute_module", "ones", "zeros", "empty",
            "full", "rand", "randn"]
@@ -29,54 +29,10 @@ def _gather_pieces(local, mesh, mesh_dim, dim, global_size):
     needs equal shapes, so each piece is padded to the first (largest) one and cut back."""
     n = mesh.size(mesh_dim)
     sizes = [Shard.local_shard_size_and_offset(global_size, n, r)[0] for r in range(n)]
-    padded = local
-    if local.size(dim) < sizes[0]:
-        pad_shape = list(local.shape)
-        pad_shape[dim] = sizes[0] - local.size(dim)
-        padded = _ops.cat([local, local.new_zeros(pad_shape)], dim=dim)
+    padded = _pad(local, dim, sizes[0] - local.size(dim))
     out = [_ops.empty_like(padded) for _ in range(n)]
     _c10d.all_gather(out, padded.contiguous(), group=_group_of(mesh, mesh_dim))
     return [piece.narrow(dim, 0, size) for piece, size in zip(out, sizes)]
-
-
-class _AllGather(_autograd.Function):
-    """Shard -> Replicate on one mesh dimension. Backward: each rank's gradient of the whole
-    is summed across the dimension and the rank keeps its own piece (a reduce-scatter)."""
-
-    @staticmethod
-    def forward(ctx, local, mesh, mesh_dim, placement, global_size):
-        ctx.mesh, ctx.mesh_dim, ctx.placement = mesh, mesh_dim, placement
-        pieces = _gather_pieces(local, mesh, mesh_dim, placement.dim, global_size)
-        return placement._assemble(pieces)
-
-    @staticmethod
-    def backward(ctx, grad):
-        grad = grad.contiguous().clone()
-        _c10d.all_reduce(grad, group=_group_of(ctx.mesh, ctx.mesh_dim))
-        index = ctx.mesh.get_local_rank(ctx.mesh_dim)
-        piece = ctx.placement._local_piece(grad, ctx.mesh.size(ctx.mesh_dim), index)
-        return piece.contiguous(), None, None, None, None
-
-
-class _Reduce(_autograd.Function):
-    """Partial -> Replicate: the reduction of the summands. Backward (sum, avg): each summand
-    receives the gradient of the whole (scaled by 1/n for an average)."""
-
-    @staticmethod
-    def forward(ctx, local, mesh, mesh_dim, reduce_op):
-        if reduce_op not in ("sum", "avg") and local.requires_grad:
-            ctx.unsupported = reduce_op
-        ctx.n, ctx.reduce_op = mesh.size(mesh_dim), reduce_op
-        out = local.contiguous().clone()
-        _c10d.all_reduce(out, op=getattr(_c10d.ReduceOp, _REDUCE_OPS[reduce_op]),
-                         group=_group_of(mesh, mesh_dim))
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        if getattr(ctx, "unsupported", None):
-            raise NotImplementedError(f"backward of a Partial({ctx.unsupported}) reduction")
-        return (grad / ctx.n if ctx.reduce_op == "avg" else grad), None, None, None
 
 
 def _replicate_dim(local, mesh, mesh_dim, placements, global_shape):
@@ -86,9 +42,13 @@ def _replicate_dim(local, mesh, mesh_dim, placements, global_shape):
     if mesh.size(mesh_dim) == 1 or isinstance(placement, Replicate):
         return local
     if isinstance(placement, Shard):
-        return _AllGather.apply(local, mesh, mesh_dim, placement,
+        pieces = _gather_pieces(local, mesh, mesh_dim, placement.dim,
                                 _size_before(global_shape, mesh, placements, mesh_dim))
-    return _Reduce.apply(local, mesh, mesh_dim, placement.reduce_op)
+        return placement._assemble(pieces)
+    out = local.contiguous().clone()
+    _c10d.all_reduce(out, op=getattr(_c10d.ReduceOp, _REDUCE_OPS[placement.reduce_op]),
+                     group=_group_of(mesh, mesh_dim))
+    return out
 
 
 def _size_before(global_shape, mesh, placements, mesh_dim):
@@ -113,13 +73,58 @@ def _place_dim(replicated, mesh, mesh_dim, placement):
     return replicated  # Replicate, and Partial avg/max/min: each rank's value is the whole
 
 
+def _redistribute_local(local, mesh, current, target, global_shape):
+    """This rank's local tensor of the layout `target`, from its local tensor of `current`.
+    Mesh dimensions from the first one that changes onward are gathered (innermost first,
+    since later mesh dimensions split the chunks of earlier ones) and laid out again
+    (outermost first)."""
+    current = list(current)
+    changed = [d for d in range(mesh.ndim) if current[d] != target[d]]
+    if not changed:
+        return local
+    for d in reversed(range(changed[0], mesh.ndim)):
+        if isinstance(current[d], Shard) or d in changed:
+            local = _replicate_dim(local, mesh, d, current, global_shape)
+            current[d] = Replicate()
+    for d in range(changed[0], mesh.ndim):
+        if current[d] != target[d]:
+            local = _place_dim(local, mesh, d, target[d])
+            current[d] = target[d]
+    return local.contiguous()
+
+
+def _for_gradient(placements):
+    """A gradient is never Partial: where the tensor was, its gradient is Replicate."""
+    return tuple(Replicate() if isinstance(p, Partial) else p for p in placements)
+
+
+class _Redistribute(_autograd.Function):
+    """Forward: the redistribution. Backward, as PyTorch's: the gradient (laid out as the
+    output, Partial read as Replicate) redistributed back to the input's layout (Partial
+    again read as Replicate), so a gathered shard's gradient is the rank's piece of the
+    replicated gradient and a replicated tensor's gradient is gathered from the shards."""
+
+    @staticmethod
+    def forward(ctx, local, mesh, current, target, global_shape):
+        ctx.layout = (mesh, current, target, global_shape)
+        return _redistribute_local(local.detach(), mesh, current, target, global_shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mesh, current, target, global_shape = ctx.layout
+        out = _redistribute_local(grad, mesh, _for_gradient(target), _for_gradient(current),
+                                  global_shape)
+        return out, None, None, None, None
+
+
 def _normalize(placements, ndim):
     out = []
     for p in placements:
         if not isinstance(p, Placement):
             raise TypeError(f"expected a Placement, got {type(p)}")
         if isinstance(p, Shard) and p.dim < 0:
-            p = (_StridedShard(p.dim + ndim, p.split_factor) if isinstance(p, _StridedShard)
+            p = (_StridedShard(p.dim + ndim, split_factor=p.split_factor)
+                 if isinstance(p, _StridedShard)
                  else Shard(p.dim + ndim))
         out.append(p)
     return tuple(out)
@@ -172,9 +177,7 @@ class DTensor:
 
     def redistribute(self, device_mesh=None, placements=None, *, async_op=False,
                      forward_dtype=None, backward_dtype=None):
-        """The same global tensor laid out by `placements`. Mesh dimensions from the first
-        one that changes onward are gathered (innermost first, since later mesh dimensions
-        split the chunks of earlier ones) and laid out again (outermost first)."""
+        """The same global tensor laid out by `placements`."""
         mesh = device_mesh if device_mesh is not None else self._mesh
         if mesh != self._mesh:
             raise NotImplementedError("Cross device mesh comm not supported yet!")
@@ -186,21 +189,11 @@ class DTensor:
                 if any(isinstance(q, Partial) for q in self._placements):
                     raise RuntimeError("Can not redistribute between different Partial "
                                        "reduce types")
-        current = list(self._placements)
         local = self._local_tensor
         if forward_dtype is not None:
             local = local.to(forward_dtype)
-        changed = [d for d in range(mesh.ndim) if current[d] != target[d]]
-        if changed:
-            first = changed[0]
-            for d in reversed(range(first, mesh.ndim)):
-                if isinstance(current[d], Shard) or d in changed:
-                    local = _replicate_dim(local, mesh, d, current, self._shape)
-                    current[d] = Replicate()
-            for d in range(first, mesh.ndim):
-                if current[d] != target[d]:
-                    local = _place_dim(local, mesh, d, target[d])
-                    current[d] = target[d]
+        if target != self._placements:
+            local = _Redistribute.apply(local, mesh, self._placements, target, self._shape)
         return DTensor(local, mesh, target, self._shape)
 
     # ---- what it is --------------------------------------------------------------------------

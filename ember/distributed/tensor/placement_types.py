@@ -38,8 +38,8 @@ class Shard(Placement):
     _local_shard_size_and_offset = local_shard_size_and_offset
 
     def _split_tensor(self, tensor, num_chunks, *, with_padding=True, contiguous=True):
-        """(the num_chunks chunks, empty ones included; the padding each needs to reach the
-        first's size, when `with_padding`)."""
+        """(the num_chunks chunks, empty ones included; the padding each needed to reach
+        the first's size). `with_padding` pads them with zeros to that size."""
         if self.dim >= tensor.dim() or self.dim < -tensor.dim():
             raise AssertionError(f"Sharding dim {self.dim} greater than tensor ndim "
                                  f"{tensor.dim()}")
@@ -48,12 +48,13 @@ class Shard(Placement):
         empty_shape[self.dim] = 0
         while len(pieces) < num_chunks:
             pieces.append(tensor.new_zeros(empty_shape))
-        if contiguous:
-            pieces = [p.contiguous() for p in pieces]
         pad = []
         if with_padding:
             full = -(-tensor.size(self.dim) // num_chunks)
             pad = [full - p.size(self.dim) for p in pieces]
+            pieces = [_pad(p, self.dim, n) for p, n in zip(pieces, pad)]
+        if contiguous:
+            pieces = [p.contiguous() for p in pieces]
         return pieces, pad
 
     def _local_piece(self, tensor, num_chunks, index):
@@ -76,8 +77,17 @@ class Shard(Placement):
         return f"S({self.dim})"
 
 
+def _pad(tensor, dim, extra):
+    """`tensor` with `extra` zeros appended along `dim`."""
+    if not extra:
+        return tensor
+    shape = list(tensor.shape)
+    shape[dim] = extra
+    return _ops.cat([tensor, tensor.new_zeros(shape)], dim=dim)
+
+
 class _StridedShard(Shard):
-    def __init__(self, dim, split_factor):
+    def __init__(self, dim, *, split_factor):
         super().__init__(dim)
         self.split_factor = split_factor
 
