@@ -149,3 +149,39 @@ def test_two_ranks_gather_reduce_and_pass_gradients():
     assert r1["funcol"] == ([3.0, 6.0, 9.0, 12.0], [1.0, 2.0, 2.0, 4.0], [9.0, 12.0],
                             [2.0, 3.0, 4.0, 8.0], True)
     assert r0["a2a_grad"] == [0.0, 1.0, 0.0, 1.0] and r1["a2a_grad"] == [2.0, 3.0, 2.0, 3.0]
+
+
+def _four_ranks(rank, world):
+    mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+    out = {"coordinate": mesh.get_coordinate(), "tp_group": dist.get_process_group_ranks(
+        mesh.get_group("tp")), "dp_sub": mesh["dp"].mesh.tolist()}
+    whole = ember.arange(42.0).reshape(7, 6)
+    nested = distribute_tensor(whole, mesh, [Shard(0), Shard(0)])  # 7 rows: 4|3 then 2|2, 2|1
+    out["nested"] = nested.to_local().tolist()
+    out["offset"] = compute_local_shape_and_global_offset((7, 6), mesh, [Shard(0), Shard(0)])
+    out["nested_full"] = nested.full_tensor().tolist() == whole.tolist()
+    moved = nested.redistribute(mesh, [Replicate(), Shard(1)])
+    out["moved"] = moved.to_local().tolist()
+    back = moved.redistribute(mesh, [Shard(0), Shard(0)])
+    out["back"] = back.to_local().tolist() == out["nested"]
+    partial = DTensor.from_local(ember.ones(2) * (rank + 1), mesh, [Partial(), Replicate()])
+    out["partial"] = partial.full_tensor().tolist()
+    return out
+
+
+def test_four_ranks_nested_shards_on_a_two_dimensional_mesh():
+    got = _launch(_four_ranks, world=4)
+    whole = np.arange(42.0).reshape(7, 6)
+    rows = {(0, 0): whole[0:2], (0, 1): whole[2:4], (1, 0): whole[4:6], (1, 1): whole[6:7]}
+    for rank, r in got.items():
+        coordinate = (rank // 2, rank % 2)
+        assert r["coordinate"] == coordinate
+        assert r["tp_group"] == [2 * coordinate[0], 2 * coordinate[0] + 1]
+        assert r["dp_sub"] == [coordinate[1], 2 + coordinate[1]]
+        assert r["nested"] == rows[coordinate].tolist(), rank
+        want_shape = rows[coordinate].shape
+        assert r["offset"] == (want_shape, (2 * (2 * coordinate[0] + coordinate[1]), 0))
+        assert r["nested_full"] and r["back"]
+        assert r["moved"] == whole[:, 3 * coordinate[1]:3 * coordinate[1] + 3].tolist()
+        # rank r holds r+1 on the dp dimension's summands: ranks 0,2 (tp 0) sum 1+3, 1,3: 2+4
+        assert r["partial"] == ([4.0, 4.0] if coordinate[1] == 0 else [6.0, 6.0])
