@@ -133,7 +133,7 @@ def _normalize(placements, ndim):
 class DTensor:
     """A global tensor of `shape` over `device_mesh`, this rank holding `to_local()`."""
 
-    def __init__(self, local_tensor, device_mesh, placements, shape, *, requires_grad=False):
+    def __init__(self, local_tensor, device_mesh, placements, shape):
         self._local_tensor = local_tensor
         self._mesh = device_mesh
         self._placements = tuple(placements)
