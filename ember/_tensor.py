@@ -58,7 +58,8 @@ class Size(tuple):
 
 # a pytree node, as PyTorch registers torch.Size (tree_flatten gives its ints)
 _pytree.register_pytree_node(Size, lambda size: (list(size), None),
-                             lambda items, _: Size(items))
+                             lambda items, _: Size(items),
+                             flatten_with_keys_fn=_pytree._list_flatten_with_keys)
 
 
 class VersionCounter:

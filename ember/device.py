@@ -88,7 +88,10 @@ class device:
         if other is self:  # tensors share a few device objects: most comparisons end here
             return True
         if isinstance(other, str):
-            other = device(other)
+            try:
+                other = device(other)
+            except RuntimeError:  # not a device name ("npu"): unequal, as in PyTorch
+                return False
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 
     def __hash__(self):

@@ -5,7 +5,7 @@ their results with `return_type`, which gives the one type of each name."""
 import functools
 from collections import namedtuple
 
-from .utils._pytree import register_pytree_node
+from .utils._pytree import _list_flatten_with_keys, register_pytree_node
 
 
 _VALUES_INDICES = ("values", "indices")
@@ -75,7 +75,8 @@ def pytree_register_structseq(cls):
     children. A structseq is built from one sequence; a named tuple from its fields."""
     build = getattr(cls, "_make", cls)
     register_pytree_node(cls, lambda seq: (list(seq), None),
-                         lambda values, context: build(values))
+                         lambda values, context: build(values),
+                         flatten_with_keys_fn=_list_flatten_with_keys)
 
 
 def __getattr__(name):

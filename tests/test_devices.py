@@ -67,6 +67,9 @@ def test_device_equality_and_hash():
     assert ember.device("cpu") != ember.device("cuda")
     assert len({ember.device("cpu"), ember.device("cpu")}) == 1
     assert ember.device("cpu") != 3
+    # a string that names no device type is unequal, as in PyTorch (accelerate compares a
+    # device with "npu"); it does not raise the parser's error
+    assert not ember.device("cpu") == "npu" and ember.device("cpu") != "npu"
 
 
 def test_no_gpu_here():

@@ -23,6 +23,7 @@ FLOORS = {
     "ember._tensor": 2, "ember._printing": 2, "ember._storage": 2, "ember._sparse": 2,
     "ember._sparse_compressed": 2,
     "ember.random": 2, "ember.storage": 2, "ember.types": 2, "ember._symbolic": 2,
+    "ember.utils._python_dispatch": 2,
     # 3: every tensor operation, and the namespaces that only re-export ops
     "ember.ops": 3, "ember.linalg": 3, "ember.fft": 3, "ember.special": 3, "ember.sparse": 3,
     "ember.functional": 3, "ember.return_types": 3, "ember.signal": 3,

@@ -120,4 +120,4 @@ from .random import (get_rng_state, get_rng_state_all, initial_seed, manual_seed
                      manual_seed_all, seed, seed_all, set_rng_state, set_rng_state_all)
 from .streams import (Event, ExternalStream, Stream, StreamContext, current_stream,  # noqa: E402
                       default_stream, get_stream_from_external, set_stream, stream)
-from .graphs import is_current_stream_capturing  # noqa: E402
+from .graphs import CUDAGraph, graph, is_current_stream_capturing  # noqa: E402

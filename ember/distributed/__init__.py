@@ -11,6 +11,7 @@ import logging
 from .store import (DistBackendError, DistError, DistNetworkError, DistStoreError, FileStore,
                     HashStore, PrefixStore, QueueEmptyError, Store, TCPStore)
 from ..nn.parallel.distributed import GradBucket
+from .device_mesh import DeviceMesh, init_device_mesh
 
 # A rank argument: an int (PyTorch's tracer also accepts a symbolic one).
 RankType = int

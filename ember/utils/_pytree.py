@@ -8,10 +8,13 @@ import collections
 __all__ = ["flatten", "unflatten", "describe", "broadcast_prefix", "register_pytree_node",
            "TreeSpec", "LeafSpec", "tree_flatten", "tree_unflatten", "tree_leaves",
            "tree_structure", "tree_map", "tree_map_", "tree_map_only", "tree_all", "tree_any",
-           "tree_is_leaf", "tree_iter"]
+           "tree_is_leaf", "tree_iter", "MappingKey", "SequenceKey", "GetAttrKey", "KeyEntry",
+           "keystr", "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path"]
 
 # type -> (flatten_fn: node -> (children, context), unflatten_fn: (children, context) -> node)
 _NODES = {}
+# type -> flatten_with_keys_fn: node -> ([(key entry, child)...], context), for key paths
+_KEY_FNS = {}
 
 
 def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=None,
@@ -21,6 +24,8 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
     if cls in _NODES or cls in _BUILTIN_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
     _NODES[cls] = (flatten_fn, unflatten_fn)
+    if flatten_with_keys_fn is not None:
+        _KEY_FNS[cls] = flatten_with_keys_fn
 
 
 def flatten(tree):
@@ -311,3 +316,124 @@ def tree_all(pred, tree, is_leaf=None):
 
 def tree_any(pred, tree, is_leaf=None):
     return any(map(pred, tree_leaves(tree, is_leaf)))
+
+
+# ---- key paths (tree_flatten_with_path ...) --------------------------------------------------
+class _KeyEntry:
+    """One step of a key path; `get(parent)` takes that step."""
+    __slots__ = ()
+
+    def __repr__(self):
+        field = self.__slots__[0]
+        return f"{type(self).__name__}({field}={getattr(self, field)!r})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and getattr(other, self.__slots__[0]) == \
+            getattr(self, self.__slots__[0])
+
+    def __hash__(self):
+        return hash((type(self), getattr(self, self.__slots__[0])))
+
+
+class MappingKey(_KeyEntry):
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+class SequenceKey(_KeyEntry):
+    __slots__ = ("idx",)
+
+    def __init__(self, idx):
+        self.idx = idx
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+class GetAttrKey(_KeyEntry):
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+KeyEntry = _KeyEntry
+
+
+def keystr(kp):
+    """A key path as the text that indexes it: `['a'][1].x`."""
+    return "".join(str(k) for k in kp)
+
+
+def _dict_flatten_with_keys(d):
+    return [(MappingKey(k), v) for k, v in d.items()], list(d)
+
+
+def _list_flatten_with_keys(d):
+    return [(SequenceKey(i), v) for i, v in enumerate(d)], None
+
+
+_tuple_flatten_with_keys = _list_flatten_with_keys
+
+
+def _keyed_children(tree):
+    """[(key entry, child)...] of a node by PyTorch's rules, or None for a leaf."""
+    kind = type(tree)
+    if kind in _NODES:
+        fn = _KEY_FNS.get(kind)
+        if fn is None:
+            raise ValueError(f"Did not find a flatten_with_keys_fn for type: {kind}. Please pass "
+                             "a flatten_with_keys_fn argument to register_pytree_node.")
+        return fn(tree)[0]
+    if _is_namedtuple(tree):
+        return [(GetAttrKey(f), getattr(tree, f)) for f in tree._fields]
+    if kind in (tuple, list, collections.deque):
+        return _list_flatten_with_keys(tree)[0]
+    if kind in (dict, collections.OrderedDict, collections.defaultdict):
+        return _dict_flatten_with_keys(tree)[0]
+    return None
+
+
+def _paths(tree, path, out, is_leaf):
+    kids = None if is_leaf is not None and is_leaf(tree) else _keyed_children(tree)
+    if kids is None:
+        out.append((path, tree))
+        return
+    for key, child in kids:
+        _paths(child, path + (key,), out, is_leaf)
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """([(key path, leaf)...], TreeSpec): each leaf with the keys that lead to it."""
+    out = []
+    _paths(tree, (), out, is_leaf)
+    return out, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(func, tree, *rests, is_leaf=None):
+    """`func(key_path, leaf, *other_leaves)` at each leaf, in `tree`'s structure."""
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [_leaves_like(spec, r, is_leaf) for r in rests]
+    return spec.unflatten(func(path, leaf, *xs)
+                          for (path, leaf), *xs in zip(pairs, *others))

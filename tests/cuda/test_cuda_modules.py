@@ -72,3 +72,20 @@ def test_without_a_gpu_nothing_is_allocated_and_devices_raise_pytorchs_errors(to
 def test_stream_context_with_none_changes_nothing():
     with ember.cuda.stream(None) as s:
         assert s is None
+
+
+def test_cuda_graph_names_exist_and_refuse_capture(torch):
+    """ember captures no CUDA graphs: CUDAGraph and graph are there for code that names them
+    (transformers annotates with them), and making one fails as PyTorch's CPU build does."""
+    assert ember.cuda.CUDAGraph is ember.cuda.graphs.CUDAGraph
+    assert ember.cuda.graph is ember.cuda.graphs.graph
+    cases = [lambda lib: lib.cuda.CUDAGraph(), lambda lib: lib.cuda.graph(None)]
+    for make in cases:
+        with pytest.raises(RuntimeError) as ours:
+            make(ember)
+        if not ember.cuda.is_available():
+            with pytest.raises(RuntimeError) as theirs:
+                make(torch)
+            assert str(ours.value) == str(theirs.value)
+        else:
+            assert "not supported by ember" in str(ours.value)

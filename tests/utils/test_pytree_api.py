@@ -68,3 +68,49 @@ def test_registered_classes_and_the_internal_flatten():
     assert type(ours.unflatten(*ours.flatten(ember.Size([2, 3])))) is ember.Size
     Sub = type("Sub", (tuple,), {})
     assert ours.tree_leaves(Sub((1, 2))) == [Sub((1, 2))]
+
+
+def _path_calls(p, size, Box):
+    return [
+        lambda: p.tree_flatten_with_path(_tree()),
+        lambda: p.tree_leaves_with_path([1, {"q": (2, None)}]),
+        lambda: p.tree_map_with_path(lambda path, x: (p.keystr(path), x), [1, {"q": 2}]),
+        lambda: p.tree_map_with_path(lambda path, x, y: x + y, (1, [2]), (10, [20])),
+        lambda: p.tree_flatten_with_path([1, [2]], is_leaf=lambda x: x == [2]),
+        lambda: p.tree_flatten_with_path(size),
+        lambda: p.tree_flatten_with_path(Box(a=1, b=[2])),
+        lambda: p.tree_flatten_with_path(Box.Bare(a=1)),
+        lambda: (str(p.MappingKey("a")), str(p.SequenceKey(2)), str(p.GetAttrKey("x")),
+                 p.keystr((p.MappingKey("a"), p.SequenceKey(1), p.GetAttrKey("n")))),
+        lambda: (p.MappingKey("a").get({"a": 3}), p.SequenceKey(1).get([4, 5]),
+                 p.GetAttrKey("a").get(Pair(6, 7)), p.MappingKey(1) == p.MappingKey(1),
+                 p.MappingKey(1) == p.SequenceKey(1),
+                 hash(p.GetAttrKey("x")) == hash(p.GetAttrKey("x"))),
+        lambda: p._dict_flatten_with_keys({"a": 1, "b": 2}),
+        lambda: (p._list_flatten_with_keys([1, 2]), p._tuple_flatten_with_keys((3,))),
+    ]
+
+
+def _boxes(p):
+    """An OrderedDict subclass registered with `_dict_flatten_with_keys` (as transformers
+    registers its ModelOutput), and one registered without a key function."""
+    class Box(collections.OrderedDict):
+        pass
+
+    class Bare(collections.OrderedDict):
+        pass
+    for cls, keys in ((Box, p._dict_flatten_with_keys), (Bare, None)):
+        p.register_pytree_node(cls, lambda b: (list(b.values()), list(b)),
+                               lambda values, keys, cls=cls: cls(zip(keys, values)),
+                               flatten_with_keys_fn=keys)
+    Box.Bare = Bare
+    return Box
+
+
+def test_key_paths_match_pytorchs(torch):
+    import torch.utils._pytree as theirs
+    ours_calls = _path_calls(ours, ember.Size([2, 3]), _boxes(ours))
+    their_calls = _path_calls(theirs, torch.Size([2, 3]), _boxes(theirs))
+    for i, (a, b) in enumerate(zip(ours_calls, their_calls)):
+        # the printed specs name the test's local classes by their qualified names
+        assert _outcome(a).replace("ours", "") == _outcome(b).replace("theirs", ""), i
