@@ -23,7 +23,8 @@ def fill_mask(index, vals):
 def fill_where(arr, index, mask, vals, xp):
     """`vals` (one element) into `arr` where `mask`, placed at the end of `index`, is True."""
     mask = mask.reshape(mask.shape + (1,) * (arr.ndim - len(index) + 1 - mask.ndim))
-    if arr.dtype.type.__module__ == "ml_dtypes":  # CuPy has no kernel for these: move bits
+    if arr.dtype.kind == "V" or arr.dtype.type.__module__ == "ml_dtypes":
+        # float8, bfloat16, complex32's record: CuPy has no kernel for them, so move the bits
         bits = f"u{arr.dtype.itemsize}"
         arr, vals = arr.view(bits), vals.view(bits)
     xp.copyto(arr, vals.reshape(()), where=mask)

@@ -104,13 +104,15 @@ def _mask_assignments(lib, device):
     x[1, :, lib.tensor([False, True, True, False], device=device)] = 0.5
     half = lib.ones(4, dtype=lib.bfloat16, device=device)
     half[half.float().cumsum(0) > 2] = 3.5
+    pair = lib.zeros(3, dtype=lib.complex32, device=device)  # a record of two halves on CuPy
+    pair[lib.tensor([True, False, True], device=device)] = 2
     ints = lib.arange(6, device=device).index_put_(
         (lib.tensor([True, False] * 3, device=device),), lib.tensor(9))
     w = lib.tensor([1.0, -2.0, 3.0], device=device, requires_grad=True)
     y = w * 2
     y[y < 0] = 0.0  # tracked: the gradient is masked the same way
     grad, = lib.autograd.grad((y * lib.tensor([1.0, 2.0, 3.0], device=device)).sum(), w)
-    return logits, x, half, ints, y.detach(), grad
+    return logits, x, half, pair, ints, y.detach(), grad
 
 
 OPS = {"fill_": _fill_from_a_device_scalar, "histc": _histc,
@@ -130,7 +132,8 @@ def _run(name, device):
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
-@pytest.mark.filterwarnings("ignore:Sparse invariant checks", "ignore:index_reduce")
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks", "ignore:index_reduce",
+                            "ignore:ComplexHalf support is experimental")
 def test_no_device_read_and_the_cpus_values(name):
     expected, _ = _run(name, "cpu")
     with strict_cupy():
