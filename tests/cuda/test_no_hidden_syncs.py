@@ -115,11 +115,20 @@ def _mask_assignments(lib, device):
     return logits, x, half, pair, ints, y.detach(), grad
 
 
+def _repeated_draws(lib, device):
+    """multinomial with repeated draws: PyTorch's CUDA kernel checks the probabilities with a
+    device-side assert (one draw, or draws without repeats, read the device twice there)."""
+    lib.manual_seed(0)
+    return lib.multinomial(lib.tensor([[0.1, 0.0, 0.6, 0.3], [1.0, 2.0, 0.5, 0.0]],
+                                      device=device), 6, replacement=True)
+
+
 OPS = {"fill_": _fill_from_a_device_scalar, "histc": _histc,
        "embedding_bag_max": _embedding_bag_max,
        "backward_scatter_adds": _gradients_through_positions,
        "scatter_products": _scatter_products, "masked_scatter": _masked_scatter,
-       "searchsorted": _searchsorted, "mask_assignments": _mask_assignments, "sparse_add": _sparse_add, "csr": _csr}
+       "searchsorted": _searchsorted, "mask_assignments": _mask_assignments,
+       "multinomial_repeated_draws": _repeated_draws, "sparse_add": _sparse_add, "csr": _csr}
 # inputs made before the count starts
 INPUTS = {"sparse_add": _coalesced_coo, "csr": _coalesced_coo}
 
