@@ -1,6 +1,8 @@
 """Random sampling: seeding and generators (same seed, same numbers; independent generators;
 state round trips; fork_rng), the distributions' statistics, autograd behaviour of the
 samplers, devices (the `fake_cuda` stand-in), and parity of shapes, dtypes and errors."""
+import re
+
 import numpy as np
 import pytest
 
@@ -308,3 +310,14 @@ def _outcome(lib, src):
 @pytest.mark.parametrize("src", PARITY_CASES)
 def test_parity_meta_and_errors(torch, src):
     assert _outcome(ember, src) == _outcome(torch, src)
+
+
+@pytest.mark.parametrize("rows", [[[1.0, float("inf")], [-1.0, 2.0]], [[1.0, float("nan")]],
+                                  [[0.0, 0.0], [-1.0, 2.0]], [[2.0, float("inf"), -1.0]]])
+def test_multinomial_repeated_draws_check_rows_as_pytorchs_kernel(rows, torch):
+    """Repeated draws are checked inside PyTorch's kernel, row by row, with messages of their
+    own (one draw, or draws without repeats, are checked before it)."""
+    with pytest.raises(RuntimeError) as theirs:
+        torch.multinomial(torch.tensor(rows), 3, replacement=True)
+    with pytest.raises(RuntimeError, match=re.escape(str(theirs.value))):
+        ember.multinomial(ember.tensor(rows), 3, replacement=True)

@@ -547,12 +547,13 @@ def writable(arr):
     return w
 
 
-def warn_expanded(t, op, example):
-    """PyTorch's deprecation warning for an indexing write into an expanded tensor."""
+def warn_expanded(t, op, example, stacklevel=3):
+    """PyTorch's deprecation warning for an indexing write into an expanded tensor (the
+    caller's caller is the user's line; one more level for each helper in between)."""
     if has_internal_overlap(t._array):
         warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor "
                       f"before performing this operation. This also applies to advanced indexing "
-                      f"e.g. {example}", UserWarning, stacklevel=3)
+                      f"e.g. {example}", UserWarning, stacklevel=stacklevel)
 
 
 def tracks(self, others=()):

@@ -24,6 +24,7 @@ from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
 from ._graph import (Node, check_inference_write, check_no_internal_overlap, inplace, record, warn_expanded, writable,
                      write_out, before_write, tracks, write_watchers)
+from ._index_put_forms import fill_mask, fill_where, put_values, warn_expanded_put
 from .shape import SliceBackward0, make_view_of, select, shift_empty_view, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
@@ -448,6 +449,8 @@ def _zero(like):
 
 
 def _broadcast_values(vals, shape, index, xp, strip=False):
+    if fill_mask(index, vals) is not None:
+        return vals.reshape(())  # fits whatever the mask selects, without counting it
     target = _result_shape(shape, index)
     if strip:  # `x[idx] = v` drops v's leading size-1 dims (PyTorch's slicePrefix1sSize)
         k = 0
@@ -465,6 +468,10 @@ def _broadcast_values(vals, shape, index, xp, strip=False):
 
 def _put_arrays(arr, index, vals, accumulate, xp):
     """Write (or add) `vals` into `arr[index]` in place; `arr` is C-contiguous."""
+    mask = None if accumulate else fill_mask(index, vals)
+    if mask is not None:
+        fill_where(arr, index, mask, vals, xp)
+        return
     if not accumulate:
         arr[index] = vals
         return
@@ -551,12 +558,14 @@ def _check_put_dtype(t, values):
 def index_put(input, indices, values, accumulate=False):
     """Out of place `input[indices] = values` (`+=` with accumulate); differentiable."""
     _check_put_dtype(input, values)
-    return _index_put(input, _put_index(input, indices, "index_put", 1), values, accumulate)
+    index = _put_index(input, indices, "index_put", 1)
+    return _index_put(input, index, put_values(input, index, values, accumulate), accumulate)
 
 
 def _index_put_method(self, indices, values, accumulate=False):
     _check_put_dtype(self, values)
-    return _index_put(self, _put_index(self, indices), values, accumulate)
+    index = _put_index(self, indices)
+    return _index_put(self, index, put_values(self, index, values, accumulate), accumulate)
 
 
 # The method's messages count arguments after self (PyTorch's argument parser), so it is a
@@ -568,7 +577,8 @@ Tensor.index_put = _index_put_method
 def index_put_(input, indices, values, accumulate=False):
     _check_put_dtype(input, values)
     index = _put_index(input, indices, "index_put_")
-    warn_expanded(input, "index_put_", "tensor[indices] = tensor")
+    values = put_values(input, index, values, accumulate)
+    warn_expanded_put(input, index, values._array, accumulate)
     if not tracks(input, (values,)):
         if write_watchers:
             before_write(input)
@@ -656,12 +666,12 @@ def __setitem__(self, index, value):
             k += 1
         if k:
             value_t = value_t.reshape(vals.shape[k:])
-    _broadcast_values(value_t._array, view._array.shape, np_idx, xp)
-    warn_expanded(view, "index_put_", "tensor[indices] = tensor")
+    vals = _broadcast_values(value_t._array, view._array.shape, np_idx, xp)
+    warn_expanded_put(view, np_idx, vals)
     if not _tracked_write(self, value_t):
         if write_watchers:
             before_write(self)
-        writable(view._array)[np_idx] = value_t._array
+        _put_arrays(writable(view._array), np_idx, vals, False, xp)
         self._vc.value += 1
         return
     inplace(view, lambda s: _index_put(s, np_idx, value_t, False), (value_t,),

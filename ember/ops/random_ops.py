@@ -466,10 +466,13 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     xp = backend_of(dev).xp
     probs = input._array.reshape(-1, n_cat).astype(np.float64)
     rows = probs.shape[0]
-    if rows and bool((~xp.isfinite(probs) | (probs < 0)).any()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if rows and bool((probs.sum(axis=1) <= 0).any()):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if rows and replacement and num_samples > 1:
+        _check_rows_to_draw_from(probs, dev, xp)
+    elif rows:  # PyTorch's path for one draw or none repeated reads two checks on the host
+        if bool((~xp.isfinite(probs) | (probs < 0)).any()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if bool((probs.sum(axis=1) <= 0).any()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = _rng(dev, generator)
     if rows == 0:
         idx = xp.zeros((0, num_samples), dtype=np.int64)
@@ -484,6 +487,26 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     idx = idx.reshape(input._array.shape[:-1] + (num_samples,))
     t = make_tensor(idx, dev)
     return t if out is None else write_out(out, t, "multinomial")
+
+
+def _check_rows_to_draw_from(probs, dev, xp):
+    """PyTorch's checks for repeated draws, made inside its kernels: on the CPU, row by row,
+    each entry (not negative, then finite) and then the row's sum; on CUDA, a device-side
+    assert on negative entries only, with no read of the device."""
+    if not checks_on_host(dev):
+        assert_on_device(dev, probs < 0, "renormRowsL1: Assertion `!(val < zero)`")
+        return
+    negative = ~(probs >= 0)  # NaN too, as the kernel's `>= 0` test sees it
+    bad = negative | ~np.isfinite(probs)
+    row_bad = bad.any(axis=1) | (probs.sum(axis=1) <= 0)
+    if not row_bad.any():
+        return
+    r = int(row_bad.argmax())
+    if not bad[r].any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    which = "< 0" if negative[r, bad[r].argmax()] else "= infinity or NaN"
+    raise RuntimeError(f"invalid multinomial distribution (encountering probability entry "
+                       f"{which})")
 
 
 def _with_replacement(xp, rng, probs, k):

@@ -149,6 +149,12 @@ class ndarray:  # noqa: N801 (CuPy's name)
 
     @classmethod
     def _of(cls, a):
+        known = _OWNERS.get(id(a))
+        if known is not None and known._a is a:
+            # NumPy gave back its input (astype(copy=False), ascontiguousarray of a contiguous
+            # array ...): CuPy returns the very array then, not a second one over the same
+            # memory (whose views would name another `base`)
+            return known
         out = cls.__new__(cls)
         out._a = a
         _OWNERS[id(a)] = out

@@ -190,7 +190,8 @@ def _function(name, kernel, signature):
             raise ValueError(f"Unsupported dtype {result.dtype.name}")  # a view can make one
         if name in _UNINITIALISED and isinstance(result, np.ndarray):
             _fill_with_garbage(result)
-        if isinstance(result, np.ndarray) and name in _FROM_HOST and result.ndim == 0:
+        if isinstance(result, np.ndarray) and name in _FROM_HOST and result.ndim == 0 \
+                and result.dtype.fields is None:  # (a record, complex32's, has no -0.0 to lose)
             result[result == 0] = 0
         if name in _DEVICE_BOOLS:
             return ndarray._of(np.asarray(result))

@@ -41,6 +41,7 @@ BAD_DATA = {
                                                                        device="cuda")),
     "masked_scatter": lambda x: x.masked_scatter(x > 0, ember.ones(11, device="cuda")),
     "bernoulli": lambda x: ember.bernoulli(x * 3),
+    "multinomial_repeated_draws": lambda x: ember.multinomial(x - 0.6, 5, replacement=True),
 }
 
 

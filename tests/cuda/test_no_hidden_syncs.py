@@ -91,11 +91,44 @@ def _histc(lib, device):
     return lib.histc(lib.tensor([0.5, -2.0, 1.0, 3.5, 1.25, 0.0], device=device), 4, 0, 2)
 
 
+def _mask_assignments(lib, device):
+    """`t[mask] = number` (one boolean mask, full slices before it, one value on the host) is
+    a masked fill in PyTorch (index_put_ hands it to masked_fill_): the count of the mask's
+    True elements is never read. Top-k samplers do it for every token."""
+    logits = lib.tensor([[0.5, -1.0, 2.0, 1.5], [3.0, 0.25, -2.0, 1.0]], device=device)
+    v, _ = lib.topk(logits, 2)
+    logits[logits < v[:, [-1]]] = -float("inf")
+    x = lib.arange(24.0, device=device).reshape(2, 3, 4)
+    x[x[..., 0] > 10] = 7  # a mask over the leading dims fills whole rows
+    x[:, lib.tensor([True, False, True], device=device)] = lib.tensor(-1.0)  # a host tensor
+    x[1, :, lib.tensor([False, True, True, False], device=device)] = 0.5
+    half = lib.ones(4, dtype=lib.bfloat16, device=device)
+    half[half.float().cumsum(0) > 2] = 3.5
+    pair = lib.zeros(3, dtype=lib.complex32, device=device)  # a record of two halves on CuPy
+    pair[lib.tensor([True, False, True], device=device)] = 2
+    ints = lib.arange(6, device=device).index_put_(
+        (lib.tensor([True, False] * 3, device=device),), lib.tensor(9))
+    w = lib.tensor([1.0, -2.0, 3.0], device=device, requires_grad=True)
+    y = w * 2
+    y[y < 0] = 0.0  # tracked: the gradient is masked the same way
+    grad, = lib.autograd.grad((y * lib.tensor([1.0, 2.0, 3.0], device=device)).sum(), w)
+    return logits, x, half, pair, ints, y.detach(), grad
+
+
+def _repeated_draws(lib, device):
+    """multinomial with repeated draws: PyTorch's CUDA kernel checks the probabilities with a
+    device-side assert (one draw, or draws without repeats, read the device twice there)."""
+    lib.manual_seed(0)
+    return lib.multinomial(lib.tensor([[0.1, 0.0, 0.6, 0.3], [1.0, 2.0, 0.5, 0.0]],
+                                      device=device), 6, replacement=True)
+
+
 OPS = {"fill_": _fill_from_a_device_scalar, "histc": _histc,
        "embedding_bag_max": _embedding_bag_max,
        "backward_scatter_adds": _gradients_through_positions,
        "scatter_products": _scatter_products, "masked_scatter": _masked_scatter,
-       "searchsorted": _searchsorted, "sparse_add": _sparse_add, "csr": _csr}
+       "searchsorted": _searchsorted, "mask_assignments": _mask_assignments,
+       "multinomial_repeated_draws": _repeated_draws, "sparse_add": _sparse_add, "csr": _csr}
 # inputs made before the count starts
 INPUTS = {"sparse_add": _coalesced_coo, "csr": _coalesced_coo}
 
@@ -108,7 +141,8 @@ def _run(name, device):
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
-@pytest.mark.filterwarnings("ignore:Sparse invariant checks", "ignore:index_reduce")
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks", "ignore:index_reduce",
+                            "ignore:ComplexHalf support is experimental")
 def test_no_device_read_and_the_cpus_values(name):
     expected, _ = _run(name, "cpu")
     with strict_cupy():

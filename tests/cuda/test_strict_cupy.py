@@ -76,6 +76,16 @@ def test_views_know_their_base_and_host_data_is_copied(cp):
     assert a.copy().base is None
 
 
+def test_an_array_given_back_unchanged_is_the_same_array(cp):
+    """CuPy returns the input itself from astype(same dtype, copy=False) and ascontiguousarray
+    of a contiguous array; a second array over the same memory would make the first one's
+    later views name another base (ember's view() then called them copies: siamese_network's
+    `targets.view_as(pred)` failed on 'cuda')."""
+    a = cp.arange(6.0)
+    assert a.astype(a.dtype, copy=False) is a and cp.ascontiguousarray(a) is a
+    assert a.reshape(2, 3).base is a
+
+
 def test_arrays_take_memory_from_the_pool(cp):
     pool = cp.get_default_memory_pool()
     before = pool.used_bytes()

@@ -233,3 +233,42 @@ def test_device_index_on_cpu_tensor_raises(fake_cuda):
     idx = ember.tensor([0], device=fake_cuda)
     with pytest.raises(RuntimeError, match="indices should be either on cpu"):
         ember.zeros(3)[idx]
+
+
+def _puts_of_host_values(lib, device):
+    """index_put(_) of a 0-dim host value (PyTorch moves it to the tensor's device) and of a
+    one-element host value through a mask (a masked fill reads it as a number)."""
+    x = lib.arange(6.0, device=device)
+    idx, mask = lib.tensor([0, 2, 2], device=device), lib.tensor([True, False] * 3, device=device)
+    w = lib.tensor([1.0, -2.0, 3.0], device=device, requires_grad=True)
+    y = (w * 2).index_put_((lib.tensor([1], device=device),), lib.tensor(5.0))
+    return (x.index_put((idx,), lib.tensor(9.0)), x.clone().index_put_((idx,), lib.tensor(1.5), True),
+            lib.index_put(x, (mask,), lib.tensor([4.0])), x.index_put_((mask,), lib.tensor(-1.0)),
+            y.detach(), lib.autograd.grad(y.sum(), w)[0])
+
+
+def test_index_put_takes_a_host_scalar_on_the_device(fake_cuda, torch):
+    expected = _puts_of_host_values(torch, "cpu")
+    assert [e.tolist() for e in _puts_of_host_values(ember, "cpu")] == \
+        [e.tolist() for e in expected]
+    got = _puts_of_host_values(ember, fake_cuda)
+    assert all(g.device == fake_cuda for g in got)
+    assert [g.cpu().tolist() for g in got] == [e.tolist() for e in expected]
+    x = ember.zeros(3, device=fake_cuda)
+    with pytest.raises(RuntimeError, match="expected device cuda:0 but got device cpu for value"):
+        x.index_put_((ember.tensor([0, 1], device=fake_cuda),), ember.tensor([1.0, 2.0]))
+
+
+def test_mask_assignment_of_a_number_is_a_masked_fill(torch):
+    """PyTorch's index_put_ hands `t[mask] = number` to masked_fill_: writing into expanded
+    memory warns for both; the graph still records IndexPutBackward0."""
+    for lib in (torch, ember):
+        expanded = lib.zeros(1).expand(3)
+        with pytest.warns(UserWarning) as caught:
+            expanded[lib.tensor([True, False, True])] = 1.0
+        assert [str(w.message).split(" on expanded")[0] for w in caught] == \
+            ["Use of index_put_", "Use of masked_fill_"]
+        assert all(w.filename == __file__ for w in caught)
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True) * 1
+        x[x > 0] = 5.0
+        assert x.grad_fn.name() == "IndexPutBackward0" and x.tolist() == [5.0, -2.0, 5.0]

@@ -22,13 +22,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DIGITS = os.path.join(ROOT, "ember", "vision", "datasets", "data", "digits.npz")
 
 
-def run_program(script, out, *args):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+def run_program(script, out, *args, runner="ember.compat", env=()):
+    """Runs the script through `python -m runner` (tests.programs.on_strict_cuda: on the
+    strict CuPy stand-in), with `env` added; its metrics and standard output."""
+    env = dict(os.environ, **dict(env), PYTHONPATH=os.pathsep.join(
         [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     # tiny matrices: BLAS threads only spin (the ResNet took 30 s of CPU with them, 4 without)
     env.setdefault("OMP_NUM_THREADS", "1")
     result = subprocess.run(
-        [sys.executable, "-m", "ember.compat", os.path.join(SCRIPTS, script), "--out", str(out),
+        [sys.executable, "-m", runner, os.path.join(SCRIPTS, script), "--out", str(out),
          *args], capture_output=True, text=True, timeout=300, env=env, cwd=str(out))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     with open(os.path.join(out, "metrics.json")) as f:

@@ -22,6 +22,7 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/lbfgs")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
@@ -30,7 +31,9 @@ def main():
     y = torch.sin(3 * x) + 0.3 * x
     x_test = torch.rand(64, 1) * 4 - 2
     y_test = torch.sin(3 * x_test) + 0.3 * x_test
-    model = build_model()
+    device = torch.device(args.device)
+    x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
+    model = build_model().to(device)
     criterion = nn.MSELoss()
     optimizer = torch.optim.LBFGS(model.parameters(), lr=1, max_iter=20, history_size=10,
                                   line_search_fn="strong_wolfe")

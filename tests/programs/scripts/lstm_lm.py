@@ -127,6 +127,7 @@ def main():
     parser.add_argument("--bptt", type=int, default=12)
     parser.add_argument("--seed", type=int, default=1111)
     parser.add_argument("--out", default="runs/lm")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
@@ -135,10 +136,11 @@ def main():
     corpus = Corpus()
     ntokens = len(corpus.dictionary)
     assert ntokens == NTOKENS, ntokens
-    train_data = batchify(corpus.train, args.batch_size)
-    val_data = batchify(corpus.valid, 10)
-    test_data = batchify(corpus.test, 10)
-    model = build_model()
+    device = torch.device(args.device)
+    train_data = batchify(corpus.train, args.batch_size).to(device)
+    val_data = batchify(corpus.valid, 10).to(device)
+    test_data = batchify(corpus.test, 10).to(device)
+    model = build_model().to(device)
     assert model.decoder.weight is model.encoder.weight
     criterion = nn.NLLLoss()
 

@@ -120,10 +120,11 @@ class PatternDataset(Dataset):
         return img, int(self.labels[i])
 
 
-def train(model, loader, criterion, optimizer, scheduler):
+def train(model, loader, criterion, optimizer, scheduler, device):
     model.train()
     losses = []
     for inputs, targets in loader:
+        inputs, targets = inputs.to(device), targets.to(device)
         optimizer.zero_grad()
         loss = criterion(model(inputs), targets)
         loss.backward()
@@ -133,11 +134,12 @@ def train(model, loader, criterion, optimizer, scheduler):
     return losses
 
 
-def test(model, loader):
+def test(model, loader, device):
     model.eval()
     correct = total = 0
     with torch.no_grad():
         for inputs, targets in loader:
+            inputs, targets = inputs.to(device), targets.to(device)
             _, predicted = model(inputs).max(1)
             total += targets.size(0)
             correct += predicted.eq(targets).sum().item()
@@ -152,6 +154,7 @@ def main():
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/resnet")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
@@ -169,7 +172,8 @@ def main():
     trainloader = DataLoader(trainset, batch_size=args.batch_size, shuffle=True, drop_last=True)
     testloader = DataLoader(testset, batch_size=100, shuffle=False)
 
-    model = build_model()
+    device = torch.device(args.device)
+    model = build_model().to(device)
     criterion = nn.CrossEntropyLoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4,
                                 nesterov=True)
@@ -178,13 +182,13 @@ def main():
     losses = []
     start = time.time()
     for epoch in range(args.epochs):
-        losses += train(model, trainloader, criterion, optimizer, scheduler)
-        acc = test(model, testloader)
+        losses += train(model, trainloader, criterion, optimizer, scheduler, device)
+        acc = test(model, testloader, device)
         print(f"epoch {epoch}: loss {losses[-1]:.3f} test acc {100 * acc:.1f}% "
               f"({time.time() - start:.1f}s)")
 
     torch.save(model.state_dict(), os.path.join(args.out, "resnet.pth"))
-    probe, _ = next(iter(testloader))
+    probe = next(iter(testloader))[0].to(device)
     with torch.no_grad():
         torch.save({"input": probe[:8], "output": model(probe[:8])},
                    os.path.join(args.out, "probe.pt"))

@@ -161,6 +161,7 @@ def main():
     parser.add_argument("--weight-decay", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=1337)
     parser.add_argument("--out", default="runs/gpt")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
@@ -168,14 +169,15 @@ def main():
     stoi = {ch: i for i, ch in enumerate(CHARS)}
     data = torch.tensor([stoi[c] for c in TEXT], dtype=torch.long)
     config = GPTConfig()
-    model = GPT(config)
+    device = torch.device(args.device)
+    model = GPT(config).to(device)
     print(f"number of parameters: {sum(p.numel() for p in model.parameters()) / 1e3:.1f}K")
 
     def get_batch():
         ix = torch.randint(len(data) - config.block_size, (args.batch_size,))
         x = torch.stack([data[i:i + config.block_size] for i in ix])
         y = torch.stack([data[i + 1:i + 1 + config.block_size] for i in ix])
-        return x, y
+        return x.to(device), y.to(device)
 
     optimizer = model.configure_optimizers(args.weight_decay, args.learning_rate, (0.9, 0.99))
 
@@ -202,12 +204,12 @@ def main():
             print(f"iter {it}: loss {loss.item():.4f}, lr {lrs[-1]:.2e}")
 
     model.eval()
-    start = torch.tensor([[stoi[c] for c in "the quick"]], dtype=torch.long)
+    start = torch.tensor([[stoi[c] for c in "the quick"]], dtype=torch.long, device=device)
     sample = model.generate(start, 40, temperature=0.5, top_k=5)
     text = "".join(CHARS[i] for i in sample[0].tolist())
     print(text)
     torch.save(model.state_dict(), os.path.join(args.out, "ckpt.pt"))
-    probe = data[:config.block_size].unsqueeze(0)
+    probe = data[:config.block_size].unsqueeze(0).to(device)
     with torch.no_grad():
         torch.save({"input": probe, "output": model(probe)[0]}, os.path.join(args.out, "probe.pt"))
     with open(os.path.join(args.out, "metrics.json"), "w") as f:
