@@ -77,12 +77,23 @@ class LazyMethod:
         return f"<{self.owner.__name__}.{self.name}, loaded from {self.module} on first use>"
 
 
-def lazy_methods(cls, table):
-    """Put a `LazyMethod` on `cls` for each name of `table` (name -> absolute module name)
-    that the class does not define yet."""
+class LazyProperty(LazyMethod):
+    """A LazyMethod for a property that a lazily loaded module puts on the class (Tensor.real):
+    a data descriptor, so that an assignment (`t.real = v`) also loads the module and goes
+    through the real property instead of landing in the instance."""
+    __slots__ = ()
+
+    def __set__(self, instance, value):
+        importlib.import_module(self.module)
+        vars(self.owner)[self.name].__set__(instance, value)
+
+
+def lazy_methods(cls, table, stand_in=LazyMethod):
+    """Put a `LazyMethod` (or `stand_in`) on `cls` for each name of `table` (name -> absolute
+    module name) that the class does not define yet."""
     for name, module in table.items():
         if name not in vars(cls):
-            setattr(cls, name, LazyMethod(cls, name, module))
+            setattr(cls, name, stand_in(cls, name, module))
 
 
 def bind_on_import(package, bind):

@@ -204,6 +204,18 @@ def test_a_first_touch_of_a_lazy_tensor_method_on_the_class_gets_the_real_functi
         ember.ops.decompositions.matrix_power)), True, 1.0, True, False, True, True]
 
 
+def test_tensor_properties_of_a_lazy_family_before_it_loads():
+    out = json.loads(_fresh(
+        "import json, sys, ember\n"
+        "t = ember.tensor([1 + 2j])\n"
+        "before = 'ember.ops.complex_views' in sys.modules\n"
+        "t.real = ember.tensor([5.0])\n"  # the first touch is an assignment
+        "u = ember.tensor([3 + 4j])\n"
+        "print(json.dumps([before, t.real.tolist() + t.imag.tolist(), u.imag.tolist(),\n"
+        "    type(ember.Tensor.imag).__name__, 'real' in t.__dir__()]))"))
+    assert out == [False, [5.0, 2.0], [4.0], "property", True]
+
+
 def test_a_lazy_family_imported_directly_binds_its_names():
     # `ember.ops.stft` is a function and a module of the same name: the function keeps the
     # package attribute, whoever imports the module first

@@ -126,6 +126,10 @@ for _family in _EAGER_FAMILIES:
     for _name in _family.METHODS:
         setattr(Tensor, _name, getattr(_family, _name))
 _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in _LAZY_METHODS.items()})
+# properties a lazy family puts on Tensor (tests/ops/test_lazy_families.py finds them all)
+LAZY_PROPERTIES = {"real": "complex_views", "imag": "complex_views"}
+_lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in
+                            LAZY_PROPERTIES.items()}, _lazy.LazyProperty)
 # `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound here,
 # so that _tensor.py and _sparse.py import no ops
 Tensor.__new__ = staticmethod(creation.tensor_new)

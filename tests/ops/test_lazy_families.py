@@ -6,7 +6,9 @@ Run this file (`python tests/ops/test_lazy_families.py`) to rewrite the list fro
 families, after changing one or making another family lazy (add its name to the list with
 empty tuples first)."""
 import importlib
+import inspect
 import pathlib
+import re
 import textwrap
 
 import ember.ops
@@ -83,3 +85,16 @@ def test_lazy_families_are_families_without_shared_or_special_names():
 if __name__ == "__main__":
     TABLE.write_text(render(NAMES))
     print(f"wrote {TABLE}")
+
+
+def test_every_property_a_lazy_family_puts_on_tensor_has_a_stand_in():
+    """A property set by a lazy family (`Tensor.real = property(...)`) is listed in
+    ember.ops.LAZY_PROPERTIES, whose data-descriptor stand-ins make `Tensor.real`,
+    `t.imag` and `t.real = v` work before the family loads (without one, `t.real = v` set
+    nothing and `t.imag` raised AttributeError)."""
+    found = {}
+    for name in NAMES:
+        source = inspect.getsource(importlib.import_module(f"ember.ops.{name}"))
+        for attr in re.findall(r"^Tensor\.(\w+) = property\(", source, re.M):
+            found[attr] = name
+    assert found == ember.ops.LAZY_PROPERTIES
