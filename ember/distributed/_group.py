@@ -118,7 +118,7 @@ class ProcessGroup:
         handoff to the worker thread); otherwise it queues behind what is."""
         self._seq += 1
         key = (self.group_id, self._seq)
-        work = Work(lambda: fn(key))
+        work = Work(lambda: self._run_or_tell(fn, key))
         with self._pending_lock:
             inline = wait and self._pending == 0
             if not inline:
@@ -128,6 +128,19 @@ class ProcessGroup:
         else:
             self._jobs.put(work)
         return work
+
+    def _run_or_tell(self, fn, key):
+        """`fn(key)`; when it raises, the other ranks of the group are told first, so that
+        none of them waits out its timeout for a message this rank will now never send."""
+        try:
+            return fn(key)
+        except Exception as e:
+            self.tell_failed(key, e)
+            raise
+
+    def tell_failed(self, key, error):
+        """Let the group's other ranks know that collective `key` raised `error` here
+        (a backend whose peers can be told overrides this)."""
 
     def submit_keyed(self, key, fn, inline):
         """Point-to-point work under a fixed key: a send runs at once when `inline` (the

@@ -15,9 +15,14 @@ import threading
 import time
 
 from . import _wire
-from .store import DistNetworkError
+from .store import DistBackendError, DistNetworkError
 
-__all__ = ["Mailbox", "Mesh"]
+__all__ = ["Mailbox", "Mesh", "FAILED"]
+
+# The key of a note a rank sends the rest of its group when one of its collectives raised:
+# (FAILED, group id, seq) with the error as its meta. A rank waiting in that collective for
+# a message from it raises at once instead of waiting out the timeout.
+FAILED = "collective failed"
 
 _PAYLOAD_LEN = struct.Struct("!Q")
 _HELLO = struct.Struct("!Q16s")  # the connecting rank, the listener's token
@@ -35,6 +40,7 @@ class Mailbox:
         self._mailbox = collections.defaultdict(collections.deque)
         self._closed_peers = set()
         self._posted = {}  # (peer, key) -> a writable byte view the payload may land in
+        self._failed = {}  # (peer, (group id, seq)) -> why that rank gave up that collective
 
     def post(self, peer, key, into):
         """Offer `into` (a writable, contiguous byte memoryview) as the place for the next
@@ -52,7 +58,11 @@ class Mailbox:
 
     def _file(self, peer, key, meta, payload):
         with self._cond:
-            self._mailbox[(peer, key)].append((meta, payload))
+            if isinstance(key, tuple) and key[:1] == (FAILED,) and len(key) == 3 \
+                    and isinstance(meta, str):
+                self._failed[(peer, key[1:])] = meta
+            else:
+                self._mailbox[(peer, key)].append((meta, payload))
             self._cond.notify_all()
 
     def _lost(self, peer):
@@ -76,6 +86,10 @@ class Mailbox:
                             del self._mailbox[(p, key)]
                         self._posted.pop((p, key), None)
                         return p, meta, payload
+                if peer is not None and (peer, key[:2]) in self._failed:
+                    raise DistBackendError(f"[gloo] Rank {peer} failed this collective, so it "
+                                           f"cannot complete here either. Rank {peer}: "
+                                           f"{self._failed[(peer, key[:2])]}")
                 dead = [p for p in peers if p in self._closed_peers]
                 if dead and (peer is not None or len(dead) == len(peers) - 1):
                     raise DistNetworkError(f"[gloo] Connection closed by peer [rank {dead[0]}]")

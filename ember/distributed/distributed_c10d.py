@@ -6,6 +6,7 @@ import enum
 import os
 import warnings
 
+from .. import dtypes
 from .._tensor import Tensor
 from ..device import backend_of
 from . import _group
@@ -59,6 +60,7 @@ class _State:
     default_pg = None
     mesh = None
     groups = {}        # ProcessGroup -> backend name
+    own_store = None   # the store init_process_group's rendezvous made
     group_count = 0
     init_count = 0
 
@@ -146,6 +148,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         return
     if store is None:
         store, rank, world_size, host = rendezvous(init_method, rank, world_size, timeout)
+        _state.own_store = store  # (destroy_process_group releases it; a user's store stays)
     else:
         host = local_address(store.host) if isinstance(store, TCPStore) else "127.0.0.1"
     _state.init_count += 1
@@ -202,10 +205,21 @@ def destroy_process_group(group=None):
             _shutdown(pg)
         if _state.mesh is not None:  # (an MPI job has none)
             _state.mesh.close()
+        _release(_state.own_store)
         _state.default_pg, _state.mesh, _state.groups = None, None, {}
+        _state.own_store = None
     elif group in _state.groups:
         _shutdown(group)
         del _state.groups[group]
+
+
+def _release(store):
+    """Free the rendezvous store that init_process_group made: PyTorch's goes with its
+    group, so a job that destroys its group can initialise again on the same port."""
+    while isinstance(store, PrefixStore):
+        store = store.underlying_store
+    if isinstance(store, TCPStore):
+        store._release()
 
 
 def _shutdown(pg):
@@ -314,12 +328,16 @@ def _check_op(op, tensors, fname):
                         f"torch.distributed.ReduceOp, got {op!r}")
     if op is RedOpType.PREMUL_SUM:
         raise RuntimeError("PREMUL_SUM is not supported by the Gloo backend")
-    for t in tensors:
+    for t in tensors:  # (PyTorch checks complex support first, then the op's dtypes)
+        if t.dtype.is_complex and op not in (RedOpType.SUM, RedOpType.AVG):
+            raise ValueError(f"{fname} does not support {op} on complex tensors")
         if op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and \
                 (t.dtype.is_floating_point or t.dtype.is_complex):
             raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
-        if t.dtype.is_complex and op not in (RedOpType.SUM, RedOpType.AVG):
-            raise ValueError(f"{fname} does not support {op} on complex tensors")
+        if op is RedOpType.AVG and not (t.dtype.is_floating_point or t.dtype.is_complex):
+            # gloo's average divides the sum in place, which an integer tensor cannot hold
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{t.dtype._scalar_name}")
 
 
 def _same_dtype(*lists):
@@ -371,7 +389,12 @@ def _host(t):
 
 
 def _store(t, arr):
-    """Write `arr` into `t`'s memory, as PyTorch's collectives write into their tensors."""
+    """Write `arr` into `t`'s memory, as PyTorch's collectives write into their tensors; data
+    of another dtype or size means the ranks called mismatched collectives."""
+    if arr.dtype != t._array.dtype or arr.size != t.numel():
+        raise RuntimeError(f"[gloo] Received a {dtypes.FROM_NUMPY[arr.dtype]} tensor of "
+                           f"{arr.size} elements for a {t.dtype} tensor of {t.numel()}. Is "
+                           "there a distributed collective mismatch in your code?")
     t._array[...] = backend_of(t._device).from_host(arr, t._device.index).reshape(t._array.shape)
 
 
