@@ -14,7 +14,7 @@ from . import gloo as _gloo
 from . import nccl as _nccl
 from ._rendezvous import local_address, rendezvous
 from ._transport import Mesh
-from .store import PrefixStore, TCPStore
+from .store import PrefixStore, TCPStore, _seconds
 
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember",
            "is_available", "is_initialized", "is_gloo_available", "is_mpi_available",
@@ -260,6 +260,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
             pg.cuda_group = cuda.subgroup(ranks, gid)
     if pg is None:
         return GroupMember.NON_GROUP_MEMBER
+    if timeout is not None and isinstance(pg, _gloo.ProcessGroupGloo):
+        pg.recv_timeout = _seconds(timeout)  # (its collectives time out on their own)
     _state.groups[pg] = Backend(name or _state.groups[world])
     return pg
 
@@ -742,7 +744,9 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     if nccl is not None and (device_ids or nccl is pg):
         return nccl.barrier(device_ids, async_op)
     import numpy as np
-    return _run(pg, lambda key: (pg.exchange(key, np.zeros(0, np.uint8)), None)[1], async_op)
+    seconds = None if timeout is None else _seconds(timeout)  # (None: the group's timeout)
+    return _run(pg, lambda key: (pg.exchange(key, np.zeros(0, np.uint8), seconds), None)[1],
+                async_op)
 
 
 class P2POp:
@@ -789,8 +793,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     pg = _group(group)
     if pg.backend != Backend.GLOO:
         raise ValueError("monitored_barrier is only implemented for GLOO backend.")
-    seconds = (default_pg_timeout if timeout is None else timeout)
-    seconds = getattr(seconds, "total_seconds", lambda: seconds)()
+    seconds = _seconds(default_pg_timeout if timeout is None else timeout)
     import numpy as np
     token = np.zeros(0, np.uint8)
 

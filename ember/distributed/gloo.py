@@ -102,6 +102,7 @@ class ProcessGroupGloo(ProcessGroup):
     def __init__(self, mesh, ranks, group_id, backend="gloo"):
         super().__init__(ranks, group_id, mesh.rank, backend)
         self.mesh = mesh
+        self.recv_timeout = None  # seconds a receive waits (None: the job's timeout)
         self._scratch = np.empty(0, np.uint8)
 
     def subgroup(self, ranks, group_id):
@@ -119,7 +120,7 @@ class ProcessGroupGloo(ProcessGroup):
         """(group rank of the sender, its array); with `like`, the array must have like's
         dtype and shape (what this rank passed to the same collective)."""
         peer, meta, payload = self.mesh.recv(None if src is None else self.ranks[src], key,
-                                             timeout)
+                                             self.recv_timeout if timeout is None else timeout)
         arr = _array(meta, payload)
         if like is not None:
             check_same(arr, like, peer)
@@ -203,14 +204,15 @@ class ProcessGroupGloo(ProcessGroup):
         if op.name == "AVG":
             _divide(chunks[r], n)
 
-    def exchange(self, key, arr):
-        """Every rank's `arr`, in rank order (all_gather)."""
+    def exchange(self, key, arr, timeout=None):
+        """Every rank's `arr`, in rank order (all_gather); each receive waits at most
+        `timeout` seconds (None: the group's timeout)."""
         for p in self._peers():
             self.send_array(p, key, arr)
         out = [None] * self.size()
         out[self._rank] = arr
         for p in self._peers():
-            out[p] = self.recv_array(p, key, like=arr)[1]
+            out[p] = self.recv_array(p, key, timeout, like=arr)[1]
         return out
 
     def gather(self, key, arr, root):

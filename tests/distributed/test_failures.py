@@ -125,3 +125,29 @@ def test_destroy_then_init_again_on_the_same_port(monkeypatch):
         dist.all_reduce(t)
         dist.destroy_process_group()
     assert not dist.is_initialized()
+
+
+def _late_rank(rank, world):
+    import datetime
+    import time
+    short = datetime.timedelta(seconds=0.3)  # the job's own timeout is 15 s
+    group = dist.new_group([0, 1], timeout=short)
+    if rank == 1:
+        time.sleep(2.0)  # rank 0 gives up first, then tells this rank
+    out = [_error(dist.barrier, timeout=short),
+           _error(dist.all_reduce, ember.ones(1), group=group)]
+    t = ember.ones(1)
+    dist.all_reduce(t)
+    return out, t.item()
+
+
+def test_barrier_and_new_group_timeouts_bound_the_wait():
+    # both were ignored: the wait was the job's timeout (30 minutes by default)
+    results = _launch(_late_rank)
+    (barrier0, group0), total0 = results[0]
+    (barrier1, group1), total1 = results[1]
+    assert total0 == total1 == 2.0
+    timed_out = ("RuntimeError", "[gloo] Timed out waiting 300ms for recv operation to complete")
+    assert barrier0 == group0 == timed_out
+    # rank 0 had sent its part before it gave up: the late rank completes with it
+    assert barrier1 is None and group1 is None
