@@ -4,6 +4,7 @@ on a shared file system, locked with `fcntl`) and `PrefixStore`. Values are byte
 keeps a counter as its decimal text, as PyTorch does. Nothing a store reads from a socket or
 its file is unpickled (see `_wire`)."""
 import datetime
+import errno
 import logging
 import os
 import socket
@@ -245,7 +246,14 @@ def _check_request(request):
 class _StoreServer:
     def __init__(self, host, port):
         self.table = _Table()
-        self.sock = socket.create_server((host, port), reuse_port=False, backlog=128)
+        try:
+            self.sock = socket.create_server((host, port), reuse_port=False, backlog=128)
+        except OSError as e:  # (most often: MASTER_PORT is taken)
+            name = errno.errorcode.get(e.errno, "UNKNOWN")
+            raise DistNetworkError(
+                f"The server socket has failed to listen on any local network address. port: "
+                f"{port}, useIpv6: false, code: {-(e.errno or 0)}, name: {name}, message: "
+                f"{os.strerror(e.errno).lower() if e.errno else e}") from None
         self.port = self.sock.getsockname()[1]
         self._closed = False
         self._conns = set()  # the clients' connections, closed with the server

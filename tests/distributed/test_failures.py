@@ -151,3 +151,15 @@ def test_barrier_and_new_group_timeouts_bound_the_wait():
     assert barrier0 == group0 == timed_out
     # rank 0 had sent its part before it gave up: the late rank completes with it
     assert barrier1 is None and group1 is None
+
+
+def test_a_taken_port_raises_pytorchs_dist_network_error(torch):
+    def message(lib):
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            with pytest.raises(lib.distributed.DistNetworkError) as info:
+                lib.distributed.TCPStore("127.0.0.1", port, 1, True)
+        return str(info.value).replace(str(port), "PORT")
+    assert message(ember) == message(torch)
