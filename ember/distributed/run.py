@@ -429,12 +429,11 @@ def _on_signal(signum, frame):
 
 
 def main(args=None):
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    # SIGINT too: a launcher started in the background by a shell inherits it ignored (no
+    # KeyboardInterrupt), and `kill -INT` must still end it and its workers
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, _on_signal)
-    try:
-        run(parse_args(sys.argv[1:] if args is None else args))
-    except KeyboardInterrupt:
-        raise SystemExit(128 + signal.SIGINT) from None
+    run(parse_args(sys.argv[1:] if args is None else args))
 
 
 if __name__ == "__main__":
