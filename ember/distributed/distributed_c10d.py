@@ -2,14 +2,14 @@
 store), groups, and the collectives on tensors, which write their results into the given
 tensors in place as PyTorch's do."""
 import datetime
-import enum
 import os
 import warnings
 
 from .. import dtypes
-from .._tensor import Tensor
 from ..device import backend_of
 from . import _group
+from ._checks import (RedOpType, ReduceOp, _check_op, _check_single_tensor,  # noqa: F401
+                      _check_tensor_list, _list_check, _same_dtype, _size_check)
 from . import gloo as _gloo
 from . import nccl as _nccl
 from ._rendezvous import local_address, rendezvous
@@ -44,16 +44,6 @@ class Backend(str):
             raise ValueError(f"Backend constructor parameter must be string-ish, but got: "
                              f"{type(name)}")
         return str.__new__(cls, name.lower())
-
-
-class RedOpType(enum.Enum):
-    SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR, PREMUL_SUM = range(9)
-
-
-class ReduceOp:
-    RedOpType = RedOpType
-    SUM, AVG, PRODUCT, MIN = RedOpType.SUM, RedOpType.AVG, RedOpType.PRODUCT, RedOpType.MIN
-    MAX, BAND, BOR, BXOR = RedOpType.MAX, RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR
 
 
 class _State:
@@ -311,47 +301,7 @@ def get_group_rank(group, global_rank):
     return pg.ranks.index(global_rank)
 
 
-# ---- argument checks ----------------------------------------------------------------------
-def _check_single_tensor(param, name):
-    if not isinstance(param, Tensor):
-        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
-                        f"torch.Tensor\n             but got {type(param)} instead.")
-
-
-def _check_tensor_list(param, name):
-    if not isinstance(param, list) or not all(isinstance(p, Tensor) for p in param):
-        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
-                        f"List[torch.Tensor]\n             but got {type(param)} instead.")
-
-
-def _check_op(op, tensors, fname):
-    if not isinstance(op, RedOpType):
-        raise TypeError(f"{fname}(): incompatible function arguments: op must be a "
-                        f"torch.distributed.ReduceOp, got {op!r}")
-    if op is RedOpType.PREMUL_SUM:
-        raise RuntimeError("PREMUL_SUM is not supported by the Gloo backend")
-    for t in tensors:  # (PyTorch checks complex support first, then the op's dtypes)
-        if t.dtype.is_complex and op not in (RedOpType.SUM, RedOpType.AVG):
-            raise ValueError(f"{fname} does not support {op} on complex tensors")
-        if op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and \
-                (t.dtype.is_floating_point or t.dtype.is_complex):
-            raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
-        if op is RedOpType.AVG and not (t.dtype.is_floating_point or t.dtype.is_complex):
-            # gloo's average divides the sum in place, which an integer tensor cannot hold
-            raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                               f"{t.dtype._scalar_name}")
-
-
-def _same_dtype(*lists):
-    tensors = [t for tl in lists for t in tl]
-    if tensors:
-        first = tensors[0].dtype
-        for t in tensors[1:]:
-            if t.dtype != first:
-                raise ValueError(f"Invalid usage of tensors with different dtypesFound "
-                                 f"{first} and  {t.dtype}")
-
-
+# ---- argument checks (the rest are in _checks) ----------------------------------------------
 def _root(pg, rank, group_rank, name, fname):
     """The group rank of a root given as a global `rank` or as `group_rank`."""
     if group_rank is not None:
@@ -369,20 +319,6 @@ def _root(pg, rank, group_rank, name, fname):
     if not 0 <= r < pg.size():
         raise RuntimeError(f"ProcessGroupGloo::{fname}: invalid root rank: {r}")
     return r
-
-
-def _size_check(fname, what, tensors, expected):
-    for i, t in enumerate(tensors):
-        if tuple(t.shape) != tuple(expected):
-            raise RuntimeError(f"ProcessGroupGloo::{fname}: invalid {what} size at index {i} "
-                               f"(expected ({', '.join(map(str, expected))}), got "
-                               f"({', '.join(map(str, t.shape))}))")
-
-
-def _list_check(fname, what, tensors, pg):
-    if len(tensors) != pg.size():
-        raise RuntimeError(f"ProcessGroupGloo::{fname}: invalid {what} list at index 0 "
-                           f"(expected length {pg.size()}, got {len(tensors)})")
 
 
 # ---- moving arrays in and out of tensors -----------------------------------------------------
