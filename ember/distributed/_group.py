@@ -78,6 +78,18 @@ class Work:
     synchronize = wait
 
 
+# collectives that are one operation on the wire under two names
+_SAME_ON_THE_WIRE = {"all_gather_into_tensor": "all_gather",
+                     "reduce_scatter_tensor": "reduce_scatter"}
+
+
+def collective_name(fn):
+    """The collective `fn` runs: the public function it was defined in (`all_reduce` for
+    all_reduce's inner function), as every rank names it."""
+    name = fn.__qualname__.split(".")[0]
+    return _SAME_ON_THE_WIRE.get(name, name)
+
+
 class ProcessGroup:
     """The ranks `ranks` (global ranks, in group order) of a job. Backends add the
     collectives: exchange, gather, scatter, broadcast, all_reduce, reduce, reduce_scatter,
@@ -113,11 +125,14 @@ class ProcessGroup:
                 self._pending -= 1
 
     def submit(self, fn, wait=False):
-        """`fn(key)` under the next sequence number, as a Work. A call the caller will `wait`
-        for runs at once in the caller's thread when nothing of this group is pending (no
-        handoff to the worker thread); otherwise it queues behind what is."""
+        """`fn(key)` under the next sequence number, as a Work. The key is (group id,
+        collective name, seq): a backend can tell a peer that runs another collective at the
+        same seq (ranks that called mismatched collectives) from one that is just late. A
+        call the caller will `wait` for runs at once in the caller's thread when nothing of
+        this group is pending (no handoff to the worker thread); otherwise it queues behind
+        what is."""
         self._seq += 1
-        key = (self.group_id, self._seq)
+        key = (self.group_id, collective_name(fn), self._seq)
         work = Work(lambda: self._run_or_tell(fn, key))
         with self._pending_lock:
             inline = wait and self._pending == 0

@@ -163,3 +163,29 @@ def test_a_taken_port_raises_pytorchs_dist_network_error(torch):
                 lib.distributed.TCPStore("127.0.0.1", port, 1, True)
         return str(info.value).replace(str(port), "PORT")
     assert message(ember) == message(torch)
+
+
+def _swapped_order(rank, world):
+    t, u = ember.ones(3) * (rank + 1), ember.ones(3) * (rank + 10)
+    ops = [lambda: dist.all_reduce(t), lambda: dist.broadcast(u, 0)]
+    errors = [_error(op) for op in (ops if rank == 0 else ops[::-1])]
+    ok = ember.ones(1)
+    dist.all_reduce(ok)
+    return errors, t.tolist(), u.tolist(), ok.item()
+
+
+def test_collectives_called_in_another_order_raise_instead_of_mixing_data():
+    # rank 1's broadcast used to take rank 0's all_reduce message as the broadcast data
+    results = _launch(_swapped_order)
+    errors0, t0, u0, ok0 = results[0]
+    errors1, t1, u1, ok1 = results[1]
+    assert ok0 == ok1 == 2.0
+    assert (t0, t1, u1) == ([1.0] * 3, [2.0] * 3, [11.0] * 3)  # nothing received was used
+    assert errors1[0] == ("RuntimeError", "[gloo] Rank 0 runs all_reduce where this rank runs "
+                          "broadcast (the group's collective number 1). " + MISMATCH +
+                          " Every rank must call the same collectives, in the same order.")
+    assert errors1[1][1].startswith("[gloo] Rank 0 runs broadcast where this rank runs "
+                                    "all_reduce (the group's collective number 2).")
+    assert errors0[0][0] == "DistBackendError"
+    assert "Rank 1: RuntimeError: [gloo] Rank 0 runs all_reduce" in errors0[0][1]
+    assert errors0[1] is None  # (the root of the broadcast only sends)
