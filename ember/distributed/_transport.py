@@ -88,12 +88,20 @@ class Mailbox:
                                    f"complete here either. Rank {peer}: "
                                    f"{self._failed[(peer, cid)]}")
         for sender, other in self._mailbox:
-            if sender == peer and _collective(other) == cid and other[1] != key[1]:
+            if sender != peer or _collective(other) != cid:
+                continue
+            if other[1] != key[1]:
                 raise RuntimeError(
                     f"[gloo] Rank {peer} runs {other[1]} where this rank runs {key[1]} (the "
                     f"group's collective number {cid[1]}). Is there a distributed collective "
                     "mismatch in your code? Every rank must call the same collectives, in the "
                     "same order.")
+            if (len(other) > 3) != (len(key) > 3):  # one whole-tensor message, one ring step
+                raise RuntimeError(
+                    f"[gloo] Rank {peer} runs {key[1]} on a tensor of another size than this "
+                    "rank's (one goes round the ring, the other is sent whole). Is there a "
+                    "distributed collective mismatch in your code? Every rank must pass "
+                    "tensors of the same size and dtype.")
 
     def recv(self, peer, key, timeout=None):
         """The next message from `peer` under `key` (from any peer when `peer` is None):

@@ -33,6 +33,8 @@ def _mismatches(rank, world):
     out["shape"] = _error(dist.all_reduce, ember.ones(3 + rank))
     ring = gloo.RING_MIN_BYTES // 4 + 2
     out["ring"] = _error(dist.all_reduce, ember.ones(ring + rank))
+    # one rank below the ring's threshold, one above: each waited for the other's schedule
+    out["schedule"] = _error(dist.all_reduce, ember.ones(10 if rank == 0 else ring))
     # dtypes that differ: a float32 reduced with a float64 used to mix silently
     out["dtype"] = _error(dist.all_reduce,
                           ember.ones(3, dtype=ember.float32 if rank == 0 else ember.float64))
@@ -59,8 +61,9 @@ def test_mismatched_collectives_raise_on_every_rank_and_leave_the_group_usable()
         for case in ("shape", "dtype", "all_gather", "all_to_all"):
             assert got[case][0] == "RuntimeError" and MISMATCH in got[case][1], (rank, case)
         # in the ring the rank that sees the mismatch tells the other, which raises at once
-        assert got["ring"][0] in ("RuntimeError", "DistBackendError")
-        assert MISMATCH in got["ring"][1], got["ring"]
+        for case in ("ring", "schedule"):
+            assert got[case][0] in ("RuntimeError", "DistBackendError")
+            assert MISMATCH in got[case][1], got[case]
     assert "Rank 1 sent a torch.float32 [4] tensor where this rank has a torch.float32 [3] " \
         "one" in results[0]["shape"][1]
     assert "Rank 0 sent a torch.float32 [3] tensor where this rank has a torch.float64 [3]" \
