@@ -78,6 +78,18 @@ class Work:
     synchronize = wait
 
 
+# collectives that are one operation on the wire under two names
+_SAME_ON_THE_WIRE = {"all_gather_into_tensor": "all_gather",
+                     "reduce_scatter_tensor": "reduce_scatter"}
+
+
+def collective_name(fn):
+    """The collective `fn` runs: the public function it was defined in (`all_reduce` for
+    all_reduce's inner function), as every rank names it."""
+    name = fn.__qualname__.split(".")[0]
+    return _SAME_ON_THE_WIRE.get(name, name)
+
+
 class ProcessGroup:
     """The ranks `ranks` (global ranks, in group order) of a job. Backends add the
     collectives: exchange, gather, scatter, broadcast, all_reduce, reduce, reduce_scatter,
@@ -113,12 +125,15 @@ class ProcessGroup:
                 self._pending -= 1
 
     def submit(self, fn, wait=False):
-        """`fn(key)` under the next sequence number, as a Work. A call the caller will `wait`
-        for runs at once in the caller's thread when nothing of this group is pending (no
-        handoff to the worker thread); otherwise it queues behind what is."""
+        """`fn(key)` under the next sequence number, as a Work. The key is (group id,
+        collective name, seq): a backend can tell a peer that runs another collective at the
+        same seq (ranks that called mismatched collectives) from one that is just late. A
+        call the caller will `wait` for runs at once in the caller's thread when nothing of
+        this group is pending (no handoff to the worker thread); otherwise it queues behind
+        what is."""
         self._seq += 1
-        key = (self.group_id, self._seq)
-        work = Work(lambda: fn(key))
+        key = (self.group_id, collective_name(fn), self._seq)
+        work = Work(lambda: self._run_or_tell(fn, key))
         with self._pending_lock:
             inline = wait and self._pending == 0
             if not inline:
@@ -128,6 +143,19 @@ class ProcessGroup:
         else:
             self._jobs.put(work)
         return work
+
+    def _run_or_tell(self, fn, key):
+        """`fn(key)`; when it raises, the other ranks of the group are told first, so that
+        none of them waits out its timeout for a message this rank will now never send."""
+        try:
+            return fn(key)
+        except Exception as e:
+            self.tell_failed(key, e)
+            raise
+
+    def tell_failed(self, key, error):
+        """Let the group's other ranks know that collective `key` raised `error` here
+        (a backend whose peers can be told overrides this)."""
 
     def submit_keyed(self, key, fn, inline):
         """Point-to-point work under a fixed key: a send runs at once when `inline` (the

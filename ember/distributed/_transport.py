@@ -15,9 +15,23 @@ import threading
 import time
 
 from . import _wire
-from .store import DistNetworkError
+from .store import DistBackendError, DistNetworkError
 
-__all__ = ["Mailbox", "Mesh"]
+__all__ = ["Mailbox", "Mesh", "FAILED"]
+
+# The key of a note a rank sends the rest of its group when one of its collectives raised:
+# (FAILED, group id, name, seq) with the error as its meta. A rank waiting in that collective
+# for a message from it raises at once instead of waiting out the timeout.
+FAILED = "collective failed"
+
+
+def _collective(key):
+    """(group id, seq) of a collective's message key (group id, name, seq, ...); None for
+    a point-to-point key."""
+    if isinstance(key, tuple) and len(key) >= 3 and type(key[0]) is int \
+            and type(key[2]) is int:
+        return key[0], key[2]
+    return None
 
 _PAYLOAD_LEN = struct.Struct("!Q")
 _HELLO = struct.Struct("!Q16s")  # the connecting rank, the listener's token
@@ -35,6 +49,7 @@ class Mailbox:
         self._mailbox = collections.defaultdict(collections.deque)
         self._closed_peers = set()
         self._posted = {}  # (peer, key) -> a writable byte view the payload may land in
+        self._failed = {}  # (peer, (group id, seq)) -> why that rank gave up that collective
 
     def post(self, peer, key, into):
         """Offer `into` (a writable, contiguous byte memoryview) as the place for the next
@@ -52,13 +67,41 @@ class Mailbox:
 
     def _file(self, peer, key, meta, payload):
         with self._cond:
-            self._mailbox[(peer, key)].append((meta, payload))
+            if isinstance(key, tuple) and key[:1] == (FAILED,) and isinstance(meta, str) \
+                    and _collective(key[1:]) is not None:  # (a peer's note, not a message)
+                self._failed[(peer, _collective(key[1:]))] = meta
+            else:
+                self._mailbox[(peer, key)].append((meta, payload))
             self._cond.notify_all()
 
     def _lost(self, peer):
         with self._cond:
             self._closed_peers.add(peer)
             self._cond.notify_all()
+
+    def _check_peer(self, peer, key):
+        """Raise if `peer` gave up the collective `key` belongs to, or runs another
+        collective at its seq (holding the lock, with no message for `key` from it)."""
+        cid = _collective(key)
+        if (peer, cid) in self._failed:
+            raise DistBackendError(f"[gloo] Rank {peer} failed this collective, so it cannot "
+                                   f"complete here either. Rank {peer}: "
+                                   f"{self._failed[(peer, cid)]}")
+        for sender, other in self._mailbox:
+            if sender != peer or _collective(other) != cid:
+                continue
+            if other[1] != key[1]:
+                raise RuntimeError(
+                    f"[gloo] Rank {peer} runs {other[1]} where this rank runs {key[1]} (the "
+                    f"group's collective number {cid[1]}). Is there a distributed collective "
+                    "mismatch in your code? Every rank must call the same collectives, in the "
+                    "same order.")
+            if (len(other) > 3) != (len(key) > 3):  # one whole-tensor message, one ring step
+                raise RuntimeError(
+                    f"[gloo] Rank {peer} runs {key[1]} on a tensor of another size than this "
+                    "rank's (one goes round the ring, the other is sent whole). Is there a "
+                    "distributed collective mismatch in your code? Every rank must pass "
+                    "tensors of the same size and dtype.")
 
     def recv(self, peer, key, timeout=None):
         """The next message from `peer` under `key` (from any peer when `peer` is None):
@@ -76,6 +119,8 @@ class Mailbox:
                             del self._mailbox[(p, key)]
                         self._posted.pop((p, key), None)
                         return p, meta, payload
+                if peer is not None and _collective(key) is not None:
+                    self._check_peer(peer, key)
                 dead = [p for p in peers if p in self._closed_peers]
                 if dead and (peer is not None or len(dead) == len(peers) - 1):
                     raise DistNetworkError(f"[gloo] Connection closed by peer [rank {dead[0]}]")

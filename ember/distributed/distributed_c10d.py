@@ -2,18 +2,19 @@
 store), groups, and the collectives on tensors, which write their results into the given
 tensors in place as PyTorch's do."""
 import datetime
-import enum
 import os
 import warnings
 
-from .._tensor import Tensor
+from .. import dtypes
 from ..device import backend_of
 from . import _group
+from ._checks import (RedOpType, ReduceOp, _check_op, _check_single_tensor,  # noqa: F401
+                      _check_tensor_list, _list_check, _same_dtype, _size_check)
 from . import gloo as _gloo
 from . import nccl as _nccl
 from ._rendezvous import local_address, rendezvous
 from ._transport import Mesh
-from .store import PrefixStore, TCPStore
+from .store import PrefixStore, TCPStore, _seconds
 
 __all__ = ["Backend", "ReduceOp", "ProcessGroup", "Work", "group", "GroupMember",
            "is_available", "is_initialized", "is_gloo_available", "is_mpi_available",
@@ -45,20 +46,11 @@ class Backend(str):
         return str.__new__(cls, name.lower())
 
 
-class RedOpType(enum.Enum):
-    SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR, PREMUL_SUM = range(9)
-
-
-class ReduceOp:
-    RedOpType = RedOpType
-    SUM, AVG, PRODUCT, MIN = RedOpType.SUM, RedOpType.AVG, RedOpType.PRODUCT, RedOpType.MIN
-    MAX, BAND, BOR, BXOR = RedOpType.MAX, RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR
-
-
 class _State:
     default_pg = None
     mesh = None
     groups = {}        # ProcessGroup -> backend name
+    own_store = None   # the store init_process_group's rendezvous made
     group_count = 0
     init_count = 0
 
@@ -146,6 +138,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         return
     if store is None:
         store, rank, world_size, host = rendezvous(init_method, rank, world_size, timeout)
+        _state.own_store = store  # (destroy_process_group releases it; a user's store stays)
     else:
         host = local_address(store.host) if isinstance(store, TCPStore) else "127.0.0.1"
     _state.init_count += 1
@@ -202,10 +195,21 @@ def destroy_process_group(group=None):
             _shutdown(pg)
         if _state.mesh is not None:  # (an MPI job has none)
             _state.mesh.close()
+        _release(_state.own_store)
         _state.default_pg, _state.mesh, _state.groups = None, None, {}
+        _state.own_store = None
     elif group in _state.groups:
         _shutdown(group)
         del _state.groups[group]
+
+
+def _release(store):
+    """Free the rendezvous store that init_process_group made: PyTorch's goes with its
+    group, so a job that destroys its group can initialise again on the same port."""
+    while isinstance(store, PrefixStore):
+        store = store.underlying_store
+    if isinstance(store, TCPStore):
+        store._release()
 
 
 def _shutdown(pg):
@@ -246,6 +250,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
             pg.cuda_group = cuda.subgroup(ranks, gid)
     if pg is None:
         return GroupMember.NON_GROUP_MEMBER
+    if timeout is not None and isinstance(pg, _gloo.ProcessGroupGloo):
+        pg.recv_timeout = _seconds(timeout)  # (its collectives time out on their own)
     _state.groups[pg] = Backend(name or _state.groups[world])
     return pg
 
@@ -295,43 +301,7 @@ def get_group_rank(group, global_rank):
     return pg.ranks.index(global_rank)
 
 
-# ---- argument checks ----------------------------------------------------------------------
-def _check_single_tensor(param, name):
-    if not isinstance(param, Tensor):
-        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
-                        f"torch.Tensor\n             but got {type(param)} instead.")
-
-
-def _check_tensor_list(param, name):
-    if not isinstance(param, list) or not all(isinstance(p, Tensor) for p in param):
-        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
-                        f"List[torch.Tensor]\n             but got {type(param)} instead.")
-
-
-def _check_op(op, tensors, fname):
-    if not isinstance(op, RedOpType):
-        raise TypeError(f"{fname}(): incompatible function arguments: op must be a "
-                        f"torch.distributed.ReduceOp, got {op!r}")
-    if op is RedOpType.PREMUL_SUM:
-        raise RuntimeError("PREMUL_SUM is not supported by the Gloo backend")
-    for t in tensors:
-        if op in (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR) and \
-                (t.dtype.is_floating_point or t.dtype.is_complex):
-            raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
-        if t.dtype.is_complex and op not in (RedOpType.SUM, RedOpType.AVG):
-            raise ValueError(f"{fname} does not support {op} on complex tensors")
-
-
-def _same_dtype(*lists):
-    tensors = [t for tl in lists for t in tl]
-    if tensors:
-        first = tensors[0].dtype
-        for t in tensors[1:]:
-            if t.dtype != first:
-                raise ValueError(f"Invalid usage of tensors with different dtypesFound "
-                                 f"{first} and  {t.dtype}")
-
-
+# ---- argument checks (the rest are in _checks) ----------------------------------------------
 def _root(pg, rank, group_rank, name, fname):
     """The group rank of a root given as a global `rank` or as `group_rank`."""
     if group_rank is not None:
@@ -351,27 +321,18 @@ def _root(pg, rank, group_rank, name, fname):
     return r
 
 
-def _size_check(fname, what, tensors, expected):
-    for i, t in enumerate(tensors):
-        if tuple(t.shape) != tuple(expected):
-            raise RuntimeError(f"ProcessGroupGloo::{fname}: invalid {what} size at index {i} "
-                               f"(expected ({', '.join(map(str, expected))}), got "
-                               f"({', '.join(map(str, t.shape))}))")
-
-
-def _list_check(fname, what, tensors, pg):
-    if len(tensors) != pg.size():
-        raise RuntimeError(f"ProcessGroupGloo::{fname}: invalid {what} list at index 0 "
-                           f"(expected length {pg.size()}, got {len(tensors)})")
-
-
 # ---- moving arrays in and out of tensors -----------------------------------------------------
 def _host(t):
     return t._host()
 
 
 def _store(t, arr):
-    """Write `arr` into `t`'s memory, as PyTorch's collectives write into their tensors."""
+    """Write `arr` into `t`'s memory, as PyTorch's collectives write into their tensors; data
+    of another dtype or size means the ranks called mismatched collectives."""
+    if arr.dtype != t._array.dtype or arr.size != t.numel():
+        raise RuntimeError(f"[gloo] Received a {dtypes.FROM_NUMPY[arr.dtype]} tensor of "
+                           f"{arr.size} elements for a {t.dtype} tensor of {t.numel()}. Is "
+                           "there a distributed collective mismatch in your code?")
     t._array[...] = backend_of(t._device).from_host(arr, t._device.index).reshape(t._array.shape)
 
 
@@ -719,7 +680,9 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     if nccl is not None and (device_ids or nccl is pg):
         return nccl.barrier(device_ids, async_op)
     import numpy as np
-    return _run(pg, lambda key: (pg.exchange(key, np.zeros(0, np.uint8)), None)[1], async_op)
+    seconds = None if timeout is None else _seconds(timeout)  # (None: the group's timeout)
+    return _run(pg, lambda key: (pg.exchange(key, np.zeros(0, np.uint8), seconds), None)[1],
+                async_op)
 
 
 class P2POp:
@@ -766,8 +729,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     pg = _group(group)
     if pg.backend != Backend.GLOO:
         raise ValueError("monitored_barrier is only implemented for GLOO backend.")
-    seconds = (default_pg_timeout if timeout is None else timeout)
-    seconds = getattr(seconds, "total_seconds", lambda: seconds)()
+    seconds = _seconds(default_pg_timeout if timeout is None else timeout)
     import numpy as np
     token = np.zeros(0, np.uint8)
 

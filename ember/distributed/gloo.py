@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import dtypes
 from ._group import ProcessGroup, Work
-from .store import DistBackendError
+from ._transport import FAILED
+from .store import DistBackendError, DistNetworkError
 
 __all__ = ["ProcessGroupGloo", "Work", "reduce_arrays"]  # (Work: the one of _group)
 
@@ -24,8 +25,25 @@ def _reducer(op):
             "BXOR": np.bitwise_xor}[name]
 
 
+def check_same(got, like, peer):
+    """A RuntimeError unless the array rank `peer` sent has the dtype and shape of `like`,
+    this rank's own: ranks that disagree on them called mismatched collectives."""
+    if got.dtype != like.dtype or got.shape != like.shape:
+        raise RuntimeError(
+            f"[gloo] Rank {peer} sent a {_described(got)} tensor where this rank has a "
+            f"{_described(like)} one. Is there a distributed collective mismatch in your code? "
+            "Every rank must call the same collectives, in the same order, with tensors of "
+            "the same size and dtype.")
+
+
+def _described(arr):
+    return f"{dtypes.FROM_NUMPY[arr.dtype]} {list(arr.shape)}"
+
+
 def reduce_arrays(arrays, op):
-    """Reduce same-shaped arrays in the given (rank) order."""
+    """Reduce same-shaped arrays (rank i's at index i) in rank order."""
+    for peer, arr in enumerate(arrays):
+        check_same(arr, arrays[0], peer)
     fn = _reducer(op)
     out = np.array(arrays[0], copy=True)
     for a in arrays[1:]:
@@ -84,6 +102,7 @@ class ProcessGroupGloo(ProcessGroup):
     def __init__(self, mesh, ranks, group_id, backend="gloo"):
         super().__init__(ranks, group_id, mesh.rank, backend)
         self.mesh = mesh
+        self.recv_timeout = None  # seconds a receive waits (None: the job's timeout)
         self._scratch = np.empty(0, np.uint8)
 
     def subgroup(self, ranks, group_id):
@@ -97,10 +116,23 @@ class ProcessGroupGloo(ProcessGroup):
         meta, payload = _payload(arr)
         self.mesh.send(self.ranks[dst], key, meta, payload)
 
-    def recv_array(self, src, key, timeout=None):
+    def recv_array(self, src, key, timeout=None, like=None):
+        """(group rank of the sender, its array); with `like`, the array must have like's
+        dtype and shape (what this rank passed to the same collective)."""
         peer, meta, payload = self.mesh.recv(None if src is None else self.ranks[src], key,
-                                             timeout)
-        return self.ranks.index(peer), _array(meta, payload)
+                                             self.recv_timeout if timeout is None else timeout)
+        arr = _array(meta, payload)
+        if like is not None:
+            check_same(arr, like, peer)
+        return self.ranks.index(peer), arr
+
+    def tell_failed(self, key, error):
+        note = f"{type(error).__name__}: {error}"[:2000]
+        for p in self._peers():
+            try:
+                self.mesh.send(self.ranks[p], (FAILED,) + key, note)
+            except DistNetworkError:  # (that rank is gone: it waits for nothing)
+                pass
 
     # ---- collectives on arrays -------------------------------------------------------
     def all_reduce(self, key, arr, op):
@@ -143,7 +175,7 @@ class ProcessGroupGloo(ProcessGroup):
             if k + 1 < len(out):
                 self.send_array((r + 1) % n, key + (k + 1,), out[k + 1])
             if k < len(parts):
-                got = self.recv_array((r - 1) % n, key + (k,))[1]
+                got = self.recv_array((r - 1) % n, key + (k,), like=parts[k])[1]
                 if landing is not None or not np.may_share_memory(got, parts[k]):
                     combine(parts[k], got.reshape(parts[k].shape))
 
@@ -172,14 +204,15 @@ class ProcessGroupGloo(ProcessGroup):
         if op.name == "AVG":
             _divide(chunks[r], n)
 
-    def exchange(self, key, arr):
-        """Every rank's `arr`, in rank order (all_gather)."""
+    def exchange(self, key, arr, timeout=None):
+        """Every rank's `arr`, in rank order (all_gather); each receive waits at most
+        `timeout` seconds (None: the group's timeout)."""
         for p in self._peers():
             self.send_array(p, key, arr)
         out = [None] * self.size()
         out[self._rank] = arr
         for p in self._peers():
-            out[p] = self.recv_array(p, key)[1]
+            out[p] = self.recv_array(p, key, timeout, like=arr)[1]
         return out
 
     def gather(self, key, arr, root):
@@ -189,7 +222,7 @@ class ProcessGroupGloo(ProcessGroup):
         out = [None] * self.size()
         out[root] = arr
         for p in self._peers():
-            out[p] = self.recv_array(p, key)[1]
+            out[p] = self.recv_array(p, key, like=arr)[1]
         return out
 
     def scatter(self, key, arrays, root, like=None):
@@ -197,14 +230,14 @@ class ProcessGroupGloo(ProcessGroup):
             for p in self._peers():
                 self.send_array(p, key, arrays[p])
             return arrays[root]
-        return self.recv_array(root, key)[1]
+        return self.recv_array(root, key, like=like)[1]
 
     def broadcast(self, key, arr, root):
         if self._rank == root:
             for p in self._peers():
                 self.send_array(p, key, arr)
             return arr
-        return self.recv_array(root, key)[1]
+        return self.recv_array(root, key, like=arr)[1]
 
     def exchange_objects(self, key, obj):
         for p in self._peers():

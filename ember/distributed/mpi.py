@@ -110,23 +110,24 @@ class ProcessGroupMPI(ProcessGroup):
             if not self._MPI.Is_finalized():
                 comm.Free()
 
-    def _wait(self, request):
+    def _wait(self, request, timeout=None):
         """Wait for a nonblocking MPI call, at most the group's timeout (MPI's blocking calls
         cannot be given one). It polls as MPI_Wait itself does: MPI makes progress only
         inside its calls, so a sleep between tests would stall the transfer."""
-        deadline = time.monotonic() + self.timeout
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
         polls = 0
         while not request.Test():
             polls += 1
             if polls % 1024 == 0 and time.monotonic() > deadline:
-                raise RuntimeError(f"[mpi] Timed out waiting {round(self.timeout * 1000)}ms "
+                raise RuntimeError(f"[mpi] Timed out waiting {round(timeout * 1000)}ms "
                                    "for a collective or point-to-point operation to complete")
 
     # ---- collectives ----------------------------------------------------------------------
-    def exchange(self, key, arr):
+    def exchange(self, key, arr, timeout=None):
         arr = _contiguous(arr)
         out = np.empty((self.size(),) + arr.shape, arr.dtype)
-        self._wait(self.comm.Iallgather(_bytes(arr), _bytes(out)))
+        self._wait(self.comm.Iallgather(_bytes(arr), _bytes(out)), timeout)
         return list(out)
 
     def all_reduce(self, key, arr, op):

@@ -155,11 +155,12 @@ class _Rendezvous:
     def _connect(self, endpoint):
         host, _, port = endpoint.rpartition(":")
         host, port = (host, int(port)) if host else (endpoint or "127.0.0.1", 29400)
+        from .store import DistNetworkError
         TCPStore = self._TCPStore
         try:  # the node that can serve the endpoint does; the others join it
             self._rdzv_store = TCPStore(host, port, None, True, self.timeout,
                                         wait_for_workers=False)
-        except OSError:
+        except DistNetworkError:  # (the port is taken: another launcher serves it)
             self._rdzv_store = TCPStore(host, port, None, False, self.timeout)
 
     def _join(self):
@@ -176,9 +177,7 @@ class _Rendezvous:
             return
         self.node_rank, self.nnodes = index, count
         if self.store is not None:  # the previous round's workers' store, served here
-            if self.store._server is not None:
-                self.store._server.close()
-            self.store._sock.close()
+            self.store._release()
             self.store = None
         if index == 0:
             addr = self._local_addr or self._rdzv_store._sock.getsockname()[0]
@@ -429,12 +428,11 @@ def _on_signal(signum, frame):
 
 
 def main(args=None):
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    # SIGINT too: a launcher started in the background by a shell inherits it ignored (no
+    # KeyboardInterrupt), and `kill -INT` must still end it and its workers
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, _on_signal)
-    try:
-        run(parse_args(sys.argv[1:] if args is None else args))
-    except KeyboardInterrupt:
-        raise SystemExit(128 + signal.SIGINT) from None
+    run(parse_args(sys.argv[1:] if args is None else args))
 
 
 if __name__ == "__main__":

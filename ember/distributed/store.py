@@ -4,6 +4,7 @@ on a shared file system, locked with `fcntl`) and `PrefixStore`. Values are byte
 keeps a counter as its decimal text, as PyTorch does. Nothing a store reads from a socket or
 its file is unpickled (see `_wire`)."""
 import datetime
+import errno
 import logging
 import os
 import socket
@@ -245,9 +246,17 @@ def _check_request(request):
 class _StoreServer:
     def __init__(self, host, port):
         self.table = _Table()
-        self.sock = socket.create_server((host, port), reuse_port=False, backlog=128)
+        try:
+            self.sock = socket.create_server((host, port), reuse_port=False, backlog=128)
+        except OSError as e:  # (most often: MASTER_PORT is taken)
+            name = errno.errorcode.get(e.errno, "UNKNOWN")
+            raise DistNetworkError(
+                f"The server socket has failed to listen on any local network address. port: "
+                f"{port}, useIpv6: false, code: {-(e.errno or 0)}, name: {name}, message: "
+                f"{os.strerror(e.errno).lower() if e.errno else e}") from None
         self.port = self.sock.getsockname()[1]
         self._closed = False
+        self._conns = set()  # the clients' connections, closed with the server
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
@@ -260,35 +269,52 @@ class _StoreServer:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn):
-        with conn:
-            while True:
-                try:
-                    request = _wire.recv_frame(conn, _MAX_MESSAGE, DistNetworkError)
-                    op, args = _check_request(request)
-                    if op == "wait":
-                        reply = ("ok", self.table.wait(*args))
-                    else:
-                        reply = ("ok", self.table.call(op, *args))
-                except (DistNetworkError, OSError):
-                    return
-                except _wire.WireError as e:  # not one of our clients: drop it, serve the rest
-                    _log.warning("TCPStore: closing a connection from %s that sent a malformed "
-                                 "request (%s)", _peer_name(conn), e)
-                    return
-                except Exception as e:  # the client raises it
-                    reply = ("error", type(e).__name__, str(e.args[0]) if e.args else "")
-                try:
-                    data = _wire.frame(reply)
-                except _wire.WireError as e:  # e.g. a counter past 64 bits
-                    data = _wire.frame(("error", "RuntimeError", str(e)))
-                try:
-                    conn.sendall(data)
-                except OSError:
-                    return
+        self._conns.add(conn)
+        try:
+            with conn:
+                self._answer(conn)
+        finally:
+            self._conns.discard(conn)
+
+    def _answer(self, conn):
+        """Reply to `conn`'s requests until it closes or sends what is not a request."""
+        while True:
+            try:
+                request = _wire.recv_frame(conn, _MAX_MESSAGE, DistNetworkError)
+                op, args = _check_request(request)
+                if op == "wait":
+                    reply = ("ok", self.table.wait(*args))
+                else:
+                    reply = ("ok", self.table.call(op, *args))
+            except (DistNetworkError, OSError):
+                return
+            except _wire.WireError as e:  # not one of our clients: drop it, serve the rest
+                _log.warning("TCPStore: closing a connection from %s that sent a malformed "
+                             "request (%s)", _peer_name(conn), e)
+                return
+            except Exception as e:  # the client raises it
+                reply = ("error", type(e).__name__, str(e.args[0]) if e.args else "")
+            try:
+                data = _wire.frame(reply)
+            except _wire.WireError as e:  # e.g. a counter past 64 bits
+                data = _wire.frame(("error", "RuntimeError", str(e)))
+            try:
+                conn.sendall(data)
+            except OSError:
+                return
 
     def close(self):
         self._closed = True
+        try:  # (wakes the accepting thread: a plain close leaves the port listening)
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
+        for conn in list(self._conns):  # (a client still waiting hears at once)
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 class TCPStore(Store):
@@ -354,12 +380,16 @@ class TCPStore(Store):
     def libuvBackend(self):
         return False
 
-    def __del__(self):
+    def _release(self):
+        """Close the connection, and the server where this store serves: its port is free
+        for the next store (destroy_process_group and init_process_group again)."""
         sock = getattr(self, "_sock", None)
         if sock is not None:
             sock.close()
         if getattr(self, "_server", None) is not None:
             self._server.close()
+
+    __del__ = _release
 
 
 class FileStore(Store):

