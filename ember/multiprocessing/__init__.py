@@ -1,6 +1,7 @@
 """`ember.multiprocessing`: Python's multiprocessing, with PyTorch's additions: `spawn`, the
 sharing strategies, and queues and a pool that pickle with the reductions of `reductions`.
-Tensors cross process boundaries by value (their host array), as copies."""
+A CPU tensor in shared memory crosses as that memory (a memfd's descriptor); any other tensor
+crosses by value (its host array), as a copy."""
 import multiprocessing
 import sys
 from multiprocessing import *  # noqa: F401,F403
@@ -13,8 +14,8 @@ __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_stra
 __all__ += multiprocessing.__all__
 
 # PyTorch's strategies for sharing CPU tensors: file descriptors where the platform passes
-# them (Linux), else named files. ember copies tensors whichever is chosen; the setting is
-# kept so code that picks one runs and reads back what it set.
+# them (Linux), else named files. ember passes shared tensors by descriptor whichever is
+# chosen; the setting is kept so code that picks one runs and reads back what it set.
 if sys.platform in ("darwin", "win32"):
     _all_sharing_strategies = {"file_system"}
     _sharing_strategy = "file_system"

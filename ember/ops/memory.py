@@ -9,7 +9,10 @@ no shared storage object to move under them).
 """
 from .. import dtypes as _dt
 import builtins
+import mmap
 import numbers
+import os
+import weakref
 
 from .._state import grad as _grad_state
 
@@ -226,8 +229,32 @@ def _move_storage(self, allocate):
 
 
 def _anonymous_shared(nbytes):
-    import mmap
-    return mmap.mmap(-1, nbytes)  # MAP_SHARED | MAP_ANONYMOUS: seen by forked processes
+    """Shared memory for share_memory_(): a memfd's mapping where Linux has memfds, whose
+    descriptor multiprocessing can hand to spawned processes (ember.multiprocessing's
+    reductions), else an anonymous MAP_SHARED mapping, seen by forked processes only."""
+    if not hasattr(os, "memfd_create"):
+        return mmap.mmap(-1, nbytes)
+    return SharedBuffer.from_fd(os.memfd_create("ember-shared", os.MFD_CLOEXEC), nbytes,
+                                resize=True)
+
+
+class SharedBuffer(mmap.mmap):
+    """A MAP_SHARED mapping of a whole file (a memfd) that keeps its descriptor open for as
+    long as it lives, so that the memory can be passed to another process by descriptor."""
+
+    @classmethod
+    def from_fd(cls, fd, nbytes, resize=False):
+        """Map `nbytes` of `fd`, which the mapping takes over (closed when it is collected)."""
+        try:
+            if resize:
+                os.ftruncate(fd, nbytes)
+            buffer = cls(fd, nbytes)
+        except BaseException:
+            os.close(fd)
+            raise
+        buffer.fd = fd
+        weakref.finalize(buffer, os.close, fd)
+        return buffer
 
 
 def _memory_owner(arr):
@@ -252,7 +279,6 @@ def share_memory_(self):
 def is_shared(self):
     if self._device.type != "cpu":
         return True  # PyTorch: device memory is always shareable
-    import mmap
     return isinstance(_memory_owner(self._array), mmap.mmap)
 
 
