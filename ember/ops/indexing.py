@@ -636,9 +636,12 @@ def __setitem__(self, index, value):
                 check_no_internal_overlap(target)  # `x.expand(3, 4)[0] = v`, as PyTorch
             if write_watchers:
                 before_write(self)
-            writable(self._array)[idx] = value._host() if isinstance(value, Tensor) and \
-                value._device.type != self._device.type else \
-                (value._array if isinstance(value, Tensor) else value)
+            if isinstance(value, Tensor):
+                value = value._host() if value._device.type != self._device.type \
+                    else value._array
+            elif isinstance(value, _NUMBERS):
+                value = _checked_number(value, self)
+            writable(self._array)[idx] = value
             self._vc.value += 1
             return
         target = _basic_getitem(self, idx)
@@ -692,11 +695,31 @@ def _value_for(target, value):
     return value
 
 
+_NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)
+
+
+def _checked_number(value, like):
+    """A number as `t[idx] = number` writes it into `like`'s dtype, with PyTorch's checks: a
+    complex with an imaginary part into a real tensor, or an integer out of range, raises
+    'value cannot be converted to type ... without overflow' (NumPy would drop the imaginary
+    part, wrap, or raise its own TypeError); a float past a floating type's range becomes
+    inf, as PyTorch's copy gives it (fill_ and masked_fill_ refuse it)."""
+    d = like.dtype
+    if d._kind:
+        return value
+    if d.is_floating_point and not (isinstance(value, builtins.complex) and value.imag):
+        return value.real if isinstance(value, builtins.complex) else value
+    from .creation import _convert_scalar
+    return _convert_scalar(value, d)
+
+
 def _scalar_like(value, like):
     from .creation import tensor
-    if isinstance(value, (list, tuple)) or not isinstance(
-            value, (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)):
+    if isinstance(value, (list, tuple)) or not isinstance(value, _NUMBERS):
         raise TypeError(f"can't assign a {type(value).__name__} to a torch.{like.dtype._tensor_type}")
+    value = _checked_number(value, like)
+    if like.dtype.is_floating_point and not like.dtype._kind:  # past the range: inf, as above
+        value = np.asarray(value, np.float64).astype(like.dtype.np)
     return tensor(value, dtype=like.dtype, device=like._device)
 
 

@@ -272,3 +272,26 @@ def test_mask_assignment_of_a_number_is_a_masked_fill(torch):
         x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True) * 1
         x[x > 0] = 5.0
         assert x.grad_fn.name() == "IndexPutBackward0" and x.tolist() == [5.0, -2.0, 5.0]
+
+
+@pytest.mark.parametrize("statement", [
+    "t[m] = 1+2j", "t[0] = 1+2j", "t[:] = 1+2j", "t[lib.tensor([0])] = 1+2j",
+    "t.masked_fill_(m, 1+2j)", "t[m] = 1+0j", "i[0] = 300", "i[m] = 300",
+    "i[lib.tensor([0, 1])] = 300", "i.masked_fill_(m, 300)", "i.masked_fill_(m, 2.7)",
+    "i[0] = -1.9", "u[0] = -1", "h[0] = 1e6", "h[m] = 1e6", "h[:] = 70000",
+    "h.masked_fill_(m, 1e6)", "h[m] = float('inf')", "b[0] = 5"])
+def test_a_number_written_into_a_tensor_is_checked_as_pytorch_checks_it(torch, statement):
+    """NumPy would drop the imaginary part (masked_fill_ did, silently), wrap the integer or
+    raise its own TypeError; PyTorch raises 'value cannot be converted ... without overflow'."""
+    results = []
+    for lib in (torch, ember):
+        t, i = lib.zeros(3), lib.zeros(3, dtype=lib.int8)
+        u, h, b = lib.zeros(3, dtype=lib.uint8), lib.zeros(3, dtype=lib.float16), lib.zeros(3, dtype=lib.bool)
+        m = lib.tensor([True, False, True])
+        try:
+            exec(statement)
+        except Exception as e:  # noqa: BLE001 (the exception is what is compared)
+            results.append((type(e).__name__, str(e)))
+        else:
+            results.append([x.tolist() for x in (t, i, u, h, b)])
+    assert results[0] == results[1]

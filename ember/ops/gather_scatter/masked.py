@@ -61,9 +61,11 @@ def masked_fill(input, mask, value):
         if node is not None:
             node.mask = mask
         return res
-    fill = _index_arr(value, input) if tensor_value else value
-    if isinstance(fill, builtins.float) and arr.dtype.kind in "iub":
-        fill = builtins.int(fill)
+    if tensor_value:
+        fill = _index_arr(value, input)
+    else:  # PyTorch's checked conversion: no dropped imaginary part, no wrapped integer
+        from ..creation import _convert_scalar
+        fill = _convert_scalar(value, input.dtype)
     res_arr = xp.where(_index_arr(mask, input), xp.asarray(fill).astype(arr.dtype), arr)
     res = make_tensor(res_arr.astype(arr.dtype, copy=False), input._device)
     if tensor_value:
