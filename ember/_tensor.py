@@ -5,7 +5,6 @@ import it). What lives here is what a tensor *is*: its array, its view and versi
 bookkeeping, its autograd fields, and conversions to Python and NumPy.
 """
 import builtins
-import copy
 import numbers
 import warnings
 
@@ -646,6 +645,7 @@ class Tensor:
                                "103001")
         if id(self) in memo:
             return memo[id(self)]
+        import copy  # here: `import ember` need not load it
         new = _make(type(self), self._array.copy(), self._device)
         new._requires_grad = self._requires_grad
         if self._grad is not None:

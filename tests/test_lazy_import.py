@@ -22,7 +22,8 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 *(f"ember.ops.{family}" for family in ember.ops.LAZY_FAMILY_NAMES)]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",
-               "tempfile", "shutil", "pickletools", "json", "csv", "bisect", "scipy"]
+               "tempfile", "shutil", "pickletools", "json", "csv", "bisect", "scipy", "threading",
+               "copy"]
 
 
 def _fresh(code):
