@@ -20,8 +20,7 @@ from . import ops as _ops
 _ops.export(__import__("sys").modules[__name__], _ops.__all__)  # every op family's functions
 from .ops.creation import LEGACY_TYPES as _LEGACY
 from . import autograd, utils
-from . import accelerator, backends
-from . import amp, cpu
+from . import amp
 from .dtypes import qint8, qint32, quint8
 from .dtypes import (uint16, uint32, uint64, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
                      float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2, complex32, chalf,
@@ -29,12 +28,11 @@ from .dtypes import (uint16, uint32, uint64, float8_e4m3fn, float8_e4m3fnuz, flo
                      int6, int7, uint1, uint2, uint3, uint4, uint5, uint6, uint7, bit)
 from ._qscheme import (qscheme, per_channel_affine, per_channel_affine_float_qparams,
                        per_channel_symmetric, per_tensor_affine, per_tensor_symmetric)
-from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .amp._global_state import *  # noqa: F401,F403  (set_autocast_enabled ... without autocast)
 from ._errors import AcceleratorError, FatalError, OutOfMemoryError, _assert
 from ._symbolic import *  # noqa: F401,F403  (sym_int ... and cond, on concrete values)
 from .random import thread_safe_generator
-from ._streams import Event, Stream  # noqa: E402  (torch.Stream, torch.Event)
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
                                     set_anomaly_enabled)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
@@ -63,14 +61,16 @@ from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
 _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
-                 "cuda", "types", "fx", "export", "onnx", "_dynamo", "_C")
+                 "cuda", "types", "fx", "export", "onnx", "_dynamo", "_C", "accelerator",
+                 "backends", "cpu")
 # the namespaces that re-export op families loaded on first use (ember/ops/__init__.py)
 _LAZY_MODULES += ("fft", "linalg", "special", "functional")
 _lazy_attributes(__import__("sys").modules[__name__], {
     **{name: (f".{name}", None) for name in _LAZY_MODULES},
     "vmap": (".func", "vmap"), "compile": (".jit", "compile"), "fork": (".jit", "fork"),
     "wait": (".jit", "wait"), "JITException": (".jit", "Error"), "Tag": (".library", "Tag"),
-    "Future": (".futures", "Future"),
+    "Future": (".futures", "Future"), "GradScaler": (".amp", "GradScaler"),
+    "Stream": ("._streams", "Stream"), "Event": ("._streams", "Event"),
     **{name: (".serialization", name) for name in (
         "load", "save", "DeserializationStorageContext", "PyTorchFileReader",
         "PyTorchFileWriter", "SerializationStorageContext")},

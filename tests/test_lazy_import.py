@@ -19,6 +19,9 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 "ember.nn", "ember.optim", "ember.serialization", "ember.cuda", "ember.types",
                 "ember.autograd.functional", "ember.fft", "ember.linalg", "ember.special",
                 "ember.functional", "ember.utils.dlpack", "ember.ops.sparse_compressed_methods",
+                "ember.accelerator", "ember._streams", "ember.backends", "ember.cpu",
+                "ember.amp.grad_scaler", "ember.autograd.gradcheck", "ember.autograd.forward_ad",
+                "ember.autograd.graph",
                 *(f"ember.ops.{family}" for family in ember.ops.LAZY_FAMILY_NAMES)]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",
@@ -269,3 +272,14 @@ def test_return_types_are_made_on_first_use_and_pickle_by_name():
                  f"made = sorted(n for n in vars(r) if isinstance(vars(r)[n], type))\n"
                  f"print(len(made) < 20, type(pickle.loads({blob!r})) is r.max, len(r.all_return_types))")
     assert out.split() == ["True", "True", str(len(return_types.all_return_types))]
+
+
+def test_autograd_gradcheck_stays_the_function_whoever_imports_its_module_first():
+    out = json.loads(_fresh(
+        "import json, sys, ember\n"
+        "import ember.autograd.gradcheck\n"
+        "from ember.autograd import gradcheck\n"
+        "module = sys.modules['ember.autograd.gradcheck']\n"
+        "print(json.dumps([ember.autograd.gradcheck is module.gradcheck, gradcheck is module.gradcheck,\n"
+        "    ember.autograd.GradcheckError is module.GradcheckError]))"))
+    assert out == [True, True, True]

@@ -8,8 +8,6 @@ from .function import Function, FunctionCtx, NestedIOFunction, once_differentiab
 from .grad_mode import (enable_grad, enforce_grad_layout_policy, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
                         set_multithreading_enabled)
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import forward_ad, graph
 from .variable import Variable
 from ..ops._graph import Node
 
@@ -25,10 +23,14 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 Tensor.backward = _tensor_backward
 
-# the functional API (jacobian, hessian, ...) and the profiler load on first use
-# (ember/_lazy.py); torch.autograd.profiler answers without an import, as PyTorch's does.
-# gradcheck stays eager: `autograd.gradcheck` must be the function whether or not someone
-# imported the submodule of that name first.
-from .._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
-_lazy_attributes(__import__("sys").modules[__name__], {
-    name: (f".{name}", None) for name in ("functional", "profiler", "profiler_util")})
+# the functional API (jacobian, hessian, ...), forward-mode AD, the graph's hooks, gradcheck and
+# the profiler load on first use (ember/_lazy.py); torch.autograd.profiler answers without an
+# import, as PyTorch's does. Forward AD needs nothing before: only its module opens a dual level.
+from .. import _lazy  # noqa: E402
+_lazy.lazy_attributes(__import__("sys").modules[__name__], {
+    **{name: (f".{name}", None)
+       for name in ("functional", "profiler", "profiler_util", "forward_ad", "graph")},
+    **{name: (".gradcheck", name) for name in ("gradcheck", "gradgradcheck", "GradcheckError")}})
+# `autograd.gradcheck` is the function, as in PyTorch, even after an import of the submodule of
+# that name (which would otherwise set the module as the package's attribute)
+_lazy.bind_on_import(__import__("sys").modules[__name__], lambda name, _: name != "gradcheck")
