@@ -283,3 +283,23 @@ def test_autograd_gradcheck_stays_the_function_whoever_imports_its_module_first(
         "print(json.dumps([ember.autograd.gradcheck is module.gradcheck, gradcheck is module.gradcheck,\n"
         "    ember.autograd.GradcheckError is module.GradcheckError]))"))
     assert out == [True, True, True]
+
+
+def test_the_self_first_special_methods_load_their_family_on_first_use():
+    # Tensor.polygamma(n) and .mvlgamma(p) / .igamma / .igammac are not the functions of those
+    # names: their modules bind them when the unary_special family loads
+    out = json.loads(_fresh(
+        "import json, sys, ember\n"
+        "before = 'ember.ops.unary_special' in sys.modules\n"
+        "t = ember.tensor([0.5, 1.5])\n"
+        "values = [t.polygamma(1).tolist(), t.mvlgamma(1).tolist(), t.igamma(t).tolist()]\n"
+        "from ember.ops.unary import gamma_functions, special\n"
+        "bound = [vars(ember.Tensor)['polygamma'] is special._polygamma_method,\n"
+        "         vars(ember.Tensor)['igammac'] is gamma_functions._igammac_m]\n"
+        "print(json.dumps([before, values, bound]))"))
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([0.5, 1.5])
+    assert out[0] is False and out[2] == [True, True]
+    expected = [t.polygamma(1).tolist(), t.mvlgamma(1).tolist(), t.igamma(t).tolist()]
+    for got, want in zip(out[1], expected):
+        assert got == pytest.approx(want, rel=1e-6)

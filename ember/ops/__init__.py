@@ -16,16 +16,15 @@ from .._tensor import Tensor
 from ._lazy_families import COMPRESSED_METHODS as _COMPRESSED_METHOD_NAMES
 from ._lazy_families import NAMES as _LAZY_FAMILY_NAMES
 
-FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics",
-                "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
+FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "unary_special", "reduction",
+                "statistics", "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
                 "gather_scatter", "scatter_views", "index_extra", "linalg", "decompositions",
                 "creation", "ranges", "conversion", "random_ops", "conv", "pooling", "activation",
                 "softmax_family", "loss", "normalization", "sparse", "spatial", "distance",
                 "attention", "histograms", "descriptive", "fractional_pool", "complex_views",
-                "windows", "bilinear", "vander", "memory", "tensor_methods", "stft",
-                "view_copies", "recurrent", "aten_forms", "linear_loss", "sparse_products",
-                "grouped_mm", "scaled_mm", "lowrank", "lobpcg", "hashing", "dlpack",
-                "sparse_compressed")
+                "windows", "bilinear", "vander", "memory", "tensor_methods", "stft", "view_copies",
+                "recurrent", "aten_forms", "linear_loss", "sparse_products", "grouped_mm",
+                "scaled_mm", "lowrank", "lobpcg", "hashing", "dlpack", "sparse_compressed")
 # LAZY_FAMILY_NAMES load on first use of one of their names (a function here, in `ember` or
 # `ember.nn.functional`, a Tensor method): the families a script rarely needs, or needs only
 # with ember.nn (itself loaded on first use). Their names are listed, without importing them,

@@ -6,6 +6,14 @@ tests/ops/test_lazy_families.py checks."""
 
 # family: (`__all__`, `METHODS`, `FUNCTIONAL`)
 NAMES = {
+    "unary_special": (
+        ("digamma", "erf", "erf_", "erfc", "erfc_", "erfinv", "i0", "i0_", "igamma",
+         "igammac", "lgamma", "logit", "logit_", "mvlgamma", "polygamma"),
+        ("digamma", "digamma_", "erf", "erf_", "erfc", "erfc_", "erfinv", "erfinv_", "i0",
+         "i0_", "igamma_", "igammac_", "lgamma", "lgamma_", "logit", "logit_", "mvlgamma_",
+         "polygamma_"),
+        (),
+    ),
     "decompositions": (
         ("cholesky", "cholesky_inverse", "cholesky_solve", "det", "geqrf", "inverse",
          "logdet", "lu", "lu_solve", "lu_unpack", "matrix_exp", "matrix_power", "orgqr",
