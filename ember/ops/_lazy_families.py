@@ -6,6 +6,48 @@ tests/ops/test_lazy_families.py checks."""
 
 # family: (`__all__`, `METHODS`, `FUNCTIONAL`)
 NAMES = {
+    "rearrange": (
+        ("atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
+         "broadcast_tensors", "cartesian_prod", "chunk", "column_stack", "combinations",
+         "diag", "diag_embed", "diagflat", "diagonal", "dsplit", "dstack", "flip", "fliplr",
+         "flipud", "hsplit", "hstack", "meshgrid", "ravel", "repeat_interleave", "roll",
+         "rot90", "row_stack", "split", "split_with_sizes", "tensor_split", "tile", "trace",
+         "tril", "tril_indices", "triu", "triu_indices", "unflatten", "unsafe_chunk",
+         "unsafe_split", "unsafe_split_with_sizes", "vsplit", "vstack"),
+        ("chunk", "diag", "diag_embed", "diagflat", "diagonal", "dsplit", "flip", "fliplr",
+         "flipud", "hsplit", "ravel", "repeat", "repeat_interleave", "roll", "rot90",
+         "split", "tensor_split", "tile", "trace", "tril", "tril_", "triu", "triu_",
+         "unflatten", "unsafe_chunk", "unsafe_split", "vsplit"),
+        (),
+    ),
+    "strided": (
+        ("as_strided",),
+        ("as_strided", "as_strided_", "resize", "resize_", "resize_as", "resize_as_",
+         "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_", "unfold", "unsqueeze_"),
+        (),
+    ),
+    "conversion": (
+        (),
+        ("bfloat16", "bool", "byte", "cdouble", "cfloat", "chalf", "char", "cpu", "cuda",
+         "double", "float", "half", "int", "long", "short", "to", "type", "type_as"),
+        (),
+    ),
+    "ranges": (
+        ("arange", "eye", "linspace", "logspace", "range"),
+        (),
+        (),
+    ),
+    "pointwise_inplace": (
+        ("abs_", "absolute_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_",
+         "detach", "detach_", "exp_", "fill", "fill_", "index_put_", "is_nonzero",
+         "is_same_size", "is_signed", "log_", "neg_", "negative_", "relu_", "sigmoid_",
+         "sin_", "sqrt_", "tanh_", "zero_"),
+        ("absolute_", "bitwise_and_", "bitwise_left_shift_", "bitwise_or_",
+         "bitwise_right_shift_", "bitwise_xor_", "eq_", "ge_", "greater_", "greater_equal_",
+         "gt_", "is_nonzero", "is_same_size", "le_", "less_", "less_equal_", "logical_and_",
+         "logical_or_", "logical_xor_", "lt_", "ne_", "negative_", "not_equal_"),
+        (),
+    ),
     "unary_special": (
         ("digamma", "erf", "erf_", "erfc", "erfc_", "erfinv", "i0", "i0_", "igamma",
          "igammac", "lgamma", "logit", "logit_", "mvlgamma", "polygamma"),
