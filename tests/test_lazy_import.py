@@ -21,7 +21,8 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 "ember.functional", "ember.utils.dlpack", "ember.ops.sparse_compressed_methods",
                 "ember.accelerator", "ember._streams", "ember.backends", "ember.cpu",
                 "ember.amp.grad_scaler", "ember.autograd.gradcheck", "ember.autograd.forward_ad",
-                "ember.autograd.graph",
+                "ember.autograd.graph", "ember.autograd.engine", "ember.autograd.function",
+                "ember.autograd.variable",
                 *(f"ember.ops.{family}" for family in ember.ops.LAZY_FAMILY_NAMES)]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",
