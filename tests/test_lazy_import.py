@@ -22,7 +22,7 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 "ember.accelerator", "ember._streams", "ember.backends", "ember.cpu",
                 "ember.amp.grad_scaler", "ember.autograd.gradcheck", "ember.autograd.forward_ad",
                 "ember.autograd.graph", "ember.autograd.engine", "ember.autograd.function",
-                "ember.autograd.variable",
+                "ember.autograd.variable", "ember.ops._aten",
                 *(f"ember.ops.{family}" for family in ember.ops.LAZY_FAMILY_NAMES)]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",

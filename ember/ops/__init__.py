@@ -66,7 +66,7 @@ def _bind_family(name, family):
 
 
 _lazy.bind_on_import(sys.modules[__name__], _bind_family)
-from . import _aten, _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith  # noqa: E402,I001
+from . import _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith  # noqa: E402,I001
 _EAGER_FAMILIES = tuple(importlib.import_module(f".{name}", __name__)
                         for name in FAMILY_NAMES if name not in _LAZY_FAMILY_NAMES)
 __all__ = sorted({name for family in _EAGER_FAMILIES for name in family.__all__}
@@ -223,7 +223,10 @@ def _T(self):
 def __getattr__(name):
     """`ember.ops.<ns>` (as `torch.ops.<ns>`): the namespace of operators a user defined with
     ember.library. The names this package already has (every op function and family
-    module) come first, so a user namespace of the same name is not reachable here."""
+    module) come first, so a user namespace of the same name is not reachable here.
+    PyTorch's own namespaces, aten and prim, are built on first use (ops/_aten.py)."""
+    if name in ("aten", "prim"):
+        from . import _aten  # noqa: F401
     found = _custom.NAMESPACES.get(name)
     if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
