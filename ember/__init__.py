@@ -46,7 +46,6 @@ globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ... (TypedStora
 
 from ._layout import layout, sparse_coo, strided
 from ._layout import sparse_bsc, sparse_bsr, sparse_csc, sparse_csr
-from . import sparse
 from .version import __version__
 from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
@@ -62,7 +61,7 @@ _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub"
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
                  "cuda", "types", "fx", "export", "onnx", "_dynamo", "_C", "accelerator",
-                 "backends", "cpu")
+                 "backends", "cpu", "sparse")
 # the namespaces that re-export op families loaded on first use (ember/ops/__init__.py)
 _LAZY_MODULES += ("fft", "linalg", "special", "functional")
 _lazy_attributes(__import__("sys").modules[__name__], {

@@ -22,7 +22,8 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 "ember.accelerator", "ember._streams", "ember.backends", "ember.cpu",
                 "ember.amp.grad_scaler", "ember.autograd.gradcheck", "ember.autograd.forward_ad",
                 "ember.autograd.graph", "ember.autograd.engine", "ember.autograd.function",
-                "ember.autograd.variable", "ember.ops._aten",
+                "ember.autograd.variable", "ember.ops._aten", "ember.sparse",
+                "ember.ops.sparse_arith",
                 *(f"ember.ops.{family}" for family in ember.ops.LAZY_FAMILY_NAMES)]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",
@@ -304,3 +305,21 @@ def test_the_self_first_special_methods_load_their_family_on_first_use():
     expected = [t.polygamma(1).tolist(), t.mvlgamma(1).tolist(), t.igamma(t).tolist()]
     for got, want in zip(out[1], expected):
         assert got == pytest.approx(want, rel=1e-6)
+
+
+def test_a_sparse_tensor_made_before_its_family_loads_has_its_own_methods():
+    # an embedding's sparse gradient is made by ember._sparse alone: its methods (repr,
+    # arithmetic, products) are stand-ins until they load the sparse family
+    out = _fresh(
+        "import sys, ember\n"
+        "from ember._sparse import make_sparse\n"
+        "x = make_sparse(ember.tensor([[0, 1], [1, 0]]), ember.ones(2), (2, 2), True)\n"
+        "print('ember.ops.sparse' in sys.modules)\n"
+        "print(repr(x)); print((x @ ember.ones(2, 1)).tolist(), (x * 3 + x).to_dense().tolist(),"
+        " (ember.ones(2, 2) + x).tolist())")
+    head, *rest = out.splitlines()
+    assert head == "False"
+    x = ember.sparse_coo_tensor([[0, 1], [1, 0]], ember.ones(2), (2, 2))
+    assert "\n".join(rest) == repr(x) + "\n" + " ".join(str(v) for v in (
+        (x @ ember.ones(2, 1)).tolist(), (x * 3 + x).to_dense().tolist(),
+        (ember.ones(2, 2) + x).tolist()))

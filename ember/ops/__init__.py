@@ -14,6 +14,7 @@ from .. import _lazy
 from .._sparse import SparseTensor
 from .._tensor import Tensor
 from ._lazy_families import COMPRESSED_METHODS as _COMPRESSED_METHOD_NAMES
+from ._lazy_families import SPARSE_METHODS as _SPARSE_METHOD_NAMES
 from ._lazy_families import NAMES as _LAZY_FAMILY_NAMES
 
 FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "unary_special", "reduction",
@@ -66,7 +67,7 @@ def _bind_family(name, family):
 
 
 _lazy.bind_on_import(sys.modules[__name__], _bind_family)
-from . import _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith  # noqa: E402,I001
+from . import _custom, _graph, creation, linalg, pointwise  # noqa: E402,I001
 _EAGER_FAMILIES = tuple(importlib.import_module(f".{name}", __name__)
                         for name in FAMILY_NAMES if name not in _LAZY_FAMILY_NAMES)
 __all__ = sorted({name for family in _EAGER_FAMILIES for name in family.__all__}
@@ -129,12 +130,11 @@ _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in _LA
 LAZY_PROPERTIES = {"real": "complex_views", "imag": "complex_views"}
 _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in
                             LAZY_PROPERTIES.items()}, _lazy.LazyProperty)
-# `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound here,
-# so that _tensor.py and _sparse.py import no ops
+# `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound from
+# here, so that _tensor.py and _sparse.py import no ops (the sparse ones by the sparse family,
+# which the stand-ins load on first use)
 Tensor.__new__ = staticmethod(creation.tensor_new)
-for _family in (sparse, sparse_arith):
-    for _name, _method in _family.SPARSE_METHODS.items():
-        setattr(SparseTensor, _name, _method)
+_lazy.lazy_methods(SparseTensor, dict.fromkeys(_SPARSE_METHOD_NAMES, f"{__name__}.sparse"))
 from .._sparse_compressed import SparseCompressedTensor  # noqa: E402
 _lazy.lazy_methods(SparseCompressedTensor, dict.fromkeys(_COMPRESSED_METHOD_NAMES,
                                                          f"{__name__}.sparse_compressed_methods"))

@@ -6,6 +6,12 @@ tests/ops/test_lazy_families.py checks."""
 
 # family: (`__all__`, `METHODS`, `FUNCTIONAL`)
 NAMES = {
+    "sparse": (
+        ("mm", "sparse_coo_tensor", "spmm"),
+        ("_indices", "_nnz", "_values", "coalesce", "dense_dim", "indices", "is_coalesced",
+         "sparse_dim", "sparse_mask", "to_dense", "to_sparse", "to_sparse_coo", "values"),
+        (),
+    ),
     "rearrange": (
         ("atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
          "broadcast_tensors", "cartesian_prod", "chunk", "column_stack", "combinations",
@@ -318,6 +324,11 @@ NAMES = {
         (),
     ),
 }
+# the methods sparse.py and sparse_arith.py bind onto SparseTensor
+SPARSE_METHODS = ("__iadd__", "__imul__", "__itruediv__", "__matmul__", "__mul__",
+                  "__neg__", "__radd__", "__repr__", "__rmul__", "__str__", "__truediv__",
+                  "_grad_at_unique", "_to_compressed", "add", "add_", "div", "div_",
+                  "matmul", "mm", "mul", "mul_", "neg", "t", "values", "zero_")
 # the methods sparse_compressed_methods.py binds onto SparseCompressedTensor
 COMPRESSED_METHODS = ("__add__", "__matmul__", "__mul__", "__neg__", "__radd__", "__repr__",
                       "__rmatmul__", "__rmul__", "__str__", "__sub__", "__truediv__", "add",
