@@ -16,6 +16,9 @@ from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
 from ._storage import TypedStorage, UntypedStorage
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
+# before the op families' names: the reduction family names return_types among them, and is
+# loaded on first use
+from . import return_types
 from . import ops as _ops
 _ops.export(__import__("sys").modules[__name__], _ops.__all__)  # every op family's functions
 from .ops.creation import LEGACY_TYPES as _LEGACY
@@ -50,7 +53,7 @@ from .version import __version__
 from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
                       is_distributed)
-from . import return_types, storage, torch_version
+from . import storage, torch_version
 from .utils import deterministic as _deterministic, weak as _weak  # noqa: F401
 
 # Loaded on first use (ember/_lazy.py): rarely needed packages, whose import costs more than the

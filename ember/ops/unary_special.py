@@ -6,7 +6,7 @@ use (ember/ops/__init__.py): `import ember` need not read their kernels and coef
   mvlgamma, igamma, igammac                            ops/unary/gamma_functions.py
 with their in-place forms. Tensor.polygamma, .mvlgamma, .igamma and .igammac take `self`
 first, unlike the functions of those names: their modules bind them onto Tensor when they load,
-and until then ember/ops/unary/__init__.py leaves stand-ins that load this family.
+and until then ember/ops/__init__.py leaves stand-ins that load this family.
 """
 from .unary import gamma_functions, special
 from .unary.bessel import i0, i0_

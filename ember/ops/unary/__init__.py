@@ -20,8 +20,6 @@ make up the `unary_special` family, loaded on first use: ops/unary_special.py):
 Float16 and bfloat16 are computed in float32 and rounded once, as PyTorch's CPU kernels do;
 the special functions compute in float64.
 """
-from ... import _lazy
-from ..._tensor import Tensor
 from .binary_math import *  # noqa: F401,F403
 from .elementary import *  # noqa: F401,F403
 from .float_bits import *  # noqa: F401,F403
@@ -52,8 +50,3 @@ _INPLACE_METHODS = [
     "xlogy_", "copysign_", "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_",
     "float_power_", "ldexp_", "nextafter_", "gcd_", "lcm_"]
 METHODS = [n for n in __all__ if not n.endswith("_")] + _INPLACE_METHODS
-# Tensor.polygamma(n) takes n after self, torch.polygamma(n, input) first; Tensor.mvlgamma /
-# igamma / igammac have their own argument errors: special.py and gamma_functions.py bind them
-# when the unary_special family loads, which these stand-ins do on first use
-_lazy.lazy_methods(Tensor, dict.fromkeys(("polygamma", "mvlgamma", "igamma", "igammac"),
-                                         "ember.ops.unary_special"))
