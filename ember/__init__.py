@@ -13,7 +13,6 @@ from ._state import set_default_device
 from ._tensor import Size, Tensor
 from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,
                              preserve_format)
-from ._storage import TypedStorage, UntypedStorage
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 # before the op families' names: the reduction family names return_types among them, and is
@@ -40,12 +39,9 @@ from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_ena
                                     set_anomaly_enabled)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
-from ._printing import get_printoptions, set_printoptions
 from ._environment import *  # noqa: F401,F403  (threads, constants, global settings)
 
 globals().update(_LEGACY)  # FloatTensor, LongTensor, ...
-from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES
-globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ... (TypedStorage makers)
 
 from ._layout import layout, sparse_coo, strided
 from ._layout import sparse_bsc, sparse_bsr, sparse_csc, sparse_csr
@@ -53,18 +49,18 @@ from .version import __version__
 from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
                       is_distributed)
-from . import storage, torch_version
-from .utils import deterministic as _deterministic, weak as _weak  # noqa: F401
+from . import torch_version
 
 # Loaded on first use (ember/_lazy.py): rarely needed packages, whose import costs more than the
 # rest of `import ember` (urllib and ssl for hub, multiprocessing for utils.data, ...).
 # tests/test_lazy_import.py checks that a bare `import ember` leaves them out.
 from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
+
 _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
                  "cuda", "types", "fx", "export", "onnx", "_dynamo", "_C", "accelerator",
-                 "backends", "cpu", "sparse")
+                 "backends", "cpu", "sparse", "storage")
 # the namespaces that re-export op families loaded on first use (ember/ops/__init__.py)
 _LAZY_MODULES += ("fft", "linalg", "special", "functional")
 _lazy_attributes(__import__("sys").modules[__name__], {
@@ -73,6 +69,10 @@ _lazy_attributes(__import__("sys").modules[__name__], {
     "wait": (".jit", "wait"), "JITException": (".jit", "Error"), "Tag": (".library", "Tag"),
     "Future": (".futures", "Future"), "GradScaler": (".amp", "GradScaler"),
     "Stream": ("._streams", "Stream"), "Event": ("._streams", "Event"),
+    **{name: ("._storage", name) for name in ("TypedStorage", "UntypedStorage")},
+    # FloatStorage, LongStorage, ... (TypedStorage makers)
+    **{d._storage_type: ("._storage", d._storage_type) for d in _dtypes.ALL_DTYPES},
+    **{name: ("._printing", name) for name in ("get_printoptions", "set_printoptions")},
     **{name: (".serialization", name) for name in (
         "load", "save", "DeserializationStorageContext", "PyTorchFileReader",
         "PyTorchFileWriter", "SerializationStorageContext")},
@@ -82,6 +82,6 @@ _lazy_attributes(__import__("sys").modules[__name__], {
     "BenchmarkExecutionStats": (".utils.throughput_benchmark", "BenchmarkExecutionStats"),
     "ThroughputBenchmark": (".utils.throughput_benchmark", "_Engine"),
 })
-# `import ember` has always made ember.utils.data, .checkpoint and .dlpack reachable
+# `import ember` has always made these ember.utils modules reachable
 _lazy_attributes(utils, {name: (f"ember.utils.{name}", None)
-                        for name in ("data", "checkpoint", "dlpack")})
+                        for name in ("data", "checkpoint", "dlpack", "deterministic", "weak")})

@@ -13,7 +13,6 @@ import numpy as np
 from . import _dtype_casts as _casts, dtypes as _dt
 from . import _memory_format as _mf
 from ._layout import strided as _strided
-from ._printing import tensor_repr
 from .utils import _pytree
 from ._state import forward_ad as _forward_ad, grad as _grad_state
 from .device import _BACKENDS, CPU, backend_of, canonical
@@ -612,6 +611,7 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
+        from ._printing import tensor_repr  # here: `import ember` need not load the printer
         return tensor_repr(self)
 
     __str__ = __repr__

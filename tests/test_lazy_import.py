@@ -23,7 +23,8 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 "ember.amp.grad_scaler", "ember.autograd.gradcheck", "ember.autograd.forward_ad",
                 "ember.autograd.graph", "ember.autograd.engine", "ember.autograd.function",
                 "ember.autograd.variable", "ember.ops._aten", "ember.sparse",
-                "ember.ops.sparse_arith",
+                "ember.ops.sparse_arith", "ember._storage", "ember.storage", "ember._printing",
+                "ember.utils.weak", "ember.utils.deterministic",
                 *(f"ember.ops.{family}" for family in ember.ops.LAZY_FAMILY_NAMES)]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",
