@@ -51,9 +51,10 @@ from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_devic
                       is_distributed)
 from . import torch_version
 
-# Loaded on first use (ember/_lazy.py): rarely needed packages, whose import costs more than the
-# rest of `import ember` (urllib and ssl for hub, multiprocessing for utils.data, ...).
-# tests/test_lazy_import.py checks that a bare `import ember` leaves them out.
+# Loaded on first use (ember/_lazy.py): the packages and modules a script may never need,
+# whose import cost `import ember` more than the rest (urllib and ssl for hub, multiprocessing
+# for utils.data, the storages, streams, GradScaler ...). tests/test_lazy_import.py checks that
+# a bare `import ember` leaves them out.
 from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
 
 _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",

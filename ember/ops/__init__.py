@@ -27,9 +27,11 @@ FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "unary_special", "red
                 "recurrent", "aten_forms", "linear_loss", "sparse_products", "grouped_mm",
                 "scaled_mm", "lowrank", "lobpcg", "hashing", "dlpack", "sparse_compressed")
 # LAZY_FAMILY_NAMES load on first use of one of their names (a function here, in `ember` or
-# `ember.nn.functional`, a Tensor method): the families a script rarely needs, or needs only
-# with ember.nn (itself loaded on first use). Their names are listed, without importing them,
-# in _lazy_families.py, which tests/ops/test_lazy_families.py checks (and rewrites).
+# `ember.nn.functional`, a Tensor method): every family but those that the Tensor's operators
+# and indexing, and the families' own module-level imports, need (pointwise, shape, indexing,
+# linalg, creation), so `import ember` reads only those. Their names are listed, without
+# importing them, in _lazy_families.py, which tests/ops/test_lazy_families.py checks (and
+# rewrites).
 LAZY_FAMILY_NAMES = tuple(_LAZY_FAMILY_NAMES)
 _LAZY_PUBLIC = {n: f for f, (names, _, _) in _LAZY_FAMILY_NAMES.items() for n in names}
 _LAZY_METHODS = {n: f for f, (_, names, _) in _LAZY_FAMILY_NAMES.items() for n in names}
