@@ -324,3 +324,17 @@ def test_a_sparse_tensor_made_before_its_family_loads_has_its_own_methods():
     assert "\n".join(rest) == repr(x) + "\n" + " ".join(str(v) for v in (
         (x @ ember.ones(2, 1)).tolist(), (x * 3 + x).to_dense().tolist(),
         (ember.ones(2, 2) + x).tolist()))
+
+
+def test_every_tensor_method_is_on_the_class_before_its_family_loads():
+    # a family that binds a method itself (not through its METHODS) needs a stand-in too
+    out = json.loads(_fresh(
+        "import json, ember\n"
+        "from ember._sparse import SparseTensor\n"
+        "from ember._sparse_compressed import SparseCompressedTensor\n"
+        "classes = (ember.Tensor, SparseTensor, SparseCompressedTensor)\n"
+        "before = [set(dir(c)) for c in classes]\n"
+        "ember.ops.load_all()\n"
+        "import ember.ops.sparse_compressed_methods\n"
+        "print(json.dumps([sorted(set(dir(c)) - b) for c, b in zip(classes, before)]))"))
+    assert out == [[], [], []]

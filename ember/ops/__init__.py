@@ -132,11 +132,14 @@ _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in _LA
 LAZY_PROPERTIES = {"real": "complex_views", "imag": "complex_views"}
 _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in
                             LAZY_PROPERTIES.items()}, _lazy.LazyProperty)
-# Tensor.polygamma(n) takes n after self, torch.polygamma(n, input) first; Tensor.mvlgamma /
-# igamma / igammac have their own argument errors: unary/special.py and gamma_functions.py bind
-# them when the unary_special family loads, which these stand-ins do on first use
-_lazy.lazy_methods(Tensor, dict.fromkeys(("polygamma", "mvlgamma", "igamma", "igammac"),
-                                         f"{__name__}.unary_special"))
+# The methods that a lazy family binds itself when it loads, since they are not the functions
+# of their names: Tensor.polygamma(n) takes n after self (torch.polygamma(n, input) first),
+# Tensor.mvlgamma / igamma / igammac have their own argument errors (unary/special.py,
+# gamma_functions.py), Tensor.split_with_sizes its own argument positions (rearrange.py).
+# These stand-ins load the family on first use.
+_lazy.lazy_methods(Tensor, {
+    **dict.fromkeys(("polygamma", "mvlgamma", "igamma", "igammac"), f"{__name__}.unary_special"),
+    **dict.fromkeys(("split_with_sizes", "unsafe_split_with_sizes"), f"{__name__}.rearrange")})
 # `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound from
 # here, so that _tensor.py and _sparse.py import no ops (the sparse ones by the sparse family,
 # which the stand-ins load on first use)
