@@ -5,7 +5,8 @@ installed (it knows OpenBLAS, MKL and BLIS); otherwise OpenBLAS's own
 library NumPy has loaded (NumPy's wheels bundle OpenBLAS)."""
 import ctypes
 import os
-import threading
+
+from ._state import ThreadLocal
 
 
 class _Blas:
@@ -85,7 +86,7 @@ blas = _Blas()
 # 12 -> 34 (a 256^3 product does not do it; 384^3 and larger ones, float32 or float64, do).
 # A model whose products are all smaller (CIFAR ResNet) never got there. The warm-up is one
 # 512^3 product per thread (about 5 ms, once), taken by the CPU convolutions.
-_warm = threading.local()
+_warm = ThreadLocal()
 WARM_UP_SIZE = 512
 
 

@@ -2,10 +2,12 @@
 default device, the current CUDA device, autocast, anomaly mode and the profiler. Kept on
 the ground floor so every floor can read it; the modules users call (`ember.cuda`,
 `ember.autograd`, `ember.amp` ...) set it."""
-import threading
+# threading.local is _thread._local itself: taking it from _thread spares `import ember` the
+# threading module (about 1 ms), which nothing else that `import ember` loads needs
+from _thread import _local as ThreadLocal
 
 
-class _GradState(threading.local):
+class _GradState(ThreadLocal):
     def __init__(self):
         self.enabled = True      # no_grad / enable_grad / set_grad_enabled
         self.inference = False   # inference_mode
@@ -17,7 +19,7 @@ grad = _GradState()
 
 
 
-class _SavedTensorHooks(threading.local):
+class _SavedTensorHooks(ThreadLocal):
     """torch.autograd.graph.saved_tensors_hooks: the (pack, unpack) pairs in force, innermost
     last, and the error message while disable_saved_tensors_hooks forbids them (thread-local,
     as PyTorch's). Read by the ops' one place that saves a tensor for backward."""
@@ -35,7 +37,7 @@ class saved_tensor_hooks_anywhere:
     count = 0
 
 
-class _SelectiveCheckpoint(threading.local):
+class _SelectiveCheckpoint(ThreadLocal):
     """The selective activation checkpoint region running in this thread: the object
     (ember.utils.checkpoint's caching or replaying half) told of each op the graph records,
     or None. Thread-local, as PyTorch's dispatch modes."""
@@ -86,7 +88,7 @@ cuda_device = 0  # torch.cuda.current_device(): the index a bare 'cuda' device m
 cuda_sync_debug_mode = 0  # torch.cuda.set_sync_debug_mode: 0 quiet, 1 warn, 2 error on a sync
 
 
-class _AutocastThread(threading.local):
+class _AutocastThread(ThreadLocal):
     def __init__(self):
         self.dtypes = {}        # device type -> the lower-precision dtype autocast casts to
         self.raised_by_hand = False  # set_autocast_enabled holds `autocast.active` raised

@@ -451,4 +451,5 @@ def _legacy_storage(dtype, cuda):
 
 
 LEGACY_STORAGES = {d._storage_type: _legacy_storage(d, False) for d in _dt.ALL_DTYPES}
+globals().update(LEGACY_STORAGES)  # ember.FloatStorage ... are these, loaded on first use
 CUDA_LEGACY_STORAGES = {d._storage_type: _legacy_storage(d, True) for d in _dt.ALL_DTYPES}

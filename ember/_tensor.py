@@ -5,7 +5,6 @@ import it). What lives here is what a tensor *is*: its array, its view and versi
 bookkeeping, its autograd fields, and conversions to Python and NumPy.
 """
 import builtins
-import copy
 import numbers
 import warnings
 
@@ -14,7 +13,6 @@ import numpy as np
 from . import _dtype_casts as _casts, dtypes as _dt
 from . import _memory_format as _mf
 from ._layout import strided as _strided
-from ._printing import tensor_repr
 from .utils import _pytree
 from ._state import forward_ad as _forward_ad, grad as _grad_state
 from .device import _BACKENDS, CPU, backend_of, canonical
@@ -613,6 +611,7 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
+        from ._printing import tensor_repr  # here: `import ember` need not load the printer
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -646,6 +645,7 @@ class Tensor:
                                "103001")
         if id(self) in memo:
             return memo[id(self)]
+        import copy  # here: `import ember` need not load it
         new = _make(type(self), self._array.copy(), self._device)
         new._requires_grad = self._requires_grad
         if self._grad is not None:

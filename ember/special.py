@@ -7,9 +7,9 @@ Re-exports only: the functions live in the op families (`ember/ops/unary/special
 from .ops.softmax_family import log_softmax, softmax
 from .ops.pointwise import sigmoid as expit
 from .ops.statistics import logsumexp
-from .ops.unary import (digamma, erf, erfc, erfinv, exp2, expm1, i0, log1p, logit,
-                        round, sinc, xlogy)
-from .ops.unary import lgamma as gammaln
+from .ops.unary import exp2, expm1, log1p, round, sinc, xlogy
+from .ops.unary_special import digamma, erf, erfc, erfinv, i0, logit
+from .ops.unary_special import lgamma as gammaln
 from .ops.unary.bessel import bessel_j0, bessel_j1, i0e, i1, i1e
 from .ops.unary.bessel_kinds import (airy_ai, bessel_y0, bessel_y1, modified_bessel_i0,
                                      modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,

@@ -19,10 +19,17 @@ LAZY_MODULES = ["ember.distributed", "ember.distributions", "ember.jit", "ember.
                 "ember.nn", "ember.optim", "ember.serialization", "ember.cuda", "ember.types",
                 "ember.autograd.functional", "ember.fft", "ember.linalg", "ember.special",
                 "ember.functional", "ember.utils.dlpack", "ember.ops.sparse_compressed_methods",
+                "ember.accelerator", "ember._streams", "ember.backends", "ember.cpu",
+                "ember.amp.grad_scaler", "ember.autograd.gradcheck", "ember.autograd.forward_ad",
+                "ember.autograd.graph", "ember.autograd.engine", "ember.autograd.function",
+                "ember.autograd.variable", "ember.ops._aten", "ember.sparse",
+                "ember.ops.sparse_arith", "ember._storage", "ember.storage", "ember._printing",
+                "ember.utils.weak", "ember.utils.deterministic",
                 *(f"ember.ops.{family}" for family in ember.ops.LAZY_FAMILY_NAMES)]
 # modules from outside ember that only the lazy packages need
 LAZY_STDLIB = ["urllib.request", "ssl", "multiprocessing", "fractions", "logging", "zipfile",
-               "tempfile", "shutil", "pickletools", "json", "csv", "bisect", "scipy"]
+               "tempfile", "shutil", "pickletools", "json", "csv", "bisect", "scipy", "threading",
+               "copy"]
 
 
 def _fresh(code):
@@ -268,3 +275,66 @@ def test_return_types_are_made_on_first_use_and_pickle_by_name():
                  f"made = sorted(n for n in vars(r) if isinstance(vars(r)[n], type))\n"
                  f"print(len(made) < 20, type(pickle.loads({blob!r})) is r.max, len(r.all_return_types))")
     assert out.split() == ["True", "True", str(len(return_types.all_return_types))]
+
+
+def test_autograd_gradcheck_stays_the_function_whoever_imports_its_module_first():
+    out = json.loads(_fresh(
+        "import json, sys, ember\n"
+        "import ember.autograd.gradcheck\n"
+        "from ember.autograd import gradcheck\n"
+        "module = sys.modules['ember.autograd.gradcheck']\n"
+        "print(json.dumps([ember.autograd.gradcheck is module.gradcheck, gradcheck is module.gradcheck,\n"
+        "    ember.autograd.GradcheckError is module.GradcheckError]))"))
+    assert out == [True, True, True]
+
+
+def test_the_self_first_special_methods_load_their_family_on_first_use():
+    # Tensor.polygamma(n) and .mvlgamma(p) / .igamma / .igammac are not the functions of those
+    # names: their modules bind them when the unary_special family loads
+    out = json.loads(_fresh(
+        "import json, sys, ember\n"
+        "before = 'ember.ops.unary_special' in sys.modules\n"
+        "t = ember.tensor([0.5, 1.5])\n"
+        "values = [t.polygamma(1).tolist(), t.mvlgamma(1).tolist(), t.igamma(t).tolist()]\n"
+        "from ember.ops.unary import gamma_functions, special\n"
+        "bound = [vars(ember.Tensor)['polygamma'] is special._polygamma_method,\n"
+        "         vars(ember.Tensor)['igammac'] is gamma_functions._igammac_m]\n"
+        "print(json.dumps([before, values, bound]))"))
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([0.5, 1.5])
+    assert out[0] is False and out[2] == [True, True]
+    expected = [t.polygamma(1).tolist(), t.mvlgamma(1).tolist(), t.igamma(t).tolist()]
+    for got, want in zip(out[1], expected):
+        assert got == pytest.approx(want, rel=1e-6)
+
+
+def test_a_sparse_tensor_made_before_its_family_loads_has_its_own_methods():
+    # an embedding's sparse gradient is made by ember._sparse alone: its methods (repr,
+    # arithmetic, products) are stand-ins until they load the sparse family
+    out = _fresh(
+        "import sys, ember\n"
+        "from ember._sparse import make_sparse\n"
+        "x = make_sparse(ember.tensor([[0, 1], [1, 0]]), ember.ones(2), (2, 2), True)\n"
+        "print('ember.ops.sparse' in sys.modules)\n"
+        "print(repr(x)); print((x @ ember.ones(2, 1)).tolist(), (x * 3 + x).to_dense().tolist(),"
+        " (ember.ones(2, 2) + x).tolist())")
+    head, *rest = out.splitlines()
+    assert head == "False"
+    x = ember.sparse_coo_tensor([[0, 1], [1, 0]], ember.ones(2), (2, 2))
+    assert "\n".join(rest) == repr(x) + "\n" + " ".join(str(v) for v in (
+        (x @ ember.ones(2, 1)).tolist(), (x * 3 + x).to_dense().tolist(),
+        (ember.ones(2, 2) + x).tolist()))
+
+
+def test_every_tensor_method_is_on_the_class_before_its_family_loads():
+    # a family that binds a method itself (not through its METHODS) needs a stand-in too
+    out = json.loads(_fresh(
+        "import json, ember\n"
+        "from ember._sparse import SparseTensor\n"
+        "from ember._sparse_compressed import SparseCompressedTensor\n"
+        "classes = (ember.Tensor, SparseTensor, SparseCompressedTensor)\n"
+        "before = [set(dir(c)) for c in classes]\n"
+        "ember.ops.load_all()\n"
+        "import ember.ops.sparse_compressed_methods\n"
+        "print(json.dumps([sorted(set(dir(c)) - b) for c, b in zip(classes, before)]))"))
+    assert out == [[], [], []]

@@ -1,11 +1,10 @@
 """`autocast`: a context manager (and decorator) that switches the per-thread autocast policy
 of one device type on or off; the ops read it in `ember/ops/_autocast.py`."""
 import functools
-import threading
 import warnings
 
 from .. import dtypes as _dt
-from .._state import autocast as _state
+from .._state import ThreadLocal, autocast as _state
 from ..device import backend_of, device
 
 __all__ = ["autocast", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_available",
@@ -15,7 +14,7 @@ _DEFAULT_DTYPES = {"cpu": _dt.bfloat16, "cuda": _dt.float16, "xla": _dt.bfloat16
 _SUPPORTED = {"cpu": (_dt.bfloat16, _dt.float16), "cuda": (_dt.float16, _dt.bfloat16)}
 
 
-class _Settings(threading.local):
+class _Settings(ThreadLocal):
     def __init__(self):
         self.dtypes = dict(_DEFAULT_DTYPES)  # get_autocast_dtype, enabled or not
         self.cache_enabled = True             # is_autocast_cache_enabled

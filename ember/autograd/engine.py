@@ -5,11 +5,11 @@ consumers, then runs a node once every gradient meant for it has arrived. Gradie
 returns are reduced to its input's shape (broadcasting) and cast to its dtype here, in one
 place, as PyTorch's engine does; the formulas need not care.
 """
-import threading
 import warnings
 
-from .._state import (anomaly as _anomaly, autocast as _autocast, forward_ad as _forward_ad,
-                      grad as _grad_state, profiler as _profiler)
+from .._state import (ThreadLocal, anomaly as _anomaly, autocast as _autocast,
+                      forward_ad as _forward_ad, grad as _grad_state,
+                      profiler as _profiler)
 from .. import _memory_format as _mf
 from .._sparse import SparseTensor
 from .._tensor import Tensor, _make
@@ -142,7 +142,7 @@ class _GraphTask:
         return self.needed is None or node in self.needed or node in self.wanted
 
 
-class _RunningTasks(threading.local):
+class _RunningTasks(ThreadLocal):
     def __init__(self):
         self.stack = []
 

@@ -6,7 +6,6 @@ the graph saves for backward (`saved_tensors_hooks`, `save_on_cpu`,
 `disable_saved_tensors_hooks`, `allow_mutation_on_saved_tensors`) and on gradients
 arriving at several tensors (`register_multi_grad_hook`)."""
 import contextlib
-import threading
 import weakref
 from typing import NamedTuple
 
@@ -143,6 +142,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     supported = ("all", "any")
     if mode not in supported:
         raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
+    import threading
     lock = threading.Lock()
     tensors = list(tensors)
     if mode == "all":

@@ -69,13 +69,13 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Normal(mean, std) restricted to [a, b], by the inverse CDF of a uniform draw."""
-    from ..ops import unary
+    from ..ops import unary_special
     with no_grad():
         def cdf(x):
             return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
         lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
         tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.copy_(unary.erfinv(tensor))
+        tensor.copy_(unary_special.erfinv(tensor))
         tensor.mul_(std * math.sqrt(2.0)).add_(mean)
         tensor.clamp_(min=a, max=b)
         return tensor

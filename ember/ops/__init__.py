@@ -14,22 +14,24 @@ from .. import _lazy
 from .._sparse import SparseTensor
 from .._tensor import Tensor
 from ._lazy_families import COMPRESSED_METHODS as _COMPRESSED_METHOD_NAMES
+from ._lazy_families import SPARSE_METHODS as _SPARSE_METHOD_NAMES
 from ._lazy_families import NAMES as _LAZY_FAMILY_NAMES
 
-FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "reduction", "statistics",
-                "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
+FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "unary_special", "reduction",
+                "statistics", "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
                 "gather_scatter", "scatter_views", "index_extra", "linalg", "decompositions",
                 "creation", "ranges", "conversion", "random_ops", "conv", "pooling", "activation",
                 "softmax_family", "loss", "normalization", "sparse", "spatial", "distance",
                 "attention", "histograms", "descriptive", "fractional_pool", "complex_views",
-                "windows", "bilinear", "vander", "memory", "tensor_methods", "stft",
-                "view_copies", "recurrent", "aten_forms", "linear_loss", "sparse_products",
-                "grouped_mm", "scaled_mm", "lowrank", "lobpcg", "hashing", "dlpack",
-                "sparse_compressed")
+                "windows", "bilinear", "vander", "memory", "tensor_methods", "stft", "view_copies",
+                "recurrent", "aten_forms", "linear_loss", "sparse_products", "grouped_mm",
+                "scaled_mm", "lowrank", "lobpcg", "hashing", "dlpack", "sparse_compressed")
 # LAZY_FAMILY_NAMES load on first use of one of their names (a function here, in `ember` or
-# `ember.nn.functional`, a Tensor method): the families a script rarely needs, or needs only
-# with ember.nn (itself loaded on first use). Their names are listed, without importing them,
-# in _lazy_families.py, which tests/ops/test_lazy_families.py checks (and rewrites).
+# `ember.nn.functional`, a Tensor method): every family but those that the Tensor's operators
+# and indexing, and the families' own module-level imports, need (pointwise, shape, indexing,
+# linalg, creation), so `import ember` reads only those. Their names are listed, without
+# importing them, in _lazy_families.py, which tests/ops/test_lazy_families.py checks (and
+# rewrites).
 LAZY_FAMILY_NAMES = tuple(_LAZY_FAMILY_NAMES)
 _LAZY_PUBLIC = {n: f for f, (names, _, _) in _LAZY_FAMILY_NAMES.items() for n in names}
 _LAZY_METHODS = {n: f for f, (_, names, _) in _LAZY_FAMILY_NAMES.items() for n in names}
@@ -67,7 +69,7 @@ def _bind_family(name, family):
 
 
 _lazy.bind_on_import(sys.modules[__name__], _bind_family)
-from . import _aten, _custom, _graph, creation, linalg, pointwise, sparse, sparse_arith  # noqa: E402,I001
+from . import _custom, _graph, creation, linalg, pointwise  # noqa: E402,I001
 _EAGER_FAMILIES = tuple(importlib.import_module(f".{name}", __name__)
                         for name in FAMILY_NAMES if name not in _LAZY_FAMILY_NAMES)
 __all__ = sorted({name for family in _EAGER_FAMILIES for name in family.__all__}
@@ -130,12 +132,19 @@ _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in _LA
 LAZY_PROPERTIES = {"real": "complex_views", "imag": "complex_views"}
 _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in
                             LAZY_PROPERTIES.items()}, _lazy.LazyProperty)
-# `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound here,
-# so that _tensor.py and _sparse.py import no ops
+# The methods that a lazy family binds itself when it loads, since they are not the functions
+# of their names: Tensor.polygamma(n) takes n after self (torch.polygamma(n, input) first),
+# Tensor.mvlgamma / igamma / igammac have their own argument errors (unary/special.py,
+# gamma_functions.py), Tensor.split_with_sizes its own argument positions (rearrange.py).
+# These stand-ins load the family on first use.
+_lazy.lazy_methods(Tensor, {
+    **dict.fromkeys(("polygamma", "mvlgamma", "igamma", "igammac"), f"{__name__}.unary_special"),
+    **dict.fromkeys(("split_with_sizes", "unsafe_split_with_sizes"), f"{__name__}.rearrange")})
+# `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound from
+# here, so that _tensor.py and _sparse.py import no ops (the sparse ones by the sparse family,
+# which the stand-ins load on first use)
 Tensor.__new__ = staticmethod(creation.tensor_new)
-for _family in (sparse, sparse_arith):
-    for _name, _method in _family.SPARSE_METHODS.items():
-        setattr(SparseTensor, _name, _method)
+_lazy.lazy_methods(SparseTensor, dict.fromkeys(_SPARSE_METHOD_NAMES, f"{__name__}.sparse"))
 from .._sparse_compressed import SparseCompressedTensor  # noqa: E402
 _lazy.lazy_methods(SparseCompressedTensor, dict.fromkeys(_COMPRESSED_METHOD_NAMES,
                                                          f"{__name__}.sparse_compressed_methods"))
@@ -224,7 +233,10 @@ def _T(self):
 def __getattr__(name):
     """`ember.ops.<ns>` (as `torch.ops.<ns>`): the namespace of operators a user defined with
     ember.library. The names this package already has (every op function and family
-    module) come first, so a user namespace of the same name is not reachable here."""
+    module) come first, so a user namespace of the same name is not reachable here.
+    PyTorch's own namespaces, aten and prim, are built on first use (ops/_aten.py)."""
+    if name in ("aten", "prim"):
+        from . import _aten  # noqa: F401
     found = _custom.NAMESPACES.get(name)
     if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,8 +5,8 @@ does) and records a node named as PyTorch's; every backward is written with embe
 second derivatives work. In-place forms (`elu_`, `F.leaky_relu(x, inplace=True)` ...) go
 through `_graph.inplace` and name their node as PyTorch does (`EluBackward1` ...).
 
-`erf` is taken from `ember.ops.unary` when that family provides it; otherwise a local,
-float64-accurate `_erf_array` (series + continued fraction) serves GELU.
+`erf` is taken from `ember.ops.unary_special` when that family provides it; otherwise a
+local, float64-accurate `_erf_array` (series + continued fraction) serves GELU.
 """
 import builtins
 import math
@@ -253,8 +253,8 @@ class ErfBackward0(Node):
 
 
 def _erf(input):
-    from . import unary
-    op = getattr(unary, "erf", None)
+    from . import unary_special
+    op = getattr(unary_special, "erf", None)
     if op is not None:
         return op(input)
     xp = xp_of(input)
@@ -262,9 +262,9 @@ def _erf(input):
 
 
 def _erf_arr(a, device):
-    from . import unary
-    if getattr(unary, "erf", None) is not None:
-        return unary.erf(make_tensor(a, device))._array
+    from . import unary_special
+    if getattr(unary_special, "erf", None) is not None:
+        return unary_special.erf(make_tensor(a, device))._array
     return _erf_array(a, backend_of(device).xp)
 
 

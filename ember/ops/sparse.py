@@ -545,3 +545,8 @@ SPARSE_METHODS = {
     "_grad_at_unique": _grad_at_unique,  # read by SparseTensor.grad
     "_to_compressed": _to_compressed,  # read by SparseTensor.to_sparse(layout=...)
 }
+# a sparse tensor's own forms of methods, bound when this family loads (ember/ops/__init__.py
+# leaves stand-ins that load it); sparse_arith binds its arithmetic the same way
+for _name, _method in SPARSE_METHODS.items():
+    setattr(SparseTensor, _name, _method)
+from . import sparse_arith  # noqa: E402,F401

@@ -292,3 +292,5 @@ SPARSE_METHODS = {
     "div": div_sparse, "__truediv__": div_sparse, "div_": div_sparse_, "__itruediv__": div_sparse_,
     "neg": neg_sparse, "__neg__": neg_sparse, "zero_": zero_sparse_,
 }
+for _name, _method in SPARSE_METHODS.items():
+    setattr(SparseTensor, _name, _method)

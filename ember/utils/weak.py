@@ -2,7 +2,6 @@
 Tensors compare elementwise, so the stdlib's WeakKeyDictionary (which compares keys with ==)
 cannot hold them; these compare the referents with `is`."""
 import collections.abc
-import copy as _copy
 import weakref
 
 __all__ = ["TensorWeakRef", "WeakIdRef", "WeakIdKeyDictionary", "WeakTensorKeyDictionary"]
@@ -91,6 +90,7 @@ class WeakIdKeyDictionary(collections.abc.MutableMapping):
     __copy__ = copy
 
     def __deepcopy__(self, memo):
+        import copy as _copy  # here: `import ember` need not load it
         new = type(self)(ref_type=self.ref_type)
         for key, value in self.items():
             new[key] = _copy.deepcopy(value, memo)

@@ -12,7 +12,7 @@ import re
 import textwrap
 
 import ember.ops
-from ember.ops._lazy_families import COMPRESSED_METHODS, NAMES
+from ember.ops._lazy_families import COMPRESSED_METHODS, NAMES, SPARSE_METHODS
 
 TABLE = pathlib.Path(ember.ops.__file__).with_name("_lazy_families.py")
 HEADER = '''"""The names each lazily loaded op family provides (ember/ops/__init__.py), so that
@@ -43,11 +43,20 @@ def render(family_names):
         lines.extend(_names(names) for names in declared(name))
         lines.append("    ),")
     lines.append("}")
+    lines.append("# the methods sparse.py and sparse_arith.py bind onto SparseTensor")
+    body = ", ".join(f'"{n}"' for n in sparse_methods())
+    lines.append(textwrap.fill(f"SPARSE_METHODS = ({body})", width=92,
+                               subsequent_indent=" " * 18, break_on_hyphens=False))
     lines.append("# the methods sparse_compressed_methods.py binds onto SparseCompressedTensor")
     body = ", ".join(f'"{n}"' for n in compressed_methods())
     lines.append(textwrap.fill(f"COMPRESSED_METHODS = ({body})", width=92,
                                subsequent_indent=" " * 22, break_on_hyphens=False))
     return "\n".join(lines) + "\n"
+
+
+def sparse_methods():
+    from ember.ops import sparse, sparse_arith
+    return tuple(sorted({*sparse.SPARSE_METHODS, *sparse_arith.SPARSE_METHODS}))
 
 
 def compressed_methods():
@@ -60,6 +69,7 @@ def test_the_lazy_family_table_matches_the_families():
     assert not stale, (f"{TABLE} is stale for {sorted(stale)}: rewrite it with "
                        "`python tests/ops/test_lazy_families.py`")
     assert COMPRESSED_METHODS == compressed_methods(), "rewrite it with the command above"
+    assert SPARSE_METHODS == sparse_methods(), "rewrite it with the command above"
     assert TABLE.read_text() == render(NAMES), "rewrite it with the command above"
 
 

@@ -23,8 +23,10 @@ from .contractions import (chain_matmul, cross, kron, linalg_cross, multi_dot,  
 from .einsum import einsum  # noqa: F401
 from .matmul import addmm, bmm, dot, inner, linear, matmul, mm, mv, vdot  # noqa: F401
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "inner", "vdot", "addmm", "outer", "ger",
-           "addmv", "addmv_", "addr", "baddbmm", "addbmm", "einsum", "tensordot", "kron", "cross",
+# `torch.mm` itself comes from the sparse family (ops/sparse.py), which takes sparse operands
+# and hands dense ones to `mm` here; Tensor.mm is this one
+__all__ = ["matmul", "bmm", "mv", "dot", "inner", "vdot", "addmm", "outer", "ger", "addmv",
+           "addmv_", "addr", "baddbmm", "addbmm", "einsum", "tensordot", "kron", "cross",
            "chain_matmul"]
 METHODS = ["matmul", "mm", "bmm", "mv", "dot", "inner", "vdot", "addmm", "addmm_", "outer", "ger",
            "addmv", "addmv_", "addr", "addr_", "baddbmm", "baddbmm_", "addbmm", "addbmm_", "kron",

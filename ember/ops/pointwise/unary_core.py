@@ -2,11 +2,10 @@
 sgn and sign, each with its backward node, and `unary`, the body they share (the other
 elementwise functions live in the `unary` family).
 """
-import threading
-
 import numpy as np
 
 from ... import dtypes as _dt
+from ..._state import ThreadLocal
 from ..._tensor import make_tensor, Tensor, xp_of
 from .._graph import Node, not_a_tensor, record, write_out, with_out
 from ._common import barebones_unary, round_back
@@ -164,7 +163,7 @@ class ReluBackward0(Node):
 # their cost is the call itself.
 _ZEROS_FROM = 4096  # elements
 _FAST_MAX = (np.dtype(np.float32), np.dtype(np.float64))
-_zeros_local = threading.local()
+_zeros_local = ThreadLocal()
 
 
 def _zeros_as(x):

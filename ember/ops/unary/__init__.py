@@ -2,7 +2,8 @@
 and friends, rounding, and the other pointwise ops of PyTorch, with derivatives.
 
 One op family (its `__all__`, `METHODS`) split by kind of function, each module holding its
-ops, their backward nodes and their in-place forms:
+ops, their backward nodes and their in-place forms (special, bessel's i0 and gamma_functions
+make up the `unary_special` family, loaded on first use: ops/unary_special.py):
   elementary   exponentials, logarithms, trigonometric and hyperbolic functions
   special      logit, erf, erfc, erfinv, lgamma, digamma, polygamma, mvlgamma and their
                float64 kernels
@@ -19,33 +20,24 @@ ops, their backward nodes and their in-place forms:
 Float16 and bfloat16 are computed in float32 and rounded once, as PyTorch's CPU kernels do;
 the special functions compute in float64.
 """
-from .bessel import *  # noqa: F401,F403
 from .binary_math import *  # noqa: F401,F403
 from .elementary import *  # noqa: F401,F403
 from .float_bits import *  # noqa: F401,F403
-from .gamma_functions import *  # noqa: F401,F403
-from .gamma_functions import igamma_, igammac_, mvlgamma_  # noqa: F401 (Tensor methods)
-from . import gamma_functions
 from .rounding import *  # noqa: F401,F403
-from .special import *  # noqa: F401,F403
-from . import special
 from .ternary import *  # noqa: F401,F403
 
 __all__ = [
     "exp2", "expm1", "log2", "log10", "log1p", "rsqrt", "tan", "asin", "acos", "atan", "atan2",
     "arctan2", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan",
-    "arcsinh", "arccosh", "arctanh", "logit", "erf", "erfc", "erfinv", "lgamma", "digamma",
-    "reciprocal", "square", "floor", "ceil", "round", "trunc", "fix", "frac", "fmod", "fmax",
-    "fmin", "lerp", "addcmul", "addcdiv", "hypot", "xlogy", "copysign", "nan_to_num", "isnan",
+    "arcsinh", "arccosh", "arctanh", "reciprocal", "square", "floor", "ceil", "round", "trunc",
+    "fix", "frac", "fmod", "fmax", "fmin", "lerp", "addcmul", "addcdiv", "hypot", "xlogy", "copysign", "nan_to_num", "isnan",
     "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose", "signbit", "deg2rad",
-    "rad2deg", "sinc", "heaviside", "float_power", "positive", "angle", "i0",
-    "polygamma", "mvlgamma", "igamma", "igammac",
+    "rad2deg", "sinc", "heaviside", "float_power", "positive", "angle",
     # PyTorch's top-level in-place forms
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
     "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "arcsin_", "arccos_", "arctan_",
-    "arcsinh_", "arccosh_", "arctanh_", "logit_", "erf_", "erfc_", "reciprocal_", "square_",
-    "floor_", "ceil_", "round_", "trunc_", "fix_", "frac_", "xlogy_", "nan_to_num_",
-    "deg2rad_", "rad2deg_", "sinc_", "i0_",
+    "arcsinh_", "arccosh_", "arctanh_", "reciprocal_", "square_", "floor_", "ceil_", "round_",
+    "trunc_", "fix_", "frac_", "xlogy_", "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_",
     # float_bits
     "logaddexp", "logaddexp2", "ldexp", "frexp", "nextafter", "gcd", "lcm", "ldexp_", "gcd_",
     "lcm_",
@@ -53,14 +45,8 @@ __all__ = [
 _INPLACE_METHODS = [
     "exp2_", "expm1_", "log2_", "log10_", "log1p_", "rsqrt_", "tan_", "asin_", "acos_", "atan_",
     "atan2_", "arctan2_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "arcsin_", "arccos_",
-    "arctan_", "arcsinh_", "arccosh_", "arctanh_", "logit_", "erf_", "erfc_", "erfinv_",
-    "lgamma_", "digamma_", "reciprocal_", "square_", "floor_", "ceil_", "round_", "trunc_",
-    "fix_", "frac_", "fmod_", "lerp_", "addcmul_", "addcdiv_", "hypot_", "xlogy_", "copysign_",
-    "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_", "float_power_", "i0_",
-    "ldexp_", "nextafter_", "gcd_", "lcm_"]
-# Tensor.polygamma(n) takes n after self (bound in special.py), torch.polygamma(n, input) first;
-# Tensor.mvlgamma / igamma / igammac are bound in gamma_functions.py (their own argument errors)
-_OWN_METHODS = ("polygamma", "mvlgamma", "igamma", "igammac")
-METHODS = [n for n in __all__ if not n.endswith("_") and n not in _OWN_METHODS] \
-    + _INPLACE_METHODS + ["polygamma_"] + gamma_functions.METHODS
-polygamma_ = special._polygamma_inplace
+    "arctan_", "arcsinh_", "arccosh_", "arctanh_", "reciprocal_", "square_", "floor_", "ceil_",
+    "round_", "trunc_", "fix_", "frac_", "fmod_", "lerp_", "addcmul_", "addcdiv_", "hypot_",
+    "xlogy_", "copysign_", "nan_to_num_", "deg2rad_", "rad2deg_", "sinc_", "heaviside_",
+    "float_power_", "ldexp_", "nextafter_", "gcd_", "lcm_"]
+METHODS = [n for n in __all__ if not n.endswith("_")] + _INPLACE_METHODS

@@ -9,7 +9,7 @@ from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, inplace, record, write_out
 from ..pointwise import BinaryNode, binary
-from ..reduction import return_type
+from ...return_types import return_type
 from ._common import (_HALF, _both_tensors, _inplace, _module, _need_tensor, _not_implemented,
                       _opmath, _promoted, _zeros)
 from .elementary import exp2
