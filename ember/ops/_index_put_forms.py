@@ -2,7 +2,10 @@
 matter on CUDA: a value on the host (moved to the tensor's device), and a masked fill (one
 boolean mask, one value: PyTorch hands it to masked_fill_, canDispatchToMaskedFill). A masked
 fill never counts the mask's True elements; on CUDA that count would be a device-to-host read,
-and top-k samplers (`logits[logits < v[:, [-1]]] = -inf`) would make one for every token."""
+and top-k samplers (`logits[logits < v[:, [-1]]] = -inf`) would make one for every token.
+A number written is checked as PyTorch checks it (`checked_number`)."""
+import builtins
+
 import numpy as np
 
 from .._tensor import make_tensor
@@ -50,3 +53,46 @@ def put_values(t, index, values, accumulate):
         return make_tensor(_move(values._array, values._device, t._device), t._device)
     raise RuntimeError(f"expected device {t._device} but got device {values._device} for value "
                        "tensor")
+
+
+NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)
+
+
+def checked_number(value, like):
+    """A number as `t[idx] = number` writes it into `like`'s dtype, with PyTorch's checks: a
+    complex with an imaginary part into a real tensor, or an integer out of range, raises
+    'value cannot be converted to type ... without overflow' (NumPy would drop the imaginary
+    part, wrap, or raise its own TypeError); a float past a floating type's range becomes
+    inf, as PyTorch's copy gives it (fill_ and masked_fill_ refuse it)."""
+    d = like.dtype
+    if d._kind:
+        return value
+    if d.is_floating_point and not (isinstance(value, builtins.complex) and value.imag):
+        return value.real if isinstance(value, builtins.complex) else value
+    from .creation import _convert_scalar
+    return _convert_scalar(value, d)
+
+
+def scalar_like(value, like):
+    """A number `t[index] = number` writes, as a 0-d tensor of `like`'s dtype and device."""
+    from .creation import tensor
+    if isinstance(value, (list, tuple)) or not isinstance(value, NUMBERS):
+        raise TypeError(f"can't assign a {type(value).__name__} to a torch.{like.dtype._tensor_type}")
+    value = checked_number(value, like)
+    if like.dtype.is_floating_point and not like.dtype._kind:  # past the range: inf, as above
+        value = np.asarray(value, np.float64).astype(like.dtype.np)
+    return tensor(value, dtype=like.dtype, device=like._device)
+
+
+def value_for(target, value):
+    """`value` as `t[idx] = value` writes it: leading size-1 dims dropped, then expanded to
+    the target (PyTorch's expand errors when it cannot be)."""
+    shape = value._array.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    if k:
+        value = value.reshape(shape[k:])
+    if value._array.shape != target._array.shape:
+        value.expand(target._array.shape)  # raises PyTorch's message where it does not fit
+    return value

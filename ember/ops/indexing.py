@@ -22,9 +22,11 @@ import numpy as np
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
-from ._graph import (Node, check_inference_write, check_no_internal_overlap, inplace, record, warn_expanded, writable,
-                     write_out, before_write, tracks, write_watchers)
-from ._index_put_forms import fill_mask, fill_where, put_values, warn_expanded_put
+from ._graph import (Node, before_write, check_inference_write, check_no_internal_overlap,
+                     inplace, record, tracks, writable, write_out, write_watchers)
+from ._index_put_forms import (NUMBERS as _NUMBERS, checked_number as _checked_number,
+                               fill_mask, fill_where, put_values, scalar_like as _scalar_like,
+                               value_for as _value_for, warn_expanded_put)
 from .shape import SliceBackward0, make_view_of, select, shift_empty_view, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
@@ -679,48 +681,6 @@ def __setitem__(self, index, value):
         return
     inplace(view, lambda s: _index_put(s, np_idx, value_t, False), (value_t,),
             allow_overlap=True)
-
-
-def _value_for(target, value):
-    """`value` as `t[idx] = value` writes it: leading size-1 dims dropped, then expanded to
-    the target (PyTorch's expand errors when it cannot be)."""
-    shape = value._array.shape
-    k = 0
-    while k < len(shape) and shape[k] == 1:
-        k += 1
-    if k:
-        value = value.reshape(shape[k:])
-    if value._array.shape != target._array.shape:
-        value.expand(target._array.shape)  # raises PyTorch's message where it does not fit
-    return value
-
-
-_NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic)
-
-
-def _checked_number(value, like):
-    """A number as `t[idx] = number` writes it into `like`'s dtype, with PyTorch's checks: a
-    complex with an imaginary part into a real tensor, or an integer out of range, raises
-    'value cannot be converted to type ... without overflow' (NumPy would drop the imaginary
-    part, wrap, or raise its own TypeError); a float past a floating type's range becomes
-    inf, as PyTorch's copy gives it (fill_ and masked_fill_ refuse it)."""
-    d = like.dtype
-    if d._kind:
-        return value
-    if d.is_floating_point and not (isinstance(value, builtins.complex) and value.imag):
-        return value.real if isinstance(value, builtins.complex) else value
-    from .creation import _convert_scalar
-    return _convert_scalar(value, d)
-
-
-def _scalar_like(value, like):
-    from .creation import tensor
-    if isinstance(value, (list, tuple)) or not isinstance(value, _NUMBERS):
-        raise TypeError(f"can't assign a {type(value).__name__} to a torch.{like.dtype._tensor_type}")
-    value = _checked_number(value, like)
-    if like.dtype.is_floating_point and not like.dtype._kind:  # past the range: inf, as above
-        value = np.asarray(value, np.float64).astype(like.dtype.np)
-    return tensor(value, dtype=like.dtype, device=like._device)
 
 
 # ---- copy_ -------------------------------------------------------------------------------------
