@@ -161,13 +161,20 @@ def reshape(input, *args, shape=None):
     shape = _infer_size(_size_args(args, "reshape", "shape"), input._array.size)
     try:
         arr = input._array.reshape(shape, copy=False)
-    except ValueError:
-        arr = input._array.reshape(shape)  # not viewable: a copy, as PyTorch's reshape makes
-        out = make_tensor(arr, input._device)
-        record(UnsafeViewBackward0, (input,), out)
-        return out
+    except ValueError:  # not viewable: PyTorch's reshape clones, then views the copy unsafely
+        copied = contiguous(input)
+        return unsafe_view(copied, shape)
     out = make_view_of(input, arr, lambda b: b.reshape(shape))
     record(ViewBackward0, (input,), out)
+    return out
+
+
+def unsafe_view(input, shape):
+    """aten._unsafe_view: `input` (contiguous, and owned by the caller: a fresh result)
+    reshaped, recorded as UnsafeViewBackward0. The result is not a view for autograd: nothing
+    else sees the memory, so in-place writes need no view bookkeeping."""
+    out = make_tensor(input._array.reshape(shape), input._device)
+    record(UnsafeViewBackward0, (input,), out)
     return out
 
 

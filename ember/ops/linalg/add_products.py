@@ -8,8 +8,8 @@ from ..._tensor import make_tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
 from .._graph import Node, record
-from ._common import _check_same, _needs, _out, _same_dtype, _scaled
-from .matmul import addmm
+from ._common import _check_same, _needs, _out, _same_dtype, _scaled, mv_dtype_error
+from .matmul import _addmm_dtypes, addmm
 
 
 def _add_term(prod, input, beta):
@@ -36,7 +36,7 @@ class AddmvBackward0(Node):
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat @ vec)."""
-    _check_same(mat, vec, "addmv")
+    _check_same(mat, vec, "addmv", None)  # dtypes after the sizes, as PyTorch checks them
     if mat._array.ndim != 2 or vec._array.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input._array.ndim}, "
                            f"{mat._array.ndim}, {vec._array.ndim}")
@@ -45,6 +45,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"size mismatch, got input ({input._array.shape[0] if input._array.ndim else 1}), "
                            f"mat ({n}x{m}), vec ({vec._array.shape[0]})")
     _expand_bias(input, (n,))
+    message = mv_dtype_error(input, mat, vec)
+    if message is not None:
+        raise RuntimeError(message)
     prod = xp_of(mat).matmul(mat._array, vec._array)
     if alpha != 1:
         prod = prod * alpha
@@ -70,17 +73,20 @@ class AddrBackward0(Node):
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
-    """beta * input + alpha * outer(vec1, vec2)."""
+    """beta * input + alpha * outer(vec1, vec2), in the three operands' promoted dtype (a
+    pointwise op in PyTorch, unlike the matrix products)."""
     for v, name in ((vec1, "vec1"), (vec2, "vec2")):
         if v._array.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._array.ndim}-D")
-    _check_same(vec1, vec2, "addr")
+    _check_same(vec1, vec2, "addr", None)
     shape = (vec1._array.shape[0], vec2._array.shape[0])
     _expand_bias(input, shape)
-    prod = vec1._array[:, None] * vec2._array[None, :]
+    from ...dtypes import promote_types
+    dtype = promote_types(promote_types(input.dtype, vec1.dtype), vec2.dtype).np
+    prod = vec1._array.astype(dtype, copy=False)[:, None] * vec2._array.astype(dtype, copy=False)
     if alpha != 1:
         prod = prod * alpha
-    res = make_tensor(_add_term(prod, input, beta), vec1._device)
+    res = make_tensor(_add_term(prod, input, beta).astype(dtype, copy=False), vec1._device)
     return _finish(res, AddrBackward0, (input, vec1, vec2), alpha, beta, out, "addr")
 
 
@@ -96,11 +102,18 @@ def ger(input, vec2, *, out=None):
     return outer(input, vec2, out=out)
 
 
-def _check_batches(b1, b2):
+def _baddbmm_dtypes(input, b1, b2):
+    if input.dtype is b1.dtype is b2.dtype:
+        return None
+    return (f"Input dtypes must be the same, got: input {input.dtype._cpp_name}, batch1: "
+            f"{b1.dtype._cpp_name}, batch2: {b2.dtype._cpp_name}")
+
+
+def _check_batches(input, b1, b2, dtype_error):
     for t, name in ((b1, "batch1"), (b2, "batch2")):
         if t._array.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
-    _check_same(b1, b2, "baddbmm")
+    _check_same(b1, b2, "baddbmm", lambda a, b: dtype_error(input, a, b))
 
 
 class BaddbmmBackward0(Node):
@@ -116,7 +129,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (batch1 @ batch2), a batch of matrix products."""
     if _autocast.active and out is None:
         input, batch1, batch2 = lower(input, batch1, batch2)
-    _check_batches(batch1, batch2)
+    _check_batches(input, batch1, batch2, _baddbmm_dtypes)
     (b, n, k), (b2, k2, p) = batch1._array.shape, batch2._array.shape
     if b != b2 or k != k2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -143,7 +156,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum_i(batch1[i] @ batch2[i])."""
     if _autocast.active and out is None:
         input, batch1, batch2 = lower(input, batch1, batch2)
-    _check_batches(batch1, batch2)
+    _check_batches(input, batch1, batch2, _addmm_dtypes)
     (b, n, k), (b2, k2, p) = batch1._array.shape, batch2._array.shape
     if b != b2:
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {b} and {b2}")

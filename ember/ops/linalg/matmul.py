@@ -4,6 +4,8 @@ mm, a batch folded into one mm, or a broadcast batched product), `mm`, `bmm`, `m
 
 Backwards are products again, laid out as their operands are (see `_mat1_grad`).
 """
+import math
+
 import numpy as np
 
 from ... import dtypes as _dt
@@ -15,7 +17,8 @@ from ..._state import (autocast as _autocast, forward_ad as _fw,
 from .._autocast import lower
 from .._graph import Node, kept_output, record
 from .._dual import on_dual_node
-from ._common import _check_same, _out, _same_dtype, _scaled
+from ..shape import unsafe_view
+from ._common import _check_same, _out, _same_dtype, _scaled, bmm_dtype_error, mv_dtype_error
 
 _SPARSE = (SparseTensor, SparseCompressedTensor)  # the operands ops/sparse.py multiplies
 
@@ -88,7 +91,7 @@ class BmmBackward0(Node):
 def bmm(input, mat2, *, out=None):
     if _autocast.active and out is None:
         input, mat2 = lower(input, mat2)
-    _check_same(input, mat2, "bmm")
+    _check_same(input, mat2, "bmm", bmm_dtype_error)
     if input._array.ndim != 3 or mat2._array.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor" if input._array.ndim != 3
                            else "batch2 must be a 3D tensor")
@@ -110,7 +113,7 @@ class MvBackward0(Node):
 def mv(input, vec, *, out=None):
     if isinstance(input, _SPARSE) and out is None:
         return _sparse_product(input, vec)
-    _check_same(input, vec, "mv")
+    _check_same(input, vec, "mv", lambda mat, v: mv_dtype_error(v, mat, v))
     if input._array.ndim != 2 or vec._array.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._array.ndim}, "
                            f"{vec._array.ndim}")
@@ -195,7 +198,8 @@ def matmul(input, other, *, out=None):
         return _sparse_product(input, other)
     if _autocast.active and out is None:
         input, other = lower(input, other)
-    _check_same(input, other, "matmul")
+    # dtypes are checked by the product it dispatches to, in that product's words
+    _check_same(input, other, "matmul", None)
     na, nb = input._array.ndim, other._array.ndim
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -237,8 +241,8 @@ def _folded(input, other, has_out):
     shape = t1._array.shape
     rows = t1.reshape(-1, shape[-1])
     if t2._array.ndim == 1:
-        return mv(rows, t2).reshape(shape[:-1])
-    res = mm(rows, t2).reshape(shape[:-1] + t2._array.shape[1:])
+        return unsafe_view(mv(rows, t2), shape[:-1])
+    res = unsafe_view(mm(rows, t2), shape[:-1] + t2._array.shape[1:])
     return res if larger_first else res.mT.contiguous()
 
 
@@ -256,6 +260,7 @@ def _batched(input, other):
         n = math.prod(np.broadcast_shapes(batch_a, batch_b))
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{n}, {ka}] but got: [{n}, {kb}].")
+    _check_same(a, b, "matmul", bmm_dtype_error)
     res = _product(a, b, MatmulBackward0)
     if input._array.ndim == 1:
         res = res.squeeze(-2)
@@ -275,6 +280,16 @@ class AddmmBackward0(Node):
         return g_bias, g_a, g_b
 
 
+def _addmm_dtypes(input, mat1, mat2):
+    """addmm's dtype error (None when the three agree): the bias against mat2 first, as
+    PyTorch checks them."""
+    for name, t in (("self", input), ("mat1", mat1)):
+        if t.dtype is not mat2.dtype:
+            return (f"{name} and mat2 must have the same dtype, but got {t.dtype._scalar_name} "
+                    f"and {mat2.dtype._scalar_name}")
+    return None
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
     if (isinstance(mat1, _SPARSE) or isinstance(mat2, _SPARSE)) and out is None:
@@ -283,7 +298,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         return prod if beta == 0 else prod + (input if beta == 1 else input * beta)
     if _autocast.active and out is None:
         input, mat1, mat2 = lower(input, mat1, mat2)
-    _check_same(mat1, mat2, "addmm")
+    _check_same(mat1, mat2, "addmm", lambda m1, m2: _addmm_dtypes(input, m1, m2))
     if mat1._array.ndim != 2 or mat2._array.ndim != 2:
         raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1._array.ndim)
                            if mat1._array.ndim != 2 else
@@ -299,8 +314,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         prod = xp_of(mat1).matmul(mat1._array, mat2._array)
         if alpha != 1:
             prod *= alpha
-        if beta != 0:  # beta == 0 ignores input: its nan and inf do not propagate
-            prod = prod + (input._array if beta == 1 else input._array * beta)
+        if beta == 1:  # into the fresh product: one pass, where a sum makes a new array
+            xp_of(mat1).add(prod, input._array, out=prod)
+        elif beta != 0:  # beta == 0 ignores input: its nan and inf do not propagate
+            prod = prod + input._array * beta
         prod = _same_dtype(prod, mat1._array)
     res = make_tensor(prod, mat1._device)
     node = record(AddmmBackward0, (input, mat1, mat2), res)
@@ -323,7 +340,14 @@ def linear(input, weight, bias=None):
                         f"{type(input).__name__}")
     if _autocast.active:
         input, weight, bias = lower(input, weight, bias)
-    if input._array.ndim == 2 and bias is not None:
+    if bias is None:
+        return matmul(input, weight.t())
+    shape = input._array.shape
+    if len(shape) == 2:
         return addmm(bias, input, weight.t())
-    out = matmul(input, weight.t())
-    return out if bias is None else out + bias
+    if bias._array.ndim == 1 and input.is_contiguous():
+        # PyTorch's _flatten_nd_linear: the batch as the rows of one addmm, viewed back
+        rows = input.view(math.prod(shape[:-1]), shape[-1]) if shape else input
+        res = addmm(bias, rows, weight.t())
+        return res.view(shape[:-1] + res._array.shape[1:])
+    return matmul(input, weight.t()).add_(bias)  # in place, as PyTorch: the product's dtype
