@@ -11,7 +11,7 @@ from .. import dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
 from ._graph import Node, record
-from .softmax_family import SoftmaxBackward0
+from .softmax_family import SoftmaxBackward0, sums_along
 
 _CAUSAL_BIASES = {}
 
@@ -44,8 +44,7 @@ def masked_softmax_(xp, z, masked):
         row_max = xp.where(xp.isneginf(row_max), 0, row_max)
     xp.subtract(z, row_max, out=z)
     xp.exp(z, out=z)
-    # the row sums as a product with ones (BLAS: ~3x faster than a sum over short rows)
-    total = xp.expand_dims(xp.matmul(z, xp.ones(z.shape[-1], z.dtype)), -1)
+    total = sums_along(xp, z, z.ndim - 1)
     if masked:
         total = xp.where(total == 0, 1, total)
     xp.divide(z, total, out=z)
