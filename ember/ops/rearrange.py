@@ -271,14 +271,26 @@ def flipud(input):
 
 class RollBackward0(Node):
     def backward(self, grad):
+        if self.dims is None:  # rolled flat: the gradient of the flattened input
+            return grad.reshape(-1).roll(-self.shifts[0], 0)
         return grad.roll(tuple(-s for s in self.shifts), self.dims)
 
 
 def roll(input, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, (builtins.int, np.integer)) else tuple(shifts)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
     if dims is None:
-        flat = roll(input.flatten(), shifts[0], 0)
-        return flat.view(input.shape)
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        # PyTorch rolls the flattened input and records one RollBackward0 over the flatten
+        flat = input.flatten()
+        arr = xp_of(input).roll(flat._array, shifts[0]).reshape(input._array.shape)
+        out = make_tensor(arr, input._device)
+        node = record(RollBackward0, (flat,), out)
+        if node is not None:
+            node.shifts, node.dims = shifts, None
+        return out
     dims = (dims,) if isinstance(dims, (builtins.int, np.integer)) else tuple(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"

@@ -331,9 +331,11 @@ def t(input):
     n = input._array.ndim
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
-    if n < 2:
+    if n < 2:  # the identity, recorded as a transpose all the same
         out = make_view_of(input, input._array.view(), lambda b: b.t())
-        record(AliasBackward0, (input,), out)
+        node = record(TBackward0, (input,), out)
+        if node is not None:
+            node.dim0 = node.dim1 = 0
         return out
     out = make_view_of(input, input._array.T, lambda b: b.t())
     node = record(TBackward0, (input,), out)

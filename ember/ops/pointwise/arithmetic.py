@@ -277,7 +277,9 @@ def _floordiv(x, y):
 
 
 def remainder(input, other, *, out=None):
-    return binary(input, other, _remainder, RemainderBackward0, "remainder", out)
+    cls = RemainderBackward1 if isinstance(input, Tensor) and isinstance(other, Tensor) \
+        else RemainderBackward0
+    return binary(input, other, _remainder, cls, "remainder", out)
 
 
 def _remainder(x, y):
@@ -298,6 +300,10 @@ class RemainderBackward0(BinaryNode):
             return grad
         a, b = saved
         return grad, -grad * floor_divide(a, b)
+
+
+class RemainderBackward1(RemainderBackward0):
+    """remainder of two tensors (RemainderBackward0 is PyTorch's name with a number)."""
 
 
 def _is_int(x):
