@@ -13,51 +13,13 @@ import numpy as np
 from . import _dtype_casts as _casts, dtypes as _dt
 from . import _memory_format as _mf
 from ._layout import strided as _strided
-from .utils import _pytree
+from ._size import Size, shape_of as _shape
 from ._state import forward_ad as _forward_ad, grad as _grad_state
 from .device import _BACKENDS, CPU, backend_of, canonical
 from .utils.hooks import register as _register_hook
 
 __all__ = ["Tensor", "Size", "VersionCounter", "is_tensor", "is_floating_point", "is_complex",
            "numel"]
-
-
-class Size(tuple):
-    """A tensor's shape: a tuple that prints as `torch.Size([2, 3])`."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return f"torch.Size({list(self)})"
-
-    __str__ = __repr__
-
-    def numel(self):
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __getitem__(self, item):
-        r = tuple.__getitem__(self, item)
-        return Size(r) if isinstance(item, slice) else r
-
-    def __add__(self, other):
-        return Size(tuple.__add__(self, tuple(other)))
-
-    def __radd__(self, other):  # tuple + Size is a Size too, as in PyTorch
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return Size(tuple.__add__(other, self))
-
-    def __reduce__(self):
-        return (Size, (tuple(self),))
-
-
-# a pytree node, as PyTorch registers torch.Size (tree_flatten gives its ints)
-_pytree.register_pytree_node(Size, lambda size: (list(size), None),
-                             lambda items, _: Size(items),
-                             flatten_with_keys_fn=_pytree._list_flatten_with_keys)
 
 
 class VersionCounter:
@@ -180,11 +142,11 @@ class Tensor:
 
     @property
     def shape(self):
-        return Size(self._array.shape)
+        return _shape(self._array.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._array.shape)
+            return _shape(self._array.shape)
         return self._array.shape[_wrap_dim(dim, self._array.ndim)]
 
     def dim(self):
