@@ -201,12 +201,27 @@ def _operator(op):
     return method
 
 
+def _binary_operator(op):
+    """PyTorch's binary operators turn the op's TypeError (an operand it does not take) into
+    NotImplemented: Python then asks the other operand (a user's class with `__radd__`,
+    `tuple * t` repeating by the tensor's index), else raises its own "unsupported operand
+    type(s) for +: 'Tensor' and 'tuple'"."""
+    def method(self, other):
+        try:
+            return op(self, other)
+        except TypeError:
+            return NotImplemented
+    method.__name__ = getattr(op, "__name__", "operator")
+    return method
+
+
 _OPERAND_TYPES = (Tensor, builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic,
                   np.ndarray)
 _COMPARISONS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
+_UNARY = {"__neg__", "__pos__", "__abs__", "__invert__"}
 for _name, _op in _OPERATORS.items():
-    # Arithmetic raises PyTorch's TypeError itself; comparisons must say NotImplemented.
-    setattr(Tensor, _name, _operator(_op) if _name in _COMPARISONS else _op)
+    setattr(Tensor, _name, _op if _name in _UNARY else
+            _operator(_op) if _name in _COMPARISONS else _binary_operator(_op))
 Tensor.__hash__ = lambda self: id(self)
 
 

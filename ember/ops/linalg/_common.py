@@ -6,6 +6,9 @@ from ..._tensor import Tensor
 
 
 def _check_same(a, b, what):
+    if not isinstance(a, Tensor):  # `(1,) @ t` reaches here too, and must be a TypeError
+        raise TypeError(f"{what}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(a).__name__}")
     if not isinstance(b, Tensor):
         raise TypeError(f"{what}(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(b).__name__}")
