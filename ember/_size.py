@@ -59,6 +59,15 @@ class Size(tuple):
     def __reduce__(self):
         return (Size, (tuple(self),))
 
+    # PyTorch's Size is a C type: its errors name it 'torch.Size'
+    def __getattr__(self, name):  # reached only when ordinary lookup found nothing
+        raise AttributeError(f"'torch.Size' object has no attribute '{name}'")
+
+    def __format__(self, spec):
+        if spec:
+            raise TypeError("unsupported format string passed to torch.Size.__format__")
+        return str(self)
+
 
 def _size_item(item, position):
     """One of a Size's entries as PyTorch takes it: an int, or what converts to one (a bool, a

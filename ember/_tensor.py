@@ -562,7 +562,14 @@ class Tensor:
     def _scalar(self, kind):
         if self._array.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        value = self.item()
+        if kind != "complex" and value.__class__ is complex:
+            # PyTorch's: a complex converts to a real number only when it is one
+            if value.imag:
+                raise RuntimeError("value cannot be converted to type "
+                                   f"{'double' if kind == 'float' else 'int64_t'} without overflow")
+            value = value.real
+        return value
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype.is_complex or self._array.size != 1:
@@ -621,6 +628,26 @@ class Tensor:
     @property
     def __cuda_array_interface__(self):
         return self._array.__cuda_array_interface__
+
+
+# The tensor attributes PyTorch's C type refuses to write (its getters without setters)
+READ_ONLY_ATTRIBUTES = (
+    "T", "_version", "grad_fn", "is_leaf", "retains_grad", "output_nr", "name", "shape",
+    "is_cuda", "is_mtia", "is_cpu", "is_xla", "is_xpu", "is_ipu", "is_sparse", "is_sparse_csr",
+    "is_mkldnn", "is_mps", "is_maia", "is_vulkan", "is_quantized", "is_meta", "is_nested",
+    "dtype", "layout", "device", "ndim", "nbytes", "itemsize")
+
+
+def refuse_writes(names=READ_ONLY_ATTRIBUTES):
+    """`t.dtype = ...` (or `del t.shape`) raises PyTorch's words, not Python's "property has
+    no setter"; run once every property is on the class."""
+    for name in names:
+        prop = getattr(Tensor, name, None)
+        if isinstance(prop, property) and prop.fset is None:
+            def refuse(self, *value, name=name):
+                raise AttributeError(f"attribute '{name}' of 'torch._C.TensorBase' objects is "
+                                     "not writable")
+            setattr(Tensor, name, property(prop.fget, refuse, refuse, prop.__doc__))
 
 
 def _warn_scalar_with_grad():

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _lazy
 from .._sparse import SparseTensor
-from .._tensor import Tensor
+from .._tensor import Tensor, refuse_writes
 from ._lazy_families import COMPRESSED_METHODS as _COMPRESSED_METHOD_NAMES
 from ._lazy_families import SPARSE_METHODS as _SPARSE_METHOD_NAMES
 from ._lazy_families import NAMES as _LAZY_FAMILY_NAMES
@@ -279,3 +279,4 @@ Tensor.T = property(_T)
 Tensor.mT = property(_matrix_transpose)
 Tensor.H = property(lambda self: self.t().conj() if self.ndim == 2 else self.conj())
 Tensor.mH = property(lambda self: _matrix_transpose(self).conj())
+refuse_writes()  # every property is bound now
