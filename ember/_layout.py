@@ -4,14 +4,17 @@
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc"]
 
+from ._frozen import Frozen, fill
 
-class layout:
+
+class layout(Frozen):
     """A tensor memory layout; prints as PyTorch's (`torch.strided`)."""
 
     __slots__ = ("name",)
+    _torch_name = "torch.layout"
 
     def __init__(self, name):
-        self.name = name
+        fill(self, name=name)
 
     def __repr__(self):
         return f"torch.{self.name}"

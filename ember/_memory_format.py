@@ -9,17 +9,19 @@ import builtins
 import numpy as np
 
 from ._dtype_casts import bits_of, empty
+from ._frozen import Frozen, fill
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
            "preserve_format"]
 
 
-class memory_format:
+class memory_format(Frozen):
     """One of PyTorch's four memory formats; the four are singletons."""
     __slots__ = ("_name",)
+    _torch_name = "torch.memory_format"
 
     def __init__(self, name):
-        self._name = name
+        fill(self, _name=name)
 
     def __repr__(self):
         return "torch." + self._name

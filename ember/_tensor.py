@@ -13,51 +13,13 @@ import numpy as np
 from . import _dtype_casts as _casts, dtypes as _dt
 from . import _memory_format as _mf
 from ._layout import strided as _strided
-from .utils import _pytree
+from ._size import Size, shape_of as _shape
 from ._state import forward_ad as _forward_ad, grad as _grad_state
 from .device import _BACKENDS, CPU, backend_of, canonical
 from .utils.hooks import register as _register_hook
 
 __all__ = ["Tensor", "Size", "VersionCounter", "is_tensor", "is_floating_point", "is_complex",
            "numel"]
-
-
-class Size(tuple):
-    """A tensor's shape: a tuple that prints as `torch.Size([2, 3])`."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return f"torch.Size({list(self)})"
-
-    __str__ = __repr__
-
-    def numel(self):
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __getitem__(self, item):
-        r = tuple.__getitem__(self, item)
-        return Size(r) if isinstance(item, slice) else r
-
-    def __add__(self, other):
-        return Size(tuple.__add__(self, tuple(other)))
-
-    def __radd__(self, other):  # tuple + Size is a Size too, as in PyTorch
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return Size(tuple.__add__(other, self))
-
-    def __reduce__(self):
-        return (Size, (tuple(self),))
-
-
-# a pytree node, as PyTorch registers torch.Size (tree_flatten gives its ints)
-_pytree.register_pytree_node(Size, lambda size: (list(size), None),
-                             lambda items, _: Size(items),
-                             flatten_with_keys_fn=_pytree._list_flatten_with_keys)
 
 
 class VersionCounter:
@@ -180,11 +142,11 @@ class Tensor:
 
     @property
     def shape(self):
-        return Size(self._array.shape)
+        return _shape(self._array.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._array.shape)
+            return _shape(self._array.shape)
         return self._array.shape[_wrap_dim(dim, self._array.ndim)]
 
     def dim(self):
@@ -600,7 +562,14 @@ class Tensor:
     def _scalar(self, kind):
         if self._array.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        value = self.item()
+        if kind != "complex" and value.__class__ is complex:
+            # PyTorch's: a complex converts to a real number only when it is one
+            if value.imag:
+                raise RuntimeError("value cannot be converted to type "
+                                   f"{'double' if kind == 'float' else 'int64_t'} without overflow")
+            value = value.real
+        return value
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype.is_complex or self._array.size != 1:
@@ -659,6 +628,26 @@ class Tensor:
     @property
     def __cuda_array_interface__(self):
         return self._array.__cuda_array_interface__
+
+
+# The tensor attributes PyTorch's C type refuses to write (its getters without setters)
+READ_ONLY_ATTRIBUTES = (
+    "T", "_version", "grad_fn", "is_leaf", "retains_grad", "output_nr", "name", "shape",
+    "is_cuda", "is_mtia", "is_cpu", "is_xla", "is_xpu", "is_ipu", "is_sparse", "is_sparse_csr",
+    "is_mkldnn", "is_mps", "is_maia", "is_vulkan", "is_quantized", "is_meta", "is_nested",
+    "dtype", "layout", "device", "ndim", "nbytes", "itemsize")
+
+
+def refuse_writes(names=READ_ONLY_ATTRIBUTES):
+    """`t.dtype = ...` (or `del t.shape`) raises PyTorch's words, not Python's "property has
+    no setter"; run once every property is on the class."""
+    for name in names:
+        prop = getattr(Tensor, name, None)
+        if isinstance(prop, property) and prop.fset is None:
+            def refuse(self, *value, name=name):
+                raise AttributeError(f"attribute '{name}' of 'torch._C.TensorBase' objects is "
+                                     "not writable")
+            setattr(Tensor, name, property(prop.fget, refuse, refuse, prop.__doc__))
 
 
 def _warn_scalar_with_grad():

@@ -11,6 +11,7 @@ import re
 import numpy as np
 
 from . import _state
+from ._frozen import Frozen, fill
 
 __all__ = ["device", "register_backend", "backend_of", "CPU"]
 
@@ -19,10 +20,15 @@ __all__ = ["device", "register_backend", "backend_of", "CPU"]
 _READ_WITH_FLAG = 1 << 16
 
 
-class device:
-    """`ember.device('cuda:1')`, `device('cuda', 1)`, `device(1)`, `device(other_device)`."""
+class device(Frozen):
+    """`ember.device('cuda:1')`, `device('cuda', 1)`, `device(1)`, `device(other_device)`.
+
+    As in PyTorch a device equals only a device: `x.device == "cuda"` is False whatever the
+    tensor's device (compare `x.device.type == "cuda"`), so a script that tests it takes
+    PyTorch's branch. Equal devices are one object (each is made once and cached)."""
 
     __slots__ = ("type", "index")
+    _torch_name = "torch.device"
 
     def __new__(cls, type, index=None):
         if index is None:
@@ -66,15 +72,11 @@ class device:
         dev = _CACHE.get(key)
         if dev is None:
             dev = object.__new__(cls)
-            object.__setattr__(dev, "type", type)
-            object.__setattr__(dev, "index", index)
+            fill(dev, type=type, index=index)
             _CACHE[key] = dev
             if index is None:
                 _BY_STRING[type] = dev
         return dev
-
-    def __setattr__(self, name, value):
-        raise AttributeError("device objects are immutable")
 
     def __repr__(self):
         if self.index is None:
@@ -87,18 +89,24 @@ class device:
     def __eq__(self, other):
         if other is self:  # tensors share a few device objects: most comparisons end here
             return True
-        if isinstance(other, str):
-            try:
-                other = device(other)
-            except RuntimeError:  # not a device name ("npu"): unequal, as in PyTorch
-                return False
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        if not isinstance(other, device):  # a string, an int ...: never equal
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __lt__(self, other):
+        if isinstance(other, device):  # PyTorch's words between two devices
+            raise TypeError("comparison not implemented")
+        return NotImplemented
+
+    __le__ = __gt__ = __ge__ = __lt__
 
     def __hash__(self):
-        return hash((self.type, self.index))
+        # c10's: the type's number in bits 16-23, the index's low byte below (no index: 0xff)
+        index = 0xFF if self.index is None else self.index & 0xFF
+        return DEVICE_TYPE_CODES[self.type] << 16 | index
 
     def __reduce__(self):
-        return (device, (str(self),))
+        return (device, (self.type,) if self.index is None else (self.type, self.index))
 
     def __enter__(self):  # `with ember.device('cpu'):` sets the default device
         _state.push_default_device(self)

@@ -9,6 +9,8 @@ import builtins
 import ml_dtypes
 import numpy as np
 
+from ._frozen import Frozen, fill
+
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
     "float32", "float64", "complex64", "complex128", "short", "int", "long", "half",
@@ -36,27 +38,26 @@ SUB_INT = "sub_int"      # int1..int7: sub-byte signed integers, one per byte
 SUB_UINT = "sub_uint"    # uint1..uint7
 
 
-class dtype:
-    """A tensor element type; prints as PyTorch's does (`torch.float32`)."""
+class dtype(Frozen):
+    """A tensor element type; prints as PyTorch's does (`torch.float32`). Read-only: every
+    tensor of the type shares the object."""
 
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "_signed",
                  "_category", "_scalar_name", "_tensor_type", "_storage_type", "_cpp_name",
                  "_kind")
+    _torch_name = "torch.dtype"
 
     def __init__(self, name, np_dtype, category, scalar_name, cpp_name, kind=""):
-        self.name = name
-        self.np = np.dtype(np_dtype)
-        self.itemsize = self.np.itemsize
-        self.is_floating_point = category == _FLOAT
-        self.is_complex = category == _COMPLEX
-        self._signed = not name.startswith(("bool", "uint")) and name != "float8_e8m0fnu"
-        self._kind = kind
-        self._category = category
-        # The names PyTorch derives from a dtype, for its messages and legacy classes:
-        self._scalar_name = scalar_name                 # its ScalarType, "Float"
-        self._tensor_type = scalar_name + "Tensor"      # legacy tensor class, "FloatTensor"
-        self._storage_type = scalar_name + "Storage"    # legacy storage class, "FloatStorage"
-        self._cpp_name = cpp_name                       # C++ element type, "float", "long int"
+        np_dtype = np.dtype(np_dtype)
+        fill(self, name=name, np=np_dtype, itemsize=np_dtype.itemsize,
+             is_floating_point=category == _FLOAT, is_complex=category == _COMPLEX,
+             _signed=not name.startswith(("bool", "uint")) and name != "float8_e8m0fnu",
+             _kind=kind, _category=category,
+             # The names PyTorch derives from a dtype, for its messages and legacy classes:
+             _scalar_name=scalar_name,                 # its ScalarType, "Float"
+             _tensor_type=scalar_name + "Tensor",      # legacy tensor class, "FloatTensor"
+             _storage_type=scalar_name + "Storage",    # legacy storage class, "FloatStorage"
+             _cpp_name=cpp_name)                       # C++ element type, "float", "long int"
 
     def __repr__(self):
         return "torch." + self.name
@@ -160,7 +161,7 @@ _COMPLEX_OF = {float16: complex32, bfloat16: complex64, float32: complex64, floa
 qint8 = dtype("qint8", np.int8, _INT, "QInt8", "c10::qint8")
 quint8 = dtype("quint8", np.uint8, _INT, "QUInt8", "c10::quint8")
 qint32 = dtype("qint32", np.int32, _INT, "QInt32", "c10::qint32")
-quint8._signed = False
+fill(quint8, _signed=False)  # unsigned, though not named "uint"
 _BY_NAME.update(qint8=qint8, quint8=quint8, qint32=qint32)
 # NumPy dtype -> ember dtype; read on every tensor's `.dtype`, so a plain dict.
 FROM_NUMPY = {d.np: d for d in EVERY_DTYPE}
@@ -387,46 +388,65 @@ _FLOAT4_LIMIT = {"eps": "epsilon", "max": "max", "min": "lowest", "tiny": "min",
                  "smallest_normal": "min", "resolution": "digits10", "dtype": "dtype"}
 
 
-class finfo:
+class _TypeInfo(Frozen):
+    """What finfo and iinfo share with PyTorch's: read-only, equal when they describe the
+    same dtype, unhashable, and not picklable (nor copyable)."""
+
+    __slots__ = ()
+    __hash__ = None
+
+    def __eq__(self, other):
+        if not isinstance(other, _TypeInfo):
+            return NotImplemented
+        return self._described is other._described
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"cannot pickle '{self._torch_name}' object")
+
+
+class finfo(_TypeInfo):
     """Machine limits of a floating-point dtype, with PyTorch's attribute names."""
+
+    __slots__ = ("bits", "dtype", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                 "_described")
+    _torch_name = "torch.finfo"
 
     def __init__(self, type=None):
         d = to_dtype(type) if type is not None else _default[0]
         if not (d.is_floating_point or d.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. "
                             "Use torch.iinfo to handle 'torch.finfo'")
-        self.bits = 8 * d.to_real().itemsize
+        fill(self, bits=8 * d.to_real().itemsize, _described=d.to_real())
         if d is float4_e2m1fn_x2:  # a packed pair has no limits of its own: see __getattr__
-            self._packed = d
             return
         info = ml_dtypes.finfo(d.to_real().np)
-        self.dtype = d.to_real().name
-        self.eps = builtins.float(info.eps)
-        self.max = builtins.float(info.max)
-        self.min = builtins.float(info.min)
-        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
         # PyTorch's: exactly 10**-digits10, digits10 being floor(mantissa bits * log10(2))
         digits10 = builtins.int(info.nmant * 0.30102999566398120)
-        self.resolution = builtins.float(f"1e-{digits10}")
-        for name, value in _FINFO_FIXES.get(d, {}).items():
-            setattr(self, name, value)
+        smallest_normal = builtins.float(info.smallest_normal)
+        fill(self, dtype=d.to_real().name, eps=builtins.float(info.eps),
+             max=builtins.float(info.max), min=builtins.float(info.min), tiny=smallest_normal,
+             smallest_normal=smallest_normal, resolution=builtins.float(f"1e-{digits10}"))
+        fill(self, **_FINFO_FIXES.get(d, {}))
 
-    def __getattr__(self, name):  # only for the attributes a float4_e2m1fn_x2 finfo lacks
-        if name in _FLOAT4_LIMIT and "_packed" in self.__dict__:
+    def __getattr__(self, name):  # an attribute a float4_e2m1fn_x2 finfo lacks, or none
+        if name in _FLOAT4_LIMIT and self._described is float4_e2m1fn_x2:
             raise NotImplementedError(f'"{_FLOAT4_LIMIT[name]}" not implemented for '
-                                      f"'{self._packed._scalar_name}'")
-        raise AttributeError(f"'finfo' object has no attribute '{name}'")
+                                      f"'{float4_e2m1fn_x2._scalar_name}'")
+        return super().__getattr__(name)
 
     def __repr__(self):
-        if "_packed" in self.__dict__:
+        if self._described is float4_e2m1fn_x2:
             raise TypeError("bad argument type for built-in operation")
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
                 f"dtype={self.dtype})")
 
 
-class iinfo:
+class iinfo(_TypeInfo):
     """Limits of an integer dtype, with PyTorch's attribute names."""
+
+    __slots__ = ("bits", "dtype", "max", "min", "_described")
+    _torch_name = "torch.iinfo"
 
     def __init__(self, type):
         d = to_dtype(type)
@@ -436,10 +456,8 @@ class iinfo:
         if d is bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
         info = np.iinfo(d.np)
-        self.dtype = d.name
-        self.bits = info.bits
-        self.max = builtins.int(info.max)
-        self.min = builtins.int(info.min)
+        fill(self, dtype=d.name, bits=info.bits, max=builtins.int(info.max),
+             min=builtins.int(info.min), _described=d)
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

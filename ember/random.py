@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 
+from ._frozen import Frozen, fill
 from .device import backend_of, canonical
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -18,11 +19,24 @@ __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_see
 _DEFAULT_SEED = 67280421310721  # PyTorch's initial seed, so `initial_seed()` reads the same
 
 
-class Generator:
+class Generator(Frozen):
+    """A stream of random numbers on one device. Like PyTorch's, it takes no attributes of
+    its own (a user's subclass may)."""
+
+    __slots__ = ("_device", "_initial", "_rng")
+    _torch_name = "torch._C.Generator"
+
     def __init__(self, device="cpu"):
-        self._device = canonical(device)
-        self._initial = _DEFAULT_SEED
-        self._rng = None  # made on first draw: seeding is cheap, drawing creates the stream
+        # the backend's generator is made on first draw: seeding is cheap, drawing makes it
+        fill(self, _device=canonical(device), _initial=_DEFAULT_SEED, _rng=None)
+
+    def __reduce__(self):  # the device, then the stream's position (and a subclass's fields)
+        return (type(self), (self._device,),
+                (self._initial, self._rng, getattr(self, "__dict__", None)))
+
+    def __setstate__(self, state):
+        initial, rng, fields = state
+        fill(self, _initial=initial, _rng=rng, **(fields or {}))
 
     @property
     def device(self):
@@ -33,15 +47,15 @@ class Generator:
         """The backend's generator (numpy.random.Generator, or CuPy's) that ops draw from."""
         if self._rng is None:
             xp = backend_of(self.device).xp
-            self._rng = xp.random.default_rng(self._initial)
+            fill(self, _rng=xp.random.default_rng(self._initial))
         return self._rng
 
     def manual_seed(self, seed):
         seed = int(seed)
         if seed < -(1 << 63) or seed >= (1 << 64):
             raise ValueError("Overflow when unpacking long long")
-        self._initial = seed & ((1 << 64) - 1)  # a negative seed wraps, as in PyTorch
-        self._rng = None
+        # a negative seed wraps, as in PyTorch
+        fill(self, _initial=seed & ((1 << 64) - 1), _rng=None)
         return self
 
     def seed(self):
@@ -67,7 +81,7 @@ class Generator:
             initial, bit_state = _StateUnpickler(raw).load()
         except Exception:
             raise RuntimeError("Invalid mt19937 state") from None
-        self._initial = initial
+        fill(self, _initial=initial)
         _restore(self.rng, bit_state)
         return self
 
@@ -91,7 +105,7 @@ class Generator:
         raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
 
     def __repr__(self):
-        return f"<ember.Generator object at {hex(id(self))}>"
+        return f"<torch._C.Generator object at {hex(id(self))}>"
 
 
 def _capture(rng):
@@ -181,7 +195,7 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         yield
     finally:
         for g, initial, state in saved:
-            g._initial, g._rng = initial, None
+            fill(g, _initial=initial, _rng=None)
             if state is not None:
                 _restore(g.rng, state)
 

@@ -18,7 +18,7 @@ def test_device_forms(torch, args):
     assert repr(e) == repr(t)
     assert str(e) == str(t)
     assert e.type == t.type and e.index == t.index
-    assert e == str(t) if isinstance(args[0], str) else True
+    assert (e == str(t)) is (t == str(t)) is False  # a device never equals its string
     assert ember.device(e) is e
 
 
@@ -59,17 +59,37 @@ def test_bare_index_is_the_accelerator(fake_cuda):
     assert repr(ember.device(1)) == "device(type='cuda', index=1)"
 
 
-def test_device_equality_and_hash():
-    assert ember.device("cpu") == "cpu"
-    assert ember.device("cuda:0") == "cuda:0"
-    assert ember.device("cuda") != "cuda:0"
+def test_device_equality_and_hash(torch):
     assert ember.device("cuda", 0) == ember.device("cuda:0")
     assert ember.device("cpu") != ember.device("cuda")
+    assert ember.device("cuda") != ember.device("cuda:0")
     assert len({ember.device("cpu"), ember.device("cpu")}) == 1
-    assert ember.device("cpu") != 3
-    # a string that names no device type is unequal, as in PyTorch (accelerate compares a
-    # device with "npu"); it does not raise the parser's error
-    assert not ember.device("cpu") == "npu" and ember.device("cpu") != "npu"
+    # PyTorch: a device equals only a device, never its string nor an int; a string that
+    # names no device type ("npu", as accelerate asks) is unequal too, not a parse error
+    for name in ("cpu", "cuda", "cuda:0", "npu", "meta"):
+        for mod in (ember, torch):
+            for dev in (mod.device("cpu"), mod.device("cuda:0"), mod.device("cuda")):
+                assert (dev == name, dev != name, name == dev, dev in [name], dev in {name}) \
+                    == (False, True, False, False, False)
+    assert ember.device("cpu") != 3 and ember.device("cuda:0") != 0
+    for name in ("cpu", "cuda", "cuda:1", "meta", "xla:300", "privateuseone:2"):
+        assert hash(ember.device(name)) == hash(torch.device(name))  # c10's numbers
+
+
+@pytest.mark.parametrize("which", ["cpu", "cuda"])
+def test_script_branch_on_device_string(torch, which, request):
+    """A script's `x.device == "cuda"` (or "cpu") takes PyTorch's branch: the else."""
+    if which == "cuda":
+        request.getfixturevalue("fake_cuda")
+
+    def branch(mod):
+        x = mod.ones(2, device=which) if mod is ember else mod.ones(2)
+        return ("string", x.device == which, x.device != which, which in (x.device,),
+                "type", x.device.type == which, "device", x.device == mod.device(which))
+    want = branch(torch)
+    if which == "cuda":  # PyTorch's tensor is on the CPU here: what it answers on cuda:0
+        want = ("string", False, True, False, "type", True, "device", False)  # cuda:0 != cuda
+    assert branch(ember) == want
 
 
 def test_no_gpu_here():

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _lazy
 from .._sparse import SparseTensor
-from .._tensor import Tensor
+from .._tensor import Tensor, refuse_writes
 from ._lazy_families import COMPRESSED_METHODS as _COMPRESSED_METHOD_NAMES
 from ._lazy_families import SPARSE_METHODS as _SPARSE_METHOD_NAMES
 from ._lazy_families import NAMES as _LAZY_FAMILY_NAMES
@@ -201,12 +201,27 @@ def _operator(op):
     return method
 
 
+def _binary_operator(op):
+    """PyTorch's binary operators turn the op's TypeError (an operand it does not take) into
+    NotImplemented: Python then asks the other operand (a user's class with `__radd__`,
+    `tuple * t` repeating by the tensor's index), else raises its own "unsupported operand
+    type(s) for +: 'Tensor' and 'tuple'"."""
+    def method(self, other):
+        try:
+            return op(self, other)
+        except TypeError:
+            return NotImplemented
+    method.__name__ = getattr(op, "__name__", "operator")
+    return method
+
+
 _OPERAND_TYPES = (Tensor, builtins.bool, builtins.int, builtins.float, builtins.complex, np.generic,
                   np.ndarray)
 _COMPARISONS = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
+_UNARY = {"__neg__", "__pos__", "__abs__", "__invert__"}
 for _name, _op in _OPERATORS.items():
-    # Arithmetic raises PyTorch's TypeError itself; comparisons must say NotImplemented.
-    setattr(Tensor, _name, _operator(_op) if _name in _COMPARISONS else _op)
+    setattr(Tensor, _name, _op if _name in _UNARY else
+            _operator(_op) if _name in _COMPARISONS else _binary_operator(_op))
 Tensor.__hash__ = lambda self: id(self)
 
 
@@ -264,3 +279,4 @@ Tensor.T = property(_T)
 Tensor.mT = property(_matrix_transpose)
 Tensor.H = property(lambda self: self.t().conj() if self.ndim == 2 else self.conj())
 Tensor.mH = property(lambda self: _matrix_transpose(self).conj())
+refuse_writes()  # every property is bound now

@@ -17,6 +17,9 @@ def _check_same(a, b, what, dtype_error=mm_dtype_error):
     """The operands of a product: tensors of one dtype on one device. `dtype_error(a, b)`
     words a dtype mismatch as the op does (None: the product this op dispatches to checks
     the dtypes, as matmul's do)."""
+    if not isinstance(a, Tensor):  # `(1,) @ t` reaches here too, and must be a TypeError
+        raise TypeError(f"{what}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(a).__name__}")
     if not isinstance(b, Tensor):
         raise TypeError(f"{what}(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(b).__name__}")

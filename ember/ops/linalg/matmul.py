@@ -284,7 +284,7 @@ def _addmm_dtypes(input, mat1, mat2):
     """addmm's dtype error (None when the three agree): the bias against mat2 first, as
     PyTorch checks them."""
     for name, t in (("self", input), ("mat1", mat1)):
-        if t.dtype is not mat2.dtype:
+        if isinstance(t, Tensor) and t.dtype is not mat2.dtype:
             return (f"{name} and mat2 must have the same dtype, but got {t.dtype._scalar_name} "
                     f"and {mat2.dtype._scalar_name}")
     return None

@@ -23,12 +23,31 @@ def _compare(fn, name):
     return op
 
 
+def _ordering(fn, name):
+    """lt, le, gt, ge: complex numbers have no order, and PyTorch's kernels refuse them (NumPy
+    would order them by real part, then imaginary)."""
+    def op(input, other, *, out=None):
+        if _complex_operand(input) or _complex_operand(other):
+            d, dev = operands(input, other, name)[2:]
+            raise NotImplementedError(f'"{name}_{dev.type}" not implemented for '
+                                      f"'{d._scalar_name}'")
+        return binary(input, other, fn, None, name, out)
+    op.__name__ = name
+    return op
+
+
+def _complex_operand(x):
+    if isinstance(x, Tensor):
+        return x._array.dtype.kind == "c"
+    return isinstance(x, (complex, np.complexfloating))
+
+
 eq = _compare(np.equal, "eq")
 ne = _compare(np.not_equal, "ne")
-lt = _compare(np.less, "lt")
-le = _compare(np.less_equal, "le")
-gt = _compare(np.greater, "gt")
-ge = _compare(np.greater_equal, "ge")
+lt = _ordering(np.less, "lt")
+le = _ordering(np.less_equal, "le")
+gt = _ordering(np.greater, "gt")
+ge = _ordering(np.greater_equal, "ge")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 

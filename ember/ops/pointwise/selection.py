@@ -256,10 +256,14 @@ class MaximumBackward0(BinaryNode):
         return where(a_loses, 0.0, half), where(b_loses, 0.0, half)
 
 
+def _complex_tensor(x):
+    return isinstance(x, Tensor) and x.dtype.is_complex
+
+
 def maximum(input, other, *, out=None):
+    if _complex_tensor(input) or _complex_tensor(other):
+        raise RuntimeError("maximum not implemented for complex tensors.")
     if isinstance(input, Tensor) and input.dtype._kind:
-        if input.dtype is _dt.complex32:
-            raise RuntimeError("maximum not implemented for complex tensors.")
         _casts.refuse(input.dtype, "maximum_cpu")
     res = binary(input, other, np.maximum, MaximumBackward0, "maximum", out)
     if type(node_of(res)) is MaximumBackward0:
@@ -268,9 +272,9 @@ def maximum(input, other, *, out=None):
 
 
 def minimum(input, other, *, out=None):
+    if _complex_tensor(input) or _complex_tensor(other):
+        raise RuntimeError("minimum not implemented for complex tensors.")
     if isinstance(input, Tensor) and input.dtype._kind:
-        if input.dtype is _dt.complex32:
-            raise RuntimeError("minimum not implemented for complex tensors.")
         _casts.refuse(input.dtype, "minimum_cpu")
     res = binary(input, other, np.minimum, MinimumBackward0, "minimum", out)
     if type(node_of(res)) is MinimumBackward0:
