@@ -12,6 +12,9 @@ from ..device import assert_on_device, backend_of, check_data, checks_on_host
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
+from .creation import full_like, zeros_like
+from .distance import pairwise_distance
+from .pointwise import scalar_op
 from .pointwise._common import broadcast_error
 
 __all__ = ["binary_cross_entropy_with_logits", "kl_div", "hinge_embedding_loss",
@@ -340,10 +343,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         terms = logp * target
         if weight is not None:
             terms = terms * weight.view(wshape)
-        loss = -terms.sum(class_dim)
-        if reduction == "mean":
-            return loss.sum() / (input.numel() / n_classes) if input.numel() else loss.sum() / 0
-        return reduce_loss(loss, reduction)
+        if reduction == "none":
+            return -terms.sum(class_dim)
+        total = -terms.sum()
+        if reduction == "mean":  # over the samples: a division by an int (DivBackward1)
+            return scalar_op("div", total, input.numel() // n_classes) if input.numel() \
+                else total / 0
+        return total
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0:
         return nll
@@ -359,7 +365,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             smooth = smooth.sum() / (~ignore).sum()
     elif reduction == "sum":
         smooth = smooth.sum()
-    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+    # PyTorch's C++ scales with Scalars: MulBackward1 nodes
+    return scalar_op("mul", nll, 1 - label_smoothing) + \
+        scalar_op("mul", smooth, label_smoothing / n_classes)
 
 
 class BinaryCrossEntropyBackward0(Node):
@@ -496,7 +504,8 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     if _autocast.active:
         input1, input2, target = fp32(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
-    return reduce_loss((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+    return reduce_loss(scalar_op("add", -target * (input1 - input2), margin).clamp_min(0),
+                       reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
@@ -505,8 +514,11 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
         input, target = fp32(input, target)
     from .pointwise import where
     reduction = legacy_reduction(size_average, reduce, reduction)
-    margin_part = (margin - input).clamp(min=0)
-    loss = where(target == 1, input, 0.0) + where(target == -1, margin_part, 0.0)
+    # PyTorch's sum: the margin part where the target is not 1, plus the input where it is
+    # not -1 (other target values get both); `margin - input` is a fill and sub_ in C++
+    zeros = zeros_like(input)
+    margin_part = (full_like(input, margin) - input).clamp_min(0)
+    loss = where(target != 1, margin_part, zeros) + where(target != -1, input, zeros)
     return reduce_loss(loss, reduction)
 
 
@@ -607,15 +619,15 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     eps = 1e-12
     dim = input1.dim() - 1
     prod = (input1 * input2).sum(dim)
-    mag = ((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)
+    mag = scalar_op("add", (input1 * input1).sum(dim), eps) * \
+        scalar_op("add", (input2 * input2).sum(dim), eps)
     cos = prod / mag.sqrt()
-    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0), 0.0)
+    zeros = zeros_like(cos)
+    # `1 - cos` is a fill and sub_ in PyTorch's C++ (SubBackward0), `cos - margin` a Scalar
+    pos = full_like(cos, 1) - cos
+    neg = scalar_op("sub", cos, margin).clamp_min(0)
+    loss = where(target == 1, pos, zeros) + where(target == -1, neg, zeros)
     return reduce_loss(loss, reduction)
-
-
-def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    diff = x1 - x2 + eps
-    return diff.norm(p, dim=-1, keepdim=keepdim)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
@@ -623,22 +635,22 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if _autocast.active:
         anchor, positive, negative = fp32(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
-    d_pos = _pairwise_distance(anchor, positive, p, eps)
-    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         from .pointwise import minimum
-        d_neg = minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
-    return reduce_loss((margin + d_pos - d_neg).clamp(min=0), reduction)
+        d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return reduce_loss((scalar_op("add", d_pos, margin) - d_neg).clamp_min(0), reduction)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
                                       margin=1.0, swap=False, reduction="mean"):
-    dist = distance_function or (lambda a, b: _pairwise_distance(a, b))
+    dist = distance_function or pairwise_distance
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
         from .pointwise import minimum
         d_neg = minimum(d_neg, dist(positive, negative))
-    return reduce_loss((margin + d_pos - d_neg).clamp(min=0), reduction)
+    return reduce_loss((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
 def _lengths(lengths):
