@@ -425,24 +425,73 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return out
 
 
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """loss = (1 - y) x - (1 + (pw - 1) y) log sigmoid(x), times the weight: its gradient is
+    (1 + (pw - 1) y) sigmoid(x) - pw y for the input (sigmoid(x) - y without pos_weight),
+    log sigmoid(-x) - pw log sigmoid(x) for the target (-x without)."""
+
+    def backward(self, grad):
+        from .activation import logsigmoid
+        input, target, weight, pos_weight = self.saved_tensors
+        g = _reduce_grad(grad, self.shape, self.reduction)
+        if weight is not None:
+            g = g * weight
+        gi = gt = None
+        if self._next[0][0] is not None:
+            if pos_weight is not None:
+                scaled = pos_weight * target
+                gi = ((scaled + 1 - target) * input.sigmoid() - scaled) * g
+            else:
+                gi = (input.sigmoid() - target) * g
+        if self._next[1][0] is not None:
+            if pos_weight is not None:
+                gt = (logsigmoid(-input) - logsigmoid(input) * pos_weight) * g
+            else:
+                gt = -input * g
+        return gi, gt
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
+    """One node (PyTorch's), the loss computed stably on arrays: log sigmoid(x) is
+    min(x, 0) - log1p(exp(-|x|))."""
     if _autocast.active:
         input, target, weight, pos_weight = fp32(input, target, weight, pos_weight)
-    from .activation import logsigmoid
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    # log(sigmoid(x)) and log(1 - sigmoid(x)) = log(sigmoid(-x)), both stable
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None and t._requires_grad and _grad_state.enabled:
+            raise RuntimeError("The function 'binary_cross_entropy_with_logits' is not "
+                               f"differentiable with respect to argument '{name}'. This input "
+                               "cannot have requires_grad True.")
+    x, y, d, dev = _pair(input, target, "binary_cross_entropy_with_logits")
+    xp = backend_of(dev).xp
+    log_sig = xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
     if pos_weight is not None:
-        loss = -(pos_weight * target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
-    else:
-        loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+        pw = pos_weight._array
+        log_sig = _in_place_shape(log_sig * ((pw - 1) * y + 1), log_sig.shape)
+    loss = (1 - y) * x - log_sig
     if weight is not None:
-        loss = loss * weight
-    return reduce_loss(loss, reduction)
+        loss = _in_place_shape(loss * weight._array, loss.shape)
+    # PyTorch writes the loss into `1 - target` in place: the result has the target's dtype
+    out_dtype = target.dtype if target.dtype.is_floating_point else d
+    out = make_tensor(_reduce_array(loss, reduction).astype(out_dtype.np, copy=False), dev)
+    node = record(BinaryCrossEntropyWithLogitsBackward0, (input, target), out)
+    if node is not None:
+        node.shape, node.reduction = x.shape, reduction
+        node.save_for_backward(input, target, weight, pos_weight)
+    return out
+
+
+def _in_place_shape(arr, shape):
+    """PyTorch's error where an in-place op's operand would grow the result."""
+    if arr.shape != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(arr.shape)}")
+    return arr
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
