@@ -15,6 +15,7 @@ from ... import dtypes as _dt
 from ..._state import grad as _grad_state
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
+from ..pointwise import scalar_op
 from . import _fused as fused
 from ._common import _opmath, _prod
 
@@ -351,8 +352,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         eps = float(np.finfo(_opmath(input._array).dtype if input.dtype is not _dt.bfloat16
                              else np.float32).eps) if input.dtype is not _dt.bfloat16 else 0.0078125
     dims = tuple(builtins.range(input.ndim - k, input.ndim))
-    out = input * ((input * input).mean(dims, keepdim=True) + eps) ** -0.5
-    return out * weight if weight is not None else out
+    # PyTorch's composite, node for node: half precision computed in float32, eps added
+    # as a Scalar (AddBackward1), the result cast back to the input's dtype
+    x = input.to(_dt.float32) if input.dtype in (_dt.float16, _dt.bfloat16) else input
+    out = x * scalar_op("add", x.pow(2).mean(dims, keepdim=True), eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out.to(input.dtype)
 
 
 def _verify_spatial_size(shape):
@@ -384,8 +390,8 @@ def instance_norm(input, *args, **kwargs):
     use_stats, momentum, eps = a["use_input_stats"], a["momentum"], a["eps"]
     n, c = input.shape[0], input.shape[1]
     x = input.reshape((1, n * c) + tuple(input.shape[2:]))
-    def rep(t):
-        return None if t is None else t.reshape(1, c).expand(n, c).reshape(n * c)
+    def rep(t):  # each channel's parameter for each sample (PyTorch's RepeatBackward0)
+        return None if t is None else t.repeat(n)
     rm_, rv_ = _tile_buf(rm, n), _tile_buf(rv, n)
     out = _batch_norm(x, rm_, rv_, rep(w), rep(b), use_stats, momentum, eps)
     if use_stats:
