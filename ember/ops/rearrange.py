@@ -271,8 +271,8 @@ def flipud(input):
 
 class RollBackward0(Node):
     def backward(self, grad):
-        if self.dims is None:  # rolled flat: the gradient of the flattened input
-            return grad.reshape(-1).roll(-self.shifts[0], 0)
+        if self.dims is None:  # rolled flat: rolled back flat, in the input's shape
+            return grad.reshape(-1).roll(-self.shifts[0], 0).reshape(self.shape)
         return grad.roll(tuple(-s for s in self.shifts), self.dims)
 
 
@@ -283,13 +283,12 @@ def roll(input, shifts, dims=None):
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-        # PyTorch rolls the flattened input and records one RollBackward0 over the flatten
-        flat = input.flatten()
-        arr = xp_of(input).roll(flat._array, shifts[0]).reshape(input._array.shape)
+        # PyTorch rolls the flattened input inside the kernel: one RollBackward0 over input
+        arr = xp_of(input).roll(input._array.reshape(-1), shifts[0]).reshape(input._array.shape)
         out = make_tensor(arr, input._device)
-        node = record(RollBackward0, (flat,), out)
+        node = record(RollBackward0, (input,), out)
         if node is not None:
-            node.shifts, node.dims = shifts, None
+            node.shifts, node.dims, node.shape = shifts, None, input._array.shape
         return out
     dims = (dims,) if isinstance(dims, (builtins.int, np.integer)) else tuple(dims)
     if len(shifts) != len(dims):
