@@ -417,15 +417,20 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"(got {dim} dimensions)")
     if input.numel() == 0:
         return input
-    sq = input * input
-    c = input.shape[1]
-    xp = xp_of(input)
-    # the zero-padded channel window as a band matrix: total[c] = sum of sq[c'] for
-    # c - size//2 <= c' <= c + (size-1)//2
-    off = xp.arange(c).reshape(1, c) - xp.arange(c).reshape(c, 1)  # [c, c'] = c' - c
-    band = ((off >= -(size // 2)) & (off <= (size - 1) // 2)).astype(input._array.dtype)
-    total = sq.movedim(1, -1).matmul(make_tensor(band.T.copy(), input._device)).movedim(-1, 1)
-    div = (total / size * alpha + k) ** beta
+    # PyTorch's composite, node for node: the squares averaged over a zero-padded window of
+    # channels by an average pool
+    from ..pooling import avg_pool2d, avg_pool3d
+    from ..spatial import pad
+    div = input.mul(input)
+    lo, hi = size // 2, (size - 1) // 2
+    if dim == 3:
+        div = avg_pool2d(pad(div.unsqueeze(1), (0, 0, lo, hi)), (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.shape
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = avg_pool3d(pad(div, (0, 0, 0, 0, lo, hi)), (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
     return input / div
 
 
