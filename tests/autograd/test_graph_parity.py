@@ -8,13 +8,17 @@ names (None edges skipped). Intentional deviations, kept for speed and pinned by
 - `einsum` is one EinsumBackward0 node (PyTorch records the permutes/views/bmm it lowers to);
 - a broadcast batched `matmul` (4-d @ 4-d) is one MatmulBackward0 node (PyTorch: expand,
   view, bmm, unsafe view).
-- nn.LSTM on CPU is one LstmLayerBackward0 node per layer and direction; PyTorch's CPU build
-  names its oneDNN kernel's node MkldnnRnnLayerBackward0, a name that says which kernel ran
-  (a CPU build without oneDNN, and CUDA, record other nodes), so ember keeps its own.
-- nn.RNN and nn.GRU run one fused node per layer and direction (RnnLayerBackward0,
-  GruLayerBackward0) where PyTorch's CPU build records every time step's cell ops; the
-  nodes a user sees on the output (StackBackward0, TransposeBackward1 for batch_first) are
-  PyTorch's.
+- nn.RNN, nn.GRU and nn.LSTM run one fused node per layer and direction (RnnLayerBackward0,
+  GruLayerBackward0, LstmLayerBackward0) where ember's fused layer applies (float32/float64,
+  no autocast or forward AD; switched off with backends.mkldnn, as PyTorch's oneDNN kernel).
+  PyTorch's CPU build records every time step's cell ops for RNN and GRU (ember's composite
+  path matches that node for node: test_rnn_layers_composite_path_graph_matches_pytorch),
+  and for a float32 LSTM its oneDNN kernel's MkldnnRnnLayerBackward0, a name that says which
+  kernel ran: float64, proj_size or oneDNN off give the cell ops, CUDA CudnnRnnBackward0.
+  Above the fused node sit PyTorch's nodes (the states' StackBackward0, the directions'
+  CatBackward0), except that batch_first turns the output round as a view
+  (TransposeBackward0), not in place (PyTorch's RNN/GRU: TransposeBackward1), since the
+  fused node saved that output for its backward.
 """
 import numpy as np
 import pytest
@@ -162,16 +166,13 @@ CASES = {
         T(2, 2, 4, 3), T(2, 2, 4, 3), T(2, 2, 4, 3)),
     "pixel_shuffle": lambda L, T: _F(L).pixel_shuffle(T(1, 4, 2, 2), 2),
     "unfold": lambda L, T: _F(L).unfold(T(1, 2, 4, 4), 2),
-    # ---- the RNN family ----
-    "rnn": lambda L, T: L.nn.RNN(3, 4)(T(5, 2, 3))[0],
-    "rnn batch_first": lambda L, T: L.nn.RNN(3, 4, batch_first=True)(T(2, 5, 3))[0],
-    "rnn hidden": lambda L, T: L.nn.RNN(3, 4)(T(5, 2, 3))[1],
-    "gru": lambda L, T: L.nn.GRU(3, 4)(T(5, 2, 3))[0],
-    "gru batch_first": lambda L, T: L.nn.GRU(3, 4, batch_first=True)(T(2, 5, 3))[0],
-    "lstm batch_first": lambda L, T: L.nn.LSTM(3, 4, batch_first=True)(T(2, 5, 3))[0],
+    # ---- the RNN family's cells (their layers: RNN_LAYERS) ----
     "rnn_cell": lambda L, T: L.nn.RNNCell(3, 4)(T(2, 3)),
+    "rnn_cell relu": lambda L, T: L.nn.RNNCell(3, 4, nonlinearity="relu")(T(2, 3), T(2, 4)),
     "gru_cell": lambda L, T: L.nn.GRUCell(3, 4)(T(2, 3)),
+    "gru_cell no bias": lambda L, T: L.nn.GRUCell(3, 4, bias=False)(T(2, 3), T(2, 4)),
     "lstm_cell": lambda L, T: L.nn.LSTMCell(3, 4)(T(2, 3))[0],
+    "lstm_cell c": lambda L, T: L.nn.LSTMCell(3, 4)(T(2, 3), (T(2, 4), T(2, 4)))[1],
     # ---- tensor methods ----
     "t 1-d": lambda L, T: T(3).t(),
     "t 2-d": lambda L, T: T(2, 3).t(),
@@ -205,6 +206,50 @@ CASES = {
     "double": lambda L, T: T(3).double(), "half float": lambda L, T: T(3).half().float(),
     "one_hot mul": lambda L, T: _F(L).one_hot(L.tensor([0, 1]), 3).float() * T(2, 3),
 }
+
+
+# (module, keywords, which output): every layer of the family, its output and final states
+RNN_LAYERS = [(mode, kw, out) for mode in ("RNN", "GRU", "LSTM")
+              for kw in ({}, {"batch_first": True}, {"num_layers": 2, "bidirectional": True},
+                         {"bias": False})
+              for out in ("output", "h_n")] + [("LSTM", {"proj_size": 2}, "output"),
+                                               ("LSTM", {}, "c_n")]
+
+
+def _rnn_layer(lib, mode, kw, which):
+    T = _Inputs(lib)
+    m = getattr(lib.nn, mode)(3, 4, **kw)
+    out, state = m(T(2, 5, 3) if kw.get("batch_first") else T(5, 2, 3))
+    return {"output": out, "h_n": state[0] if mode == "LSTM" else state,
+            "c_n": state[1] if mode == "LSTM" else None}[which]
+
+
+@pytest.mark.parametrize("mode,kw,which", RNN_LAYERS)
+def test_rnn_layers_composite_path_graph_matches_pytorch(torch, mode, kw, which):
+    """With the fused kernels switched off (PyTorch's oneDNN, ember's fused layer alike),
+    every time step's cell ops, as PyTorch's CPU build records them."""
+    trees = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        with lib.backends.mkldnn.flags(enabled=False):
+            trees.append(_tree(_rnn_layer(lib, mode, kw, which)))
+    assert trees[0] == trees[1]
+
+
+def test_rnn_layers_fused_path_nodes():
+    """The fused layer (the default where it applies): one node per layer and direction,
+    under what PyTorch puts on top (batch_first's transpose, the states' stack)."""
+    def top(mode, kw, which):
+        t = _rnn_layer(ember, mode, kw, which)
+        return [type(t.grad_fn).__name__] + [type(n).__name__ for n, _ in
+                                             t.grad_fn.next_functions if n is not None]
+    assert top("GRU", {}, "output")[0] == "GruLayerBackward0"
+    assert top("RNN", {}, "h_n") == ["StackBackward0", "RnnLayerBackward0"]
+    # the fused layer saved its output for backward: turned round as a view, not in place
+    assert top("GRU", {"batch_first": True}, "output") == ["TransposeBackward0",
+                                                            "GruLayerBackward0"]
+    assert top("LSTM", {"num_layers": 2, "bidirectional": True}, "output") == \
+        ["CatBackward0", "LstmLayerBackward0", "LstmLayerBackward0"]
 
 
 @pytest.mark.parametrize("name", list(CASES))
