@@ -13,6 +13,7 @@ from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
 from .creation import full_like, zeros_like
+from .ctc import ctc_loss  # noqa: F401  (its own file; one of the losses)
 from .distance import pairwise_distance
 from .pointwise import scalar_op
 from .pointwise._common import broadcast_error
@@ -700,69 +701,3 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
         from .pointwise import minimum
         d_neg = minimum(d_neg, dist(positive, negative))
     return reduce_loss((margin + d_pos - d_neg).clamp_min(0), reduction)
-
-
-def _lengths(lengths):
-    """CTC's lengths as Python ints: PyTorch copies length tensors to the host too (its CUDA
-    kernels size their grids from them), so a device tensor costs one read each."""
-    return [int(v) for v in (lengths.tolist() if isinstance(lengths, Tensor) else lengths)]
-
-
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
-             zero_infinity=False):
-    """Connectionist temporal classification: the forward (alpha) recursion in log space,
-    vectorised over the batch and the extended label sequence; differentiable through ops.
-    The labels stay where they are (on the device): only the lengths are read."""
-    from .statistics import logsumexp
-    from .shape import stack
-    from .pointwise import where
-    if log_probs.numel() == 0:
-        raise RuntimeError("log_probs tensor must not be empty")
-    T, N, C = log_probs.shape
-    il, tl = _lengths(input_lengths), _lengths(target_lengths)
-    if len(il) != N:
-        raise RuntimeError("input_lengths must be of size batch_size")
-    if len(tl) != N:
-        raise RuntimeError("target_lengths must be of size batch_size")
-    dev, xp = log_probs._device, xp_of(log_probs)
-    if isinstance(targets, Tensor):
-        tgt = targets.to(dev)._array
-    else:
-        tgt = xp.asarray(np.asarray(targets))
-    losses = []
-    offset = 0
-    # "impossible" is a huge finite log value, not -inf: logsumexp over all -inf has a NaN
-    # gradient, while exp(-1e30 - x) vanishes exactly beside any real path
-    impossible = -1e30
-    for b in range(N):  # sequences differ in length; each is vectorised over its labels
-        lab = tgt[b, :tl[b]] if tgt.ndim == 2 else tgt[offset:offset + tl[b]]
-        offset += tl[b]
-        S = 2 * tl[b] + 1
-        ext = xp.full(S, blank, dtype=np.int64)
-        ext[1::2] = lab
-        skip = xp.zeros(S, dtype=bool)
-        skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
-        lp = log_probs[:, b, :]
-        idx = make_tensor(ext, dev)
-        positions = xp.arange(S)
-        alpha = lp[0][idx].masked_fill(make_tensor(positions >= 2, dev), impossible)
-        no_skip = make_tensor(~skip, dev)
-        first_col = make_tensor(positions == 0, dev)
-        for t in range(1, il[b]):
-            shifted1 = alpha.roll(1).masked_fill(first_col, impossible)
-            shifted2 = alpha.roll(2).masked_fill(no_skip, impossible)
-            alpha = logsumexp(stack([alpha, shifted1, shifted2]), 0) + lp[t][idx]
-        tail = alpha[-2:] if S > 1 else alpha[-1:]
-        nll = -logsumexp(tail, 0)
-        # no alignment fits (too few frames for the labels and their repeats): PyTorch's
-        # infinite loss; decided on the device, as the repeats are
-        repeats = (lab[1:] == lab[:-1]).sum() if tl[b] > 1 else xp.zeros((), np.int64)
-        unfit = make_tensor(il[b] < tl[b] + repeats, dev)
-        nll = where(unfit, 0.0 if zero_infinity else math.inf, nll)
-        losses.append(nll)
-    loss = stack(losses)
-    if reduction == "mean":
-        lengths = xp.asarray(np.maximum(np.asarray(tl, dtype=np.float64), 1).astype(
-            log_probs._array.dtype))
-        return (loss / make_tensor(lengths, dev)).mean()
-    return reduce_loss(loss, reduction)
