@@ -13,7 +13,8 @@ from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
 from .creation import full_like, zeros_like
-from .ctc import ctc_loss  # noqa: F401  (its own file; one of the losses)
+from .ctc import ctc_loss  # noqa: F401  (their own files; losses of this family)
+from .margin_loss import multi_margin_loss, multilabel_margin_loss, soft_margin_loss  # noqa: F401,E501
 from .distance import pairwise_distance
 from .pointwise import scalar_op
 from .pointwise._common import broadcast_error
@@ -468,6 +469,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
             raise RuntimeError("The function 'binary_cross_entropy_with_logits' is not "
                                f"differentiable with respect to argument '{name}'. This input "
                                "cannot have requires_grad True.")
+    # PyTorch's errors, in its order: (pos_weight - 1) * target, then loss *= weight in place
+    for a, b in ((pos_weight, target), (input, weight)):
+        if a is not None and b is not None:
+            mismatch = broadcast_error(tuple(a.shape), tuple(b.shape))
+            if mismatch is not None:
+                raise mismatch
     x, y, d, dev = _pair(input, target, "binary_cross_entropy_with_logits")
     xp = backend_of(dev).xp
     log_sig = xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
@@ -572,14 +579,6 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return reduce_loss(loss, reduction)
 
 
-def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    if _autocast.active:
-        input, target = fp32(input, target)
-    from .activation import softplus
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    return reduce_loss(softplus(-target * input), reduction)
-
-
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     from .activation import logsigmoid
@@ -588,75 +587,6 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     if weight is not None:
         loss = loss * weight
     loss = loss.sum(dim=input.dim() - 1) / input.size(-1)
-    return reduce_loss(loss, reduction)
-
-
-def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
-                      reduce=None, reduction="mean"):
-    if _autocast.active:
-        input, weight = fp32(input, weight)
-    from .pointwise import where
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    if p not in (1, 2):
-        raise ValueError("only p == 1 and p == 2 supported")
-    if weight is not None and weight.dim() != 1:
-        raise ValueError("weight must be one-dimensional")
-    x = input if input.dim() > 1 else input.reshape(1, -1)  # (a 0-dim input: one class)
-    if target.dtype is not _dt.int64:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype._scalar_name}")
-    if input.dim() > 1 and list(target.shape) != [x.shape[0]]:
-        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the "
-                           f"number of input samples (batch size). Expected target size "
-                           f"[{x.shape[0]}], but got {list(target.shape)}. Input has shape "
-                           f"{list(input.shape)}.")
-    if weight is not None and weight.numel() != x.shape[1]:
-        raise RuntimeError(f"inconsistent weight size, expected {x.shape[1]} but got "
-                           f"{list(weight.shape)}")
-    t = target._array.reshape(-1)
-    C = x.shape[1]
-    check_data(input._device, (t < 0) | (t >= C), RuntimeError("target out of range"),
-               "multi_margin_loss: Assertion `target_k >= 0 && target_k < dim`")
-    xp = xp_of(input)
-    # the target class as a one-hot mask: no gather, so no index check asking the device
-    is_target = make_tensor(t[:, None] == xp.arange(C), input._device)
-    picked = where(is_target, x, 0.0).sum(1, keepdim=True)
-    terms = (margin - picked + x).clamp(min=0)
-    if p == 2:
-        terms = terms * terms
-    if weight is not None:
-        w = xp.take(weight._array, t.astype(np.int64, copy=False))
-        terms = terms * make_tensor(w[:, None], input._device)
-    loss = where(is_target, 0.0, terms).sum(1) / C
-    if input.dim() <= 1:
-        loss = loss.squeeze(0)
-    return reduce_loss(loss, reduction)
-
-
-def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Per sample, the hinge 1 - (x[j] - x[i]) over each listed target j (the entries before
-    the first -1) and each class i that is not a target, over the class count; computed with
-    masks on the input's device (no per-row host loop)."""
-    if _autocast.active:
-        input, = fp32(input)
-    from .pointwise import where
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    x = input if input.dim() > 1 else input.unsqueeze(0)
-    tt = (target if target.dim() > 1 else target.unsqueeze(0))._array
-    C = x.shape[1]
-    check_data(input._device, (tt < -1) | (tt >= C),
-               RuntimeError("argument #2 'target' is out of range"),
-               "multilabel_margin_loss: Assertion `target_idx >= 0 && target_idx < dim`")
-    xp = xp_of(input)
-    listed = xp.cumsum(tt < 0, axis=1) == 0  # (N, K): before the row's first -1
-    hit = (tt[:, :, None] == xp.arange(C)) & listed[:, :, None]  # (N, K, C): entry k is class c
-    others = ~hit.any(axis=1)  # (N, C): classes that are no target
-    dev = input._device
-    picked = where(make_tensor(hit, dev), x.unsqueeze(1), 0.0).sum(2, keepdim=True)  # x[j]
-    terms = (1 - picked + x.unsqueeze(1)).clamp(min=0)  # (N, K, C)
-    pairs = make_tensor(listed[:, :, None] & others[:, None, :], dev)
-    loss = where(pairs, terms, 0.0).sum((1, 2)) / C
-    if input.dim() == 1:
-        loss = loss.squeeze(0)
     return reduce_loss(loss, reduction)
 
 
