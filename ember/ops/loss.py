@@ -531,7 +531,9 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         input, target = fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    # `input + eps` is a Scalar add in PyTorch's C++ (AddBackward1)
+    loss = input.exp() - target * input if log_input else \
+        input - target * scalar_op("add", input, eps).log()
     if full:
         stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
         loss = loss + stirling.masked_fill(target <= 1, 0)

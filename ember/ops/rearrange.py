@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
-from ._graph import Node, inplace, mark_multi_output_views, record
+from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
 from .shape import _check_joinable, cat, make_view_of, narrow, shift_empty_view, stack
 
@@ -485,6 +485,10 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return out
 
 
+class DiagonalBackward0_copy(DiagonalBackward0):  # noqa: N801 (PyTorch's name)
+    """torch.diag of a matrix: a copy of the diagonal, not a view."""
+
+
 class DiagEmbedBackward0(Node):
     def backward(self, grad):
         return grad.diagonal(self.offset, self.dim1, self.dim2)
@@ -511,19 +515,32 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def diag(input, diagonal=0, *, out=None):
     if input.dim() == 1:
         res = diag_embed(input, diagonal, 0, 1)
-    elif input.dim() == 2:
-        res = input.diagonal(diagonal).clone()
+    elif input.dim() == 2:  # a copy of the diagonal, one node (PyTorch's diagonal_copy)
+        with grad_disabled():
+            res = input.diagonal(diagonal).clone()
+        node = record(DiagonalBackward0_copy, (input,), res)
+        if node is not None:
+            node.offset, node.dim1, node.dim2 = diagonal, 0, 1
     else:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
     return res if out is None else _write(out, res, "diag")
+
+
+class TraceBackward0(Node):
+    def backward(self, grad):
+        from .ranges import eye
+        rows, cols = self._meta[0][0]
+        return grad * eye(rows, cols, dtype=grad.dtype, device=grad.device)
 
 
 def trace(input):
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " +
                            str(input.dim()))
-    d = input.diagonal()
-    return d.sum() if d.dtype.is_floating_point or d.dtype.is_complex else d.sum()
+    with grad_disabled():
+        res = input.diagonal().sum()
+    record(TraceBackward0, (input,), res)
+    return res
 
 
 def block_diag(*tensors):
