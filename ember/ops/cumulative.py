@@ -342,7 +342,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
     _check_real_dx("trapezoid", dx)
     ends = y.select(axis, 0) + y.select(axis, -1)
-    return _scaled(y.sum(axis) - ends * 0.5, float(dx), False)
+    return _scaled(y.sum(axis) - _scaled(ends, 0.5, False), float(dx), False)
 
 
 trapz = trapezoid

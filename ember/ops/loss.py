@@ -185,6 +185,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:  # PyTorch's kernel is then l1_loss's (its graph too)
+        return l1_loss(input, target, reduction=reduction)
     return _smooth(input, target, reduction, beta, None, "smooth_l1_loss", SmoothL1LossBackward0)
 
 

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _dtype_casts as _casts, dtypes as _dt
+from .._memory_format import contiguous_format
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
@@ -382,7 +383,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         elif reps.size != n:
             raise RuntimeError("repeats must have the same size as input along dim")
     else:
-        reps = np.full(n, builtins.int(repeats))
+        reps = builtins.int(repeats)
+        if reps < 0:
+            raise RuntimeError("repeats can not be negative")
+        # PyTorch's int form: each slice repeated by a broadcast copy, not a gather
+        shape = list(input.shape)
+        spread = shape[:d + 1] + [reps] + shape[d + 1:]
+        shape[d] *= reps
+        return input.unsqueeze(d + 1).expand(spread).clone(
+            memory_format=contiguous_format).view(shape)
     if (reps < 0).any():
         raise RuntimeError("repeats can not be negative")
     index = tensor(np.repeat(np.arange(n), reps), device=input.device)

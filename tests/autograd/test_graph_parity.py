@@ -299,6 +299,15 @@ CASES = {
     "dropout2d eval": lambda L, T: _F(L).dropout2d(T(1, 2, 3, 3), training=False),
     "mha": lambda L, T: L.nn.MultiheadAttention(4, 2, batch_first=True)(T(2, 3, 4), T(2, 3, 4),
                                                                         T(2, 3, 4))[0],
+    "T 2-d": lambda L, T: T(2, 3).T, "outer": lambda L, T: L.outer(T(2), T(3)),
+    "matmul 1-d 2-d": lambda L, T: T(3) @ T(3, 2),
+    "take_along_dim": lambda L, T: L.take_along_dim(T(2, 3), L.tensor([[0], [1]]), 1),
+    "repeat_interleave int": lambda L, T: T(2, 3).repeat_interleave(2, dim=1),
+    "repeat_interleave flat": lambda L, T: T(2, 3).repeat_interleave(2),
+    "repeat_interleave tensor": lambda L, T: T(2, 3).repeat_interleave(L.tensor([1, 2]), dim=0),
+    "smooth_l1_loss beta 0": lambda L, T: _F(L).smooth_l1_loss(T(3), T(3), beta=0.0),
+    "trapezoid": lambda L, T: L.trapezoid(T(4)), "trace": lambda L, T: T(3, 3).trace(),
+    "diag 2-d": lambda L, T: T(3, 3).diag(1), "diag 1-d": lambda L, T: T(3).diag(),
     "transformer encoder layer": lambda L, T: L.nn.TransformerEncoderLayer(
         4, 2, 8, dropout=0.0, batch_first=True)(T(2, 3, 4)),
 }
