@@ -1,20 +1,21 @@
-"""Loss functions, with every `reduction`. The losses tutorials print (`MseLossBackward0`,
-`NllLossBackward0`, binary cross-entropy, smooth L1, Huber) have their own nodes; the others
-are compositions of differentiable ops, as they are in PyTorch."""
+"""Loss functions, with every `reduction`. The losses PyTorch computes in one kernel have one
+node each, as in PyTorch (`MseLossBackward0`, `NllLossBackward0`, binary cross-entropy with
+and without logits, smooth L1, Huber; CTC and the margin losses in `ctc.py` and
+`margin_loss.py`); the others are PyTorch's compositions of ops, recorded node for node
+(its C++ composites' Scalar arithmetic included: `scalar_op`)."""
 import math
 import warnings
 
-import numpy as np
-
 from .. import dtypes as _dt
-from .._tensor import make_tensor, Tensor, xp_of
+from .._tensor import make_tensor, xp_of
 from ..device import assert_on_device, backend_of, check_data, checks_on_host
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
 from .creation import full_like, zeros_like
 from .ctc import ctc_loss  # noqa: F401  (their own files; losses of this family)
-from .margin_loss import multi_margin_loss, multilabel_margin_loss, soft_margin_loss  # noqa: F401,E501
+from .margin_loss import (multi_margin_loss, multilabel_margin_loss,  # noqa: F401
+                          not_differentiable, soft_margin_loss)
 from .distance import pairwise_distance
 from .pointwise import scalar_op
 from .pointwise._common import broadcast_error
@@ -466,11 +467,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
-        if t is not None and t._requires_grad and _grad_state.enabled:
-            raise RuntimeError("The function 'binary_cross_entropy_with_logits' is not "
-                               f"differentiable with respect to argument '{name}'. This input "
-                               "cannot have requires_grad True.")
+    not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     # PyTorch's errors, in its order: (pos_weight - 1) * target, then loss *= weight in place
     for a, b in ((pos_weight, target), (input, weight)):
         if a is not None and b is not None:

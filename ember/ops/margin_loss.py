@@ -15,7 +15,7 @@ from .pointwise import where
 __all__ = ["soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss"]
 
 
-def _not_differentiable(fname, **operands):
+def not_differentiable(fname, **operands):
     """PyTorch's error for an operand its kernel has no gradient for."""
     for name, t in operands.items():
         if t is not None and t._requires_grad and _grad_state.enabled:
@@ -43,7 +43,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         input, target = fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    _not_differentiable("soft_margin_loss", target=target)
+    not_differentiable("soft_margin_loss", target=target)
     with grad_disabled():
         elementwise = (-target * input).exp().log1p()
         out = reduce_loss(elementwise, reduction).to(input.dtype)
@@ -92,7 +92,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None and weight.numel() != x.shape[1]:
         raise RuntimeError(f"inconsistent weight size, expected {x.shape[1]} but got "
                            f"{list(weight.shape)}")
-    _not_differentiable("multi_margin_loss", weight=weight)
+    not_differentiable("multi_margin_loss", weight=weight)
     t = target._array.reshape(-1)
     C = x.shape[1]
     check_data(input._device, (t < 0) | (t >= C), RuntimeError("target out of range"),
