@@ -19,26 +19,18 @@ names (None edges skipped). Intentional deviations, kept for speed and pinned by
   CatBackward0), except that batch_first turns the output round as a view
   (TransposeBackward0), not in place (PyTorch's RNN/GRU: TransposeBackward1), since the
   fused node saved that output for its backward.
+
+Differences not fixed yet (so not in CASES): nn.MultiheadAttention with need_weights=False
+(PyTorch: its packed self-attention projection's select/clone and one
+ScaledDotProductFlashAttentionForCpuBackward0; ember: split, bmm, softmax, bmm), `x[i] = v`
+(ember's CopySlices shows its inner copy node), kron, inner, linalg.multi_dot, dstack and
+circular pad (PyTorch's views and copies in other orders).
 """
 import numpy as np
 import pytest
 
 import ember
-
-DEPTH = 6
-
-
-def _tree(t, depth=DEPTH):
-    lines = []
-
-    def walk(fn, d):
-        if fn is None or d > depth:
-            return
-        lines.append("  " * d + type(fn).__name__)
-        for nxt, _ in fn.next_functions:
-            walk(nxt, d + 1)
-    walk(t.grad_fn, 0)
-    return "\n".join(lines)
+from tests._grad_fn_tree import grad_fn_tree
 
 
 class _Inputs:
@@ -337,7 +329,7 @@ def test_rnn_layers_composite_path_graph_matches_pytorch(torch, mode, kw, which)
     for lib in (ember, torch):
         lib.manual_seed(0)
         with lib.backends.mkldnn.flags(enabled=False):
-            trees.append(_tree(_rnn_layer(lib, mode, kw, which)))
+            trees.append(grad_fn_tree(_rnn_layer(lib, mode, kw, which)))
     assert trees[0] == trees[1]
 
 
@@ -362,7 +354,7 @@ def test_graph_matches_pytorch(torch, name):
     trees = []
     for lib in (ember, torch):
         lib.manual_seed(0)
-        trees.append(_tree(CASES[name](lib, _Inputs(lib))))
+        trees.append(grad_fn_tree(CASES[name](lib, _Inputs(lib))))
     assert trees[0] == trees[1]
 
 
