@@ -7,13 +7,16 @@ one Python step per time step. The gradient is PyTorch's: for log_probs lp at a 
 class c, exp(lp) - exp(log(sum of alpha * beta over the positions labelled c) + nll - lp),
 the gradient through a log_softmax that PyTorch's kernel folds in (its sum over the classes
 is 0 for normalised log_probs); zero after a sequence's input length, NaN for an infinite
-loss unless zero_infinity, which makes it 0. It is not differentiable again, as PyTorch's.
+loss unless zero_infinity, which makes it 0. It is not differentiable again and has no
+forward-mode derivative, as PyTorch's.
 """
 import math
 
 import numpy as np
 
+from .._state import forward_ad as _fw
 from .._tensor import Tensor, make_tensor, xp_of
+from ._dual import has_tangent
 from ._graph import Node, record
 from .indexing import bincount_sized
 
@@ -100,6 +103,12 @@ class CtcLossBackward0(Node):
 
 def _ctc(log_probs, ext, real, il, tl, blank, zero_infinity):
     """PyTorch's _ctc_loss: each sequence's negative log likelihood, (N,)."""
+    if _fw.level is not None and has_tangent(log_probs):  # PyTorch has no forward formula
+        raise NotImplementedError(
+            "Trying to use forward AD with _ctc_loss that does not support it because it has "
+            "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation or submit a PR adding the implementation to derivatives.yaml")
     xp = xp_of(log_probs)
     lp = log_probs._array
     T, N, C = lp.shape

@@ -83,7 +83,9 @@ def bce_logits_samples(rng):
     x, t = randn(rng, 3, 4), rng.uniform(0, 1, (3, 4))
     return [Sample((x, t), grad=(0, 1)),
             Sample((x, t), {"pos_weight": positive(rng, 4)}, grad=(0,)),
-            Sample((x, t), {"weight": positive(rng, 3, 4), "reduction": "none"}, grad=(0,))]
+            Sample((x, t), {"weight": positive(rng, 3, 4), "reduction": "none"}, grad=(0,)),
+            Sample((x, t), {"weight": positive(rng, 4), "pos_weight": positive(rng, 3, 4),
+                            "reduction": "sum"}, grad=(0, 1))]
 
 
 def bce_logits_call(lib, x, t, **kw):
@@ -146,7 +148,10 @@ def ctc_samples(rng):
     logits = randn(rng, T, N, C)
     targets = np.array([[1, 2, 2], [3, 1, 0]], dtype=np.int64)
     return [Sample((logits, targets, (6, 5), (3, 2)), grad=(0,)),
-            Sample((logits, targets, (6, 6), (3, 2)), {"reduction": "sum"}, grad=(0,))]
+            Sample((logits, targets, (6, 6), (3, 2)), {"reduction": "sum"}, grad=(0,)),
+            # concatenated targets; the first sequence too short for its repeated label
+            Sample((logits, np.array([2, 2, 1], dtype=np.int64), (2, 6), (2, 1)),
+                   {"reduction": "none", "zero_infinity": True}, grad=(0,))]
 
 
 def ctc_call(lib, logits, targets, il, tl, **kw):
