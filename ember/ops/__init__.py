@@ -234,8 +234,8 @@ def _matrix_transpose(self):
 
 def _T(self):
     ndim = self._array.ndim
-    if ndim == 2:
-        return self.t()
+    if ndim == 2:  # PyTorch reverses the dims with a permute (PermuteBackward0), not t()
+        return self.permute((1, 0))
     import warnings
     warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
                   "is deprecated and it will throw an error in a future release. Consider `x.mT` "

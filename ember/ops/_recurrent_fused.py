@@ -211,7 +211,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
 
 
 # ---- backward --------------------------------------------------------------------------------
-class _FusedLayerBackward(Node):
+class FusedLayerBackward(Node):
     arrays = None
 
     def _release(self):
@@ -316,15 +316,15 @@ class _FusedLayerBackward(Node):
         return tuple(None if a is None else make_tensor(a, dev) for a in grads)
 
 
-class LstmLayerBackward0(_FusedLayerBackward):
+class LstmLayerBackward0(FusedLayerBackward):
     pass
 
 
-class GruLayerBackward0(_FusedLayerBackward):
+class GruLayerBackward0(FusedLayerBackward):
     pass
 
 
-class RnnLayerBackward0(_FusedLayerBackward):
+class RnnLayerBackward0(FusedLayerBackward):
     pass
 
 

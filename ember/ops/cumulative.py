@@ -10,7 +10,7 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, inplace, record, write_out, with_out
-from .pointwise import logical_xor, where
+from .pointwise import logical_xor, scalar_op, where
 from .reduction import _sum_dtype, accumulating, const, return_type
 from .sorting import scatter_add_along
 
@@ -279,26 +279,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 
 # ---- the trapezoid rule ----------------------------------------------------------------------------
-class MulBackward1(Node):
-    """A product with a number PyTorch's composite ops pass as a Scalar (no wrapped input)."""
-
-    def backward(self, grad):
-        return grad * self.scalar
-
-
-class DivBackward1(Node):
-    def backward(self, grad):
-        return grad / self.scalar
-
-
 def _scaled(t, number, divide):
     """`t * number` or `t / number` recorded as PyTorch's Scalar overloads record them."""
-    from .pointwise import div, mul
-    res = (div if divide else mul)(t.detach(), number)
-    node = record(DivBackward1 if divide else MulBackward1, (t,), res)
-    if node is not None:
-        node.scalar = number
-    return res
+    return scalar_op("div" if divide else "mul", t, number)
 
 
 def _slices(t, axis):
@@ -359,7 +342,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
     _check_real_dx("trapezoid", dx)
     ends = y.select(axis, 0) + y.select(axis, -1)
-    return _scaled(y.sum(axis) - ends * 0.5, float(dx), False)
+    return _scaled(y.sum(axis) - _scaled(ends, 0.5, False), float(dx), False)
 
 
 trapz = trapezoid

@@ -14,6 +14,7 @@ from .._tensor import make_tensor, Tensor, xp_of
 from .._state import autocast as _autocast
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
+from .pointwise import scalar_op
 from .pointwise._common import broadcast_error
 
 __all__ = ["cosine_similarity", "pairwise_distance", "cdist", "pdist"]
@@ -43,7 +44,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if mismatch is not None:
         raise mismatch
     shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
-    a, b = x1.to(d).expand(shape), x2.to(d).expand(shape)
+    a, b = x1.to(d), x2.to(d)
+    if a.shape != b.shape:  # as PyTorch's expand_outplace: equal shapes are not expanded
+        a, b = a.expand(shape), b.expand(shape)
     from .statistics import norm
     # Divide each by its norm first (the result stays within [-1, 1]); the norms are
     # clamped in place without autograd, so the gradient is the unclamped norm's.
@@ -58,9 +61,11 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     _check_tensor(x1, "pairwise_distance", "x1", 1)
     _check_tensor(x2, "pairwise_distance", "x2", 2)
-    from .statistics import norm
+    from .statistics import aten_norm
     innermost = builtins.max(x1.ndim, x2.ndim) - 1
-    return norm(x1 - x2 + eps, p, innermost, keepdim)
+    # at::norm(x1 - x2 + eps, ...) in C++: the eps is a Scalar (AddBackward1), the norm
+    # at::norm's (NormBackward1)
+    return aten_norm(scalar_op("add", x1 - x2, eps), p, innermost, keepdim)
 
 
 # ---- cdist / pdist -----------------------------------------------------------------------------

@@ -1,17 +1,23 @@
-"""Loss functions, with every `reduction`. The losses tutorials print (`MseLossBackward0`,
-`NllLossBackward0`, binary cross-entropy, smooth L1, Huber) have their own nodes; the others
-are compositions of differentiable ops, as they are in PyTorch."""
+"""Loss functions, with every `reduction`. The losses PyTorch computes in one kernel have one
+node each, as in PyTorch (`MseLossBackward0`, `NllLossBackward0`, binary cross-entropy with
+and without logits, smooth L1, Huber; CTC and the margin losses in `ctc.py` and
+`margin_loss.py`); the others are PyTorch's compositions of ops, recorded node for node
+(its C++ composites' Scalar arithmetic included: `scalar_op`)."""
 import math
 import warnings
 
-import numpy as np
-
 from .. import dtypes as _dt
-from .._tensor import make_tensor, Tensor, xp_of
+from .._tensor import make_tensor, xp_of
 from ..device import assert_on_device, backend_of, check_data, checks_on_host
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
 from ._graph import Node, grad_disabled, record
+from .creation import full_like, zeros_like
+from .ctc import ctc_loss  # noqa: F401  (their own files; losses of this family)
+from .margin_loss import (multi_margin_loss, multilabel_margin_loss,  # noqa: F401
+                          not_differentiable, soft_margin_loss)
+from .distance import pairwise_distance
+from .pointwise import scalar_op
 from .pointwise._common import broadcast_error
 
 __all__ = ["binary_cross_entropy_with_logits", "kl_div", "hinge_embedding_loss",
@@ -180,6 +186,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:  # PyTorch's kernel is then l1_loss's (its graph too)
+        return l1_loss(input, target, reduction=reduction)
     return _smooth(input, target, reduction, beta, None, "smooth_l1_loss", SmoothL1LossBackward0)
 
 
@@ -340,10 +348,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         terms = logp * target
         if weight is not None:
             terms = terms * weight.view(wshape)
-        loss = -terms.sum(class_dim)
-        if reduction == "mean":
-            return loss.sum() / (input.numel() / n_classes) if input.numel() else loss.sum() / 0
-        return reduce_loss(loss, reduction)
+        if reduction == "none":
+            return -terms.sum(class_dim)
+        total = -terms.sum()
+        if reduction == "mean":  # over the samples: a division by an int (DivBackward1)
+            return scalar_op("div", total, input.numel() // n_classes) if input.numel() \
+                else total / 0
+        return total
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0:
         return nll
@@ -359,7 +370,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             smooth = smooth.sum() / (~ignore).sum()
     elif reduction == "sum":
         smooth = smooth.sum()
-    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+    # PyTorch's C++ scales with Scalars: MulBackward1 nodes
+    return scalar_op("mul", nll, 1 - label_smoothing) + \
+        scalar_op("mul", smooth, label_smoothing / n_classes)
 
 
 class BinaryCrossEntropyBackward0(Node):
@@ -417,24 +430,75 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return out
 
 
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """loss = (1 - y) x - (1 + (pw - 1) y) log sigmoid(x), times the weight: its gradient is
+    (1 + (pw - 1) y) sigmoid(x) - pw y for the input (sigmoid(x) - y without pos_weight),
+    log sigmoid(-x) - pw log sigmoid(x) for the target (-x without)."""
+
+    def backward(self, grad):
+        from .activation import logsigmoid
+        input, target, weight, pos_weight = self.saved_tensors
+        g = _reduce_grad(grad, self.shape, self.reduction)
+        if weight is not None:
+            g = g * weight
+        gi = gt = None
+        if self._next[0][0] is not None:
+            if pos_weight is not None:
+                scaled = pos_weight * target
+                gi = ((scaled + 1 - target) * input.sigmoid() - scaled) * g
+            else:
+                gi = (input.sigmoid() - target) * g
+        if self._next[1][0] is not None:
+            if pos_weight is not None:
+                gt = (logsigmoid(-input) - logsigmoid(input) * pos_weight) * g
+            else:
+                gt = -input * g
+        return gi, gt
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
+    """One node (PyTorch's), the loss computed stably on arrays: log sigmoid(x) is
+    min(x, 0) - log1p(exp(-|x|))."""
     if _autocast.active:
         input, target, weight, pos_weight = fp32(input, target, weight, pos_weight)
-    from .activation import logsigmoid
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    # log(sigmoid(x)) and log(1 - sigmoid(x)) = log(sigmoid(-x)), both stable
+    not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    # PyTorch's errors, in its order: (pos_weight - 1) * target, then loss *= weight in place
+    for a, b in ((pos_weight, target), (input, weight)):
+        if a is not None and b is not None:
+            mismatch = broadcast_error(tuple(a.shape), tuple(b.shape))
+            if mismatch is not None:
+                raise mismatch
+    x, y, d, dev = _pair(input, target, "binary_cross_entropy_with_logits")
+    xp = backend_of(dev).xp
+    log_sig = xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
     if pos_weight is not None:
-        loss = -(pos_weight * target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
-    else:
-        loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+        pw = pos_weight._array
+        log_sig = _in_place_shape(log_sig * ((pw - 1) * y + 1), log_sig.shape)
+    loss = (1 - y) * x - log_sig
     if weight is not None:
-        loss = loss * weight
-    return reduce_loss(loss, reduction)
+        loss = _in_place_shape(loss * weight._array, loss.shape)
+    # PyTorch writes the loss into `1 - target` in place: the result has the target's dtype
+    out_dtype = target.dtype if target.dtype.is_floating_point else d
+    out = make_tensor(_reduce_array(loss, reduction).astype(out_dtype.np, copy=False), dev)
+    node = record(BinaryCrossEntropyWithLogitsBackward0, (input, target), out)
+    if node is not None:
+        node.shape, node.reduction = x.shape, reduction
+        node.save_for_backward(input, target, weight, pos_weight)
+    return out
+
+
+def _in_place_shape(arr, shape):
+    """PyTorch's error where an in-place op's operand would grow the result."""
+    if arr.shape != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(arr.shape)}")
+    return arr
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -466,7 +530,9 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         input, target = fp32(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    # `input + eps` is a Scalar add in PyTorch's C++ (AddBackward1)
+    loss = input.exp() - target * input if log_input else \
+        input - target * scalar_op("add", input, eps).log()
     if full:
         stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
         loss = loss + stirling.masked_fill(target <= 1, 0)
@@ -496,7 +562,8 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     if _autocast.active:
         input1, input2, target = fp32(input1, input2, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
-    return reduce_loss((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+    return reduce_loss(scalar_op("add", -target * (input1 - input2), margin).clamp_min(0),
+                       reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
@@ -505,17 +572,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
         input, target = fp32(input, target)
     from .pointwise import where
     reduction = legacy_reduction(size_average, reduce, reduction)
-    margin_part = (margin - input).clamp(min=0)
-    loss = where(target == 1, input, 0.0) + where(target == -1, margin_part, 0.0)
+    # PyTorch's sum: the margin part where the target is not 1, plus the input where it is
+    # not -1 (other target values get both); `margin - input` is a fill and sub_ in C++
+    zeros = zeros_like(input)
+    margin_part = (full_like(input, margin) - input).clamp_min(0)
+    loss = where(target != 1, margin_part, zeros) + where(target != -1, input, zeros)
     return reduce_loss(loss, reduction)
-
-
-def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    if _autocast.active:
-        input, target = fp32(input, target)
-    from .activation import softplus
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    return reduce_loss(softplus(-target * input), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -529,75 +591,6 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return reduce_loss(loss, reduction)
 
 
-def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
-                      reduce=None, reduction="mean"):
-    if _autocast.active:
-        input, weight = fp32(input, weight)
-    from .pointwise import where
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    if p not in (1, 2):
-        raise ValueError("only p == 1 and p == 2 supported")
-    if weight is not None and weight.dim() != 1:
-        raise ValueError("weight must be one-dimensional")
-    x = input if input.dim() > 1 else input.reshape(1, -1)  # (a 0-dim input: one class)
-    if target.dtype is not _dt.int64:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype._scalar_name}")
-    if input.dim() > 1 and list(target.shape) != [x.shape[0]]:
-        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the "
-                           f"number of input samples (batch size). Expected target size "
-                           f"[{x.shape[0]}], but got {list(target.shape)}. Input has shape "
-                           f"{list(input.shape)}.")
-    if weight is not None and weight.numel() != x.shape[1]:
-        raise RuntimeError(f"inconsistent weight size, expected {x.shape[1]} but got "
-                           f"{list(weight.shape)}")
-    t = target._array.reshape(-1)
-    C = x.shape[1]
-    check_data(input._device, (t < 0) | (t >= C), RuntimeError("target out of range"),
-               "multi_margin_loss: Assertion `target_k >= 0 && target_k < dim`")
-    xp = xp_of(input)
-    # the target class as a one-hot mask: no gather, so no index check asking the device
-    is_target = make_tensor(t[:, None] == xp.arange(C), input._device)
-    picked = where(is_target, x, 0.0).sum(1, keepdim=True)
-    terms = (margin - picked + x).clamp(min=0)
-    if p == 2:
-        terms = terms * terms
-    if weight is not None:
-        w = xp.take(weight._array, t.astype(np.int64, copy=False))
-        terms = terms * make_tensor(w[:, None], input._device)
-    loss = where(is_target, 0.0, terms).sum(1) / C
-    if input.dim() <= 1:
-        loss = loss.squeeze(0)
-    return reduce_loss(loss, reduction)
-
-
-def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Per sample, the hinge 1 - (x[j] - x[i]) over each listed target j (the entries before
-    the first -1) and each class i that is not a target, over the class count; computed with
-    masks on the input's device (no per-row host loop)."""
-    if _autocast.active:
-        input, = fp32(input)
-    from .pointwise import where
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    x = input if input.dim() > 1 else input.unsqueeze(0)
-    tt = (target if target.dim() > 1 else target.unsqueeze(0))._array
-    C = x.shape[1]
-    check_data(input._device, (tt < -1) | (tt >= C),
-               RuntimeError("argument #2 'target' is out of range"),
-               "multilabel_margin_loss: Assertion `target_idx >= 0 && target_idx < dim`")
-    xp = xp_of(input)
-    listed = xp.cumsum(tt < 0, axis=1) == 0  # (N, K): before the row's first -1
-    hit = (tt[:, :, None] == xp.arange(C)) & listed[:, :, None]  # (N, K, C): entry k is class c
-    others = ~hit.any(axis=1)  # (N, C): classes that are no target
-    dev = input._device
-    picked = where(make_tensor(hit, dev), x.unsqueeze(1), 0.0).sum(2, keepdim=True)  # x[j]
-    terms = (1 - picked + x.unsqueeze(1)).clamp(min=0)  # (N, K, C)
-    pairs = make_tensor(listed[:, :, None] & others[:, None, :], dev)
-    loss = where(pairs, terms, 0.0).sum((1, 2)) / C
-    if input.dim() == 1:
-        loss = loss.squeeze(0)
-    return reduce_loss(loss, reduction)
-
-
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     if _autocast.active:
@@ -607,15 +600,15 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     eps = 1e-12
     dim = input1.dim() - 1
     prod = (input1 * input2).sum(dim)
-    mag = ((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)
+    mag = scalar_op("add", (input1 * input1).sum(dim), eps) * \
+        scalar_op("add", (input2 * input2).sum(dim), eps)
     cos = prod / mag.sqrt()
-    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0), 0.0)
+    zeros = zeros_like(cos)
+    # `1 - cos` is a fill and sub_ in PyTorch's C++ (SubBackward0), `cos - margin` a Scalar
+    pos = full_like(cos, 1) - cos
+    neg = scalar_op("sub", cos, margin).clamp_min(0)
+    loss = where(target == 1, pos, zeros) + where(target == -1, neg, zeros)
     return reduce_loss(loss, reduction)
-
-
-def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    diff = x1 - x2 + eps
-    return diff.norm(p, dim=-1, keepdim=keepdim)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
@@ -623,85 +616,19 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if _autocast.active:
         anchor, positive, negative = fp32(anchor, positive, negative)
     reduction = legacy_reduction(size_average, reduce, reduction)
-    d_pos = _pairwise_distance(anchor, positive, p, eps)
-    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         from .pointwise import minimum
-        d_neg = minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
-    return reduce_loss((margin + d_pos - d_neg).clamp(min=0), reduction)
+        d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return reduce_loss((scalar_op("add", d_pos, margin) - d_neg).clamp_min(0), reduction)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
                                       margin=1.0, swap=False, reduction="mean"):
-    dist = distance_function or (lambda a, b: _pairwise_distance(a, b))
+    dist = distance_function or pairwise_distance
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
         from .pointwise import minimum
         d_neg = minimum(d_neg, dist(positive, negative))
-    return reduce_loss((margin + d_pos - d_neg).clamp(min=0), reduction)
-
-
-def _lengths(lengths):
-    """CTC's lengths as Python ints: PyTorch copies length tensors to the host too (its CUDA
-    kernels size their grids from them), so a device tensor costs one read each."""
-    return [int(v) for v in (lengths.tolist() if isinstance(lengths, Tensor) else lengths)]
-
-
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
-             zero_infinity=False):
-    """Connectionist temporal classification: the forward (alpha) recursion in log space,
-    vectorised over the batch and the extended label sequence; differentiable through ops.
-    The labels stay where they are (on the device): only the lengths are read."""
-    from .statistics import logsumexp
-    from .shape import stack
-    from .pointwise import where
-    if log_probs.numel() == 0:
-        raise RuntimeError("log_probs tensor must not be empty")
-    T, N, C = log_probs.shape
-    il, tl = _lengths(input_lengths), _lengths(target_lengths)
-    if len(il) != N:
-        raise RuntimeError("input_lengths must be of size batch_size")
-    if len(tl) != N:
-        raise RuntimeError("target_lengths must be of size batch_size")
-    dev, xp = log_probs._device, xp_of(log_probs)
-    if isinstance(targets, Tensor):
-        tgt = targets.to(dev)._array
-    else:
-        tgt = xp.asarray(np.asarray(targets))
-    losses = []
-    offset = 0
-    # "impossible" is a huge finite log value, not -inf: logsumexp over all -inf has a NaN
-    # gradient, while exp(-1e30 - x) vanishes exactly beside any real path
-    impossible = -1e30
-    for b in range(N):  # sequences differ in length; each is vectorised over its labels
-        lab = tgt[b, :tl[b]] if tgt.ndim == 2 else tgt[offset:offset + tl[b]]
-        offset += tl[b]
-        S = 2 * tl[b] + 1
-        ext = xp.full(S, blank, dtype=np.int64)
-        ext[1::2] = lab
-        skip = xp.zeros(S, dtype=bool)
-        skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
-        lp = log_probs[:, b, :]
-        idx = make_tensor(ext, dev)
-        positions = xp.arange(S)
-        alpha = lp[0][idx].masked_fill(make_tensor(positions >= 2, dev), impossible)
-        no_skip = make_tensor(~skip, dev)
-        first_col = make_tensor(positions == 0, dev)
-        for t in range(1, il[b]):
-            shifted1 = alpha.roll(1).masked_fill(first_col, impossible)
-            shifted2 = alpha.roll(2).masked_fill(no_skip, impossible)
-            alpha = logsumexp(stack([alpha, shifted1, shifted2]), 0) + lp[t][idx]
-        tail = alpha[-2:] if S > 1 else alpha[-1:]
-        nll = -logsumexp(tail, 0)
-        # no alignment fits (too few frames for the labels and their repeats): PyTorch's
-        # infinite loss; decided on the device, as the repeats are
-        repeats = (lab[1:] == lab[:-1]).sum() if tl[b] > 1 else xp.zeros((), np.int64)
-        unfit = make_tensor(il[b] < tl[b] + repeats, dev)
-        nll = where(unfit, 0.0 if zero_infinity else math.inf, nll)
-        losses.append(nll)
-    loss = stack(losses)
-    if reduction == "mean":
-        lengths = xp.asarray(np.maximum(np.asarray(tl, dtype=np.float64), 1).astype(
-            log_probs._array.dtype))
-        return (loss / make_tensor(lengths, dev)).mean()
-    return reduce_loss(loss, reduction)
+    return reduce_loss((margin + d_pos - d_neg).clamp_min(0), reduction)

@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 from .. import _dtype_casts as _casts, dtypes as _dt
+from .._memory_format import contiguous_format
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
-from ._graph import Node, inplace, mark_multi_output_views, record
+from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
 from .shape import _check_joinable, cat, make_view_of, narrow, shift_empty_view, stack
 
@@ -271,8 +272,8 @@ def flipud(input):
 
 class RollBackward0(Node):
     def backward(self, grad):
-        if self.dims is None:  # rolled flat: the gradient of the flattened input
-            return grad.reshape(-1).roll(-self.shifts[0], 0)
+        if self.dims is None:  # rolled flat: rolled back flat, in the input's shape
+            return grad.reshape(-1).roll(-self.shifts[0], 0).reshape(self.shape)
         return grad.roll(tuple(-s for s in self.shifts), self.dims)
 
 
@@ -283,13 +284,12 @@ def roll(input, shifts, dims=None):
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-        # PyTorch rolls the flattened input and records one RollBackward0 over the flatten
-        flat = input.flatten()
-        arr = xp_of(input).roll(flat._array, shifts[0]).reshape(input._array.shape)
+        # PyTorch rolls the flattened input inside the kernel: one RollBackward0 over input
+        arr = xp_of(input).roll(input._array.reshape(-1), shifts[0]).reshape(input._array.shape)
         out = make_tensor(arr, input._device)
-        node = record(RollBackward0, (flat,), out)
+        node = record(RollBackward0, (input,), out)
         if node is not None:
-            node.shifts, node.dims = shifts, None
+            node.shifts, node.dims, node.shape = shifts, None, input._array.shape
         return out
     dims = (dims,) if isinstance(dims, (builtins.int, np.integer)) else tuple(dims)
     if len(shifts) != len(dims):
@@ -383,7 +383,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         elif reps.size != n:
             raise RuntimeError("repeats must have the same size as input along dim")
     else:
-        reps = np.full(n, builtins.int(repeats))
+        reps = builtins.int(repeats)
+        if reps < 0:
+            raise RuntimeError("repeats can not be negative")
+        # PyTorch's int form: each slice repeated by a broadcast copy, not a gather
+        shape = list(input.shape)
+        spread = shape[:d + 1] + [reps] + shape[d + 1:]
+        shape[d] *= reps
+        return input.unsqueeze(d + 1).expand(spread).clone(
+            memory_format=contiguous_format).view(shape)
     if (reps < 0).any():
         raise RuntimeError("repeats can not be negative")
     index = tensor(np.repeat(np.arange(n), reps), device=input.device)
@@ -486,6 +494,10 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return out
 
 
+class DiagonalBackward0_copy(DiagonalBackward0):  # noqa: N801 (PyTorch's name)
+    """torch.diag of a matrix: a copy of the diagonal, not a view."""
+
+
 class DiagEmbedBackward0(Node):
     def backward(self, grad):
         return grad.diagonal(self.offset, self.dim1, self.dim2)
@@ -512,19 +524,32 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def diag(input, diagonal=0, *, out=None):
     if input.dim() == 1:
         res = diag_embed(input, diagonal, 0, 1)
-    elif input.dim() == 2:
-        res = input.diagonal(diagonal).clone()
+    elif input.dim() == 2:  # a copy of the diagonal, one node (PyTorch's diagonal_copy)
+        with grad_disabled():
+            res = input.diagonal(diagonal).clone()
+        node = record(DiagonalBackward0_copy, (input,), res)
+        if node is not None:
+            node.offset, node.dim1, node.dim2 = diagonal, 0, 1
     else:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
     return res if out is None else _write(out, res, "diag")
+
+
+class TraceBackward0(Node):
+    def backward(self, grad):
+        from .ranges import eye
+        rows, cols = self._meta[0][0]
+        return grad * eye(rows, cols, dtype=grad.dtype, device=grad.device)
 
 
 def trace(input):
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " +
                            str(input.dim()))
-    d = input.diagonal()
-    return d.sum() if d.dtype.is_floating_point or d.dtype.is_complex else d.sum()
+    with grad_disabled():
+        res = input.diagonal().sum()
+    record(TraceBackward0, (input,), res)
+    return res
 
 
 def block_diag(*tensors):

@@ -15,7 +15,7 @@ runs in the Python loop over time (packed sequences on shrinking (forward) or gr
 when `has_biases`, then `w_hr` for an LSTM with projections.
 """
 from . import _recurrent_fused as _fused, activation, shape
-from .linalg import addmm, linear, mm
+from .linalg import linear, mm
 from .normalization import dropout as _dropout
 from .pointwise import sigmoid, tanh
 
@@ -25,30 +25,30 @@ METHODS = []
 
 
 # ---- one time step ------------------------------------------------------------------------
-# `xg` is the input projection of this step (x W_ih^T + b_ih, and + b_hh where b_hh may be
-# folded in); `h`, `c` the state; `w_hh_t` the transposed recurrent weight.
-def rnn_step(xg, h, w_hh_t, relu):
-    pre = addmm(xg, h, w_hh_t)
+# PyTorch's cell functors, op for op (so their grad_fn graphs are PyTorch's): `xg` is the
+# input projection of this step (x W_ih^T + b_ih), the recurrent one h W_hh^T + b_hh is made
+# here and added to it; the gates are unsafe chunks. `h`, `c` the state.
+def rnn_step(xg, h, w_hh, b_hh, relu):
+    pre = linear(h, w_hh, b_hh) + xg
     return activation.relu(pre) if relu else tanh(pre)
 
 
-def lstm_step(xg, h, c, w_hh_t, w_hr_t):
-    i, f, g, o = addmm(xg, h, w_hh_t).chunk(4, 1)
+def lstm_step(xg, h, c, w_hh, b_hh, w_hr):
+    i, f, g, o = (linear(h, w_hh, b_hh) + xg).unsafe_chunk(4, 1)
     c = sigmoid(f) * c + sigmoid(i) * tanh(g)
     h = sigmoid(o) * tanh(c)
-    if w_hr_t is not None:
-        h = mm(h, w_hr_t)
+    if w_hr is not None:
+        h = mm(h, w_hr.t())
     return h, c
 
 
-def gru_step(xg, h, w_hh_t, b_hh):
-    hg = mm(h, w_hh_t) if b_hh is None else addmm(b_hh, h, w_hh_t)
-    xr, xz, xn = xg.chunk(3, 1)
-    hr, hz, hn = hg.chunk(3, 1)
-    r = sigmoid(xr + hr)
-    z = sigmoid(xz + hz)
-    n = tanh(xn + r * hn)
-    return n + z * (h - n)
+def gru_step(xg, h, w_hh, b_hh):
+    xr, xz, xn = xg.unsafe_chunk(3, 1)
+    hr, hz, hn = linear(h, w_hh, b_hh).unsafe_chunk(3, 1)
+    r = sigmoid(hr + xr)
+    z = sigmoid(hz + xz)
+    n = tanh(xn + hn * r)
+    return (h - n) * z + n
 
 
 # ---- one layer, one direction ------------------------------------------------------------
@@ -58,22 +58,14 @@ def run_direction(mode, x, h, c, weights, batch_sizes, reverse):
     if _fused.usable(x, h, c, weights, batch_sizes):
         return _fused.direction(mode, x, h, c, weights, reverse, batch_sizes)
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    gru = mode == "GRU"
-    bias = b_ih
-    if not gru and b_ih is not None and b_hh is not None:
-        bias = b_ih + b_hh
-    elif not gru and b_ih is None:
-        bias = b_hh
-    xg = linear(x, w_ih, bias)
-    w_hh_t = w_hh.t()
-    w_hr_t = None if w_hr is None else w_hr.t()
+    xg = linear(x, w_ih, b_ih)
 
     def step(xg_t, h, c):
         if mode == "LSTM":
-            return lstm_step(xg_t, h, c, w_hh_t, w_hr_t)
-        if gru:
-            return gru_step(xg_t, h, w_hh_t, b_hh), None
-        return rnn_step(xg_t, h, w_hh_t, mode == "RNN_RELU"), None
+            return lstm_step(xg_t, h, c, w_hh, b_hh, w_hr)
+        if mode == "GRU":
+            return gru_step(xg_t, h, w_hh, b_hh), None
+        return rnn_step(xg_t, h, w_hh, b_hh, mode == "RNN_RELU"), None
 
     if batch_sizes is None:
         steps = xg.unbind(0)
@@ -182,7 +174,10 @@ def _sequence(mode, name, args):
     out, h_n, c_n = run_layers(mode, x, h0, c0, params, has_biases, num_layers, dropout, train,
                                bidirectional, batch_sizes)
     if batch_first and batch_sizes is None:
-        out = out.transpose(0, 1)
+        # PyTorch turns an RNN's or GRU's output round in place (TransposeBackward1), an
+        # LSTM's with a view; not in place where a fused layer saved its output for backward
+        in_place = not lstm_mode and not isinstance(out.grad_fn, _fused.FusedLayerBackward)
+        out = out.transpose_(0, 1) if in_place else out.transpose(0, 1)
     return (out, h_n, c_n) if lstm_mode else (out, h_n)
 
 
@@ -236,33 +231,28 @@ def _check_cell(input, states, w_ih, w_hh, gates):
                                f"expected {hidden}")
 
 
-def _input_gates(input, w_ih, b_ih, b_hh):
-    bias = b_ih if b_hh is None else (b_hh if b_ih is None else b_ih + b_hh)
-    return linear(input, w_ih, bias)
-
-
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """`torch.lstm_cell`: one LSTM step, (h_1, c_1); hx is [h_0, c_0]."""
     if len(hx) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
     h, c = hx
     _check_cell(input, (h, c), w_ih, w_hh, 4)
-    return lstm_step(_input_gates(input, w_ih, b_ih, b_hh), h, c, w_hh.t(), None)
+    return lstm_step(linear(input, w_ih, b_ih), h, c, w_hh, b_hh, None)
 
 
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """`torch.gru_cell`: one GRU step (b_hh stays inside the reset gate's product)."""
     _check_cell(input, (hx,), w_ih, w_hh, 3)
-    return gru_step(linear(input, w_ih, b_ih), hx, w_hh.t(), b_hh)
+    return gru_step(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """`torch.rnn_tanh_cell`: tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
     _check_cell(input, (hx,), w_ih, w_hh, 1)
-    return rnn_step(_input_gates(input, w_ih, b_ih, b_hh), hx, w_hh.t(), False)
+    return rnn_step(linear(input, w_ih, b_ih), hx, w_hh, b_hh, False)
 
 
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """`torch.rnn_relu_cell`: relu(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
     _check_cell(input, (hx,), w_ih, w_hh, 1)
-    return rnn_step(_input_gates(input, w_ih, b_ih, b_hh), hx, w_hh.t(), True)
+    return rnn_step(linear(input, w_ih, b_ih), hx, w_hh, b_hh, True)

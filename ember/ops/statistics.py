@@ -182,8 +182,23 @@ def _ord_name(p):
     return ("inf" if p > 0 else "-inf") if math.isinf(p) else str(p)
 
 
+class NormBackward1(LinalgVectorNormBackward0):
+    """at::norm(input, p, dim, keepdim), the overload PyTorch's C++ composites call
+    (pairwise_distance): the same p-norm, recorded under that overload's name."""
+
+
 def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """`linalg.vector_norm`: the p-norm of the elements over `dim` (all by default)."""
+    return _vector_norm(input, ord, dim, keepdim, dtype, out, LinalgVectorNormBackward0)
+
+
+def aten_norm(input, p, dim, keepdim=False):
+    """The p-norm over `dim` as at::norm inside PyTorch's composites records it
+    (NormBackward1); Python's torch.norm records LinalgVectorNormBackward0."""
+    return _vector_norm(input, p, dim, keepdim, None, None, NormBackward1)
+
+
+def _vector_norm(input, ord, dim, keepdim, dtype, out, node_cls):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {input.dtype._scalar_name}")
@@ -220,7 +235,7 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     res = const(as_array(r).astype(result_dtype, copy=False), input)
     if out is not None:
         return write_out(out, res, "linalg_vector_norm")
-    node = record(LinalgVectorNormBackward0, (input,), res)
+    node = record(node_cls, (input,), res)
     if node is not None:
         node.axes, node.keepdim, node.ord = axes, keepdim, p
         node.save_for_backward(input, res)

@@ -6,20 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-
-
-def _chain(t, depth=4):
-    """The grad_fn names of t's graph, depth first, as nested text."""
-    lines = []
-
-    def walk(fn, d):
-        if fn is None or d > depth:
-            return
-        lines.append("  " * d + type(fn).__name__)
-        for nxt, _ in fn.next_functions:
-            walk(nxt, d + 1)
-    walk(t.grad_fn, 0)
-    return "\n".join(lines)
+from tests._grad_fn_tree import grad_fn_tree
 
 
 def _run(lib, build):
@@ -28,7 +15,7 @@ def _run(lib, build):
         out = build(lib)
     except Exception as e:  # noqa: BLE001 - the exception itself is compared
         return type(e).__name__, str(e)
-    return _chain(out), tuple(out.shape), str(out.dtype).split(".")[-1]
+    return grad_fn_tree(out, 4), tuple(out.shape), str(out.dtype).split(".")[-1]
 
 
 def _operands(lib):

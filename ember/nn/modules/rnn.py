@@ -8,9 +8,9 @@ import numbers
 import warnings
 
 from ... import ops
-from ...ops.recurrent import gru, gru_step, lstm, lstm_step, rnn_relu, rnn_step, rnn_tanh
+from ...ops.recurrent import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell,
+                              rnn_tanh, rnn_tanh_cell)
 from ..._tensor import Tensor
-from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -231,14 +231,10 @@ class RNNBase(Module):
                 if not is_batched:
                     hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if lstm else hx.unsqueeze(1)
             self.check_forward_args(input, hx, batch_sizes)
-            if self.batch_first:
-                input = input.transpose(0, 1)
         output, hidden = self._run(input, hx, batch_sizes)
         if packed:
             return (PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
                     self.permute_hidden(hidden, unsorted_indices))
-        if self.batch_first:
-            output = output.transpose(0, 1)
         if not is_batched:
             output = output.squeeze(batch_dim)
             hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1)) if lstm else hidden.squeeze(1)
@@ -250,8 +246,9 @@ class RNNBase(Module):
         sequence = {"LSTM": lstm, "GRU": gru, "RNN_TANH": rnn_tanh,
                     "RNN_RELU": rnn_relu}[self.mode]  # the names, read now: a trace swaps them
         if batch_sizes is None:
+            # batch_first handled by the op, as PyTorch's (its output's grad_fn shows it)
             found = sequence(x, hx, self._flat_weights, self.bias, self.num_layers,
-                             self.dropout, self.training, self.bidirectional, False)
+                             self.dropout, self.training, self.bidirectional, self.batch_first)
         else:
             found = sequence(x, batch_sizes, hx, self._flat_weights, self.bias,
                              self.num_layers, self.dropout, self.training, self.bidirectional)
@@ -351,11 +348,6 @@ class RNNCellBase(Module):
                                    f"expected {self.hidden_size}")
         return input, states, is_batched
 
-    def _input_gates(self, input, fold_hh=True):
-        bias = self.bias_ih
-        if bias is not None and fold_hh:
-            bias = bias + self.bias_hh
-        return F.linear(input, self.weight_ih, bias)
 
 
 class RNNCell(RNNCellBase):
@@ -369,8 +361,8 @@ class RNNCell(RNNCellBase):
         input, (h,), is_batched = self._prepare(input, hx)
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        ret = rnn_step(self._input_gates(input), h, self.weight_hh.t(),
-                        self.nonlinearity == "relu")
+        cell = rnn_relu_cell if self.nonlinearity == "relu" else rnn_tanh_cell
+        ret = cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -381,7 +373,8 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h, c), is_batched = self._prepare(input, hx, lstm=True)
-        h, c = lstm_step(self._input_gates(input), h, c, self.weight_hh.t(), None)
+        h, c = lstm_cell(input, (h, c), self.weight_ih, self.weight_hh, self.bias_ih,
+                         self.bias_hh)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -392,6 +385,5 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h,), is_batched = self._prepare(input, hx)
-        ret = gru_step(self._input_gates(input, fold_hh=False), h, self.weight_hh.t(),
-                        self.bias_hh)
+        ret = gru_cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return ret if is_batched else ret.squeeze(0)

@@ -295,7 +295,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         b = list(_broadcast(tuple(s), tuple(i)))
         bs, bi = list(b), list(b)
         bs[d], bi[d] = shape[d] if shape else 1, ishape[d] if ishape else 1
-        x = input.expand(bs) if tuple(bs) != shape else input
+        x = input.expand(bs)  # always, as PyTorch (an ExpandBackward0 even to the same shape)
         ix = indices.expand(bi) if tuple(bi) != ishape else indices
         res = gather(x, d, ix)
     if out is not None:

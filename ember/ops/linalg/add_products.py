@@ -91,11 +91,12 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 
 def outer(input, vec2, *, out=None):
-    """The outer product of two vectors (PyTorch records it as a broadcast multiply)."""
+    """The outer product of two vectors (PyTorch records it as a broadcast multiply of the
+    first reshaped to a column)."""
     for v, name in ((input, "self"), (vec2, "vec2")):
         if v._array.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._array.ndim}-D")
-    return _out(input.unsqueeze(1) * vec2, out, "outer")
+    return _out(input.reshape(-1, 1) * vec2, out, "outer")
 
 
 def ger(input, vec2, *, out=None):

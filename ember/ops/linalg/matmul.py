@@ -211,7 +211,7 @@ def matmul(input, other, *, out=None):
     elif na == 2 and nb == 1:
         res = mv(input, other)
     elif na == 1 and nb == 2:
-        res = mm(input.unsqueeze(0), other).squeeze(0)
+        res = mm(input.unsqueeze(0), other).squeeze_(0)  # in place, as PyTorch (SqueezeBackward4)
     elif na == 2 and nb == 2:
         res = mm(input, other)
     else:

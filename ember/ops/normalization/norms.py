@@ -15,6 +15,7 @@ from ... import dtypes as _dt
 from ..._state import grad as _grad_state
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
+from ..pointwise import scalar_op
 from . import _fused as fused
 from ._common import _opmath, _prod
 
@@ -351,8 +352,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         eps = float(np.finfo(_opmath(input._array).dtype if input.dtype is not _dt.bfloat16
                              else np.float32).eps) if input.dtype is not _dt.bfloat16 else 0.0078125
     dims = tuple(builtins.range(input.ndim - k, input.ndim))
-    out = input * ((input * input).mean(dims, keepdim=True) + eps) ** -0.5
-    return out * weight if weight is not None else out
+    # PyTorch's composite, node for node: half precision computed in float32, eps added
+    # as a Scalar (AddBackward1), the result cast back to the input's dtype
+    x = input.to(_dt.float32) if input.dtype in (_dt.float16, _dt.bfloat16) else input
+    out = x * scalar_op("add", x.pow(2).mean(dims, keepdim=True), eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out.to(input.dtype)
 
 
 def _verify_spatial_size(shape):
@@ -384,8 +390,8 @@ def instance_norm(input, *args, **kwargs):
     use_stats, momentum, eps = a["use_input_stats"], a["momentum"], a["eps"]
     n, c = input.shape[0], input.shape[1]
     x = input.reshape((1, n * c) + tuple(input.shape[2:]))
-    def rep(t):
-        return None if t is None else t.reshape(1, c).expand(n, c).reshape(n * c)
+    def rep(t):  # each channel's parameter for each sample (PyTorch's RepeatBackward0)
+        return None if t is None else t.repeat(n)
     rm_, rv_ = _tile_buf(rm, n), _tile_buf(rv, n)
     out = _batch_norm(x, rm_, rv_, rep(w), rep(b), use_stats, momentum, eps)
     if use_stats:
@@ -411,15 +417,20 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"(got {dim} dimensions)")
     if input.numel() == 0:
         return input
-    sq = input * input
-    c = input.shape[1]
-    xp = xp_of(input)
-    # the zero-padded channel window as a band matrix: total[c] = sum of sq[c'] for
-    # c - size//2 <= c' <= c + (size-1)//2
-    off = xp.arange(c).reshape(1, c) - xp.arange(c).reshape(c, 1)  # [c, c'] = c' - c
-    band = ((off >= -(size // 2)) & (off <= (size - 1) // 2)).astype(input._array.dtype)
-    total = sq.movedim(1, -1).matmul(make_tensor(band.T.copy(), input._device)).movedim(-1, 1)
-    div = (total / size * alpha + k) ** beta
+    # PyTorch's composite, node for node: the squares averaged over a zero-padded window of
+    # channels by an average pool
+    from ..pooling import avg_pool2d, avg_pool3d
+    from ..spatial import pad
+    div = input.mul(input)
+    lo, hi = size // 2, (size - 1) // 2
+    if dim == 3:
+        div = avg_pool2d(pad(div.unsqueeze(1), (0, 0, lo, hi)), (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.shape
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = avg_pool3d(pad(div, (0, 0, 0, 0, lo, hi)), (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
     return input / div
 
 

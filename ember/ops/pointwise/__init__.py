@@ -24,7 +24,8 @@ from .unary_core import *  # noqa: F401,F403
 # the machinery other families import from `pointwise`
 from ._common import (BinaryNode, _as_scalar, _on, binary, broadcast_error,  # noqa: F401
                       broadcast_shapes_or_none, common_device, operands)
-from .arithmetic import _has_zero, _is_int, _np_add, _np_mul, _promoted_dtype  # noqa: F401
+from .arithmetic import (_has_zero, _is_int, _np_add, _np_mul, _promoted_dtype,  # noqa: F401
+                         scalar_op)
 from .inplace_forms import _inplace_unary  # noqa: F401
 from .unary_core import unary  # noqa: F401
 

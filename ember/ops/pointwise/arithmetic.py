@@ -124,6 +124,47 @@ def _conj_scalar(s):
     return s.conjugate() if isinstance(s, builtins.complex) else s
 
 
+# ---- the Scalar overloads PyTorch's C++ composites call ------------------------------------
+# A Python number in `x * 2` is wrapped into a 0-dim tensor input (MulBackward0), but
+# PyTorch's own composite ops (label smoothing, triplet loss, pairwise_distance, ndtr ...)
+# call at::mul(tensor, Scalar) and friends, whose nodes have the tensor as their only input:
+# MulBackward1, AddBackward1, SubBackward1, DivBackward1. `scalar_op` records those.
+class AddBackward1(BinaryNode):
+    saves = False
+
+    def backward(self, grad):
+        return grad
+
+
+class SubBackward1(AddBackward1):
+    pass
+
+
+class MulBackward1(BinaryNode):
+    saves = False
+
+    def backward(self, grad):
+        return grad * _conj_scalar(self.scalar)
+
+
+class DivBackward1(BinaryNode):
+    saves = False
+
+    def backward(self, grad):
+        return grad / _conj_scalar(self.scalar)
+
+
+def scalar_op(op, t, number):
+    """`t op number` ("add", "sub", "mul" or "div") as a composite inside PyTorch records it:
+    a node over `t` alone (the ...Backward1 class), the number kept on the node."""
+    fn, node_cls = _SCALAR_OPS[op]
+    return binary(t, number, fn, node_cls, op, float_result=op == "div")
+
+
+_SCALAR_OPS = {"add": (_np_add, AddBackward1), "sub": (_np_sub, SubBackward1),
+               "mul": (_np_mul, MulBackward1), "div": (_np_div, DivBackward1)}
+
+
 def add(input, other, *, alpha=1, out=None):
     if other.__class__ in _SPARSE or input.__class__ in _SPARSE:
         return _add_with_sparse(input, other, alpha, out)

@@ -219,6 +219,10 @@ class SgnBackward0(Node):
         return grad.new_zeros(grad.shape)
 
 
+class SignBackward0(SgnBackward0):
+    """torch.sign's node (sgn's is SgnBackward0): both are flat, a zero gradient."""
+
+
 @with_out("sgn")
 def sgn(input):
     return unary(input, _sgn, SgnBackward0, None, None, "sgn", to_float=False)
@@ -230,7 +234,7 @@ def sign(input, *, out=None):
     if input.dtype.is_complex:
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
                            "Please use torch.sgn instead.")
-    return unary(input, _sgn, SgnBackward0, None, out, "sign", to_float=False)
+    return unary(input, _sgn, SignBackward0, None, out, "sign", to_float=False)
 
 
 def _sgn(x):

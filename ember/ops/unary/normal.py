@@ -113,33 +113,11 @@ def erfcx(input, *, out=None):
 
 
 # ==== ndtr: PyTorch's composite, with the nodes of its internal Scalar overloads ==================
-class MulBackward1(Node):
-    """`tensor * Scalar` inside a composite op (the number is no input of the node)."""
-
-    def backward(self, grad):
-        return grad * self.scalar
-
-
-class AddBackward1(Node):
-    """`tensor + Scalar` inside a composite op."""
-
-    def backward(self, grad):
-        return grad
-
-
-def _with_scalar(t, number, fn, node_cls, fname):
-    res = _pw.binary(t, number, fn, None, fname)
-    node = record(node_cls, (t,), res)
-    if node is not None:
-        node.scalar = number
-    return res
-
-
 def ndtr(input, *, out=None):
     _need_tensor("special_ndtr", input)
-    scaled = _with_scalar(input, _SQRT1_2, _pw._np_mul, MulBackward1, "mul")
-    shifted = _with_scalar(erf(scaled), 1, _pw._np_add, AddBackward1, "add")
-    res = _with_scalar(shifted, 0.5, _pw._np_mul, MulBackward1, "mul")
+    scaled = _pw.scalar_op("mul", input, _SQRT1_2)
+    shifted = _pw.scalar_op("add", erf(scaled), 1)
+    res = _pw.scalar_op("mul", shifted, 0.5)
     return res if out is None else write_out(out, res, "special_ndtr")
 
 
