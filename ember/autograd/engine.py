@@ -530,6 +530,8 @@ def _validate(node, i, g):
         g = g.sum_to_size(shape)
     if g._array.dtype != dtype:
         from ..dtypes import FROM_NUMPY
+        if g.dtype.is_complex and not FROM_NUMPY[dtype].is_complex:
+            g = g.real  # a real input's gradient is the real part, as PyTorch takes it
         g = g.to(FROM_NUMPY[dtype])
     return g
 

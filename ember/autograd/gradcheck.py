@@ -29,8 +29,9 @@ def _outputs(func, inputs):
     return [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
 
 
-def _numerical(func, inputs, i, eps):
-    """Jacobian columns of every output with respect to input i, by central differences."""
+def _numerical(func, inputs, i, eps, step=1.0):
+    """Jacobian columns of every output with respect to input i, by central differences of
+    `step * eps` (`step` 1j: along a complex input's imaginary part)."""
     t = inputs[i]
     arr = t._array  # perturbed in place by index: reshape(-1) would copy a strided array
     prev = _grad.enabled
@@ -41,9 +42,9 @@ def _numerical(func, inputs, i, eps):
                         else np.float64) for o in base]
         for k, idx in enumerate(np.ndindex(arr.shape)):
             orig = arr[idx].copy()
-            arr[idx] = orig + eps
+            arr[idx] = orig + step * eps
             plus = [o._array.copy() for o in _outputs(func, inputs)]
-            arr[idx] = orig - eps
+            arr[idx] = orig - step * eps
             minus = [o._array.copy() for o in _outputs(func, inputs)]
             arr[idx] = orig
             for j, (p, m) in enumerate(zip(plus, minus)):
@@ -53,24 +54,37 @@ def _numerical(func, inputs, i, eps):
     return jac
 
 
-def _analytical(func, inputs, diff_idx):
-    """Jacobians from vector-Jacobian products, one output element at a time."""
+def _analytical(func, inputs, diff_idx, part=1.0):
+    """Jacobians from vector-Jacobian products, one output element at a time, with the
+    gradient `part` (1, or 1j for a complex output's imaginary part) at that element. As
+    PyTorch's, a complex input's gradient is d/dRe + i d/dIm of the output part."""
     outs = _outputs(func, inputs)
     jacs = {}
     for j, o in enumerate(outs):
         for i in diff_idx:
-            jacs[i, j] = np.zeros((inputs[i]._array.size, o._array.size))
-        if not o._requires_grad:
+            jacs[i, j] = np.zeros((inputs[i]._array.size, o._array.size),
+                                  np.complex128 if inputs[i].dtype.is_complex else np.float64)
+        if not o._requires_grad or (part != 1 and not o.dtype.is_complex):
             continue
         for k in range(o._array.size):
             g = np.zeros(o._array.shape, dtype=o._array.dtype)
-            g.reshape(-1)[k] = 1
+            g.reshape(-1)[k] = part
             grads = engine.grad(o, [inputs[i] for i in diff_idx], make_tensor(g, o._device),
                                 retain_graph=True, allow_unused=True)
             for i, gi in zip(diff_idx, grads):
                 if gi is not None:
                     jacs[i, j][:, k] = gi._array.reshape(-1)
     return outs, jacs
+
+
+def _expected(along_re, along_im, part):
+    """What the backward with gradient `part` should give, from the finite differences along
+    the input's real part and (complex input) its imaginary part: d(part of w)/dRe + i d(part
+    of w)/dIm, the output's real part for part 1, its imaginary part for 1j."""
+    take = np.real if part == 1 else np.imag
+    if along_im is None:
+        return take(along_re)
+    return take(along_re) + 1j * take(along_im)
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
@@ -83,15 +97,23 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
     outs, analytical = _analytical(func, inputs, diff_idx)
+    any_complex_out = any(o.dtype.is_complex for o in outs)
+    imaginary = _analytical(func, inputs, diff_idx, 1j)[1] if any_complex_out else None
     for i in diff_idx:
-        numerical = _numerical(func, inputs, i, eps)
-        for j in range(len(outs)):
-            a, n = analytical[i, j], numerical[j]
-            if not np.allclose(a, n, rtol=rtol, atol=atol):
+        along_re = _numerical(func, inputs, i, eps)
+        along_im = _numerical(func, inputs, i, eps, 1j) if inputs[i].dtype.is_complex else None
+        for j, o in enumerate(outs):
+            parts = ((1, analytical), (1j, imaginary)) if o.dtype.is_complex else ((1, analytical),)
+            for part, jacs in parts:
+                a = jacs[i, j]
+                n = _expected(along_re[j], None if along_im is None else along_im[j], part)
+                if np.allclose(a, n, rtol=rtol, atol=atol):
+                    continue
                 if not raise_exception:
                     return False
+                what = "" if part == 1 else " (the imaginary part of the output)"
                 raise GradcheckError(f"Jacobian mismatch for output {j} with respect to input "
-                                     f"{i},\nnumerical:{make_tensor(n)}\nanalytical:"
+                                     f"{i}{what},\nnumerical:{make_tensor(n)}\nanalytical:"
                                      f"{make_tensor(a)}\n")
     return True
 

@@ -215,8 +215,15 @@ class ConjBackward0(Node):
 
 class SgnBackward0(Node):
     def backward(self, grad):
-        # zeros, as PyTorch: not grad * 0, which is NaN for an infinite or NaN gradient
-        return grad.new_zeros(grad.shape)
+        if not self._saved:  # real: flat, so zeros (not grad * 0, NaN for a NaN gradient)
+            return grad.new_zeros(grad.shape)
+        # complex z/|z|: (g - conj(g) sgn(z)^2) / (2|z|), and 0 at z = 0, as PyTorch
+        from .selection import where  # selection imports this module
+        (x,) = self.saved_tensors
+        a = x.abs()
+        s = sgn(x)
+        res = (grad - grad.conj() * s * s) / (a * 2)
+        return where(a == 0, 0.0, res)
 
 
 class SignBackward0(SgnBackward0):
@@ -225,7 +232,8 @@ class SignBackward0(SgnBackward0):
 
 @with_out("sgn")
 def sgn(input):
-    return unary(input, _sgn, SgnBackward0, None, None, "sgn", to_float=False)
+    save = "input" if getattr(input, "is_complex", None) and input.is_complex() else None
+    return unary(input, _sgn, SgnBackward0, save, None, "sgn", to_float=False)
 
 
 def sign(input, *, out=None):

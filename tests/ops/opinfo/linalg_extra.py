@@ -308,10 +308,8 @@ def _eig_invariant(lib, a):
     return L.abs(), V.abs(), ((V * L.unsqueeze(-2)) @ lib.linalg.inv(V)).abs()
 
 
-# Sample 1 has complex eigenvectors, so its second derivative runs matmul and broadcasting add
-# backward on complex tensors, whose double backward ember gets wrong (checked against finite
-# differences, without eig); eig's own phase check then sees the wrong gradient and raises.
-_COMPLEX_DOUBLE_BACKWARD = "ember's double backward of complex mm / broadcast add is wrong"
+# Sample 1 has complex eigenvectors, so its second derivative runs the backward of complex sgn
+# (which ember's zero gradient got wrong until the closed form went in), matmul and broadcast add.
 
 
 def _eig_samples(rng):
@@ -480,9 +478,8 @@ register(
     OpInfo("linalg.eigvals", lambda lib, a: lib.linalg.eigvals(_sym(a) + 0.5 * a),
            lambda rng: [Sample((randn(rng, 3, 3),), grad=())], grad=False, **_DECOMP),
     OpInfo("linalg.eigvals", lambda lib, a: lib.linalg.eigvals(a).abs(), _eig_samples,
-           variant="abs", xfail={("gradgradcheck", 1): _COMPLEX_DOUBLE_BACKWARD}, **_DECOMP),
-    OpInfo("linalg.eig", _eig_invariant, _eig_samples,
-           xfail={("gradgradcheck", 1): _COMPLEX_DOUBLE_BACKWARD}, **_DECOMP),
+           variant="abs", **_DECOMP),
+    OpInfo("linalg.eig", _eig_invariant, _eig_samples, **_DECOMP),
     OpInfo("linalg.eig", lambda lib, a: lib.linalg.eig(a),
            _square_errors, variant="errors", grad=False),
     OpInfo("linalg.pinv", lambda lib, a, **k: lib.linalg.pinv(a, **k), lambda rng: _rect_samples(rng) + [
