@@ -230,7 +230,7 @@ class Tensor:
 
     @property
     def is_meta(self):
-        return False
+        return self._device.type == "meta"
 
     # Backends and layouts ember never produces: PyTorch's flags, always False here.
     is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_xla = is_vulkan = property(

@@ -298,7 +298,42 @@ def _check_sync():
         raise RuntimeError("called a synchronizing CUDA operation")
 
 
-_BACKENDS = {"cpu": CpuBackend(), "cuda": CudaBackend()}
+class MetaBackend:
+    """Arrays of a shape, dtype and strides holding no data (`ember/_meta`): what builds a
+    model before its weights are loaded, or infers shapes."""
+
+    name = "meta"
+    _module = None
+
+    @property
+    def xp(self):  # imported on first use, as CuPy is
+        if self._module is None:
+            from ._meta import module
+            MetaBackend._module = module
+        return self._module
+
+    @staticmethod
+    def is_available():
+        return True
+
+    @staticmethod
+    def device_count():
+        return 1
+
+    def from_host(self, array, index):
+        return self.xp.asarray(array)
+
+    @staticmethod
+    def to_host(array):
+        from ._meta.array import NO_DATA
+        raise NotImplementedError(NO_DATA)
+
+    @staticmethod
+    def synchronize(index):
+        pass
+
+
+_BACKENDS = {"cpu": CpuBackend(), "cuda": CudaBackend(), "meta": MetaBackend()}
 
 
 def register_backend(device_type, backend):
@@ -355,6 +390,8 @@ def canonical(dev):
     dev = device(dev)
     if dev.type == "cpu":
         return CPU
+    if dev.type == "meta":  # one meta device: PyTorch's meta tensors carry no index
+        return device("meta")
     if dev.index is None:
         return device(dev.type, _state.cuda_device)
     return dev
