@@ -78,18 +78,38 @@ def ascontiguousarray(a, dtype=None):
     return rules._contiguous(a, dtype) if isinstance(a, ndarray) else asarray(a, dtype)
 
 
-class _Random:
-    """`xp.random`: a meta tensor gets its shape from a draw, never values."""
-
-    @staticmethod
-    def _draw(size=None, dtype=np.float64, **kwargs):
-        return ndarray.empty(() if size is None else size, dtype)
-
-    def __getattr__(self, name):
-        return self._draw
+def _drawn(size, dtype, params=()):
+    """A draw's array: its shape from `size`, or else from its parameters' broadcast."""
+    if size is None:
+        size = np.broadcast_shapes(*(getattr(p, "shape", ()) for p in params))
+    return empty(size, dtype)
 
 
-random = _Random()
+class _Stream:
+    """A meta generator (`xp.random.default_rng()`): a draw has a shape, and no values."""
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return out if out is not None else _drawn(size, dtype)
+
+    standard_normal = random
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        return _drawn(size, dtype, (low, high))
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        return _drawn(size, np.float64, (low, high))
+
+    def standard_gamma(self, shape, size=None, dtype=np.float64, out=None):
+        return _drawn(size, dtype, (shape,))
+
+    def binomial(self, n, p, size=None):
+        return _drawn(size, np.int64, (n, p))
+
+    def poisson(self, lam=1.0, size=None):
+        return _drawn(size, np.int64, (lam,))
+
+
+random = types.SimpleNamespace(default_rng=lambda seed=None: _Stream())
 lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(
     as_strided=rules.strided,
     sliding_window_view=np.lib.stride_tricks.sliding_window_view))
