@@ -639,6 +639,7 @@ class Module:
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
         from ...autograd.grad_mode import no_grad
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -665,9 +666,23 @@ class Module:
                                   f"{value.shape} from checkpoint, the shape in current model is "
                                   f"{param.shape}.")
                 continue
+            if param.is_meta and not value.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
+                              "to a meta parameter in the current model, which is a no-op. (Did "
+                              "you mean to pass `assign=True` to assign items in the state "
+                              "dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)")
             try:
                 with no_grad():
-                    param.copy_(value)
+                    if assign:  # the checkpoint's tensor itself: how a meta model is filled
+                        if isinstance(param, Parameter):
+                            if isinstance(value, Parameter):
+                                value.requires_grad_(param.requires_grad)
+                            else:
+                                value = Parameter(value, requires_grad=param.requires_grad)
+                        setattr(self, name, value)
+                    else:
+                        param.copy_(value)
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
                                   f"in the model are {param.size()} and whose dimensions in the "
@@ -699,6 +714,8 @@ class Module:
 
         def load(module, prefix=""):
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(state_dict, prefix, local_metadata, True, missing,
                                          unexpected, errors)
             for name, child in module._modules.items():
