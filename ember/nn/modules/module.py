@@ -44,6 +44,7 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 # Which kind of global backward hook is in use: PyTorch keeps it here, in module.py.
 _global_is_full_backward_hook = None  # the first global backward hook decides the kind
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # the state-dict key of get_extra_state (PyTorch's name)
 
 
 def _set_global_backward_kind(full):
@@ -602,7 +603,7 @@ class Module:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
         extra = getattr(type(self), "get_extra_state", None)
         if extra is not None and extra is not Module.get_extra_state:
-            destination[prefix + "_extra_state"] = self.get_extra_state()
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:  # the legacy positional form (destination, prefix, keep_vars)
@@ -688,7 +689,7 @@ class Module:
                                   f"in the model are {param.size()} and whose dimensions in the "
                                   f"checkpoint are {value.size()}, an exception occurred : "
                                   f"{ex.args}.")
-        extra_key = prefix + "_extra_state"
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         has_extra = getattr(type(self), "set_extra_state", None) is not Module.set_extra_state
         if has_extra:
             if extra_key in state_dict:

@@ -404,7 +404,9 @@ def _special(name, kernel, *args, edges=None, single=None, scipy=False):
             return _blockwise(single, xp, x)
         sc = _scipy_special() if scipy else None
         if sc is not None:
-            y = np.asarray(getattr(sc, name)(*args, x))  # a 0-d input gives a NumPy scalar
+            y = getattr(sc, name)(*args, x)
+            if isinstance(y, np.generic):  # a 0-d input gives a NumPy scalar
+                y = np.asarray(y)
             return y if edges is None else edges(xp, x, y)
         return _blockwise(kernel, xp, x)
     return run
