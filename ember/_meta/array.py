@@ -8,8 +8,10 @@ writes elements ever sees a skeleton: arithmetic, reductions and matmul are answ
 rules here, and any other NumPy function by `module.infer`, which runs it on zero-strided
 stand-ins (one element each, read-only) to learn its result's shape and dtype.
 
-Reading the values of a meta array (to the host, `item`, `tolist`, `bool`) raises what
-PyTorch raises for a meta tensor.
+Reading the values of a meta array (to the host, `item`, `tolist`, `int`, `float`) raises
+what PyTorch raises for a meta tensor. Its truth is False: an op's check for bad values
+(`if bool((x < 0).any()): raise ...`) finds none, as PyTorch's meta kernels look at no data.
+(A meta *tensor*'s `bool` raises, as PyTorch's does: Tensor.__bool__ asks `item`.)
 """
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
@@ -202,10 +204,10 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 (the array type of the meta 
     def item(self, *args):
         raise RuntimeError(NO_ITEM)
 
-    def __bool__(self):
-        raise RuntimeError(NO_ITEM)
+    __float__ = __int__ = __complex__ = __index__ = item
 
-    __float__ = __int__ = __complex__ = __index__ = __bool__
+    def __bool__(self):
+        return False  # see the module's docstring: no value is bad
 
     def nonzero(self):
         raise NotImplementedError(NONZERO)

@@ -13,7 +13,7 @@ does for meta tensors; functions that write into an argument do nothing.
 """
 import numpy as np
 
-from .array import NONZERO, c_strides, ndarray
+from .array import NONZERO, c_strides, ndarray, skeleton
 
 _UNSUPPORTED = ("{}: attempted to run this operator with Meta tensors, but there was no fake "
                 "impl or Meta kernel registered.")
@@ -95,9 +95,9 @@ def ufunc_result(ufunc, method, inputs, out, kwargs):
                 shape = np.broadcast_shapes(*map(_shape, inputs))
                 tiny = ufunc(*map(_zero_d, inputs), **kwargs)
                 if type(tiny) is tuple:
-                    result = tuple(ndarray.empty(shape, r.dtype) for r in tiny)
+                    result = tuple(_laid_out_as(inputs, shape, r.dtype) for r in tiny)
                 else:
-                    result = ndarray.empty(shape, tiny.dtype)
+                    result = _laid_out_as(inputs, shape, tiny.dtype)
         elif method in ("reduce", "accumulate"):
             (array,) = inputs
             axis = kwargs.get("axis", 0)
@@ -116,6 +116,21 @@ def ufunc_result(ufunc, method, inputs, out, kwargs):
     if out is not None:  # written in place: the output arrays are the result
         return out if len(out) > 1 else out[0]
     return result
+
+
+def _laid_out_as(inputs, shape, dtype):
+    """A ufunc's result as NumPy lays it out (its order "K"): dense, its axes in the memory
+    order of the first input of the result's shape (a transposed input, a transposed result)."""
+    for x in inputs:
+        if isinstance(x, ndarray) and x.shape == shape and x.ndim > 1 and \
+                not x.flags.c_contiguous:
+            order = sorted(range(x.ndim), key=lambda i: -abs(x.strides[i]))
+            strides, step = [0] * x.ndim, np.dtype(dtype).itemsize
+            for axis in reversed(order):
+                strides[axis] = step
+                step *= max(shape[axis], 1)
+            return ndarray(skeleton(shape, dtype, tuple(strides)))
+    return ndarray.empty(shape, dtype)
 
 
 def _reduced(shape, axis, keepdims):

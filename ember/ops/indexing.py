@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .._meta.array import ndarray as MetaArray
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
@@ -395,6 +396,8 @@ def add_rows_on_device(arr, idx, vals):
     CPU's bincount); each row's last position then holds its sum, and one scatter-add puts
     it in, every row receiving one nonzero term, so the order cannot matter. All shapes are
     known up front: no sync."""
+    if isinstance(arr, MetaArray):  # meta memory keeps no values: nothing to add
+        return
     import cupy as xp  # only reached for CuPy arrays
     if vals.dtype.kind not in "fcV" and vals.dtype.name != "bfloat16":
         xp.add.at(arr, idx, vals)  # integers and bools: exact in any order
