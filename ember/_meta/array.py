@@ -9,8 +9,11 @@ rules here, and any other NumPy function by `module.infer`, which runs it on zer
 stand-ins (one element each, read-only) to learn its result's shape and dtype.
 
 Reading the values of a meta array (to the host, `item`, `tolist`, `int`, `float`) raises
-what PyTorch raises for a meta tensor. Its truth is False: an op's check for bad values
-(`if bool((x < 0).any()): raise ...`) finds none, as PyTorch's meta kernels look at no data.
+what PyTorch raises for a meta tensor. Its truth is False, and that of an `all()` True:
+an op's check for bad values (`if bool((x < 0).any()): raise`, `if not x.all(): raise`) finds
+none, as PyTorch's meta kernels look at no data. Indexed with a boolean mask inside an op (to
+compute on a subset, then write it back), a meta array takes every element as selected, as
+PyTorch's `meta_nonzero_assume_all_nonzero` does; nonzero itself refuses.
 (A meta *tensor*'s `bool` raises, as PyTorch's does: Tensor.__bool__ asks `item`.)
 """
 import numpy as np
@@ -45,6 +48,35 @@ def skeleton(shape, dtype, strides=None):
     # memory has, so the data pointers of two meta arrays tell whether they share storage
     element = np.empty(max(dtype.itemsize, 1), np.uint8).view(dtype).reshape(())
     return np.lib.stride_tricks.as_strided(element, shape, strides, writeable=False)
+
+
+def k_strides(shape, itemsize, operands):
+    """The strides of a dense result laid out as NumPy's order "K" lays it out over
+    `operands` (arrays broadcast to `shape`): axes from the largest stride out, an axis put
+    before another only when every operand that steps along both agrees (as NumPy's
+    iterator orders its axes); without a vote, C order."""
+    nd = len(shape)
+    steps = []
+    for x in operands:
+        pad = nd - x.ndim
+        if pad >= 0:
+            steps.append([0] * pad + [abs(st) if n != 1 else 0
+                                      for st, n in zip(x.strides, x.shape)])
+    order = []
+    for axis in range(nd):  # insertion sort, outermost first
+        at = len(order)
+        while at:
+            prev = order[at - 1]
+            votes = [s[axis] > s[prev] for s in steps if s[axis] and s[prev]]
+            if not votes or not all(votes):
+                break
+            at -= 1
+        order.insert(at, axis)
+    strides, step = [0] * nd, itemsize
+    for axis in reversed(order):
+        strides[axis] = step
+        step *= max(shape[axis], 1)
+    return tuple(strides)
 
 
 class _Flags:
@@ -90,6 +122,16 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 (the array type of the meta 
             skel = skeleton(shape[::-1], dtype).T
         return cls(skel)
 
+    @classmethod
+    def laid_out(cls, shape, dtype, operands):
+        """A fresh array as NumPy lays out the result of an elementwise function of
+        `operands` (its order "K")."""
+        dtype = np.dtype(dtype)
+        operands = [x for x in operands if isinstance(x, (ndarray, np.ndarray)) and x.ndim > 1]
+        if not operands or all(x.flags.c_contiguous for x in operands):
+            return cls(skeleton(shape, dtype))
+        return cls(skeleton(shape, dtype, k_strides(tuple(shape), dtype.itemsize, operands)))
+
     def _view(self, skel):
         return ndarray(skel, self if self.base is None else self.base)
 
@@ -117,7 +159,7 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 (the array type of the meta 
     def __getitem__(self, key):
         if _is_basic(key):
             return self._view(self._skel[key])
-        return infer(_getitem, (self, key), {})
+        return infer(_getitem, (self, _selecting_all(key)), {})
 
     def __setitem__(self, key, value):
         pass  # meta memory takes every write and keeps none (PyTorch: x[mask] = v works too)
@@ -130,11 +172,19 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 (the array type of the meta 
     def real(self):
         return self._view(self._skel.real)
 
+    @real.setter
+    def real(self, value):
+        pass  # a write into meta memory
+
     @property
     def imag(self):
         if self.dtype.kind != "c":
             return ndarray.empty(self.shape, self.dtype)
         return self._view(self._skel.imag)
+
+    @imag.setter
+    def imag(self, value):
+        pass
 
     def view(self, dtype=None, type=None):
         return self._view(self._skel.view(dtype) if dtype is not None else self._skel.view())
@@ -169,13 +219,17 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 (the array type of the meta 
         return ndarray.empty((self.size,), self.dtype)
 
     def copy(self, order="C"):
+        if order == "K":
+            return ndarray.laid_out(self.shape, self.dtype, (self,))
         return ndarray.empty(self.shape, self.dtype, order="F" if order == "F" else "C")
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         dtype = np.dtype(dtype)
         if not copy and dtype == self.dtype:
             return self
-        return ndarray.empty(self.shape, dtype)
+        if order == "K":
+            return ndarray.laid_out(self.shape, dtype, (self,))
+        return ndarray.empty(self.shape, dtype, order="F" if order == "F" else "C")
 
     def conj(self):
         return np.conjugate(self) if self.dtype.kind == "c" else self
@@ -243,20 +297,31 @@ _BASIC = (int, np.integer, slice, type(None), type(Ellipsis))
 
 
 def _is_basic(key):
-    """Whether `key` is a basic index (ints, slices, None, ...): a view of the skeleton. A
-    boolean array in an advanced one fails as nonzero does in PyTorch (its result's shape
-    is the count of its true values)."""
+    """Whether `key` is a basic index (ints, slices, None, ...): a view of the skeleton."""
     parts = key if type(key) is tuple else (key,)
-    if all(isinstance(p, _BASIC) and not isinstance(p, (bool, np.bool_)) for p in parts):
-        return True
-    for p in parts:
-        if getattr(p, "dtype", None) == np.bool_ and getattr(p, "ndim", 0):
-            raise NotImplementedError(NONZERO)
-    return False
+    return all(isinstance(p, _BASIC) and not isinstance(p, (bool, np.bool_)) for p in parts)
 
 
 def _getitem(array, key):
     return array[key]
+
+
+def _selecting_all(key):
+    """`key` with each boolean array (a mask) made all-true: see the module's docstring."""
+    parts = key if type(key) is tuple else (key,)
+    parts = tuple(np.broadcast_to(True, p.shape)
+                  if getattr(p, "dtype", None) == np.bool_ and getattr(p, "ndim", 0) else p
+                  for p in parts)
+    return parts if type(key) is tuple else parts[0]
+
+
+class AllTrue(ndarray):
+    """The result of `all()`: true, as no value is bad (see the module's docstring)."""
+
+    __slots__ = ()
+
+    def __bool__(self):
+        return True
 
 
 def infer(func, args, kwargs):

@@ -13,7 +13,7 @@ does for meta tensors; functions that write into an argument do nothing.
 """
 import numpy as np
 
-from .array import NONZERO, c_strides, ndarray, skeleton
+from .array import NONZERO, AllTrue, c_strides, ndarray, skeleton
 
 _UNSUPPORTED = ("{}: attempted to run this operator with Meta tensors, but there was no fake "
                 "impl or Meta kernel registered.")
@@ -72,6 +72,12 @@ def _identity_stand_in(x):
     return np.broadcast_to(np.eye(x.shape[-2], x.shape[-1], dtype=x.dtype), x.shape)
 
 
+def host_stand_in(x):
+    """A host array standing in for meta array `x` where an op computes on the host
+    (LAPACK): identities (no factorisation fails on them), as a writable copy."""
+    return np.array(_identity_stand_in(x))
+
+
 # ---- ufuncs ---------------------------------------------------------------------------------
 def _shape(x):
     return x.shape if isinstance(x, (ndarray, np.ndarray)) else ()
@@ -95,9 +101,9 @@ def ufunc_result(ufunc, method, inputs, out, kwargs):
                 shape = np.broadcast_shapes(*map(_shape, inputs))
                 tiny = ufunc(*map(_zero_d, inputs), **kwargs)
                 if type(tiny) is tuple:
-                    result = tuple(_laid_out_as(inputs, shape, r.dtype) for r in tiny)
+                    result = tuple(ndarray.laid_out(shape, r.dtype, inputs) for r in tiny)
                 else:
-                    result = _laid_out_as(inputs, shape, tiny.dtype)
+                    result = ndarray.laid_out(shape, tiny.dtype, inputs)
         elif method in ("reduce", "accumulate"):
             (array,) = inputs
             axis = kwargs.get("axis", 0)
@@ -116,21 +122,6 @@ def ufunc_result(ufunc, method, inputs, out, kwargs):
     if out is not None:  # written in place: the output arrays are the result
         return out if len(out) > 1 else out[0]
     return result
-
-
-def _laid_out_as(inputs, shape, dtype):
-    """A ufunc's result as NumPy lays it out (its order "K"): dense, its axes in the memory
-    order of the first input of the result's shape (a transposed input, a transposed result)."""
-    for x in inputs:
-        if isinstance(x, ndarray) and x.shape == shape and x.ndim > 1 and \
-                not x.flags.c_contiguous:
-            order = sorted(range(x.ndim), key=lambda i: -abs(x.strides[i]))
-            strides, step = [0] * x.ndim, np.dtype(dtype).itemsize
-            for axis in reversed(order):
-                strides[axis] = step
-                step *= max(shape[axis], 1)
-            return ndarray(skeleton(shape, dtype, tuple(strides)))
-    return ndarray.empty(shape, dtype)
 
 
 def _reduced(shape, axis, keepdims):
@@ -176,11 +167,13 @@ def _on_skeletons(func):
 
 
 def _reduction(func):
+    kind = AllTrue if func is np.all else ndarray
+
     def rule(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         extra = {"dtype": dtype} if dtype is not None else {}
         with np.errstate(all="ignore"):
             tiny = func(_one(a), axis=axis, keepdims=keepdims, **extra, **kwargs)
-        result = ndarray.empty(_reduced(a.shape, axis, keepdims), np.asarray(tiny).dtype)
+        result = kind(skeleton(_reduced(a.shape, axis, keepdims), np.asarray(tiny).dtype))
         return out if out is not None else result
     return rule
 
@@ -230,13 +223,13 @@ def _where(condition, *xy):
     if not xy:
         raise NotImplementedError(NONZERO)
     shape = np.broadcast_shapes(*map(_shape, (condition, *xy)))
-    return ndarray.empty(shape, np.where(True, *map(_zero_d, xy)).dtype)
+    return ndarray.laid_out(shape, np.where(True, *map(_zero_d, xy)).dtype, (condition, *xy))
 
 
 def _clip(a, a_min=None, a_max=None, out=None, **kwargs):
     shape = np.broadcast_shapes(*map(_shape, (a, a_min, a_max)))
     tiny = np.clip(_zero_d(a), _zero_d(a_min), _zero_d(a_max), **kwargs)
-    return out if out is not None else ndarray.empty(shape, tiny.dtype)
+    return out if out is not None else ndarray.laid_out(shape, tiny.dtype, (a, a_min, a_max))
 
 
 def _take(a, indices, axis=None, out=None, mode="raise"):
@@ -292,10 +285,10 @@ def _like(kind):
     def rule(prototype, *args, dtype=None, order="K", subok=True, shape=None, **kwargs):
         if kind == "full" and "fill_value" in kwargs:
             args = (kwargs.pop("fill_value"),)
-        if dtype is None and kind == "full" and prototype is None:
-            dtype = np.asarray(args[0]).dtype
-        return ndarray.empty(prototype.shape if shape is None else shape,
-                             prototype.dtype if dtype is None else dtype)
+        dtype = prototype.dtype if dtype is None else dtype
+        if shape is not None or order == "C":
+            return ndarray.empty(prototype.shape if shape is None else shape, dtype)
+        return ndarray.laid_out(prototype.shape, dtype, (prototype,))
     return rule
 
 

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .._meta.array import NONZERO
 from .._meta.array import ndarray as MetaArray
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
@@ -612,6 +613,9 @@ def __getitem__(self, index):
             record(AliasBackward0, (self,), out)
         return out
     view, np_idx = _prepare(self, idx)
+    if self._device.type == "meta" and any(getattr(i, "dtype", None) == np.bool_ and i.ndim
+                                           for i in np_idx):
+        raise NotImplementedError(NONZERO)  # its shape is the count of true values
     return _index(view, np_idx)
 
 
@@ -785,6 +789,8 @@ def nonzero_static(input, *, size, fill_value=-1, out=None):
                                f"got scalar type{getattr(out.dtype, '_scalar_name', out)}")
         return write_out(out, nonzero_static(input, size=size, fill_value=fill_value),
                          "nonzero_static")
+    if input._device.type == "meta":  # its shape is known before its values: (size, dim)
+        return make_tensor(_xp(input).empty((size, input._array.ndim), np.int64), input._device)
     found = nonzero(input)
     arr = found._array[:size]
     if arr.shape[0] < size:

@@ -2,7 +2,10 @@
 go to 'meta' in both libraries (creation ops run inside `with device("meta")`), and ember must
 give what PyTorch gives: tensors of the same shapes, dtypes and strides, on meta, the same
 gradients' shapes and dtypes after a backward, and the same exception types (PyTorch refuses
-ops whose result's shape depends on the values: nonzero, unique, a boolean mask ...).
+ops whose result's shape depends on the values: nonzero, unique, a boolean mask ...). Strides
+that differ from PyTorch's must be those ember gives on the CPU (its model of them there). A
+bad sample (an error case of the table) may also be refused as ember refuses it on the CPU:
+PyTorch's meta kernels leave out some of their CPU kernels' checks.
 
 Test ids are the op table's: `pytest tests/ops/test_ops_meta.py -k "add-0"`.
 """
@@ -112,6 +115,9 @@ def test_meta_matches_torch_meta(case):
     _sample_of(case)
     theirs, their_grads, their_err = _run(torch, case)
     ours, our_grads, our_err = _run(ember, case)
+    expected = case.sample.raises
+    if our_err is not None and expected is not None and isinstance(our_err, expected):
+        return  # a bad sample refused as on the CPU (PyTorch's meta kernels skip some checks)
     if their_err is not None:
         assert our_err is not None, f"torch raises {their_err!r}; ember gives {ours!r:.200}"
         assert type(our_err) is type(their_err), \
