@@ -12,8 +12,9 @@ Reading the values of a meta array (to the host, `item`, `tolist`, `int`, `float
 what PyTorch raises for a meta tensor. Its truth is False, and that of an `all()` True:
 an op's check for bad values (`if bool((x < 0).any()): raise`, `if not x.all(): raise`) finds
 none, as PyTorch's meta kernels look at no data. Indexed with a boolean mask inside an op (to
-compute on a subset, then write it back), a meta array takes every element as selected, as
-PyTorch's `meta_nonzero_assume_all_nonzero` does; nonzero itself refuses.
+compute on a subset, then write it back), a meta array selects no element, so an iteration
+over the elements not yet converged (`idx = idx[~done]` until empty) ends at once; nonzero
+itself, and a meta tensor indexed with a mask, refuse as PyTorch does.
 (A meta *tensor*'s `bool` raises, as PyTorch's does: Tensor.__bool__ asks `item`.)
 """
 import numpy as np
@@ -159,7 +160,7 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 (the array type of the meta 
     def __getitem__(self, key):
         if _is_basic(key):
             return self._view(self._skel[key])
-        return infer(_getitem, (self, _selecting_all(key)), {})
+        return infer(_getitem, (self, _selecting_none(key)), {})
 
     def __setitem__(self, key, value):
         pass  # meta memory takes every write and keeps none (PyTorch: x[mask] = v works too)
@@ -306,10 +307,10 @@ def _getitem(array, key):
     return array[key]
 
 
-def _selecting_all(key):
-    """`key` with each boolean array (a mask) made all-true: see the module's docstring."""
+def _selecting_none(key):
+    """`key` with each boolean array (a mask) made all-false: see the module's docstring."""
     parts = key if type(key) is tuple else (key,)
-    parts = tuple(np.broadcast_to(True, p.shape)
+    parts = tuple(np.broadcast_to(False, p.shape)
                   if getattr(p, "dtype", None) == np.bool_ and getattr(p, "ndim", 0) else p
                   for p in parts)
     return parts if type(key) is tuple else parts[0]

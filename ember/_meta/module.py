@@ -64,7 +64,7 @@ def asarray(a, dtype=None, order=None, copy=None, blocking=False):
     if isinstance(a, ndarray):
         return rules._asarray(a, dtype, copy=copy)
     host = np.asarray(a, dtype=dtype)
-    return ndarray.empty(host.shape, host.dtype)
+    return ndarray.laid_out(host.shape, host.dtype, (host,))  # in the host array's layout
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, blocking=False):
