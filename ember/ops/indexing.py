@@ -755,6 +755,8 @@ def _broadcast_or(shape, src):
 
 # ---- nonzero -----------------------------------------------------------------------------------
 def nonzero(input, *, out=None, as_tuple=False):
+    if input._device.type == "meta":  # its shape is the count of nonzero values
+        raise NotImplementedError(NONZERO)
     arr = input._array
     if input.dtype._kind:
         _casts.refuse(input.dtype, "nonzero_count_cpu", (_dt.COMPLEX32,))
