@@ -298,9 +298,9 @@ def _check_sync():
         raise RuntimeError("called a synchronizing CUDA operation")
 
 
-class MetaBackend:
+class MetaBackend(CpuBackend):
     """Arrays of a shape, dtype and strides holding no data (`ember/_meta`): what builds a
-    model before its weights are loaded, or infers shapes."""
+    model before its weights are loaded, or infers shapes. Always there, as the CPU is."""
 
     name = "meta"
     _module = None
@@ -311,14 +311,6 @@ class MetaBackend:
             from ._meta import module
             MetaBackend._module = module
         return self._module
-
-    @staticmethod
-    def is_available():
-        return True
-
-    @staticmethod
-    def device_count():
-        return 1
 
     def from_host(self, array, index):
         return self.xp.asarray(array)
@@ -331,10 +323,6 @@ class MetaBackend:
     @staticmethod
     def defer_assert(index, bad, assertion):
         pass  # no values, so no index out of range: PyTorch's meta kernels check none
-
-    @staticmethod
-    def synchronize(index):
-        pass
 
 
 _BACKENDS = {"cpu": CpuBackend(), "cuda": CudaBackend(), "meta": MetaBackend()}

@@ -23,13 +23,17 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-SCRIPT = r'''
+# what both scripts start with: which library runs, and its distributed stand-in
+HEADER = r'''
 import json, os, sys, numpy as np, torch
 on_ember = "ember" in getattr(torch, "__file__", "")
 if on_ember:
     torch.distributed.is_available = lambda: False  # see the test's docstring
 else:
     sys.modules["torchvision"] = None  # transformers needs no vision; keep PyTorch's alone
+'''
+
+SCRIPT = HEADER + r'''
 from transformers import (BertConfig, BertForSequenceClassification, GPT2Config,
                           GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM)
 weights = sys.argv[1]
@@ -85,13 +89,7 @@ print("RESULT " + json.dumps(out))
 '''
 
 
-PRETRAINED = r'''
-import json, os, sys, numpy as np, torch
-on_ember = "ember" in getattr(torch, "__file__", "")
-if on_ember:
-    torch.distributed.is_available = lambda: False  # see the test's docstring
-else:
-    sys.modules["torchvision"] = None  # transformers needs no vision; keep PyTorch's alone
+PRETRAINED = HEADER + r'''
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 work = sys.argv[1]
 ids = torch.tensor(np.random.RandomState(2).randint(0, 100, (2, 12)))
