@@ -1,7 +1,8 @@
 """Devices and the array backends behind them.
 
-A device names where a tensor lives ('cpu', 'cuda:0'); its backend owns the array module
-(`xp`: NumPy for the CPU, CuPy for CUDA) and the transfers. The backend is looked up by
+A device names where a tensor lives ('cpu', 'cuda:0', 'meta'); its backend owns the array
+module (`xp`: NumPy for the CPU, CuPy for CUDA, ember/_meta's shape-only module for meta) and
+the transfers. The backend is looked up by
 device type on every use, never fixed at import, so CuPy is imported only when a CUDA
 tensor is first made, and the tests can register a NumPy-backed stand-in for 'cuda'.
 """
