@@ -64,6 +64,7 @@ CREATIONS = {
     "to_meta": lambda lib: lib.ones(2, 3).to("meta"),
     "to_meta_view": lambda lib: lib.ones(4, 3).t().to("meta"),
     "meta_to_meta": lambda lib: lib.empty(2, device="meta").to("meta"),
+    "meta_index": lambda lib: lib.empty(2, device="meta:0"),
     "to_dtype": lambda lib: lib.empty(2, 3, device="meta").to(lib.float64),
 }
 

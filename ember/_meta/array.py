@@ -303,6 +303,13 @@ def _is_basic(key):
     return all(isinstance(p, _BASIC) and not isinstance(p, (bool, np.bool_)) for p in parts)
 
 
+def refuse_masks(index):
+    """PyTorch's refusal of a meta tensor indexed with a boolean mask (`index`: the arrays
+    of an advanced index): the result's length is the count of true values."""
+    if any(getattr(i, "dtype", None) == np.bool_ and getattr(i, "ndim", 0) for i in index):
+        raise NotImplementedError(NONZERO)
+
+
 def _getitem(array, key):
     return array[key]
 

@@ -281,15 +281,12 @@ def _einsum(subscripts, *operands, out=None, dtype=None, optimize=False, **kwarg
     return out if out is not None else ndarray.empty(shape, tiny)
 
 
-def _like(kind):
-    def rule(prototype, *args, dtype=None, order="K", subok=True, shape=None, **kwargs):
-        if kind == "full" and "fill_value" in kwargs:
-            args = (kwargs.pop("fill_value"),)
-        dtype = prototype.dtype if dtype is None else dtype
-        if shape is not None or order == "C":
-            return ndarray.empty(prototype.shape if shape is None else shape, dtype)
-        return ndarray.laid_out(prototype.shape, dtype, (prototype,))
-    return rule
+def _like(prototype, *args, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """zeros_like, ones_like, empty_like, full_like: the prototype's shape and layout."""
+    dtype = prototype.dtype if dtype is None else dtype
+    if shape is not None or order == "C":
+        return ndarray.empty(prototype.shape if shape is None else shape, dtype)
+    return ndarray.laid_out(prototype.shape, dtype, (prototype,))
 
 
 def _contiguous(a, dtype=None, *, like=None):
@@ -348,8 +345,7 @@ RULES.update({
     np.tril: _same_shape(np.tril), np.triu: _same_shape(np.triu),
     np.copyto: _nothing, np.put_along_axis: _nothing, np.put: _nothing, np.place: _nothing,
     np.putmask: _nothing, np.fill_diagonal: _nothing,
-    np.zeros_like: _like("zeros"), np.ones_like: _like("ones"), np.empty_like: _like("empty"),
-    np.full_like: _like("full"),
+    np.zeros_like: _like, np.ones_like: _like, np.empty_like: _like, np.full_like: _like,
     np.ascontiguousarray: _contiguous, np.asarray: _asarray, np.array: _array,
     np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim, np.size: lambda a, axis=None:
         a.size if axis is None else a.shape[axis],

@@ -19,8 +19,7 @@ import warnings
 
 import numpy as np
 
-from .._meta.array import NONZERO
-from .._meta.array import ndarray as MetaArray
+from .._meta.array import NONZERO, ndarray as MetaArray, refuse_masks
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
@@ -613,9 +612,8 @@ def __getitem__(self, index):
             record(AliasBackward0, (self,), out)
         return out
     view, np_idx = _prepare(self, idx)
-    if self._device.type == "meta" and any(getattr(i, "dtype", None) == np.bool_ and i.ndim
-                                           for i in np_idx):
-        raise NotImplementedError(NONZERO)  # its shape is the count of true values
+    if self._device.type == "meta":
+        refuse_masks(np_idx)
     return _index(view, np_idx)
 
 
