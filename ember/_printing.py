@@ -216,10 +216,26 @@ def _printable(a, dtype):
     return a
 
 
+def _meta_repr(t, prefix):
+    """A meta tensor has no values: PyTorch prints `...`, its size, and any dtype but the
+    default one."""
+    suffixes = ["device='meta'", f"size={tuple(t.shape)}"]
+    if str(t.dtype) != _default_dtype_name():
+        suffixes.append(f"dtype={t.dtype}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _append_suffixes(prefix + "...", suffixes, len(prefix))
+
+
 def tensor_repr(t, prefix="tensor("):
     """PyTorch's `repr` of ember tensor `t`, e.g. `tensor([1., 2.], dtype=torch.float64)`.
     `prefix` replaces "tensor(" for subclasses that print under their own name."""
     a = t._array
+    device = t.device
+    if device.type == "meta":
+        return _meta_repr(t, prefix)
     if not isinstance(a, np.ndarray):
         a = t._host()  # through the backend: printing reads the device, as in PyTorch
     dtype = t.dtype
@@ -229,7 +245,6 @@ def tensor_repr(t, prefix="tensor("):
     indent = len(prefix)
     suffixes = []
 
-    device = t.device
     if getattr(device, "type", str(device).split(":")[0]) != "cpu":
         suffixes.append(f"device='{device}'")
 

@@ -164,6 +164,12 @@ class UntypedStorage(_StorageBase):
         return self
 
     def __getitem__(self, idx):
+        if isinstance(idx, slice):  # a storage over those bytes, sharing them (safetensors)
+            start, stop, step = idx.indices(self._mem.size)
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step "
+                                   "of 1 is supported")
+            return UntypedStorage._wrap(self._mem[start:max(start, stop)], self.device)
         return int(self._mem[_check_index(idx, self._mem.size, "this storage's __getitem__")])
 
     def __setitem__(self, idx, value):

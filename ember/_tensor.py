@@ -192,7 +192,7 @@ class Tensor:
 
     @property
     def is_meta(self):
-        return False
+        return self._device.type == "meta"
 
     # Backends and layouts ember never produces: PyTorch's flags, always False here.
     is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_xla = is_vulkan = property(
@@ -292,6 +292,8 @@ class Tensor:
         return (_data_ptr(self._array) - _data_ptr(storage)) // self._array.itemsize
 
     def data_ptr(self):
+        if self._device.type == "meta":  # no memory behind it: PyTorch answers 0
+            return 0
         return _data_ptr(self._array)
 
     def is_contiguous(self, memory_format=None):
@@ -501,6 +503,8 @@ class Tensor:
     def item(self):
         if self._array.size != 1:
             raise RuntimeError(f"a Tensor with {self._array.size} elements cannot be converted to Scalar")
+        if self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         arr = self._host()
         if arr.dtype == _dt.bfloat16.np:
             arr = arr.astype(np.float32)
@@ -588,7 +592,7 @@ class Tensor:
     def __format__(self, spec):
         # as PyTorch: a plain 0-dim tensor formats as its number (f"{t}" too), anything
         # else as its repr, which takes no format spec
-        if self._array.ndim == 0 and type(self) is Tensor:
+        if self._array.ndim == 0 and type(self) is Tensor and self._device.type != "meta":
             return self.item().__format__(spec)
         if spec:
             raise TypeError("unsupported format string passed to Tensor.__format__")

@@ -1,7 +1,8 @@
 """Devices and the array backends behind them.
 
-A device names where a tensor lives ('cpu', 'cuda:0'); its backend owns the array module
-(`xp`: NumPy for the CPU, CuPy for CUDA) and the transfers. The backend is looked up by
+A device names where a tensor lives ('cpu', 'cuda:0', 'meta'); its backend owns the array
+module (`xp`: NumPy for the CPU, CuPy for CUDA, ember/_meta's shape-only module for meta) and
+the transfers. The backend is looked up by
 device type on every use, never fixed at import, so CuPy is imported only when a CUDA
 tensor is first made, and the tests can register a NumPy-backed stand-in for 'cuda'.
 """
@@ -306,7 +307,34 @@ def _check_sync():
         raise RuntimeError("called a synchronizing CUDA operation")
 
 
-_BACKENDS = {"cpu": CpuBackend(), "cuda": CudaBackend()}
+class MetaBackend(CpuBackend):
+    """Arrays of a shape, dtype and strides holding no data (`ember/_meta`): what builds a
+    model before its weights are loaded, or infers shapes. Always there, as the CPU is."""
+
+    name = "meta"
+    _module = None
+
+    @property
+    def xp(self):  # imported on first use, as CuPy is
+        if self._module is None:
+            from ._meta import module
+            MetaBackend._module = module
+        return self._module
+
+    def from_host(self, array, index):
+        return self.xp.asarray(array)
+
+    @staticmethod
+    def to_host(array):
+        from ._meta.array import NO_DATA
+        raise NotImplementedError(NO_DATA)
+
+    @staticmethod
+    def defer_assert(index, bad, assertion):
+        pass  # no values, so no index out of range: PyTorch's meta kernels check none
+
+
+_BACKENDS = {"cpu": CpuBackend(), "cuda": CudaBackend(), "meta": MetaBackend()}
 
 
 def register_backend(device_type, backend):
@@ -363,6 +391,8 @@ def canonical(dev):
     dev = device(dev)
     if dev.type == "cpu":
         return CPU
+    if dev.type == "meta":  # one meta device: PyTorch's meta tensors carry no index
+        return device("meta")
     if dev.index is None:
         return device(dev.type, _state.cuda_device)
     return dev

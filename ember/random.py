@@ -137,6 +137,7 @@ class _StateUnpickler(pickle.Unpickler):
 
 default_generator = Generator("cpu")
 _cuda_generators = {}
+_meta_generator = Generator("meta")
 
 
 def generator_for(dev, generator=None):
@@ -148,6 +149,8 @@ def generator_for(dev, generator=None):
         return generator
     if dev.type == "cpu":
         return default_generator
+    if dev.type == "meta":  # draws shapes only: no state for seeding or forking to keep
+        return _meta_generator
     gen = _cuda_generators.get(dev)
     if gen is None:
         gen = _cuda_generators[dev] = Generator(dev)

@@ -14,6 +14,7 @@ FLOORS = {
     # 1: the ground: process state, dtypes, devices and their backends, layouts, hooks
     "ember._state": 1, "ember.dtypes": 1, "ember.device": 1, "ember._layout": 1,
     "ember._dtype_casts": 1, "ember._lazy": 1, "ember._frozen": 1, "ember._size": 1,
+    "ember._meta": 1,
     "ember._memory_format": 1, "ember._allocator": 1, "ember.version": 1, "ember._qscheme": 1,
     "ember.torch_version": 1, "ember._errors": 1, "ember.futures": 1,
     "ember._blas": 1,

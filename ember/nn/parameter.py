@@ -41,7 +41,18 @@ def _rebuild_parameter(data, requires_grad):
     return Parameter(data, requires_grad)
 
 
-class Buffer(Tensor):
+class _BufferMeta(type):
+    """`isinstance(t, nn.Buffer)` for the marked tensors `Buffer(...)` returns (plain Tensors,
+    as in PyTorch), so a Module registers them when they are assigned."""
+
+    def __instancecheck__(cls, instance):
+        if cls is Buffer:
+            return isinstance(instance, Tensor) and \
+                getattr(instance, "_is_buffer_marker", None) is not None
+        return super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
     """Marks a tensor to be registered as a buffer when assigned to a Module attribute."""
 
     def __new__(cls, data=None, *, persistent=True):

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .._meta import refuse_on_meta
 from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
@@ -55,6 +56,7 @@ def _g(v):
 # ---- bincount ---------------------------------------------------------------------------------
 def bincount(input, weights=None, minlength=0):
     _need_tensor("bincount", input, "input", 1)
+    refuse_on_meta("aten::bincount", input, weights)
     d = input.dtype
     if d.is_floating_point or d.is_complex or d is _dt.bool or d._kind:
         raise NotImplementedError(f'"bincount_cpu" not implemented for \'{d._scalar_name}\'')
@@ -131,7 +133,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     _check_bins(bins)
     arr, xp = input._array, xp_of(input)
     lo, hi = builtins.float(min), builtins.float(max)
-    if lo == hi and arr.size > 0:
+    if lo == hi and arr.size > 0 and input._device.type != "meta":  # meta: no values to span
         lo, hi = _extrema(arr)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
@@ -237,6 +239,8 @@ def _histogramdd(input, points, bins, range, weight, density, weight_fits, input
 
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     _need_tensor("histogram", input, "input", 1)
+    refuse_on_meta("aten::histogram.bins_tensor" if isinstance(bins, Tensor) else
+                   "aten::histogram.bin_ct", input)
     _check_float_input(input)
     points = input._array.reshape(-1, 1)
     # PyTorch reshapes input to (numel, 1) and weight to (numel,): any weight shape of that size
@@ -261,6 +265,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     """The N-dimensional histogram of the rows of `input` (its last dim holds the N
     coordinates); `bins` is a count, a count per dim, or a Tensor of edges per dim."""
     _need_tensor("histogramdd", input, "input", 1)
+    refuse_on_meta("aten::_histogramdd_bin_edges", input)
     counts = isinstance(bins, (list, tuple)) and all(isinstance(b, int) for b in bins)
     if not (isinstance(bins, int) or counts or (isinstance(bins, (list, tuple)) and
                                                 all(isinstance(b, Tensor) for b in bins))):

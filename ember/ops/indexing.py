@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .._meta.array import NONZERO, ndarray as MetaArray, refuse_masks
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
@@ -395,6 +396,8 @@ def add_rows_on_device(arr, idx, vals):
     CPU's bincount); each row's last position then holds its sum, and one scatter-add puts
     it in, every row receiving one nonzero term, so the order cannot matter. All shapes are
     known up front: no sync."""
+    if isinstance(arr, MetaArray):  # meta memory keeps no values: nothing to add
+        return
     import cupy as xp  # only reached for CuPy arrays
     if vals.dtype.kind not in "fcV" and vals.dtype.name != "bfloat16":
         xp.add.at(arr, idx, vals)  # integers and bools: exact in any order
@@ -609,6 +612,8 @@ def __getitem__(self, index):
             record(AliasBackward0, (self,), out)
         return out
     view, np_idx = _prepare(self, idx)
+    if self._device.type == "meta":
+        refuse_masks(np_idx)
     return _index(view, np_idx)
 
 
@@ -748,6 +753,8 @@ def _broadcast_or(shape, src):
 
 # ---- nonzero -----------------------------------------------------------------------------------
 def nonzero(input, *, out=None, as_tuple=False):
+    if input._device.type == "meta":  # its shape is the count of nonzero values
+        raise NotImplementedError(NONZERO)
     arr = input._array
     if input.dtype._kind:
         _casts.refuse(input.dtype, "nonzero_count_cpu", (_dt.COMPLEX32,))
@@ -782,6 +789,8 @@ def nonzero_static(input, *, size, fill_value=-1, out=None):
                                f"got scalar type{getattr(out.dtype, '_scalar_name', out)}")
         return write_out(out, nonzero_static(input, size=size, fill_value=fill_value),
                          "nonzero_static")
+    if input._device.type == "meta":  # its shape is known before its values: (size, dim)
+        return make_tensor(_xp(input).empty((size, input._array.ndim), np.int64), input._device)
     found = nonzero(input)
     arr = found._array[:size]
     if arr.shape[0] < size:

@@ -364,8 +364,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     smooth = smooth.masked_fill(ignore, 0.0)
     if reduction == "mean":
         if weight is not None:
-            kept = target[~ignore].flatten()
-            smooth = smooth.sum() / weight.gather(0, kept).sum()
+            # the weights of the kept targets, summed without selecting them (a meta tensor
+            # has no count of them): ignored ones gather class 0 and count as 0
+            picked = weight.gather(0, target.masked_fill(ignore, 0).flatten())
+            smooth = smooth.sum() / picked.masked_fill(ignore.flatten(), 0).sum()
         else:
             smooth = smooth.sum() / (~ignore).sum()
     elif reduction == "sum":

@@ -377,6 +377,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     d = _wrap_dim(dim, input.dim())
     n = input.shape[d]
     if isinstance(repeats, Tensor):
+        if repeats.is_meta:  # no counts to read: the result's length must be given
+            if output_size is None:
+                raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+            from .creation import empty
+            return input.index_select(d, empty(output_size, dtype=_dt.int64, device="meta"))
         reps = repeats._host().reshape(-1)
         if reps.size == 1:
             reps = np.full(n, reps[0])

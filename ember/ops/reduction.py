@@ -11,6 +11,7 @@ import builtins
 import math
 import numpy as np
 
+from .._meta import refuse_on_meta
 from .. import _dtype_casts as _casts, dtypes as _dt, return_types
 from ..return_types import return_type
 from .._state import autocast as _autocast
@@ -429,6 +430,8 @@ def any(input, dim=None, keepdim=False, *, out=None):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.is_meta or other.is_meta:  # its answer is a Python bool: PyTorch reads it
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype._scalar_name} did not match {other.dtype._scalar_name}")
     if input.dtype._kind and input.dtype._kind is not _dt.UINT:
@@ -444,6 +447,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def equal(input, other):
     """Same shape and same values (after type promotion); NaN is never equal."""
+    refuse_on_meta("aten::equal", input, other)
     if input._array.shape != other._array.shape:
         return False
     for t in (input, other):

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .._meta import refuse_on_meta
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, xp_of
 from ..device import backend_of
@@ -360,6 +361,7 @@ def _unique_result(input, vals, inverse, counts, return_inverse, return_counts, 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements (or slices along `dim`), sorted, with optionally the inverse
     (each element's position in the result) and the counts. NaNs are all distinct."""
+    refuse_on_meta("aten::_unique2" if dim is None else "aten::unique_dim", input)
     if input.dtype._kind:
         _casts.refuse(input.dtype, "unique", (_dt.UINT,))
     # Computed on the host: the result's size depends on the data (PyTorch synchronises
@@ -391,6 +393,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """unique over runs of equal consecutive elements (or slices along `dim`)."""
+    refuse_on_meta("aten::unique_consecutive", input)
     arr = input._array
     xp = xp_of(input)
     if dim is None:

@@ -14,8 +14,9 @@ from .. import dtypes as _dt
 from .._storage import UntypedStorage
 from .._tensor import Tensor
 from ._torch_paths import ember_name, torch_name
-from .rebuild import (_get_layout, _rebuild_from_type_v2, _rebuild_parameter,
-                      _rebuild_sparse_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3)
+from .rebuild import (_get_layout, _rebuild_from_type_v2, _rebuild_meta_tensor_no_storage,
+                      _rebuild_parameter, _rebuild_sparse_tensor, _rebuild_tensor_v2,
+                      _rebuild_tensor_v3)
 
 __all__ = ["add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -33,6 +34,7 @@ _SAFE = {
     ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
     ("torch.storage", "UntypedStorage"): UntypedStorage,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_meta_tensor_no_storage"): _rebuild_meta_tensor_no_storage,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
     ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,

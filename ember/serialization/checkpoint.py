@@ -52,6 +52,7 @@ _REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_TENSOR_V3 = _TorchGlobal("torch._utils", "_rebuild_tensor_v3")
 _UNTYPED_STORAGE = _TorchGlobal("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
+_REBUILD_META = _TorchGlobal("torch._utils", "_rebuild_meta_tensor_no_storage")
 _STORAGE_GLOBALS = {d: _TorchGlobal("torch", d._storage_type) for d in _dt.ALL_DTYPES}
 _DTYPE_GLOBALS = {d: _TorchGlobal("torch", d.name) for d in _dt.EVERY_DTYPE}
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
@@ -147,7 +148,11 @@ class _Writer(pickle._Pickler):
 
     def _reduce_tensor(self, t):
         """A tensor as PyTorch writes it: storage, offset, size, stride. A view shares its
-        base's storage; memory that is not one C-contiguous block is saved compacted."""
+        base's storage; memory that is not one C-contiguous block is saved compacted. A meta
+        tensor has no storage: its dtype, size and stride are all there is to write."""
+        if t._device.type == "meta":
+            return (_REBUILD_META, (t.dtype, tuple(t.shape), tuple(t.stride()),
+                                    t.requires_grad))
         root = t._base if t._base is not None else t
         arr = root._host()
         if arr.flags.c_contiguous and (t._device.type != "cpu" or root is t or

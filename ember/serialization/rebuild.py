@@ -151,7 +151,20 @@ def _rebuild_parameter(data, requires_grad, backward_hooks=None, *state):
     return Parameter(data, _requires_grad(requires_grad, data.dtype))
 
 
-REBUILDERS = (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter)
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    """A meta tensor as PyTorch saves one: no storage, its dtype, size and stride."""
+    from ..ops.creation import empty_strided
+    if not isinstance(dtype, _dt.dtype):
+        raise checked(TypeError(f"_rebuild_meta_tensor_no_storage: dtype must be a "
+                                f"torch.dtype, got {_short(dtype)}"))
+    size, stride = _int_tuple(size, "size"), _int_tuple(stride, "stride")
+    t = empty_strided(size, stride, dtype=dtype, device="meta")
+    t._requires_grad = _requires_grad(requires_grad, dtype)
+    return t
+
+
+REBUILDERS = (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
+              _rebuild_meta_tensor_no_storage)
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):

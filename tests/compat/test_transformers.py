@@ -7,7 +7,8 @@ transformers 5 imports FSDP2 (`torch.distributed._composable.fsdp`, `torch.distr
 and distributed checkpointing (`torch.distributed.checkpoint.hf_storage`) at import whenever
 `torch.distributed.is_available()`; ember has neither yet, so the script, under ember only,
 answers that distributed is unavailable before importing transformers. Drop that line when
-they exist. `from_pretrained` builds models on the meta device, which ember lacks: left out."""
+they exist. `from_pretrained` builds the model on the meta device, then loads the saved
+weights into it: a tiny GPT-2 and Llama go through `save_pretrained` and back."""
 import importlib.util
 import json
 import os
@@ -22,13 +23,17 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-SCRIPT = r'''
+# what both scripts start with: which library runs, and its distributed stand-in
+HEADER = r'''
 import json, os, sys, numpy as np, torch
 on_ember = "ember" in getattr(torch, "__file__", "")
 if on_ember:
     torch.distributed.is_available = lambda: False  # see the test's docstring
 else:
     sys.modules["torchvision"] = None  # transformers needs no vision; keep PyTorch's alone
+'''
+
+SCRIPT = HEADER + r'''
 from transformers import (BertConfig, BertForSequenceClassification, GPT2Config,
                           GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM)
 weights = sys.argv[1]
@@ -84,10 +89,35 @@ print("RESULT " + json.dumps(out))
 '''
 
 
-def _run(tmp_path, *launcher):
+PRETRAINED = HEADER + r'''
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+work = sys.argv[1]
+ids = torch.tensor(np.random.RandomState(2).randint(0, 100, (2, 12)))
+out = {}
+for name, cls, config in [
+        ("gpt2", GPT2LMHeadModel, GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
+                                             n_positions=32)),
+        ("llama", LlamaForCausalLM, LlamaConfig(vocab_size=100, hidden_size=32,
+                                                intermediate_size=64, num_hidden_layers=2,
+                                                num_attention_heads=4, num_key_value_heads=2,
+                                                max_position_embeddings=32))]:
+    saved = os.path.join(work, name + "_pretrained")
+    if not os.path.exists(saved):  # PyTorch's run writes the checkpoint both runs load
+        torch.manual_seed(0)
+        cls(config).save_pretrained(saved)
+    model = cls.from_pretrained(saved)
+    model.eval()
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits
+    out[name] = [str(next(model.parameters()).device), logits.numpy().tolist()]
+print("RESULT " + json.dumps(out))
+'''
+
+
+def _run(tmp_path, *launcher, script="hf.py"):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    result = subprocess.run([sys.executable, *launcher, str(tmp_path / "hf.py"),
+    result = subprocess.run([sys.executable, *launcher, str(tmp_path / script),
                              str(tmp_path)], capture_output=True, text=True, timeout=600,
                             env=env)
     lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
@@ -105,3 +135,14 @@ def test_transformers_models_train_and_generate_as_in_pytorch(tmp_path):
         np.testing.assert_allclose(ours[key], theirs[key], rtol=2e-5, err_msg=key)
     np.testing.assert_allclose(ours["flex_attention"][0], theirs["sdpa"][0], rtol=2e-5)
     assert ours["gpt2"][-1] < ours["gpt2"][0]  # training lowers the loss
+
+
+def test_from_pretrained_builds_on_meta_and_loads_the_saved_weights(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "pretrained.py").write_text(PRETRAINED)
+    theirs = _run(tmp_path, script="pretrained.py")  # PyTorch's run saves the checkpoints
+    ours = _run(tmp_path, "-m", "ember.compat", script="pretrained.py")
+    for name in ("gpt2", "llama"):
+        assert ours[name][0] == "cpu"  # loaded off the meta device
+        np.testing.assert_allclose(ours[name][1], theirs[name][1], rtol=1e-5, atol=1e-6,
+                                   err_msg=name)

@@ -44,6 +44,7 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 # Which kind of global backward hook is in use: PyTorch keeps it here, in module.py.
 _global_is_full_backward_hook = None  # the first global backward hook decides the kind
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # the state-dict key of get_extra_state (PyTorch's name)
 
 
 def _set_global_backward_kind(full):
@@ -602,7 +603,7 @@ class Module:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
         extra = getattr(type(self), "get_extra_state", None)
         if extra is not None and extra is not Module.get_extra_state:
-            destination[prefix + "_extra_state"] = self.get_extra_state()
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:  # the legacy positional form (destination, prefix, keep_vars)
@@ -639,6 +640,7 @@ class Module:
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
         from ...autograd.grad_mode import no_grad
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -665,15 +667,29 @@ class Module:
                                   f"{value.shape} from checkpoint, the shape in current model is "
                                   f"{param.shape}.")
                 continue
+            if param.is_meta and not value.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
+                              "to a meta parameter in the current model, which is a no-op. (Did "
+                              "you mean to pass `assign=True` to assign items in the state "
+                              "dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)")
             try:
                 with no_grad():
-                    param.copy_(value)
+                    if assign:  # the checkpoint's tensor itself: how a meta model is filled
+                        if isinstance(param, Parameter):
+                            if isinstance(value, Parameter):
+                                value.requires_grad_(param.requires_grad)
+                            else:
+                                value = Parameter(value, requires_grad=param.requires_grad)
+                        setattr(self, name, value)
+                    else:
+                        param.copy_(value)
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
                                   f"in the model are {param.size()} and whose dimensions in the "
                                   f"checkpoint are {value.size()}, an exception occurred : "
                                   f"{ex.args}.")
-        extra_key = prefix + "_extra_state"
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         has_extra = getattr(type(self), "set_extra_state", None) is not Module.set_extra_state
         if has_extra:
             if extra_key in state_dict:
@@ -699,6 +715,8 @@ class Module:
 
         def load(module, prefix=""):
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(state_dict, prefix, local_metadata, True, missing,
                                          unexpected, errors)
             for name, child in module._modules.items():

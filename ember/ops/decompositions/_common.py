@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from ..._meta.array import ndarray as MetaArray
+from ..._meta.rules import host_stand_in
 from ..._tensor import make_tensor, xp_of
 from .._graph import write_out
 
@@ -66,12 +68,18 @@ def _batch_prefix(index, batched):
 
 def _first_bad(info):
     """(batch index, info value) of the first failing matrix, or None."""
+    if isinstance(info, MetaArray):  # no values, no failure: PyTorch's meta kernels check none
+        return None
     flat = np.asarray(info).reshape(-1)
     bad = np.nonzero(flat)[0]
     return None if bad.size == 0 else (int(bad[0]), int(flat[bad[0]]))
 
 
 def _host(arr):
+    """A device array's values on the host, for LAPACK. A meta array has none: an identity
+    of its shape answers for them (the results, back on meta, keep only their shapes)."""
+    if isinstance(arr, MetaArray):
+        return host_stand_in(arr)
     return arr.get() if hasattr(arr, "get") else np.asarray(arr)
 
 

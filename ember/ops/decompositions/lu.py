@@ -16,7 +16,7 @@ from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
 from ..linalg._common import _warn_once
 from ..reduction import return_type
-from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _needs,
+from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _host, _needs,
                       _write_tuple, batched_solve)
 from .solves import solve, solve_triangular
 
@@ -131,8 +131,7 @@ def _raise_lu(info, batched, fname):
 
 
 def _host_info(info_t):
-    arr = info_t._array
-    return arr.get() if hasattr(arr, "get") else arr
+    return _host(info_t._array)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):

@@ -5,6 +5,7 @@ import builtins
 
 import numpy as np
 
+from ..._meta import refuse_on_meta
 from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._tensor import Tensor, make_tensor
 from ...device import assert_on_device, checks_on_host
@@ -91,6 +92,7 @@ class MaskedSelectBackward0(Node):
 
 
 def masked_select(input, mask, *, out=None):
+    refuse_on_meta("aten::masked_select", input, mask)
     if input.dtype._kind:
         _casts.refuse(input.dtype, "masked_select", (_dt.FLOAT8, _dt.COMPLEX32))
     if mask._array.dtype != np.bool_:

@@ -126,6 +126,8 @@ def common_device(a, b):
         return da
     if da.type == "cpu" and a._array.ndim == 0:
         return db
+    if da.type == "meta" or db.type == "meta":  # PyTorch's meta kernels word it so
+        raise RuntimeError(f"Tensor on device {db} is not on the expected device {da}!")
     raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                        f"devices, {da} and {db}!")
 

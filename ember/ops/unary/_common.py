@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from ..._meta import module as meta_module
+from ..._meta.array import ndarray as MetaArray
 from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._tensor import make_tensor, Tensor, xp_of
 from .._graph import record, write_out
@@ -24,6 +26,8 @@ def _module(*arrays):
         if type(a).__module__.split(".")[0] == "cupy":
             import cupy
             return cupy
+        if isinstance(a, MetaArray):
+            return meta_module
     return np
 
 

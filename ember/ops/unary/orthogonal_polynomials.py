@@ -12,6 +12,7 @@ or 512 (float64).
 """
 import numpy as np
 
+from ..._meta.array import ndarray as MetaArray
 from ..._tensor import Tensor
 from ..pointwise import binary
 from ._common import _HALF, _module, _not_implemented, _promoted
@@ -33,6 +34,8 @@ def _recurrence(xp, n, p, q, step):
     """Runs `(p, q) <- (q, step(j, p, q))` for j = 1, ..., n - 1 in each element (degree n
     from degree 1); returns q."""
     count = n - 1
+    if isinstance(count, MetaArray):  # no degrees to run to: the result keeps its shape
+        return q
     top = int(count.max()) if count.size else 0
     for j in range(1, top + 1):
         active = count >= j

@@ -391,7 +391,7 @@ def _special(name, kernel, *args, edges=None, single=None, scipy=False):
     wide=False, and other float32 input is widened here). `scipy`: scipy.special's `name`
     serves float64 on the CPU when importable."""
     def run(xp, x):
-        if xp is not np:
+        if xp.__name__ == "cupy":  # CuPy's kernels (meta arrays take NumPy's ufuncs)
             import cupyx.scipy.special as cs
             if single is not None and x.dtype == np.float32:
                 x = x.astype(np.float64)  # as the wide ops: float32 computed in float64
@@ -404,7 +404,9 @@ def _special(name, kernel, *args, edges=None, single=None, scipy=False):
             return _blockwise(single, xp, x)
         sc = _scipy_special() if scipy else None
         if sc is not None:
-            y = np.asarray(getattr(sc, name)(*args, x))  # a 0-d input gives a NumPy scalar
+            y = getattr(sc, name)(*args, x)
+            if isinstance(y, np.generic):  # a 0-d input gives a NumPy scalar
+                y = np.asarray(y)
             return y if edges is None else edges(xp, x, y)
         return _blockwise(kernel, xp, x)
     return run
