@@ -262,9 +262,9 @@ def expand_as(self, other):
     return expand(self, other.shape)
 
 
-def broadcast_to(input, *size):
+def broadcast_to(input, *args, size=None):
     """`torch.broadcast_to(t, size)`, and the method's `t.broadcast_to(2, 3)` too."""
-    return expand(input, *size)
+    return expand(input, *args, size=size)
 
 
 def expand_copy(input, size, *, implicit=False, out=None):
