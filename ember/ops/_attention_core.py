@@ -106,6 +106,18 @@ def _opmath(a):
     return a.astype(np.float32) if _low(a.dtype) else a
 
 
+def _laid_out_as(xp, q, probs, v):
+    """probs @ v in the query's memory layout, as PyTorch's attention lays its output out: a
+    query cut from a (B, L, H, D) projection gives an output whose transpose back to (B, L,
+    H * D) needs no copy. BLAS writes each (L, D) matrix straight into the strided buffer."""
+    if q.flags.c_contiguous or q.ndim < 3:
+        return xp.matmul(probs, v)
+    out = xp.empty_like(q, dtype=xp.result_type(probs, v))  # order "K": q's layout
+    if out.shape != probs.shape[:-1] + v.shape[-1:]:  # broadcast batch dims: no layout
+        return xp.matmul(probs, v)
+    return xp.matmul(probs, v, out=out)
+
+
 def fused_attention(query, key, value, bias, scale):
     """softmax(q k^T * scale + bias) v as one node; `bias` a constant additive mask array
     or None. The caller checked that q, k and v share their batch dims."""
@@ -117,7 +129,8 @@ def fused_attention(query, key, value, bias, scale):
     if bias is not None:  # the caller checked that it broadcasts to the scores' shape
         xp.add(scores, bias, out=scores)
     probs = masked_softmax_(xp, scores, bias is not None)
-    out = make_tensor(xp.matmul(probs, va).astype(dtype, copy=False), query._device)
+    out = make_tensor(_laid_out_as(xp, query._array, probs, va).astype(dtype, copy=False),
+                      query._device)
     node = record(ScaledDotProductFlashAttentionForCpuBackward0, (query, key, value), out)
     if node is not None:
         node.scale, node.bias = scale, bias

@@ -232,20 +232,29 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     src_len = k.size(1)
     if key_padding_mask is not None:
         attn_mask = _merge_key_padding(key_padding_mask, attn_mask, bsz, num_heads, src_len)
+    if not training:
+        dropout_p = 0.0
+    if not need_weights:  # as PyTorch: the heads as a batch through one fused attention
+        if attn_mask is not None:
+            attn_mask = attn_mask.unsqueeze(0) if attn_mask.size(0) == 1 else \
+                attn_mask.view(bsz, num_heads, -1, src_len)
+        out = scaled_dot_product_attention(
+            q.view(bsz, num_heads, tgt_len, head_dim), k.view(bsz, num_heads, src_len, head_dim),
+            v.view(bsz, num_heads, src_len, head_dim), attn_mask, dropout_p, causal)
+        out = out.permute(2, 0, 1, 3).contiguous().view(bsz * tgt_len, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias)
+        out = out.view(tgt_len, bsz, out.shape[-1])
+        return (out if is_batched else out.squeeze(1)), None
     if causal:
         attn_mask = triu(full((tgt_len, src_len), float("-inf"), dtype=q.dtype,
                               device=q.device), diagonal=1).unsqueeze(0)
-    if not training:
-        dropout_p = 0.0
-    weights = _attention_weights(q, k, attn_mask, head_dim, dropout_p, need_weights)
+    weights = _attention_weights(q, k, attn_mask, head_dim, dropout_p)
     out = bmm(weights, v)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias)
     out = out.view(tgt_len, bsz, out.shape[-1])  # sizes, not -1: a batch of 0 must view too
     if not is_batched:
         out = out.squeeze(1)
-    if not need_weights:
-        return out, None
     weights = weights.view(bsz, num_heads, tgt_len, src_len)
     if average_attn_weights:
         weights = weights.mean(dim=1)
@@ -358,20 +367,12 @@ def _merge_key_padding(key_padding_mask, attn_mask, bsz, num_heads, src_len):
     return key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
 
 
-def _attention_weights(q, k, attn_mask, head_dim, dropout_p, need_weights):
+def _attention_weights(q, k, attn_mask, head_dim, dropout_p):
     """softmax(q k^T / sqrt(head_dim) + attn_mask), then dropout."""
     scores = bmm(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
     if attn_mask is not None:
         scores = scores + attn_mask
-    empty_rows = None
-    if not need_weights and attn_mask is not None:
-        # the scaled-dot-product path gives zeros, not NaN, where a query sees no key (masked
-        # unconditionally: asking whether any row is empty would be a host sync on a device)
-        empty_rows = (scores.detach() == float("-inf")).all(-1, keepdim=True)
-        scores = scores.masked_fill(empty_rows, 0.0)
     weights = softmax(scores, -1)
-    if empty_rows is not None:
-        weights = weights.masked_fill(empty_rows, 0.0)
     if dropout_p > 0.0:
         weights = dropout(weights, p=dropout_p)
     return weights

@@ -20,9 +20,9 @@ names (None edges skipped). Intentional deviations, kept for speed and pinned by
   (TransposeBackward0), not in place (PyTorch's RNN/GRU: TransposeBackward1), since the
   fused node saved that output for its backward.
 
-Differences not fixed yet (so not in CASES): nn.MultiheadAttention with need_weights=False
-(PyTorch: its packed self-attention projection's select/clone and one
-ScaledDotProductFlashAttentionForCpuBackward0; ember: split, bmm, softmax, bmm), `x[i] = v`
+Differences not fixed yet (so not in CASES): nn.MultiheadAttention's self-attention
+(query is key is value) projection with need_weights=False (PyTorch: the packed projection's
+unflatten/select/clone nodes; ember: a split; the attention above it matches), `x[i] = v`
 (ember's CopySlices shows its inner copy node), kron, inner, linalg.multi_dot, dstack and
 circular pad (PyTorch's views and copies in other orders).
 """
@@ -291,6 +291,11 @@ CASES = {
     "dropout2d eval": lambda L, T: _F(L).dropout2d(T(1, 2, 3, 3), training=False),
     "mha": lambda L, T: L.nn.MultiheadAttention(4, 2, batch_first=True)(T(2, 3, 4), T(2, 3, 4),
                                                                         T(2, 3, 4))[0],
+    "mha cross no weights": lambda L, T: L.nn.MultiheadAttention(4, 2, batch_first=True)(
+        T(2, 3, 4), T(2, 5, 4), T(2, 5, 4), need_weights=False)[0],
+    "mha causal no weights": lambda L, T: L.nn.MultiheadAttention(4, 2)(
+        T(3, 2, 4), T(3, 2, 4), T(3, 2, 4), need_weights=False, is_causal=True,
+        attn_mask=L.nn.Transformer.generate_square_subsequent_mask(3))[0],
     "T 2-d": lambda L, T: T(2, 3).T, "outer": lambda L, T: L.outer(T(2), T(3)),
     "matmul 1-d 2-d": lambda L, T: T(3) @ T(3, 2),
     "take_along_dim": lambda L, T: L.take_along_dim(T(2, 3), L.tensor([[0], [1]]), 1),
