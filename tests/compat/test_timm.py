@@ -8,17 +8,13 @@ Under PyTorch the installed torchvision wheel's compiled ops do not load on the 
 torch; the script stubs its one failing module as tests/_torchvision_oracle.py does."""
 import importlib.util
 import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
+from tests.compat._script_result import script_result
+
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("timm") is None,
                                 reason="timm is not installed")
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # (name, keyword arguments, input size): small inputs keep each model to about a second
 MODELS = [
@@ -62,14 +58,7 @@ print("RESULT " + json.dumps(out))
 
 
 def _run(tmp_path, *launcher):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    result = subprocess.run([sys.executable, *launcher, str(tmp_path / "models.py"),
-                             str(tmp_path), json.dumps(MODELS)], capture_output=True,
-                            text=True, timeout=600, env=env)
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    assert result.returncode == 0 and lines, result.stderr[-4000:]
-    return json.loads(lines[0][len("RESULT "):])
+    return script_result(tmp_path / "models.py", [tmp_path, json.dumps(MODELS)], *launcher)
 
 
 def test_timm_models_forward_and_backward_as_in_pytorch(tmp_path):

@@ -10,18 +10,13 @@ answers that distributed is unavailable before importing transformers. Drop that
 they exist. `from_pretrained` builds the model on the meta device, then loads the saved
 weights into it: a tiny GPT-2 and Llama go through `save_pretrained` and back."""
 import importlib.util
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
+from tests.compat._script_result import script_result
+
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
                                 reason="transformers is not installed")
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # what both scripts start with: which library runs, and its distributed stand-in
 HEADER = r'''
@@ -115,14 +110,7 @@ print("RESULT " + json.dumps(out))
 
 
 def _run(tmp_path, *launcher, script="hf.py"):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    result = subprocess.run([sys.executable, *launcher, str(tmp_path / script),
-                             str(tmp_path)], capture_output=True, text=True, timeout=600,
-                            env=env)
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    assert result.returncode == 0 and lines, result.stderr[-4000:]
-    return json.loads(lines[0][len("RESULT "):])
+    return script_result(tmp_path / script, [tmp_path], *launcher)
 
 
 def test_transformers_models_train_and_generate_as_in_pytorch(tmp_path):
