@@ -4,6 +4,7 @@ clamp_min, clamp_max), where, maximum and minimum, with their backward nodes.
 import numpy as np
 
 from ... import _dtype_casts as _casts, dtypes as _dt
+from ..._select import select
 from ..._tensor import Tensor, make_tensor, xp_of
 from .._graph import Node, node_of, record, record_number, write_out, with_out
 from ._common import (BinaryNode, _as_scalar, _promote, _raise_if_not_broadcastable, binary,
@@ -201,7 +202,7 @@ def _where(condition, input=None, other=None, *, out=None):
                 and x.dtype == d.np == y.dtype:  # float8, bfloat16: on their bits
             res = _casts.on_bits(lambda a, b: np.where(condition._array, a, b), x, y)
         else:
-            res = np.where(condition._array, x, y)
+            res = select(condition._array, x, y)
     except ValueError:
         _raise_if_not_broadcastable(condition._array, x, y)
         raise

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..._select import select
 from .._graph import Node
 from ._common import _inplace, _unary
 
@@ -47,18 +48,18 @@ def _bessel(order, scaled):
     def kernel(xp, x):
         ax = xp.abs(x)
         big = ax > _SWITCH
-        small_x = xp.where(big, 0.0, x)
+        small_x = select(big, 0.0, x)
         series = _series(xp, small_x, order)
         if scaled:
             series = series * xp.exp(-xp.abs(small_x))
-        big_x = xp.where(big, ax, _SWITCH + 1.0)
+        big_x = select(big, ax, _SWITCH + 1.0)
         asym = _asymptotic_scaled(xp, big_x, order)
         if not scaled:
             asym = asym * xp.exp(big_x)
         if order == 1:
-            asym = xp.where(x < 0, -asym, asym)
-        res = xp.where(big, asym, series)
-        return xp.where(xp.isnan(x), x, res)
+            asym = select(x < 0, -asym, asym)
+        res = select(big, asym, series)
+        return select(xp.isnan(x), x, res)
     return kernel
 
 
@@ -74,7 +75,7 @@ def _gpu_or(name, kernel):
             if not at_inf:
                 at_inf.extend(kernel(np, np.array([np.inf, -np.inf])).tolist())
             y = getattr(cs, name)(x)
-            return xp.where(x == np.inf, at_inf[0], xp.where(x == -np.inf, at_inf[1], y))
+            return select(x == np.inf, at_inf[0], select(x == -np.inf, at_inf[1], y))
         return kernel(xp, x)
     return run
 
@@ -219,11 +220,11 @@ def _bessel_j(order):
         if mid.any():
             out[mid] = _j_miller(xp, ax[mid])[order]
         if high.any():
-            out[high] = _j_hankel(xp, xp.where(xp.isinf(ax[high]), _J_HUGE, ax[high]), order)
+            out[high] = _j_hankel(xp, select(xp.isinf(ax[high]), _J_HUGE, ax[high]), order)
         if order == 1:
-            out = xp.where(x < 0, -out, out)
+            out = select(x < 0, -out, out)
         # PyTorch gives NaN at +-inf (its phase x - pi/4 is NaN there)
-        return xp.where(xp.isnan(x) | xp.isinf(x), np.nan, out)
+        return select(xp.isnan(x) | xp.isinf(x), np.nan, out)
     return kernel
 
 

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ..._select import select
 from ... import dtypes as _dt
 from ._common import _need_tensor, _not_implemented, _unary
 from .bessel import _bessel, _hankel
@@ -47,7 +48,7 @@ def _special_unary(fname, kernel, arg_name="input", float32_overflow=None):
         if float32_overflow is not None and d is _dt.float32:
             def run(xp, x):
                 res = kernel(xp, x)
-                return xp.where(xp.abs(x) > float32_overflow, res * np.inf, res)
+                return select(xp.abs(x) > float32_overflow, res * np.inf, res)
         return _unary(value, run, None, None, out, "special_" + fname, wide=True)
 
     if arg_name == "x":
@@ -63,7 +64,7 @@ def _special_unary(fname, kernel, arg_name="input", float32_overflow=None):
 def _in_range(xp, x, low, high, fill=None):
     """`x` where low <= x < high, elsewhere `fill` (default `low`), a harmless point of that
     range: every branch is computed on finite, in-range arrays and picked by `where` after."""
-    return xp.where((x >= low) & (x < high), x, low if fill is None else fill)
+    return select((x >= low) & (x < high), x, low if fill is None else fill)
 
 
 # ---- Bessel functions of the second kind ----------------------------------------------------
@@ -129,16 +130,16 @@ def _y_neumann(xp, x):
 
 def _bessel_y(order):
     def kernel(xp, x):
-        low = xp.where((x > 0) & (x < _SERIES_END), x, 1.0)
+        low = select((x > 0) & (x < _SERIES_END), x, 1.0)
         mid = _in_range(xp, x, _SERIES_END, _HANKEL_START)
         high = _in_range(xp, x, _HANKEL_START, np.inf)
         amplitude, p, q, cos_chi, sin_chi = _hankel(xp, high, order)
-        out = xp.where(x < _SERIES_END, _y_series(xp, low, order),
-                       xp.where(x < _HANKEL_START, _y_neumann(xp, mid)[order],
+        out = select(x < _SERIES_END, _y_series(xp, low, order),
+                       select(x < _HANKEL_START, _y_neumann(xp, mid)[order],
                                 amplitude * (p * sin_chi + q * cos_chi)))
-        out = xp.where(x == 0, -np.inf, out)
+        out = select(x == 0, -np.inf, out)
         # NaN for negative x, NaN and +-inf (PyTorch's phase x - pi/4 is NaN at inf)
-        return xp.where((x < 0) | xp.isnan(x) | xp.isinf(x), np.nan, out)
+        return select((x < 0) | xp.isnan(x) | xp.isinf(x), np.nan, out)
     return kernel
 
 
@@ -205,7 +206,7 @@ def _k_scaled_fraction(xp, x, mu):
 
 def _bessel_k(order, scaled):
     def kernel(xp, x):
-        low = xp.where((x > 0) & (x <= _SERIES_END), x, 1.0)
+        low = select((x > 0) & (x <= _SERIES_END), x, 1.0)
         high = _in_range(xp, x, _SERIES_END, np.inf)
         series = _k_series(xp, low, order)
         if scaled:
@@ -213,10 +214,10 @@ def _bessel_k(order, scaled):
         fraction = _k_scaled_fraction(xp, high, 0.0)[order]
         if not scaled:
             fraction = fraction * xp.exp(-high)
-        out = xp.where(x <= _SERIES_END, series, fraction)
-        out = xp.where(x == np.inf, 0.0, out)
-        out = xp.where(x == 0, np.inf, out)
-        return xp.where((x < 0) | xp.isnan(x), np.nan, out)
+        out = select(x <= _SERIES_END, series, fraction)
+        out = select(x == np.inf, 0.0, out)
+        out = select(x == 0, np.inf, out)
+        return select((x < 0) | xp.isnan(x), np.nan, out)
     return kernel
 
 
@@ -227,20 +228,20 @@ def _modified_i(order):
 
     def kernel(xp, x):
         # PyTorch's e^|x| (series) / sqrt(|x|) is inf / inf at +-inf
-        return xp.where(xp.isinf(x), np.nan, finite(xp, xp.where(xp.isinf(x), 0.0, x)))
+        return select(xp.isinf(x), np.nan, finite(xp, select(xp.isinf(x), 0.0, x)))
     return kernel
 
 
 def _spherical_j0(xp, x):
     small = xp.abs(x) < 0.5
-    safe = xp.where(small | xp.isinf(x), 1.0, x)
+    safe = select(small | xp.isinf(x), 1.0, x)
     z = x * x
     # Taylor series of sin(x)/x up to x^12: exact to double precision for |x| < 0.5
     taylor = 1.0
     for k in range(6, 0, -1):
         taylor = 1.0 + taylor * (-z / ((2 * k) * (2 * k + 1)))
-    out = xp.where(small, taylor, xp.sin(safe) / safe)
-    return xp.where(xp.isinf(x), 0.0, out)
+    out = select(small, taylor, xp.sin(safe) / safe)
+    return select(xp.isinf(x), 0.0, out)
 
 
 # ---- Airy's Ai -------------------------------------------------------------------------------
@@ -292,11 +293,11 @@ def _airy_decaying(xp, x):
 
 def _airy_ai(xp, x):
     lo, hi = _AIRY_SERIES
-    out = xp.where(x < lo, _airy_oscillating(xp, _in_range(xp, x, -np.inf, lo, fill=lo - 1.0)),
-                   xp.where(x < hi, _airy_series(xp, _in_range(xp, x, lo, hi)),
+    out = select(x < lo, _airy_oscillating(xp, _in_range(xp, x, -np.inf, lo, fill=lo - 1.0)),
+                   select(x < hi, _airy_series(xp, _in_range(xp, x, lo, hi)),
                             _airy_decaying(xp, _in_range(xp, x, hi, _AIRY_ZERO_PAST))))
-    out = xp.where(x > _AIRY_ZERO_PAST, 0.0, out)
-    return xp.where(xp.isinf(x) | xp.isnan(x), np.nan, out)
+    out = select(x > _AIRY_ZERO_PAST, 0.0, out)
+    return select(xp.isinf(x) | xp.isnan(x), np.nan, out)
 
 
 bessel_y0 = _special_unary("bessel_y0", _bessel_y(0))

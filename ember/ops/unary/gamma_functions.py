@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..._select import select
 from ... import dtypes as _dt
 from ..._tensor import Tensor
 from .._graph import Node, inplace, record, write_out
@@ -63,11 +64,11 @@ def _zeta(xp, s, q):
     pole = neg_q & (q == xp.floor(q))
     # a negative q is defined for integer s only (q^-s)
     undefined = neg_q & ~pole & (s != xp.floor(s))
-    safe_s = xp.where(bad | undefined | xp.isnan(q), 2.0, s)
-    res = _hurwitz_zeta(xp, safe_s, xp.where(undefined | xp.isnan(q), 1.0, q))
-    res = xp.where(pole, np.inf, res)
-    res = xp.where(undefined | (s < 1.0) | xp.isnan(s) | xp.isnan(q), np.nan, res)
-    return xp.where(s == 1.0, np.inf, res)
+    safe_s = select(bad | undefined | xp.isnan(q), 2.0, s)
+    res = _hurwitz_zeta(xp, safe_s, select(undefined | xp.isnan(q), 1.0, q))
+    res = select(pole, np.inf, res)
+    res = select(undefined | (s < 1.0) | xp.isnan(s) | xp.isnan(q), np.nan, res)
+    return select(s == 1.0, np.inf, res)
 
 
 _zeta_k = _binary_kernel("zeta", _zeta)
@@ -121,29 +122,29 @@ def _a_u_minus_log1p_u(xp, a, x):
     else (x - a) - a log(x / a) (x / a, unlike 1 + u, keeps its relative precision)."""
     u = (x - a) / a
     small = xp.abs(u) < 0.25
-    us = xp.where(small, u, 0.0)
+    us = select(small, u, 0.0)
     total = xp.zeros_like(u)
     power = us * us
     for k in range(2, 30):
         total = total + (power / k if k % 2 == 0 else -power / k)
         power = power * us
-    big = (x - a) - a * xp.log(xp.where(small, 1.0, x / a))
-    return xp.where(small, a * total, big)
+    big = (x - a) - a * xp.log(select(small, 1.0, x / a))
+    return select(small, a * total, big)
 
 
 def _log_prefactor(xp, a, x):
     """log(x^a e^-x / Gamma(a)) for a, x > 0."""
     large = a >= 10.0
-    al = xp.where(large, a, 10.0)
+    al = select(large, a, 10.0)
     r = 1.0 / (al * al)
     s = _coefficients()['STIRLING'][0]
     for c in _coefficients()['STIRLING'][1:]:
         s = s * r + c
     stirling = s / al
     big = -_a_u_minus_log1p_u(xp, al, x) + 0.5 * xp.log(al / (2.0 * math.pi)) - stirling
-    asmall = xp.where(large, 1.0, a)
+    asmall = select(large, 1.0, a)
     small = asmall * xp.log(x) - x - _lgamma(xp, asmall)
-    return xp.where(large, big, small)
+    return select(large, big, small)
 
 
 def _series(xp, a, x):
@@ -179,9 +180,9 @@ def _continued_fraction(xp, a, x):
         an = -i * (i - a)
         b = b + 2.0
         d = an * d + b
-        d = xp.where(xp.abs(d) < _TINY, _TINY, d)
+        d = select(xp.abs(d) < _TINY, _TINY, d)
         c = b + an / c
-        c = xp.where(xp.abs(c) < _TINY, _TINY, c)
+        c = select(xp.abs(c) < _TINY, _TINY, c)
         d = 1.0 / d
         delta = d * c
         h = h * delta
@@ -197,11 +198,11 @@ def _lgamma1p(xp, a):
     """lgamma(1 + a) for a >= 0, without rounding 1 + a where a is small:
     lgamma(1 + a) = lgamma(2 + a) - log1p(a), the first by its Taylor series at 2."""
     small = a < 0.5
-    z = xp.where(small, a, 0.0)
+    z = select(small, a, 0.0)
     series = _coefficients()['LG2'][0]
     for c in _coefficients()['LG2'][1:]:
         series = series * z + c
-    return xp.where(small, series * z - xp.log1p(z), _lgamma(xp, xp.where(small, 1.0, a) + 1.0))
+    return select(small, series * z - xp.log1p(z), _lgamma(xp, select(small, 1.0, a) + 1.0))
 
 
 def _upper_small_a(xp, a, x):
@@ -229,17 +230,17 @@ def _incomplete_gamma(xp, a, x, upper):
     p = xp.exp(logf[~cf] - xp.log(sa)) * _series(xp, sa, sx)
     value[~cf] = 1.0 - p if upper else p
     if upper:
-        small_a = (xr <= 1.1) & xp.where(xr <= 0.5, ar * -xp.log(xr) <= 0.4, ar <= 1.1 * xr)
+        small_a = (xr <= 1.1) & select(xr <= 0.5, ar * -xp.log(xr) <= 0.4, ar <= 1.1 * xr)
         value[small_a] = _upper_small_a(xp, ar[small_a], xr[small_a])
     q = xp.exp(logf[cf]) * _continued_fraction(xp, ar[cf], xr[cf])
     value[cf] = q if upper else 1.0 - q
     res[regular] = value
     lo, hi = (1.0, 0.0) if upper else (0.0, 1.0)
-    res = xp.where((x == 0) & (a > 0), lo, res)                    # also a = inf
-    res = xp.where(xp.isinf(a) & (a > 0) & (x > 0) & xp.isfinite(x), lo, res)
-    res = xp.where(xp.isinf(x) & (x > 0) & (a > 0) & xp.isfinite(a), hi, res)
-    res = xp.where((a == 0) & (x > 0), hi, res)
-    return xp.where((x < 0) | (a < 0) | xp.isnan(a) | xp.isnan(x), np.nan, res)
+    res = select((x == 0) & (a > 0), lo, res)                    # also a = inf
+    res = select(xp.isinf(a) & (a > 0) & (x > 0) & xp.isfinite(x), lo, res)
+    res = select(xp.isinf(x) & (x > 0) & (a > 0) & xp.isfinite(a), hi, res)
+    res = select((a == 0) & (x > 0), hi, res)
+    return select((x < 0) | (a < 0) | xp.isnan(a) | xp.isnan(x), np.nan, res)
 
 
 _igamma_k = _binary_kernel("gammainc", lambda xp, a, x: _incomplete_gamma(xp, a, x, False))

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..._select import select
 from ... import dtypes as _dt
 from .._graph import Node, record, write_out
 from .. import pointwise as _pw
@@ -33,15 +34,15 @@ _ERFCX_HUGE = 1e8        # erfcx(x) = 1 / (sqrt(pi) x) to double precision past 
 def _erfcx(xp, x):
     y = xp.abs(x)
     near = y <= 0.46875
-    xn = xp.where(near, x, 0.0)
+    xn = select(near, x, 0.0)
     small = xp.exp(xn * xn) * (1.0 - _erf_near_zero(xp, xn))
-    yr = xp.where(near | (y >= _ERFCX_HUGE) | xp.isnan(y), 1.0, y)
+    yr = select(near | (y >= _ERFCX_HUGE) | xp.isnan(y), 1.0, y)
     pos = _erfcx_positive(xp, yr)
-    pos = xp.where(y >= _ERFCX_HUGE, _SQRPI / xp.where(near, 1.0, y), pos)
+    pos = select(y >= _ERFCX_HUGE, _SQRPI / select(near, 1.0, y), pos)
     neg = 2.0 * _exp_square(xp, xp.minimum(yr, _EXP_SQUARE_MAX)) - pos
-    neg = xp.where(y > _EXP_SQUARE_MAX, np.inf, neg)
-    res = xp.where(near, small, xp.where(x < 0, neg, pos))
-    return xp.where(xp.isnan(x), x, res)
+    neg = select(y > _EXP_SQUARE_MAX, np.inf, neg)
+    res = select(near, small, select(x < 0, neg, pos))
+    return select(xp.isnan(x), x, res)
 
 
 def _erfcinv_tail(xp, q):
@@ -62,20 +63,20 @@ def _erfcinv_tail(xp, q):
 
 def _ndtri(xp, p):
     central = p >= 0.25
-    mid = _SQRT2 * _erfinv(xp, xp.where(central, 2.0 * p - 1.0, 0.0))
-    tail = -_SQRT2 * _erfcinv_tail(xp, xp.where(central | ~(p > 0), 0.25, 2.0 * p))
-    res = xp.where(central, mid, tail)
-    res = xp.where(p == 0, -np.inf, res)
-    return xp.where(p < 0, np.nan, xp.where(xp.isnan(p), p, res))
+    mid = _SQRT2 * _erfinv(xp, select(central, 2.0 * p - 1.0, 0.0))
+    tail = -_SQRT2 * _erfcinv_tail(xp, select(central | ~(p > 0), 0.25, 2.0 * p))
+    res = select(central, mid, tail)
+    res = select(p == 0, -np.inf, res)
+    return select(p < 0, np.nan, select(xp.isnan(p), p, res))
 
 
 def _log_ndtr(xp, x):
     t = x * _SQRT1_2
     low = x < -1.0
-    tl = xp.where(low, t, -1.0)
+    tl = select(low, t, -1.0)
     lower = xp.log(_erfcx(xp, -tl) * 0.5) - tl * tl
-    upper = xp.log1p(-0.5 * _erfc(xp, xp.where(low, 0.0, t)))
-    return xp.where(low, lower, upper)
+    upper = xp.log1p(-0.5 * _erfc(xp, select(low, 0.0, t)))
+    return select(low, lower, upper)
 
 
 def _kernel(name, kernel):

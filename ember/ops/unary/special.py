@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..._select import select
 from .._graph import Node, node_of
 from ..pointwise import where
 from ._common import _PI, _inplace, _need_tensor, _not_implemented, _unary
@@ -55,20 +56,20 @@ def _erf_near_zero(xp, x):
 def _erfcx_positive(xp, y):
     """exp(y^2) erfc(y) for y > 0.46875: Cody's rational forms before their exp(-y^2) factor."""
     small = y <= 4.0
-    ym = xp.where(small, y, 1.0)
+    ym = select(small, y, 1.0)
     num, den = _ERF_C[8] * ym, ym
     for i in range(7):
         num = (num + _ERF_C[i]) * ym
         den = (den + _ERF_D[i]) * ym
     mid = (num + _ERF_C[7]) / (den + _ERF_D[7])
-    yl = xp.where(small, 5.0, y)
+    yl = select(small, 5.0, y)
     ysq = 1.0 / (yl * yl)
     num, den = _ERF_P[5] * ysq, ysq
     for i in range(4):
         num = (num + _ERF_P[i]) * ysq
         den = (den + _ERF_Q[i]) * ysq
     large = (_SQRPI - ysq * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / yl
-    return xp.where(small, mid, large)
+    return select(small, mid, large)
 
 
 def _exp_square(xp, y):
@@ -85,24 +86,24 @@ def _erfc_positive(xp, y):
     head = xp.trunc(yc * 16.0) / 16.0
     tail = (yc - head) * (yc + head)
     r = xp.exp(-head * head) * xp.exp(-tail) * r
-    return xp.where(y >= _ERF_XBIG, 0.0, r)
+    return select(y >= _ERF_XBIG, 0.0, r)
 
 
 def _erf(xp, x):
     y = xp.abs(x)
     near = y <= _ERF_THRESH
-    small = _erf_near_zero(xp, xp.where(near, x, 0.0))
-    c = _erfc_positive(xp, xp.where(near, 1.0, y))
+    small = _erf_near_zero(xp, select(near, x, 0.0))
+    c = _erfc_positive(xp, select(near, 1.0, y))
     far = (0.5 - c) + 0.5
-    return xp.where(near, small, xp.where(x < 0, -far, far))
+    return select(near, small, select(x < 0, -far, far))
 
 
 def _erfc(xp, x):
     y = xp.abs(x)
     near = y <= _ERF_THRESH
-    small = 1.0 - _erf_near_zero(xp, xp.where(near, x, 0.0))
-    c = _erfc_positive(xp, xp.where(near, 1.0, y))
-    return xp.where(near, small, xp.where(x < 0, 2.0 - c, c))
+    small = 1.0 - _erf_near_zero(xp, select(near, x, 0.0))
+    c = _erfc_positive(xp, select(near, 1.0, y))
+    return select(near, small, select(x < 0, 2.0 - c, c))
 
 
 # erf in single precision: one rational function x P(s) / Q(s) of s = (x / 4)^2 with x clamped
@@ -158,21 +159,21 @@ def _erfinv(xp, y):
     num = ((_EI_A[3] * z + _EI_A[2]) * z + _EI_A[1]) * z + _EI_A[0]
     den = (((_EI_B[3] * z + _EI_B[2]) * z + _EI_B[1]) * z + _EI_B[0]) * z + 1.0
     x_central = y * num / den
-    t = xp.sqrt(-xp.log((1.0 - xp.where(central | (ay >= 1), 0.5, ay)) / 2.0))
+    t = xp.sqrt(-xp.log((1.0 - select(central | (ay >= 1), 0.5, ay)) / 2.0))
     num = ((_EI_C[3] * t + _EI_C[2]) * t + _EI_C[1]) * t + _EI_C[0]
     den = (_EI_D[1] * t + _EI_D[0]) * t + 1.0
-    x = xp.where(central, x_central, xp.copysign(num, y) / den)
+    x = select(central, x_central, xp.copysign(num, y) / den)
     # Halley steps (erf'' = -2x erf'). In the tails the residual is taken on erfc, where
     # 1 - |y| is exact and erf(x) - y would cancel.
     tail = 1.0 - ay
     # The first guess is within 7e-5 (relative); Halley's cubic convergence takes that to
     # 1e-10 and then to the last bit of a float64 in two steps.
     for _ in range(2):
-        resid = xp.where(central, _erf(xp, x) - y, xp.copysign(tail - _erfc(xp, xp.abs(x)), y))
+        resid = select(central, _erf(xp, x) - y, xp.copysign(tail - _erfc(xp, xp.abs(x)), y))
         q = resid / (_TWO_OVER_SQRTPI * xp.exp(-x * x))
         x = x - q / (1.0 + x * q)
-    x = xp.where(ay == 1.0, xp.copysign(np.inf, y), x)
-    return xp.where(ay > 1.0, np.nan, x)
+    x = select(ay == 1.0, xp.copysign(np.inf, y), x)
+    return select(ay > 1.0, np.nan, x)
 
 
 def _bernoulli(n):
@@ -226,42 +227,42 @@ def _lgamma_positive(xp, x):
     """lgamma(x) for x > 0 (other values are masked to harmless ones by the caller)."""
     big = x >= 10.0
     # Stirling's series for x >= 10.
-    xb = xp.where(big, x, 10.0)
+    xb = select(big, x, 10.0)
     r = 1.0 / (xb * xb)
     s = _coefficients()['STIRLING'][0]
     for c in _coefficients()['STIRLING'][1:]:
         s = s * r + c
     stirling = (xb - 0.5) * xp.log(xb) - xb + _HALF_LOG_2PI + s / xb
     # Elsewhere: a shift by whole steps to t in [1.5, 2.5), then the series around 2.
-    xs = xp.where(big, 2.0, x)
+    xs = select(big, 2.0, x)
     k = xp.floor(xs - 1.5)          # -2, -1, 0 .. 8
     z = xs - k - 2.0                # exact: no bits are lost in these ranges
-    z = xp.where(k < 0, xs - 1.0, z)
-    z = xp.where(k < -1, xs, z)
+    z = select(k < 0, xs - 1.0, z)
+    z = select(k < -1, xs, z)
     series = _coefficients()['LG2'][0]
     for c in _coefficients()['LG2'][1:]:
         series = series * z + c
     series = series * z
     prod = xp.ones_like(xs)
     for j in range(1, 9):
-        prod = prod * xp.where(k >= j, xs - j, 1.0)
+        prod = prod * select(k >= j, xs - j, 1.0)
     small = series + xp.log(prod)
-    small = xp.where(k < 0, series - xp.log1p(z), small)      # lgamma(1+z) = lgamma(2+z) - log(1+z)
-    small = xp.where(k < -1, small - xp.log(xs), small)       # lgamma(x) = lgamma(1+x) - log x
-    return xp.where(big, stirling, small)
+    small = select(k < 0, series - xp.log1p(z), small)      # lgamma(1+z) = lgamma(2+z) - log(1+z)
+    small = select(k < -1, small - xp.log(xs), small)       # lgamma(x) = lgamma(1+x) - log x
+    return select(big, stirling, small)
 
 
 def _lgamma(xp, x):
     neg = x < 0
-    pos = _lgamma_positive(xp, xp.where(neg, 1.0 - x, xp.where(x > 0, x, 1.0)))
+    pos = _lgamma_positive(xp, select(neg, 1.0 - x, select(x > 0, x, 1.0)))
     # Reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x), with sin(pi x) reduced.
-    xr = xp.where(neg & xp.isfinite(x), x, 0.5)
+    xr = select(neg & xp.isfinite(x), x, 0.5)
     sinpi = xp.abs(xp.sin(_PI * (xr - xp.round(xr))))
     refl = math.log(_PI) - xp.log(sinpi) - pos
-    res = xp.where(neg, refl, pos)
-    res = xp.where((x <= 0) & (x == xp.floor(x)), np.inf, res)   # poles, and -inf
-    res = xp.where(xp.isinf(x), np.inf, res)
-    return xp.where(xp.isnan(x), x, res)
+    res = select(neg, refl, pos)
+    res = select((x <= 0) & (x == xp.floor(x)), np.inf, res)   # poles, and -inf
+    res = select(xp.isinf(x), np.inf, res)
+    return select(xp.isnan(x), x, res)
 
 
 # digamma: PyTorch's scheme (reflection for x < 0, steps up to x >= 10, asymptotic series).
@@ -270,38 +271,38 @@ _PSI_10 = 2.25175258906672110764
 
 def _digamma(xp, x):
     neg = x < 0
-    xr = xp.where(neg, 1.0 - x, x)
-    xr = xp.where(xp.isnan(xr) | (xr == 0), 1.0, xr)
+    xr = select(neg, 1.0 - x, x)
+    xr = select(xp.isnan(xr) | (xr == 0), 1.0, xr)
     acc = xp.zeros_like(xr)
     for _ in range(10):
         step = xr < 10.0
-        acc = acc - xp.where(step, 1.0 / xr, 0.0)
-        xr = xp.where(step, xr + 1.0, xr)
+        acc = acc - select(step, 1.0 / xr, 0.0)
+        xr = select(step, xr + 1.0, xr)
     zz = 1.0 / (xr * xr)
     poly = _coefficients()['PSI_A'][0]
     for c in _coefficients()['PSI_A'][1:]:
         poly = poly * zz + c
-    y = xp.where(xr < 1.0e17, zz * poly, 0.0)
-    res = xp.where(xr == 10.0, acc + _PSI_10, acc + xp.log(xr) - 0.5 / xr - y)
-    frac = xp.fmod(xp.where(neg, x, 0.0), 1.0)
-    res = xp.where(neg, res - _PI / xp.tan(_PI * frac), res)
-    res = xp.where(neg & (x == xp.trunc(x)), np.nan, res)
-    res = xp.where(x == 0, xp.copysign(np.inf, -x), res)
-    return xp.where(xp.isnan(x), x, res)
+    y = select(xr < 1.0e17, zz * poly, 0.0)
+    res = select(xr == 10.0, acc + _PSI_10, acc + xp.log(xr) - 0.5 / xr - y)
+    frac = xp.fmod(select(neg, x, 0.0), 1.0)
+    res = select(neg, res - _PI / xp.tan(_PI * frac), res)
+    res = select(neg & (x == xp.trunc(x)), np.nan, res)
+    res = select(x == 0, xp.copysign(np.inf, -x), res)
+    return select(xp.isnan(x), x, res)
 
 
 def _trigamma(xp, x):
     """PyTorch's trigamma: reflection below 1/2, six steps up, then the asymptotic series."""
     refl = x < 0.5
     s = xp.sin(_PI * x)
-    acc = xp.where(refl, -(_PI * _PI) / (s * s), 0.0)
-    xr = xp.where(refl, 1.0 - x, x)
+    acc = select(refl, -(_PI * _PI) / (s * s), 0.0)
+    xr = select(refl, 1.0 - x, x)
     for _ in range(6):
         acc = acc + 1.0 / (xr * xr)
         xr = xr + 1.0
     ixx = 1.0 / (xr * xr)
     acc = acc + (1.0 + 1.0 / (2.0 * xr) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / xr
-    return xp.where(refl, -acc, acc)
+    return select(refl, -acc, acc)
 
 
 _MACHEP = 1.11022302462515654042e-16
@@ -310,7 +311,7 @@ _MACHEP = 1.11022302462515654042e-16
 def _hurwitz_zeta(xp, s, q):
     """zeta(s, q) for an integer s >= 2 (Euler-Maclaurin after stepping q past 9)."""
     pole = (q <= 0) & (q == xp.floor(q))
-    q = xp.where(pole | xp.isnan(q), 1.0, q)
+    q = select(pole | xp.isnan(q), 1.0, q)
     total = q ** -s
     a = q
     b = xp.zeros_like(q)
@@ -320,9 +321,9 @@ def _hurwitz_zeta(xp, s, q):
         if i >= 9 and not builtins.bool(go.any()):
             break
         i += 1
-        a = xp.where(go, a + 1.0, a)
-        b = xp.where(go, a ** -s, b)
-        total = xp.where(go, total + b, total)
+        a = select(go, a + 1.0, a)
+        b = select(go, a ** -s, b)
+        total = select(go, total + b, total)
     w = a
     total = total + b * w / (s - 1.0) - 0.5 * b
     fac = 1.0
@@ -335,7 +336,7 @@ def _hurwitz_zeta(xp, s, q):
         fac = fac * (s + k)
         b = b / w
         k += 1.0
-    return xp.where(pole, np.inf, total)
+    return select(pole, np.inf, total)
 
 
 def _polygamma_kernel(n):
@@ -345,7 +346,7 @@ def _polygamma_kernel(n):
         if n == 1:
             return _trigamma(xp, x)
         res = (1.0 if n % 2 else -1.0) * math.factorial(n) * _hurwitz_zeta(xp, float(n + 1), x)
-        return xp.where(xp.isnan(x), x, res)
+        return select(xp.isnan(x), x, res)
     return kernel
 
 
@@ -416,13 +417,13 @@ def _lgamma_edges(xp, x, y):
     # SciPy's (and CuPy's) gammaln(-inf) is -inf; PyTorch's lgamma is +inf at both infinities.
     # SciPy's gammaln of a subnormal overflows in 1/x: lgamma(x) = -log|x| there (the next
     # term, -gamma x, is below a double's precision).
-    y = xp.where(xp.isinf(x), np.inf, y)
+    y = select(xp.isinf(x), np.inf, y)
     tiny = (xp.abs(x) < 1e-300) & (x != 0)
-    return xp.where(tiny, -xp.log(xp.abs(xp.where(tiny, x, 1.0))), y)
+    return select(tiny, -xp.log(xp.abs(select(tiny, x, 1.0))), y)
 
 
 def _erfinv_edges(xp, x, y):
-    return xp.where(x == 0, x, y)  # SciPy's erfinv(-0.0) is +0.0; PyTorch keeps the sign
+    return select(x == 0, x, y)  # SciPy's erfinv(-0.0) is +0.0; PyTorch keeps the sign
 
 
 _erf_k = _special("erf", _erf, single=_erf_single, scipy=True)
@@ -450,7 +451,7 @@ def logit(input, eps=None, *, out=None):
     def kernel(xp, a):
         if eps is not None and eps >= 0:
             lo, hi = a.dtype.type(eps), a.dtype.type(1 - eps)
-            a = xp.where(a < lo, lo, xp.where(a > hi, hi, a))
+            a = select(a < lo, lo, select(a > hi, hi, a))
         return xp.log(a / (1 - a))
     res = _unary(input, kernel, LogitBackward0, "input", out, "logit")
     if type(node_of(res)) is LogitBackward0:
