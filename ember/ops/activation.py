@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
+from .._select import select
 from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from .._state import autocast as _autocast, grad as _grad_state
@@ -22,6 +23,7 @@ from ._graph import Node, record, write_out, with_out
 from ._graph import inplace as _inplace
 from .pointwise import relu as _relu_op
 from .pointwise import relu_, sigmoid, tanh, where
+from .pointwise.unary_core import arrays_for_backward, sigmoid_array, writable
 
 __all__ = ["selu", "selu_", "celu", "celu_", "prelu", "rrelu", "rrelu_", "hardshrink",
            "threshold", "threshold_"]
@@ -109,6 +111,10 @@ def relu6(input, inplace=False):
 class LeakyReluBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
+        arrays = arrays_for_backward(grad, x)
+        if arrays is not None:
+            g, xa = arrays
+            return make_tensor(select(xa > 0, g, g * self.negative_slope), grad._device)
         # the slope multiplies in the gradient's dtype (a float64 gradient gets all of 0.01)
         return where(x > 0, grad, grad * self.negative_slope)
 
@@ -120,7 +126,7 @@ class LeakyReluBackward1(LeakyReluBackward0):
 def leaky_relu(input, negative_slope=0.01, inplace=False, *, _node=LeakyReluBackward0):
     if inplace:
         return _in_place(input, leaky_relu, LeakyReluBackward1, negative_slope)
-    return _act(input, lambda a: np.where(a > 0, a, a * negative_slope).astype(a.dtype), _node,
+    return _act(input, lambda a: select(a > 0, a, a * negative_slope).astype(a.dtype), _node,
                 {"negative_slope": negative_slope}, "leaky_relu_cpu")
 
 
@@ -143,12 +149,11 @@ def threshold(input, threshold, value, inplace=False, *, _node=ThresholdBackward
     if inplace:
         return _in_place(input, globals()["threshold"], ThresholdBackward1, threshold, value)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        xp = xp_of(input)
         a = input._array
-        return make_tensor(xp.where(a <= threshold, value, a).astype(a.dtype), input._device)
+        return make_tensor(select(a <= threshold, value, a).astype(a.dtype), input._device)
     th = threshold
     # x <= threshold takes the value: NaN stays NaN, as in PyTorch
-    return _act(input, lambda a: np.where(a <= th, a.dtype.type(value), a).astype(a.dtype), _node,
+    return _act(input, lambda a: select(a <= th, a.dtype.type(value), a).astype(a.dtype), _node,
                 {"threshold": th})
 
 
@@ -166,6 +171,14 @@ class EluBackward0(Node):
 
     def backward(self, grad):
         (x,) = self.saved_tensors
+        arrays = arrays_for_backward(grad, x)
+        if arrays is not None:
+            g, xa = arrays
+            neg = writable(np.multiply(xa, self.input_scale))
+            np.exp(neg, out=neg)
+            neg *= self.scale * self.alpha * self.input_scale
+            neg *= g
+            return make_tensor(select(xa <= 0, neg, g * self.scale), grad._device)
         neg = (x * self.input_scale).exp() * (self.scale * self.alpha * self.input_scale)
         # PyTorch's branch is x <= 0: a NaN input takes the linear side's gradient
         return where(x <= 0, grad * neg, grad * self.scale)
@@ -186,7 +199,7 @@ class CeluBackward1(EluBackward0):
 def _elu(input, alpha, scale, input_scale, node, kernel="elu_cpu"):
     def fn(a):
         neg = np.expm1(a * a.dtype.type(input_scale)) * a.dtype.type(scale * alpha)
-        return np.where(a > 0, a * a.dtype.type(scale), neg).astype(a.dtype)
+        return select(a > 0, a * a.dtype.type(scale), neg).astype(a.dtype)
     return _act(input, fn, node, {"alpha": alpha, "scale": scale, "input_scale": input_scale},
                 kernel)
 
@@ -437,14 +450,28 @@ def gelu(input, approximate="none"):
     return _act(input, fn, GeluBackward0, {"approximate": approximate}, "GeluKernelImpl")
 
 
-def _sigmoid_arr(a):
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
+def _silu_array(a):
+    """x / (1 + exp(-x)), PyTorch's formula (float16 in float32, as sigmoid_array)."""
+    r = writable(np.negative(a, dtype=np.float32) if a.dtype == np.float16 else np.negative(a))
+    np.exp(r, out=r)
+    r += 1
+    np.divide(a, r, out=r)
+    return r.astype(a.dtype, copy=False)
 
 
 class SiluBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
+        arrays = arrays_for_backward(grad, x)
+        if arrays is not None:  # the formula below, pass by pass
+            g, xa = arrays
+            s = sigmoid_array(xa)
+            d = writable(np.subtract(1, s))
+            d *= xa
+            d += 1
+            d *= s
+            d *= g
+            return make_tensor(d, grad._device)
         s = sigmoid(x)
         return grad * (s * (1 + x * (1 - s)))
 
@@ -452,7 +479,7 @@ class SiluBackward0(Node):
 def silu(input, inplace=False):
     if inplace:
         return inplace_(input, silu)
-    return _act(input, lambda a: (a * _sigmoid_arr(a)).astype(a.dtype), SiluBackward0, None,
+    return _act(input, _silu_array, SiluBackward0, None,
                 "silu_cpu")
 
 
@@ -466,8 +493,14 @@ class MishBackward0(Node):
 def mish(input, inplace=False):
     if inplace:
         return inplace_(input, mish)
-    return _act(input, lambda a: (a * np.tanh(np.logaddexp(a.dtype.type(0), a))).astype(a.dtype),
-                MishBackward0, None, "mish_cpu")
+    def fn(a):  # x tanh(log1p(exp(x))), PyTorch's formula (exp's overflow gives tanh(inf) = 1)
+        wide = a.astype(np.float32) if a.dtype == np.float16 else a
+        r = writable(np.exp(wide))
+        np.log1p(r, out=r)
+        np.tanh(r, out=r)
+        r *= wide
+        return r.astype(a.dtype, copy=False)
+    return _act(input, fn, MishBackward0, None, "mish_cpu")
 
 
 def inplace_(input, op):
@@ -495,6 +528,13 @@ def hardsigmoid(input, inplace=False):
 class HardswishBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
+        arrays = arrays_for_backward(grad, x)
+        if arrays is not None:
+            g, xa = arrays
+            mid = writable(np.divide(xa, 3.0))
+            mid += 0.5
+            mid *= g
+            return make_tensor(select(xa <= -3.0, 0.0, select(xa < 3.0, mid, g)), grad._device)
         # PyTorch: 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, 1 otherwise (NaN included)
         return where(x <= -3.0, 0.0, where(x < 3.0, grad * (x / 3.0 + 0.5), grad))
 
@@ -509,15 +549,25 @@ def hardswish(input, inplace=False):
 class SoftplusBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
+        arrays = arrays_for_backward(grad, x)
+        if arrays is not None:
+            g, xa = arrays
+            bx = np.multiply(xa, self.beta)
+            d = select(bx > self.threshold, 1.0, sigmoid_array(bx))
+            d *= g
+            return make_tensor(d, grad._device)
         bx = x * self.beta
         return grad * where(bx > self.threshold, 1.0, sigmoid(bx))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    def fn(a):
-        ba = a * a.dtype.type(beta)
-        soft = np.logaddexp(a.dtype.type(0), ba) / a.dtype.type(beta)
-        return np.where(ba > threshold, a, soft).astype(a.dtype)
+    def fn(a):  # PyTorch's formula: x where beta x > threshold, else log1p(exp(beta x)) / beta
+        wide = a.astype(np.float32) if a.dtype == np.float16 else a  # exp(12) overflows float16
+        ba = wide * wide.dtype.type(beta)
+        soft = writable(np.exp(ba))
+        np.log1p(soft, out=soft)
+        soft /= wide.dtype.type(beta)
+        return select(ba > threshold, wide, soft).astype(a.dtype, copy=False)
     return _act(input, fn, SoftplusBackward0, {"beta": beta, "threshold": threshold},
                 "softplus_cpu")
 
@@ -545,7 +595,7 @@ def softshrink(input, lambd=0.5):
     def fn(a):
         lam = a.dtype.type(lambd)
         # inside the band x * 0, as PyTorch: NaN stays NaN, and -x's side gives -0
-        return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, a * 0)).astype(a.dtype)
+        return select(a > lam, a - lam, select(a < -lam, a + lam, a * 0)).astype(a.dtype)
     return _act(input, fn, SoftshrinkBackward0, {"lambd": lambd}, "softshrink_cpu")
 
 
@@ -557,7 +607,7 @@ class HardshrinkBackward0(Node):
 
 def hardshrink(input, lambd=0.5, *, out=None):
     def fn(a):
-        return np.where((a >= -lambd) & (a <= lambd), 0, a).astype(a.dtype)  # NaN stays
+        return select((a >= -lambd) & (a <= lambd), 0, a).astype(a.dtype)  # NaN stays
     res = _act(input, fn, HardshrinkBackward0, {"lambd": lambd}, "hardshrink_cpu")
     return res if out is None else write_out(out, res, "hardshrink")
 
@@ -565,6 +615,12 @@ def hardshrink(input, lambd=0.5, *, out=None):
 class LogSigmoidBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
+        arrays = arrays_for_backward(grad, x)
+        if arrays is not None:
+            g, xa = arrays
+            d = writable(sigmoid_array(np.negative(xa)))
+            d *= g
+            return make_tensor(d, grad._device)
         return grad * sigmoid(-x)
 
 
@@ -599,7 +655,7 @@ def glu(input, dim=-1):
     def fn(arr):
         a = arr[(slice(None),) * d + (slice(0, h),)]
         b = arr[(slice(None),) * d + (slice(h, n),)]
-        return (a * _sigmoid_arr(b)).astype(arr.dtype)
+        return (a * sigmoid_array(b)).astype(arr.dtype)
     return _act(input, fn, GluBackward0, {"dim": d})
 
 
@@ -628,7 +684,7 @@ def prelu(input, weight):
     x, w = input._array, weight._array
     if w.dtype != x.dtype:
         w = w.astype(x.dtype)
-    res = make_tensor(_compute(x, lambda a: np.where(a > 0, a, a * w.astype(a.dtype))
+    res = make_tensor(_compute(x, lambda a: select(a > 0, a, a * w.astype(a.dtype))
                                .astype(a.dtype)), input._device)
     node = record(PreluKernelBackward0, (input, weight), res)
     if node is not None:
@@ -653,14 +709,13 @@ def rrelu(input, lower=1.0 / 8.0, upper=1.0 / 3.0, training=False, inplace=False
                                               _node=RreluWithNoiseBackward1), ())
     _check_float(input, "leaky_relu_cpu")
     arr = input._array
-    xp = xp_of(input)
     if training:
         from ..random import generator_for
         rng = generator_for(input._device, generator).rng
         slopes = lower + (upper - lower) * rng.random(arr.shape)
-        noise = xp.where(arr >= 0, 1.0, slopes).astype(arr.dtype)
+        noise = select(arr >= 0, 1.0, slopes).astype(arr.dtype)
     else:
-        noise = xp.where(arr >= 0, 1.0, (lower + upper) / 2).astype(arr.dtype)
+        noise = select(arr >= 0, 1.0, (lower + upper) / 2).astype(arr.dtype)
     res = make_tensor((arr * noise).astype(arr.dtype), input._device)
     node = record(_node, (input,), res)
     if node is not None:

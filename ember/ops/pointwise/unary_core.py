@@ -5,7 +5,7 @@ elementwise functions live in the `unary` family).
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._state import ThreadLocal
+from ..._state import ThreadLocal, grad as _grad_state
 from ..._tensor import make_tensor, Tensor, xp_of
 from .._graph import Node, not_a_tensor, record, write_out, with_out
 from ._common import barebones_unary, round_back
@@ -119,9 +119,42 @@ def cos(input, *, out=None):
     return unary(input, np.cos, CosBackward0, "input", out, "cos")
 
 
+def writable(r):
+    """A ufunc's fresh result, as an array the next passes can write into in place: NumPy
+    gives a 0-d input's result as a scalar (other backends give 0-d arrays)."""
+    return np.asarray(r) if isinstance(r, np.generic) else r
+
+
+def arrays_for_backward(grad, *saved):
+    """(grad's array, the saved tensors' arrays) when a backward formula may run on the arrays
+    themselves, in place, with no temporary tensors: no graph of the backward is wanted
+    (create_graph off), and all are CPU arrays of one float32/float64 type and one shape, so
+    the passes give the tensor formula's bits. None otherwise: the formula runs on tensors."""
+    if _grad_state.enabled:
+        return None
+    g = grad._array
+    if type(g) is not np.ndarray or g.dtype not in _ARRAY_BACKWARD_DTYPES:
+        return None
+    arrays = [t._array for t in saved]
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype != g.dtype or a.shape != g.shape:
+            return None
+    return g, *arrays
+
+
+_ARRAY_BACKWARD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 class TanhBackward0(Node):
     def backward(self, grad):
         (r,) = self.saved_tensors
+        arrays = arrays_for_backward(grad, r)
+        if arrays is not None:  # grad * (1 - r * r)
+            g, ra = arrays
+            d = writable(np.multiply(ra, ra))
+            np.subtract(1, d, out=d)
+            d *= g
+            return make_tensor(d, grad._device)
         return grad * (1 - r * r).conj()
 
 
@@ -132,17 +165,29 @@ def tanh(input, *, out=None):
 class SigmoidBackward0(Node):
     def backward(self, grad):
         (r,) = self.saved_tensors
+        arrays = arrays_for_backward(grad, r)
+        if arrays is not None:  # grad * (r * (1 - r))
+            g, ra = arrays
+            d = writable(np.subtract(1, ra))
+            d *= ra
+            d *= g
+            return make_tensor(d, grad._device)
         return grad * (r * (1 - r)).conj()
 
 
-def _sigmoid(x):
-    # exp of -|x| never overflows; both branches are exact where they are used.
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+def sigmoid_array(x):
+    """1 / (1 + exp(-x)), PyTorch's formula: exp overflows to inf far left, and 1 / inf is
+    the 0 the sigmoid rounds to there. float16 computes in float32, as PyTorch's kernel does
+    (exp(-x) overflows float16 from x = -11, where the sigmoid is still 1.7e-5)."""
+    r = writable(np.negative(x, dtype=np.float32) if x.dtype == np.float16 else np.negative(x))
+    np.exp(r, out=r)
+    r += 1
+    np.reciprocal(r, out=r)
+    return r.astype(x.dtype, copy=False)
 
 
 def sigmoid(input, *, out=None):
-    return unary(input, _sigmoid, SigmoidBackward0, "result", out, "sigmoid")
+    return unary(input, sigmoid_array, SigmoidBackward0, "result", out, "sigmoid")
 
 
 class ReluBackward0(Node):
