@@ -6,6 +6,7 @@ and without logits, smooth L1, Huber; CTC and the margin losses in `ctc.py` and
 import math
 import warnings
 
+from .._select import select
 from .. import dtypes as _dt
 from .._tensor import make_tensor, xp_of
 from ..device import assert_on_device, backend_of, check_data, checks_on_host
@@ -169,9 +170,9 @@ def _smooth(input, target, reduction, beta, huber, fname, cls):
     diff = xp.abs(x - y)
     if huber is None:
         loss = diff - 0.5 * beta if beta == 0 else \
-            xp.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
+            select(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
     else:
-        loss = xp.where(diff < huber, 0.5 * diff * diff, huber * (diff - 0.5 * huber))
+        loss = select(diff < huber, 0.5 * diff * diff, huber * (diff - 0.5 * huber))
     out = make_tensor(_reduce_array(loss.astype(d.np, copy=False), reduction), dev)
     node = record(cls, (input, target), out)
     if node is not None:
