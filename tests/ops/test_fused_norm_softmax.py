@@ -325,3 +325,15 @@ def test_sdpa_one_node_forward_ad_and_grad_fn_names_match_torch():
                       type(F.scaled_dot_product_attention(x[0], x[0], x[0]).grad_fn).__name__ !=
                       "ScaledDotProductFlashAttentionForCpuBackward0"])
     assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 33, 64, 65, 200])
+def test_row_max_tree_is_numpys_max(width):
+    """softmax's row maximum over short rows (a tree of halving maxima) is NumPy's own, NaN,
+    infinities and odd widths included."""
+    from ember.ops.softmax_family import max_along
+    x = np.random.default_rng(width).standard_normal((41, width)).astype(np.float32)
+    x[0, 0], x[1, :], x[2, -1], x[3, width // 2] = np.nan, -np.inf, np.inf, 30.0
+    got = max_along(np, x, 1)
+    assert got.shape == (41, 1)
+    np.testing.assert_array_equal(got, x.max(1, keepdims=True))
