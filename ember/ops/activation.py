@@ -328,17 +328,37 @@ def _normal_cdf_single(x):
         phi *= np.float32(0.5)
     # Far left, 1/2 + tanh/2 cancels to a few float32 ulps of 1/2 where Phi itself is tiny, and
     # x times that error made gelu 10x less accurate than PyTorch's there: those few elements
-    # (x < -3; under 1% of a trained MLP's) take erfc's float64 value instead, which costs
+    # (x < -3; under 1% of a trained MLP's) are computed again by `_normal_tail`, which costs
     # two passes (a compare and a search) over the array.
     tail = np.flatnonzero(x < _CDF_TAIL)
     if tail.size:
-        from .unary.special import _erfc
-        out[tail] = 0.5 * _erfc(np, x[tail].astype(np.float64) * -_SQRT1_2)
+        out[tail] = _normal_tail(x[tail])
     return out
 
 
 _CDF_TAIL = np.float32(-3.0)
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
+
+
+def _normal_tail(x):
+    """Phi(x) for x < -3, in float64: the normal density over Laplace's continued fraction of
+    the Mills ratio, t + 1/(t + 2/(t + 3/(t + ...))) with t = -x, 16 levels deep. Relative
+    error under 6e-9 from x = -3 on (against SciPy's ndtr), and x^2 of a float32 is exact in
+    float64. It replaced erfc's general kernel there, 3-4x the passes: at unit variance the
+    tail was 3% of gelu's time, at a standard deviation of 2 (7% of elements) 30%."""
+    t = np.negative(x, dtype=np.float64)
+    f = t.copy()
+    for k in builtins.range(_TAIL_LEVELS, 0, -1):
+        np.divide(k, f, out=f)
+        f += t
+    density = np.square(t)
+    density *= -0.5
+    np.exp(density, out=density)
+    density /= f
+    density *= _INV_SQRT_2PI
+    return density
+
+
+_TAIL_LEVELS = 16
 
 
 def _gelu_single(a, approximate, keep):
