@@ -343,8 +343,8 @@ def _normal_tail(x):
     """Phi(x) for x < -3, in float64: the normal density over Laplace's continued fraction of
     the Mills ratio, t + 1/(t + 2/(t + 3/(t + ...))) with t = -x, 16 levels deep. Relative
     error under 6e-9 from x = -3 on (against SciPy's ndtr), and x^2 of a float32 is exact in
-    float64. It replaced erfc's general kernel there, 3-4x the passes: at unit variance the
-    tail was 3% of gelu's time, at a standard deviation of 2 (7% of elements) 30%."""
+    float64. It replaced erfc's general kernel there, which takes 4x as long: on the 17K tail
+    elements of 256K at a standard deviation of 2, 1.54-1.61 ms against 0.36-0.38 ms."""
     t = np.negative(x, dtype=np.float64)
     f = t.copy()
     for k in builtins.range(_TAIL_LEVELS, 0, -1):
