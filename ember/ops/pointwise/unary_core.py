@@ -5,7 +5,7 @@ elementwise functions live in the `unary` family).
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._state import ThreadLocal, grad as _grad_state
+from ..._state import ThreadLocal, forward_ad as _fw, grad as _grad_state, profiler as _profiler
 from ..._tensor import make_tensor, Tensor, xp_of
 from .._graph import Node, not_a_tensor, record, write_out, with_out
 from ._common import barebones_unary, round_back
@@ -129,8 +129,10 @@ def arrays_for_backward(grad, *saved):
     """(grad's array, the saved tensors' arrays) when a backward formula may run on the arrays
     themselves, in place, with no temporary tensors: no graph of the backward is wanted
     (create_graph off), and all are CPU arrays of one float32/float64 type and one shape, so
-    the passes give the tensor formula's bits. None otherwise: the formula runs on tensors."""
-    if _grad_state.enabled:
+    the passes give the tensor formula's bits. None otherwise: the formula runs on tensors,
+    as also while a forward-AD level is open (a gradient may carry a tangent) or the profiler
+    records (it lists the ops a backward runs)."""
+    if _grad_state.enabled or _fw.level is not None or _profiler.active is not None:
         return None
     g = grad._array
     if type(g) is not np.ndarray or g.dtype not in _ARRAY_BACKWARD_DTYPES:
