@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .. import _dtype_casts as _casts, _memory_format as _mf, dtypes as _dt
-from .._tensor import Tensor, _make, _wrap_dim, make_tensor
+from .._tensor import Tensor, _make, _wrap_dim, make_tensor, xp_of
 from ..device import backend_of
 from .._state import grad as _grad_state
 from ._graph import INFERENCE_MODE, NO_GRAD_MODE, Node, mark_multi_output_views, record, write_out
@@ -584,7 +584,6 @@ def _check_joinable(tensors, fname):
 
 
 def cat(tensors, dim=0, *, axis=None, out=None):
-    from .. import dtypes as _dt
     if axis is not None:  # NumPy's name, which PyTorch accepts too
         dim = axis
     tensors = _check_joinable(tensors, "cat")
@@ -595,19 +594,13 @@ def cat(tensors, dim=0, *, axis=None, out=None):
     parts = [t for t in tensors if not (t._array.ndim == 1 and t._array.size == 0)] or tensors[:1]
     ref = parts[0]._array
     d = _wrap_dim(dim, ref.ndim)
+    before, after = ref.shape[:d], ref.shape[d + 1:]
     for i, t in enumerate(parts):
         a = t._array
-        if a.ndim != ref.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
-                               f"{a.ndim}")
-        for k in range(ref.ndim):
-            if k != d and a.shape[k] != ref.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
-                                   f"size {ref.shape[k]} but got size {a.shape[k]} for tensor "
-                                   f"number {i} in the list.")
-    dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in parts])
-    arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in parts]
-    xp = _xp(parts[0])
+        if a.shape[:d] != before or a.shape[d + 1:] != after or a.ndim != ref.ndim:
+            _refuse_cat_shapes(ref, a, d, i)
+    arrays = _joined_arrays(parts)
+    xp = xp_of(parts[0])
     joined = _casts.on_bits(lambda *a: xp.concatenate(a, axis=d), *arrays)
     res = make_tensor(joined, parts[0]._device)
     node = record(CatBackward0, tuple(tensors), res)
@@ -616,9 +609,33 @@ def cat(tensors, dim=0, *, axis=None, out=None):
         kept = {id(t) for t in parts}  # `t in parts` would compare tensors with ==
         node.sizes = [t._array.shape[d] if id(t) in kept else None for t in tensors]
     if out is not None:  # after recording: write_out refuses a result that requires grad
-        from ._graph import write_out
         return write_out(out, res, "cat")
     return res
+
+
+def _refuse_cat_shapes(ref, a, d, i):
+    """PyTorch's error for part `i` of a cat whose shape does not join `ref`'s along `d`."""
+    if a.ndim != ref.ndim:
+        raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
+                           f"{a.ndim}")
+    for k in range(ref.ndim):
+        if k != d and a.shape[k] != ref.shape[k]:
+            raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                               f"size {ref.shape[k]} but got size {a.shape[k]} for tensor "
+                               f"number {i} in the list.")
+
+
+def _joined_arrays(tensors):
+    """The arrays of tensors to join (cat, stack), cast to the dtype they promote to; as they
+    are when they share one dtype (the common case, which needs no promotion)."""
+    first = tensors[0]._array.dtype
+    for t in tensors:
+        if t._array.dtype is not first:
+            break
+    else:
+        return [t._array for t in tensors]
+    dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in tensors])
+    return [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in tensors]
 
 
 concat = concatenate = cat
@@ -637,15 +654,12 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} "
                                f"at entry 0 and {list(t._array.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape) + 1)
-    from .. import dtypes as _dt
-    dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in tensors])
-    arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in tensors]
-    xp = _xp(tensors[0])
+    arrays = _joined_arrays(tensors)
+    xp = xp_of(tensors[0])
     res = make_tensor(_casts.on_bits(lambda *a: xp.stack(a, axis=d), *arrays), tensors[0]._device)
     node = record(StackBackward0, tuple(tensors), res)
     if node is not None:
         node.dim = d
     if out is not None:  # after recording: write_out refuses a result that requires grad
-        from ._graph import write_out
         return write_out(out, res, "stack")
     return res
