@@ -603,7 +603,11 @@ def index_put_(input, indices, values, accumulate=False):
 
 # ---- __getitem__ / __setitem__ -----------------------------------------------------------------
 def __getitem__(self, index):
-    idx, basic = _expand_index(index, self._array.ndim)
+    kind = type(index)
+    if (kind is builtins.int or kind is slice) and self._array.ndim:
+        idx, basic = (index,), True  # `t[i]`, `t[a:b]`: what parsing the index would give
+    else:
+        idx, basic = _expand_index(index, self._array.ndim)
     if basic:
         out = _basic_getitem(self, idx)
         if out is self:  # `t[:]`, `t[...]`: still a new view object, as in PyTorch
