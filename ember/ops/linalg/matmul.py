@@ -17,8 +17,10 @@ from ..._state import (autocast as _autocast, forward_ad as _fw,
 from .._autocast import lower
 from .._graph import Node, kept_output, record
 from .._dual import on_dual_node
+from ..pointwise import broadcast_shapes_or_none
 from ..shape import unsafe_view
-from ._common import _check_same, _out, _same_dtype, _scaled, bmm_dtype_error, mv_dtype_error
+from ._common import (_check_same, _out, _same_dtype, _scaled, bmm_dtype_error, mm_dtype_error,
+                      mv_dtype_error)
 
 _SPARSE = (SparseTensor, SparseCompressedTensor)  # the operands ops/sparse.py multiplies
 
@@ -74,10 +76,19 @@ def mm(input, mat2, *, out=None):
         raise RuntimeError("self must be a matrix" if input._array.ndim != 2 else
                            "mat2 must be a matrix")
     _check_same(input, mat2, "mm")
+    return _out(_matrix_product(input, mat2), out, "mm")
+
+
+def _matrix_product(input, mat2):
+    """mm of two matrices on one device (barebones dtypes refused, autocast applied): its
+    dtype and shape checks, then the product (matmul's checks before it are mm's others)."""
+    message = mm_dtype_error(input, mat2)
+    if message is not None:
+        raise RuntimeError(message)
     if input._array.shape[1] != mat2._array.shape[0]:
         (m, k), (k2, n) = input._array.shape, mat2._array.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    return _out(_product(input, mat2, MmBackward0), out, "mm")
+    return _product(input, mat2, MmBackward0)
 
 
 class BmmBackward0(Node):
@@ -213,7 +224,7 @@ def matmul(input, other, *, out=None):
     elif na == 1 and nb == 2:
         res = mm(input.unsqueeze(0), other).squeeze_(0)  # in place, as PyTorch (SqueezeBackward4)
     elif na == 2 and nb == 2:
-        res = mm(input, other)
+        res = _matrix_product(input, other)  # mm, whose other checks matmul's have done
     else:
         res = _folded(input, other, out is not None)
         if res is None:
@@ -306,8 +317,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     (m, k), (k2, n) = mat1._array.shape, mat2._array.shape
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    from ..pointwise import broadcast_shapes_or_none
-    if broadcast_shapes_or_none(input._array.shape, (m, n)) != (m, n):
+    bias_shape = input._array.shape
+    if bias_shape != (n,) and bias_shape != (m, n) and \
+            broadcast_shapes_or_none(bias_shape, (m, n)) != (m, n):
         input.expand(m, n)  # raises PyTorch's message for a bias that does not fit
     prod = kept_output(AddmmBackward0, (input, mat1, mat2)) if _sac_anywhere.count else None
     if prod is None:
