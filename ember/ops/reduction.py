@@ -116,7 +116,10 @@ class SumBackward1(Node):
 
 
 class SumBackward0(SumBackward1):
-    pass
+    def backward(self, grad):
+        # the whole tensor was summed: grad (0-dim, or all ones with keepdim) expands to its
+        # shape as it is, as PyTorch's formula does (no reshape node under create_graph)
+        return grad.expand(self._meta[0][0])
 
 
 def _sum_dtype(input, dtype):
@@ -174,7 +177,9 @@ class MeanBackward1(Node):
 
 
 class MeanBackward0(MeanBackward1):
-    pass
+    def backward(self, grad):  # the whole tensor, as SumBackward0
+        shape = self._meta[0][0]
+        return grad.expand(shape) / builtins.max(_numel(shape), 1)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
