@@ -67,6 +67,7 @@ class Node:
     _node_prehooks = None
     _materialize_grads = True
     _builtin = True      # False for a custom autograd.Function's node
+    _out_meta = None     # (shape, dtype, device) per output, on a node of several outputs
 
     def name(self):
         return type(self).__name__
@@ -91,14 +92,14 @@ class Node:
 
     # ---- saved tensors --------------------------------------------------------------
     def save_for_backward(self, *tensors):
-        self._saved = tuple(None if t is None else _save(self, t) for t in tensors)
+        self._saved = tuple([None if t is None else _save(self, t) for t in tensors])
 
     save = save_for_backward
 
     @property
     def saved_tensors(self):
         self._raise_if_freed()
-        return tuple(None if s is None else _unpack(self, s) for s in self._saved)
+        return tuple([None if s is None else _unpack(self, s) for s in self._saved])
 
     def _raise_if_freed(self):
         if self._freed:
@@ -288,8 +289,13 @@ def record(cls, inputs, *outputs):
     if _sac_anywhere.count:
         _tell_selective_checkpoint(cls, inputs, outputs)
     node = _new(cls)
-    node._next = tuple([edge(t) for t in inputs])
-    node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
+    if len(inputs) == 1:  # unary ops and views: their one input without comprehensions
+        t = inputs[0]
+        node._next = (edge(t),)
+        node._meta = ((t._array.shape, t._array.dtype),)
+    else:
+        node._next = tuple([edge(t) for t in inputs])
+        node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
     if _anomaly.enabled:
         node.metadata["traceback_"] = forward_traceback()
     if len(outputs) == 1:
