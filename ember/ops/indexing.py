@@ -717,12 +717,16 @@ def _copied(s, src):
     from .conversion import _move
     from .._tensor import xp_of
     shape = s._array.shape
-    if not _broadcastable(shape, src):
-        raise RuntimeError(_size_mismatch(shape, src._array.shape))
-    if np.broadcast_shapes(shape, src._array.shape) != shape:
-        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
-                           f"{list(_broadcast_or(shape, src))}")
-    arr = xp_of(s).broadcast_to(_move(src._array, src._device, s._device), shape)
+    same_shape = src._array.shape == shape  # the common copy, which needs no broadcast
+    if not same_shape:
+        if not _broadcastable(shape, src):
+            raise RuntimeError(_size_mismatch(shape, src._array.shape))
+        if np.broadcast_shapes(shape, src._array.shape) != shape:
+            raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                               f"shape {list(_broadcast_or(shape, src))}")
+    arr = _move(src._array, src._device, s._device)
+    if not same_shape:
+        arr = xp_of(s).broadcast_to(arr, shape)
     if s.dtype._kind or src.dtype._kind:
         arr = _casts.astype(arr, s.dtype)
     out = make_tensor(arr.astype(s._array.dtype, copy=False), s._device)
