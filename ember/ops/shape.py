@@ -14,7 +14,8 @@ from .. import _dtype_casts as _casts, _memory_format as _mf, dtypes as _dt
 from .._tensor import Tensor, _make, _wrap_dim, make_tensor, xp_of
 from ..device import backend_of
 from .._state import grad as _grad_state
-from ._graph import INFERENCE_MODE, NO_GRAD_MODE, Node, mark_multi_output_views, record, write_out
+from ._graph import (INFERENCE_MODE, NO_GRAD_MODE, Node, first_order_arrays,
+                     mark_multi_output_views, record, write_out)
 from ._varargs import varargs_or_keyword
 
 __all__ = ["reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
@@ -418,10 +419,25 @@ def unsqueeze(input, dim):
     return out
 
 
+def _scattered(grad, shape, region):
+    """A first-order backward's gradient of a view: zeros of the input's `shape` with `grad`
+    written at `region` (an index), on arrays; None where the formula runs in ember ops."""
+    arrays = first_order_arrays(grad)
+    if arrays is None:
+        return None
+    full = xp_of(grad).zeros(shape, arrays[0].dtype)
+    full[region] = arrays[0]
+    return make_tensor(full, grad._device)
+
+
 class NarrowBackward0(Node):
     def backward(self, grad):
+        shape = self._meta[0][0]
+        done = _scattered(grad, shape, (slice(None),) * self.dim +
+                          (slice(self.start, self.start + self.length),))
+        if done is not None:
+            return done
         from .creation import zeros
-        shape, dtype = self._meta[0]
         full = zeros(shape, dtype=grad.dtype, device=grad.device)
         full.narrow(self.dim, self.start, self.length).copy_(grad)
         return full
@@ -433,10 +449,14 @@ class SliceBackward0(NarrowBackward0):
     def backward(self, grad):
         if self.step == 1:
             return NarrowBackward0.backward(self, grad)
+        stop = self.start + (self.length - 1) * self.step + 1 if self.length else self.start
+        region = (slice(None),) * self.dim + (slice(self.start, stop, self.step),)
+        done = _scattered(grad, self._meta[0][0], region)
+        if done is not None:
+            return done
         from .creation import zeros
         full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
-        stop = self.start + (self.length - 1) * self.step + 1 if self.length else self.start
-        full[(slice(None),) * self.dim + (slice(self.start, stop, self.step),)].copy_(grad)
+        full[region].copy_(grad)
         return full
 
 
@@ -462,8 +482,12 @@ def narrow(input, dim, start, length):
 
 class SelectBackward0(Node):
     def backward(self, grad):
+        shape = self._meta[0][0]
+        done = _scattered(grad, shape, (slice(None),) * self.dim + (self.index,))
+        if done is not None:
+            return done
         from .creation import zeros
-        full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
+        full = zeros(shape, dtype=grad.dtype, device=grad.device)
         full.select(self.dim, self.index).copy_(grad)
         return full
 

@@ -5,9 +5,9 @@ elementwise functions live in the `unary` family).
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._state import ThreadLocal, grad as _grad_state
+from ..._state import ThreadLocal
 from ..._tensor import make_tensor, Tensor, xp_of
-from .._graph import Node, not_a_tensor, record, write_out, with_out
+from .._graph import Node, first_order_arrays, not_a_tensor, record, write_out, with_out
 from ._common import barebones_unary, round_back
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
@@ -117,25 +117,6 @@ class CosBackward0(Node):
 
 def cos(input, *, out=None):
     return unary(input, np.cos, CosBackward0, "input", out, "cos")
-
-
-# A first-order backward (grad mode off: nothing will differentiate it again) of a float32 or
-# float64 result computes its formula on the arrays: the same NumPy operations in the same
-# order as the ember ops would run, so the same bits, without an op's dispatch per step
-# (3 ops of ~2-3 us each on a small tensor). Under create_graph, and for forward AD (which
-# runs backward with grad mode on), the formula runs in ember ops.
-_FIRST_ORDER_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def first_order_arrays(grad, result):
-    """The arrays of `grad` and `result` when a backward may compute on them directly (grad
-    mode off, one float32/float64 dtype), else None."""
-    if _grad_state.enabled:
-        return None
-    g, r = grad._array, result._array
-    if g.dtype is not r.dtype or r.dtype not in _FIRST_ORDER_DTYPES:
-        return None
-    return g, r
 
 
 class TanhBackward0(Node):
