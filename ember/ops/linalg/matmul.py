@@ -15,7 +15,7 @@ from ..._tensor import make_tensor, Tensor, xp_of
 from ..._state import (autocast as _autocast, forward_ad as _fw,
                        selective_checkpoint_anywhere as _sac_anywhere)
 from .._autocast import lower
-from .._graph import Node, kept_output, record
+from .._graph import Node, first_order_arrays, kept_output, record
 from .._dual import on_dual_node
 from ..pointwise import broadcast_shapes_or_none
 from ..shape import unsafe_view
@@ -46,16 +46,32 @@ def _transposed(t):
 # mm_mat1/mat2_backward do: for a transposed matrix (Linear's weight.t()) the gradient is
 # computed transposed, so the .t() backward hands contiguous memory to the weight instead of
 # a transposed view that would cost a slow strided copy.
+# A first-order backward computes the same products on the arrays (first_order_arrays: real
+# dtypes, whose conj is the identity); a transposed result is still the .t() view.
 def _mat1_grad(grad, mat1, mat2, mat1_transposed=None):
     """grad @ mat2^H, laid out as mat1 (column-major when mat1 is)."""
-    if _transposed(mat1) if mat1_transposed is None else mat1_transposed:
+    transposed = _transposed(mat1) if mat1_transposed is None else mat1_transposed
+    arrays = first_order_arrays(grad, mat2)
+    if arrays is not None:
+        g, m2 = arrays
+        if transposed:
+            return make_tensor(xp_of(grad).matmul(m2, g.T), grad._device).t()
+        return make_tensor(xp_of(grad).matmul(g, m2.T), grad._device)
+    if transposed:
         return mat2.conj().mm(grad.t()).t()
     return grad.mm(mat2.t().conj())
 
 
 def _mat2_grad(grad, mat1, mat2, mat2_transposed=None):
     """mat1^H @ grad, laid out as mat2."""
-    if _transposed(mat2) if mat2_transposed is None else mat2_transposed:
+    transposed = _transposed(mat2) if mat2_transposed is None else mat2_transposed
+    arrays = first_order_arrays(grad, mat1)
+    if arrays is not None:
+        g, m1 = arrays
+        if transposed:
+            return make_tensor(xp_of(grad).matmul(g.T, m1), grad._device).t()
+        return make_tensor(xp_of(grad).matmul(m1.T, g), grad._device)
+    if transposed:
         return grad.t().mm(mat1.conj()).t()
     return mat1.t().conj().mm(grad)
 
