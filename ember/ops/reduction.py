@@ -17,7 +17,7 @@ from ..return_types import return_type
 from .._state import autocast as _autocast
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._autocast import fp32
-from ._graph import Node, record, write_out
+from ._graph import Node, first_order_arrays, record, write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
 from .pointwise._common import broadcast_error
@@ -165,7 +165,11 @@ def sum_to_size(input, *args, size=None):
                                       if s == 1 and shape[i + lead] != 1)
     if not axes:
         return input
-    res = input.sum(axes, keepdim=True)
+    arrays = first_order_arrays(input)
+    if arrays is not None:  # nothing to record (a backward reducing a broadcast gradient)
+        res = make_tensor(arrays[0].sum(axis=axes, keepdims=True), input._device)
+    else:
+        res = input.sum(axes, keepdim=True)
     return res.reshape(size) if lead else res
 
 
