@@ -152,24 +152,29 @@ class Node:
 # A first-order backward (grad mode off: nothing will differentiate it again) of float32 or
 # float64 tensors may compute its formula on their arrays: the NumPy operations the ember ops
 # would run, in the same order, so the same bits, without an op's dispatch per step (2-3 us
-# each on a small tensor). Under create_graph, and for forward AD (which runs backward with
-# grad mode on), the formula runs in ember ops, so that it differentiates again.
+# each on a small tensor). Under create_graph, and while a dual level is open (forward AD
+# runs formulas with grad mode on, and tangents may ride on the gradients), the formula runs
+# in ember ops.
 _ARRAY_FORMULA_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def first_order_arrays(grad, *saved):
-    """The arrays of `grad` and the `saved` tensors when a backward formula may compute on
-    them directly (grad mode off, one float32/float64 dtype), else None."""
-    if _grad_state.enabled:
+    """The arrays of `grad` and the `saved` tensors (None for a None) when a backward formula
+    may compute on them directly (grad mode off, no dual level, one float32/float64 dtype,
+    one device), else None."""
+    if _grad_state.enabled or _fw.level is not None:
         return None
     g = grad._array
     if g.dtype not in _ARRAY_FORMULA_DTYPES:
         return None
     arrays = [g]
     for t in saved:
-        if t._array.dtype is not g.dtype:
+        if t is None:
+            arrays.append(None)
+        elif t._array.dtype is not g.dtype or t._device is not grad._device:
             return None
-        arrays.append(t._array)
+        else:
+            arrays.append(t._array)
     return arrays
 
 
