@@ -92,19 +92,14 @@ def mm(input, mat2, *, out=None):
         raise RuntimeError("self must be a matrix" if input._array.ndim != 2 else
                            "mat2 must be a matrix")
     _check_same(input, mat2, "mm")
-    return _out(_matrix_product(input, mat2), out, "mm")
+    _check_inner_sizes(input, mat2)
+    return _out(_product(input, mat2, MmBackward0), out, "mm")
 
 
-def _matrix_product(input, mat2):
-    """mm of two matrices on one device (barebones dtypes refused, autocast applied): its
-    dtype and shape checks, then the product (matmul's checks before it are mm's others)."""
-    message = mm_dtype_error(input, mat2)
-    if message is not None:
-        raise RuntimeError(message)
+def _check_inner_sizes(input, mat2):
     if input._array.shape[1] != mat2._array.shape[0]:
         (m, k), (k2, n) = input._array.shape, mat2._array.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    return _product(input, mat2, MmBackward0)
 
 
 class BmmBackward0(Node):
@@ -239,8 +234,12 @@ def matmul(input, other, *, out=None):
         res = mv(input, other)
     elif na == 1 and nb == 2:
         res = mm(input.unsqueeze(0), other).squeeze_(0)  # in place, as PyTorch (SqueezeBackward4)
-    elif na == 2 and nb == 2:
-        res = _matrix_product(input, other)  # mm, whose other checks matmul's have done
+    elif na == 2 and nb == 2:  # mm, whose other checks matmul's have done
+        message = mm_dtype_error(input, other)
+        if message is not None:
+            raise RuntimeError(message)
+        _check_inner_sizes(input, other)
+        res = _product(input, other, MmBackward0)
     else:
         res = _folded(input, other, out is not None)
         if res is None:
