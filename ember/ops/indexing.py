@@ -603,9 +603,13 @@ def index_put_(input, indices, values, accumulate=False):
 
 # ---- __getitem__ / __setitem__ -----------------------------------------------------------------
 def __getitem__(self, index):
+    # `t[i]`, `t[a:b]`, `t[:, i]`: ints and slices, no more than the dims, are basic items
+    # as they stand (what _expand_index would give, without its general parsing)
     kind = type(index)
     if (kind is builtins.int or kind is slice) and self._array.ndim:
-        idx, basic = (index,), True  # `t[i]`, `t[a:b]`: what parsing the index would give
+        idx, basic = (index,), True
+    elif kind is tuple and len(index) <= self._array.ndim and _ints_and_slices(index):
+        idx, basic = index, True
     else:
         idx, basic = _expand_index(index, self._array.ndim)
     if basic:
@@ -619,6 +623,13 @@ def __getitem__(self, index):
     if self._device.type == "meta":
         refuse_masks(np_idx)
     return _index(view, np_idx)
+
+
+def _ints_and_slices(items):
+    for i in items:
+        if type(i) is not builtins.int and type(i) is not slice:
+            return False
+    return True
 
 
 def _tracked_write(self, value):
