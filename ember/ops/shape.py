@@ -236,15 +236,16 @@ def expand(self, *args, size=None, implicit=False):
                                f"{list(sizes)}.  Tensor sizes: {list(shape)}")
         target.append(s)
     target = tuple(target)
-    arr = self._array.view() if target == shape else _broadcast_view(self, target)
+    arr = self._array.view() if target == shape else broadcast_array(self._array, target,
+                                                                     self._device)
     out = make_view_of(self, arr, lambda b: b.expand(target))
     record(ExpandBackward0, (self,), out)
     return out
 
 
-def _broadcast_view(t, target):
-    """A read-only view of t's array broadcast to `target` (stride 0 where it repeats)."""
-    arr = t._array
+def broadcast_array(arr, target, device):
+    """A read-only view of `arr` (on `device`) broadcast to `target` (stride 0 where it
+    repeats)."""
     if type(arr) is np.ndarray and arr.flags.c_contiguous:
         # np.broadcast_to costs ~2.5us, most of a small op's budget; this costs ~0.6us
         lead = len(target) - arr.ndim
@@ -256,7 +257,7 @@ def _broadcast_view(t, target):
             return np.broadcast_to(arr, target)
         out.flags.writeable = False
         return out
-    return _xp(t).broadcast_to(arr, target)
+    return backend_of(device).xp.broadcast_to(arr, target)
 
 
 def expand_as(self, other):
