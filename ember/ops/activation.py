@@ -18,10 +18,11 @@ from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import lower
-from ._graph import Node, record, write_out, with_out
+from ._graph import Node, first_order_arrays, record, write_out, with_out
 from ._graph import inplace as _inplace
 from .pointwise import relu as _relu_op
 from .pointwise import relu_, sigmoid, tanh, where
+from .pointwise.unary_core import _sigmoid as _sigmoid_arr
 
 __all__ = ["selu", "selu_", "celu", "celu_", "prelu", "rrelu", "rrelu_", "hardshrink",
            "threshold", "threshold_"]
@@ -437,14 +438,14 @@ def gelu(input, approximate="none"):
     return _act(input, fn, GeluBackward0, {"approximate": approximate}, "GeluKernelImpl")
 
 
-def _sigmoid_arr(a):
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype)
-
-
 class SiluBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
+        arrays = first_order_arrays(grad, x)
+        if arrays is not None:  # the same operations on arrays (ops/_graph.py)
+            g, xa = arrays
+            s = _sigmoid_arr(xa)
+            return make_tensor(g * (s * (1 + xa * (1 - s))), grad._device)
         s = sigmoid(x)
         return grad * (s * (1 + x * (1 - s)))
 
