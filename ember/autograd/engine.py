@@ -318,7 +318,10 @@ def _send(node, results, buffers, deps, ready, create_graph):
         d = deps[child] - 1
         deps[child] = d
         if d == 0:
-            _queue(ready, child)
+            if ready and type(ready[-1]) is AccumulateGrad:
+                _queue(ready, child)
+            else:  # _queue's common case: nothing to keep on top of the stack
+                ready.append(child)
     return sparse
 
 
@@ -435,7 +438,7 @@ def _needed_nodes(deps, wanted):
 
 
 def _num_outputs(node):
-    meta = getattr(node, "_out_meta", None)
+    meta = node._out_meta
     return len(meta) if meta is not None else 1
 
 

@@ -22,7 +22,7 @@ _new = object.__new__
 
 from .. import _dtype_casts as _casts
 from .._state import (anomaly as _anomaly, forward_ad as _fw, grad as _grad_state,
-                      saved_tensor_hooks as _saved_hooks,
+                      profiler as _profiler, saved_tensor_hooks as _saved_hooks,
                       selective_checkpoint as _sac,
                       selective_checkpoint_anywhere as _sac_anywhere,
                       saved_tensor_hooks_anywhere as _saved_hooks_anywhere)
@@ -31,7 +31,8 @@ from ..device import is_writeable
 from ..utils.hooks import register as _register_hook
 from ._dual import carry_tangent, has_tangent, input_tangents, mark_pending
 
-__all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out"]
+__all__ = ["Node", "AccumulateGrad", "record", "record_number", "inplace", "write_out",
+           "first_order_arrays"]
 
 
 @contextlib.contextmanager
@@ -67,6 +68,7 @@ class Node:
     _node_prehooks = None
     _materialize_grads = True
     _builtin = True      # False for a custom autograd.Function's node
+    _out_meta = None     # (shape, dtype, device) per output, on a node of several outputs
 
     def name(self):
         return type(self).__name__
@@ -91,14 +93,14 @@ class Node:
 
     # ---- saved tensors --------------------------------------------------------------
     def save_for_backward(self, *tensors):
-        self._saved = tuple(None if t is None else _save(self, t) for t in tensors)
+        self._saved = tuple([None if t is None else _save(self, t) for t in tensors])
 
     save = save_for_backward
 
     @property
     def saved_tensors(self):
         self._raise_if_freed()
-        return tuple(None if s is None else _unpack(self, s) for s in self._saved)
+        return tuple([None if s is None else _unpack(self, s) for s in self._saved])
 
     def _raise_if_freed(self):
         if self._freed:
@@ -145,6 +147,35 @@ class Node:
         return self.backward(*grad_outputs)
 
     __call__ = apply
+
+
+# A first-order backward (grad mode off: nothing will differentiate it again) of float32 or
+# float64 tensors may compute its formula on their arrays: the NumPy operations the ember ops
+# would run, in the same order, so the same bits, without an op's dispatch per step (2-3 us
+# each on a small tensor). Under create_graph, while a dual level is open (forward AD runs
+# formulas with grad mode on, and tangents may ride on the gradients) and while the profiler
+# records (it lists the ops a backward node runs), the formula runs in ember ops.
+_ARRAY_FORMULA_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def first_order_arrays(grad, *saved):
+    """The arrays of `grad` and the `saved` tensors (None for a None) when a backward formula
+    may compute on them directly (grad mode off, no dual level, no profiler, one
+    float32/float64 dtype, one device), else None."""
+    if _grad_state.enabled or _fw.level is not None or _profiler.active is not None:
+        return None
+    g = grad._array
+    if g.dtype not in _ARRAY_FORMULA_DTYPES:
+        return None
+    arrays = [g]
+    for t in saved:
+        if t is None:
+            arrays.append(None)
+        elif t._array.dtype is not g.dtype or t._device is not grad._device:
+            return None
+        else:
+            arrays.append(t._array)
+    return arrays
 
 
 class AccumulateGrad(Node):
@@ -288,8 +319,13 @@ def record(cls, inputs, *outputs):
     if _sac_anywhere.count:
         _tell_selective_checkpoint(cls, inputs, outputs)
     node = _new(cls)
-    node._next = tuple([edge(t) for t in inputs])
-    node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
+    if len(inputs) == 1:  # unary ops and views: their one input without comprehensions
+        t = inputs[0]
+        node._next = (edge(t),)
+        node._meta = ((t._array.shape, t._array.dtype),)
+    else:
+        node._next = tuple([edge(t) for t in inputs])
+        node._meta = tuple([(t._array.shape, t._array.dtype) for t in inputs])
     if _anomaly.enabled:
         node.metadata["traceback_"] = forward_traceback()
     if len(outputs) == 1:

@@ -19,11 +19,11 @@ from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import lower
-from ._graph import Node, record, write_out, with_out
+from ._graph import Node, first_order_arrays, record, write_out, with_out
 from ._graph import inplace as _inplace
 from .pointwise import relu as _relu_op
 from .pointwise import relu_, sigmoid, tanh, where
-from .pointwise.unary_core import arrays_for_backward, sigmoid_array, writable
+from .pointwise.unary_core import sigmoid_array, writable
 
 __all__ = ["selu", "selu_", "celu", "celu_", "prelu", "rrelu", "rrelu_", "hardshrink",
            "threshold", "threshold_"]
@@ -111,7 +111,7 @@ def relu6(input, inplace=False):
 class LeakyReluBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        arrays = arrays_for_backward(grad, x)
+        arrays = first_order_arrays(grad, x)
         if arrays is not None:
             g, xa = arrays
             return make_tensor(select(xa > 0, g, g * self.negative_slope), grad._device)
@@ -171,7 +171,7 @@ class EluBackward0(Node):
 
     def backward(self, grad):
         (x,) = self.saved_tensors
-        arrays = arrays_for_backward(grad, x)
+        arrays = first_order_arrays(grad, x)
         if arrays is not None:
             g, xa = arrays
             neg = writable(np.multiply(xa, self.input_scale))
@@ -482,7 +482,7 @@ def _silu_array(a):
 class SiluBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        arrays = arrays_for_backward(grad, x)
+        arrays = first_order_arrays(grad, x)
         if arrays is not None:  # the formula below, pass by pass
             g, xa = arrays
             s = sigmoid_array(xa)
@@ -548,7 +548,7 @@ def hardsigmoid(input, inplace=False):
 class HardswishBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        arrays = arrays_for_backward(grad, x)
+        arrays = first_order_arrays(grad, x)
         if arrays is not None:
             g, xa = arrays
             mid = writable(np.divide(xa, 3.0))
@@ -569,7 +569,7 @@ def hardswish(input, inplace=False):
 class SoftplusBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        arrays = arrays_for_backward(grad, x)
+        arrays = first_order_arrays(grad, x)
         if arrays is not None:
             g, xa = arrays
             bx = np.multiply(xa, self.beta)
@@ -635,7 +635,7 @@ def hardshrink(input, lambd=0.5, *, out=None):
 class LogSigmoidBackward0(Node):
     def backward(self, grad):
         (x,) = self.saved_tensors
-        arrays = arrays_for_backward(grad, x)
+        arrays = first_order_arrays(grad, x)
         if arrays is not None:
             g, xa = arrays
             d = writable(sigmoid_array(np.negative(xa)))

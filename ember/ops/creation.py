@@ -109,28 +109,48 @@ def _convert_scalar(value, d, type_name=None):
         value = value.item()
     if d is _dt.bool:
         return builtins.bool(value)
-    name = type_name or _C_TYPES.get(d.name, d._cpp_name)
-    bad = RuntimeError(f"value cannot be converted to type {name} without overflow")
     if isinstance(value, builtins.complex) and not d.is_complex:
         if value.imag != 0:
-            raise bad
+            raise _overflow(d, type_name)
         value = value.real
     if d.is_complex:
         return value
     if d.is_floating_point:
-        info = _dt.finfo(d)
-        if math.isfinite(value) and not info.min <= value <= info.max:
-            raise bad
+        lo, hi = _range_of(d)
+        if math.isfinite(value) and not lo <= value <= hi:
+            raise _overflow(d, type_name)
         return value
-    info = np.iinfo(d.np)
+    lo, hi = _range_of(d)
     if isinstance(value, builtins.float):
         if not math.isfinite(value):
-            raise bad
+            raise _overflow(d, type_name)
         value = builtins.int(value)  # truncation toward zero, as C++ casts
-    lo = -builtins.int(info.max) if info.min == 0 else builtins.int(info.min)
-    if not lo <= value <= info.max:
-        raise bad
-    return value % (builtins.int(info.max) + 1) if info.min == 0 else value
+    if not (-hi if lo == 0 else lo) <= value <= hi:
+        raise _overflow(d, type_name)
+    return value % (hi + 1) if lo == 0 else value
+
+
+def _overflow(d, type_name):
+    name = type_name or _C_TYPES.get(d.name, d._cpp_name)
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+_RANGES = {}  # dtype -> (min, max): every zeros/ones/full/clamp converts a scalar
+
+
+def _range_of(d):
+    """The (min, max) of dtype `d`'s values (finfo's floats, iinfo's ints), kept per dtype:
+    making a finfo costs several microseconds."""
+    found = _RANGES.get(d)
+    if found is None:
+        if d.is_floating_point:
+            info = _dt.finfo(d)
+            found = (info.min, info.max)
+        else:
+            info = np.iinfo(d.np)
+            found = (builtins.int(info.min), builtins.int(info.max))
+        _RANGES[d] = found
+    return found
 
 
 def _scalar_type(value):

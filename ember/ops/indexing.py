@@ -603,7 +603,15 @@ def index_put_(input, indices, values, accumulate=False):
 
 # ---- __getitem__ / __setitem__ -----------------------------------------------------------------
 def __getitem__(self, index):
-    idx, basic = _expand_index(index, self._array.ndim)
+    # `t[i]`, `t[a:b]`, `t[:, i]`: ints and slices, no more than the dims, are basic items
+    # as they stand (what _expand_index would give, without its general parsing)
+    kind = type(index)
+    if (kind is builtins.int or kind is slice) and self._array.ndim:
+        idx, basic = (index,), True
+    elif kind is tuple and len(index) <= self._array.ndim and _ints_and_slices(index):
+        idx, basic = index, True
+    else:
+        idx, basic = _expand_index(index, self._array.ndim)
     if basic:
         out = _basic_getitem(self, idx)
         if out is self:  # `t[:]`, `t[...]`: still a new view object, as in PyTorch
@@ -615,6 +623,13 @@ def __getitem__(self, index):
     if self._device.type == "meta":
         refuse_masks(np_idx)
     return _index(view, np_idx)
+
+
+def _ints_and_slices(items):
+    for i in items:
+        if type(i) is not builtins.int and type(i) is not slice:
+            return False
+    return True
 
 
 def _tracked_write(self, value):
@@ -713,12 +728,16 @@ def _copied(s, src):
     from .conversion import _move
     from .._tensor import xp_of
     shape = s._array.shape
-    if not _broadcastable(shape, src):
-        raise RuntimeError(_size_mismatch(shape, src._array.shape))
-    if np.broadcast_shapes(shape, src._array.shape) != shape:
-        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
-                           f"{list(_broadcast_or(shape, src))}")
-    arr = xp_of(s).broadcast_to(_move(src._array, src._device, s._device), shape)
+    same_shape = src._array.shape == shape  # the common copy, which needs no broadcast
+    if not same_shape:
+        if not _broadcastable(shape, src):
+            raise RuntimeError(_size_mismatch(shape, src._array.shape))
+        if np.broadcast_shapes(shape, src._array.shape) != shape:
+            raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                               f"shape {list(_broadcast_or(shape, src))}")
+    arr = _move(src._array, src._device, s._device)
+    if not same_shape:
+        arr = xp_of(s).broadcast_to(arr, shape)
     if s.dtype._kind or src.dtype._kind:
         arr = _casts.astype(arr, s.dtype)
     out = make_tensor(arr.astype(s._array.dtype, copy=False), s._device)

@@ -17,10 +17,11 @@ from ..return_types import return_type
 from .._state import autocast as _autocast
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._autocast import fp32
-from ._graph import Node, record, write_out
+from ._graph import Node, first_order_arrays, record, write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
 from .pointwise._common import broadcast_error
+from .shape import broadcast_array
 
 __all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
            "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean",
@@ -54,10 +55,14 @@ def keep_dims(t, shape, axes, keepdim):
     """A reduced tensor reshaped with size-1 axes where `axes` were (broadcasts over `shape`)."""
     if keepdim or not axes:
         return t
+    return t.reshape(_kept_shape(shape, axes))
+
+
+def _kept_shape(shape, axes):
     kept = list(shape)
     for a in axes:
         kept[a] = 1
-    return t.reshape(kept)
+    return kept
 
 
 def _restore_dims(grad, shape, axes, keepdim):
@@ -116,7 +121,10 @@ class SumBackward1(Node):
 
 
 class SumBackward0(SumBackward1):
-    pass
+    def backward(self, grad):
+        # the whole tensor was summed: grad (0-dim, or all ones with keepdim) expands to its
+        # shape as it is, as PyTorch's formula does (no reshape node under create_graph)
+        return grad.expand(self._meta[0][0])
 
 
 def _sum_dtype(input, dtype):
@@ -162,19 +170,36 @@ def sum_to_size(input, *args, size=None):
                                       if s == 1 and shape[i + lead] != 1)
     if not axes:
         return input
-    res = input.sum(axes, keepdim=True)
+    arrays = first_order_arrays(input)
+    if arrays is not None:  # nothing to record (a backward reducing a broadcast gradient)
+        res = make_tensor(arrays[0].sum(axis=axes, keepdims=True), input._device)
+    else:
+        res = input.sum(axes, keepdim=True)
     return res.reshape(size) if lead else res
 
 
 class MeanBackward1(Node):
     def backward(self, grad):
         shape = self._meta[0][0]
-        n = _reduced_size(shape, self.axes)
-        return _restore_dims(grad, shape, self.axes, self.keepdim) / builtins.max(n, 1)
+        n = builtins.max(_reduced_size(shape, self.axes), 1)
+        arrays = first_order_arrays(grad)
+        if arrays is not None:  # the same division on arrays (ops/_graph.py)
+            g = arrays[0]
+            if not self.keepdim and self.axes:
+                g = g.reshape(_kept_shape(shape, self.axes))
+            return make_tensor(broadcast_array(g, shape, grad._device) / n, grad._device)
+        return _restore_dims(grad, shape, self.axes, self.keepdim) / n
 
 
 class MeanBackward0(MeanBackward1):
-    pass
+    def backward(self, grad):  # the whole tensor, as SumBackward0
+        shape = self._meta[0][0]
+        n = builtins.max(_numel(shape), 1)
+        arrays = first_order_arrays(grad)
+        if arrays is not None:
+            return make_tensor(broadcast_array(arrays[0], shape, grad._device) / n,
+                               grad._device)
+        return grad.expand(shape) / n
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):

@@ -11,10 +11,11 @@ import math
 import numpy as np
 
 from .. import _dtype_casts as _casts, _memory_format as _mf, dtypes as _dt
-from .._tensor import Tensor, _make, _wrap_dim, make_tensor
+from .._tensor import Tensor, _make, _wrap_dim, make_tensor, xp_of
 from ..device import backend_of
 from .._state import grad as _grad_state
-from ._graph import INFERENCE_MODE, NO_GRAD_MODE, Node, mark_multi_output_views, record, write_out
+from ._graph import (INFERENCE_MODE, NO_GRAD_MODE, Node, first_order_arrays,
+                     mark_multi_output_views, record, write_out)
 from ._varargs import varargs_or_keyword
 
 __all__ = ["reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
@@ -235,15 +236,16 @@ def expand(self, *args, size=None, implicit=False):
                                f"{list(sizes)}.  Tensor sizes: {list(shape)}")
         target.append(s)
     target = tuple(target)
-    arr = self._array.view() if target == shape else _broadcast_view(self, target)
+    arr = self._array.view() if target == shape else broadcast_array(self._array, target,
+                                                                     self._device)
     out = make_view_of(self, arr, lambda b: b.expand(target))
     record(ExpandBackward0, (self,), out)
     return out
 
 
-def _broadcast_view(t, target):
-    """A read-only view of t's array broadcast to `target` (stride 0 where it repeats)."""
-    arr = t._array
+def broadcast_array(arr, target, device):
+    """A read-only view of `arr` (on `device`) broadcast to `target` (stride 0 where it
+    repeats)."""
     if type(arr) is np.ndarray and arr.flags.c_contiguous:
         # np.broadcast_to costs ~2.5us, most of a small op's budget; this costs ~0.6us
         lead = len(target) - arr.ndim
@@ -255,7 +257,7 @@ def _broadcast_view(t, target):
             return np.broadcast_to(arr, target)
         out.flags.writeable = False
         return out
-    return _xp(t).broadcast_to(arr, target)
+    return backend_of(device).xp.broadcast_to(arr, target)
 
 
 def expand_as(self, other):
@@ -418,10 +420,25 @@ def unsqueeze(input, dim):
     return out
 
 
+def _scattered(grad, shape, region):
+    """A first-order backward's gradient of a view: zeros of the input's `shape` with `grad`
+    written at `region` (an index), on arrays; None where the formula runs in ember ops."""
+    arrays = first_order_arrays(grad)
+    if arrays is None:
+        return None
+    full = xp_of(grad).zeros(shape, arrays[0].dtype)
+    full[region] = arrays[0]
+    return make_tensor(full, grad._device)
+
+
 class NarrowBackward0(Node):
     def backward(self, grad):
+        shape = self._meta[0][0]
+        done = _scattered(grad, shape, (slice(None),) * self.dim +
+                          (slice(self.start, self.start + self.length),))
+        if done is not None:
+            return done
         from .creation import zeros
-        shape, dtype = self._meta[0]
         full = zeros(shape, dtype=grad.dtype, device=grad.device)
         full.narrow(self.dim, self.start, self.length).copy_(grad)
         return full
@@ -433,10 +450,14 @@ class SliceBackward0(NarrowBackward0):
     def backward(self, grad):
         if self.step == 1:
             return NarrowBackward0.backward(self, grad)
+        stop = self.start + (self.length - 1) * self.step + 1 if self.length else self.start
+        region = (slice(None),) * self.dim + (slice(self.start, stop, self.step),)
+        done = _scattered(grad, self._meta[0][0], region)
+        if done is not None:
+            return done
         from .creation import zeros
         full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
-        stop = self.start + (self.length - 1) * self.step + 1 if self.length else self.start
-        full[(slice(None),) * self.dim + (slice(self.start, stop, self.step),)].copy_(grad)
+        full[region].copy_(grad)
         return full
 
 
@@ -462,8 +483,12 @@ def narrow(input, dim, start, length):
 
 class SelectBackward0(Node):
     def backward(self, grad):
+        shape = self._meta[0][0]
+        done = _scattered(grad, shape, (slice(None),) * self.dim + (self.index,))
+        if done is not None:
+            return done
         from .creation import zeros
-        full = zeros(self._meta[0][0], dtype=grad.dtype, device=grad.device)
+        full = zeros(shape, dtype=grad.dtype, device=grad.device)
         full.select(self.dim, self.index).copy_(grad)
         return full
 
@@ -584,7 +609,6 @@ def _check_joinable(tensors, fname):
 
 
 def cat(tensors, dim=0, *, axis=None, out=None):
-    from .. import dtypes as _dt
     if axis is not None:  # NumPy's name, which PyTorch accepts too
         dim = axis
     tensors = _check_joinable(tensors, "cat")
@@ -595,19 +619,13 @@ def cat(tensors, dim=0, *, axis=None, out=None):
     parts = [t for t in tensors if not (t._array.ndim == 1 and t._array.size == 0)] or tensors[:1]
     ref = parts[0]._array
     d = _wrap_dim(dim, ref.ndim)
+    before, after = ref.shape[:d], ref.shape[d + 1:]
     for i, t in enumerate(parts):
         a = t._array
-        if a.ndim != ref.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
-                               f"{a.ndim}")
-        for k in range(ref.ndim):
-            if k != d and a.shape[k] != ref.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
-                                   f"size {ref.shape[k]} but got size {a.shape[k]} for tensor "
-                                   f"number {i} in the list.")
-    dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in parts])
-    arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in parts]
-    xp = _xp(parts[0])
+        if a.shape[:d] != before or a.shape[d + 1:] != after or a.ndim != ref.ndim:
+            _refuse_cat_shapes(ref, a, d, i)
+    arrays = _joined_arrays(parts)
+    xp = xp_of(parts[0])
     joined = _casts.on_bits(lambda *a: xp.concatenate(a, axis=d), *arrays)
     res = make_tensor(joined, parts[0]._device)
     node = record(CatBackward0, tuple(tensors), res)
@@ -616,9 +634,33 @@ def cat(tensors, dim=0, *, axis=None, out=None):
         kept = {id(t) for t in parts}  # `t in parts` would compare tensors with ==
         node.sizes = [t._array.shape[d] if id(t) in kept else None for t in tensors]
     if out is not None:  # after recording: write_out refuses a result that requires grad
-        from ._graph import write_out
         return write_out(out, res, "cat")
     return res
+
+
+def _refuse_cat_shapes(ref, a, d, i):
+    """PyTorch's error for part `i` of a cat whose shape does not join `ref`'s along `d`."""
+    if a.ndim != ref.ndim:
+        raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
+                           f"{a.ndim}")
+    for k in range(ref.ndim):
+        if k != d and a.shape[k] != ref.shape[k]:
+            raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                               f"size {ref.shape[k]} but got size {a.shape[k]} for tensor "
+                               f"number {i} in the list.")
+
+
+def _joined_arrays(tensors):
+    """The arrays of tensors to join (cat, stack), cast to the dtype they promote to; as they
+    are when they share one dtype (the common case, which needs no promotion)."""
+    first = tensors[0]._array.dtype
+    for t in tensors:
+        if t._array.dtype is not first:
+            break
+    else:
+        return [t._array for t in tensors]
+    dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in tensors])
+    return [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in tensors]
 
 
 concat = concatenate = cat
@@ -637,15 +679,12 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} "
                                f"at entry 0 and {list(t._array.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape) + 1)
-    from .. import dtypes as _dt
-    dtype = _dt.promote_operands([(t.dtype, t._array.ndim) for t in tensors])
-    arrays = [t._array if t._array.dtype is dtype.np else t._array.astype(dtype.np) for t in tensors]
-    xp = _xp(tensors[0])
+    arrays = _joined_arrays(tensors)
+    xp = xp_of(tensors[0])
     res = make_tensor(_casts.on_bits(lambda *a: xp.stack(a, axis=d), *arrays), tensors[0]._device)
     node = record(StackBackward0, tuple(tensors), res)
     if node is not None:
         node.dim = d
     if out is not None:  # after recording: write_out refuses a result that requires grad
-        from ._graph import write_out
         return write_out(out, res, "stack")
     return res

@@ -15,10 +15,12 @@ from ..._tensor import make_tensor, Tensor, xp_of
 from ..._state import (autocast as _autocast, forward_ad as _fw,
                        selective_checkpoint_anywhere as _sac_anywhere)
 from .._autocast import lower
-from .._graph import Node, kept_output, record
+from .._graph import Node, first_order_arrays, kept_output, record
 from .._dual import on_dual_node
+from ..pointwise import broadcast_shapes_or_none
 from ..shape import unsafe_view
-from ._common import _check_same, _out, _same_dtype, _scaled, bmm_dtype_error, mv_dtype_error
+from ._common import (_check_same, _out, _same_dtype, _scaled, bmm_dtype_error, mm_dtype_error,
+                      mv_dtype_error)
 
 _SPARSE = (SparseTensor, SparseCompressedTensor)  # the operands ops/sparse.py multiplies
 
@@ -44,16 +46,32 @@ def _transposed(t):
 # mm_mat1/mat2_backward do: for a transposed matrix (Linear's weight.t()) the gradient is
 # computed transposed, so the .t() backward hands contiguous memory to the weight instead of
 # a transposed view that would cost a slow strided copy.
+# A first-order backward computes the same products on the arrays (first_order_arrays: real
+# dtypes, whose conj is the identity); a transposed result is still the .t() view.
 def _mat1_grad(grad, mat1, mat2, mat1_transposed=None):
     """grad @ mat2^H, laid out as mat1 (column-major when mat1 is)."""
-    if _transposed(mat1) if mat1_transposed is None else mat1_transposed:
+    transposed = _transposed(mat1) if mat1_transposed is None else mat1_transposed
+    arrays = first_order_arrays(grad, mat2)
+    if arrays is not None:
+        g, m2 = arrays
+        if transposed:
+            return make_tensor(xp_of(grad).matmul(m2, g.T), grad._device).t()
+        return make_tensor(xp_of(grad).matmul(g, m2.T), grad._device)
+    if transposed:
         return mat2.conj().mm(grad.t()).t()
     return grad.mm(mat2.t().conj())
 
 
 def _mat2_grad(grad, mat1, mat2, mat2_transposed=None):
     """mat1^H @ grad, laid out as mat2."""
-    if _transposed(mat2) if mat2_transposed is None else mat2_transposed:
+    transposed = _transposed(mat2) if mat2_transposed is None else mat2_transposed
+    arrays = first_order_arrays(grad, mat1)
+    if arrays is not None:
+        g, m1 = arrays
+        if transposed:
+            return make_tensor(xp_of(grad).matmul(g.T, m1), grad._device).t()
+        return make_tensor(xp_of(grad).matmul(m1.T, g), grad._device)
+    if transposed:
         return grad.t().mm(mat1.conj()).t()
     return mat1.t().conj().mm(grad)
 
@@ -74,10 +92,14 @@ def mm(input, mat2, *, out=None):
         raise RuntimeError("self must be a matrix" if input._array.ndim != 2 else
                            "mat2 must be a matrix")
     _check_same(input, mat2, "mm")
+    _check_inner_sizes(input, mat2)
+    return _out(_product(input, mat2, MmBackward0), out, "mm")
+
+
+def _check_inner_sizes(input, mat2):
     if input._array.shape[1] != mat2._array.shape[0]:
         (m, k), (k2, n) = input._array.shape, mat2._array.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    return _out(_product(input, mat2, MmBackward0), out, "mm")
 
 
 class BmmBackward0(Node):
@@ -212,8 +234,12 @@ def matmul(input, other, *, out=None):
         res = mv(input, other)
     elif na == 1 and nb == 2:
         res = mm(input.unsqueeze(0), other).squeeze_(0)  # in place, as PyTorch (SqueezeBackward4)
-    elif na == 2 and nb == 2:
-        res = mm(input, other)
+    elif na == 2 and nb == 2:  # mm, whose other checks matmul's have done
+        message = mm_dtype_error(input, other)
+        if message is not None:
+            raise RuntimeError(message)
+        _check_inner_sizes(input, other)
+        res = _product(input, other, MmBackward0)
     else:
         res = _folded(input, other, out is not None)
         if res is None:
@@ -306,8 +332,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     (m, k), (k2, n) = mat1._array.shape, mat2._array.shape
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    from ..pointwise import broadcast_shapes_or_none
-    if broadcast_shapes_or_none(input._array.shape, (m, n)) != (m, n):
+    bias_shape = input._array.shape
+    if bias_shape != (n,) and bias_shape != (m, n) and \
+            broadcast_shapes_or_none(bias_shape, (m, n)) != (m, n):
         input.expand(m, n)  # raises PyTorch's message for a bias that does not fit
     prod = kept_output(AddmmBackward0, (input, mat1, mat2)) if _sac_anywhere.count else None
     if prod is None:

@@ -12,8 +12,8 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._sparse import SparseTensor
 from ..._sparse_compressed import SparseCompressedTensor
-from ..._tensor import Tensor
-from .._graph import node_of
+from ..._tensor import Tensor, make_tensor
+from .._graph import first_order_arrays, node_of
 from ._common import _SCALAR_FIXES, BinaryNode, _scalar_as, binary, operands
 from .selection import where
 from .unary_core import log
@@ -80,8 +80,14 @@ class MulBackward0(BinaryNode):
         if self.scalar is not None:
             return self._for_tensor(grad * _conj_scalar(self._saved_number()))
         a, b = self.saved_tensors
-        ga = grad * b.conj() if self._next[0][0] is not None else None
-        gb = grad * a.conj() if self._next[1][0] is not None else None
+        need_a, need_b = self._next[0][0] is not None, self._next[1][0] is not None
+        arrays = first_order_arrays(grad, a, b)
+        if arrays is not None:  # the same products on arrays (ops/_graph.py)
+            g, x, y = arrays
+            return (make_tensor(g * y, grad._device) if need_a else None,
+                    make_tensor(g * x, grad._device) if need_b else None)
+        ga = grad * b.conj() if need_a else None
+        gb = grad * a.conj() if need_b else None
         return ga, gb
 
 
@@ -99,8 +105,14 @@ class DivBackward0(BinaryNode):
                 return None, -grad * self.scalar / (t * t).conj()
             return grad / _conj_scalar(self._saved_number()), None
         a, b = self.saved_tensors
-        ga = grad / b.conj() if self._next[0][0] is not None else None
-        gb = -grad * a.conj() / (b * b).conj() if self._next[1][0] is not None else None
+        need_a, need_b = self._next[0][0] is not None, self._next[1][0] is not None
+        arrays = first_order_arrays(grad, a, b)
+        if arrays is not None:  # the same operations on arrays (ops/_graph.py)
+            g, x, y = arrays
+            return (make_tensor(g / y, grad._device) if need_a else None,
+                    make_tensor(-g * x / (y * y), grad._device) if need_b else None)
+        ga = grad / b.conj() if need_a else None
+        gb = -grad * a.conj() / (b * b).conj() if need_b else None
         return ga, gb
 
 

@@ -5,9 +5,9 @@ elementwise functions live in the `unary` family).
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._state import ThreadLocal, forward_ad as _fw, grad as _grad_state, profiler as _profiler
+from ..._state import ThreadLocal
 from ..._tensor import make_tensor, Tensor, xp_of
-from .._graph import Node, not_a_tensor, record, write_out, with_out
+from .._graph import Node, first_order_arrays, not_a_tensor, record, write_out, with_out
 from ._common import barebones_unary, round_back
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
@@ -125,33 +125,11 @@ def writable(r):
     return np.asarray(r) if isinstance(r, np.generic) else r
 
 
-def arrays_for_backward(grad, *saved):
-    """(grad's array, the saved tensors' arrays) when a backward formula may run on the arrays
-    themselves, in place, with no temporary tensors: no graph of the backward is wanted
-    (create_graph off), and all are CPU arrays of one float32/float64 type and one shape, so
-    the passes give the tensor formula's bits. None otherwise: the formula runs on tensors,
-    as also while a forward-AD level is open (a gradient may carry a tangent) or the profiler
-    records (it lists the ops a backward runs)."""
-    if _grad_state.enabled or _fw.level is not None or _profiler.active is not None:
-        return None
-    g = grad._array
-    if type(g) is not np.ndarray or g.dtype not in _ARRAY_BACKWARD_DTYPES:
-        return None
-    arrays = [t._array for t in saved]
-    for a in arrays:
-        if type(a) is not np.ndarray or a.dtype != g.dtype or a.shape != g.shape:
-            return None
-    return g, *arrays
-
-
-_ARRAY_BACKWARD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 class TanhBackward0(Node):
     def backward(self, grad):
         (r,) = self.saved_tensors
-        arrays = arrays_for_backward(grad, r)
-        if arrays is not None:  # grad * (1 - r * r)
+        arrays = first_order_arrays(grad, r)
+        if arrays is not None:  # grad * (1 - r * r), in place
             g, ra = arrays
             d = writable(np.multiply(ra, ra))
             np.subtract(1, d, out=d)
@@ -167,8 +145,8 @@ def tanh(input, *, out=None):
 class SigmoidBackward0(Node):
     def backward(self, grad):
         (r,) = self.saved_tensors
-        arrays = arrays_for_backward(grad, r)
-        if arrays is not None:  # grad * (r * (1 - r))
+        arrays = first_order_arrays(grad, r)
+        if arrays is not None:  # grad * (r * (1 - r)), in place
             g, ra = arrays
             d = writable(np.subtract(1, ra))
             d *= ra
@@ -199,6 +177,10 @@ class ReluBackward0(Node):
         # the mask, not where(): NumPy's where runs 3-5x slower on a mixed mask, and relu's
         # backward is in every CNN's step (an infinite gradient gives NaN where PyTorch's
         # select gives 0; a GradScaler skips such a step either way).
+        arrays = first_order_arrays(grad, r)
+        if arrays is not None:
+            g, y = arrays
+            return make_tensor(g * ~(y <= 0), grad._device)
         return grad * ~(r <= 0)
 
 
