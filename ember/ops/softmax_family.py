@@ -30,6 +30,9 @@ def _softmax_args(input, dim, _stacklevel, dtype, name):
         dtype, _stacklevel = _stacklevel, 3
     if dim is None:
         dim = _implicit_dim(name, input.ndim, _stacklevel + 1)
+    elif isinstance(dim, bool) or not hasattr(dim, "__index__"):
+        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not "
+                        f"{type(dim).__name__}")
     if dtype is not None:
         input = input.to(_dt.to_dtype(dtype))
     return input, _wrap_dim(dim, input.ndim)
