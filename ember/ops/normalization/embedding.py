@@ -15,7 +15,7 @@ from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
 from ...device import check_data, checks_on_host
 from .._graph import Node, record
-from ..indexing import bincount_sized
+from ..indexing import add_rows_on_device, bincount_sized
 from ._common import _opmath, _prod
 
 __all__ = [
@@ -78,10 +78,14 @@ def _accumulate_rows(values, index, num_rows, scale=None, node_cls=EmbeddingDens
         flat = flat * scale.reshape(-1, 1).astype(flat.dtype)
     if d == 0 or v.shape[0] == 0:
         out = xp.zeros((num_rows,) + rest, dtype=v.dtype)
+    elif xp is not np:  # a device sums whole rows (log2(M) passes, not log2(M * D))
+        out = xp.zeros((num_rows, d), dtype=v.dtype)
+        add_rows_on_device(out, index.reshape(-1), flat)
+        out = out.reshape((num_rows,) + rest)
     else:
         pos = (index.reshape(-1, 1) * d + xp.arange(d).reshape(1, d)).reshape(-1)
         data = flat.reshape(-1)
-        if data.dtype.kind == "c" and xp is np:  # NumPy's bincount takes no complex weights
+        if data.dtype.kind == "c":  # NumPy's bincount takes no complex weights
             out = (np.bincount(pos, data.real, num_rows * d)
                    + 1j * np.bincount(pos, data.imag, num_rows * d))
         else:
