@@ -53,7 +53,7 @@ def im2col_channels_last(xp, x, kernel, p, osz, slot="col"):
 
 def _weight_matrix(w):
     """w (O, C, *K) as the (O, K*C) matrix matching im2col_channels_last's columns."""
-    return w.reshape(w.shape[:2] + (-1,)).swapaxes(1, 2).reshape(w.shape[0], -1)
+    return w.transpose((0,) + tuple(range(2, w.ndim)) + (1,)).reshape(w.shape[0], -1)
 
 
 def _rows(xp, y):
@@ -79,6 +79,7 @@ def col2im_channels_last(xp, col, n, c, size, kernel, stride, dilation, lo, hi, 
     for off in itertools.product(*[range(k) for k in kernel]):
         target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
                                for o, d, t, m in zip(off, dilation, stride, osz))
-        out[target] += col[every * (1 + nd) + off]
+        part = out[target]  # summed in place: `out[target] += ...` writes the view back
+        xp.add(part, col[every * (1 + nd) + off], out=part)
     out = out[every + tuple(slice(l, l + s) for l, s in zip(lo, size))]
     return xp.ascontiguousarray(xp.moveaxis(out, -1, 1))

@@ -112,7 +112,8 @@ def col2im(xp, col, size, kernel, stride, dilation, lo, hi):
     for off in itertools.product(*[range(k) for k in kernel]):
         target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
                                for o, d, t, m in zip(off, dilation, stride, osz))
-        out[target] += col[every + off]
+        part = out[target]  # summed in place (see col2im_channels_last)
+        xp.add(part, col[every + off], out=part)
     if any(lo) or any(hi):
         out = xp.ascontiguousarray(out[every + tuple(slice(l, l + s) for l, s in zip(lo, size))])
     return out
