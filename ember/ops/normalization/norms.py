@@ -82,27 +82,30 @@ class _NormBackward(Node):
         g = _opmath(grad._array)
         xs = _opmath(x._array).reshape(self.group_shape)
         mean, invstd = self.stats
-        g_group = g.reshape(self.group_shape)
         w_arr = _opmath(saved[1]._array) if self.has_weight else None
         if self.per_group_affine:
-            dx, dw, db = self._per_group_arrays(xp, g_group, xs, w_arr, needs[0], need_w, need_b)
+            dx, dw, db = self._per_group_arrays(xp, g.reshape(self.group_shape), xs, w_arr,
+                                                needs[0], need_w, need_b)
         else:
             xhat = xp.subtract(xs, mean)
             xp.multiply(xhat, invstd, out=xhat)
             reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
-            dw = fused.sum_over(xp, reduce_axes, g, xhat.reshape(xshape)) if need_w else None
-            db = fused.sum_over(xp, reduce_axes, g) if need_b else None
+            # dw and db in the weight's own shape: the reduced dims dropped, not kept as 1s
+            dw = fused.sum_over(xp, reduce_axes, g, xhat.reshape(xshape),
+                                keepdims=False) if need_w else None
+            db = fused.sum_over(xp, reduce_axes, g, keepdims=False) if need_b else None
             dx = None
             if needs[0]:
-                gw = g_group if w_arr is None else xp.multiply(
-                    g, w_arr.reshape(self.affine_shape)).reshape(self.group_shape)
-                dx = fused.normalize_backward(xp, gw, xhat, self.axes, invstd, self.train)
+                gw = g if w_arr is None else xp.multiply(
+                    g, fused.broadcastable(w_arr, self.affine_shape))
+                dx = fused.normalize_backward(xp, gw.reshape(self.group_shape), xhat,
+                                              self.axes, invstd, self.train)
         results = [None if dx is None else make_tensor(
             fused._as(dx.reshape(xshape), x._array.dtype), x._device)]
         for flag, arr, k in ((self.has_weight, dw, 1), (self.has_bias, db, 1 + self.has_weight)):
             if flag:
                 results.append(None if arr is None else make_tensor(
-                    fused._as(arr.reshape(self.wshape), self._meta[k][1]), x._device))
+                    fused._as(fused.shaped(arr, self.wshape), self._meta[k][1]), x._device))
         return tuple(results)
 
     def _per_group_arrays(self, xp, g, xs, w, need_x, need_w, need_b):
@@ -166,9 +169,9 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     y = y.reshape(x.shape)
     if not per_group_affine:
         if w is not None:
-            xp.multiply(y, w.reshape(affine_shape), out=y)
+            xp.multiply(y, fused.broadcastable(w, affine_shape), out=y)
         if b is not None:
-            xp.add(y, b.reshape(affine_shape), out=y)
+            xp.add(y, fused.broadcastable(b, affine_shape), out=y)
     res = make_tensor(fused._as(y, x.dtype), input._device)
     inputs = tuple(t for t in (input, weight, bias) if t is not None)
     node = record(node_cls, inputs, res)
