@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ._im2col import _strided, scratch
+from ._im2col import _strided, copied, scratch
 
 
 # ---- channels-last path (groups 1) ----------------------------------------------------------
@@ -46,9 +46,8 @@ def im2col_channels_last(xp, x, kernel, p, osz, slot="col"):
     view = _strided(xp)(a, (a.shape[0],) + tuple(osz) + tuple(kernel) + (a.shape[-1],),
                         (st[0],) + tuple(s * t for s, t in zip(st[1:-1], stride))
                         + tuple(s * d for s, d in zip(st[1:-1], dil)) + (st[-1],))
-    col = scratch(xp, slot, view.shape, a.dtype) if slot else xp.empty(view.shape, a.dtype)
-    col[...] = view
-    return col.reshape(x.shape[0] * math.prod(osz), math.prod(kernel) * x.shape[1])
+    return copied(xp, view, slot).reshape(x.shape[0] * math.prod(osz),
+                                          math.prod(kernel) * x.shape[1])
 
 
 def _weight_matrix(w):
@@ -58,9 +57,7 @@ def _weight_matrix(w):
 
 def _rows(xp, y):
     """(N, O, *out) as the contiguous (N*L, O) matrix."""
-    t = scratch(xp, "rows", (y.shape[0],) + y.shape[2:] + (y.shape[1],), y.dtype)
-    t[...] = xp.moveaxis(y, 1, -1)
-    return t.reshape(-1, y.shape[1])
+    return copied(xp, xp.moveaxis(y, 1, -1), "rows").reshape(-1, y.shape[1])
 
 
 def _from_rows(xp, m, n, osz):

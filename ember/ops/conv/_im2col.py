@@ -47,6 +47,17 @@ def scratch(xp, slot, shape, dtype):
 _SCRATCH_VIEWS = 512
 
 
+def copied(xp, view, slot):
+    """A contiguous copy of `view`: in the scratch memory of `slot` on the host (a fresh array
+    for `slot` None); a device, whose scratch is a fresh array anyway, makes a fresh one in
+    one call, not an allocation and a copy (each call is host time there)."""
+    if xp is not np:
+        return view.copy()
+    col = scratch(xp, slot, view.shape, view.dtype) if slot else xp.empty(view.shape, view.dtype)
+    col[...] = view
+    return col
+
+
 # ---- array routines --------------------------------------------------------------------------
 def _strided(xp):
     return xp.lib.stride_tricks.as_strided
@@ -95,10 +106,7 @@ def im2col(xp, a, kernel, stride, dilation, slot="col", osz=None):
     One copy in destination order: each input plane is read while it sits in cache."""
     if osz is None:
         osz = out_size(a.shape[2:], kernel, stride, dilation)
-    view = windows(xp, a, kernel, stride, dilation, osz)
-    col = scratch(xp, slot, view.shape, a.dtype) if slot else xp.empty(view.shape, a.dtype)
-    col[...] = view
-    return col, osz
+    return copied(xp, windows(xp, a, kernel, stride, dilation, osz), slot), osz
 
 
 def col2im(xp, col, size, kernel, stride, dilation, lo, hi):
