@@ -38,9 +38,9 @@ def count_over(shape, axes):
     return math.prod(shape[i] for i in axes)
 
 
-def mean_over(xp, axes, a, b=None):
-    """mean(a) or mean(a * b) over `axes`, keeping them as 1s."""
-    return sum_over(xp, axes, a, b) / count_over(a.shape, axes)
+def mean_over(xp, axes, a, b=None, keepdims=True):
+    """mean(a) or mean(a * b) over `axes`, keeping them as 1s (or dropping them)."""
+    return sum_over(xp, axes, a, b, keepdims) / count_over(a.shape, axes)
 
 
 def _as(a, dtype):
@@ -64,18 +64,22 @@ def broadcastable(a, shape):
 
 
 def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None):
-    """(y, mean, invstd, var): y = (xs - mean) * invstd [* scale + shift] in a fresh
-    buffer, the biased variance from the centred values (two passes, as PyTorch's
+    """(y, mean, invstd, flat_mean, flat_var): y = (xs - mean) * invstd [* scale + shift] in
+    a fresh buffer, the biased variance from the centred values (two passes, as PyTorch's
     float32 kernels: no sum-of-squares cancellation). `scale` and `shift` have the
-    statistics' shape (batch norm's per-channel weight and bias)."""
-    mean = mean_over(xp, axes, xs)
+    statistics' shape (batch norm's per-channel weight and bias); so have mean and invstd,
+    while flat_mean and flat_var drop the reduced dims (batch norm's running statistics
+    take them without a reshape)."""
+    stats_shape = _spec(xs.shape, axes, 1)[1]
+    flat_mean = mean_over(xp, axes, xs, keepdims=False)
+    mean = flat_mean.reshape(stats_shape)
     y = xp.subtract(xs, mean)
-    var = mean_over(xp, axes, y, y)
-    invstd = _as(1.0 / xp.sqrt(var + eps), xs.dtype)
+    flat_var = mean_over(xp, axes, y, y, keepdims=False)
+    invstd = _as(1.0 / xp.sqrt(flat_var.reshape(stats_shape) + eps), xs.dtype)
     xp.multiply(y, invstd if scale is None else invstd * scale, out=y)
     if shift is not None:
         xp.add(y, shift, out=y)
-    return y, mean, invstd, var
+    return y, mean, invstd, flat_mean, flat_var
 
 
 def normalize_given_stats(xp, xs, mean, invstd, scale=None, shift=None):

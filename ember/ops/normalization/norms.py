@@ -142,7 +142,8 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     """y = (x - mean) * invstd * w + b, statistics over `axes` of x viewed as `group_shape`
     (or the given (mean, invstd) arrays). `per_group_affine`: weight and bias have the
     statistics' shape in the group view (batch norm), so they fold into one multiply and
-    one add. Returns (output, mean, invstd, biased var or None)."""
+    one add. Returns (output, mean, invstd, biased var or None); batch statistics' mean
+    and var with the reduced dims dropped, the others in the statistics' shape."""
     x = input._array
     xp = xp_of(input)
     xs = _opmath(x).reshape(group_shape)
@@ -154,8 +155,9 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         scale = None if w is None else w.reshape(stats_shape)
         shift = None if b is None else b.reshape(stats_shape)
     if stats is None and xs.size:
-        y, mean, invstd, var = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift)
-        stats_out = (mean, invstd, var)
+        y, mean, invstd, flat_mean, flat_var = fused.normalize_batch_stats(xp, xs, axes, eps,
+                                                                         scale, shift)
+        stats_out = (flat_mean, invstd, flat_var)
     elif stats is None:  # empty: numpy's mean gives the nan statistics
         mean = xs.mean(axis=axes, keepdims=True)
         var = xs.var(axis=axes, keepdims=True)
@@ -230,7 +232,7 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                 # arr * (1 - m) + stat * m, written in place: the same roundings as a fresh
                 # sum assigned back, in 3 array calls, not 8
                 arr = buf._array
-                update = xp.multiply(fused._as(stat.reshape(c), arr.dtype), m)
+                update = xp.multiply(fused._as(fused.shaped(stat, (c,)), arr.dtype), m)
                 arr *= 1 - m
                 arr += update
                 buf._vc.value += 1
