@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ._im2col import _strided, copied, scratch
+from ._im2col import _strided, by_phase, copied, scratch, sum_by_phase
 
 
 # ---- channels-last path (groups 1) ----------------------------------------------------------
@@ -71,12 +71,18 @@ def col2im_channels_last(xp, col, n, c, size, kernel, stride, dilation, lo, hi, 
     nd = len(size)
     col = col.reshape((n,) + tuple(osz) + tuple(kernel) + (c,))
     padded = tuple(s + l + h for s, l, h in zip(size, lo, hi))
-    out = xp.zeros((n,) + padded + (c,), col.dtype)
     every = (slice(None),)
-    for off in itertools.product(*[range(k) for k in kernel]):
-        target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
-                               for o, d, t, m in zip(off, dilation, stride, osz))
-        part = out[target]  # summed in place: `out[target] += ...` writes the view back
-        xp.add(part, col[every * (1 + nd) + off], out=part)
+    if by_phase(xp, stride, dilation):
+        # (N, out_1, kernel_1, out_2, kernel_2, ..., C): a view
+        out = sum_by_phase(xp, col.transpose((0,) + tuple(
+            a for i in range(nd) for a in (1 + i, 1 + nd + i)) + (1 + 2 * nd,)), 1, kernel,
+            stride, padded)
+    else:
+        out = xp.zeros((n,) + padded + (c,), col.dtype)
+        for off in itertools.product(*[range(k) for k in kernel]):
+            target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
+                                   for o, d, t, m in zip(off, dilation, stride, osz))
+            part = out[target]  # summed in place: `out[target] += ...` writes the view back
+            xp.add(part, col[every * (1 + nd) + off], out=part)
     out = out[every + tuple(slice(l, l + s) for l, s in zip(lo, size))]
     return xp.ascontiguousarray(xp.moveaxis(out, -1, 1))
