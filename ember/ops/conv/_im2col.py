@@ -1,6 +1,7 @@
 """Array routines over any number of spatial dims: padding, the strided window view, im2col
 (one copy in destination order) and its adjoint col2im, and the thread-local scratch memory
 their large temporaries live in."""
+import functools
 import itertools
 import math
 import threading
@@ -150,21 +151,35 @@ def sum_by_phase(xp, col, lead, kernel, stride, padded):
     such group is one add: a 3x3 kernel at stride 2 takes 4 adds, not 9. Every element still
     takes its terms in kernel-offset order (a phase's offsets come in ascending groups), so
     the sums are those of one add per offset to the bit."""
+    shape, phased_shape, sums = _phase_plan(col.shape, lead, tuple(kernel), tuple(stride),
+                                            tuple(padded))
+    out = xp.zeros(shape, col.dtype)
+    phased = out.reshape(phased_shape)
+    for target, source in sums:
+        part = phased[target]
+        xp.add(part, col[source], out=part)
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _phase_plan(col_shape, lead, kernel, stride, padded):
+    """sum_by_phase's out shape, its (block, phase) view's shape and the (target, source)
+    index of each group's add (cached: a model's few shapes come back every step)."""
     nd = len(kernel)
-    osz = tuple(col.shape[lead + 2 * i] for i in range(nd))
-    head, tail = col.shape[:lead], col.shape[lead + 2 * nd:]
+    osz = col_shape[lead:lead + 2 * nd:2]
+    head, tail = col_shape[:lead], col_shape[lead + 2 * nd:]
     every = (slice(None),) * lead
-    blocks = tuple(-(-p // t) for p, t in zip(padded, stride))
-    out = xp.zeros(head + tuple(b * t for b, t in zip(blocks, stride)) + tail, col.dtype)
-    phased = out.reshape(head + tuple(a for b, t in zip(blocks, stride) for a in (b, t)) + tail)
+    blocks = [-(-p // t) for p, t in zip(padded, stride)]
+    shape = head + tuple(b * t for b, t in zip(blocks, stride)) + tail
+    phased_shape = head + tuple(a for b, t in zip(blocks, stride) for a in (b, t)) + tail
+    sums = []
     for group in itertools.product(*[range(-(-k // t)) for k, t in zip(kernel, stride)]):
         widths = [min(t, k - q * t) for q, t, k in zip(group, stride, kernel)]
-        part = phased[every + tuple(a for q, m, r in zip(group, osz, widths)
-                                    for a in (slice(q, q + m), slice(0, r)))]
-        xp.add(part, col[every + tuple(a for q, t, r in zip(group, stride, widths)
-                                       for a in (slice(None), slice(q * t, q * t + r)))],
-               out=part)
-    return out
+        sums.append((every + tuple(a for q, m, r in zip(group, osz, widths)
+                                   for a in (slice(q, q + m), slice(0, r))),
+                     every + tuple(a for q, t, r in zip(group, stride, widths)
+                                   for a in (slice(None), slice(q * t, q * t + r)))))
+    return shape, phased_shape, tuple(sums)
 
 
 _COMPUTE = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
