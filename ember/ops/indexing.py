@@ -405,17 +405,21 @@ def add_rows_on_device(arr, idx, vals):
     n = idx.size
     order = xp.argsort(idx)  # stable
     rows = idx[order]
-    sums = vals[order].astype(np.complex128 if vals.dtype.kind == "c" else np.float64)
+    steps = [1 << p for p in range((n - 1).bit_length())]  # 1, 2, 4 ... below n
+    pad = steps[-1] if steps else 0
+    # the sums after `pad` rows of zeros, so that every pass reads its shifted terms as one
+    # slice as long as the sums (and compares the whole of `run`)
+    buf = xp.zeros((pad + n,) + vals.shape[1:],
+                   np.complex128 if vals.dtype.kind == "c" else np.float64)
+    sums = buf[pad:]
+    sums[...] = vals[order]
     # each entry's place in its row's run of the sorted order: sums[k] takes in sums[k - step]
     # while that is still the same row's (one comparison per pass, no row compare)
     run = xp.arange(n) - xp.searchsorted(rows, rows)
     if vals.ndim > 1:
         run = run.reshape((n,) + (1,) * (vals.ndim - 1))
-    step = 1
-    while step < n:  # Hillis-Steele: the terms are read before any is written
-        later = sums[step:]
-        xp.add(later, xp.where(run[step:] >= step, sums[:-step], 0), out=later)
-        step *= 2
+    for step in steps:  # Hillis-Steele: the terms are read before any is written
+        xp.add(sums, xp.where(run >= step, buf[pad - step:pad - step + n], 0), out=sums)
     last = xp.searchsorted(rows, rows, side="right") == xp.arange(1, n + 1)
     if vals.ndim > 1:
         last = last.reshape(run.shape)
