@@ -81,7 +81,6 @@ def _accumulate_rows(values, index, num_rows, scale=None, node_cls=EmbeddingDens
     elif xp is not np:  # a device sums whole rows (log2(M) passes, not log2(M * D))
         out = xp.zeros((num_rows, d), dtype=v.dtype)
         add_rows_on_device(out, index.reshape(-1), flat)
-        out = out.reshape((num_rows,) + rest)
     else:
         pos = (index.reshape(-1, 1) * d + xp.arange(d).reshape(1, d)).reshape(-1)
         data = flat.reshape(-1)
@@ -91,8 +90,11 @@ def _accumulate_rows(values, index, num_rows, scale=None, node_cls=EmbeddingDens
         else:
             out = bincount_sized(xp, pos, data if data.dtype.kind == "c" else
                                  data.astype(np.float64), num_rows * d)
-        out = out.astype(v.dtype).reshape((num_rows,) + rest)
-    res = make_tensor(out, values._device)
+        out = out.reshape((num_rows,) + rest).astype(v.dtype)  # (a fresh array: see below)
+    # no reshape of a device's (rows, D) table to its own shape: that is a view, which
+    # gradient accumulation would copy, the array being no longer its own
+    res = make_tensor(out if out.shape == (num_rows,) + rest else
+                      out.reshape((num_rows,) + rest), values._device)
     node = record(node_cls, (values,), res)
     if node is not None:
         node.index, node.scale = index, scale
