@@ -115,14 +115,19 @@ class _NormBackward(Node):
         mean, invstd = self.stats
         train = self.train
         xc = xp.subtract(xs, mean) if (need_w or (need_x and train)) else None
-        dot = fused.sum_over(xp, self.axes, g, xc) if xc is not None else None
-        total = fused.sum_over(xp, self.axes, g) if (need_b or (need_x and train)) else None
-        dw = dot * invstd if need_w else None
+        # the sums per channel, as einsum gives them: dw and db in the weight's shape, fresh
+        # arrays (a reshaped sum is a view, which gradient accumulation would copy)
+        dot = fused.sum_over(xp, self.axes, g, xc, keepdims=False) if xc is not None else None
+        total = fused.sum_over(xp, self.axes, g, keepdims=False) \
+            if (need_b or (need_x and train)) else None
+        dw = dot * invstd.reshape(dot.shape) if need_w else None
         dx = None
         if need_x:
             scale = None if w is None else w.reshape(mean.shape)
-            dx = fused.normalize_backward(xp, g, xc if train else None, self.axes, invstd,
-                                          train, scale, dot, total, xn_scaled=False)
+            dx = fused.normalize_backward(
+                xp, g, xc if train else None, self.axes, invstd, train, scale,
+                dot.reshape(mean.shape) if train else None,
+                total.reshape(mean.shape) if train else None, xn_scaled=False)
         return dx, dw, total if need_b else None
 
 class NativeBatchNormBackward0(_NormBackward):
