@@ -192,8 +192,9 @@ def _weight_grad_of_columns(xp, layout, col, gy, g, w_shape):
         return xp.ascontiguousarray(gw.transpose((nd + 1, nd) + tuple(range(nd))))
     n, o = gy.shape[:2]
     gym = xp.ascontiguousarray(gy).reshape(n, g, o // g, math.prod(gy.shape[2:]))
-    gw = _matmul(xp, gym, col.swapaxes(-1, -2)).sum(0)
-    return gw.reshape(w_shape)
+    # summed over the batch in the weight's shape: a fresh array (a reshaped sum is a view,
+    # which gradient accumulation would copy)
+    return _matmul(xp, gym, col.swapaxes(-1, -2)).reshape((n,) + tuple(w_shape)).sum(0)
 
 
 def conv_backward(xp, x, gy, w, p, kept=None):
