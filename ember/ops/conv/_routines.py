@@ -100,8 +100,12 @@ def conv_transpose_forward(xp, y, w, p, size):
     if all(s == 1 for s in stride):
         # Stride 1: a convolution with the flipped, transposed kernel (im2col + one matmul
         # beats matmul + col2im: no scatter pass at all).
-        wf = w.reshape((g, o // g, cg) + kernel).swapaxes(1, 2)
-        wf = wf[(Ellipsis,) + (slice(None, None, -1),) * nd].reshape((g * cg, o // g) + kernel)
+        flip = (Ellipsis,) + (slice(None, None, -1),) * nd
+        if g == 1:  # (C, O, *K): two views
+            wf = w.swapaxes(0, 1)[flip]
+        else:
+            wf = w.reshape((g, o // g, cg) + kernel).swapaxes(1, 2)
+            wf = wf[flip].reshape((g * cg, o // g) + kernel)
         lo2 = [d * (k - 1) - l for d, k, l in zip(dil, kernel, lo)]
         hi2 = [s - m - l2 + d * (k - 1)
                for s, m, l2, d, k in zip(size, y.shape[2:], lo2, dil, kernel)]

@@ -64,22 +64,23 @@ def broadcastable(a, shape):
 
 
 def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None):
-    """(y, mean, invstd, flat_mean, flat_var): y = (xs - mean) * invstd [* scale + shift] in
-    a fresh buffer, the biased variance from the centred values (two passes, as PyTorch's
-    float32 kernels: no sum-of-squares cancellation). `scale` and `shift` have the
-    statistics' shape (batch norm's per-channel weight and bias); so have mean and invstd,
-    while flat_mean and flat_var drop the reduced dims (batch norm's running statistics
-    take them without a reshape)."""
+    """(y, mean, invstd, (flat_mean, flat_var, flat_invstd)): y = (xs - mean) * invstd
+    [* scale + shift] in a fresh buffer, the biased variance from the centred values (two
+    passes, as PyTorch's float32 kernels: no sum-of-squares cancellation). `scale` and
+    `shift` have the statistics' shape (batch norm's per-channel weight and bias); so have
+    mean and invstd, while the flat statistics drop the reduced dims (batch norm's running
+    statistics and weight gradient take them without a reshape)."""
     stats_shape = _spec(xs.shape, axes, 1)[1]
     flat_mean = mean_over(xp, axes, xs, keepdims=False)
     mean = flat_mean.reshape(stats_shape)
     y = xp.subtract(xs, mean)
     flat_var = mean_over(xp, axes, y, y, keepdims=False)
-    invstd = _as(1.0 / xp.sqrt(flat_var.reshape(stats_shape) + eps), xs.dtype)
+    flat_invstd = _as(1.0 / xp.sqrt(flat_var + eps), xs.dtype)
+    invstd = flat_invstd.reshape(stats_shape)
     xp.multiply(y, invstd if scale is None else invstd * scale, out=y)
     if shift is not None:
         xp.add(y, shift, out=y)
-    return y, mean, invstd, flat_mean, flat_var
+    return y, mean, invstd, (flat_mean, flat_var, flat_invstd)
 
 
 def normalize_given_stats(xp, xs, mean, invstd, scale=None, shift=None):

@@ -120,7 +120,11 @@ class _NormBackward(Node):
         dot = fused.sum_over(xp, self.axes, g, xc, keepdims=False) if xc is not None else None
         total = fused.sum_over(xp, self.axes, g, keepdims=False) \
             if (need_b or (need_x and train)) else None
-        dw = dot * invstd.reshape(dot.shape) if need_w else None
+        if need_w:
+            dw = dot * (self.flat_invstd if self.flat_invstd is not None else
+                        invstd.reshape(dot.shape))
+        else:
+            dw = None
         dx = None
         if need_x:
             scale = None if w is None else w.reshape(mean.shape)
@@ -154,15 +158,15 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     xs = _opmath(x).reshape(group_shape)
     w = None if weight is None else _opmath(weight._array)
     b = None if bias is None else _opmath(bias._array)
-    scale = shift = None
+    scale = shift = flat_invstd = None
     if per_group_affine:
         stats_shape = tuple(1 if i in axes else s for i, s in enumerate(group_shape))
         scale = None if w is None else w.reshape(stats_shape)
         shift = None if b is None else b.reshape(stats_shape)
     if stats is None and xs.size:
-        y, mean, invstd, flat_mean, flat_var = fused.normalize_batch_stats(xp, xs, axes, eps,
-                                                                         scale, shift)
-        stats_out = (flat_mean, invstd, flat_var)
+        y, mean, invstd, flat = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift)
+        stats_out = (flat[0], invstd, flat[1])
+        flat_invstd = flat[2]
     elif stats is None:  # empty: numpy's mean gives the nan statistics
         mean = xs.mean(axis=axes, keepdims=True)
         var = xs.var(axis=axes, keepdims=True)
@@ -189,6 +193,7 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         node.wshape = tuple(weight.shape if weight is not None else
                             (bias.shape if bias is not None else ()))
         node.stats, node.eps, node.train = (mean, invstd), eps, stats is None
+        node.flat_invstd = flat_invstd  # (batch statistics': invstd with no kept dims)
         node.per_group_affine = per_group_affine
     return (res,) + stats_out
 
