@@ -9,6 +9,8 @@ An array `xs` here is the input viewed as its "group view": the statistics run o
 import functools
 import math
 
+from ..._dtype_casts import cast_if_needed
+
 _LETTERS = "abcdefgh"
 
 
@@ -43,10 +45,7 @@ def mean_over(xp, axes, a, b=None, keepdims=True):
     return sum_over(xp, axes, a, b, keepdims) / count_over(a.shape, axes)
 
 
-def _as(a, dtype):
-    """`a` in `dtype`, with no call at all when it already is one (each array call is host
-    time on a device)."""
-    return a if a.dtype == dtype else a.astype(dtype)
+_as = cast_if_needed  # (no call at all when `a` has the dtype already)
 
 
 def shaped(a, shape):
