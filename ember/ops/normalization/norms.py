@@ -250,7 +250,7 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
     xp = xp_of(input)
     rm = _opmath(running_mean._array).reshape(1, c, 1)
     rv = _opmath(running_var._array).reshape(1, c, 1)
-    invstd = (1.0 / xp.sqrt(rv + eps)).astype(rm.dtype, copy=False)
+    invstd = fused._as(1.0 / xp.sqrt(rv + eps), rm.dtype)
     res = _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
                              NativeBatchNormBackward0, stats=(rm, invstd),
                              per_group_affine=True)[0]
