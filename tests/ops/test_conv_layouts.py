@@ -197,7 +197,7 @@ def test_parity_split_rule():
 @pytest.mark.parametrize("size,kernel,stride,lo,hi", [
     ((9, 8), (3, 3), (2, 2), (1, 1), (1, 0)),  # ResNet's stride-2 3x3: 4 phase groups
     ((10, 9), (5, 2), (3, 2), (2, 0), (2, 1)),  # a group narrower than the stride
-    ((8, 8), (1, 1), (2, 2), (0, 0), (0, 0)),  # 1x1 downsampling: one group
+    ((8, 9), (1, 2), (2, 2), (0, 0), (0, 1)),  # one offset down, one group of 2 across
     ((7, 9), (3, 3), (1, 2), (1, 1), (1, 1)),  # stride 1 along one dim
     ((11,), (4,), (3,), (0,), (1,)),
     ((5, 6, 5), (3, 2, 3), (2, 2, 2), (1, 0, 1), (1, 1, 0)),
@@ -208,7 +208,8 @@ def test_device_col2im_sums_by_phase_to_the_hosts_bits(cupy_like, size, kernel, 
     per offset) to the bit, in both column layouts. Values over a wide range of magnitudes,
     where another order would round otherwise."""
     from ember.ops.conv import _channels_last, _im2col
-    assert _im2col.by_phase(cupy_like, stride, (1,) * len(size))
+    assert _im2col.by_phase(cupy_like, kernel, stride, (1,) * len(size))
+    assert not _im2col.by_phase(cupy_like, (1, 1), (2, 2), (1, 1))  # one offset: per offset
     rng = np.random.default_rng(5)
     n, c = 2, 3
     dil = (1,) * len(size)

@@ -72,7 +72,7 @@ def col2im_channels_last(xp, col, n, c, size, kernel, stride, dilation, lo, hi, 
     col = col.reshape((n,) + tuple(osz) + tuple(kernel) + (c,))
     padded = tuple(s + l + h for s, l, h in zip(size, lo, hi))
     every = (slice(None),)
-    if by_phase(xp, stride, dilation):
+    if by_phase(xp, kernel, stride, dilation):
         # (N, out_1, kernel_1, out_2, kernel_2, ..., C): a view
         out = sum_by_phase(xp, col.transpose((0,) + tuple(
             a for i in range(nd) for a in (1 + i, 1 + nd + i)) + (1 + 2 * nd,)), 1, kernel,

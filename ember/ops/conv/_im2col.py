@@ -118,7 +118,7 @@ def col2im(xp, col, size, kernel, stride, dilation, lo, hi):
     osz = col.shape[2 + n:]
     padded = tuple(s + l + h for s, l, h in zip(size, lo, hi))
     every = (slice(None),) * 2
-    if by_phase(xp, stride, dilation):
+    if by_phase(xp, kernel, stride, dilation):
         # (N, C, out_1, kernel_1, out_2, kernel_2, ...): a view
         out = sum_by_phase(xp, col.transpose((0, 1) + tuple(
             a for i in range(n) for a in (2 + n + i, 2 + i))), 2, kernel, stride, padded)
@@ -134,12 +134,14 @@ def col2im(xp, col, size, kernel, stride, dilation, lo, hi):
     return out
 
 
-def by_phase(xp, stride, dilation):
+def by_phase(xp, kernel, stride, dilation):
     """Whether a col2im sums its kernel offsets by phase (`sum_by_phase`): on a device (one
-    call per phase group, not per offset: each call is host time there), with a stride over
-    1 and no dilation. The host adds per offset: in the batched layout the phase view's
-    innermost axis is a few elements long (measured 1.3-2.2x slower there)."""
-    return xp is not np and all(d == 1 for d in dilation) and any(t > 1 for t in stride)
+    call per phase group, not per offset: each call is host time there), with no dilation
+    and a dim whose stride and kernel are both over 1 (else every group is one offset). The
+    host adds per offset: in the batched layout the phase view's innermost axis is a few
+    elements long (measured 1.3-2.2x slower there)."""
+    return xp is not np and all(d == 1 for d in dilation) and \
+        any(t > 1 and k > 1 for k, t in zip(kernel, stride))
 
 
 def sum_by_phase(xp, col, lead, kernel, stride, padded):
