@@ -123,7 +123,8 @@ def conv_transpose_forward(xp, y, w, p, size):
     if _layout.channels_last_ok(y, g, cg, kernel):
         col = xp.matmul(_rows(xp, y), _weight_matrix(w))  # (N*L, K*C)
         return col2im_channels_last(xp, col, n, cg, size, kernel, stride, dil, lo, hi, osz)
-    y = xp.ascontiguousarray(y)  # BLAS wants unit strides (a summed loss gives stride 0)
+    if not y.flags.c_contiguous:  # BLAS wants unit strides (a summed loss gives stride 0)
+        y = xp.ascontiguousarray(y)
     wm = w.reshape(g, o // g, -1).swapaxes(1, 2)
     ym = y.reshape(n, g, o // g, math.prod(osz))
     col = scratch(xp, "col", (n, g, wm.shape[1], ym.shape[-1]), y.dtype) \
@@ -195,7 +196,8 @@ def _weight_grad_of_columns(xp, layout, col, gy, g, w_shape):
         gw = gw.reshape(tuple(w_shape[2:]) + (w_shape[1], w_shape[0]))
         return xp.ascontiguousarray(gw.transpose((nd + 1, nd) + tuple(range(nd))))
     n, o = gy.shape[:2]
-    gym = xp.ascontiguousarray(gy).reshape(n, g, o // g, math.prod(gy.shape[2:]))
+    gym = (gy if gy.flags.c_contiguous else xp.ascontiguousarray(gy)).reshape(
+        n, g, o // g, math.prod(gy.shape[2:]))  # (no call for an array that is contiguous)
     # summed over the batch in the weight's shape: a fresh array (a reshaped sum is a view,
     # which gradient accumulation would copy)
     return _matmul(xp, gym, col.swapaxes(-1, -2)).reshape((n,) + tuple(w_shape)).sum(0)

@@ -12,11 +12,13 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
+from ..._dtype_casts import cast_if_needed
 from ..._tensor import make_tensor, xp_of
 from ...device import check_data, checks_on_host
 from .._graph import Node, record
 from ..indexing import add_rows_on_device, bincount_sized
 from ._common import _opmath, _prod
+from ._fused import shaped
 
 __all__ = [
     "embedding", "embedding_bag", "one_hot",
@@ -73,7 +75,7 @@ def _accumulate_rows(values, index, num_rows, scale=None, node_cls=EmbeddingDens
     v = values._array
     rest = v.shape[1:]
     d = _prod(rest)
-    flat = v.reshape(v.shape[0], d)
+    flat = shaped(v, (v.shape[0], d))
     if scale is not None:
         flat = flat * scale.reshape(-1, 1).astype(flat.dtype)
     if d == 0 or v.shape[0] == 0:
@@ -151,10 +153,10 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     xp = xp_of(weight)
-    idx = indices._array.astype(np.int64, copy=False).reshape(-1)
+    idx = shaped(cast_if_needed(indices._array, np.int64), (indices._array.size,))
     n = weight.shape[0]
     idx = _rows_in_range(idx, n, weight._device)
-    out = xp.take(weight._array, idx, axis=0).reshape(tuple(indices.shape) + (weight.shape[1],))
+    out = shaped(xp.take(weight._array, idx, axis=0), tuple(indices.shape) + (weight.shape[1],))
     res = make_tensor(out, weight._device)
     node = record(EmbeddingBackward0, (weight,), res)
     if node is not None:
@@ -269,7 +271,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
                    include_last_offset, padding_idx, sparse=False):
     _check_indices(indices, "embedding_bag")
     xp = xp_of(weight)
-    idx = indices._array.astype(np.int64, copy=False).reshape(-1)
+    idx = shaped(cast_if_needed(indices._array, np.int64), (indices._array.size,))
     off = offsets._array.astype(np.int64, copy=False).reshape(-1)
     n, d = weight.shape
     m = idx.size
