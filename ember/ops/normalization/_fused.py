@@ -37,7 +37,7 @@ def sum_over(xp, axes, a, b=None, keepdims=True):
 
 
 def count_over(shape, axes):
-    return math.prod(shape[i] for i in axes)
+    return math.prod([shape[i] for i in axes])  # (a list: one frame, a generator one a dim)
 
 
 def mean_over(xp, axes, a, b=None, keepdims=True):
