@@ -80,28 +80,28 @@ class _NormBackward(Node):
         need_w = self.has_weight and needs[1]
         need_b = self.has_bias and needs[1 + self.has_weight]
         g = _opmath(grad._array)
-        xs = _opmath(x._array).reshape(self.group_shape)
+        xs = fused.shaped(_opmath(x._array), self.group_shape)
         mean, invstd = self.stats
         w_arr = _opmath(saved[1]._array) if self.has_weight else None
         if self.per_group_affine:
-            dx, dw, db = self._per_group_arrays(xp, g.reshape(self.group_shape), xs, w_arr,
-                                                needs[0], need_w, need_b)
+            dx, dw, db = self._per_group_arrays(xp, fused.shaped(g, self.group_shape), xs,
+                                                w_arr, needs[0], need_w, need_b)
         else:
             xhat = xp.subtract(xs, mean)
             xp.multiply(xhat, invstd, out=xhat)
             reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
             # dw and db in the weight's own shape: the reduced dims dropped, not kept as 1s
-            dw = fused.sum_over(xp, reduce_axes, g, xhat.reshape(xshape),
+            dw = fused.sum_over(xp, reduce_axes, g, fused.shaped(xhat, xshape),
                                 keepdims=False) if need_w else None
             db = fused.sum_over(xp, reduce_axes, g, keepdims=False) if need_b else None
             dx = None
             if needs[0]:
                 gw = g if w_arr is None else xp.multiply(
                     g, fused.broadcastable(w_arr, self.affine_shape))
-                dx = fused.normalize_backward(xp, gw.reshape(self.group_shape), xhat,
+                dx = fused.normalize_backward(xp, fused.shaped(gw, self.group_shape), xhat,
                                               self.axes, invstd, self.train)
         results = [None if dx is None else make_tensor(
-            fused._as(dx.reshape(xshape), x._array.dtype), x._device)]
+            fused._as(fused.shaped(dx, xshape), x._array.dtype), x._device)]
         for flag, arr, k in ((self.has_weight, dw, 1), (self.has_bias, db, 1 + self.has_weight)):
             if flag:
                 results.append(None if arr is None else make_tensor(
@@ -155,7 +155,7 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     and var with the reduced dims dropped, the others in the statistics' shape."""
     x = input._array
     xp = xp_of(input)
-    xs = _opmath(x).reshape(group_shape)
+    xs = fused.shaped(_opmath(x), group_shape)
     w = None if weight is None else _opmath(weight._array)
     b = None if bias is None else _opmath(bias._array)
     scale = shift = flat_invstd = None
@@ -177,7 +177,7 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         mean, invstd = stats
         y = fused.normalize_given_stats(xp, xs, mean, invstd, scale, shift)
         stats_out = (mean, invstd, None)
-    y = y.reshape(x.shape)
+    y = fused.shaped(y, x.shape)
     if not per_group_affine:
         if w is not None:
             xp.multiply(y, fused.broadcastable(w, affine_shape), out=y)
@@ -308,10 +308,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
             raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but "
                                f"got {what} of shape {list(t.shape)} and normalized_shape = {ns}")
     lead = input.shape[:input.ndim - k]
-    group_shape = (_prod(lead), _prod(ns))
+    if k == 1 and input.ndim > 1 and input._array.flags.c_contiguous:
+        # statistics over the last dim of the input as it is, not of its (rows, D) view: the
+        # same memory, which einsum sums to the same bits, and no reshapes there and back
+        # (each a call on a device)
+        group_shape, axes = tuple(input.shape), (input.ndim - 1,)
+    else:
+        group_shape, axes = (_prod(lead), _prod(ns)), (1,)
     affine_shape = (1,) * len(lead) + tuple(ns)
-    res = _normalize_forward(input, weight, bias, group_shape, (1,), affine_shape, eps,
-                                   NativeLayerNormBackward0)[0]
+    res = _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
+                             NativeLayerNormBackward0)[0]
     return res
 
 
