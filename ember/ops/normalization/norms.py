@@ -213,16 +213,22 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     shape = input.shape
     affine_shape = (1, c) + (1,) * (input.ndim - 2)
-    # statistics over N and the spatial dims: the input viewed as (N, C, S)
-    group_shape = (shape[0], c, _prod(shape[2:]))
-    axes = (0, 2)
+    # statistics over N and the spatial dims: of a contiguous input as it is (the same memory
+    # as its (N, C, S) view, which einsum sums to the same bits, and no reshapes there and
+    # back: each is a call on a device), else of the input viewed as (N, C, S)
+    if input.ndim > 3 and input._array.flags.c_contiguous:
+        group_shape, axes = tuple(shape), (0,) + tuple(builtins.range(2, input.ndim))
+    else:
+        group_shape, axes = (shape[0], c, _prod(shape[2:])), (0, 2)
+    stats_shape = (1, c) + (1,) * (len(group_shape) - 2)
+    n = shape[0] * _prod(shape[2:])  # values per channel
     use_batch = training or running_mean is None or running_var is None
-    if use_batch and group_shape[0] * group_shape[2] == 0:
+    if use_batch and n == 0:
         # an empty batch: PyTorch returns the empty result, leaves the running statistics as
         # they were (mean and variance of nothing are NaN, which would stick in them) and
         # gives weight and bias zero gradients
         xp = xp_of(input)
-        zero = xp.zeros((1, c, 1), _opmath(input._array).dtype)
+        zero = xp.zeros(stats_shape, _opmath(input._array).dtype)
         return _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
                                   NativeBatchNormBackward0, stats=(zero, zero + 1),
                                   per_group_affine=True)[0]
@@ -234,7 +240,6 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                                                     affine_shape, eps, NativeBatchNormBackward0,
                                                     per_group_affine=True)
         if training and running_mean is not None and running_var is not None:
-            n = group_shape[0] * group_shape[2]
             xp = xp_of(input)
             unbiased = var * (n / builtins.max(n - 1, 1))
             m = momentum if momentum is not None else 0.0
@@ -248,8 +253,8 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                 buf._vc.value += 1
         return res
     xp = xp_of(input)
-    rm = _opmath(running_mean._array).reshape(1, c, 1)
-    rv = _opmath(running_var._array).reshape(1, c, 1)
+    rm = _opmath(running_mean._array).reshape(stats_shape)
+    rv = _opmath(running_var._array).reshape(stats_shape)
     invstd = fused._as(1.0 / xp.sqrt(rv + eps), rm.dtype)
     res = _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
                              NativeBatchNormBackward0, stats=(rm, invstd),
