@@ -50,6 +50,12 @@ def check_copyable(src, dst):
             raise not_implemented("copy_kernel" if floating else "copy_", d)
 
 
+def cast_if_needed(arr, np_dtype):
+    """`arr` in NumPy dtype `np_dtype`: `arr` itself when it already has it (not even an
+    `astype(copy=False)` call, each array call being host time on a device), else a copy."""
+    return arr if arr.dtype == np_dtype else arr.astype(np_dtype)
+
+
 def astype(arr, dst):
     """`arr` (of any ember dtype's NumPy type) cast to ember dtype `dst`, PyTorch's way; a new
     array unless it already has `dst`'s type."""

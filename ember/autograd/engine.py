@@ -530,7 +530,14 @@ def _validate(node, i, g):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} "
                                f"- got {list(arr.shape)} but expected shape compatible with "
                                f"{list(shape)}")
-        g = g.sum_to_size(shape)
+        lead = arr.ndim - len(shape)
+        if lead and arr.shape[lead:] == tuple(shape) and not _grad_state.enabled:
+            # only leading dims to sum (a bias): summed away, a fresh array of the input's
+            # shape, not a kept-dims sum reshaped (a view, which accumulation would copy).
+            # Under create_graph sum_to_size records its own graph.
+            g = g.sum(tuple(range(lead)))
+        else:
+            g = g.sum_to_size(shape)
     if g._array.dtype != dtype:
         from ..dtypes import FROM_NUMPY
         if g.dtype.is_complex and not FROM_NUMPY[dtype].is_complex:

@@ -8,6 +8,7 @@ dims), the whole product as one node whose backward is the closed form
 import numpy as np
 
 from .. import dtypes as _dt
+from .._dtype_casts import cast_if_needed
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
 from ._graph import Node, record
@@ -98,7 +99,7 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         xp.multiply(d_scores, s, out=d_scores)
         dq = xp.matmul(d_scores, ka) if need_q else None
         dk = xp.matmul(_t(d_scores), qa) if need_k else None
-        return tuple(None if a is None else make_tensor(a.astype(dtype, copy=False), q._device)
+        return tuple(None if a is None else make_tensor(cast_if_needed(a, dtype), q._device)
                      for a in (dq, dk, dv))
 
 
@@ -129,7 +130,7 @@ def fused_attention(query, key, value, bias, scale):
     if bias is not None:  # the caller checked that it broadcasts to the scores' shape
         xp.add(scores, bias, out=scores)
     probs = masked_softmax_(xp, scores, bias is not None)
-    out = make_tensor(_laid_out_as(xp, query._array, probs, va).astype(dtype, copy=False),
+    out = make_tensor(cast_if_needed(_laid_out_as(xp, query._array, probs, va), dtype),
                       query._device)
     node = record(ScaledDotProductFlashAttentionForCpuBackward0, (query, key, value), out)
     if node is not None:

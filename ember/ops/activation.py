@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
+from .._dtype_casts import cast_if_needed
 from .._select import select
 from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, xp_of
@@ -460,13 +461,14 @@ def gelu(input, approximate="none"):
     if approximate == "tanh":
         def fn(a):
             inner = (a + a * a * a * a.dtype.type(0.044715)) * a.dtype.type(_SQRT_2_PI)
-            return (a * a.dtype.type(0.5) * (1 + np.tanh(inner))).astype(a.dtype)
+            return cast_if_needed(a * a.dtype.type(0.5) * (1 + np.tanh(inner)), a.dtype)
     else:
         dev = input._device
 
         def fn(a):
-            return (a * a.dtype.type(0.5) *
-                    (1 + _erf_arr(a * a.dtype.type(1 / math.sqrt(2.0)), dev))).astype(a.dtype)
+            return cast_if_needed(a * a.dtype.type(0.5) *
+                                  (1 + _erf_arr(a * a.dtype.type(1 / math.sqrt(2.0)), dev)),
+                                  a.dtype)
     return _act(input, fn, GeluBackward0, {"approximate": approximate}, "GeluKernelImpl")
 
 

@@ -392,10 +392,10 @@ def add_rows_on_device(arr, idx, vals):
     """`arr[idx] += vals` on a device (CuPy), repeated rows adding up deterministically, as
     PyTorch's CUDA embedding and index_put backward do. Plain atomic adds would sum a row's
     values in whatever order the threads run. Here the values are sorted by row and summed
-    within each row by a segmented scan of log2(len(idx)) passes (floats in float64, as the
-    CPU's bincount); each row's last position then holds its sum, and one scatter-add puts
-    it in, every row receiving one nonzero term, so the order cannot matter. All shapes are
-    known up front: no sync."""
+    within each row by a segmented scan of log2(len(idx)) passes over whole rows of `vals`
+    (floats in float64, as the CPU's bincount); each row's last position then holds its sum,
+    and one scatter-add puts it in, every row receiving one nonzero term, so the order
+    cannot matter. All shapes are known up front: no sync."""
     if isinstance(arr, MetaArray):  # meta memory keeps no values: nothing to add
         return
     import cupy as xp  # only reached for CuPy arrays
@@ -405,14 +405,24 @@ def add_rows_on_device(arr, idx, vals):
     n = idx.size
     order = xp.argsort(idx)  # stable
     rows = idx[order]
-    sums = vals[order].astype(np.complex128 if vals.dtype.kind == "c" else np.float64)
-    tail = (slice(None),) + (None,) * (vals.ndim - 1)
-    step = 1
-    while step < n:  # sums[k] += sums[k - step] where both are the same row's
-        same = (rows[step:] == rows[:-step])[tail]
-        sums[step:] = sums[step:] + xp.where(same, sums[:-step], 0)
-        step *= 2
-    last = xp.concatenate((rows[1:] != rows[:-1], xp.ones(1, bool)))[tail]
+    steps = [1 << p for p in range((n - 1).bit_length())]  # 1, 2, 4 ... below n
+    pad = steps[-1] if steps else 0
+    # the sums after `pad` rows of zeros, so that every pass reads its shifted terms as one
+    # slice as long as the sums (and compares the whole of `run`)
+    buf = xp.zeros((pad + n,) + vals.shape[1:],
+                   np.complex128 if vals.dtype.kind == "c" else np.float64)
+    sums = buf[pad:]
+    sums[...] = vals[order]
+    # each entry's place in its row's run of the sorted order: sums[k] takes in sums[k - step]
+    # while that is still the same row's (one comparison per pass, no row compare)
+    run = xp.arange(n) - xp.searchsorted(rows, rows)
+    if vals.ndim > 1:
+        run = run.reshape((n,) + (1,) * (vals.ndim - 1))
+    for step in steps:  # Hillis-Steele: the terms are read before any is written
+        xp.add(sums, xp.where(run >= step, buf[pad - step:pad - step + n], 0), out=sums)
+    last = xp.searchsorted(rows, rows, side="right") == xp.arange(1, n + 1)
+    if vals.ndim > 1:
+        last = last.reshape(run.shape)
     xp.add.at(arr, rows, xp.where(last, sums, 0).astype(arr.dtype))
 
 

@@ -6,8 +6,11 @@ and without logits, smooth L1, Huber; CTC and the margin losses in `ctc.py` and
 import math
 import warnings
 
-from .._select import select
+import numpy as np
+
 from .. import dtypes as _dt
+from .._dtype_casts import cast_if_needed
+from .._select import select
 from .._tensor import make_tensor, xp_of
 from ..device import assert_on_device, backend_of, check_data, checks_on_host
 from .._state import autocast as _autocast, grad as _grad_state
@@ -213,8 +216,8 @@ class NllLossBackward0(Node):
     def _selector(self, values):
         xp = self.xp
         sel = xp.zeros(self.picked_shape, dtype=self.dtype)
-        xp.put_along_axis(sel, self.safe[..., None], values[..., None].astype(self.dtype),
-                          axis=-1)
+        xp.put_along_axis(sel, self.safe[..., None],
+                          cast_if_needed(values[..., None], self.dtype), axis=-1)
         return xp.moveaxis(sel, -1, 1) if self.batched else sel[0]
 
     def backward(self, grad):
@@ -284,8 +287,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     elif bool(((safe < 0) | (safe >= C)).any()):
         bad = int(tt[valid & ((tt < 0) | (tt >= C))].reshape(-1)[0])
         raise IndexError(f"Target {bad} is out of bounds.")
-    w = weight._array[safe] if weight is not None else xp.ones(safe.shape, dtype=x.dtype)
-    w = xp.where(valid, w, 0).astype(x.dtype)
+    # each target's weight, 0 where it is ignored (without class weights: `valid` as numbers)
+    w = cast_if_needed(xp.where(valid, weight._array[safe], 0), x.dtype) if weight is not None \
+        else valid.astype(x.dtype)
     picked = xp.take_along_axis(xc, safe[..., None], axis=-1)[..., 0]
     losses = -picked * w
     total = w.sum()
@@ -300,11 +304,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         # an ignored target's gradient is 0 even then (PyTorch writes only the others'), not
         # 0 / 0: a batch of padding alone must not turn the parameters' gradients into NaN
         scale = xp.where(valid, -w / total, 0)
-    out = make_tensor(xp.asarray(out_arr, dtype=x.dtype), input._device)
+    # (NumPy's sums are scalars; a device's are 0-d arrays already)
+    out = make_tensor(xp.asarray(out_arr, dtype=x.dtype) if xp is np else
+                      cast_if_needed(out_arr, x.dtype), input._device)
     node = record(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, (input,), out)
     if node is not None:
         node.device, node.reduction, node.xp = input._device, reduction, xp
-        node.safe, node.scale, node.batched = safe, scale.astype(x.dtype), batched
+        node.safe, node.scale, node.batched = safe, cast_if_needed(scale, x.dtype), batched
         node.picked_shape, node.dtype = xc.shape, x.dtype
     return out
 

@@ -140,7 +140,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         _casts.refuse(input.dtype, "sum_cpu", (_dt.UINT,))
     if dim is None and dtype is None and out is None and not keepdim and arr.dtype.kind in "fc":
         # the common full sum, without the general path's bookkeeping
-        res = make_tensor(as_array(accumulating(arr).sum()).astype(arr.dtype, copy=False),
+        res = make_tensor(_casts.cast_if_needed(as_array(accumulating(arr).sum()), arr.dtype),
                           input._device)
         node = record(SumBackward0, (input,), res)
         if node is not None:
@@ -151,7 +151,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
     total = accumulating(arr).sum(axis=axes, keepdims=keepdim)
-    res = make_tensor(as_array(total).astype(arr.dtype, copy=False), input._device)
+    res = make_tensor(_casts.cast_if_needed(as_array(total), arr.dtype), input._device)
     if out is not None:
         return write_out(out, res, "sum")
     node = record(SumBackward0 if dim is None else SumBackward1, (input,), res)
@@ -214,7 +214,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
     avg = accumulating(arr).mean(axis=axes, keepdims=keepdim)
-    res = make_tensor(as_array(avg).astype(arr.dtype, copy=False), input._device)
+    res = make_tensor(_casts.cast_if_needed(as_array(avg), arr.dtype), input._device)
     if out is not None:
         return write_out(out, res, "mean")
     node = record(MeanBackward0 if dim is None else MeanBackward1, (input,), res)
@@ -584,7 +584,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     total = accumulating(arr).sum(axis=axes, keepdims=keepdim)
-    res = const(as_array(total).astype(arr.dtype, copy=False), input)
+    res = const(_casts.cast_if_needed(as_array(total), arr.dtype), input)
     if out is not None:
         return write_out(out, res, "nansum")
     node = record(NansumBackward0, (input,), res)

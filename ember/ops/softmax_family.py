@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
+from .._dtype_casts import cast_if_needed
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from ._graph import Node, record, write_out
@@ -99,7 +100,7 @@ class SoftmaxBackward0(Node):
             ya, g = _backward_operands(y, grad)
             dx = xp.subtract(g, _dot_along(xp, g, ya, self.dim))
             xp.multiply(dx, ya, out=dx)
-            return make_tensor(dx.astype(y._array.dtype, copy=False), y._device)
+            return make_tensor(cast_if_needed(dx, y._array.dtype), y._device)
         gy = grad * y
         return gy - y * gy.sum(self.dim, keepdim=True)
 
@@ -125,7 +126,7 @@ class LogSoftmaxBackward0(Node):
                 e, e_sum = kept
                 dx = xp.multiply(e, total / e_sum)
             xp.subtract(g, dx, out=dx)
-            return make_tensor(dx.astype(y._array.dtype, copy=False), y._device)
+            return make_tensor(cast_if_needed(dx, y._array.dtype), y._device)
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
 
     def _release(self):

@@ -296,6 +296,14 @@ class _Flat:
             P += u
             p._vc.value += 1
 
+    def write_update(self, params, versions):
+        """params[i] = update_views[i] (the new values whole), with the write watchers told
+        and versions bumped by as many in-place ops as the update stands for."""
+        for p, u in zip(params, self.update_views):
+            _written(p)
+            p._array[...] = u
+            p._vc.value += versions
+
 
 def _running_sum(sizes):
     total = 0
@@ -342,15 +350,9 @@ def _adam_flat(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
     g = flat.concat([t._array for t in grads])
     if maximize:
         xp.negative(g, out=g)
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            for p in params:
-                _written(p)
-                P = p._array
-                P *= 1 - lr * weight_decay
-                p._vc.value += 1
-        else:
-            g = g + flat.concat([p._array for p in params]) * weight_decay
+    decayed = weight_decay != 0 and decoupled_weight_decay
+    if weight_decay != 0 and not decoupled_weight_decay:
+        g = g + flat.concat([p._array for p in params]) * weight_decay
     M, V = flat.rows[0], flat.rows[1]
     _lerp_(xp, M, g, 1 - beta1)
     V *= beta2
@@ -373,4 +375,12 @@ def _adam_flat(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
     update = flat.update
     xp.multiply(M, -step_size, out=update)
     update /= denom
-    flat.add_update(params)
+    if decayed:
+        # p * (1 - lr * wd) + update, rounded as PyTorch's decay of p and the add after it,
+        # in three calls on the flat buffer and one write per parameter (not two per one)
+        decay = flat.concat([p._array for p in params])
+        decay *= 1 - lr * weight_decay
+        update += decay
+        flat.write_update(params, versions=2)
+    else:
+        flat.add_update(params)

@@ -192,3 +192,40 @@ def test_parity_split_rule():
     assert not _layout.parity_transpose_ok(np, y, 1, (3, 3), (2, 2), (2, 1))
     assert not _layout.parity_transpose_ok(np, y, 1, (3, 3, 3), (2, 2, 2), (1, 1, 1))
     assert not _layout.parity_transpose_ok(np, y.astype(np.float16), 1, (3, 3), (2, 2), (1, 1))
+
+
+@pytest.mark.parametrize("size,kernel,stride,lo,hi", [
+    ((9, 8), (3, 3), (2, 2), (1, 1), (1, 0)),  # ResNet's stride-2 3x3: 4 phase groups
+    ((10, 9), (5, 2), (3, 2), (2, 0), (2, 1)),  # a group narrower than the stride
+    ((8, 9), (1, 2), (2, 2), (0, 0), (0, 1)),  # one offset down, one group of 2 across
+    ((7, 9), (3, 3), (1, 2), (1, 1), (1, 1)),  # stride 1 along one dim
+    ((11,), (4,), (3,), (0,), (1,)),
+    ((5, 6, 5), (3, 2, 3), (2, 2, 2), (1, 0, 1), (1, 1, 0)),
+])
+def test_device_col2im_sums_by_phase_to_the_hosts_bits(cupy_like, size, kernel, stride, lo, hi):
+    """A device's col2im adds a stride's worth of kernel offsets at once (`sum_by_phase`); every
+    element still takes its terms in kernel-offset order, so the sums are the host's (one add
+    per offset) to the bit, in both column layouts. Values over a wide range of magnitudes,
+    where another order would round otherwise."""
+    from ember.ops.conv import _channels_last, _im2col
+    assert _im2col.by_phase(cupy_like, kernel, stride, (1,) * len(size))
+    assert not _im2col.by_phase(cupy_like, (1, 1), (2, 2), (1, 1))  # one offset: per offset
+    rng = np.random.default_rng(5)
+    n, c = 2, 3
+    dil = (1,) * len(size)
+    osz = _im2col.out_size(tuple(s + l + h for s, l, h in zip(size, lo, hi)), kernel, stride, dil)
+    shape = (n, c) + kernel + osz
+    batched = (rng.standard_normal(shape) * np.exp(rng.uniform(-12, 12, shape))).astype(np.float32)
+    nd = len(size)
+    # the same columns as (N*L, K*C) rows: (N, *out, *kernel, C)
+    rows = np.ascontiguousarray(batched.transpose(
+        (0,) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd)) + (1,)))
+    rows = rows.reshape(n * int(np.prod(osz)), -1)
+    want = _im2col.col2im(np, batched, size, kernel, stride, dil, lo, hi)
+    got = _im2col.col2im(cupy_like, cupy_like.asarray(batched), size, kernel, stride, dil, lo,
+                         hi).get()
+    assert got.shape == want.shape == (n, c) + size and got.tobytes() == want.tobytes()
+    args = (n, c, size, kernel, stride, dil, lo, hi, osz)
+    want = _channels_last.col2im_channels_last(np, rows, *args)
+    got = _channels_last.col2im_channels_last(cupy_like, cupy_like.asarray(rows), *args).get()
+    assert got.shape == want.shape == (n, c) + size and got.tobytes() == want.tobytes()

@@ -181,3 +181,38 @@ def test_normalize_and_rms_norm_match_torch():
     e32, t32 = ember.tensor(a.astype(np.float32)), torch.tensor(a.astype(np.float32))
     np.testing.assert_allclose(EF.rms_norm(e32, (4, 2)).numpy(), TF.rms_norm(t32, (4, 2)).numpy(),
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "cuda"])
+@pytest.mark.parametrize("fn,shape", [
+    (lambda x, w, b: EF.layer_norm(x, (x.shape[-1],), w, b), (3, 5, 37)),
+    (lambda x, w, b: EF.batch_norm(x, None, None, w, b, training=True), (4, 6, 5, 7)),
+    (lambda x, w, b: EF.batch_norm(x, None, None, w, b, training=True), (2, 6, 3, 4, 5)),
+])
+def test_statistics_of_a_contiguous_input_as_it_is_match_its_grouped_view(fn, shape, dev,
+                                                                         request):
+    """layer_norm and batch_norm take the statistics of a contiguous input over its own dims
+    (no reshapes: each is a call on a device), of any other over its (rows, D) or (N, C, S)
+    view. The two are the same memory, which einsum sums to the same bits: output and
+    gradients of a contiguous input and of its transposed copy agree to the bit. Values over
+    a wide range of magnitudes, where another summation order would round otherwise."""
+    if dev == "cuda":
+        request.getfixturevalue("fake_cuda")
+    rng = np.random.default_rng(6)
+    xa = (rng.standard_normal(shape) * np.exp(rng.uniform(-6, 6, shape))).astype(np.float32)
+    c = shape[-1] if len(shape) == 3 else shape[1]
+    wa, ba = rng.standard_normal(c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    ga = rng.standard_normal(shape).astype(np.float32)
+    results = []
+    for contiguous in (True, False):
+        x = ember.tensor(xa if contiguous else np.ascontiguousarray(xa.swapaxes(0, 2)),
+                         device=dev)
+        x = (x if contiguous else x.transpose(0, 2)).requires_grad_(True)
+        assert x.is_contiguous() is contiguous
+        w = ember.tensor(wa, device=dev, requires_grad=True)
+        b = ember.tensor(ba, device=dev, requires_grad=True)
+        y = fn(x, w, b)
+        y.backward(ember.tensor(ga, device=dev))
+        results.append([t.detach().cpu().numpy() for t in (y, x.grad, w.grad, b.grad)])
+    for got, want in zip(*results):
+        assert got.tobytes() == want.tobytes()

@@ -1,10 +1,11 @@
 """The channels-last column layout (groups 1): im2col into (N*L, K*C) rows, and its adjoint."""
+import functools
 import itertools
 import math
 
 import numpy as np
 
-from ._im2col import _strided, scratch
+from ._im2col import _strided, by_phase, copied, scratch, sum_by_phase
 
 
 # ---- channels-last path (groups 1) ----------------------------------------------------------
@@ -15,10 +16,7 @@ from ._im2col import _strided, scratch
 
 def pad_channels_last(xp, x, lo, hi):
     """x (N, C, *S) as a zero-padded (N, *padded, C) array: one copy does layout and padding."""
-    shape = (x.shape[0],) + tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi)) \
-        + (x.shape[1],)
-    every = (slice(None),)
-    inner = every + tuple(slice(l, l + s) for l, s in zip(lo, x.shape[2:]))
+    shape, inner = _pad_plan(x.shape, tuple(lo), tuple(hi))
     if xp is not np:
         # A device zeroes the whole buffer in one memset: one array call, where zeroing the
         # borders takes two per padded dim (each call is host time, the step's bottleneck
@@ -27,6 +25,7 @@ def pad_channels_last(xp, x, lo, hi):
         out[inner] = xp.moveaxis(x, 1, -1)
         return out
     out = scratch(xp, "pad", shape, x.dtype)
+    every = (slice(None),)
     for d, (l, h) in enumerate(zip(lo, hi)):  # zero only the borders
         ax = every * (1 + d)
         if l:
@@ -37,30 +36,44 @@ def pad_channels_last(xp, x, lo, hi):
     return out
 
 
+# The shapes, strides and indices of the two routines above and below, per layer shape: a
+# model's few come back every step, and building them took ~10 generator frames a call.
+@functools.lru_cache(maxsize=256)
+def _pad_plan(shape, lo, hi):
+    """The padded channels-last shape of an (N, C, *S) array and the index of its place."""
+    padded = (shape[0],) + tuple(s + l + h for s, l, h in zip(shape[2:], lo, hi)) + (shape[1],)
+    return padded, (slice(None),) + tuple(slice(l, l + s) for l, s in zip(lo, shape[2:]))
+
+
+@functools.lru_cache(maxsize=256)
+def _window_plan(shape, strides, osz, kernel, stride, dil):
+    """The (N, *out, *kernel, C) window view of a padded (N, *padded, C) array: its shape and
+    strides, and the (rows, columns) of the column matrix it is copied into."""
+    view_shape = (shape[0],) + osz + kernel + (shape[-1],)
+    view_strides = (strides[0],) + tuple(s * t for s, t in zip(strides[1:-1], stride)) \
+        + tuple(s * d for s, d in zip(strides[1:-1], dil)) + (strides[-1],)
+    return view_shape, view_strides, (shape[0] * math.prod(osz),
+                                      math.prod(kernel) * shape[-1])
+
+
 def im2col_channels_last(xp, x, kernel, p, osz, slot="col"):
     """The (N*L, K*C) column matrix of x (N, C, *S): rows are output pixels, columns are
     (kernel offset, channel) pairs; in scratch memory, or (`slot` None) a fresh array."""
     stride, lo, hi, dil, _ = p
     a = pad_channels_last(xp, x, lo, hi)
-    st = a.strides
-    view = _strided(xp)(a, (a.shape[0],) + tuple(osz) + tuple(kernel) + (a.shape[-1],),
-                        (st[0],) + tuple(s * t for s, t in zip(st[1:-1], stride))
-                        + tuple(s * d for s, d in zip(st[1:-1], dil)) + (st[-1],))
-    col = scratch(xp, slot, view.shape, a.dtype) if slot else xp.empty(view.shape, a.dtype)
-    col[...] = view
-    return col.reshape(x.shape[0] * math.prod(osz), math.prod(kernel) * x.shape[1])
+    view_shape, view_strides, matrix = _window_plan(a.shape, a.strides, tuple(osz),
+                                                    tuple(kernel), tuple(stride), tuple(dil))
+    return copied(xp, _strided(xp)(a, view_shape, view_strides), slot).reshape(matrix)
 
 
 def _weight_matrix(w):
     """w (O, C, *K) as the (O, K*C) matrix matching im2col_channels_last's columns."""
-    return w.reshape(w.shape[:2] + (-1,)).swapaxes(1, 2).reshape(w.shape[0], -1)
+    return w.transpose((0,) + tuple(range(2, w.ndim)) + (1,)).reshape(w.shape[0], -1)
 
 
 def _rows(xp, y):
     """(N, O, *out) as the contiguous (N*L, O) matrix."""
-    t = scratch(xp, "rows", (y.shape[0],) + y.shape[2:] + (y.shape[1],), y.dtype)
-    t[...] = xp.moveaxis(y, 1, -1)
-    return t.reshape(-1, y.shape[1])
+    return copied(xp, xp.moveaxis(y, 1, -1), "rows").reshape(-1, y.shape[1])
 
 
 def _from_rows(xp, m, n, osz):
@@ -74,11 +87,18 @@ def col2im_channels_last(xp, col, n, c, size, kernel, stride, dilation, lo, hi, 
     nd = len(size)
     col = col.reshape((n,) + tuple(osz) + tuple(kernel) + (c,))
     padded = tuple(s + l + h for s, l, h in zip(size, lo, hi))
-    out = xp.zeros((n,) + padded + (c,), col.dtype)
     every = (slice(None),)
-    for off in itertools.product(*[range(k) for k in kernel]):
-        target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
-                               for o, d, t, m in zip(off, dilation, stride, osz))
-        out[target] += col[every * (1 + nd) + off]
+    if by_phase(xp, kernel, stride, dilation):
+        # (N, out_1, kernel_1, out_2, kernel_2, ..., C): a view
+        out = sum_by_phase(xp, col.transpose((0,) + tuple(
+            a for i in range(nd) for a in (1 + i, 1 + nd + i)) + (1 + 2 * nd,)), 1, kernel,
+            stride, padded)
+    else:
+        out = xp.zeros((n,) + padded + (c,), col.dtype)
+        for off in itertools.product(*[range(k) for k in kernel]):
+            target = every + tuple(slice(o * d, o * d + t * (m - 1) + 1, t)
+                                   for o, d, t, m in zip(off, dilation, stride, osz))
+            part = out[target]  # summed in place: `out[target] += ...` writes the view back
+            xp.add(part, col[every * (1 + nd) + off], out=part)
     out = out[every + tuple(slice(l, l + s) for l, s in zip(lo, size))]
     return xp.ascontiguousarray(xp.moveaxis(out, -1, 1))

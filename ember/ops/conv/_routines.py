@@ -100,12 +100,18 @@ def conv_transpose_forward(xp, y, w, p, size):
     if all(s == 1 for s in stride):
         # Stride 1: a convolution with the flipped, transposed kernel (im2col + one matmul
         # beats matmul + col2im: no scatter pass at all).
-        wf = w.reshape((g, o // g, cg) + kernel).swapaxes(1, 2)
-        wf = wf[(Ellipsis,) + (slice(None, None, -1),) * nd].reshape((g * cg, o // g) + kernel)
+        flip = (Ellipsis,) + (slice(None, None, -1),) * nd
+        if g == 1:  # (C, O, *K): two views
+            wf = w.swapaxes(0, 1)[flip]
+        else:
+            wf = w.reshape((g, o // g, cg) + kernel).swapaxes(1, 2)
+            wf = wf[flip].reshape((g * cg, o // g) + kernel)
         lo2 = [d * (k - 1) - l for d, k, l in zip(dil, kernel, lo)]
         hi2 = [s - m - l2 + d * (k - 1)
                for s, m, l2, d, k in zip(size, y.shape[2:], lo2, dil, kernel)]
-        return conv_forward(xp, y, xp.ascontiguousarray(wf), ((1,) * nd, lo2, hi2, dil, g))
+        if xp is np:  # (a device's products copy the view into their matrices themselves)
+            wf = xp.ascontiguousarray(wf)
+        return conv_forward(xp, y, wf, ((1,) * nd, lo2, hi2, dil, g))
     n, osz = y.shape[0], y.shape[2:]
     if _layout.parity_transpose_ok(xp, y, g, kernel, stride, dil):
         return parity_conv_transpose(xp, y, w, lo, size)
@@ -117,7 +123,8 @@ def conv_transpose_forward(xp, y, w, p, size):
     if _layout.channels_last_ok(y, g, cg, kernel):
         col = xp.matmul(_rows(xp, y), _weight_matrix(w))  # (N*L, K*C)
         return col2im_channels_last(xp, col, n, cg, size, kernel, stride, dil, lo, hi, osz)
-    y = xp.ascontiguousarray(y)  # BLAS wants unit strides (a summed loss gives stride 0)
+    if not y.flags.c_contiguous:  # BLAS wants unit strides (a summed loss gives stride 0)
+        y = xp.ascontiguousarray(y)
     wm = w.reshape(g, o // g, -1).swapaxes(1, 2)
     ym = y.reshape(n, g, o // g, math.prod(osz))
     col = scratch(xp, "col", (n, g, wm.shape[1], ym.shape[-1]), y.dtype) \
@@ -184,13 +191,16 @@ def _weight_grad_of_columns(xp, layout, col, gy, g, w_shape):
     if layout == "channels_last":
         # (K*C, N*L) @ (N*L, O): the sum over N*L inside BLAS (this operand order measured
         # 1.4-2x faster than (O, N*L) @ (N*L, K*C) with OpenBLAS)
-        gw = xp.matmul(col.T, _rows(xp, gy))
-        gw = gw.reshape((math.prod(w_shape[2:]), w_shape[1], w_shape[0])).transpose(2, 1, 0)
-        return xp.ascontiguousarray(gw).reshape(w_shape)
+        gw = xp.matmul(col.T, _rows(xp, gy))  # (K*C, O) to (O, C, *K), in one copy
+        nd = len(w_shape) - 2
+        gw = gw.reshape(tuple(w_shape[2:]) + (w_shape[1], w_shape[0]))
+        return xp.ascontiguousarray(gw.transpose((nd + 1, nd) + tuple(range(nd))))
     n, o = gy.shape[:2]
-    gym = xp.ascontiguousarray(gy).reshape(n, g, o // g, math.prod(gy.shape[2:]))
-    gw = _matmul(xp, gym, col.swapaxes(-1, -2)).sum(0)
-    return gw.reshape(w_shape)
+    gym = (gy if gy.flags.c_contiguous else xp.ascontiguousarray(gy)).reshape(
+        n, g, o // g, math.prod(gy.shape[2:]))  # (no call for an array that is contiguous)
+    # summed over the batch in the weight's shape: a fresh array (a reshaped sum is a view,
+    # which gradient accumulation would copy)
+    return _matmul(xp, gym, col.swapaxes(-1, -2)).reshape((n,) + tuple(w_shape)).sum(0)
 
 
 def conv_backward(xp, x, gy, w, p, kept=None):

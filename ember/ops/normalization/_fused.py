@@ -9,6 +9,8 @@ An array `xs` here is the input viewed as its "group view": the statistics run o
 import functools
 import math
 
+from ..._dtype_casts import cast_if_needed
+
 _LETTERS = "abcdefgh"
 
 
@@ -23,46 +25,61 @@ def _spec(shape, axes, operands):
         tuple(1 if i in axes else s for i, s in enumerate(shape))
 
 
-def sum_over(xp, axes, a, b=None):
-    """sum(a) or sum(a * b) over `axes`, keeping them as 1s. (A device runs the same
-    einsum: a product and a reduction there would save host time, CuPy's einsum being Python
-    code, but would round otherwise than the CPU, which the tests on the stand-in hold it
-    to.)"""
-    if b is None:
-        subscripts, stats_shape = _spec(a.shape, axes, 1)
-        return xp.einsum(subscripts, a).reshape(stats_shape)
-    subscripts, stats_shape = _spec(a.shape, axes, 2)
-    return xp.einsum(subscripts, a, b).reshape(stats_shape)
+def sum_over(xp, axes, a, b=None, keepdims=True):
+    """sum(a) or sum(a * b) over `axes`, keeping them as 1s (or, not `keepdims`, dropping
+    them: a weight's gradient has that shape, and a reshape is a call of its own on a
+    device). (A device runs the same einsum: a product and a reduction there would save
+    host time, CuPy's einsum being Python code, but would round otherwise than the CPU,
+    which the tests on the stand-in hold it to.)"""
+    subscripts, stats_shape = _spec(a.shape, axes, 1 if b is None else 2)
+    total = xp.einsum(subscripts, a) if b is None else xp.einsum(subscripts, a, b)
+    return total.reshape(stats_shape) if keepdims else total
 
 
 def count_over(shape, axes):
-    return math.prod(shape[i] for i in axes)
+    return math.prod([shape[i] for i in axes])  # (a list: one frame, a generator one a dim)
 
 
-def mean_over(xp, axes, a, b=None):
-    """mean(a) or mean(a * b) over `axes`, keeping them as 1s."""
-    return sum_over(xp, axes, a, b) / count_over(a.shape, axes)
+def mean_over(xp, axes, a, b=None, keepdims=True):
+    """mean(a) or mean(a * b) over `axes`, keeping them as 1s (or dropping them)."""
+    return sum_over(xp, axes, a, b, keepdims) / count_over(a.shape, axes)
 
 
-def _as(a, dtype):
-    """`a` in `dtype`, with no call at all when it already is one (each array call is host
-    time on a device)."""
-    return a if a.dtype == dtype else a.astype(dtype)
+_as = cast_if_needed  # (no call at all when `a` has the dtype already)
+
+
+def shaped(a, shape):
+    """`a` reshaped to `shape`, with no call when it has it already."""
+    return a if a.shape == shape else a.reshape(shape)
+
+
+def broadcastable(a, shape):
+    """`a` made to broadcast as an array of `shape` (whose other dims are 1s): no call at all
+    when only leading 1s are missing (layer norm's weight), which broadcasting supplies."""
+    lead = len(shape) - a.ndim
+    if lead >= 0 and a.shape == shape[lead:] and all(s == 1 for s in shape[:lead]):
+        return a
+    return a.reshape(shape)
 
 
 def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None):
-    """(y, mean, invstd, var): y = (xs - mean) * invstd [* scale + shift] in a fresh
-    buffer, the biased variance from the centred values (two passes, as PyTorch's
-    float32 kernels: no sum-of-squares cancellation). `scale` and `shift` have the
-    statistics' shape (batch norm's per-channel weight and bias)."""
-    mean = mean_over(xp, axes, xs)
+    """(y, mean, invstd, (flat_mean, flat_var, flat_invstd)): y = (xs - mean) * invstd
+    [* scale + shift] in a fresh buffer, the biased variance from the centred values (two
+    passes, as PyTorch's float32 kernels: no sum-of-squares cancellation). `scale` and
+    `shift` have the statistics' shape (batch norm's per-channel weight and bias); so have
+    mean and invstd, while the flat statistics drop the reduced dims (batch norm's running
+    statistics and weight gradient take them without a reshape)."""
+    stats_shape = _spec(xs.shape, axes, 1)[1]
+    flat_mean = mean_over(xp, axes, xs, keepdims=False)
+    mean = flat_mean.reshape(stats_shape)
     y = xp.subtract(xs, mean)
-    var = mean_over(xp, axes, y, y)
-    invstd = _as(1.0 / xp.sqrt(var + eps), xs.dtype)
+    flat_var = mean_over(xp, axes, y, y, keepdims=False)
+    flat_invstd = _as(1.0 / xp.sqrt(flat_var + eps), xs.dtype)
+    invstd = flat_invstd.reshape(stats_shape)
     xp.multiply(y, invstd if scale is None else invstd * scale, out=y)
     if shift is not None:
         xp.add(y, shift, out=y)
-    return y, mean, invstd, var
+    return y, mean, invstd, (flat_mean, flat_var, flat_invstd)
 
 
 def normalize_given_stats(xp, xs, mean, invstd, scale=None, shift=None):
@@ -93,7 +110,8 @@ def normalize_backward(xp, gw, xn, axes, invstd, train, scale=None, dot=None, to
     m = count_over(xn.shape, axes)
     dot = sum_over(xp, axes, gw, xn) if dot is None else dot
     total = sum_over(xp, axes, gw) if total is None else total
-    xp.multiply(xn, (-dot / m) if xn_scaled else (-dot / m) * invstd * invstd, out=xn)
+    # dot / -m is -dot / m to the bit (division rounds symmetrically), in one call, not two
+    xp.multiply(xn, (dot / -m) if xn_scaled else (dot / -m) * invstd * invstd, out=xn)
     xp.add(xn, gw, out=xn)
     xp.subtract(xn, total / m, out=xn)
     xp.multiply(xn, coef, out=xn)

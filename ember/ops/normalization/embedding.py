@@ -12,11 +12,13 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
+from ..._dtype_casts import cast_if_needed
 from ..._tensor import make_tensor, xp_of
 from ...device import check_data, checks_on_host
 from .._graph import Node, record
-from ..indexing import bincount_sized
+from ..indexing import add_rows_on_device, bincount_sized
 from ._common import _opmath, _prod
+from ._fused import shaped
 
 __all__ = [
     "embedding", "embedding_bag", "one_hot",
@@ -73,22 +75,28 @@ def _accumulate_rows(values, index, num_rows, scale=None, node_cls=EmbeddingDens
     v = values._array
     rest = v.shape[1:]
     d = _prod(rest)
-    flat = v.reshape(v.shape[0], d)
+    flat = shaped(v, (v.shape[0], d))
     if scale is not None:
         flat = flat * scale.reshape(-1, 1).astype(flat.dtype)
     if d == 0 or v.shape[0] == 0:
         out = xp.zeros((num_rows,) + rest, dtype=v.dtype)
+    elif xp is not np:  # a device sums whole rows (log2(M) passes, not log2(M * D))
+        out = xp.zeros((num_rows, d), dtype=v.dtype)
+        add_rows_on_device(out, index.reshape(-1), flat)
     else:
         pos = (index.reshape(-1, 1) * d + xp.arange(d).reshape(1, d)).reshape(-1)
         data = flat.reshape(-1)
-        if data.dtype.kind == "c" and xp is np:  # NumPy's bincount takes no complex weights
+        if data.dtype.kind == "c":  # NumPy's bincount takes no complex weights
             out = (np.bincount(pos, data.real, num_rows * d)
                    + 1j * np.bincount(pos, data.imag, num_rows * d))
         else:
             out = bincount_sized(xp, pos, data if data.dtype.kind == "c" else
                                  data.astype(np.float64), num_rows * d)
-        out = out.astype(v.dtype).reshape((num_rows,) + rest)
-    res = make_tensor(out, values._device)
+        out = out.reshape((num_rows,) + rest).astype(v.dtype)  # (a fresh array: see below)
+    # no reshape of a device's (rows, D) table to its own shape: that is a view, which
+    # gradient accumulation would copy, the array being no longer its own
+    res = make_tensor(out if out.shape == (num_rows,) + rest else
+                      out.reshape((num_rows,) + rest), values._device)
     node = record(node_cls, (values,), res)
     if node is not None:
         node.index, node.scale = index, scale
@@ -145,10 +153,10 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     xp = xp_of(weight)
-    idx = indices._array.astype(np.int64, copy=False).reshape(-1)
+    idx = shaped(cast_if_needed(indices._array, np.int64), (indices._array.size,))
     n = weight.shape[0]
     idx = _rows_in_range(idx, n, weight._device)
-    out = xp.take(weight._array, idx, axis=0).reshape(tuple(indices.shape) + (weight.shape[1],))
+    out = shaped(xp.take(weight._array, idx, axis=0), tuple(indices.shape) + (weight.shape[1],))
     res = make_tensor(out, weight._device)
     node = record(EmbeddingBackward0, (weight,), res)
     if node is not None:
@@ -263,7 +271,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
                    include_last_offset, padding_idx, sparse=False):
     _check_indices(indices, "embedding_bag")
     xp = xp_of(weight)
-    idx = indices._array.astype(np.int64, copy=False).reshape(-1)
+    idx = shaped(cast_if_needed(indices._array, np.int64), (indices._array.size,))
     off = offsets._array.astype(np.int64, copy=False).reshape(-1)
     n, d = weight.shape
     m = idx.size

@@ -80,29 +80,32 @@ class _NormBackward(Node):
         need_w = self.has_weight and needs[1]
         need_b = self.has_bias and needs[1 + self.has_weight]
         g = _opmath(grad._array)
-        xs = _opmath(x._array).reshape(self.group_shape)
+        xs = fused.shaped(_opmath(x._array), self.group_shape)
         mean, invstd = self.stats
-        g_group = g.reshape(self.group_shape)
         w_arr = _opmath(saved[1]._array) if self.has_weight else None
         if self.per_group_affine:
-            dx, dw, db = self._per_group_arrays(xp, g_group, xs, w_arr, needs[0], need_w, need_b)
+            dx, dw, db = self._per_group_arrays(xp, fused.shaped(g, self.group_shape), xs,
+                                                w_arr, needs[0], need_w, need_b)
         else:
             xhat = xp.subtract(xs, mean)
             xp.multiply(xhat, invstd, out=xhat)
             reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
-            dw = fused.sum_over(xp, reduce_axes, g, xhat.reshape(xshape)) if need_w else None
-            db = fused.sum_over(xp, reduce_axes, g) if need_b else None
+            # dw and db in the weight's own shape: the reduced dims dropped, not kept as 1s
+            dw = fused.sum_over(xp, reduce_axes, g, fused.shaped(xhat, xshape),
+                                keepdims=False) if need_w else None
+            db = fused.sum_over(xp, reduce_axes, g, keepdims=False) if need_b else None
             dx = None
             if needs[0]:
-                gw = g_group if w_arr is None else xp.multiply(
-                    g, w_arr.reshape(self.affine_shape)).reshape(self.group_shape)
-                dx = fused.normalize_backward(xp, gw, xhat, self.axes, invstd, self.train)
+                gw = g if w_arr is None else xp.multiply(
+                    g, fused.broadcastable(w_arr, self.affine_shape))
+                dx = fused.normalize_backward(xp, fused.shaped(gw, self.group_shape), xhat,
+                                              self.axes, invstd, self.train)
         results = [None if dx is None else make_tensor(
-            fused._as(dx.reshape(xshape), x._array.dtype), x._device)]
+            fused._as(fused.shaped(dx, xshape), x._array.dtype), x._device)]
         for flag, arr, k in ((self.has_weight, dw, 1), (self.has_bias, db, 1 + self.has_weight)):
             if flag:
                 results.append(None if arr is None else make_tensor(
-                    fused._as(arr.reshape(self.wshape), self._meta[k][1]), x._device))
+                    fused._as(fused.shaped(arr, self.wshape), self._meta[k][1]), x._device))
         return tuple(results)
 
     def _per_group_arrays(self, xp, g, xs, w, need_x, need_w, need_b):
@@ -112,14 +115,23 @@ class _NormBackward(Node):
         mean, invstd = self.stats
         train = self.train
         xc = xp.subtract(xs, mean) if (need_w or (need_x and train)) else None
-        dot = fused.sum_over(xp, self.axes, g, xc) if xc is not None else None
-        total = fused.sum_over(xp, self.axes, g) if (need_b or (need_x and train)) else None
-        dw = dot * invstd if need_w else None
+        # the sums per channel, as einsum gives them: dw and db in the weight's shape, fresh
+        # arrays (a reshaped sum is a view, which gradient accumulation would copy)
+        dot = fused.sum_over(xp, self.axes, g, xc, keepdims=False) if xc is not None else None
+        total = fused.sum_over(xp, self.axes, g, keepdims=False) \
+            if (need_b or (need_x and train)) else None
+        if need_w:
+            dw = dot * (self.flat_invstd if self.flat_invstd is not None else
+                        invstd.reshape(dot.shape))
+        else:
+            dw = None
         dx = None
         if need_x:
             scale = None if w is None else w.reshape(mean.shape)
-            dx = fused.normalize_backward(xp, g, xc if train else None, self.axes, invstd,
-                                          train, scale, dot, total, xn_scaled=False)
+            dx = fused.normalize_backward(
+                xp, g, xc if train else None, self.axes, invstd, train, scale,
+                dot.reshape(mean.shape) if train else None,
+                total.reshape(mean.shape) if train else None, xn_scaled=False)
         return dx, dw, total if need_b else None
 
 class NativeBatchNormBackward0(_NormBackward):
@@ -139,20 +151,22 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     """y = (x - mean) * invstd * w + b, statistics over `axes` of x viewed as `group_shape`
     (or the given (mean, invstd) arrays). `per_group_affine`: weight and bias have the
     statistics' shape in the group view (batch norm), so they fold into one multiply and
-    one add. Returns (output, mean, invstd, biased var or None)."""
+    one add. Returns (output, mean, invstd, biased var or None); batch statistics' mean
+    and var with the reduced dims dropped, the others in the statistics' shape."""
     x = input._array
     xp = xp_of(input)
-    xs = _opmath(x).reshape(group_shape)
+    xs = fused.shaped(_opmath(x), group_shape)
     w = None if weight is None else _opmath(weight._array)
     b = None if bias is None else _opmath(bias._array)
-    scale = shift = None
+    scale = shift = flat_invstd = None
     if per_group_affine:
         stats_shape = tuple(1 if i in axes else s for i, s in enumerate(group_shape))
         scale = None if w is None else w.reshape(stats_shape)
         shift = None if b is None else b.reshape(stats_shape)
     if stats is None and xs.size:
-        y, mean, invstd, var = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift)
-        stats_out = (mean, invstd, var)
+        y, mean, invstd, flat = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift)
+        stats_out = (flat[0], invstd, flat[1])
+        flat_invstd = flat[2]
     elif stats is None:  # empty: numpy's mean gives the nan statistics
         mean = xs.mean(axis=axes, keepdims=True)
         var = xs.var(axis=axes, keepdims=True)
@@ -163,12 +177,12 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         mean, invstd = stats
         y = fused.normalize_given_stats(xp, xs, mean, invstd, scale, shift)
         stats_out = (mean, invstd, None)
-    y = y.reshape(x.shape)
+    y = fused.shaped(y, x.shape)
     if not per_group_affine:
         if w is not None:
-            xp.multiply(y, w.reshape(affine_shape), out=y)
+            xp.multiply(y, fused.broadcastable(w, affine_shape), out=y)
         if b is not None:
-            xp.add(y, b.reshape(affine_shape), out=y)
+            xp.add(y, fused.broadcastable(b, affine_shape), out=y)
     res = make_tensor(fused._as(y, x.dtype), input._device)
     inputs = tuple(t for t in (input, weight, bias) if t is not None)
     node = record(node_cls, inputs, res)
@@ -179,6 +193,7 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         node.wshape = tuple(weight.shape if weight is not None else
                             (bias.shape if bias is not None else ()))
         node.stats, node.eps, node.train = (mean, invstd), eps, stats is None
+        node.flat_invstd = flat_invstd  # (batch statistics': invstd with no kept dims)
         node.per_group_affine = per_group_affine
     return (res,) + stats_out
 
@@ -198,16 +213,22 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     shape = input.shape
     affine_shape = (1, c) + (1,) * (input.ndim - 2)
-    # statistics over N and the spatial dims: the input viewed as (N, C, S)
-    group_shape = (shape[0], c, _prod(shape[2:]))
-    axes = (0, 2)
+    # statistics over N and the spatial dims: of a contiguous input as it is (the same memory
+    # as its (N, C, S) view, which einsum sums to the same bits, and no reshapes there and
+    # back: each is a call on a device), else of the input viewed as (N, C, S)
+    if input.ndim > 3 and input._array.flags.c_contiguous:
+        group_shape, axes = tuple(shape), (0,) + tuple(builtins.range(2, input.ndim))
+    else:
+        group_shape, axes = (shape[0], c, _prod(shape[2:])), (0, 2)
+    stats_shape = (1, c) + (1,) * (len(group_shape) - 2)
+    n = shape[0] * _prod(shape[2:])  # values per channel
     use_batch = training or running_mean is None or running_var is None
-    if use_batch and group_shape[0] * group_shape[2] == 0:
+    if use_batch and n == 0:
         # an empty batch: PyTorch returns the empty result, leaves the running statistics as
         # they were (mean and variance of nothing are NaN, which would stick in them) and
         # gives weight and bias zero gradients
         xp = xp_of(input)
-        zero = xp.zeros((1, c, 1), _opmath(input._array).dtype)
+        zero = xp.zeros(stats_shape, _opmath(input._array).dtype)
         return _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
                                   NativeBatchNormBackward0, stats=(zero, zero + 1),
                                   per_group_affine=True)[0]
@@ -219,7 +240,6 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                                                     affine_shape, eps, NativeBatchNormBackward0,
                                                     per_group_affine=True)
         if training and running_mean is not None and running_var is not None:
-            n = group_shape[0] * group_shape[2]
             xp = xp_of(input)
             unbiased = var * (n / builtins.max(n - 1, 1))
             m = momentum if momentum is not None else 0.0
@@ -227,15 +247,15 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                 # arr * (1 - m) + stat * m, written in place: the same roundings as a fresh
                 # sum assigned back, in 3 array calls, not 8
                 arr = buf._array
-                update = xp.multiply(fused._as(stat.reshape(c), arr.dtype), m)
+                update = xp.multiply(fused._as(fused.shaped(stat, (c,)), arr.dtype), m)
                 arr *= 1 - m
                 arr += update
                 buf._vc.value += 1
         return res
     xp = xp_of(input)
-    rm = _opmath(running_mean._array).reshape(1, c, 1)
-    rv = _opmath(running_var._array).reshape(1, c, 1)
-    invstd = (1.0 / xp.sqrt(rv + eps)).astype(rm.dtype, copy=False)
+    rm = _opmath(running_mean._array).reshape(stats_shape)
+    rv = _opmath(running_var._array).reshape(stats_shape)
+    invstd = fused._as(1.0 / xp.sqrt(rv + eps), rm.dtype)
     res = _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
                              NativeBatchNormBackward0, stats=(rm, invstd),
                              per_group_affine=True)[0]
@@ -293,10 +313,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
             raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but "
                                f"got {what} of shape {list(t.shape)} and normalized_shape = {ns}")
     lead = input.shape[:input.ndim - k]
-    group_shape = (_prod(lead), _prod(ns))
+    if k == 1 and input.ndim > 1 and input._array.flags.c_contiguous:
+        # statistics over the last dim of the input as it is, not of its (rows, D) view: the
+        # same memory, which einsum sums to the same bits, and no reshapes there and back
+        # (each a call on a device)
+        group_shape, axes = tuple(input.shape), (input.ndim - 1,)
+    else:
+        group_shape, axes = (_prod(lead), _prod(ns)), (1,)
     affine_shape = (1,) * len(lead) + tuple(ns)
-    res = _normalize_forward(input, weight, bias, group_shape, (1,), affine_shape, eps,
-                                   NativeLayerNormBackward0)[0]
+    res = _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps,
+                             NativeLayerNormBackward0)[0]
     return res
 
 
