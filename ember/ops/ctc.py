@@ -18,7 +18,7 @@ from .._state import forward_ad as _fw
 from .._tensor import Tensor, make_tensor, xp_of
 from ._dual import has_tangent
 from ._graph import Node, record
-from .indexing import bincount_sized
+from ._accumulate import bincount_sized
 
 __all__ = ["ctc_loss"]
 

@@ -13,7 +13,7 @@ from .._meta import refuse_on_meta
 from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
 from ._graph import Node, record, write_out
-from .indexing import bincount_sized
+from ._accumulate import bincount_sized
 from .ranges import _line
 from .pointwise import operands
 from .reduction import return_type

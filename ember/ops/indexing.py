@@ -11,15 +11,15 @@ dims), then the remaining index arrays (one per dim of the view, a k-dim mask co
 gather a copy (`IndexBackward0`) or are written through `index_put_`. Where the advanced
 dims land is then NumPy's rule on the view: in place when adjacent, in front otherwise.
 The gradient of a gather is an accumulating `index_put` done with `bincount` on linear
-indices (`accumulate_flat`), never `np.add.at`; on a device, by a deterministic sorted
-segment sum (`add_rows_on_device`), never by racing atomic adds.
+indices (`_accumulate.accumulate_flat`), never `np.add.at`; on a device, by a deterministic
+sorted segment sum (`_accumulate.add_rows_on_device`), never by racing atomic adds.
 """
 import builtins
 import warnings
 
 import numpy as np
 
-from .._meta.array import NONZERO, ndarray as MetaArray, refuse_masks
+from .._meta.array import NONZERO, refuse_masks
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
@@ -28,6 +28,7 @@ from ._graph import (Node, before_write, check_inference_write, check_no_interna
 from ._index_put_forms import (NUMBERS as _NUMBERS, checked_number as _checked_number,
                                fill_mask, fill_where, put_values, scalar_like as _scalar_like,
                                value_for as _value_for, warn_expanded_put)
+from ._accumulate import accumulate_flat, add_along
 from .shape import SliceBackward0, make_view_of, select, shift_empty_view, unsqueeze
 
 __all__ = ["nonzero", "index_put", "argwhere", "nonzero_static"]
@@ -330,7 +331,7 @@ def _result_shape(shape, index):
     return tuple(out[:adv_at] + bshape + out[adv_at:] + list(shape[dim:]))
 
 
-# ---- gather and scatter-add on linear indices --------------------------------------------------
+# ---- linear indices ------------------------------------------------------------------------------
 def linear_index(shape, index, xp):
     """The flat (C-order) positions in an array of `shape` that `array[index]` reads, shaped
     as the result; without materialising an arange over the whole array."""
@@ -349,89 +350,6 @@ def linear_index(shape, index, xp):
     if lin is None:  # a 0-dim array
         return xp.zeros(_result_shape(shape, index), np.int64)
     return lin
-
-
-def accumulate_flat(flat, lin, vals):
-    """`flat[lin] += vals` with repeated positions adding up; `flat` is 1-D and contiguous,
-    `lin` and `vals` are 1-D of one length."""
-    if lin.size == 0:
-        return
-    if type(flat) is not np.ndarray:
-        add_rows_on_device(flat, lin, vals)
-        return
-    kind = flat.dtype.kind
-    if lin.size * 8 >= flat.size and (kind == "f" or flat.dtype.name == "bfloat16"):
-        flat += np.bincount(lin, weights=vals.astype(np.float64, copy=False),
-                            minlength=flat.size).astype(flat.dtype, copy=False)
-    elif lin.size * 8 >= flat.size and kind == "c":
-        re = np.bincount(lin, weights=vals.real.astype(np.float64), minlength=flat.size)
-        im = np.bincount(lin, weights=vals.imag.astype(np.float64), minlength=flat.size)
-        flat += (re + 1j * im).astype(flat.dtype, copy=False)
-    else:
-        positions, sums = segment_reduce(lin, vals, np.add)
-        flat[positions] += sums
-
-
-def bincount_sized(xp, x, weights, size):
-    """`np.bincount(x, weights, minlength=size)` for `x` all below `size`: counts (int64) or
-    weighted sums (float64, or complex128 for complex weights). On the CPU NumPy's own; on a
-    device a deterministic scatter-add (`add_rows_on_device`): CuPy's bincount reads x's sign
-    and maximum on the host (two syncs) and adds floats with atomics in any order."""
-    if xp is np:
-        return np.bincount(x, weights, size)
-    if weights is None:
-        out = xp.zeros(size, np.int64)
-        accumulate_flat(out, x, xp.ones(x.shape, np.int64))
-    else:
-        out = xp.zeros(size, np.complex128 if weights.dtype.kind == "c" else np.float64)
-        accumulate_flat(out, x, weights.astype(out.dtype))
-    return out
-
-
-def add_rows_on_device(arr, idx, vals):
-    """`arr[idx] += vals` on a device (CuPy), repeated rows adding up deterministically, as
-    PyTorch's CUDA embedding and index_put backward do. Plain atomic adds would sum a row's
-    values in whatever order the threads run. Here the values are sorted by row and summed
-    within each row by a segmented scan of log2(len(idx)) passes over whole rows of `vals`
-    (floats in float64, as the CPU's bincount); each row's last position then holds its sum,
-    and one scatter-add puts it in, every row receiving one nonzero term, so the order
-    cannot matter. All shapes are known up front: no sync."""
-    if isinstance(arr, MetaArray):  # meta memory keeps no values: nothing to add
-        return
-    import cupy as xp  # only reached for CuPy arrays
-    if vals.dtype.kind not in "fcV" and vals.dtype.name != "bfloat16":
-        xp.add.at(arr, idx, vals)  # integers and bools: exact in any order
-        return
-    n = idx.size
-    order = xp.argsort(idx)  # stable
-    rows = idx[order]
-    steps = [1 << p for p in range((n - 1).bit_length())]  # 1, 2, 4 ... below n
-    pad = steps[-1] if steps else 0
-    # the sums after `pad` rows of zeros, so that every pass reads its shifted terms as one
-    # slice as long as the sums (and compares the whole of `run`)
-    buf = xp.zeros((pad + n,) + vals.shape[1:],
-                   np.complex128 if vals.dtype.kind == "c" else np.float64)
-    sums = buf[pad:]
-    sums[...] = vals[order]
-    # each entry's place in its row's run of the sorted order: sums[k] takes in sums[k - step]
-    # while that is still the same row's (one comparison per pass, no row compare)
-    run = xp.arange(n) - xp.searchsorted(rows, rows)
-    if vals.ndim > 1:
-        run = run.reshape((n,) + (1,) * (vals.ndim - 1))
-    for step in steps:  # Hillis-Steele: the terms are read before any is written
-        xp.add(sums, xp.where(run >= step, buf[pad - step:pad - step + n], 0), out=sums)
-    last = xp.searchsorted(rows, rows, side="right") == xp.arange(1, n + 1)
-    if vals.ndim > 1:
-        last = last.reshape(run.shape)
-    xp.add.at(arr, rows, xp.where(last, sums, 0).astype(arr.dtype))
-
-
-def segment_reduce(lin, vals, ufunc):
-    """(unique positions, ufunc-reduction of the values at each), by sorting (NumPy)."""
-    order = np.argsort(lin, kind="stable")
-    sl = lin[order]
-    starts = np.flatnonzero(np.concatenate(([True], sl[1:] != sl[:-1])))
-    return sl[starts], ufunc.reduceat(vals[order], starts)
 
 
 # ---- the gather (`x[idx]`) and its inverse (`index_put`) -----------------------------------------
@@ -504,27 +422,6 @@ def _put_arrays(arr, index, vals, accumulate, xp):
         return
     lin = linear_index(arr.shape, index, xp)
     accumulate_flat(arr.reshape(-1), lin.reshape(-1), vals.reshape(-1))
-
-
-def add_along(arr, d, idx, vals, xp):
-    """`arr[..., idx, ...] += vals` along dim d in place, repeated indices adding up: sums of
-    rows by sorting (cost of the index and the values, not of the whole of arr)."""
-    if idx.size == 0:
-        return
-    n = arr.shape[d]
-    idx = idx % n  # negative indices count from the end (no host look whether any is)
-    lead = (slice(None),) * d
-    if xp is not np:
-        add_rows_on_device(xp.moveaxis(arr, d, 0), idx, xp.moveaxis(vals, d, 0))
-        return
-    order = np.argsort(idx, kind="stable")
-    s = idx[order]
-    starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
-    if starts.size == s.size:  # no repeats: a plain indexed add is exact
-        arr[lead + (idx,)] += vals
-        return
-    sums = np.add.reduceat(np.take(vals, order, axis=d), starts, axis=d)
-    arr[lead + (s[starts],)] += sums
 
 
 def _index_put(t, index, values, accumulate, owned=False):

@@ -16,7 +16,7 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, xp_of
 from ..device import backend_of
 from ._graph import Node, record, write_out, with_out
-from .indexing import bincount_sized
+from ._accumulate import bincount_sized
 from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, const, return_type,
                         select_result)
 

@@ -31,7 +31,7 @@ def _coo_times_dense(xp, rows, cols, values, m, dense):
     """`S @ D` for S given by COO (rows, cols, values) of m rows, in array operations alone
     (no SciPy, no cupyx.scipy.sparse, no host reads): each stored value scales a row of D, and
     the scaled rows are added into their output rows (`accumulate_flat`: repeated rows add)."""
-    from .indexing import accumulate_flat
+    from ._accumulate import accumulate_flat
     dtype = np.result_type(values.dtype, dense.dtype)
     width = math.prod(dense.shape[1:])
     out = xp.zeros(m * width, dtype)
@@ -179,7 +179,7 @@ SparseSumBackward0 = type("SparseSumBackward0", (_SegmentSum,), {})
 
 
 def _segment_sum(values, inverse, count, node_cls):
-    from .indexing import accumulate_flat
+    from ._accumulate import accumulate_flat
     xp = _xp(values)
     v, inv = values._array, inverse._array
     width = math.prod(v.shape[1:])
@@ -293,7 +293,7 @@ def to_dense(input, dtype=None, *, masked_grad=None):
 def _summed_into_dense(xp, t):
     """An uncoalesced `t` as a dense array on a device, repeated coordinates added up by a
     scatter-add (as PyTorch's CUDA to_dense): coalescing first would read its count."""
-    from .indexing import add_rows_on_device
+    from ._accumulate import add_rows_on_device
     ind, vals, shape = t._ind._array, t._val._array, t._array.shape
     sparse_dim = ind.shape[0]
     rows = xp.zeros(ind.shape[1], np.int64)

@@ -117,10 +117,10 @@ def test_integer_array_indices_wrap_around_as_cupys_do(cp):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.int64])
 def test_device_row_adds_sum_each_row_on_its_own(cp, dtype):
-    """ember's deterministic scatter-add for devices (indexing.add_rows_on_device): sorted
+    """ember's deterministic scatter-add for devices (_accumulate.add_rows_on_device): sorted
     rows summed by a segmented scan. Each row's sum uses only its own values: an inf in one
     row leaves the others finite, and a row hit once gets its value exactly."""
-    from ember.ops.indexing import add_rows_on_device
+    from ember.ops._accumulate import add_rows_on_device
     rng = np.random.default_rng(0)
     idx = rng.integers(0, 7, 40)
     vals = (rng.standard_normal((40, 3)) * 100).astype(dtype)

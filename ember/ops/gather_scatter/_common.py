@@ -3,7 +3,7 @@ index checks and messages, and the flat-position machinery every scatter-like fo
 
 `_scatter_positions` turns an index along `dim` into linear (C-order) indices of the output,
 and `_reduce_flat` reduces repeated positions by `bincount` or a sort
-(`indexing.accumulate_flat`, `indexing.segment_reduce`), never by `np.add.at`.
+(`_accumulate.accumulate_flat`, `_accumulate.segment_reduce`), never by `np.add.at`.
 """
 import builtins
 
@@ -12,7 +12,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
 from ...device import assert_on_device, checks_on_host
-from ..indexing import accumulate_flat, segment_reduce
+from .._accumulate import accumulate_flat, segment_reduce
 
 
 def _xp(t):

@@ -2,7 +2,7 @@
 over bags) and one_hot.
 
 Embedding gradients accumulate rows with `bincount` on the host and a deterministic sorted
-segment sum on a device (`indexing.add_rows_on_device`); the accumulation and the row gather are each other's adjoints, both recorded,
+segment sum on a device (`_accumulate.add_rows_on_device`); the accumulation and the row gather are each other's adjoints, both recorded,
 so embedding differentiates twice.
 """
 import builtins
@@ -16,7 +16,7 @@ from ..._dtype_casts import cast_if_needed
 from ..._tensor import make_tensor, xp_of
 from ...device import check_data, checks_on_host
 from .._graph import Node, record
-from ..indexing import add_rows_on_device, bincount_sized
+from .._accumulate import add_rows_on_device, bincount_sized
 from ._common import _opmath, _prod
 from ._fused import shaped
 

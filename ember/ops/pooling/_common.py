@@ -11,7 +11,7 @@ import numpy as np
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
 from ..conv import pad_array
-from ..indexing import accumulate_flat
+from .._accumulate import accumulate_flat
 
 # ---- geometry ----------------------------------------------------------------------------
 def _pool_out(size, k, pad, stride, dil, ceil_mode):
@@ -135,7 +135,7 @@ def _scatter_by_window_groups(xp, vals, idx, n, groups, osz):
     indices, deterministically, in a few array calls. Outputs whose indices agree modulo
     `groups` have disjoint windows, so their winners are distinct elements: each such set is
     added by one scatter in which no two values meet, the sets in a fixed order, in float64
-    (as the CPU's bincount sums). The general segmented sum (indexing.add_rows_on_device)
+    (as the CPU's bincount sums). The general segmented sum (_accumulate.add_rows_on_device)
     sorts all indices and takes ~6 array calls per doubling of their count."""
     planes = vals.shape[0]
     shape = (planes,) + tuple(osz)
