@@ -24,7 +24,8 @@ from ._graph import Node, first_order_arrays, record, write_out, with_out
 from ._graph import inplace as _inplace
 from .pointwise import relu as _relu_op
 from .pointwise import relu_, sigmoid, tanh, where
-from .pointwise.unary_core import sigmoid_array, writable
+from .pointwise._common import as_array
+from .pointwise.unary_core import sigmoid_array
 
 __all__ = ["selu", "selu_", "celu", "celu_", "prelu", "rrelu", "rrelu_", "hardshrink",
            "threshold", "threshold_"]
@@ -175,7 +176,7 @@ class EluBackward0(Node):
         arrays = first_order_arrays(grad, x)
         if arrays is not None:
             g, xa = arrays
-            neg = writable(np.multiply(xa, self.input_scale))
+            neg = as_array(np.multiply(xa, self.input_scale))
             np.exp(neg, out=neg)
             neg *= self.scale * self.alpha * self.input_scale
             neg *= g
@@ -474,7 +475,7 @@ def gelu(input, approximate="none"):
 
 def _silu_array(a):
     """x / (1 + exp(-x)), PyTorch's formula (float16 in float32, as sigmoid_array)."""
-    r = writable(np.negative(a, dtype=np.float32) if a.dtype == np.float16 else np.negative(a))
+    r = as_array(np.negative(a, dtype=np.float32) if a.dtype == np.float16 else np.negative(a))
     np.exp(r, out=r)
     r += 1
     np.divide(a, r, out=r)
@@ -488,7 +489,7 @@ class SiluBackward0(Node):
         if arrays is not None:  # the formula below, pass by pass
             g, xa = arrays
             s = sigmoid_array(xa)
-            d = writable(np.subtract(1, s))
+            d = as_array(np.subtract(1, s))
             d *= xa
             d += 1
             d *= s
@@ -517,7 +518,7 @@ def mish(input, inplace=False):
         return inplace_(input, mish)
     def fn(a):  # x tanh(log1p(exp(x))), PyTorch's formula (exp's overflow gives tanh(inf) = 1)
         wide = a.astype(np.float32) if a.dtype == np.float16 else a
-        r = writable(np.exp(wide))
+        r = as_array(np.exp(wide))
         np.log1p(r, out=r)
         np.tanh(r, out=r)
         r *= wide
@@ -553,7 +554,7 @@ class HardswishBackward0(Node):
         arrays = first_order_arrays(grad, x)
         if arrays is not None:
             g, xa = arrays
-            mid = writable(np.divide(xa, 3.0))
+            mid = as_array(np.divide(xa, 3.0))
             mid += 0.5
             mid *= g
             return make_tensor(select(xa <= -3.0, 0.0, select(xa < 3.0, mid, g)), grad._device)
@@ -586,7 +587,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     def fn(a):  # PyTorch's formula: x where beta x > threshold, else log1p(exp(beta x)) / beta
         wide = a.astype(np.float32) if a.dtype == np.float16 else a  # exp(12) overflows float16
         ba = wide * wide.dtype.type(beta)
-        soft = writable(np.exp(ba))
+        soft = as_array(np.exp(ba))
         np.log1p(soft, out=soft)
         soft /= wide.dtype.type(beta)
         return select(ba > threshold, wide, soft).astype(a.dtype, copy=False)
@@ -640,7 +641,7 @@ class LogSigmoidBackward0(Node):
         arrays = first_order_arrays(grad, x)
         if arrays is not None:
             g, xa = arrays
-            d = writable(sigmoid_array(np.negative(xa)))
+            d = as_array(sigmoid_array(np.negative(xa)))
             d *= g
             return make_tensor(d, grad._device)
         return grad * sigmoid(-x)

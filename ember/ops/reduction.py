@@ -20,7 +20,7 @@ from ._autocast import fp32
 from ._graph import Node, first_order_arrays, record, write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
-from .pointwise._common import broadcast_error
+from .pointwise._common import as_array, broadcast_error
 from .shape import broadcast_array
 
 __all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
@@ -71,11 +71,6 @@ def _restore_dims(grad, shape, axes, keepdim):
 
 
 _numel = math.prod
-
-
-def as_array(x):
-    """A reduction's result as an array: NumPy returns scalars for full reductions."""
-    return np.asarray(x) if isinstance(x, np.generic) else x
 
 
 _HALF_PRECISION = (np.dtype(np.float16), _dt.bfloat16.np)

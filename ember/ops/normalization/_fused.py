@@ -12,6 +12,7 @@ import math
 from ..._dtype_casts import cast_if_needed
 
 _LETTERS = "abcdefgh"
+MAX_DIMS = len(_LETTERS)  # the most dims these einsums spell out
 
 
 @functools.lru_cache(maxsize=256)

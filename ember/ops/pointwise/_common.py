@@ -19,6 +19,12 @@ _FROM_NUMPY = _dt.FROM_NUMPY
 _PROMOTED = {}  # (dtype, dim?, dtype-or-scalar-type, dim?) -> dtype; filled as types appear
 
 
+def as_array(x):
+    """A NumPy result as an array: NumPy gives full reductions, and ufuncs of 0-d inputs, as
+    scalars (other backends give 0-d arrays); an in-place pass needs an array to write into."""
+    return np.asarray(x) if isinstance(x, np.generic) else x
+
+
 # ---- operands --------------------------------------------------------------------------
 def _as_scalar(x, fname):
     if isinstance(x, np.generic):  # first: np.float64 is a float subclass of its own type

@@ -8,7 +8,7 @@ from ... import dtypes as _dt
 from ..._state import ThreadLocal
 from ..._tensor import make_tensor, Tensor, xp_of
 from .._graph import Node, first_order_arrays, not_a_tensor, record, write_out, with_out
-from ._common import barebones_unary, round_back
+from ._common import as_array, barebones_unary, round_back
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",
            "sigmoid", "relu", "conj", "sgn", "sign"]
@@ -119,19 +119,13 @@ def cos(input, *, out=None):
     return unary(input, np.cos, CosBackward0, "input", out, "cos")
 
 
-def writable(r):
-    """A ufunc's fresh result, as an array the next passes can write into in place: NumPy
-    gives a 0-d input's result as a scalar (other backends give 0-d arrays)."""
-    return np.asarray(r) if isinstance(r, np.generic) else r
-
-
 class TanhBackward0(Node):
     def backward(self, grad):
         (r,) = self.saved_tensors
         arrays = first_order_arrays(grad, r)
         if arrays is not None:  # grad * (1 - r * r), in place
             g, ra = arrays
-            d = writable(np.multiply(ra, ra))
+            d = as_array(np.multiply(ra, ra))
             np.subtract(1, d, out=d)
             d *= g
             return make_tensor(d, grad._device)
@@ -148,7 +142,7 @@ class SigmoidBackward0(Node):
         arrays = first_order_arrays(grad, r)
         if arrays is not None:  # grad * (r * (1 - r)), in place
             g, ra = arrays
-            d = writable(np.subtract(1, ra))
+            d = as_array(np.subtract(1, ra))
             d *= ra
             d *= g
             return make_tensor(d, grad._device)
@@ -159,7 +153,7 @@ def sigmoid_array(x):
     """1 / (1 + exp(-x)), PyTorch's formula: exp overflows to inf far left, and 1 / inf is
     the 0 the sigmoid rounds to there. float16 computes in float32, as PyTorch's kernel does
     (exp(-x) overflows float16 from x = -11, where the sigmoid is still 1.7e-5)."""
-    r = writable(np.negative(x, dtype=np.float32) if x.dtype == np.float16 else np.negative(x))
+    r = as_array(np.negative(x, dtype=np.float32) if x.dtype == np.float16 else np.negative(x))
     np.exp(r, out=r)
     r += 1
     np.reciprocal(r, out=r)
