@@ -8,14 +8,15 @@ Short calls do not pay: two threads of calls of a few microseconds pass the GIL 
 and run slower than one (a Winograd layer of 0.5-1.5 MB of tiles took 1.35-2.25x its one-thread
 time on two threads; `/work/notes/s13/wino_min.py`).
 
-- The pool takes the cores from the BLAS the first time it runs parts on several threads:
-  from then on the BLAS runs one thread per caller, and `matmul` below splits large products
-  across the pool itself. An OpenBLAS worker spins for 0.1-0.2 s after each multi-threaded
-  product, and while it spins the pool's threads share the cores with it (measured on 2 cores:
-  parallel NumPy work right after a 2-thread product took 1.7-2x its time;
-  `/work/notes/s13/spinner.py`). Until then (a model of products alone: an MLP, an LSTM, a
-  transformer) the BLAS keeps its own threads, whose spinning workers hand products over
-  faster than this pool can (16-45 us a round trip here), so mid-sized products stay with it.
+- While the pool runs parts on several threads, it holds the cores: the BLAS runs one thread
+  per caller, and `matmul` below splits large products across the pool itself. An OpenBLAS
+  worker spins for 0.1-0.2 s after each multi-threaded product, and while it spins the pool's
+  threads share the cores with it (measured on 2 cores: parallel NumPy work right after a
+  2-thread product took 1.7-2x its time; `/work/notes/s13/spinner.py`). The pool takes the
+  cores when it first runs parts, and gives them back to the BLAS once it has run none for
+  RELEASE_AFTER_S (seen by `matmul`): work of products alone (an MLP, an LSTM, a transformer)
+  keeps the BLAS's own threads, whose spinning workers hand products over faster than this
+  pool can (16-45 us a round trip here), so mid-sized products are faster with them.
 - Part k goes to thread k % threads, and `run_parts` returns each thread's result in thread
   order: a caller that sums them gets the same bits on every run with the same thread count.
 - One op at a time uses the pool: a call from another thread while it is busy, or from inside
@@ -24,6 +25,7 @@ time on two threads; `/work/notes/s13/wino_min.py`).
 """
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -47,6 +49,7 @@ class _Pool:
         self._size = 0
         self._busy = threading.Lock()
         self.blas_claimed = False
+        self.last_parallel = 0.0
 
     def count(self):
         if self.threads is None:
@@ -62,13 +65,16 @@ class _Pool:
             self._size = count
         return self._executor
 
-    def run(self, count, body, threads):
-        """[body(share of thread t) for t in range(threads)], thread 0 being the caller."""
+    def run(self, count, body, threads, holds=True):
+        """[body(share of thread t) for t in range(threads)], thread 0 being the caller.
+        `holds`: the parts are NumPy work that needs the cores (see above), not a split
+        product, which only uses the cores while the pool holds them."""
         shares = [range(t, count, threads) for t in range(threads)]
         if threads < 2 or not self._busy.acquire(blocking=False):
             return [body(share) for share in shares]
         try:
-            self.claim_blas()
+            if holds:
+                self.claim_blas()
             executor = self._workers(threads - 1)
             futures = [executor.submit(_warmed, body, share) for share in shares[1:]]
             try:
@@ -78,12 +84,22 @@ class _Pool:
                     future.exception()
             return [first] + [future.result() for future in futures]
         finally:
+            if holds:
+                self.last_parallel = time.monotonic()
             self._busy.release()
 
     def claim_blas(self):
         if not self.blas_claimed:
             blas.set(1)
             self.blas_claimed = True
+
+    def holds_cores(self):
+        """Whether the pool holds the cores now, giving them back to the BLAS if it has run
+        no parts for RELEASE_AFTER_S."""
+        if self.blas_claimed and time.monotonic() - self.last_parallel > RELEASE_AFTER_S:
+            self.blas_claimed = False
+            blas.set(self.count())
+        return self.blas_claimed
 
     def forget(self):
         """In a forked child: the parent's worker threads do not exist here."""
@@ -95,6 +111,10 @@ def _warmed(body, share):
     warm_up()  # a thread's BLAS runs at a third of its speed until its first large product
     return body(share)
 
+
+# A training step of a convolution net runs parts many times a second; a second without any
+# means the work has moved on (another model, an evaluation of products alone).
+RELEASE_AFTER_S = 1.0
 
 _pool = _Pool()
 if hasattr(os, "register_at_fork"):
@@ -143,7 +163,7 @@ def matmul(xp, a, b, out=None):
     if xp is not np:
         return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
     threads = _pool.count()
-    if threads < 2 or not _pool.blas_claimed or a.ndim < 2 or b.ndim < 2 or \
+    if threads < 2 or not _pool.holds_cores() or a.ndim < 2 or b.ndim < 2 or \
             a.dtype.char not in _SPLIT_TYPES or b.dtype != a.dtype or \
             (out is not None and out.dtype != a.dtype):
         return np.matmul(a, b, out=out)
@@ -162,17 +182,20 @@ def matmul(xp, a, b, out=None):
         pick_a = (lambda s: a[s]) if a.ndim > 2 else (lambda s: a)
         pick_b = (lambda s: b[s]) if b.ndim > 2 else (lambda s: b)
         parts = _cuts(lead, threads)
-        run_parts(len(parts), lambda share: [
-            np.matmul(pick_a(parts[i]), pick_b(parts[i]), out=out[parts[i]]) for i in share])
+        _split(parts, lambda i: np.matmul(pick_a(parts[i]), pick_b(parts[i]), out=out[parts[i]]))
     elif m >= n or m >= 8 * threads:  # rows of a
         parts = _cuts(m, threads)
-        run_parts(len(parts), lambda share: [
-            np.matmul(a[..., parts[i], :], b, out=out[..., parts[i], :]) for i in share])
+        _split(parts, lambda i: np.matmul(a[..., parts[i], :], b, out=out[..., parts[i], :]))
     else:  # columns of b
         parts = _cuts(n, threads)
-        run_parts(len(parts), lambda share: [
-            np.matmul(a, b[..., parts[i]], out=out[..., parts[i]]) for i in share])
+        _split(parts, lambda i: np.matmul(a, b[..., parts[i]], out=out[..., parts[i]]))
     return out
+
+
+def _split(parts, product):
+    """product(i) for each part i, on the pool's threads (a split product does not renew the
+    pool's hold on the cores)."""
+    _pool.run(len(parts), lambda share: [product(i) for i in share], len(parts), holds=False)
 
 
 def _cuts(n, parts):

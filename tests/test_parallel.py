@@ -108,6 +108,21 @@ def test_products_numpy_would_refuse_still_raise_its_errors(two_threads, monkeyp
                                   np.ones((8, 4), np.int64) @ b)
 
 
+def test_the_pool_holds_the_cores_while_in_use(two_threads, monkeypatch):
+    blas = _parallel.blas
+    assert blas.get() in (None, 1)  # taken from the BLAS by the fixture's parallel parts
+    monkeypatch.setattr(_parallel, "SPLIT_PRODUCT_MIN", 0)
+    a = np.ones((64, 64), np.float32)
+    _parallel.matmul(np, a, a)
+    assert _parallel._pool.blas_claimed
+    monkeypatch.setattr(_parallel, "RELEASE_AFTER_S", 0.0)
+    time.sleep(0.01)
+    np.testing.assert_array_equal(_parallel.matmul(np, a, a), a @ a)  # idle: given back
+    assert not _parallel._pool.blas_claimed and blas.get() in (None, 2)
+    _parallel.run_parts(2, lambda share: None)
+    assert _parallel._pool.blas_claimed and blas.get() in (None, 1)
+
+
 def _conv_pass(x, w, stride, padding, groups=1):
     xt = ember.tensor(x, requires_grad=True)
     wt = ember.tensor(w, requires_grad=True)
@@ -133,7 +148,7 @@ def test_convolutions_on_two_threads_match_one(case, monkeypatch):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, c, size, size)).astype(dtype)
     w = rng.standard_normal((o, c // groups, k, k)).astype(dtype)
-    monkeypatch.setattr(_winograd, "THREADED_MIN_BYTES", 0)
+    monkeypatch.setattr(_winograd, "THREADED_RULES", ((0, 0),))
     monkeypatch.setattr(_routines, "THREADED_MIN_COL_BYTES", 0)
     if k == 3 and stride == 1:
         monkeypatch.setattr(ember.ops.conv._layout, "LAYOUT", "winograd")
@@ -162,7 +177,7 @@ def _child_conv(queue):
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork")
 def test_a_forked_child_makes_its_own_pool(two_threads, monkeypatch):
-    monkeypatch.setattr(_winograd, "THREADED_MIN_BYTES", 0)
+    monkeypatch.setattr(_winograd, "THREADED_RULES", ((0, 0),))
     expected = ember.nn.functional.conv2d(ember.ones(4, 16, 12, 12), ember.ones(16, 16, 3, 3),
                                           padding=1).sum().item()  # the parent's pool is up
     ctx = multiprocessing.get_context("fork")
