@@ -23,8 +23,8 @@ time on two threads; `/work/notes/s13/wino_min.py`).
   a part, runs its parts in the calling thread, as does everything at one thread.
 - A forked child (a DataLoader worker) starts with no pool and makes its own on first use.
 """
+import _thread  # (not `threading`, which `import ember` does not load)
 import os
-import threading
 import time
 
 import numpy as np
@@ -47,7 +47,7 @@ class _Pool:
         self.threads = None      # the configured count; None until first asked
         self._executor = None
         self._size = 0
-        self._busy = threading.Lock()
+        self._busy = _thread.allocate_lock()
         self.blas_claimed = False
         self.last_parallel = 0.0
 
@@ -104,7 +104,7 @@ class _Pool:
     def forget(self):
         """In a forked child: the parent's worker threads do not exist here."""
         self._executor, self._size = None, 0
-        self._busy = threading.Lock()
+        self._busy = _thread.allocate_lock()
 
 
 def _warmed(body, share):
