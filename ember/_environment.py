@@ -2,11 +2,9 @@
 precision, determinism, warn-always, the deprecated default tensor type, plus `typename`,
 `is_storage` and the numeric constants (`ember.inf`, `ember.pi` ...).
 
-Threads: ember computes with NumPy, whose heavy kernels (matmul, conv through im2col) run
-in the BLAS library NumPy links, so `set_num_threads` limits that library's thread pool.
-The switch itself (`threadpoolctl` when installed, else OpenBLAS's own setter through ctypes,
-so no new dependency is needed for the common case) lives in `_blas`, on the ground
-floor, where the ops read it too.
+Threads: `set_num_threads` sets the count of ember's own intra-op threads (`_parallel`, on
+the ground floor, where the kernels read it), which split convolutions and large products;
+the BLAS NumPy links then runs one thread per caller (`_parallel` says why).
 """
 import importlib
 import math
@@ -15,7 +13,7 @@ import sys
 import warnings
 
 from . import _state
-from ._blas import blas as _blas
+from . import _parallel
 from . import dtypes as _dt
 from .device import backend_of, device as _device
 
@@ -49,7 +47,7 @@ def _physical_cores():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-_threads = {"intra": None, "interop": None, "interop_fixed": False}
+_threads = {"interop": None, "interop_fixed": False}
 
 
 def _check_threads(n, fname):
@@ -60,17 +58,13 @@ def _check_threads(n, fname):
 
 
 def set_num_threads(num):
-    """Limits the threads ember's kernels use (the BLAS NumPy runs on)."""
+    """Sets the number of threads ember's CPU kernels use (`_parallel`)."""
     _check_threads(num, "set_num_threads")
-    _blas.set(num)
-    _threads["intra"] = num
+    _parallel.set_intra_threads(num)
 
 
 def get_num_threads():
-    n = _blas.get()
-    if n is not None:
-        return n
-    return _threads["intra"] if _threads["intra"] is not None else _physical_cores()
+    return _parallel.intra_threads()
 
 
 def set_num_interop_threads(num):
@@ -84,10 +78,8 @@ def set_num_interop_threads(num):
 
 
 def init_num_threads():
-    """Give the calling thread the configured number of kernel threads (set_num_threads), as
-    PyTorch does for a thread that starts running ops."""
-    if _threads["intra"] is not None:
-        _blas.set(_threads["intra"])
+    """PyTorch sets up the calling thread's OpenMP threads here; ember's intra-op threads are
+    one pool for the process (`_parallel`), ready for every thread, so there is nothing to do."""
 
 
 def get_device_module(device=None):

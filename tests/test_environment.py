@@ -19,7 +19,7 @@ def _error(f):
     return None
 
 
-def test_num_threads_limits_the_blas_pool():
+def test_num_threads_sets_the_intra_op_threads():
     before = ember.get_num_threads()
     try:
         ember.set_num_threads(1)
@@ -33,9 +33,11 @@ def test_num_threads_limits_the_blas_pool():
 
 
 def test_num_threads_blas_switch_found():
-    # NumPy's wheels bundle OpenBLAS: the switch must be found, or the setting would be a no-op
-    ember.get_num_threads()
-    assert ember._environment._blas._set is not None
+    # NumPy's wheels bundle OpenBLAS: the switch must be found, or the intra-op pool could not
+    # take the cores from the BLAS (ember._parallel)
+    from ember._parallel import blas
+    blas.get()
+    assert blas._set is not None
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2"])

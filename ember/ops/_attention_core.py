@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
+from .._parallel import matmul as _products
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
 from ._graph import Node, record
@@ -91,14 +92,14 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         xp = xp_of(q)
         dtype = q._array.dtype
         qa, ka, va, p, g = (_opmath(t._array) for t in (q, k, v, probs, grad))
-        dv = xp.matmul(_t(p), g) if need_v else None
-        d_scores = xp.matmul(g, _t(va))
+        dv = _products(xp, _t(p), g) if need_v else None
+        d_scores = _products(xp, g, _t(va))
         rows = xp.expand_dims(xp.einsum("...ls,...ls->...l", d_scores, p), -1)
         xp.subtract(d_scores, rows, out=d_scores)
         xp.multiply(d_scores, p, out=d_scores)
         xp.multiply(d_scores, s, out=d_scores)
-        dq = xp.matmul(d_scores, ka) if need_q else None
-        dk = xp.matmul(_t(d_scores), qa) if need_k else None
+        dq = _products(xp, d_scores, ka) if need_q else None
+        dk = _products(xp, _t(d_scores), qa) if need_k else None
         return tuple(None if a is None else make_tensor(cast_if_needed(a, dtype), q._device)
                      for a in (dq, dk, dv))
 
@@ -112,11 +113,11 @@ def _laid_out_as(xp, q, probs, v):
     query cut from a (B, L, H, D) projection gives an output whose transpose back to (B, L,
     H * D) needs no copy. BLAS writes each (L, D) matrix straight into the strided buffer."""
     if q.flags.c_contiguous or q.ndim < 3:
-        return xp.matmul(probs, v)
+        return _products(xp, probs, v)
     out = xp.empty_like(q, dtype=xp.result_type(probs, v))  # order "K": q's layout
     if out.shape != probs.shape[:-1] + v.shape[-1:]:  # broadcast batch dims: no layout
-        return xp.matmul(probs, v)
-    return xp.matmul(probs, v, out=out)
+        return _products(xp, probs, v)
+    return _products(xp, probs, v, out=out)
 
 
 def fused_attention(query, key, value, bias, scale):
@@ -125,7 +126,7 @@ def fused_attention(query, key, value, bias, scale):
     xp = xp_of(query)
     dtype = query._array.dtype
     qa, ka, va = (_opmath(t._array) for t in (query, key, value))
-    scores = xp.matmul(qa, _t(ka))
+    scores = _products(xp, qa, _t(ka))
     xp.multiply(scores, scale, out=scores)
     if bias is not None:  # the caller checked that it broadcasts to the scores' shape
         xp.add(scores, bias, out=scores)

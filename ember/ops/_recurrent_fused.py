@@ -16,6 +16,7 @@ sequence runs the same loop on the live rows of the running state (see `_steps`)
 """
 import numpy as np
 
+from .._parallel import matmul as _products
 from .._state import (autocast as _autocast, forward_ad as _fw,
                       saved_tensor_hooks as _saved_hooks,
                       saved_tensor_hooks_anywhere as _saved_hooks_anywhere,
@@ -88,7 +89,7 @@ def _rows_times(xp, rows, w_t, scratch):
     (B, M) transposed view of `scratch`, a flat buffer of at least M * B."""
     m, b = w_t.shape[0], rows.shape[0]
     out = scratch[:m * b].reshape(m, b)
-    xp.matmul(w_t, rows.T, out=out)
+    _products(xp, w_t, rows.T, out=out)
     return out.T
 
 
@@ -123,7 +124,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
         bias = bih
     else:
         bias = bih if bhh is None else (bhh if bih is None else bih + bhh)
-    G = xp.matmul(X2, Wih.T)            # input projections of every step, one GEMM
+    G = _products(xp, X2, Wih.T)            # input projections of every step, one GEMM
     if bias is not None:
         G += bias
     h = h0._array.astype(dtype, copy=True)   # the running state, updated in place
@@ -156,7 +157,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
                     xp.multiply(g[:, 2 * H:3 * H], tct, out=out[r])
                 else:
                     xp.multiply(g[:, 2 * H:3 * H], tct, out=hc[r])
-                    xp.matmul(hc[r], WhrT, out=out[r])
+                    _products(xp, hc[r], WhrT, out=out[r])
                 hp[...] = out[r]
             saved.update(Cprev=Cprev, tc=tc, hc=hc)
             c_n = c
@@ -266,7 +267,7 @@ class FusedLayerBackward(Node):
                 xp.multiply(dct * Cprev[r], f * (1 - f), out=d[:, H:2 * H])
                 xp.multiply(dct * i, 1 - gg * gg, out=d[:, 3 * H:])
                 dct *= f
-                xp.matmul(d, Whh, out=dht)
+                _products(xp, d, Whh, out=dht)
             d_c0 = dc
             if has_proj:
                 d_whr = dH.T @ hc
@@ -298,7 +299,7 @@ class FusedLayerBackward(Node):
                     xp.multiply(dht, y > 0, out=d)
                 else:
                     xp.multiply(dht, 1 - y * y, out=d)
-                xp.matmul(d, Whh, out=dht)
+                _products(xp, d, Whh, out=dht)
         # the weights' gradients: one GEMM each over all steps
         d_x = (dG @ Wih).reshape(X.shape) if self.needs_input_grad[0] else None
         d_wih = dG.T @ X2

@@ -76,10 +76,14 @@ def _rows(xp, y):
     return copied(xp, xp.moveaxis(y, 1, -1), "rows").reshape(-1, y.shape[1])
 
 
-def _from_rows(xp, m, n, osz):
-    """The (N*L, O) matrix back as a contiguous (N, O, *out) array (explicit sizes, not -1:
-    an empty batch must reshape too)."""
-    return xp.ascontiguousarray(xp.moveaxis(m.reshape((n,) + tuple(osz) + (m.shape[1],)), -1, 1))
+def _from_rows(xp, m, n, osz, out=None):
+    """The (N*L, O) matrix back as a contiguous (N, O, *out) array, or into `out` (explicit
+    sizes, not -1: an empty batch must reshape too)."""
+    y = xp.moveaxis(m.reshape((n,) + tuple(osz) + (m.shape[1],)), -1, 1)
+    if out is None:
+        return xp.ascontiguousarray(y)
+    out[...] = y
+    return out
 
 
 def col2im_channels_last(xp, col, n, c, size, kernel, stride, dilation, lo, hi, osz):

@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from ..._parallel import matmul as _products
 
 
 # ---- scratch memory ------------------------------------------------------------------------
@@ -190,8 +191,12 @@ _COMPUTE = {np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
 
 def _matmul(xp, a, b, out=None):
     if a.dtype not in _COMPUTE:  # half, bfloat16, small ints: BLAS works in float32
-        return xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
-    return xp.matmul(a, b, out=out)
+        res = _products(xp, a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+        if out is None:
+            return res
+        out[...] = res
+        return out
+    return _products(xp, a, b, out=out)
 
 
 # The most bytes one im2col buffer may take: a larger batch is convolved in slices, so that

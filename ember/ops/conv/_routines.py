@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ..._blas import warm_up
+from ..._parallel import intra_threads, matmul as _products, run_parts
 from . import _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
@@ -25,10 +26,11 @@ KEEP_COL_BYTES = 1 << 25
 
 class KeptColumns:
     """The columns a forward kept for its weight gradient: `layout` "channels_last" (the
-    (N*L, K*C) matrix) or "batched" (N, g, C/g * K, L)."""
+    (N*L, K*C) matrix) or "batched" (N, g, C/g * K, L), of the samples `part` of the batch
+    (a forward on several threads keeps one per thread)."""
 
-    def __init__(self, layout, col):
-        self.layout, self.col = layout, col
+    def __init__(self, layout, col, part=slice(None)):
+        self.layout, self.col, self.part = layout, col, part
 
 
 def _kept_tiles(kept):
@@ -37,7 +39,35 @@ def _kept_tiles(kept):
 
 
 def _kept_columns(kept):
-    return kept[0] if kept and isinstance(kept[0], KeptColumns) else None
+    """The KeptColumns of a forward's `keep` list (one per part of the batch), or None."""
+    return kept if kept and isinstance(kept[0], KeptColumns) else None
+
+
+# A batch is cut into one part per intra-op thread when its im2col columns take at least this
+# many bytes: each part's copies and product are then long calls (see `_parallel`). Measured
+# fwd+bwd at 2 threads against 1: ... (`/work/notes/s13/layer_ab.py`).
+THREADED_MIN_COL_BYTES = 4 << 20
+
+
+def _thread_parts(xp, n, per_sample):
+    """One slice of a batch of n per intra-op thread, or None (one thread, a device, a batch
+    smaller than the threads, or columns of `per_sample` bytes a sample under
+    THREADED_MIN_COL_BYTES in all)."""
+    threads = intra_threads()
+    if xp is not np or threads < 2 or n < threads or n * per_sample < THREADED_MIN_COL_BYTES:
+        return None
+    return [slice(n * i // threads, n * (i + 1) // threads) for i in range(threads)]
+
+
+def _on_parts(parts, compute):
+    """[compute(k, part) for each part], run on the intra-op threads, in the parts' order."""
+    results = [None] * len(parts)
+
+    def share(ks):
+        for k in ks:
+            results[k] = compute(k, parts[k])
+    run_parts(len(parts), share)
+    return results
 
 
 def _batch_slices(x, kernel, p, osz):
@@ -74,19 +104,38 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
         return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
     held = keep is not None and xp is np and x.dtype in _COMPUTE and \
         x.shape[1] * math.prod(kernel) * n * math.prod(osz) * x.itemsize <= KEEP_COL_BYTES
-    slot = None if held else "col"  # kept columns live in their own memory, not scratch
+    parts = _thread_parts(xp, n, x.shape[1] * math.prod(kernel) * math.prod(osz) *
+                          x.itemsize)
+    if parts is None:
+        return _columns_forward(xp, x, w, p, osz, keep if held else None)
+    y = xp.empty((n, o) + tuple(osz), x.dtype)
+    keeps = [[] if held else None for _ in parts]
+    _on_parts(parts, lambda k, s: _columns_forward(xp, x[s], w, p, osz, keeps[k], y[s]))
+    if held:
+        keep.extend(KeptColumns(c.layout, c.col, s) for s, (c,) in zip(parts, keeps))
+    return y
+
+
+def _columns_forward(xp, x, w, p, osz, keep, out=None):
+    """conv_forward by im2col and one product, into `out` when given; a list `keep` receives
+    the columns."""
+    stride, lo, hi, dil, g = p
+    kernel = w.shape[2:]
+    n, o = x.shape[0], w.shape[0]
+    slot = None if keep is not None else "col"  # kept columns live in their own memory
     if _layout.channels_last_ok(x, g, x.shape[1], kernel, math.prod(osz)):
         col = im2col_channels_last(xp, x, kernel, p, osz, slot)
-        if held:
+        if keep is not None:
             keep.append(KeptColumns("channels_last", col))
-        return _from_rows(xp, xp.matmul(col, _weight_matrix(w).T), n, osz)
+        return _from_rows(xp, _products(xp, col, _weight_matrix(w).T), n, osz, out)
     xpad = pad_array(xp, x, lo, hi, slot="pad")
     col, osz = im2col(xp, xpad, kernel, stride, dil, slot=slot, osz=osz)
     # explicit sizes, not -1: an empty batch (N = 0) must reshape too
     col = col.reshape(n, g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
-    if held:
+    if keep is not None:
         keep.append(KeptColumns("batched", col))
-    y = _matmul(xp, w.reshape(g, o // g, -1), col)
+    y = _matmul(xp, w.reshape(g, o // g, -1), col,
+                out=None if out is None else out.reshape(n, g, o // g, math.prod(osz)))
     return y.reshape((n, o) + osz)
 
 
@@ -113,15 +162,32 @@ def conv_transpose_forward(xp, y, w, p, size):
             wf = xp.ascontiguousarray(wf)
         return conv_forward(xp, y, wf, ((1,) * nd, lo2, hi2, dil, g))
     n, osz = y.shape[0], y.shape[2:]
-    if _layout.parity_transpose_ok(xp, y, g, kernel, stride, dil):
-        return parity_conv_transpose(xp, y, w, lo, size)
+    parity = _layout.parity_transpose_ok(xp, y, g, kernel, stride, dil)
     per_sample = g * cg * math.prod(kernel) * math.prod(osz) * y.dtype.itemsize
-    if n > 1 and n * per_sample > COL_BUDGET:
+    if not parity and n > 1 and n * per_sample > COL_BUDGET:
         step = max(1, COL_BUDGET // per_sample)
         return xp.concatenate([conv_transpose_forward(xp, y[i:i + step], w, p, size)
                                for i in range(0, n, step)])
+    parts = _thread_parts(xp, n, per_sample)
+    if parts is None:
+        return _columns_transpose(xp, y, w, p, size, parity)
+    x = xp.empty((n, g * cg) + tuple(size), y.dtype)
+    _on_parts(parts, lambda k, s: x.__setitem__(s, _columns_transpose(xp, y[s], w, p, size,
+                                                                       parity)))
+    return x
+
+
+def _columns_transpose(xp, y, w, p, size, parity):
+    """conv_transpose_forward of a stride > 1 by products and a column sum, on one thread
+    (`parity`: by parity_conv_transpose)."""
+    stride, lo, hi, dil, g = p
+    kernel = w.shape[2:]
+    o, cg = w.shape[:2]
+    n, osz = y.shape[0], y.shape[2:]
+    if parity:
+        return parity_conv_transpose(xp, y, w, lo, size)
     if _layout.channels_last_ok(y, g, cg, kernel):
-        col = xp.matmul(_rows(xp, y), _weight_matrix(w))  # (N*L, K*C)
+        col = _products(xp, _rows(xp, y), _weight_matrix(w))  # (N*L, K*C)
         return col2im_channels_last(xp, col, n, cg, size, kernel, stride, dil, lo, hi, osz)
     if not y.flags.c_contiguous:  # BLAS wants unit strides (a summed loss gives stride 0)
         y = xp.ascontiguousarray(y)
@@ -170,13 +236,38 @@ def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
         return winograd_weight_grad(xp, x, gy, lo, _kept_tiles(kept))
     columns = _kept_columns(kept)
     if columns is not None:
-        return _weight_grad_of_columns(xp, columns.layout, columns.col, gy, g, w_shape)
+        return _summed(xp, [lambda c=c: _weight_grad_of_columns(
+            xp, c.layout, c.col, gy[c.part], g, w_shape) for c in columns])
     parts = _batch_slices(x, kernel, p, gy.shape[2:])
     if parts is not None:
         gw = conv_weight_grad(xp, x[parts[0]], gy[parts[0]], p, w_shape)
         for s in parts[1:]:
             gw += conv_weight_grad(xp, x[s], gy[s], p, w_shape)
         return gw
+    parts = _thread_parts(xp, x.shape[0], x.shape[1] * math.prod(kernel) *
+                          math.prod(gy.shape[2:]) * x.itemsize)
+    if parts is not None:
+        return _summed(xp, [lambda s=s: _columns_weight_grad(xp, x[s], gy[s], p, w_shape)
+                            for s in parts])
+    return _columns_weight_grad(xp, x, gy, p, w_shape)
+
+
+def _summed(xp, terms):
+    """The sum of the terms' results (functions of no argument), computed on the intra-op
+    threads and added in the terms' order (the same bits on every run)."""
+    if len(terms) == 1:
+        return terms[0]()
+    results = _on_parts(terms, lambda k, term: term())
+    total = results[0]
+    for r in results[1:]:
+        total += r
+    return total
+
+
+def _columns_weight_grad(xp, x, gy, p, w_shape):
+    """conv_weight_grad by im2col and one product, on one thread."""
+    stride, lo, hi, dil, g = p
+    kernel = tuple(w_shape[2:])
     if _layout.channels_last_ok(x, g, x.shape[1], kernel):
         col = im2col_channels_last(xp, x, kernel, p, gy.shape[2:])
         return _weight_grad_of_columns(xp, "channels_last", col, gy, g, w_shape)
@@ -191,7 +282,7 @@ def _weight_grad_of_columns(xp, layout, col, gy, g, w_shape):
     if layout == "channels_last":
         # (K*C, N*L) @ (N*L, O): the sum over N*L inside BLAS (this operand order measured
         # 1.4-2x faster than (O, N*L) @ (N*L, K*C) with OpenBLAS)
-        gw = xp.matmul(col.T, _rows(xp, gy))  # (K*C, O) to (O, C, *K), in one copy
+        gw = _products(xp, col.T, _rows(xp, gy))  # (K*C, O) to (O, C, *K), in one copy
         nd = len(w_shape) - 2
         gw = gw.reshape(tuple(w_shape[2:]) + (w_shape[1], w_shape[0]))
         return xp.ascontiguousarray(gw.transpose((nd + 1, nd) + tuple(range(nd))))

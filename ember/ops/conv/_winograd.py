@@ -26,6 +26,7 @@ gradient enters a channel-first tile order (O, th, N, tw) by four parity copies.
 """
 import numpy as np
 
+from ..._parallel import intra_threads, run_parts
 from ._im2col import scratch
 
 # G of F(2x2, 3x3) (the kernel transform); B^T and A^T are written out as sums below.
@@ -138,37 +139,60 @@ def kernel_transform_adjoint(q):
 CHUNK_BYTES = 2 << 20
 
 
-def _chunks(n, per_sample):
-    step = max(1, CHUNK_BYTES // max(per_sample, 1))
-    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+# Threads pay on a batch of chunks whose NumPy calls are long: measured fwd+bwd at 2 threads
+# against 1, 64 channels on 4 MB of tiles 0.71 of the time, 16 channels 0.92; 8 MB 0.84,
+# 16 MB 0.67, 49 MB 0.57; 0.5-1.5 MB 1.35-2.25 (the GIL passed between short calls;
+# `/work/notes/s13/wino_min.py`). Each rule is (fewest bytes of tiles, fewest channels).
+# From 512 channels the products are most of the work and the BLAS's own threads do them
+# better (ResNet-18's 512 channels at 7x7: 1.09-1.16x the time on the pool).
+THREADED_RULES = ((4 * CHUNK_BYTES, 0), (2 * CHUNK_BYTES, 64))
+THREADED_MAX_CHANNELS = 256
 
 
 def _batch_chunks(x, o, th, tw):
-    """The chunks of the batch of x (N, C, ...) for o output channels and th x tw tiles: the
-    same for a convolution and its weight gradient, so the transformed input can be kept."""
-    return _chunks(x.shape[0], 16 * th * tw * (x.shape[1] + o) * x.itemsize)
+    """(chunks, threads) for the batch of x (N, C, ...), o output channels and th x tw tiles:
+    slices of about CHUNK_BYTES of tiles, and where a THREADED_RULE holds, the intra-op
+    threads to run them, with the chunks made a multiple of them (an equal share each). The
+    same for a convolution and its weight gradient at the same thread count, so the
+    transformed input can be kept."""
+    n, per_sample = x.shape[0], 16 * th * tw * (x.shape[1] + o) * x.itemsize
+    count = -(-n // max(1, CHUNK_BYTES // max(per_sample, 1)))
+    threaded = max(x.shape[1], o) <= THREADED_MAX_CHANNELS and any(
+        n * per_sample >= size and min(x.shape[1], o) >= channels
+        for size, channels in THREADED_RULES)
+    threads = intra_threads() if threaded else 1
+    count = min(n, -(-count // threads) * threads)
+    return [slice(n * i // count, n * (i + 1) // count) for i in range(count)], threads
 
 
 def winograd_forward(xp, x, w, lo, osz, keep=None):
     """conv2d of x (N, C, H, W) with w (O, C, 3, 3), stride 1, padding `lo` before (the padding
     after follows from the output size `osz`). A list `keep` receives the transformed input,
-    chunk by chunk, for the weight gradient (`winograd_weight_grad`'s `tiles`)."""
+    chunk by chunk, for the weight gradient (`winograd_weight_grad`'s `tiles`). The chunks
+    run on the intra-op threads."""
     ho, wo = osz
     th, tw = tiles(ho), tiles(wo)
     n, c, o = x.shape[0], x.shape[1], w.shape[0]
     u = kernel_transform(w).reshape(16, o, c)
     y = xp.empty((n, o, ho, wo), x.dtype)
-    for part in _batch_chunks(x, o, th, tw):
-        v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw,
-                            keep=keep is not None)
-        if keep is not None:
-            keep.append(v)
-        m = scratch(xp, "wino_m", (4, 4, th, v.shape[3], tw, o), x.dtype)
-        # (tiles, C) @ (C, O), both operands as stored: measured at 1 thread 20-30% faster
-        # than the channel-first (O, C) @ (C, tiles), and the whole forward 0.9x (16
-        # channels) to 0.6-0.7x (64 channels on 8x8), the parity copies into y included
-        xp.matmul(v.reshape(16, -1, c), u.swapaxes(1, 2), out=m.reshape(16, -1, o))
-        output_transform(xp, m, y[part])
+    parts, threads = _batch_chunks(x, o, th, tw)
+    kept = [None] * len(parts)
+
+    def chunks(share):
+        for k in share:
+            part = parts[k]
+            v = kept[k] = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw,
+                                          keep=keep is not None)
+            m = scratch(xp, "wino_m", (4, 4, th, v.shape[3], tw, o), x.dtype)
+            # (tiles, C) @ (C, O), both operands as stored: measured at 1 thread 20-30% faster
+            # than the channel-first (O, C) @ (C, tiles), and the whole forward 0.9x (16
+            # channels) to 0.6-0.7x (64 channels on 8x8), the parity copies into y included
+            xp.matmul(v.reshape(16, -1, c), u.swapaxes(1, 2), out=m.reshape(16, -1, o))
+            output_transform(xp, m, y[part])
+
+    run_parts(len(parts), chunks, threads)
+    if keep is not None:
+        keep.extend(kept)
     return y
 
 
@@ -250,24 +274,34 @@ def winograd_backward(xp, x, gy, w, lo, need_input=True, tiles_kept=None):
     `tiles_kept`: the forward's transformed input (its `keep`), used when it fits."""
     c, o, (ho, wo) = x.shape[1], gy.shape[1], gy.shape[2:]
     th, tw = tiles(ho), tiles(wo)
-    q = xp.zeros((16, o, c), x.dtype)
     gx = xp.empty(x.shape, x.dtype) if need_input else None
     u = kernel_transform(w).reshape(16, o, c) if need_input else None
-    parts = _batch_chunks(x, o, th, tw)
+    parts, threads = _batch_chunks(x, o, th, tw)
     if tiles_kept is not None and [v.shape for v in tiles_kept] != \
             [(4, 4, th, s.stop - s.start, tw, c) for s in parts]:
         tiles_kept = None
-    for k, part in enumerate(parts):
-        v = tiles_kept[k] if tiles_kept is not None else \
-            input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
-        z = output_transform_adjoint(xp, gy[part], th, tw).reshape(16, o, -1)
-        # (O, tiles) @ (tiles, C): both operands as stored (10-15% faster than the transposed
-        # product (C, tiles) @ (tiles, O) at 16-32 channels)
-        q += xp.matmul(z, v.reshape(16, -1, c))
-        if need_input:
-            gv = scratch(xp, "wino_gv", v.shape, x.dtype)
-            xp.matmul(z.swapaxes(1, 2), u, out=gv.reshape(16, -1, c))  # (tiles, O) @ (O, C)
-            _unsplit(xp, input_transform_adjoint(xp, gv, th, tw), lo, gx[part])
+
+    def chunks(share):
+        """The weight gradient's sum over this share of the chunks (the input gradient's
+        chunks are written in place)."""
+        q = xp.zeros((16, o, c), x.dtype)
+        for k in share:
+            part = parts[k]
+            v = tiles_kept[k] if tiles_kept is not None else \
+                input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
+            z = output_transform_adjoint(xp, gy[part], th, tw).reshape(16, o, -1)
+            # (O, tiles) @ (tiles, C): both operands as stored (10-15% faster than the
+            # transposed product (C, tiles) @ (tiles, O) at 16-32 channels)
+            q += xp.matmul(z, v.reshape(16, -1, c))
+            if need_input:
+                gv = scratch(xp, "wino_gv", v.shape, x.dtype)
+                xp.matmul(z.swapaxes(1, 2), u, out=gv.reshape(16, -1, c))  # (tiles, O) @ (O, C)
+                _unsplit(xp, input_transform_adjoint(xp, gv, th, tw), lo, gx[part])
+        return q
+
+    q, *others = run_parts(len(parts), chunks, threads)
+    for other in others:  # in thread order: the same sum on every run
+        q += other
     return gx, kernel_transform_adjoint(q.reshape(4, 4, o, c))
 
 

@@ -4,6 +4,7 @@ outer product `outer` (`ger`).
 
 beta == 0 ignores input entirely (its NaN and inf do not spread), as PyTorch does.
 """
+from ..._parallel import matmul as _products
 from ..._tensor import make_tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
@@ -136,7 +137,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b}, {k}] but got: [{b2}, {k2}].")
     _expand_bias(input, (b, n, p))
-    prod = xp_of(batch1).matmul(batch1._array, batch2._array)
+    prod = _products(xp_of(batch1), batch1._array, batch2._array)
     if alpha != 1:
         prod = prod * alpha
     res = make_tensor(_same_dtype(_add_term(prod, input, beta), batch1._array), batch1._device)
@@ -164,7 +165,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if k != k2:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k} and {k2}x{p})")
     _expand_bias(input, (n, p))
-    prod = xp_of(batch1).matmul(batch1._array, batch2._array).sum(axis=0)
+    prod = _products(xp_of(batch1), batch1._array, batch2._array).sum(axis=0)
     if alpha != 1:
         prod = prod * alpha
     res = make_tensor(_same_dtype(_add_term(prod, input, beta), batch1._array), batch1._device)

@@ -3,6 +3,7 @@ letters and sizes of 1 broadcast; its backward is an einsum per operand.
 """
 import numpy as np
 
+from ..._parallel import matmul as _products
 from ..._tensor import make_tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
@@ -124,7 +125,7 @@ def _pair_as_matmul(xp, subs, out_sub, arrays):
         return None
     a = a.transpose([sa.index(c) for c in batch + rows + inner]).reshape(-1, m, k)
     b = b.transpose([sb.index(c) for c in batch + inner + cols]).reshape(-1, k, n)
-    full = xp.matmul(a, b).reshape([size[c] for c in batch + rows + cols])
+    full = _products(xp, a, b).reshape([size[c] for c in batch + rows + cols])
     order = batch + rows + cols
     return xp.ascontiguousarray(full.transpose([order.index(c) for c in out_sub]))
 

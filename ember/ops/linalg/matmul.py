@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ... import dtypes as _dt
+from ..._parallel import matmul as _products
 from ..._sparse import SparseTensor
 from ..._sparse_compressed import SparseCompressedTensor
 from ..._tensor import make_tensor, Tensor, xp_of
@@ -29,7 +30,7 @@ def _product(a, b, node_cls):
     # a selective checkpoint's recomputation hands back the forward's product when it kept it
     kept = kept_output(node_cls, (a, b)) if _sac_anywhere.count else None
     if kept is None:
-        kept = _same_dtype(xp_of(a).matmul(a._array, b._array), a._array)
+        kept = _same_dtype(_products(xp_of(a), a._array, b._array), a._array)
     out = make_tensor(kept, a._device)
     node = record(node_cls, (a, b), out)
     if node is not None:
@@ -55,8 +56,8 @@ def _mat1_grad(grad, mat1, mat2, mat1_transposed=None):
     if arrays is not None:
         g, m2 = arrays
         if transposed:
-            return make_tensor(xp_of(grad).matmul(m2, g.T), grad._device).t()
-        return make_tensor(xp_of(grad).matmul(g, m2.T), grad._device)
+            return make_tensor(_products(xp_of(grad), m2, g.T), grad._device).t()
+        return make_tensor(_products(xp_of(grad), g, m2.T), grad._device)
     if transposed:
         return mat2.conj().mm(grad.t()).t()
     return grad.mm(mat2.t().conj())
@@ -69,8 +70,8 @@ def _mat2_grad(grad, mat1, mat2, mat2_transposed=None):
     if arrays is not None:
         g, m1 = arrays
         if transposed:
-            return make_tensor(xp_of(grad).matmul(g.T, m1), grad._device).t()
-        return make_tensor(xp_of(grad).matmul(m1.T, g), grad._device)
+            return make_tensor(_products(xp_of(grad), g.T, m1), grad._device).t()
+        return make_tensor(_products(xp_of(grad), m1.T, g), grad._device)
     if transposed:
         return grad.t().mm(mat1.conj()).t()
     return mat1.t().conj().mm(grad)
@@ -338,7 +339,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         input.expand(m, n)  # raises PyTorch's message for a bias that does not fit
     prod = kept_output(AddmmBackward0, (input, mat1, mat2)) if _sac_anywhere.count else None
     if prod is None:
-        prod = xp_of(mat1).matmul(mat1._array, mat2._array)
+        prod = _products(xp_of(mat1), mat1._array, mat2._array)
         if alpha != 1:
             prod *= alpha
         if beta == 1:  # into the fresh product: one pass, where a sum makes a new array

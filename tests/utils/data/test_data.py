@@ -753,6 +753,21 @@ def test_worker_info_seeding_and_init_fn():
     assert get_worker_info() is None and _INIT_MARK is None  # nothing leaks into the main process
 
 
+class _ThreadsDataset(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return ember.get_num_threads()
+
+
+def test_workers_run_one_intra_op_thread_each():
+    # PyTorch's workers call set_num_threads(1): two processes of a machine's threads each
+    # would fight over its cores
+    with deadline(20):
+        assert list(DataLoader(_ThreadsDataset(), batch_size=None, num_workers=2)) == [1, 1]
+
+
 def test_worker_info_is_frozen():
     import dataclasses
 

@@ -142,7 +142,8 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
     global _worker_info
     try:
         import numpy as np
-        from .... import random as ember_random
+        from .... import _environment, random as ember_random
+        _environment.set_num_threads(1)  # as PyTorch's workers: one intra-op thread each
         seed = base_seed + worker_id
         random.seed(seed)
         ember_random.manual_seed(seed)

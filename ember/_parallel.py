@@ -1,0 +1,204 @@
+"""ember's intra-op threads: the cores `set_num_threads` gives ember's CPU kernels.
+
+NumPy runs every elementwise pass in the calling thread, so threads inside BLAS alone leave
+most of a convolution net's step on one core. Kernels that cut their work into independent
+parts with long NumPy calls (a convolution's batch chunks) run them here on `intra_threads()`
+threads; NumPy releases the GIL inside its loops and BLAS calls, so the parts run at once.
+Short calls do not pay: two threads of calls of a few microseconds pass the GIL back and forth
+and run slower than one (a Winograd layer of 0.5-1.5 MB of tiles took 1.35-2.25x its one-thread
+time on two threads; `/work/notes/s13/wino_min.py`).
+
+- While the pool runs parts on several threads, it holds the cores: the BLAS runs one thread
+  per caller, and `matmul` below splits large products across the pool itself. An OpenBLAS
+  worker spins for 0.1-0.2 s after each multi-threaded product, and while it spins the pool's
+  threads share the cores with it (measured on 2 cores: parallel NumPy work right after a
+  2-thread product took 1.7-2x its time; `/work/notes/s13/spinner.py`). The pool takes the
+  cores when it first runs parts, and gives them back to the BLAS once it has run none for
+  RELEASE_AFTER_S (seen by `matmul`): work of products alone (an MLP, an LSTM, a transformer)
+  keeps the BLAS's own threads, whose spinning workers hand products over faster than this
+  pool can (16-45 us a round trip here), so mid-sized products are faster with them.
+- Part k goes to thread k % threads, and `run_parts` returns each thread's result in thread
+  order: a caller that sums them gets the same bits on every run with the same thread count.
+- One op at a time uses the pool: a call from another thread while it is busy, or from inside
+  a part, runs its parts in the calling thread, as does everything at one thread.
+- A forked child (a DataLoader worker) starts with no pool and makes its own on first use.
+"""
+import _thread  # (not `threading`, which `import ember` does not load)
+import os
+import time
+
+import numpy as np
+
+from ._blas import blas, warm_up
+
+
+def _default_threads():
+    """PyTorch's default: OMP_NUM_THREADS when set to a positive number, else the cores this
+    process may run on."""
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+
+class _Pool:
+    def __init__(self):
+        self.threads = None      # the configured count; None until first asked
+        self._executor = None
+        self._size = 0
+        self._busy = _thread.allocate_lock()
+        self.blas_claimed = False
+        self.last_parallel = 0.0
+
+    def count(self):
+        if self.threads is None:
+            self.threads = _default_threads()
+        return self.threads
+
+    def _workers(self, count):
+        if self._executor is None or self._size != count:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+            from concurrent.futures import ThreadPoolExecutor  # only once parts run in threads
+            self._executor = ThreadPoolExecutor(count, thread_name_prefix="ember-intraop")
+            self._size = count
+        return self._executor
+
+    def run(self, count, body, threads, holds=True):
+        """[body(share of thread t) for t in range(threads)], thread 0 being the caller.
+        `holds`: the parts are NumPy work that needs the cores (see above), not a split
+        product, which only uses the cores while the pool holds them."""
+        shares = [range(t, count, threads) for t in range(threads)]
+        if threads < 2 or not self._busy.acquire(blocking=False):
+            return [body(share) for share in shares]
+        try:
+            if holds:
+                self.claim_blas()
+            executor = self._workers(threads - 1)
+            futures = [executor.submit(_warmed, body, share) for share in shares[1:]]
+            try:
+                first = body(shares[0])
+            finally:  # never return (or raise) while a part may still write its arrays
+                for future in futures:
+                    future.exception()
+            return [first] + [future.result() for future in futures]
+        finally:
+            if holds:
+                self.last_parallel = time.monotonic()
+            self._busy.release()
+
+    def claim_blas(self):
+        if not self.blas_claimed:
+            blas.set(1)
+            self.blas_claimed = True
+
+    def holds_cores(self):
+        """Whether the pool holds the cores now, giving them back to the BLAS if it has run
+        no parts for RELEASE_AFTER_S."""
+        if self.blas_claimed and time.monotonic() - self.last_parallel > RELEASE_AFTER_S:
+            self.blas_claimed = False
+            blas.set(self.count())
+        return self.blas_claimed
+
+    def forget(self):
+        """In a forked child: the parent's worker threads do not exist here."""
+        self._executor, self._size = None, 0
+        self._busy = _thread.allocate_lock()
+
+
+def _warmed(body, share):
+    warm_up()  # a thread's BLAS runs at a third of its speed until its first large product
+    return body(share)
+
+
+# A training step of a convolution net runs parts many times a second; a second without any
+# means the work has moved on (another model, an evaluation of products alone).
+RELEASE_AFTER_S = 1.0
+
+_pool = _Pool()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_pool.forget)
+
+
+def intra_threads():
+    """The intra-op thread count (`ember.get_num_threads()`)."""
+    return _pool.count()
+
+
+def set_intra_threads(n):
+    """Set by `ember.set_num_threads`: the pool's count, and the BLAS's while it has its own
+    threads (one thread per caller once the pool has taken the cores)."""
+    _pool.threads = n
+    blas.set(1 if _pool.blas_claimed else n)
+
+
+def threads_for(parts):
+    """How many threads `run_parts` uses for `parts` parts now."""
+    return max(1, min(parts, _pool.count()))
+
+
+def run_parts(count, body, threads=None):
+    """Run `body(share)` once per thread, where the shares split range(count) by k % threads,
+    and return the results in thread order. `threads` defaults to `threads_for(count)`."""
+    return _pool.run(count, body, threads_for(count) if threads is None else threads)
+
+
+# A product is split across the threads when it has at least this many multiply-adds (M*N*K):
+# handing a part to a thread and back costs ~50 us here, so products under ~0.3 ms are faster
+# whole (measured at 1 BLAS thread, float32: (128,128)@(128,128) split takes 1.5x its whole
+# time, (2048,144)@(144,16) 0.93x, (320,128)@(128,512) 0.57x, (128,784)@(784,512) 0.56x;
+# `/work/notes/s13/mm_split.py`).
+SPLIT_PRODUCT_MIN = 1 << 23
+_SPLIT_TYPES = frozenset("fdFD")
+
+
+def matmul(xp, a, b, out=None):
+    """xp.matmul(a, b, out=out); for NumPy arrays, once the pool has taken the cores from the
+    BLAS, a large product's rows (or columns, or batch) are split across them, each part a
+    product of the operands' slices. Each element is still one thread's whole sum, so a
+    result is the same on every run at a thread count, but not always the bits of the whole
+    product at one thread: OpenBLAS picks its kernels by the matrices' sizes (as PyTorch's
+    results, too, depend on the thread count)."""
+    if xp is not np:
+        return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
+    threads = _pool.count()
+    if threads < 2 or not _pool.holds_cores() or a.ndim < 2 or b.ndim < 2 or \
+            a.dtype.char not in _SPLIT_TYPES or b.dtype != a.dtype or \
+            (out is not None and out.dtype != a.dtype):
+        return np.matmul(a, b, out=out)
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = a.shape[:-2] if a.ndim >= b.ndim else b.shape[:-2]
+    size = m * n * k
+    for d in batch:
+        size *= d
+    if size < SPLIT_PRODUCT_MIN or b.shape[-2] != k or \
+            (a.ndim > 2 and b.ndim > 2 and a.shape[:-2] != b.shape[:-2]):
+        return np.matmul(a, b, out=out)
+    if out is None:
+        out = np.empty(batch + (m, n), a.dtype)
+    if batch and batch[0] >= threads:  # whole matrices of the batch per part
+        lead = batch[0]
+        pick_a = (lambda s: a[s]) if a.ndim > 2 else (lambda s: a)
+        pick_b = (lambda s: b[s]) if b.ndim > 2 else (lambda s: b)
+        parts = _cuts(lead, threads)
+        _split(parts, lambda i: np.matmul(pick_a(parts[i]), pick_b(parts[i]), out=out[parts[i]]))
+    elif m >= n or m >= 8 * threads:  # rows of a
+        parts = _cuts(m, threads)
+        _split(parts, lambda i: np.matmul(a[..., parts[i], :], b, out=out[..., parts[i], :]))
+    else:  # columns of b
+        parts = _cuts(n, threads)
+        _split(parts, lambda i: np.matmul(a, b[..., parts[i]], out=out[..., parts[i]]))
+    return out
+
+
+def _split(parts, product):
+    """product(i) for each part i, on the pool's threads (a split product does not renew the
+    pool's hold on the cores)."""
+    _pool.run(len(parts), lambda share: [product(i) for i in share], len(parts), holds=False)
+
+
+def _cuts(n, parts):
+    """`parts` slices of range(n), as even as can be."""
+    edges = [n * i // parts for i in range(parts + 1)]
+    return [slice(edges[i], edges[i + 1]) for i in range(parts)]

@@ -1,0 +1,210 @@
+"""ember's intra-op threads (`ember._parallel`): how parts are shared out, errors, forks, the
+split products, and convolutions on two threads against one."""
+import multiprocessing
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ember
+from ember import _parallel
+from ember.ops.conv import _routines, _winograd
+
+
+@pytest.fixture
+def two_threads(monkeypatch):
+    """The pool at two threads, holding the cores (as after its first parallel conv)."""
+    monkeypatch.setattr(_parallel._pool, "threads", 2)
+    _parallel.run_parts(2, lambda share: None)  # takes the cores from the BLAS
+    assert _parallel._pool.blas_claimed
+    yield
+
+
+def test_parts_are_shared_by_thread_and_returned_in_thread_order(two_threads):
+    seen = {}
+
+    def body(share):
+        seen[tuple(share)] = threading.get_ident()
+        return list(share)
+    assert _parallel.run_parts(5, body, threads=2) == [[0, 2, 4], [1, 3]]
+    assert seen[(0, 2, 4)] == threading.get_ident() != seen[(1, 3)]
+
+
+def test_one_thread_runs_every_part_in_the_caller():
+    idents = set()
+    assert _parallel.run_parts(3, lambda share: idents.add(threading.get_ident()) or len(share),
+                               threads=1) == [3]
+    assert idents == {threading.get_ident()}
+
+
+def test_parts_inside_a_part_run_in_that_part_thread(two_threads):
+    def outer(share):
+        me = threading.get_ident()
+        inner = _parallel.run_parts(2, lambda s: threading.get_ident(), threads=2)
+        return inner == [me, me]
+    assert _parallel.run_parts(2, outer, threads=2) == [True, True]
+
+
+def test_a_failing_part_raises_once_every_part_is_done(two_threads):
+    finished = []
+
+    def body(share):
+        if share[0] == 1:
+            raise ValueError("part 1 failed")
+        time.sleep(0.05)
+        finished.append(share[0])
+    with pytest.raises(ValueError, match="part 1 failed"):
+        _parallel.run_parts(2, body, threads=2)
+    assert finished == [0]
+    finished.clear()
+
+    def caller_fails(share):
+        if share[0] == 0:
+            raise KeyError("caller")
+        time.sleep(0.05)
+        finished.append(share[0])
+    with pytest.raises(KeyError):
+        _parallel.run_parts(2, caller_fails, threads=2)
+    assert finished == [1]  # the worker's part had finished before the error came back
+    assert _parallel.run_parts(2, lambda share: share[0], threads=2) == [0, 1]  # not left busy
+
+
+def _split_cases(rng):
+    f = lambda *shape, dtype=np.float32: rng.standard_normal(shape).astype(dtype)  # noqa: E731
+    return [
+        (f(64, 40), f(40, 24)),                               # rows
+        (f(6, 40), f(40, 96)),                                # columns
+        (f(64, 40).T, f(64, 24)),                             # a transposed view
+        (f(5, 16, 8), f(5, 8, 12)),                           # a batch
+        (f(5, 16, 8), f(8, 12)),                              # a batch times a matrix
+        (f(3, 2, 16, 8), f(3, 2, 8, 12)),                     # two batch dims
+        (f(1, 64, 8), f(1, 8, 12)),                           # a batch of one: rows
+        (f(64, 40, dtype=np.float64), f(40, 24, dtype=np.float64)),
+        (f(48, 40) + 1j * f(48, 40), f(40, 8) + 1j * f(40, 8)),
+    ]
+
+
+def test_split_products_equal_numpy_products(two_threads, monkeypatch):
+    monkeypatch.setattr(_parallel, "SPLIT_PRODUCT_MIN", 0)
+    for a, b in _split_cases(np.random.default_rng(0)):
+        expected = np.matmul(a, b)
+        got = _parallel.matmul(np, a, b)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        rtol = 1e-5 if a.dtype in (np.float32, np.complex64) else 1e-12
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+        out = np.full(expected.shape, np.nan, expected.dtype)
+        assert _parallel.matmul(np, a, b, out=out) is out
+        np.testing.assert_array_equal(out, got)  # the same bits on every run
+
+
+def test_products_numpy_would_refuse_still_raise_its_errors(two_threads, monkeypatch):
+    monkeypatch.setattr(_parallel, "SPLIT_PRODUCT_MIN", 0)
+    a, b = np.ones((8, 5), np.float32), np.ones((4, 6), np.float32)
+    with pytest.raises(ValueError, match="matmul"):
+        _parallel.matmul(np, a, b)
+    # mixed dtypes and integers are NumPy's own product
+    np.testing.assert_array_equal(_parallel.matmul(np, np.ones((8, 4), np.int64), b),
+                                  np.ones((8, 4), np.int64) @ b)
+
+
+def test_the_pool_holds_the_cores_while_in_use(two_threads, monkeypatch):
+    blas = _parallel.blas
+    assert blas.get() in (None, 1)  # taken from the BLAS by the fixture's parallel parts
+    monkeypatch.setattr(_parallel, "SPLIT_PRODUCT_MIN", 0)
+    a = np.ones((64, 64), np.float32)
+    _parallel.matmul(np, a, a)
+    assert _parallel._pool.blas_claimed
+    monkeypatch.setattr(_parallel, "RELEASE_AFTER_S", 0.0)
+    time.sleep(0.01)
+    np.testing.assert_array_equal(_parallel.matmul(np, a, a), a @ a)  # idle: given back
+    assert not _parallel._pool.blas_claimed and blas.get() in (None, 2)
+    _parallel.run_parts(2, lambda share: None)
+    assert _parallel._pool.blas_claimed and blas.get() in (None, 1)
+
+
+def _conv_pass(x, w, stride, padding, groups=1):
+    xt = ember.tensor(x, requires_grad=True)
+    wt = ember.tensor(w, requires_grad=True)
+    y = ember.nn.functional.conv2d(xt, wt, stride=stride, padding=padding, groups=groups)
+    g = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(x.dtype)
+    y.backward(ember.tensor(g))
+    return y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()
+
+
+CONV_CASES = [  # (N, C, O, size, kernel, stride, padding, groups, dtype)
+    (6, 16, 16, 12, 3, 1, 1, 1, np.float32),    # Winograd
+    (5, 8, 12, 9, 3, 1, 1, 1, np.float64),      # Winograd, odd sizes
+    (4, 3, 8, 16, 7, 2, 3, 1, np.float32),      # a stem: im2col, batched columns
+    (4, 32, 16, 10, 3, 2, 1, 1, np.float32),    # stride 2, channels-last columns
+    (4, 8, 16, 10, 1, 2, 0, 1, np.float32),     # 1x1 stride 2
+    (5, 8, 8, 9, 3, 2, 1, 2, np.float64),       # groups
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: "x".join(map(str, c[:8])))
+def test_convolutions_on_two_threads_match_one(case, monkeypatch):
+    n, c, o, size, k, stride, padding, groups, dtype = case
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, size, size)).astype(dtype)
+    w = rng.standard_normal((o, c // groups, k, k)).astype(dtype)
+    monkeypatch.setattr(_winograd, "THREADED_RULES", ((0, 0),))
+    monkeypatch.setattr(_routines, "THREADED_MIN_COL_BYTES", 0)
+    if k == 3 and stride == 1:
+        monkeypatch.setattr(ember.ops.conv._layout, "LAYOUT", "winograd")
+    monkeypatch.setattr(_parallel._pool, "threads", 1)
+    one = _conv_pass(x, w, stride, padding, groups)
+    monkeypatch.setattr(_parallel._pool, "threads", 2)
+    calls = []
+    real = _parallel._pool.run
+    monkeypatch.setattr(_parallel._pool, "run",
+                        lambda count, body, threads: calls.append(threads) or
+                        real(count, body, threads))
+    two = _conv_pass(x, w, stride, padding, groups)
+    assert 2 in calls  # the parts did run on two threads
+    again = _conv_pass(x, w, stride, padding, groups)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, b, c2 in zip(one, two, again):  # output, input gradient, weight gradient
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol * np.abs(a).max())
+        np.testing.assert_array_equal(c2, b)  # the same bits on every run at two threads
+
+
+def _child_conv(queue):
+    x = ember.ones(4, 16, 12, 12)
+    w = ember.ones(16, 16, 3, 3)
+    queue.put(ember.nn.functional.conv2d(x, w, padding=1).sum().item())
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork")
+def test_a_forked_child_makes_its_own_pool(two_threads, monkeypatch):
+    monkeypatch.setattr(_winograd, "THREADED_RULES", ((0, 0),))
+    expected = ember.nn.functional.conv2d(ember.ones(4, 16, 12, 12), ember.ones(16, 16, 3, 3),
+                                          padding=1).sum().item()  # the parent's pool is up
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_conv, args=(queue,))
+    child.start()
+    got = queue.get(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and got == expected
+
+
+def test_set_num_threads_sets_the_pool(monkeypatch):
+    monkeypatch.setattr(_parallel._pool, "threads", None)
+    before = ember.get_num_threads()
+    assert before >= 1
+    try:
+        ember.set_num_threads(3)
+        assert ember.get_num_threads() == 3 == _parallel.intra_threads()
+        ember.set_num_threads(1)
+        assert ember.get_num_threads() == 1
+        assert _parallel.blas.get() in (None, 1)
+    finally:
+        ember.set_num_threads(before)
+
+
+def test_the_default_follows_omp_num_threads(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert _parallel._default_threads() == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "")
+    assert _parallel._default_threads() >= 1
