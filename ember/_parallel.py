@@ -144,6 +144,18 @@ def run_parts(count, body, threads=None):
     return _pool.run(count, body, threads_for(count) if threads is None else threads)
 
 
+def map_parts(fn, items):
+    """[fn(item) for item in items], the items shared out over the intra-op threads as
+    `run_parts` shares its parts."""
+    results = [None] * len(items)
+
+    def share(ks):
+        for k in ks:
+            results[k] = fn(items[k])
+    run_parts(len(items), share)
+    return results
+
+
 # A product is split across the threads when it has at least this many multiply-adds (M*N*K):
 # handing a part to a thread and back costs ~50 us here, so products under ~0.3 ms are faster
 # whole (measured at 1 BLAS thread, float32: (128,128)@(128,128) split takes 1.5x its whole
