@@ -157,9 +157,8 @@ def test_convolutions_on_two_threads_match_one(case, monkeypatch):
     monkeypatch.setattr(_parallel._pool, "threads", 2)
     calls = []
     real = _parallel._pool.run
-    monkeypatch.setattr(_parallel._pool, "run",
-                        lambda count, body, threads: calls.append(threads) or
-                        real(count, body, threads))
+    monkeypatch.setattr(_parallel._pool, "run", lambda count, body, threads, holds=True:
+                        calls.append(threads) or real(count, body, threads, holds))
     two = _conv_pass(x, w, stride, padding, groups)
     assert 2 in calls  # the parts did run on two threads
     again = _conv_pass(x, w, stride, padding, groups)

@@ -52,13 +52,16 @@ THREADED_MIN_COL_BYTES = 4 << 20
 
 
 def _thread_parts(xp, n, per_sample):
-    """One slice of a batch of n per intra-op thread, or None (one thread, a device, a batch
+    """Slices of a batch of n for the intra-op threads, or None (one thread, a device, a batch
     smaller than the threads, or columns of `per_sample` bytes a sample under
-    THREADED_MIN_COL_BYTES in all)."""
+    THREADED_MIN_COL_BYTES in all). A multiple of the threads, as many as keep parts of at
+    least half THREADED_MIN_COL_BYTES (more parts than threads let `map_parts` balance)."""
     threads = intra_threads()
-    if xp is not np or threads < 2 or n < threads or n * per_sample < THREADED_MIN_COL_BYTES:
+    total = n * per_sample
+    if xp is not np or threads < 2 or n < threads or total < THREADED_MIN_COL_BYTES:
         return None
-    return [slice(n * i // threads, n * (i + 1) // threads) for i in range(threads)]
+    count = min(n, threads * max(1, 2 * total // (threads * max(1, THREADED_MIN_COL_BYTES))))
+    return [slice(n * i // count, n * (i + 1) // count) for i in range(count)]
 
 
 def _batch_slices(x, kernel, p, osz):
