@@ -17,8 +17,9 @@ time on two threads; `/work/notes/s13/wino_min.py`).
   RELEASE_AFTER_S (seen by `matmul`): work of products alone (an MLP, an LSTM, a transformer)
   keeps the BLAS's own threads, whose spinning workers hand products over faster than this
   pool can (16-45 us a round trip here), so mid-sized products are faster with them.
-- Part k goes to thread k % threads, and `run_parts` returns each thread's result in thread
-  order: a caller that sums them gets the same bits on every run with the same thread count.
+- `map_parts` lets each thread take the next item when it is free and returns the results in
+  the items' order: a caller that sums them in that order gets the same bits whichever thread
+  computed which (`run_parts`, below it, gives thread t the parts t, t + threads, ...).
 - One op at a time uses the pool: a call from another thread while it is busy, or from inside
   a part, runs its parts in the calling thread, as does everything at one thread.
 - A forked child (a DataLoader worker) starts with no pool and makes its own on first use.
@@ -138,10 +139,26 @@ def threads_for(parts):
     return max(1, min(parts, _pool.count()))
 
 
-def run_parts(count, body, threads=None):
+def run_parts(count, body, threads=None, holds=True):
     """Run `body(share)` once per thread, where the shares split range(count) by k % threads,
-    and return the results in thread order. `threads` defaults to `threads_for(count)`."""
-    return _pool.run(count, body, threads_for(count) if threads is None else threads)
+    and return the results in thread order. `threads` defaults to `threads_for(count)`;
+    `holds` as `_Pool.run`'s."""
+    return _pool.run(count, body, threads_for(count) if threads is None else threads, holds)
+
+
+def map_parts(fn, items, holds=True):
+    """[fn(item) for item in items], each thread taking the next item as it is free (one
+    core can be slower than another on a shared machine; measured on ResNet-18 at 2 threads,
+    the caller waited for the other thread 10% of the step with fixed shares). The results
+    come in the items' order, whichever thread computed them."""
+    results = [None] * len(items)
+    order = iter(range(len(items)))  # shared: next() of a range iterator holds the GIL
+
+    def take(_):
+        for k in order:
+            results[k] = fn(items[k])
+    run_parts(threads_for(len(items)), take, holds=holds)
+    return results
 
 
 # A product is split across the threads when it has at least this many multiply-adds (M*N*K):
@@ -177,28 +194,23 @@ def matmul(xp, a, b, out=None):
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty(batch + (m, n), a.dtype)
+    # two parts a thread, where there are places enough, for `map_parts` to balance
     if batch and batch[0] >= threads:  # whole matrices of the batch per part
-        lead = batch[0]
         pick_a = (lambda s: a[s]) if a.ndim > 2 else (lambda s: a)
         pick_b = (lambda s: b[s]) if b.ndim > 2 else (lambda s: b)
-        parts = _cuts(lead, threads)
-        _split(parts, lambda i: np.matmul(pick_a(parts[i]), pick_b(parts[i]), out=out[parts[i]]))
+        map_parts(lambda s: np.matmul(pick_a(s), pick_b(s), out=out[s]),
+                  _cuts(batch[0], 2 * threads), holds=False)
     elif m >= n or m >= 8 * threads:  # rows of a
-        parts = _cuts(m, threads)
-        _split(parts, lambda i: np.matmul(a[..., parts[i], :], b, out=out[..., parts[i], :]))
+        map_parts(lambda s: np.matmul(a[..., s, :], b, out=out[..., s, :]),
+                  _cuts(m, 2 * threads), holds=False)
     else:  # columns of b
-        parts = _cuts(n, threads)
-        _split(parts, lambda i: np.matmul(a, b[..., parts[i]], out=out[..., parts[i]]))
+        map_parts(lambda s: np.matmul(a, b[..., s], out=out[..., s]), _cuts(n, 2 * threads),
+                  holds=False)
     return out
 
 
-def _split(parts, product):
-    """product(i) for each part i, on the pool's threads (a split product does not renew the
-    pool's hold on the cores)."""
-    _pool.run(len(parts), lambda share: [product(i) for i in share], len(parts), holds=False)
-
-
 def _cuts(n, parts):
-    """`parts` slices of range(n), as even as can be."""
+    """min(n, `parts`) slices of range(n), as even as can be."""
+    parts = min(n, parts)
     edges = [n * i // parts for i in range(parts + 1)]
     return [slice(edges[i], edges[i + 1]) for i in range(parts)]

@@ -157,9 +157,8 @@ def test_convolutions_on_two_threads_match_one(case, monkeypatch):
     monkeypatch.setattr(_parallel._pool, "threads", 2)
     calls = []
     real = _parallel._pool.run
-    monkeypatch.setattr(_parallel._pool, "run",
-                        lambda count, body, threads: calls.append(threads) or
-                        real(count, body, threads))
+    monkeypatch.setattr(_parallel._pool, "run", lambda count, body, threads, holds=True:
+                        calls.append(threads) or real(count, body, threads, holds))
     two = _conv_pass(x, w, stride, padding, groups)
     assert 2 in calls  # the parts did run on two threads
     again = _conv_pass(x, w, stride, padding, groups)
@@ -167,6 +166,43 @@ def test_convolutions_on_two_threads_match_one(case, monkeypatch):
     for a, b, c2 in zip(one, two, again):  # output, input gradient, weight gradient
         np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol * np.abs(a).max())
         np.testing.assert_array_equal(c2, b)  # the same bits on every run at two threads
+
+
+@pytest.mark.parametrize("module, shape", [
+    ("BatchNorm2d", (4, 6, 5, 5)), ("BatchNorm1d", (6, 4)), ("GroupNorm", (6, 4, 3, 3)),
+    ("LayerNorm", (6, 4, 8))])
+def test_normalizations_on_two_threads_give_one_thread_bits(module, shape, monkeypatch):
+    from ember.ops.normalization import _fused
+    monkeypatch.setattr(_fused, "THREADED_MIN_BYTES", 0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32) * 3 + 1
+    g = rng.standard_normal(shape).astype(np.float32)
+    norm = {"BatchNorm2d": lambda: ember.nn.BatchNorm2d(shape[1]),
+            "BatchNorm1d": lambda: ember.nn.BatchNorm1d(shape[1]),
+            "GroupNorm": lambda: ember.nn.GroupNorm(2, shape[1]),
+            "LayerNorm": lambda: ember.nn.LayerNorm(shape[-1])}[module]()
+    with ember.no_grad():
+        for p in norm.parameters():
+            p.copy_(ember.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+    start = {k: v.clone() for k, v in norm.state_dict().items()}
+    calls = []
+    real = _parallel._pool.run
+    monkeypatch.setattr(_parallel._pool, "run", lambda count, body, threads, holds=True:
+                        calls.append(threads) or real(count, body, threads, holds))
+    results = []
+    for threads in (1, 2):
+        monkeypatch.setattr(_parallel._pool, "threads", threads)
+        norm.load_state_dict(start)
+        norm.zero_grad()
+        xt = ember.tensor(x, requires_grad=True)
+        y = norm(xt)
+        y.backward(ember.tensor(g))
+        results.append([y.detach().numpy(), xt.grad.numpy()] +
+                       [p.grad.numpy() for p in norm.parameters()] +
+                       [t.detach().numpy().copy() for t in norm.state_dict().values()])
+    assert 2 in calls  # the forward's parts ran on two threads
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(b, a)
 
 
 def _child_conv(queue):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ..._blas import warm_up
-from ..._parallel import intra_threads, matmul as _products, run_parts
+from ..._parallel import intra_threads, map_parts, matmul as _products
 from . import _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
@@ -45,29 +45,23 @@ def _kept_columns(kept):
 
 # A batch is cut into one part per intra-op thread when its im2col columns take at least this
 # many bytes: each part's copies and product are then long calls (see `_parallel`). Measured
-# fwd+bwd at 2 threads against 1: ... (`/work/notes/s13/layer_ab.py`).
+# fwd+bwd (input and weight gradients) at 2 threads, the pool's parts against the BLAS's own
+# threads: ResNet-18's 7x7 stem 0.73 of the time, CIFAR ResNet's 3x3 stride-2 16->32 layer
+# (4.7 MB of columns) 0.78, ResNet-18's 64->128 (14 MB) 1.0 (`/work/notes/s13/layer_ab.py`).
 THREADED_MIN_COL_BYTES = 4 << 20
 
 
 def _thread_parts(xp, n, per_sample):
-    """One slice of a batch of n per intra-op thread, or None (one thread, a device, a batch
+    """Slices of a batch of n for the intra-op threads, or None (one thread, a device, a batch
     smaller than the threads, or columns of `per_sample` bytes a sample under
-    THREADED_MIN_COL_BYTES in all)."""
+    THREADED_MIN_COL_BYTES in all). A multiple of the threads, as many as keep parts of at
+    least half THREADED_MIN_COL_BYTES (more parts than threads let `map_parts` balance)."""
     threads = intra_threads()
-    if xp is not np or threads < 2 or n < threads or n * per_sample < THREADED_MIN_COL_BYTES:
+    total = n * per_sample
+    if xp is not np or threads < 2 or n < threads or total < THREADED_MIN_COL_BYTES:
         return None
-    return [slice(n * i // threads, n * (i + 1) // threads) for i in range(threads)]
-
-
-def _on_parts(parts, compute):
-    """[compute(k, part) for each part], run on the intra-op threads, in the parts' order."""
-    results = [None] * len(parts)
-
-    def share(ks):
-        for k in ks:
-            results[k] = compute(k, parts[k])
-    run_parts(len(parts), share)
-    return results
+    count = min(n, threads * max(1, 2 * total // (threads * max(1, THREADED_MIN_COL_BYTES))))
+    return [slice(n * i // count, n * (i + 1) // count) for i in range(count)]
 
 
 def _batch_slices(x, kernel, p, osz):
@@ -110,7 +104,8 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
         return _columns_forward(xp, x, w, p, osz, keep if held else None)
     y = xp.empty((n, o) + tuple(osz), x.dtype)
     keeps = [[] if held else None for _ in parts]
-    _on_parts(parts, lambda k, s: _columns_forward(xp, x[s], w, p, osz, keeps[k], y[s]))
+    map_parts(lambda k: _columns_forward(xp, x[parts[k]], w, p, osz, keeps[k], y[parts[k]]),
+              range(len(parts)))
     if held:
         keep.extend(KeptColumns(c.layout, c.col, s) for s, (c,) in zip(parts, keeps))
     return y
@@ -172,8 +167,8 @@ def conv_transpose_forward(xp, y, w, p, size):
     if parts is None:
         return _columns_transpose(xp, y, w, p, size, parity)
     x = xp.empty((n, g * cg) + tuple(size), y.dtype)
-    _on_parts(parts, lambda k, s: x.__setitem__(s, _columns_transpose(xp, y[s], w, p, size,
-                                                                       parity)))
+    map_parts(lambda s: x.__setitem__(s, _columns_transpose(xp, y[s], w, p, size, parity)),
+              parts)
     return x
 
 
@@ -257,7 +252,7 @@ def _summed(xp, terms):
     threads and added in the terms' order (the same bits on every run)."""
     if len(terms) == 1:
         return terms[0]()
-    results = _on_parts(terms, lambda k, term: term())
+    results = map_parts(lambda term: term(), terms)
     total = results[0]
     for r in results[1:]:
         total += r

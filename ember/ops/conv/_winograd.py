@@ -26,7 +26,7 @@ gradient enters a channel-first tile order (O, th, N, tw) by four parity copies.
 """
 import numpy as np
 
-from ..._parallel import intra_threads, run_parts
+from ..._parallel import intra_threads, map_parts
 from ._im2col import scratch
 
 # G of F(2x2, 3x3) (the kernel transform); B^T and A^T are written out as sums below.
@@ -178,19 +178,18 @@ def winograd_forward(xp, x, w, lo, osz, keep=None):
     parts, threads = _batch_chunks(x, o, th, tw)
     kept = [None] * len(parts)
 
-    def chunks(share):
-        for k in share:
-            part = parts[k]
-            v = kept[k] = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw,
-                                          keep=keep is not None)
-            m = scratch(xp, "wino_m", (4, 4, th, v.shape[3], tw, o), x.dtype)
-            # (tiles, C) @ (C, O), both operands as stored: measured at 1 thread 20-30% faster
-            # than the channel-first (O, C) @ (C, tiles), and the whole forward 0.9x (16
-            # channels) to 0.6-0.7x (64 channels on 8x8), the parity copies into y included
-            xp.matmul(v.reshape(16, -1, c), u.swapaxes(1, 2), out=m.reshape(16, -1, o))
-            output_transform(xp, m, y[part])
+    def chunk(part):
+        v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw,
+                            keep=keep is not None)
+        m = scratch(xp, "wino_m", (4, 4, th, v.shape[3], tw, o), x.dtype)
+        # (tiles, C) @ (C, O), both operands as stored: measured at 1 thread 20-30% faster
+        # than the channel-first (O, C) @ (C, tiles), and the whole forward 0.9x (16
+        # channels) to 0.6-0.7x (64 channels on 8x8), the parity copies into y included
+        xp.matmul(v.reshape(16, -1, c), u.swapaxes(1, 2), out=m.reshape(16, -1, o))
+        output_transform(xp, m, y[part])
+        return v
 
-    run_parts(len(parts), chunks, threads)
+    kept = map_parts(chunk, parts) if threads > 1 else [chunk(part) for part in parts]
     if keep is not None:
         keep.extend(kept)
     return y
@@ -281,27 +280,30 @@ def winograd_backward(xp, x, gy, w, lo, need_input=True, tiles_kept=None):
             [(4, 4, th, s.stop - s.start, tw, c) for s in parts]:
         tiles_kept = None
 
-    def chunks(share):
-        """The weight gradient's sum over this share of the chunks (the input gradient's
-        chunks are written in place)."""
-        q = xp.zeros((16, o, c), x.dtype)
-        for k in share:
-            part = parts[k]
-            v = tiles_kept[k] if tiles_kept is not None else \
-                input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
-            z = output_transform_adjoint(xp, gy[part], th, tw).reshape(16, o, -1)
-            # (O, tiles) @ (tiles, C): both operands as stored (10-15% faster than the
-            # transposed product (C, tiles) @ (tiles, O) at 16-32 channels)
-            q += xp.matmul(z, v.reshape(16, -1, c))
-            if need_input:
-                gv = scratch(xp, "wino_gv", v.shape, x.dtype)
-                xp.matmul(z.swapaxes(1, 2), u, out=gv.reshape(16, -1, c))  # (tiles, O) @ (O, C)
-                _unsplit(xp, input_transform_adjoint(xp, gv, th, tw), lo, gx[part])
+    def chunk(k):
+        """The chunk's term of the weight gradient (its input gradient is written in place)."""
+        part = parts[k]
+        v = tiles_kept[k] if tiles_kept is not None else \
+            input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw)
+        z = output_transform_adjoint(xp, gy[part], th, tw).reshape(16, o, -1)
+        # (O, tiles) @ (tiles, C): both operands as stored (10-15% faster than the
+        # transposed product (C, tiles) @ (tiles, O) at 16-32 channels)
+        q = xp.matmul(z, v.reshape(16, -1, c))
+        if need_input:
+            gv = scratch(xp, "wino_gv", v.shape, x.dtype)
+            xp.matmul(z.swapaxes(1, 2), u, out=gv.reshape(16, -1, c))  # (tiles, O) @ (O, C)
+            _unsplit(xp, input_transform_adjoint(xp, gv, th, tw), lo, gx[part])
         return q
 
-    q, *others = run_parts(len(parts), chunks, threads)
-    for other in others:  # in thread order: the same sum on every run
-        q += other
+    q = xp.zeros((16, o, c), x.dtype)
+    if threads > 1:
+        # the chunks' terms added in chunk order: the bits of one thread's running sum (all
+        # held until the last is done: 16 O C numbers a chunk, at most THREADED_MAX_CHANNELS)
+        for term in map_parts(chunk, range(len(parts))):
+            q += term
+    else:
+        for k in range(len(parts)):
+            q += chunk(k)
     return gx, kernel_transform_adjoint(q.reshape(4, 4, o, c))
 
 

@@ -12,6 +12,7 @@ import builtins
 import numpy as np
 
 from ... import dtypes as _dt
+from ..._parallel import map_parts
 from ..._state import grad as _grad_state
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
@@ -111,28 +112,51 @@ class _NormBackward(Node):
     def _per_group_arrays(self, xp, g, xs, w, need_x, need_w, need_b):
         """Batch norm's (dx, dw, db) in the group view: the weight is constant over each
         statistics group, so dw and db are the very sums the closed form needs (computed
-        once) and xhat is never formed (invstd folds into the coefficients)."""
+        once) and xhat is never formed (invstd folds into the coefficients). A large input
+        is cut into parts by channel for the intra-op threads (`fused.kept_cuts`)."""
         mean, invstd = self.stats
-        train = self.train
-        xc = xp.subtract(xs, mean) if (need_w or (need_x and train)) else None
-        # the sums per channel, as einsum gives them: dw and db in the weight's shape, fresh
-        # arrays (a reshaped sum is a view, which gradient accumulation would copy)
-        dot = fused.sum_over(xp, self.axes, g, xc, keepdims=False) if xc is not None else None
-        total = fused.sum_over(xp, self.axes, g, keepdims=False) \
-            if (need_b or (need_x and train)) else None
+        scale = None if w is None else w.reshape(mean.shape)
+        cuts = fused.kept_cuts(xp, xs, self.axes) if self.train else None
+        if cuts is None:
+            dx, dot, total = _batch_norm_sums(xp, g, xs, mean, invstd, scale, self.axes,
+                                              self.train, need_x, need_w, need_b)
+        else:
+            dx = xp.empty(xs.shape, xs.dtype) if need_x else None
+            parts = map_parts(lambda at: _batch_norm_sums(
+                xp, g[at], xs[at], mean[at], invstd[at], None if scale is None else scale[at],
+                self.axes, True, need_x, need_w, need_b, None if dx is None else dx[at]), cuts)
+            dot, total = [None if parts[0][i] is None else
+                          xp.concatenate([part[i] for part in parts]) for i in (1, 2)]
         if need_w:
             dw = dot * (self.flat_invstd if self.flat_invstd is not None else
                         invstd.reshape(dot.shape))
         else:
             dw = None
-        dx = None
-        if need_x:
-            scale = None if w is None else w.reshape(mean.shape)
-            dx = fused.normalize_backward(
-                xp, g, xc if train else None, self.axes, invstd, train, scale,
-                dot.reshape(mean.shape) if train else None,
-                total.reshape(mean.shape) if train else None, xn_scaled=False)
         return dx, dw, total if need_b else None
+
+
+def _batch_norm_sums(xp, g, xs, mean, invstd, scale, axes, train, need_x, need_w, need_b,
+                     out=None):
+    """(dx, sum(g * (xs - mean)), sum(g)) of batch norm in the group view, the sums per
+    channel with the reduced dims dropped (None where not needed); dx into `out` when
+    given."""
+    wants_xc = need_w or (need_x and train)
+    xc = None
+    if wants_xc:
+        xc = xp.subtract(xs, mean) if out is None else xp.subtract(xs, mean, out=out)
+    # the sums per channel, as einsum gives them: dw and db in the weight's shape, fresh
+    # arrays (a reshaped sum is a view, which gradient accumulation would copy)
+    dot = fused.sum_over(xp, axes, g, xc, keepdims=False) if xc is not None else None
+    total = fused.sum_over(xp, axes, g, keepdims=False) \
+        if (need_b or (need_x and train)) else None
+    dx = None
+    if need_x:
+        dx = fused.normalize_backward(
+            xp, g, xc if train else None, axes, invstd, train, scale,
+            dot.reshape(mean.shape) if train else None,
+            total.reshape(mean.shape) if train else None, xn_scaled=False)
+    return dx, dot, total
+
 
 class NativeBatchNormBackward0(_NormBackward):
     pass
@@ -284,7 +308,6 @@ def batch_norm(input, *args, **kwargs):
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     out = _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     xp = xp_of(input)
-    c = input.shape[1]
     axes = (0,) + tuple(builtins.range(2, input.ndim))
     if training:
         x = _opmath(input._array)
