@@ -104,16 +104,18 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
         return _columns_forward(xp, x, w, p, osz, keep if held else None)
     y = xp.empty((n, o) + tuple(osz), x.dtype)
     keeps = [[] if held else None for _ in parts]
-    map_parts(lambda k: _columns_forward(xp, x[parts[k]], w, p, osz, keeps[k], y[parts[k]]),
+    wm = _weight_matrix(w) if _layout.channels_last_ok(  # once, not once a part
+        x, g, x.shape[1], kernel, math.prod(osz)) else None
+    map_parts(lambda k: _columns_forward(xp, x[parts[k]], w, p, osz, keeps[k], y[parts[k]], wm),
               range(len(parts)))
     if held:
         keep.extend(KeptColumns(c.layout, c.col, s) for s, (c,) in zip(parts, keeps))
     return y
 
 
-def _columns_forward(xp, x, w, p, osz, keep, out=None):
+def _columns_forward(xp, x, w, p, osz, keep, out=None, wm=None):
     """conv_forward by im2col and one product, into `out` when given; a list `keep` receives
-    the columns."""
+    the columns. `wm`: w's _weight_matrix, when the caller has it."""
     stride, lo, hi, dil, g = p
     kernel = w.shape[2:]
     n, o = x.shape[0], w.shape[0]
@@ -122,7 +124,8 @@ def _columns_forward(xp, x, w, p, osz, keep, out=None):
         col = im2col_channels_last(xp, x, kernel, p, osz, slot)
         if keep is not None:
             keep.append(KeptColumns("channels_last", col))
-        return _from_rows(xp, _products(xp, col, _weight_matrix(w).T), n, osz, out)
+        wm = _weight_matrix(w) if wm is None else wm
+        return _from_rows(xp, _products(xp, col, wm.T), n, osz, out)
     xpad = pad_array(xp, x, lo, hi, slot="pad")
     col, osz = im2col(xp, xpad, kernel, stride, dil, slot=slot, osz=osz)
     # explicit sizes, not -1: an empty batch (N = 0) must reshape too
@@ -167,14 +170,15 @@ def conv_transpose_forward(xp, y, w, p, size):
     if parts is None:
         return _columns_transpose(xp, y, w, p, size, parity)
     x = xp.empty((n, g * cg) + tuple(size), y.dtype)
-    map_parts(lambda s: x.__setitem__(s, _columns_transpose(xp, y[s], w, p, size, parity)),
+    wm = _weight_matrix(w) if not parity and _layout.channels_last_ok(y, g, cg, kernel) else None
+    map_parts(lambda s: x.__setitem__(s, _columns_transpose(xp, y[s], w, p, size, parity, wm)),
               parts)
     return x
 
 
-def _columns_transpose(xp, y, w, p, size, parity):
+def _columns_transpose(xp, y, w, p, size, parity, wm=None):
     """conv_transpose_forward of a stride > 1 by products and a column sum, on one thread
-    (`parity`: by parity_conv_transpose)."""
+    (`parity`: by parity_conv_transpose; `wm`: w's _weight_matrix, when the caller has it)."""
     stride, lo, hi, dil, g = p
     kernel = w.shape[2:]
     o, cg = w.shape[:2]
@@ -182,7 +186,8 @@ def _columns_transpose(xp, y, w, p, size, parity):
     if parity:
         return parity_conv_transpose(xp, y, w, lo, size)
     if _layout.channels_last_ok(y, g, cg, kernel):
-        col = _products(xp, _rows(xp, y), _weight_matrix(w))  # (N*L, K*C)
+        wm = _weight_matrix(w) if wm is None else wm
+        col = _products(xp, _rows(xp, y), wm)  # (N*L, K*C)
         return col2im_channels_last(xp, col, n, cg, size, kernel, stride, dil, lo, hi, osz)
     if not y.flags.c_contiguous:  # BLAS wants unit strides (a summed loss gives stride 0)
         y = xp.ascontiguousarray(y)
@@ -231,20 +236,22 @@ def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
         return winograd_weight_grad(xp, x, gy, lo, _kept_tiles(kept))
     columns = _kept_columns(kept)
     if columns is not None:
-        return _summed(xp, [lambda c=c: _weight_grad_of_columns(
-            xp, c.layout, c.col, gy[c.part], g, w_shape) for c in columns])
+        return _weight_in_shape(xp, columns[0].layout, _summed(xp, [
+            lambda c=c: _column_weight_terms(xp, c.layout, c.col, gy[c.part], g, w_shape)
+            for c in columns]), w_shape)
     parts = _batch_slices(x, kernel, p, gy.shape[2:])
     if parts is not None:
         gw = conv_weight_grad(xp, x[parts[0]], gy[parts[0]], p, w_shape)
         for s in parts[1:]:
             gw += conv_weight_grad(xp, x[s], gy[s], p, w_shape)
         return gw
+    layout = "channels_last" if _layout.channels_last_ok(x, g, x.shape[1], kernel) else \
+        "batched"
     parts = _thread_parts(xp, x.shape[0], x.shape[1] * math.prod(kernel) *
-                          math.prod(gy.shape[2:]) * x.itemsize)
-    if parts is not None:
-        return _summed(xp, [lambda s=s: _columns_weight_grad(xp, x[s], gy[s], p, w_shape)
-                            for s in parts])
-    return _columns_weight_grad(xp, x, gy, p, w_shape)
+                          math.prod(gy.shape[2:]) * x.itemsize) or [slice(None)]
+    return _weight_in_shape(xp, layout, _summed(xp, [
+        lambda s=s: _columns_weight_terms(xp, layout, x[s], gy[s], p, w_shape)
+        for s in parts]), w_shape)
 
 
 def _summed(xp, terms):
@@ -259,34 +266,43 @@ def _summed(xp, terms):
     return total
 
 
-def _columns_weight_grad(xp, x, gy, p, w_shape):
-    """conv_weight_grad by im2col and one product, on one thread."""
+def _columns_weight_terms(xp, layout, x, gy, p, w_shape):
+    """conv_weight_grad's term of x's im2col columns in `layout`, on one thread."""
     stride, lo, hi, dil, g = p
     kernel = tuple(w_shape[2:])
-    if _layout.channels_last_ok(x, g, x.shape[1], kernel):
+    if layout == "channels_last":
         col = im2col_channels_last(xp, x, kernel, p, gy.shape[2:])
-        return _weight_grad_of_columns(xp, "channels_last", col, gy, g, w_shape)
-    xpad = pad_array(xp, x, lo, hi, slot="pad")
-    col, osz = im2col(xp, xpad, kernel, stride, dil, osz=gy.shape[2:])
-    col = col.reshape(x.shape[0], g, (x.shape[1] // g) * math.prod(kernel), math.prod(osz))
-    return _weight_grad_of_columns(xp, "batched", col, gy, g, w_shape)
+    else:
+        xpad = pad_array(xp, x, lo, hi, slot="pad")
+        col, osz = im2col(xp, xpad, kernel, stride, dil, osz=gy.shape[2:])
+        col = col.reshape(x.shape[0], g, (x.shape[1] // g) * math.prod(kernel),
+                          math.prod(osz))
+    return _column_weight_terms(xp, layout, col, gy, g, w_shape)
 
 
-def _weight_grad_of_columns(xp, layout, col, gy, g, w_shape):
-    """The weight gradient from x's im2col columns in `layout` (see KeptColumns)."""
+def _column_weight_terms(xp, layout, col, gy, g, w_shape):
+    """The weight gradient from x's im2col columns in `layout` (see KeptColumns), in the
+    layout's own order (channels_last: the (K*C, O) matrix); the terms of a batch's parts add
+    in it, and `_weight_in_shape` then lays out their sum once."""
     if layout == "channels_last":
         # (K*C, N*L) @ (N*L, O): the sum over N*L inside BLAS (this operand order measured
         # 1.4-2x faster than (O, N*L) @ (N*L, K*C) with OpenBLAS)
-        gw = _products(xp, col.T, _rows(xp, gy))  # (K*C, O) to (O, C, *K), in one copy
-        nd = len(w_shape) - 2
-        gw = gw.reshape(tuple(w_shape[2:]) + (w_shape[1], w_shape[0]))
-        return xp.ascontiguousarray(gw.transpose((nd + 1, nd) + tuple(range(nd))))
+        return _products(xp, col.T, _rows(xp, gy))
     n, o = gy.shape[:2]
     gym = (gy if gy.flags.c_contiguous else xp.ascontiguousarray(gy)).reshape(
         n, g, o // g, math.prod(gy.shape[2:]))  # (no call for an array that is contiguous)
     # summed over the batch in the weight's shape: a fresh array (a reshaped sum is a view,
     # which gradient accumulation would copy)
     return _matmul(xp, gym, col.swapaxes(-1, -2)).reshape((n,) + tuple(w_shape)).sum(0)
+
+
+def _weight_in_shape(xp, layout, gw, w_shape):
+    """A weight gradient in `layout`'s order (`_column_weight_terms`) as (O, C/g, *K)."""
+    if layout != "channels_last":
+        return gw
+    nd = len(w_shape) - 2  # (K*C, O) to (O, C, *K), in one copy
+    gw = gw.reshape(tuple(w_shape[2:]) + (w_shape[1], w_shape[0]))
+    return xp.ascontiguousarray(gw.transpose((nd + 1, nd) + tuple(range(nd))))
 
 
 def conv_backward(xp, x, gy, w, p, kept=None):
