@@ -161,6 +161,19 @@ def map_parts(fn, items, holds=True):
     return results
 
 
+def thread_cuts(n, nbytes, min_bytes, part_bytes=None):
+    """Slices of range(n) (places along an axis of independent work of `nbytes` in all) for
+    the intra-op threads: one a thread, or with `part_bytes` as many more (a multiple of the
+    threads, at most n) as keep parts of about that size, for `map_parts` to balance. None
+    at one thread, under `min_bytes`, or with fewer places than threads."""
+    threads = _pool.count()
+    if threads < 2 or n < threads or nbytes < min_bytes:
+        return None
+    count = threads if part_bytes is None else \
+        threads * max(1, nbytes // (threads * max(1, part_bytes)))
+    return _cuts(n, count)
+
+
 # A product is split across the threads when it has at least this many multiply-adds (M*N*K):
 # handing a part to a thread and back costs ~50 us here, so products under ~0.3 ms are faster
 # whole (measured at 1 BLAS thread, float32: (128,128)@(128,128) split takes 1.5x its whole

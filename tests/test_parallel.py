@@ -21,6 +21,16 @@ def two_threads(monkeypatch):
     yield
 
 
+@pytest.fixture
+def thread_counts(monkeypatch):
+    """The thread count of every run of the pool's parts, as they happen."""
+    counts = []
+    real = _parallel._pool.run
+    monkeypatch.setattr(_parallel._pool, "run", lambda count, body, threads, holds=True:
+                        counts.append(threads) or real(count, body, threads, holds))
+    return counts
+
+
 def test_parts_are_shared_by_thread_and_returned_in_thread_order(two_threads):
     seen = {}
 
@@ -143,7 +153,7 @@ CONV_CASES = [  # (N, C, O, size, kernel, stride, padding, groups, dtype)
 
 
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: "x".join(map(str, c[:8])))
-def test_convolutions_on_two_threads_match_one(case, monkeypatch):
+def test_convolutions_on_two_threads_match_one(case, monkeypatch, thread_counts):
     n, c, o, size, k, stride, padding, groups, dtype = case
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, c, size, size)).astype(dtype)
@@ -155,12 +165,8 @@ def test_convolutions_on_two_threads_match_one(case, monkeypatch):
     monkeypatch.setattr(_parallel._pool, "threads", 1)
     one = _conv_pass(x, w, stride, padding, groups)
     monkeypatch.setattr(_parallel._pool, "threads", 2)
-    calls = []
-    real = _parallel._pool.run
-    monkeypatch.setattr(_parallel._pool, "run", lambda count, body, threads, holds=True:
-                        calls.append(threads) or real(count, body, threads, holds))
     two = _conv_pass(x, w, stride, padding, groups)
-    assert 2 in calls  # the parts did run on two threads
+    assert 2 in thread_counts  # the parts did run on two threads
     again = _conv_pass(x, w, stride, padding, groups)
     rtol = 1e-5 if dtype == np.float32 else 1e-12
     for a, b, c2 in zip(one, two, again):  # output, input gradient, weight gradient
@@ -171,7 +177,8 @@ def test_convolutions_on_two_threads_match_one(case, monkeypatch):
 @pytest.mark.parametrize("module, shape", [
     ("BatchNorm2d", (4, 6, 5, 5)), ("BatchNorm1d", (6, 4)), ("GroupNorm", (6, 4, 3, 3)),
     ("LayerNorm", (6, 4, 8))])
-def test_normalizations_on_two_threads_give_one_thread_bits(module, shape, monkeypatch):
+def test_normalizations_on_two_threads_give_one_thread_bits(module, shape, monkeypatch,
+                                                            thread_counts):
     from ember.ops.normalization import _fused
     monkeypatch.setattr(_fused, "THREADED_MIN_BYTES", 0)
     rng = np.random.default_rng(0)
@@ -185,10 +192,6 @@ def test_normalizations_on_two_threads_give_one_thread_bits(module, shape, monke
         for p in norm.parameters():
             p.copy_(ember.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
     start = {k: v.clone() for k, v in norm.state_dict().items()}
-    calls = []
-    real = _parallel._pool.run
-    monkeypatch.setattr(_parallel._pool, "run", lambda count, body, threads, holds=True:
-                        calls.append(threads) or real(count, body, threads, holds))
     results = []
     for threads in (1, 2):
         monkeypatch.setattr(_parallel._pool, "threads", threads)
@@ -200,7 +203,43 @@ def test_normalizations_on_two_threads_give_one_thread_bits(module, shape, monke
         results.append([y.detach().numpy(), xt.grad.numpy()] +
                        [p.grad.numpy() for p in norm.parameters()] +
                        [t.detach().numpy().copy() for t in norm.state_dict().values()])
-    assert 2 in calls  # the forward's parts ran on two threads
+    assert 2 in thread_counts  # the parts ran on two threads
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(b, a)
+
+
+@pytest.mark.parametrize("op", ["max_pool2d k3 s2 p1", "max_pool2d k2", "max_pool3d k2",
+                                "adaptive_max_pool2d", "max_unpool2d"])
+def test_pooling_on_two_threads_gives_one_thread_bits(op, monkeypatch, thread_counts):
+    from ember.ops.pooling import _common
+    monkeypatch.setattr(_common, "THREADED_MIN_BYTES", 0)
+    F = ember.nn.functional
+    rng = np.random.default_rng(0)
+    shape = (3, 4, 4, 9, 9) if "3d" in op else (3, 4, 9, 9)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[0, 0, 1, 1:3] = np.nan  # NaN wins its windows
+    x[1, 1, :2] = 1.0  # ties: the first maximum wins
+
+    def run(xt):
+        if op == "max_pool2d k3 s2 p1":
+            return F.max_pool2d(xt, 3, 2, 1, return_indices=True)
+        if op == "max_pool2d k2":
+            return F.max_pool2d(xt, 2, return_indices=True)
+        if op == "max_pool3d k2":
+            return F.max_pool3d(xt, 2, return_indices=True)
+        if op == "adaptive_max_pool2d":
+            return F.adaptive_max_pool2d(xt, (4, 5), return_indices=True)
+        y, idx = F.max_pool2d(xt, 2, return_indices=True)
+        return F.max_unpool2d(y, idx, 2, output_size=xt.shape[-2:]), idx
+    results = []
+    for threads in (1, 2):
+        monkeypatch.setattr(_parallel._pool, "threads", threads)
+        xt = ember.tensor(x, requires_grad=True)
+        y, idx = run(xt)
+        g = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32)
+        y.backward(ember.tensor(g))
+        results.append((y.detach().numpy(), idx.numpy(), xt.grad.numpy()))
+    assert 2 in thread_counts
     for a, b in zip(*results):
         np.testing.assert_array_equal(b, a)
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ..._blas import warm_up
-from ..._parallel import intra_threads, map_parts, matmul as _products
+from ..._parallel import map_parts, matmul as _products, thread_cuts
 from . import _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
@@ -52,16 +52,12 @@ THREADED_MIN_COL_BYTES = 4 << 20
 
 
 def _thread_parts(xp, n, per_sample):
-    """Slices of a batch of n for the intra-op threads, or None (one thread, a device, a batch
-    smaller than the threads, or columns of `per_sample` bytes a sample under
-    THREADED_MIN_COL_BYTES in all). A multiple of the threads, as many as keep parts of at
-    least half THREADED_MIN_COL_BYTES (more parts than threads let `map_parts` balance)."""
-    threads = intra_threads()
-    total = n * per_sample
-    if xp is not np or threads < 2 or n < threads or total < THREADED_MIN_COL_BYTES:
+    """Slices of a batch of n for the intra-op threads, or None (a device, or `thread_cuts`'s
+    reasons: columns of `per_sample` bytes a sample under THREADED_MIN_COL_BYTES in all ...),
+    of at least half THREADED_MIN_COL_BYTES each."""
+    if xp is not np:
         return None
-    count = min(n, threads * max(1, 2 * total // (threads * max(1, THREADED_MIN_COL_BYTES))))
-    return [slice(n * i // count, n * (i + 1) // count) for i in range(count)]
+    return thread_cuts(n, n * per_sample, THREADED_MIN_COL_BYTES, THREADED_MIN_COL_BYTES // 2)
 
 
 def _batch_slices(x, kernel, p, osz):

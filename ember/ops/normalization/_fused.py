@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..._dtype_casts import cast_if_needed
-from ..._parallel import intra_threads, map_parts
+from ..._parallel import map_parts, thread_cuts
 
 _LETTERS = "abcdefgh"
 MAX_DIMS = len(_LETTERS)  # the most dims these einsums spell out
@@ -76,17 +76,12 @@ THREADED_MIN_BYTES = 2 << 20
 
 def kept_cuts(xp, xs, axes):
     """Index tuples cutting xs along its first kept axis into one part per intra-op thread,
-    or None: on a device, at one thread, under THREADED_MIN_BYTES, or with fewer places
-    along that axis than threads."""
-    threads = intra_threads()
-    if xp is not np or threads < 2 or xs.nbytes < THREADED_MIN_BYTES:
-        return None
+    or None: on a device, or for `thread_cuts`'s reasons (under THREADED_MIN_BYTES ...)."""
     k = next((i for i in range(xs.ndim) if i not in axes), None)
-    if k is None or xs.shape[k] < threads:
+    if xp is not np or k is None:
         return None
-    n = xs.shape[k]
-    return [(slice(None),) * k + (slice(n * i // threads, n * (i + 1) // threads),)
-            for i in range(threads)]
+    cuts = thread_cuts(xs.shape[k], xs.nbytes, THREADED_MIN_BYTES)
+    return None if cuts is None else [(slice(None),) * k + (s,) for s in cuts]
 
 
 def _at(a, at):

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..._parallel import map_parts, thread_cuts
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
 from ..conv import pad_array
@@ -149,6 +150,21 @@ def _scatter_by_window_groups(xp, vals, idx, n, groups, osz):
     return out.reshape(planes, n)
 
 
+# Planes (a batch's channels) are pooled independently: a large pooling (or its backward) is
+# cut into parts of its planes for the intra-op threads, each part's max, indices and scatter
+# its own (the same bits as one thread). Measured max_pool2d fwd+bwd at 2 threads against 1:
+# ResNet-18's 3x3 stride-2 pool of 25 MB 0.58 of the time, 2x2 of 2 MB 0.80; under 2 MB
+# 0.88-0.93, within the noise (`/work/notes/s13/pool_thr.py`).
+THREADED_MIN_BYTES = 2 << 20
+
+
+def plane_cuts(xp, a, axis=1):
+    """Slices of the planes (axis `axis`) of a for the intra-op threads, or None."""
+    if xp is not np:
+        return None
+    return thread_cuts(a.shape[axis], a.nbytes, THREADED_MIN_BYTES)
+
+
 def scatter_array(xp, vals, idx, size, accumulate, osz=None):
     """Planes (P, L) of values put at flat indices (P, L) of planes (P, prod(size)).
     `accumulate`: False, True (repeated indices add up), or max pooling's `window_groups`
@@ -158,12 +174,22 @@ def scatter_array(xp, vals, idx, size, accumulate, osz=None):
         out = _scatter_by_window_groups(xp, vals, idx, n, accumulate, osz)
         return out.astype(vals.dtype)
     out = xp.zeros((planes, n), vals.dtype)
+    cuts = plane_cuts(xp, out, axis=0)
+    if cuts is None:
+        _scatter_planes(xp, out, vals, idx, accumulate)
+    else:
+        map_parts(lambda s: _scatter_planes(xp, out[s], vals[s], idx[s], accumulate), cuts)
+    return out
+
+
+def _scatter_planes(xp, out, vals, idx, accumulate):
+    """scatter_array's sum or placement into `out` (P, n), a fresh zero array."""
+    planes, n = out.shape
     if accumulate:  # bincount on the host, a deterministic scatter-add on a device
         rows = xp.arange(planes, dtype=np.int64)[:, None] * n
         accumulate_flat(out.reshape(-1), (idx + rows).reshape(-1), vals.reshape(-1))
     else:
         xp.put_along_axis(out, idx, vals, axis=1)
-    return out
 
 
 def _scatter(src, indices, size, pair, accumulate):

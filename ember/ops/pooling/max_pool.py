@@ -3,12 +3,13 @@ each input plane).
 """
 import numpy as np
 
+from ..._parallel import map_parts
 from ..._tensor import xp_of
 from ._checks import _batch_check, _one, _pool_params
 from .._graph import needs_grad
 from ._common import (_MAXPOOL, _flat_index, _index_shape, _max_result,
                       _padded_planes, _pool1d_via_2d, _separable_max, _strided_selectors,
-                      window_groups)
+                      plane_cuts, window_groups)
 
 # ---- max pooling -----------------------------------------------------------------------------
 def _lowest(dtype):
@@ -29,12 +30,19 @@ def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mod
     padded = _padded_planes(xp, a, nd, padding, kernel, stride, dilation, osz,
                             _lowest(a.dtype), "pool")
     sels = [_strided_selectors(k, t, d, o) for k, t, d, o in zip(kernel, stride, dilation, osz)]
-    vals, won = _separable_max(xp, padded, sels, need_idx)
-    flat = None
-    if need_idx:
-        positions = [_position_fn(xp, nd, d, osz[d], stride[d], padding[d], dilation[d])
-                     for d in range(nd)]
-        flat = _flat_index(xp, won, positions, size)
+    positions = [_position_fn(xp, nd, d, osz[d], stride[d], padding[d], dilation[d])
+                 for d in range(nd)] if need_idx else None
+
+    def pooled(planes):
+        vals, won = _separable_max(xp, planes, sels, need_idx)
+        return vals, (_flat_index(xp, won, positions, size) if need_idx else None)
+    cuts = plane_cuts(xp, padded)
+    if cuts is None:
+        vals, flat = pooled(padded)
+    else:  # parts of the planes on the intra-op threads: the same bits
+        parts = map_parts(lambda s: pooled(padded[:, s]), cuts)
+        vals = xp.concatenate([part[0] for part in parts], axis=1)
+        flat = xp.concatenate([part[1] for part in parts], axis=1) if need_idx else None
     overlap = any(t < d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
     accumulate = window_groups(kernel, stride, dilation) if overlap else False
     return _max_result(input, vals, flat, size, _MAXPOOL[nd], accumulate, return_indices, nd)
