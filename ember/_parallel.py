@@ -50,6 +50,7 @@ class _Pool:
         self._size = 0
         self._busy = _thread.allocate_lock()
         self.blas_claimed = False
+        self._blas_threads = None  # the BLAS's count when the pool took the cores
         self.last_parallel = 0.0
 
     def count(self):
@@ -91,15 +92,16 @@ class _Pool:
 
     def claim_blas(self):
         if not self.blas_claimed:
+            self._blas_threads = blas.get()  # (OPENBLAS_NUM_THREADS's, or set_num_threads')
             blas.set(1)
             self.blas_claimed = True
 
     def holds_cores(self):
-        """Whether the pool holds the cores now, giving them back to the BLAS if it has run
-        no parts for RELEASE_AFTER_S."""
+        """Whether the pool holds the cores now, giving them back to the BLAS (its thread
+        count as it was) if it has run no parts for RELEASE_AFTER_S."""
         if self.blas_claimed and time.monotonic() - self.last_parallel > RELEASE_AFTER_S:
             self.blas_claimed = False
-            blas.set(self.count())
+            blas.set(self._blas_threads or self.count())
         return self.blas_claimed
 
     def forget(self):
@@ -128,10 +130,13 @@ def intra_threads():
 
 
 def set_intra_threads(n):
-    """Set by `ember.set_num_threads`: the pool's count, and the BLAS's while it has its own
-    threads (one thread per caller once the pool has taken the cores)."""
+    """Set by `ember.set_num_threads`: the pool's count, and the BLAS's (at once while it has
+    its own threads, else when the pool gives them back)."""
     _pool.threads = n
-    blas.set(1 if _pool.blas_claimed else n)
+    if _pool.blas_claimed:
+        _pool._blas_threads = n
+    else:
+        blas.set(n)
 
 
 def threads_for(parts):

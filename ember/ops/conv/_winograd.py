@@ -169,14 +169,13 @@ def winograd_forward(xp, x, w, lo, osz, keep=None):
     """conv2d of x (N, C, H, W) with w (O, C, 3, 3), stride 1, padding `lo` before (the padding
     after follows from the output size `osz`). A list `keep` receives the transformed input,
     chunk by chunk, for the weight gradient (`winograd_weight_grad`'s `tiles`). The chunks
-    run on the intra-op threads."""
+    run on the intra-op threads where `_batch_chunks` says so."""
     ho, wo = osz
     th, tw = tiles(ho), tiles(wo)
     n, c, o = x.shape[0], x.shape[1], w.shape[0]
     u = kernel_transform(w).reshape(16, o, c)
     y = xp.empty((n, o, ho, wo), x.dtype)
     parts, threads = _batch_chunks(x, o, th, tw)
-    kept = [None] * len(parts)
 
     def chunk(part):
         v = input_transform(xp, _split(xp, x[part], lo, th, tw, "pad"), th, tw,
