@@ -176,7 +176,7 @@ def thread_cuts(n, nbytes, min_bytes, part_bytes=None):
         return None
     count = threads if part_bytes is None else \
         threads * max(1, nbytes // (threads * max(1, part_bytes)))
-    return _cuts(n, count)
+    return even_cuts(n, count)
 
 
 # A product is split across the threads when it has at least this many multiply-adds (M*N*K):
@@ -217,18 +217,20 @@ def matmul(xp, a, b, out=None):
         pick_a = (lambda s: a[s]) if a.ndim > 2 else (lambda s: a)
         pick_b = (lambda s: b[s]) if b.ndim > 2 else (lambda s: b)
         map_parts(lambda s: np.matmul(pick_a(s), pick_b(s), out=out[s]),
-                  _cuts(batch[0], 2 * threads), holds=False)
+                  even_cuts(batch[0], 2 * threads), holds=False)
     elif m >= n or m >= 8 * threads:  # rows of a
         map_parts(lambda s: np.matmul(a[..., s, :], b, out=out[..., s, :]),
-                  _cuts(m, 2 * threads), holds=False)
+                  even_cuts(m, 2 * threads), holds=False)
     else:  # columns of b
-        map_parts(lambda s: np.matmul(a, b[..., s], out=out[..., s]), _cuts(n, 2 * threads),
+        map_parts(lambda s: np.matmul(a, b[..., s], out=out[..., s]), even_cuts(n, 2 * threads),
                   holds=False)
     return out
 
 
-def _cuts(n, parts):
+def even_cuts(n, parts):
     """min(n, `parts`) slices of range(n), as even as can be."""
     parts = min(n, parts)
+    if parts <= 0:  # (an empty batch)
+        return []
     edges = [n * i // parts for i in range(parts + 1)]
     return [slice(edges[i], edges[i + 1]) for i in range(parts)]

@@ -26,7 +26,7 @@ gradient enters a channel-first tile order (O, th, N, tw) by four parity copies.
 """
 import numpy as np
 
-from ..._parallel import intra_threads, map_parts
+from ..._parallel import even_cuts, intra_threads, map_parts
 from ._im2col import scratch
 
 # G of F(2x2, 3x3) (the kernel transform); B^T and A^T are written out as sums below.
@@ -162,7 +162,7 @@ def _batch_chunks(x, o, th, tw):
         for size, channels in THREADED_RULES)
     threads = intra_threads() if threaded else 1
     count = min(n, -(-count // threads) * threads)
-    return [slice(n * i // count, n * (i + 1) // count) for i in range(count)], threads
+    return even_cuts(n, count), threads
 
 
 def winograd_forward(xp, x, w, lo, osz, keep=None):

@@ -84,7 +84,7 @@ def kept_cuts(xp, xs, axes):
     return None if cuts is None else [(slice(None),) * k + (s,) for s in cuts]
 
 
-def _at(a, at):
+def at_or_none(a, at):
     return None if a is None else a[at]
 
 
@@ -100,7 +100,7 @@ def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None):
         return _normalize_batch_stats(xp, xs, axes, eps, scale, shift)
     y = xp.empty(xs.shape, xs.dtype)
     parts = map_parts(lambda at: _normalize_batch_stats(
-        xp, xs[at], axes, eps, _at(scale, at), _at(shift, at), y[at]), cuts)
+        xp, xs[at], axes, eps, at_or_none(scale, at), at_or_none(shift, at), y[at]), cuts)
     k = len(cuts[0]) - 1  # the cut axis; the first of the flat statistics' axes
     return (y, xp.concatenate([part[1] for part in parts], axis=k),
             xp.concatenate([part[2] for part in parts], axis=k),

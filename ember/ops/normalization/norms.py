@@ -123,7 +123,7 @@ class _NormBackward(Node):
         else:
             dx = xp.empty(xs.shape, xs.dtype) if need_x else None
             parts = map_parts(lambda at: _batch_norm_sums(
-                xp, g[at], xs[at], mean[at], invstd[at], None if scale is None else scale[at],
+                xp, g[at], xs[at], mean[at], invstd[at], fused.at_or_none(scale, at),
                 self.axes, True, need_x, need_w, need_b, None if dx is None else dx[at]), cuts)
             dot, total = [None if parts[0][i] is None else
                           xp.concatenate([part[i] for part in parts]) for i in (1, 2)]
