@@ -12,6 +12,7 @@ from .._dtype_casts import cast_if_needed
 from .._parallel import matmul as _products
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
+from ._device_sums import device_sum
 from ._graph import Node, record
 from .softmax_family import SoftmaxBackward0, sums_along
 
@@ -94,7 +95,9 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         qa, ka, va, p, g = (_opmath(t._array) for t in (q, k, v, probs, grad))
         dv = _products(xp, _t(p), g) if need_v else None
         d_scores = _products(xp, g, _t(va))
-        rows = xp.expand_dims(xp.einsum("...ls,...ls->...l", d_scores, p), -1)
+        rows = device_sum(xp, (p.ndim - 1,), d_scores, p)
+        if rows is None:
+            rows = xp.expand_dims(xp.einsum("...ls,...ls->...l", d_scores, p), -1)
         xp.subtract(d_scores, rows, out=d_scores)
         xp.multiply(d_scores, p, out=d_scores)
         xp.multiply(d_scores, s, out=d_scores)

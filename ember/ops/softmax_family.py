@@ -12,6 +12,7 @@ from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, make_tensor, xp_of
+from ._device_sums import device_sum
 from ._graph import Node, record, write_out
 from .activation import _compute, _low_precision
 
@@ -41,6 +42,9 @@ def _softmax_args(input, dim, _stacklevel, dtype, name):
 
 def _dot_along(xp, a, b, d):
     """sum(a * b) along axis d, kept as 1: one einsum pass, no product temporary."""
+    out = device_sum(xp, (d,), a, b)
+    if out is not None:
+        return out
     letters = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
     kept = letters[:d] + letters[d + 1:]
     out = xp.einsum(f"{letters},{letters}->{kept}", a, b)

@@ -11,6 +11,7 @@ import types
 import numpy as np
 import scipy.special
 
+from . import kernels
 from . import nccl as nccl_parts
 from . import runtime as runtime_parts
 from ._cupy_api import GENERATOR_METHODS, MODULES
@@ -478,6 +479,7 @@ def _stateless():
     cupy.random.default_rng = _default_rng
     cupy.random.Generator = Generator
     cupy.random.BitGenerator = BitGenerator
+    cupy.ReductionKernel = kernels.ReductionKernel
     cupy.linalg = _module("cupy.linalg", MODULES["cupy.linalg"], np.linalg)
     cupy.linalg.inv = _no_singular_error(cupy.linalg.inv)
     cupy.linalg.solve = _solve

@@ -144,3 +144,53 @@ def test_empty_memory_holds_garbage_as_a_pool_block_can(cp):
     assert bool(cp.isnan(cp.empty(3)).all())
     assert bool(cp.isnan(cp.empty_like(cp.zeros((2, 2), np.float32))).all())
     assert bool((cp.empty(2, np.int64) != 0).all()) and bool(cp.empty(2, bool).all())
+
+
+def test_reduction_kernels_run_their_arithmetic_and_check_arguments_as_cupys(cp):
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 4, 5))
+    dot = cp.ReductionKernel("T x, T w", "T y", "x * w", "a + b", "y = a", "0", "dot")
+    got = dot(cp.asarray(x), cp.asarray(w), axis=(0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(got.get(), (x * w).sum(axis=(0, 2, 3), keepdims=True))
+    peak = cp.ReductionKernel("T x", "T y", "x - 1", "max(a, b)", "y = a * 2", "0", "peak")
+    np.testing.assert_allclose(peak(cp.asarray(x), axis=1).get(), (x - 1).max(axis=1) * 2)
+    with pytest.raises(TypeError, match="Unsupported type"):
+        dot(cp.asarray(x), w)  # a host array
+    with pytest.raises(TypeError, match="Type is mismatched"):
+        dot(cp.asarray(x), cp.asarray(w.astype(np.float32)))
+    with pytest.raises(TypeError, match="Wrong number of arguments"):
+        dot(cp.asarray(x))
+    with pytest.raises(NotImplementedError, match="only arithmetic"):
+        cp.ReductionKernel("T x", "T y", "sqrt(x)", "a + b", "y = a", "0", "root")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_norms_softmax_and_attention_sum_on_a_device_without_einsum(cp, monkeypatch, dtype):
+    """CuPy's einsum parses its subscripts in Python at every call (0.3 ms of an H200 host's
+    time): the norms' statistics, softmax's backward and attention's backward sum by the
+    reduction kernels instead, with the CPU's values."""
+    import ember
+    import ember.nn.functional as F
+
+    def refused(*args, **kwargs):
+        raise AssertionError("einsum on the device")
+    monkeypatch.setattr(cp, "einsum", refused)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 3, 5, 5)).astype(dtype)
+    q, k, v = (rng.standard_normal((2, 2, 6, 4)).astype(dtype) for _ in range(3))
+
+    def run(device):
+        xt = ember.tensor(x, device=device, requires_grad=True)
+        qkv = [ember.tensor(a, device=device, requires_grad=True) for a in (q, k, v)]
+        bn = F.batch_norm(xt, None, None, training=True)
+        ln = F.layer_norm(xt, (5, 5))
+        gn = F.group_norm(xt, 3)
+        sm = xt.softmax(-1)
+        att = F.scaled_dot_product_attention(*qkv, is_causal=True)
+        (bn.sin().sum() + ln.cos().sum() + gn.pow(3).sum() + (sm * xt).sum()
+         + att.sin().sum()).backward()
+        return [t.detach().cpu().numpy() for t in (bn, ln, gn, sm, att, xt.grad)] + [
+            t.grad.cpu().numpy() for t in qkv]
+
+    for got, want in zip(run("cuda"), run("cpu")):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

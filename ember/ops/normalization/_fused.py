@@ -1,7 +1,8 @@
 """Array kernels of the batch / layer / group norm core: the forward and the first-order
 backward each as a few passes over the input with in-place ufuncs, and the reductions as
 einsum sums of products (one read of the operands, no product temporary; float32 sums
-stay within PyTorch's tolerances as einsum accumulates in blocks).
+stay within PyTorch's tolerances as einsum accumulates in blocks), on a device one reduction
+kernel each.
 
 An array `xs` here is the input viewed as its "group view": the statistics run over
 `axes` of it, and `stats_shape` is its shape with those axes kept as 1.
@@ -13,6 +14,7 @@ import numpy as np
 
 from ..._dtype_casts import cast_if_needed
 from ..._parallel import map_parts, thread_cuts
+from .._device_sums import device_sum
 
 _LETTERS = "abcdefgh"
 MAX_DIMS = len(_LETTERS)  # the most dims these einsums spell out
@@ -32,9 +34,10 @@ def _spec(shape, axes, operands):
 def sum_over(xp, axes, a, b=None, keepdims=True):
     """sum(a) or sum(a * b) over `axes`, keeping them as 1s (or, not `keepdims`, dropping
     them: a weight's gradient has that shape, and a reshape is a call of its own on a
-    device). (A device runs the same einsum: a product and a reduction there would save
-    host time, CuPy's einsum being Python code, but would round otherwise than the CPU,
-    which the tests on the stand-in hold it to.)"""
+    device)."""
+    total = device_sum(xp, axes, a, b, keepdims)
+    if total is not None:
+        return total
     subscripts, stats_shape = _spec(a.shape, axes, 1 if b is None else 2)
     total = xp.einsum(subscripts, a) if b is None else xp.einsum(subscripts, a, b)
     return total.reshape(stats_shape) if keepdims else total
