@@ -15,7 +15,9 @@
    the rest of the check still runs.
 
     python benchmarks/gpu_check.py [--test-seconds 300] [--no-tests] [--no-timings]
-        # (each test's result goes to $EMBER_GPU_LOG, default gpu_tests.log)
+                                   [--profile DIR]
+        # (each test's result goes to $EMBER_GPU_LOG, default gpu_tests.log; --profile
+        # writes DIR/profile_<model>.txt: cProfile of ember's steps, where the host time goes)
     python benchmarks/gpu_check.py --stand-in --quick   # rehearsal without a GPU: ember on
         # the strict stand-in, PyTorch on the CPU, small shapes, no pytest stage
 """
@@ -36,6 +38,7 @@ from _timing import compare, header, row  # noqa: E402
 
 STAND_IN = "--stand-in" in sys.argv
 QUICK = "--quick" in sys.argv
+PROFILE = sys.argv[sys.argv.index("--profile") + 1] if "--profile" in sys.argv else None
 
 
 # ---- models: one class body for both libraries -------------------------------------------------
@@ -123,12 +126,16 @@ def setup(lib, model, make_opt, x, y, device, loss_of):
     xt, yt = lib.tensor(x).to(device), lib.tensor(y).to(device)
     losses = []
 
-    def step():
+    def work():
         opt.zero_grad()
         loss = loss_of(lib, model(xt), yt)
         loss.backward()
         opt.step()
-        losses.append(loss.item())  # waits for the device: the step's time is all in
+        return loss
+
+    def step():
+        losses.append(work().item())  # waits for the device: the step's time is all in
+    step.work = work  # the step without its read (device_time captures it)
     return step, losses
 
 
@@ -183,6 +190,96 @@ def timings(torch):
         rounds, number = (2, 1) if QUICK else (5, 3)
         mine, other, ratio = compare(ours, theirs, number, rounds, warmup=1)
         print(row(name, mine, other, ratio, "ms", 1e3), f"  {first[0]:.4f} {first[1]:.4f}")
+        if not STAND_IN:
+            _guarded(device_time, name, ours.work, mine)
+        if PROFILE:
+            profile_steps(name, ours, PROFILE)
+
+
+def device_time(name, work, wall, replays=5):
+    """The GPU's own time for ember's step, with no host in the way: one step (without its
+    read) captured as a CUDA graph on a side stream and replayed. Beside the step's wall time
+    it says whether the step is bound by the host issuing kernels or by the kernels."""
+    import cupy
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        work()  # (the pool then holds every block a step takes: no allocation in the capture)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            work()
+        finally:
+            graph = stream.end_capture()
+        graph.launch(stream)
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record(stream)
+        for _ in range(replays):
+            graph.launch(stream)
+        end.record(stream)
+        end.synchronize()
+    gpu = cupy.cuda.get_elapsed_time(start, end) / replays
+    print(f"  {name}: the GPU's time for ember's step {gpu:.2f} ms (graph replay), "
+          f"wall {wall * 1e3:.2f} ms")
+
+
+def profile_steps(name, step, directory, steps=5):
+    """cProfile of `steps` of ember's training steps into directory/profile_<model>.txt, by
+    own time and by cumulative time: on a GPU ember's step is bound by the host issuing
+    kernels, and this says which Python does it."""
+    import cProfile
+    import io
+    import pstats
+    profiler = cProfile.Profile()
+    profiler.runcall(lambda: [step() for _ in range(steps)])
+    text = io.StringIO()
+    stats = pstats.Stats(profiler, stream=text)
+    print(f"{name}: {steps} steps, {stats.total_calls} calls "
+          f"({stats.total_calls // steps} per step)", file=text)
+    stats.sort_stats("tottime").print_stats(60)
+    stats.sort_stats("cumulative").print_stats(60)
+    os.makedirs(directory, exist_ok=True)
+    slug = "".join(c if c.isalnum() else "_" for c in name.split(",")[0]).strip("_")
+    with open(os.path.join(directory, f"profile_{slug}.txt"), "w") as out:
+        out.write(text.getvalue())
+
+
+def op_overhead(torch):
+    """Host microseconds per small op on cuda (a 64x64 float32 add, relu and matmul), CuPy's
+    own beside ember's and PyTorch's: the floor under a step that is bound by issuing kernels."""
+    import cupy
+    torch_device = "cpu" if STAND_IN else "cuda"
+    a = cupy.ones((64, 64), dtype=cupy.float32)
+    x = ember.ones(64, 64, device="cuda")
+    t = torch.ones(64, 64, device=torch_device)
+    # a convolution's product as im2col makes it (columns 4096x576 by a 576x64 weight), plain
+    # and with the columns transposed, and a ReLU's backward-sized sum
+    c, cw = cupy.ones((4096, 576), dtype=cupy.float32), cupy.ones((576, 64), dtype=cupy.float32)
+    xc, xw = ember.ones(4096, 576, device="cuda"), ember.ones(576, 64, device="cuda")
+    tc, tw = torch.ones(4096, 576, device=torch_device), torch.ones(576, 64, device=torch_device)
+    ct, xct, tct = c.T.copy(), xc.T.contiguous(), tc.T.contiguous()  # (576, 4096)
+    # a GPT Linear: (32, 256, 384) activations by a (1152, 384) weight, transposed
+    h, hw = cupy.ones((32, 256, 384), dtype=cupy.float32), cupy.ones((1152, 384), cupy.float32)
+    xh, xhw = ember.ones(32, 256, 384, device="cuda"), ember.ones(1152, 384, device="cuda")
+    th, thw = torch.ones(32, 256, 384, device=torch_device), torch.ones(1152, 384,
+                                                                       device=torch_device)
+    print(header("host time per op, float32") + "   cupy")
+    for name, cp_op, op, args in (
+            ("add 64x64", lambda: a + a, lambda z: z + z, (x, t)),
+            ("relu 64x64", lambda: cupy.maximum(a, 0), lambda z: z.relu(), (x, t)),
+            ("matmul 64x64", lambda: a @ a, lambda z: z @ z, (x, t)),
+            ("matmul 4096x576x64", lambda: c @ cw, lambda z: z[0] @ z[1], ((xc, xw), (tc, tw))),
+            ("matmul (576x4096).T", lambda: ct.T @ cw, lambda z: z[0].T @ z[1],
+             ((xct, xw), (tct, tw))),
+            ("sum over rows 4096x576", lambda: c.sum(0), lambda z: z[0].sum(0),
+             ((xc, xw), (tc, tw))),
+            ("linear 32x256x384 -> 1152", lambda: h @ hw.T, lambda z: z[0] @ z[1].T,
+             ((xh, xhw), (th, thw))),
+            ("  the same as 2-D (cupy)", lambda: (h.reshape(-1, 384) @ hw.T).reshape(32, 256, -1),
+             lambda z: z[0] @ z[1].T, ((xh, xhw), (th, thw)))):
+        raw = compare(cp_op, None, 100, 5)[0]
+        mine, other, ratio = compare(lambda: op(args[0]), lambda: op(args[1]), 100, 5)
+        print(row(name, mine, other, ratio, "us", 1e6), f" {raw * 1e6:8.2f}us")
+    cupy.cuda.Device().synchronize()
 
 
 def _torch_nccl_world_of_one(torch, store_dir):
@@ -303,6 +400,7 @@ def main():
             pytest_stage(_option("--test-seconds", 300), log, ["tests/cuda"] if QUICK else _TESTS)
         with strict_cupy():
             if "--no-timings" not in sys.argv:
+                op_overhead(torch)
                 timings(torch)
             _guarded(nccl_check, torch)
         return
@@ -312,6 +410,7 @@ def main():
     if "--no-tests" not in sys.argv:
         pytest_stage(_option("--test-seconds", 300), log)
     if "--no-timings" not in sys.argv:
+        op_overhead(torch)
         timings(torch)
     _guarded(nccl_check, torch)
 

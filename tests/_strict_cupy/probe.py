@@ -65,6 +65,31 @@ def _index_reduce_count(cp):
     return result.cpu().tolist(), self_is.scatter_add(0, spread, src_is).cpu().tolist()
 
 
+# embedding_bag's max mode: on an H200 every bag's argmax row came out unset (-1), while its
+# maxima were right and minimum.at / maximum.at of these shapes were right alone (issue 11)
+_BAG_WEIGHT = [[0.5, -1.0, 2.0], [1.5, 0.75, -2.0], [-0.5, 0.25, 1.0], [0.1, 3.0, -3.0]]
+
+
+def _bag_inputs(cp):
+    w = cp.asarray(np.array(_BAG_WEIGHT, np.float32))
+    idx, bag = cp.asarray(np.array([0, 1, 2, 1, 3])), cp.asarray(np.array([0, 0, 2, 2, 2]))
+    return cp.take(w, idx, axis=0), idx, bag, cp.ones(5, dtype=bool)
+
+
+def _bag_maxima(cp):
+    from ember.ops.normalization.embedding import _bag_maxima
+    rows, idx, bag, valid = _bag_inputs(cp)
+    return [a.get().tolist() for a in _bag_maxima(cp, rows, idx, bag, valid, 3)]
+
+
+def _bag_hits(cp):
+    rows, _, bag, valid = _bag_inputs(cp)
+    vals = cp.where(valid[:, None], rows, -cp.inf)
+    best = cp.full((3, 3), -cp.inf, dtype=vals.dtype)
+    cp.maximum.at(best, bag, vals)
+    return str(vals.dtype), best.get().tolist(), (vals == best[bag]).get().tolist()
+
+
 def _empty_after_free(cp):
     a = cp.full(1024, 7.0)
     del a
@@ -117,6 +142,14 @@ PROBES = {
     "maximum.at with repeats": lambda cp: (lambda a: (cp.maximum.at(
         a, cp.asarray(np.array([0, 2, 0, 0])), cp.asarray(np.array([1.5, -1.0, 2.5, -4.0]))),
         a.get().tolist())[1])(cp.asarray(np.array([-3.0, 0.0, -2.0]))),
+    # embedding_bag's max mode: a minimum.at of int64 rows came out unset on an H200 (issue 11)
+    **{f"{u}.at {t} rows": (lambda u, t: lambda cp: (lambda a: (getattr(cp, u).at(
+        a, cp.asarray(np.array([0, 0, 2, 2, 2])), cp.asarray(np.array(
+            [[4, 1], [2, 5], [3, 3], [1, 4], [2, 0]], t))), a.get().tolist())[1])(
+        cp.full((3, 2), 5 if u == "minimum" else 0, t)))(u, t)
+       for u in ("minimum", "maximum") for t in ("int64", "int32", "float64")},
+    "embedding_bag max: _bag_maxima": _bag_maxima,
+    "embedding_bag max: vals == best[bag]": _bag_hits,
     "argsort of repeated int64": lambda cp: cp.argsort(
         cp.asarray(np.array([8, 0, 1, 0, 8, 1]))).get().tolist(),
     "ascontiguousarray of a broadcast": lambda cp: cp.ascontiguousarray(
