@@ -6,8 +6,10 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from .._tensor import Tensor
-from .creation import _finish, _float_dtype, _is_int, factory_out, resolve_device
+from .._tensor import Tensor, make_tensor
+from ..device import backend_of
+from .creation import (_finish, _float_dtype, _is_int, check_factory_grad, factory_out,
+                       resolve_device)
 
 __all__ = ["arange", "range", "linspace", "logspace", "eye"]
 METHODS = []
@@ -45,11 +47,16 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         raise RuntimeError("step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    dev = resolve_device(device)
+    # on a GPU the values are made there, as PyTorch's kernel makes them: a copy from host
+    # memory would wait for the stream's queued work (a GPT step's positions did, each step)
+    xp = backend_of(dev).xp if dev.type == "cuda" and np.dtype(d.np).type.__module__ == \
+        "numpy" else np
     if d.is_floating_point:
         n = math.ceil((end - start) / step)
         # PyTorch accumulates in double for float/double, in float for half/bfloat16
         acc = np.float32 if d in (_dt.float16, _dt.bfloat16) else np.float64
-        arr = acc(start) + np.arange(n, dtype=acc) * acc(step)
+        arr = acc(start) + xp.arange(n, dtype=acc) * acc(step)
     else:
         istart, iend, istep = builtins.int(start), builtins.int(end), builtins.int(step)
         if d is _dt.int64:  # integer arithmetic on the truncated bounds
@@ -59,9 +66,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
             n = (iend - istart + istep - sgn) // istep
         else:  # the count in double, the values from the truncated start and step
             n = math.ceil((end - start) / step)
-        arr = istart + np.arange(builtins.max(n, 0), dtype=np.int64) * istep
+        arr = istart + xp.arange(builtins.max(n, 0), dtype=np.int64) * istep
     arr = arr.astype(d.np)
-    t = _finish(arr, resolve_device(device), requires_grad)
+    if xp is np:
+        t = _finish(arr, dev, requires_grad)
+    else:
+        check_factory_grad(d, requires_grad)
+        t = make_tensor(arr, dev)
+        t._requires_grad = builtins.bool(requires_grad)
     return t if out is None else factory_out(out, t, "arange")
 
 

@@ -152,3 +152,24 @@ def test_no_device_read_and_the_cpus_values(name):
                         got if isinstance(got, tuple) else (got,)):
             assert g.device.type == "cuda" and g.dtype is e.dtype
             assert g.cpu().tolist() == e.tolist()
+
+
+@pytest.mark.parametrize("args, dtype", [((7,), None), ((1, 2.5, 0.25), None),
+                                         ((0, 10, 3), ember.float16), ((-4, 7, 2), ember.int8),
+                                         ((0.5, 3.0, 0.5), ember.float64), ((0,), None)])
+def test_arange_on_cuda_is_made_there(monkeypatch, args, dtype):
+    """arange's values are made on the device, as PyTorch's kernel makes them: a copy from
+    pageable host memory waits for the stream's queued work (a GPT step's positions did)."""
+    from tests._strict_cupy import module
+    with strict_cupy():
+        def no_host_data(value):
+            assert not module_holds(value), "arange copied host data to the device"
+            return False
+        module_holds = module._holds_host_data
+        monkeypatch.setattr(module, "_holds_host_data", no_host_data)
+        got = ember.arange(*args, dtype=dtype, device="cuda")
+        monkeypatch.undo()
+        assert got.device.type == "cuda"
+        got = got.cpu()
+    want = ember.arange(*args, dtype=dtype)
+    assert got.dtype is want.dtype and got.tolist() == want.tolist()
