@@ -110,3 +110,35 @@ def add_along(arr, d, idx, vals, xp):
         return
     sums = np.add.reduceat(np.take(vals, order, axis=d), starts, axis=d)
     arr[lead + (s[starts],)] += sums
+
+
+def scatter_extreme(xp, target, index, values, largest):
+    """`target[index] = max (or min) of target[index] and values`, repeats reduced together, in
+    place: the device form of `np.maximum.at` / `np.minimum.at` (first-axis `index`). CuPy's
+    float scatter-max and -min are not exact: on an H200 (CuPy 14.2) float64 maxima of random
+    values came back within float32's rounding, so no input equalled its row's maximum and
+    index_reduce's and embedding_bag's backward found no winner. Floats therefore go through
+    integer keys that order as the floats do (NaN first to propagate), and integer atomics
+    are exact; other dtypes, and NumPy arrays, take the ufunc's own."""
+    ufunc = xp.maximum if largest else xp.minimum
+    if xp is np or (target.dtype.kind != "f" and target.dtype.name != "bfloat16"):
+        ufunc.at(target, index, values)
+        return
+    wide = np.float64 if target.dtype == np.float64 else np.float32
+    keys = _float_keys(xp, target.astype(wide), largest)
+    ufunc.at(keys, index, _float_keys(xp, values.astype(wide), largest))
+    target[...] = _from_float_keys(xp, keys, wide).astype(target.dtype)
+
+
+def _float_keys(xp, a, largest):
+    """Signed integers of a's width whose order is the floats' (-0.0 just below +0.0); NaNs
+    become the key that wins (+NaN's for a maximum, -NaN's for a minimum)."""
+    ints = np.int64 if a.dtype == np.float64 else np.int32
+    nan = np.float64("nan") if largest else -np.float64("nan")
+    bits = xp.where(xp.isnan(a), a.dtype.type(nan), a).view(ints)
+    return xp.where(bits < 0, bits ^ ints(np.iinfo(ints).max), bits)
+
+
+def _from_float_keys(xp, keys, wide):
+    ints = keys.dtype.type
+    return xp.where(keys < 0, keys ^ ints(np.iinfo(ints).max), keys).view(wide)

@@ -141,7 +141,13 @@ class ufunc:  # noqa: N801 (CuPy's name)
         if type(a) is not ndarray:
             raise unsupported(a)
         indices = _wrapped(a._a.shape, unwrap(indices))  # a scatter kernel wraps, as indexing
-        args = (indices,) if b is None else (indices, unwrap(b))
+        values = unwrap(b)
+        if self.name in ("maximum", "minimum") and a._a.dtype == np.float64 and b is not None:
+            # CuPy 14.2's float64 scatter-max and -min keep float32's precision: on an H200
+            # the maxima of random float64 values came back within float32 rounding, equal to
+            # none of them (modelled as rounding the values to float32)
+            values = np.asarray(values, np.float64).astype(np.float32).astype(np.float64)
+        args = (indices,) if b is None else (indices, values)
         getattr(self._kernel, "at")(a._a, *args)
 
     def __repr__(self):

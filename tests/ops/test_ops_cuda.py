@@ -47,12 +47,9 @@ _GPU_CONVERSION = {f"{name}-6" for name in ("int", "long", "short", "char", "byt
 # (probe.py prints the GPU's own answers).
 _REAL_GPU_DIFFERS = {case_id: "NaN/inf to an integer is undefined behaviour: the GPU's "
                      "conversion is modelled, not confirmed" for case_id in _GPU_CONVERSION}
-# Not understood yet: on an H100 and an H200 the input's gradient of index_reduce with amax
-# or amin comes out NaN in the indexed rows (the forward is right, and the stand-in's run
-# matches the CPU). Issue 11's note has the figures.
-_REAL_GPU_DIFFERS.update({f"{base}-{k}": "index_reduce amax/amin backward: NaN on a real GPU"
-                          for base in ("index_reduce", "index_reduce.method", "index_reduce_")
-                          for k in (4, 5, 6, 7)})
+# (index_reduce amax/amin's NaN gradient on a real GPU, once listed here, came from CuPy's
+# float64 scatter-max keeping float32's precision: the stand-in models that now, and
+# `_accumulate.scatter_extreme` scatters floats by exact integer keys)
 
 
 def _params():

@@ -12,7 +12,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
 from ...device import assert_on_device, checks_on_host
-from .._accumulate import accumulate_flat, segment_reduce
+from .._accumulate import accumulate_flat, scatter_extreme, segment_reduce
 
 
 def _xp(t):
@@ -139,7 +139,7 @@ def _reduce_flat(flat, lin, vals, reduce, xp):
         flat[pos] = getattr(np, ufunc)(flat[pos], red)
         return
     if reduce != "prod":
-        getattr(xp, ufunc).at(flat, lin, vals)
+        scatter_extreme(xp, flat, lin, vals, reduce == "amax")
         return
     _multiply_rows_on_device(xp, flat, lin, vals.astype(flat.dtype, copy=False))
 

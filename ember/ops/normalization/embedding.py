@@ -16,7 +16,7 @@ from ..._dtype_casts import cast_if_needed
 from ..._tensor import make_tensor, xp_of
 from ...device import check_data, checks_on_host
 from .._graph import Node, record
-from .._accumulate import add_rows_on_device, bincount_sized
+from .._accumulate import add_rows_on_device, bincount_sized, scatter_extreme
 from ._common import _opmath, _prod
 from ._fused import shaped
 
@@ -255,7 +255,7 @@ def _bag_maxima(xp, rows, idx, bag, valid, nbags):
     m, d = rows.shape
     vals = xp.where(valid[:, None], _opmath(rows), -xp.inf)
     best = xp.full((nbags, d), -xp.inf, dtype=vals.dtype)
-    xp.maximum.at(best, bag, vals)
+    scatter_extreme(xp, best, bag, vals, largest=True)
     reached = best[bag]
     hit = valid[:, None] & ((vals == reached) | (xp.isnan(vals) & xp.isnan(reached)))
     first = xp.full((nbags, d), m, dtype=np.int64)
