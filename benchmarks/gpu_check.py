@@ -159,12 +159,19 @@ def cases(rng):
         r18 = (resnet18, rng.standard_normal((64, 3, 224, 224)), 1000)
         g = (lambda lib: gpt(lib, 8192, 384, 6, 6, 256), None, 8192, (32, 256))
     tokens = rng.integers(0, g[2], g[3])
+    images, labels = r18[1].astype(np.float32), rng.integers(0, r18[2], len(r18[1]))
     return [
-        ("ResNet-18, SGD momentum", r18[0], r18[1].astype(np.float32),
-         rng.integers(0, r18[2], len(r18[1])), _sgd),
+        ("ResNet-18, SGD momentum", r18[0], images, labels, _sgd),
         ("GPT-style LM, AdamW", g[0], tokens, np.roll(tokens, -1, axis=1), _adamw),
         ("main job's CNN, Adam, batch 32", digits_cnn,
          rng.standard_normal((32, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, 32), _adam),
+        # The same steps on an eighth of the batch: the host issues the same kernels for an
+        # eighth of the GPU's work, so a time that hardly falls says the step is bound by the
+        # host issuing kernels, and one that falls near 8x says it is bound by the kernels.
+        ("  ResNet-18 on 1/8 of the batch", r18[0], images[:len(images) // 8 or 1],
+         labels[:len(labels) // 8 or 1], _sgd),
+        ("  GPT on 1/8 of the batch", g[0], tokens[:len(tokens) // 8 or 1],
+         np.roll(tokens, -1, axis=1)[:len(tokens) // 8 or 1], _adamw),
     ]
 
 

@@ -90,6 +90,29 @@ def _bag_hits(cp):
     return str(vals.dtype), best.get().tolist(), (vals == best[bag]).get().tolist()
 
 
+def _bag_op(cp, dtype="float64"):
+    """The op table's failing sample (embedding_bag-2) through ember's op, with the arrays
+    _bag_maxima was given."""
+    import importlib
+
+    import ember
+    embedding = importlib.import_module("ember.ops.normalization.embedding")
+    seen = []
+    inner = embedding._bag_maxima
+
+    def spy(xp, rows, idx, bag, valid, nbags):
+        seen.append([a.get().tolist() for a in (rows, idx, bag, valid)] + [nbags])
+        return inner(xp, rows, idx, bag, valid, nbags)
+    embedding._bag_maxima = spy
+    try:
+        w = ember.tensor(_BAG_WEIGHT, dtype=getattr(ember, dtype), device="cuda")
+        out = ember.embedding_bag(w, ember.tensor([0, 1, 2, 1, 3], device="cuda"),
+                                  ember.tensor([0, 2, 2], device="cuda"), False, 2)
+    finally:
+        embedding._bag_maxima = inner
+    return out[3].cpu().tolist(), seen
+
+
 def _empty_after_free(cp):
     a = cp.full(1024, 7.0)
     del a
@@ -150,6 +173,18 @@ PROBES = {
        for u in ("minimum", "maximum") for t in ("int64", "int32", "float64")},
     "embedding_bag max: _bag_maxima": _bag_maxima,
     "embedding_bag max: vals == best[bag]": _bag_hits,
+    # what the op-table failures pointed to (the stand-in models it): float64 scatter-max of
+    # random values within float32's rounding, not exact
+    "maximum.at float64 random: exact?": lambda cp: (lambda v, i: (lambda a: (
+        cp.maximum.at(a, cp.asarray(i), cp.asarray(v)),
+        (a.get() == np.array([v[i == k].max(0) for k in (0, 1)])).tolist())[1])(
+        cp.full((2, 2), -np.inf)))(np.random.default_rng(0).standard_normal((6, 2)),
+                                   np.array([0, 0, 1, 1, 1, 0])),
+    "embedding_bag max: the op, float64": _bag_op,
+    "embedding_bag max: the op, float32": lambda cp: _bag_op(cp, "float32"),
+    # TF32 for a convolution's products (PyTorch's cudnn.allow_tf32 is on by default): the API
+    "matmul compute-type API": lambda cp: [n for n in dir(__import__(
+        "cupy._core._routines_linalg", fromlist=["_"])) if "compute" in n.lower()],
     "argsort of repeated int64": lambda cp: cp.argsort(
         cp.asarray(np.array([8, 0, 1, 0, 8, 1]))).get().tolist(),
     "ascontiguousarray of a broadcast": lambda cp: cp.ascontiguousarray(
