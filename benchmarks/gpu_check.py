@@ -219,15 +219,16 @@ def profile_steps(name, step, directory, steps=5):
 
 
 def op_overhead(torch):
-    """Host microseconds per small op on cuda (a 64x64 float32 add, relu and matmul), CuPy's
-    own beside ember's and PyTorch's: the floor under a step that is bound by issuing kernels."""
+    """Host microseconds per op on cuda (small ops, a convolution's product, a sum over rows, a
+    GPT Linear), CuPy's own beside ember's and PyTorch's: the floor under a step that is bound
+    by the host issuing kernels, as ember's steps are (see the 1/8-batch rows of `cases`)."""
     import cupy
     torch_device = "cpu" if STAND_IN else "cuda"
     a = cupy.ones((64, 64), dtype=cupy.float32)
     x = ember.ones(64, 64, device="cuda")
     t = torch.ones(64, 64, device=torch_device)
     # a convolution's product as im2col makes it (columns 4096x576 by a 576x64 weight), plain
-    # and with the columns transposed, and a ReLU's backward-sized sum
+    # and with the columns transposed, and a sum over the columns' rows
     c, cw = cupy.ones((4096, 576), dtype=cupy.float32), cupy.ones((576, 64), dtype=cupy.float32)
     xc, xw = ember.ones(4096, 576, device="cuda"), ember.ones(576, 64, device="cuda")
     tc, tw = torch.ones(4096, 576, device=torch_device), torch.ones(576, 64, device=torch_device)
