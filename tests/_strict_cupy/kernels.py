@@ -1,10 +1,14 @@
-"""CuPy's user-defined reduction kernel on the stand-in: `ReductionKernel`, run by NumPy.
+"""CuPy's user-defined kernels on the stand-in, run by NumPy: `ReductionKernel` and
+`ElementwiseKernel`.
 
-ember writes its kernels' expressions as plain arithmetic over the parameters, so the stand-in
-can evaluate them on the arrays inside; anything beyond that (calls, casts, ternaries,
-statements) is refused with NotImplementedError, so a kernel the stand-in cannot run fails
-loudly here rather than running differently on a GPU. Arguments are checked as CuPy checks
-them: device arrays only, one dtype per type placeholder, no dtype a kernel cannot name."""
+ember writes its kernels' expressions as plain arithmetic over the parameters (and `sqrt`),
+with every constant a parameter of the kernel's type, so the stand-in can evaluate them on the
+arrays inside, one rounding per operation as NumPy's float32 arithmetic and CUDA's alike;
+anything beyond that (other calls, literals with a fraction, casts, ternaries, statements other
+than assignments to outputs) is refused with NotImplementedError, so a kernel the stand-in
+cannot run fails loudly here rather than running differently on a GPU. Arguments are checked
+as CuPy checks them: device arrays (or scalars) only, one dtype per type placeholder, no dtype
+a kernel cannot name."""
 import ast
 import re
 
@@ -13,7 +17,8 @@ import numpy as np
 from .array import kernel_dtype, ndarray, unsupported
 
 _ARITHMETIC = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
-               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub)
+               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Call)
+_FUNCTIONS = {"sqrt": np.sqrt}
 _REDUCTIONS = {"a+b": np.add, "max(a,b)": np.maximum, "min(a,b)": np.minimum}
 
 
@@ -43,12 +48,23 @@ def _factors(tree):
 def _arithmetic(text, names):
     """`text` compiled as a Python expression, when it is arithmetic over `names` alone."""
     tree = ast.parse(text.strip().rstrip(";"), mode="eval")
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
-        if not isinstance(node, _ARITHMETIC) or (isinstance(node, ast.Name)
-                                                 and node.id not in names):
+        wrong = not isinstance(node, _ARITHMETIC) or (
+            isinstance(node, ast.Name) and node.id not in names and not (
+                id(node) in calls and node.id in _FUNCTIONS)) or (
+            isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name) or node.keywords
+                                            or node.func.id not in _FUNCTIONS)) or (
+            isinstance(node, ast.Constant) and type(node.value) is not int)
+        if wrong:
             raise NotImplementedError(f"the CuPy stand-in runs only arithmetic over a kernel's "
-                                      f"parameters; it cannot run {text!r}")
+                                      f"parameters (constants among them); it cannot run "
+                                      f"{text!r}")
     return compile(tree, text, "eval"), tree
+
+
+def _evaluate(code, values):
+    return eval(code, {"__builtins__": {}, **_FUNCTIONS}, values)
 
 
 class ReductionKernel:
@@ -97,10 +113,91 @@ class ReductionKernel:
             if self._reduce is np.add and self._factors and work == out_dtype:
                 reduced = _einsum_sum([values[n] for n in self._factors], axis, keepdims)
             else:
-                mapped = np.asarray(eval(self._map, {"__builtins__": {}}, values), dtype=work)
+                mapped = np.asarray(_evaluate(self._map, values), dtype=work)
                 reduced = self._reduce.reduce(mapped, axis=axis, keepdims=keepdims)
-            result = np.asarray(eval(self._post, {"__builtins__": {}}, {"a": reduced}))
+            result = np.asarray(_evaluate(self._post, {"a": reduced}))
         return ndarray._of(result.astype(out_dtype, copy=False))
+
+
+def _bind(params, args, bound):
+    """The NumPy values of kernel arguments, binding type placeholders as CuPy does: arrays
+    bind them (two dtypes for one placeholder is a TypeError), scalars take the bound type."""
+    values, scalars = {}, []
+    for (type_name, name), arg in zip(params, args):
+        if type(arg) is ndarray:
+            kernel_dtype(arg._a.dtype)
+            want = bound.setdefault(type_name, arg._a.dtype) if len(type_name) == 1 \
+                else np.dtype(type_name)
+            if arg._a.dtype != want:
+                raise TypeError(f"Type is mismatched. {name} {arg._a.dtype} {want}")
+            values[name] = arg._a
+        elif isinstance(arg, (np.generic, int, float, bool)):
+            scalars.append((type_name, name, arg))
+        else:
+            raise unsupported(arg)
+    for type_name, name, arg in scalars:
+        dtype = np.dtype(type_name) if len(type_name) > 1 else bound.setdefault(
+            type_name, np.asarray(arg).dtype)
+        values[name] = dtype.type(arg)
+    return values
+
+
+class ElementwiseKernel:
+    """cupy.ElementwiseKernel(in_params, out_params, operation, name): `operation` is
+    assignments to output parameters ('y = x * k + b; z = ...'), run in order over the
+    arguments broadcast together (outputs passed after the inputs among them, and of the
+    result's shape); outputs not passed are made, uninitialised."""
+
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
+                 preamble="", no_return=False, return_tuple=False, loop_prep="",
+                 after_loop="", options=()):
+        self.name = name
+        self._in, self._out = _parameters(in_params), _parameters(out_params)
+        names = {n for _, n in self._in + self._out}
+        outputs = {n for _, n in self._out}
+        self._statements = []
+        for statement in operation.split(";"):
+            if not statement.strip():
+                continue
+            target, equals, expression = statement.partition("=")
+            if not equals or target.strip() not in outputs or expression.startswith("="):
+                raise NotImplementedError(f"the CuPy stand-in runs only assignments to a "
+                                          f"kernel's outputs; it cannot run {statement!r}")
+            self._statements.append((target.strip(), _arithmetic(expression, names)[0]))
+        self._return_tuple = return_tuple
+
+    def __call__(self, *args, size=None, block_size=None, stream=None):
+        if len(args) not in (len(self._in), len(self._in) + len(self._out)):
+            raise TypeError(f"Wrong number of arguments for {self.name!r}")
+        bound = {}
+        values = _bind(self._in, args, bound)
+        given = args[len(self._in):]
+        # inputs and given outputs broadcast together; an output must have the result's shape
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()),
+                                    *(np.shape(o._a) for o in given if type(o) is ndarray))
+        outs = []
+        for i, (type_name, name) in enumerate(self._out):
+            dtype = np.dtype(type_name) if len(type_name) > 1 else bound.get(type_name)
+            if given:
+                out = given[i]
+                if type(out) is not ndarray:
+                    raise unsupported(out)
+                if dtype is not None and out._a.dtype != dtype:
+                    raise TypeError(f"Type is mismatched. {name} {out._a.dtype} {dtype}")
+                if out._a.shape != shape:
+                    raise ValueError(f"Out shape is mismatched: {out._a.shape} {shape}")
+            else:
+                if dtype is None:
+                    raise TypeError(f"Cannot determine the type of {name}")
+                out = ndarray._of(np.empty(shape, dtype))
+            outs.append(out)
+            values[name] = out._a
+        with np.errstate(all="ignore"):  # as C arithmetic: inf and NaN, no warnings
+            for target, code in self._statements:
+                result = _evaluate(code, values)
+                out = values[target]
+                out[...] = np.asarray(result).astype(out.dtype, copy=False)
+        return outs[0] if len(outs) == 1 and not self._return_tuple else tuple(outs)
 
 
 def _einsum_sum(operands, axis, keepdims):

@@ -486,6 +486,7 @@ def _stateless():
     cupy.random.Generator = Generator
     cupy.random.BitGenerator = BitGenerator
     cupy.ReductionKernel = kernels.ReductionKernel
+    cupy.ElementwiseKernel = kernels.ElementwiseKernel
     cupy.linalg = _module("cupy.linalg", MODULES["cupy.linalg"], np.linalg)
     cupy.linalg.inv = _no_singular_error(cupy.linalg.inv)
     cupy.linalg.solve = _solve

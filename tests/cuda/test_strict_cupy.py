@@ -198,8 +198,32 @@ def test_reduction_kernels_run_their_arithmetic_and_check_arguments_as_cupys(cp)
         dot(cp.asarray(x), cp.asarray(w.astype(np.float32)))
     with pytest.raises(TypeError, match="Wrong number of arguments"):
         dot(cp.asarray(x))
-    with pytest.raises(NotImplementedError, match="only arithmetic"):
-        cp.ReductionKernel("T x", "T y", "sqrt(x)", "a + b", "y = a", "0", "root")
+    for refused in ("exp(x)", "x * 0.5", "x > 0 ? x : 0"):  # a call, a fraction literal, C
+        with pytest.raises((NotImplementedError, SyntaxError)):
+            cp.ReductionKernel("T x", "T y", refused, "a + b", "y = a", "0", "refused")
+
+
+def test_elementwise_kernels_run_their_assignments_as_cupys(cp):
+    rng = np.random.default_rng(2)
+    x, k = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 1))
+    axpb = cp.ElementwiseKernel("T x, T k, T b", "T y, T z", "y = x * k + b; z = sqrt(y * y)",
+                                "axpb")
+    y, z = axpb(cp.asarray(x), cp.asarray(k.astype(np.float32)), np.float32(0.5))
+    want = x * k.astype(np.float32) + np.float32(0.5)  # float32 roundings, one per operation
+    assert y.dtype == np.float32 and (y.get() == want).all() and (z.get() == np.abs(want)).all()
+    out = cp.zeros((3, 4), dtype=np.float32)  # an output passed in (and read: in place)
+    acc = cp.ElementwiseKernel("T x", "T y", "y = y + x", "accumulate")
+    acc(cp.asarray(x), out)
+    acc(cp.asarray(x), out)
+    assert (out.get() == x + x).all()
+    with pytest.raises(TypeError, match="Type is mismatched"):
+        axpb(cp.asarray(x), cp.asarray(k), 0.5)  # float64 k for the float32 T
+    with pytest.raises(TypeError, match="Unsupported type"):
+        axpb(x, cp.asarray(k), 0.5)
+    with pytest.raises(TypeError, match="Wrong number of arguments"):
+        axpb(cp.asarray(x))
+    with pytest.raises(NotImplementedError, match="assignments"):
+        cp.ElementwiseKernel("T x", "T y", "float t = x; y = t", "local")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

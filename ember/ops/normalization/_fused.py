@@ -15,6 +15,7 @@ import numpy as np
 from ..._dtype_casts import cast_if_needed
 from ..._parallel import map_parts, thread_cuts
 from .._device_sums import device_sum
+from . import _device_fused as device_fused
 
 _LETTERS = "abcdefgh"
 MAX_DIMS = len(_LETTERS)  # the most dims these einsums spell out
@@ -116,6 +117,13 @@ def _normalize_batch_stats(xp, xs, axes, eps, scale, shift, out=None):
     flat_mean = mean_over(xp, axes, xs, keepdims=False)
     mean = flat_mean.reshape(stats_shape)
     y = xp.subtract(xs, mean) if out is None else xp.subtract(xs, mean, out=out)
+    if device_fused.usable(xp, xs, *(a for a in (scale, shift) if a is not None)):
+        squares = sum_over(xp, axes, y, y, keepdims=False)
+        flat_var, flat_invstd, multiplier = device_fused.statistics_tail(
+            xp, squares, count_over(xs.shape, axes), eps,
+            None if scale is None else scale.reshape(squares.shape))
+        device_fused.scale_shift_(xp, y, multiplier.reshape(stats_shape), shift)
+        return y, mean, flat_invstd.reshape(stats_shape), (flat_mean, flat_var, flat_invstd)
     flat_var = mean_over(xp, axes, y, y, keepdims=False)
     flat_invstd = _as(1.0 / xp.sqrt(flat_var + eps), xs.dtype)
     invstd = flat_invstd.reshape(stats_shape)
@@ -153,6 +161,10 @@ def normalize_backward(xp, gw, xn, axes, invstd, train, scale=None, dot=None, to
     m = count_over(xn.shape, axes)
     dot = sum_over(xp, axes, gw, xn) if dot is None else dot
     total = sum_over(xp, axes, gw) if total is None else total
+    if xn_scaled and scale is None and device_fused.usable(xp, gw, xn, invstd, dot, total):
+        a, mean_g = device_fused.centred_coefficients(xp, dot, total, m)
+        device_fused.input_grad_(xp, xn, gw, a, mean_g, invstd)
+        return xn
     # dot / -m is -dot / m to the bit (division rounds symmetrically), in one call, not two
     xp.multiply(xn, (dot / -m) if xn_scaled else (dot / -m) * invstd * invstd, out=xn)
     xp.add(xn, gw, out=xn)

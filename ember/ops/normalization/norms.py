@@ -17,7 +17,7 @@ from ..._state import grad as _grad_state
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
 from ..pointwise import scalar_op
-from . import _fused as fused
+from . import _device_fused as device_fused, _fused as fused
 from ._common import _opmath, _prod
 
 __all__ = [
@@ -149,6 +149,14 @@ def _batch_norm_sums(xp, g, xs, mean, invstd, scale, axes, train, need_x, need_w
     dot = fused.sum_over(xp, axes, g, xc, keepdims=False) if xc is not None else None
     total = fused.sum_over(xp, axes, g, keepdims=False) \
         if (need_b or (need_x and train)) else None
+    if need_x and train and device_fused.usable(
+            xp, g, xc, invstd, *(() if scale is None else (scale,))):
+        a, mean_g, coef = device_fused.backward_coefficients(
+            xp, dot, total, invstd.reshape(dot.shape), fused.count_over(xs.shape, axes),
+            None if scale is None else scale.reshape(dot.shape))
+        device_fused.input_grad_(xp, xc, g, a.reshape(mean.shape), mean_g.reshape(mean.shape),
+                                 coef.reshape(mean.shape))
+        return xc, dot, total
     dx = None
     if need_x:
         dx = fused.normalize_backward(
@@ -265,16 +273,22 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                                                     per_group_affine=True)
         if training and running_mean is not None and running_var is not None:
             xp = xp_of(input)
-            unbiased = var * (n / builtins.max(n - 1, 1))
             m = momentum if momentum is not None else 0.0
-            for buf, stat in ((running_mean, mean), (running_var, unbiased)):
-                # arr * (1 - m) + stat * m, written in place: the same roundings as a fresh
-                # sum assigned back, in 3 array calls, not 8
-                arr = buf._array
-                update = xp.multiply(fused._as(fused.shaped(stat, (c,)), arr.dtype), m)
-                arr *= 1 - m
-                arr += update
-                buf._vc.value += 1
+            correction = n / builtins.max(n - 1, 1)
+            rm, rv = running_mean._array, running_var._array
+            if device_fused.usable(xp, rm, rv, mean, var) and rm.shape == rv.shape == (c,):
+                device_fused.running_update_(xp, rm, rv, fused.shaped(mean, (c,)),
+                                             fused.shaped(var, (c,)), correction, m)
+            else:
+                unbiased = var * correction
+                for arr, stat in ((rm, mean), (rv, unbiased)):
+                    # arr * (1 - m) + stat * m, written in place: the same roundings as a
+                    # fresh sum assigned back, in 3 array calls, not 8
+                    update = xp.multiply(fused._as(fused.shaped(stat, (c,)), arr.dtype), m)
+                    arr *= 1 - m
+                    arr += update
+            running_mean._vc.value += 1
+            running_var._vc.value += 1
         return res
     xp = xp_of(input)
     rm = _opmath(running_mean._array).reshape(stats_shape)

@@ -1,0 +1,67 @@
+"""ember's own CuPy kernels (ops/_device_sums.py, ops/normalization/_device_fused.py) on the
+strict stand-in, which runs their expressions with NumPy: the norms take them on a device, and
+give the CPU's values to the bit (each kernel is the CPU path's operations in its order)."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from tests._strict_cupy import REAL_CUDA, strict_cupy
+
+pytestmark = pytest.mark.skipif(REAL_CUDA, reason="the stand-in's bits; a GPU rounds its own")
+
+
+def _norm_steps(device, dtype, x, w, b):
+    """Batch norm (training, running statistics updated, twice) and layer norm, forward and
+    backward: outputs, gradients and running statistics as NumPy arrays."""
+    xt = ember.tensor(x, device=device, requires_grad=True)
+    wt, bt = (ember.tensor(a, device=device, requires_grad=True) for a in (w, b))
+    rm, rv = ember.zeros(3, dtype=dtype, device=device), ember.ones(3, dtype=dtype, device=device)
+    for _ in range(2):
+        bn = F.batch_norm(xt, rm, rv, wt, bt, training=True, momentum=0.3)
+    ln = F.layer_norm(xt, (5,), wt[0].expand(5), bt[1].expand(5))
+    plain = F.batch_norm(xt, None, None, training=True)
+    (bn.sin().sum() + ln.cos().sum() + plain.pow(3).sum()).backward()
+    return [t.detach().cpu().numpy() for t in (bn, ln, plain, xt.grad, wt.grad, bt.grad, rm, rv)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_norms_on_a_device_run_the_fused_kernels_with_the_cpus_bits(monkeypatch, dtype):
+    from ember.ops.normalization import _device_fused
+    made = []
+    inner = _device_fused._kernel.__wrapped__
+
+    def recording(xp, in_params, out_params, operation, name):
+        made.append(name)
+        return inner(xp, in_params, out_params, operation, name)
+    monkeypatch.setattr(_device_fused, "_kernel", recording)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3, 5)).astype(dtype)
+    w, b = rng.standard_normal(3).astype(dtype), rng.standard_normal(3).astype(dtype)
+    with strict_cupy():
+        got = _norm_steps("cuda", getattr(ember, dtype), x, w, b)
+    want = _norm_steps("cpu", getattr(ember, dtype), x, w, b)
+    for g, c in zip(got, want):
+        np.testing.assert_array_equal(g, c)
+    assert {"ember_norm_stats", "ember_norm_stats_scaled", "ember_norm_scale",
+            "ember_norm_scale_shift", "ember_norm_running", "ember_norm_back_coefs",
+            "ember_norm_back_coefs_scaled", "ember_norm_centred_coefs",
+            "ember_norm_input_grad"} <= set(made)
+
+
+def test_half_inputs_and_buffers_give_the_cpus_bits():
+    """float16 normalises in float32 (its opmath), where the kernels apply; float16 running
+    buffers beside float32 statistics take the general update."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 3, 5)).astype(np.float16)
+
+    def run(device):
+        rm = ember.zeros(3, dtype=ember.float16, device=device)
+        rv = ember.ones(3, dtype=ember.float16, device=device)
+        y = F.batch_norm(ember.tensor(x, device=device), rm, rv, training=True)
+        return [t.cpu().numpy() for t in (y, rm, rv)]
+    with strict_cupy():
+        got = run("cuda")
+    for g, c in zip(got, run("cpu")):
+        assert g.dtype == np.float16
+        np.testing.assert_array_equal(g, c)
