@@ -53,7 +53,8 @@ _XP_CALLS = {("module.py", n) for n in ("__call__", "call", "_numpy", "_take", "
                                         "_put_along_axis", "_ascontiguousarray", "_sort",
                                         "_argsort")} | \
     {("array.py", n) for n in ("call", "__getitem__", "__setitem__", "_astype", "_fill", "_view",
-                               "_sort", "_argsort")}
+                               "_sort", "_argsort")} | \
+    {("kernels.py", "__call__")}  # ember's own Elementwise/ReductionKernels
 
 
 def counts(stats, steps):

@@ -12,7 +12,7 @@ from .._dtype_casts import cast_if_needed
 from .._parallel import matmul as _products
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
-from ._device_sums import device_sum
+from ._device_kernels import device_sum
 from ._graph import Node, record
 from .softmax_family import SoftmaxBackward0, sums_along
 

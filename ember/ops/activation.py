@@ -19,6 +19,7 @@ from .._select import select
 from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from .._state import autocast as _autocast, grad as _grad_state
+from . import _device_kernels
 from ._autocast import lower
 from ._graph import Node, first_order_arrays, record, write_out, with_out
 from ._graph import inplace as _inplace
@@ -440,10 +441,33 @@ class GeluBackward0(Node):
             d_inner = (x * x * (3 * 0.044715) + 1) * _SQRT_2_PI
             d = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * d_inner
         else:
+            arrays = first_order_arrays(grad, x)
+            xp = xp_of(grad)
+            if arrays is not None and _device_kernels.usable(xp, *arrays):
+                return make_tensor(_gelu_grad_on_device(xp, *arrays), grad._device)
             cdf = (_erf(x * (1 / math.sqrt(2.0))) + 1) * 0.5
             pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
             d = cdf + x * pdf
         return grad * d
+
+
+# GELU's exact form on a device as one kernel each way (the array calls it replaces: 5 forward,
+# about 15 backward), with the general path's operations in its order: erf as the device's
+# erf op takes it, in float64 for float32 (`_special`), then rounded back.
+def _gelu_on_device(xp, a):
+    t = a.dtype.type
+    return _device_kernels.elementwise(
+        xp, "T x, T half, T one, T r2", "T y", "y = x * half * (one + T(erf(double(x * r2))))",
+        "ember_gelu")(a, t(0.5), t(1), t(1 / math.sqrt(2.0)))
+
+
+def _gelu_grad_on_device(xp, g, a):
+    t = a.dtype.type
+    return _device_kernels.elementwise(
+        xp, "T g, T x, T half, T one, T r2, T mhalf, T rpi", "T d",
+        "d = g * ((T(erf(double(x * r2))) + one) * half + x * (exp(x * x * mhalf) * rpi))",
+        "ember_gelu_grad")(g, a, t(0.5), t(1), t(1 / math.sqrt(2.0)), t(-0.5),
+                           t(1 / math.sqrt(2 * math.pi)))
 
 
 def gelu(input, approximate="none"):
@@ -467,6 +491,9 @@ def gelu(input, approximate="none"):
         dev = input._device
 
         def fn(a):
+            xp = xp_of(input)
+            if _device_kernels.usable(xp, a):
+                return _gelu_on_device(xp, a)
             return cast_if_needed(a * a.dtype.type(0.5) *
                                   (1 + _erf_arr(a * a.dtype.type(1 / math.sqrt(2.0)), dev)),
                                   a.dtype)

@@ -12,7 +12,7 @@ from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, make_tensor, xp_of
-from ._device_sums import device_sum
+from ._device_kernels import device_sum
 from ._graph import Node, record, write_out
 from .activation import _compute, _low_precision
 

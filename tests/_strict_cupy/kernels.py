@@ -1,24 +1,37 @@
 """CuPy's user-defined kernels on the stand-in, run by NumPy: `ReductionKernel` and
 `ElementwiseKernel`.
 
-ember writes its kernels' expressions as plain arithmetic over the parameters (and `sqrt`),
-with every constant a parameter of the kernel's type, so the stand-in can evaluate them on the
-arrays inside, one rounding per operation as NumPy's float32 arithmetic and CUDA's alike;
-anything beyond that (other calls, literals with a fraction, casts, ternaries, statements other
-than assignments to outputs) is refused with NotImplementedError, so a kernel the stand-in
-cannot run fails loudly here rather than running differently on a GPU. Arguments are checked
+ember writes its kernels' expressions as plain arithmetic and comparisons over the parameters,
+CUDA's sqrt, exp and erf, and the casts `double(v)` and `T(v)`, with every constant but whole
+numbers a parameter of the kernel's type, so the stand-in can evaluate them on the arrays
+inside, one rounding per operation as NumPy's float32 arithmetic and CUDA's alike; anything
+beyond that (other calls, literals with a fraction, C casts, ternaries, statements other than
+assignments to outputs) is refused with NotImplementedError, so a kernel the stand-in cannot
+run fails loudly here rather than running differently on a GPU. Arguments are checked
 as CuPy checks them: device arrays (or scalars) only, one dtype per type placeholder, no dtype
 a kernel cannot name."""
 import ast
 import re
 
 import numpy as np
+import scipy.special
 
 from .array import kernel_dtype, ndarray, unsupported
 
 _ARITHMETIC = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
-               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Call)
-_FUNCTIONS = {"sqrt": np.sqrt}
+               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Call, ast.Compare, ast.Lt,
+               ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+
+
+def _erf(v):
+    """CUDA's erf of v's type (its float overload for float, double's for double)."""
+    return np.asarray(scipy.special.erf(v)).astype(np.asarray(v).dtype, copy=False)
+
+
+# what kernels may call: CUDA's math functions of the argument's type, and the casts
+# `double(v)` and `T(v)` (to the kernel's type placeholder T, bound at the call)
+_FUNCTIONS = {"sqrt": np.sqrt, "exp": np.exp, "erf": _erf,
+              "double": lambda v: np.asarray(v, np.float64)}
 _REDUCTIONS = {"a+b": np.add, "max(a,b)": np.maximum, "min(a,b)": np.minimum}
 
 
@@ -52,9 +65,9 @@ def _arithmetic(text, names):
     for node in ast.walk(tree):
         wrong = not isinstance(node, _ARITHMETIC) or (
             isinstance(node, ast.Name) and node.id not in names and not (
-                id(node) in calls and node.id in _FUNCTIONS)) or (
+                id(node) in calls and node.id in _CALLABLE)) or (
             isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name) or node.keywords
-                                            or node.func.id not in _FUNCTIONS)) or (
+                                            or node.func.id not in _CALLABLE)) or (
             isinstance(node, ast.Constant) and type(node.value) is not int)
         if wrong:
             raise NotImplementedError(f"the CuPy stand-in runs only arithmetic over a kernel's "
@@ -63,8 +76,13 @@ def _arithmetic(text, names):
     return compile(tree, text, "eval"), tree
 
 
-def _evaluate(code, values):
-    return eval(code, {"__builtins__": {}, **_FUNCTIONS}, values)
+_CALLABLE = set(_FUNCTIONS) | {"T"}
+
+
+def _evaluate(code, values, bound=None):
+    casts = {} if not bound or "T" not in bound else {
+        "T": lambda v, t=bound["T"]: np.asarray(v).astype(t)}
+    return eval(code, {"__builtins__": {}, **_FUNCTIONS, **casts}, values)
 
 
 class ReductionKernel:
@@ -194,7 +212,7 @@ class ElementwiseKernel:
             values[name] = out._a
         with np.errstate(all="ignore"):  # as C arithmetic: inf and NaN, no warnings
             for target, code in self._statements:
-                result = _evaluate(code, values)
+                result = _evaluate(code, values, bound)
                 out = values[target]
                 out[...] = np.asarray(result).astype(out.dtype, copy=False)
         return outs[0] if len(outs) == 1 and not self._return_tuple else tuple(outs)

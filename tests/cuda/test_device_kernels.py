@@ -1,6 +1,7 @@
-"""ember's own CuPy kernels (ops/_device_sums.py, ops/normalization/_device_fused.py) on the
-strict stand-in, which runs their expressions with NumPy: the norms take them on a device, and
-give the CPU's values to the bit (each kernel is the CPU path's operations in its order)."""
+"""ember's own CuPy kernels (ops/_device_kernels.py, ops/normalization/_device_fused.py) on the
+strict stand-in, which runs their expressions with NumPy: the norms, ReLU and GELU take them on
+a device, and give the values of the path they replace to the bit (each kernel is that path's
+operations in its order)."""
 import numpy as np
 import pytest
 
@@ -65,3 +66,33 @@ def test_half_inputs_and_buffers_give_the_cpus_bits():
     for g, c in zip(got, run("cpu")):
         assert g.dtype == np.float16
         np.testing.assert_array_equal(g, c)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_and_gelu_kernels_give_the_general_paths_bits(monkeypatch, dtype):
+    """ReLU's backward and GELU both ways as one kernel each on a device: the values of the
+    device's general path (which the CPU's float32 GELU, a different erf, does not share)."""
+    from ember.ops import _device_kernels
+    made = []
+    inner = _device_kernels.elementwise
+
+    def recording(xp, in_params, out_params, operation, name):
+        made.append(name)
+        return inner(xp, in_params, out_params, operation, name)
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((4, 7)) * 3).astype(dtype)
+    x[0, :3] = [0.0, np.nan, -np.inf]
+
+    def run():
+        xt = ember.tensor(x, device="cuda", requires_grad=True)
+        r, g = F.relu(xt), F.gelu(xt)
+        (r * 1.5 + g.cos()).sum().backward()
+        return [r.detach().cpu().numpy(), g.detach().cpu().numpy(), xt.grad.cpu().numpy()]
+    with strict_cupy():
+        monkeypatch.setattr(_device_kernels, "elementwise", recording)
+        fused = run()
+        monkeypatch.setattr(_device_kernels, "usable", lambda xp, *arrays: False)
+        general = run()
+    assert {"ember_relu_grad", "ember_gelu", "ember_gelu_grad"} <= set(made)
+    for f, g in zip(fused, general):
+        np.testing.assert_array_equal(f, g)

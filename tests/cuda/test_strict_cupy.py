@@ -198,7 +198,7 @@ def test_reduction_kernels_run_their_arithmetic_and_check_arguments_as_cupys(cp)
         dot(cp.asarray(x), cp.asarray(w.astype(np.float32)))
     with pytest.raises(TypeError, match="Wrong number of arguments"):
         dot(cp.asarray(x))
-    for refused in ("exp(x)", "x * 0.5", "x > 0 ? x : 0"):  # a call, a fraction literal, C
+    for refused in ("log(x)", "x * 0.5", "x > 0 ? x : 0"):  # a call, a fraction literal, C
         with pytest.raises((NotImplementedError, SyntaxError)):
             cp.ReductionKernel("T x", "T y", refused, "a + b", "y = a", "0", "refused")
 

@@ -1,35 +1,19 @@
 """Batch norm's per-channel arithmetic and last passes on a device, as CuPy elementwise kernels.
 
-On a GPU ember's training step is bound by the host issuing kernels (on an H200 a ResNet-18
-step took 68 ms at batch 64 and 67 ms at batch 8), and batch norm issued about 20 array calls
-forward and 13 backward, most of them on per-channel vectors. These kernels do the same
-arithmetic in 1 call where there were 2 to 7: the statistics' tail, the affine pass, the running
-statistics' update, and the backward's coefficients and pass.
+Batch norm issued about 20 array calls forward and 13 backward on a device, most of them on
+per-channel vectors, where a step is bound by the host issuing them (`_device_kernels`).
+These kernels do the same arithmetic in 1 call where there were 2 to 7: the statistics' tail,
+the affine pass, the running statistics' update, and the backward's coefficients and pass.
 
 Each kernel's expression is the CPU path's operations in the CPU path's order, every constant
 a parameter of the array's type, so each operation rounds as the CPU's float32 (or float64)
 ufunc does (a GPU may contract a multiply and an add into one rounding: within tolerance). They
 apply to float32 and float64 arrays (`usable`); other dtypes keep the general path.
 """
-import functools
+from .._device_kernels import elementwise as _kernel, usable
 
-import numpy as np
-
-from .._device_sums import SUMMABLE
-
-
-def usable(xp, *arrays):
-    """Whether the kernels apply: a device array module with kernels, and float32 or float64
-    arrays of one dtype."""
-    if xp is np or not hasattr(xp, "ElementwiseKernel"):
-        return False
-    dtype = arrays[0].dtype
-    return dtype in SUMMABLE and all(a.dtype == dtype for a in arrays)
-
-
-@functools.lru_cache(maxsize=32)
-def _kernel(xp, in_params, out_params, operation, name):
-    return xp.ElementwiseKernel(in_params, out_params, operation, name)
+__all__ = ["usable", "statistics_tail", "scale_shift_", "running_update_",
+           "backward_coefficients", "centred_coefficients", "input_grad_"]
 
 
 def statistics_tail(xp, squares, count, eps, scale):

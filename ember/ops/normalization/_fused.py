@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._dtype_casts import cast_if_needed
 from ..._parallel import map_parts, thread_cuts
-from .._device_sums import device_sum
+from .._device_kernels import device_sum
 from . import _device_fused as device_fused
 
 _LETTERS = "abcdefgh"

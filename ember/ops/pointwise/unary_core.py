@@ -7,6 +7,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._state import ThreadLocal
 from ..._tensor import make_tensor, Tensor, xp_of
+from .. import _device_kernels
 from .._graph import Node, first_order_arrays, not_a_tensor, record, write_out, with_out
 from ._common import as_array, barebones_unary, round_back
 
@@ -174,6 +175,11 @@ class ReluBackward0(Node):
         arrays = first_order_arrays(grad, r)
         if arrays is not None:
             g, y = arrays
+            xp = xp_of(grad)
+            if _device_kernels.usable(xp, g, y):  # one launch, not three
+                return make_tensor(_device_kernels.elementwise(
+                    xp, "T g, T y", "T d", "d = g * (1 - (y <= 0))", "ember_relu_grad")(g, y),
+                    grad._device)
             return make_tensor(g * ~(y <= 0), grad._device)
         return grad * ~(r <= 0)
 
