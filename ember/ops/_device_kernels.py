@@ -5,7 +5,8 @@ step took 68 ms at batch 64 and 67 ms at batch 8 (benchmarks/gpu_check.py). A ke
 in one launch what took several array calls saves host time where it matters. Each kernel's
 expression is its CPU path's operations in the same order, constants passed as parameters of
 the array's type, so every operation rounds as the CPU's ufunc does; the tests' CuPy stand-in
-runs the expressions with NumPy and holds them to the CPU's values. `T(v)` rounds v to the
+runs the expressions with NumPy and holds them to the CPU's values. Every kernel is compiled
+before the first is used (`usable`), and none is used where one fails to. `T(v)` rounds v to the
 kernel's type and `double(v)` widens it, where the CPU path computes a function in float64.
 
 `device_sum` sums x, or x * w, over axes in one reduction kernel: CuPy's einsum, which the
@@ -15,25 +16,62 @@ ResNet-18 step). It accumulates in the input's type, as PyTorch's CUDA kernels d
 and float64.
 """
 import functools
+import warnings
 
 import numpy as np
 
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_KERNELS = []  # every Kernel made (at import): what `usable` compiles first
+_COMPILED = {}  # (array module, dtype) -> whether every kernel compiled there
 
 
-def usable(xp, *arrays):
-    """Whether ember's kernels apply: a device array module with kernels, and float32 or
-    float64 arrays of one dtype."""
-    if xp is np or not hasattr(xp, "ElementwiseKernel"):
-        return False
-    dtype = arrays[0].dtype
-    return dtype in KERNEL_DTYPES and all(a.dtype == dtype for a in arrays)
+class Kernel:
+    """One of ember's elementwise kernels: `kernel(xp, *args)` runs it (CuPy's
+    ElementwiseKernel, made once per array module and compiled per dtype)."""
+
+    def __init__(self, name, in_params, out_params, operation):
+        self.name, self.in_params = name, in_params
+        self.out_params, self.operation = out_params, operation
+        _KERNELS.append(self)
+
+    def __call__(self, xp, *args):
+        return _compiled(xp, self)(*args)
 
 
 @functools.lru_cache(maxsize=64)
-def elementwise(xp, in_params, out_params, operation, name):
-    """The ElementwiseKernel of these parameters and operation (CuPy compiles it per dtype)."""
-    return xp.ElementwiseKernel(in_params, out_params, operation, name)
+def _compiled(xp, kernel):
+    return xp.ElementwiseKernel(kernel.in_params, kernel.out_params, kernel.operation,
+                                kernel.name)
+
+
+def usable(xp, *arrays):
+    """Whether ember's kernels apply: a device array module with kernels, float32 or float64
+    arrays of one dtype, and every kernel compiled there (`_all_compile`, once a dtype)."""
+    if xp is np or not hasattr(xp, "ElementwiseKernel"):
+        return False
+    dtype = arrays[0].dtype
+    if dtype not in KERNEL_DTYPES or any(a.dtype != dtype for a in arrays):
+        return False
+    ok = _COMPILED.get((xp, dtype))
+    if ok is None:
+        ok = _COMPILED[(xp, dtype)] = _all_compile(xp, dtype)
+    return ok
+
+
+def _all_compile(xp, dtype):
+    """Run every kernel once on one-element arrays of `dtype`, so that all compile before any
+    is relied on. If one does not (a CuPy or CUDA that ember was not run on), ember's kernels
+    stay off for that dtype, with a warning, and every caller takes its general path: a
+    kernel that fails must not fail a training step that ran without it."""
+    try:
+        for kernel in _KERNELS:
+            _compiled(xp, kernel)(*(xp.ones(1, dtype) for _ in kernel.in_params.split(",")))
+    except Exception as e:  # NVRTC's CompileException, or any other refusal
+        warnings.warn(f"ember's CuPy kernels are off for {dtype}: {kernel.name} did not run "
+                      f"({type(e).__name__}: {e}); the general paths run instead",
+                      RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 def device_sum(xp, axes, a, b=None, keepdims=True):

@@ -454,20 +454,22 @@ class GeluBackward0(Node):
 # GELU's exact form on a device as one kernel each way (the array calls it replaces: 5 forward,
 # about 15 backward), with the general path's operations in its order: erf as the device's
 # erf op takes it, in float64 for float32 (`_special`), then rounded back.
+_GELU = _device_kernels.Kernel("ember_gelu", "T x, T half, T one, T r2", "T y",
+                               "y = x * half * (one + T(erf(double(x * r2))))")
+_GELU_GRAD = _device_kernels.Kernel(
+    "ember_gelu_grad", "T g, T x, T half, T one, T r2, T mhalf, T rpi", "T d",
+    "d = g * ((T(erf(double(x * r2))) + one) * half + x * (exp(x * x * mhalf) * rpi))")
+
+
 def _gelu_on_device(xp, a):
     t = a.dtype.type
-    return _device_kernels.elementwise(
-        xp, "T x, T half, T one, T r2", "T y", "y = x * half * (one + T(erf(double(x * r2))))",
-        "ember_gelu")(a, t(0.5), t(1), t(1 / math.sqrt(2.0)))
+    return _GELU(xp, a, t(0.5), t(1), t(1 / math.sqrt(2.0)))
 
 
 def _gelu_grad_on_device(xp, g, a):
     t = a.dtype.type
-    return _device_kernels.elementwise(
-        xp, "T g, T x, T half, T one, T r2, T mhalf, T rpi", "T d",
-        "d = g * ((T(erf(double(x * r2))) + one) * half + x * (exp(x * x * mhalf) * rpi))",
-        "ember_gelu_grad")(g, a, t(0.5), t(1), t(1 / math.sqrt(2.0)), t(-0.5),
-                           t(1 / math.sqrt(2 * math.pi)))
+    return _GELU_GRAD(xp, g, a, t(0.5), t(1), t(1 / math.sqrt(2.0)), t(-0.5),
+                      t(1 / math.sqrt(2 * math.pi)))
 
 
 def gelu(input, approximate="none"):

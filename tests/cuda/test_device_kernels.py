@@ -28,14 +28,14 @@ def _norm_steps(device, dtype, x, w, b):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_norms_on_a_device_run_the_fused_kernels_with_the_cpus_bits(monkeypatch, dtype):
-    from ember.ops.normalization import _device_fused
+    from ember.ops import _device_kernels
     made = []
-    inner = _device_fused._kernel.__wrapped__
+    inner = _device_kernels._compiled
 
-    def recording(xp, in_params, out_params, operation, name):
-        made.append(name)
-        return inner(xp, in_params, out_params, operation, name)
-    monkeypatch.setattr(_device_fused, "_kernel", recording)
+    def recording(xp, kernel):
+        made.append(kernel.name)
+        return inner(xp, kernel)
+    monkeypatch.setattr(_device_kernels, "_compiled", recording)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 3, 5)).astype(dtype)
     w, b = rng.standard_normal(3).astype(dtype), rng.standard_normal(3).astype(dtype)
@@ -74,11 +74,11 @@ def test_relu_and_gelu_kernels_give_the_general_paths_bits(monkeypatch, dtype):
     device's general path (which the CPU's float32 GELU, a different erf, does not share)."""
     from ember.ops import _device_kernels
     made = []
-    inner = _device_kernels.elementwise
+    inner = _device_kernels._compiled
 
-    def recording(xp, in_params, out_params, operation, name):
-        made.append(name)
-        return inner(xp, in_params, out_params, operation, name)
+    def recording(xp, kernel):
+        made.append(kernel.name)
+        return inner(xp, kernel)
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((4, 7)) * 3).astype(dtype)
     x[0, :3] = [0.0, np.nan, -np.inf]
@@ -89,10 +89,30 @@ def test_relu_and_gelu_kernels_give_the_general_paths_bits(monkeypatch, dtype):
         (r * 1.5 + g.cos()).sum().backward()
         return [r.detach().cpu().numpy(), g.detach().cpu().numpy(), xt.grad.cpu().numpy()]
     with strict_cupy():
-        monkeypatch.setattr(_device_kernels, "elementwise", recording)
+        monkeypatch.setattr(_device_kernels, "_compiled", recording)
         fused = run()
         monkeypatch.setattr(_device_kernels, "usable", lambda xp, *arrays: False)
         general = run()
     assert {"ember_relu_grad", "ember_gelu", "ember_gelu_grad"} <= set(made)
     for f, g in zip(fused, general):
         np.testing.assert_array_equal(f, g)
+
+
+def test_a_kernel_that_does_not_compile_turns_them_all_off_with_a_warning(monkeypatch):
+    """Every kernel is compiled before any is used: where one fails (a CuPy or CUDA ember was
+    not run on), all stay off for that dtype and the general paths give the same results."""
+    from ember.ops import _device_kernels
+    broken = object.__new__(_device_kernels.Kernel)  # not registered for other tests
+    broken.name, broken.in_params, broken.out_params = "ember_broken", "T x", "T y"
+    broken.operation = "y = log(x)"  # outside what the stand-in (and ember) may write
+    monkeypatch.setattr(_device_kernels, "_KERNELS", _device_kernels._KERNELS + [broken])
+    monkeypatch.setattr(_device_kernels, "_COMPILED", {})
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    w, b = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    with strict_cupy():
+        with pytest.warns(RuntimeWarning, match="ember_broken did not run"):
+            got = _norm_steps("cuda", ember.float32, x, w, b)
+        assert _device_kernels._COMPILED and not any(_device_kernels._COMPILED.values())
+    for g, c in zip(got, _norm_steps("cpu", ember.float32, x, w, b)):
+        np.testing.assert_array_equal(g, c)

@@ -10,10 +10,30 @@ a parameter of the array's type, so each operation rounds as the CPU's float32 (
 ufunc does (a GPU may contract a multiply and an add into one rounding: within tolerance). They
 apply to float32 and float64 arrays (`usable`); other dtypes keep the general path.
 """
-from .._device_kernels import elementwise as _kernel, usable
+from .._device_kernels import Kernel, usable
 
 __all__ = ["usable", "statistics_tail", "scale_shift_", "running_update_",
            "backward_coefficients", "centred_coefficients", "input_grad_"]
+
+
+_STATS = Kernel("ember_norm_stats", "T s, T n, T eps, T one", "T var, T invstd",
+                "var = s / n; invstd = one / sqrt(var + eps)")
+_STATS_SCALED = Kernel("ember_norm_stats_scaled", "T s, T n, T eps, T one, T w",
+                       "T var, T invstd, T k",
+                       "var = s / n; invstd = one / sqrt(var + eps); k = invstd * w")
+_SCALE = Kernel("ember_norm_scale", "T k", "T y", "y = y * k")
+_SCALE_SHIFT = Kernel("ember_norm_scale_shift", "T k, T b", "T y", "y = y * k + b")
+_RUNNING = Kernel("ember_norm_running", "T mean, T var, T c, T m, T om", "T rm, T rv",
+                  "rm = rm * om + mean * m; rv = rv * om + var * c * m")
+_BACK = Kernel("ember_norm_back_coefs", "T dot, T total, T invstd, T mneg, T n", "T a, T t",
+               "a = dot / mneg * invstd * invstd; t = total / n")
+_BACK_SCALED = Kernel("ember_norm_back_coefs_scaled",
+                      "T dot, T total, T invstd, T mneg, T n, T w", "T a, T t, T coef",
+                      "a = dot / mneg * invstd * invstd; t = total / n; coef = invstd * w")
+_CENTRED = Kernel("ember_norm_centred_coefs", "T dot, T total, T mneg, T n", "T a, T t",
+                  "a = dot / mneg; t = total / n")
+_INPUT_GRAD = Kernel("ember_norm_input_grad", "T g, T a, T t, T coef", "T xc",
+                     "xc = (xc * a + g - t) * coef")
 
 
 def statistics_tail(xp, squares, count, eps, scale):
@@ -22,22 +42,17 @@ def statistics_tail(xp, squares, count, eps, scale):
     itself without a scale)."""
     t = squares.dtype.type
     if scale is None:
-        var, invstd = _kernel(xp, "T s, T n, T eps, T one", "T var, T invstd",
-                              "var = s / n; invstd = one / sqrt(var + eps)",
-                              "ember_norm_stats")(squares, t(count), t(eps), t(1))
+        var, invstd = _STATS(xp, squares, t(count), t(eps), t(1))
         return var, invstd, invstd
-    return _kernel(xp, "T s, T n, T eps, T one, T w", "T var, T invstd, T k",
-                   "var = s / n; invstd = one / sqrt(var + eps); k = invstd * w",
-                   "ember_norm_stats_scaled")(squares, t(count), t(eps), t(1), scale)
+    return _STATS_SCALED(xp, squares, t(count), t(eps), t(1), scale)
 
 
 def scale_shift_(xp, y, multiplier, shift):
     """y <- y * multiplier [+ shift], in place (per-channel multiplier and shift broadcast)."""
     if shift is None:
-        _kernel(xp, "T k", "T y", "y = y * k", "ember_norm_scale")(multiplier, y)
+        _SCALE(xp, multiplier, y)
     else:
-        _kernel(xp, "T k, T b", "T y", "y = y * k + b", "ember_norm_scale_shift")(
-            multiplier, shift, y)
+        _SCALE_SHIFT(xp, multiplier, shift, y)
 
 
 def running_update_(xp, running_mean, running_var, mean, var, correction, momentum):
@@ -45,9 +60,8 @@ def running_update_(xp, running_mean, running_var, mean, var, correction, moment
     made unbiased (var * correction), in place, with the CPU path's roundings: stat * momentum,
     running * (1 - momentum), then their sum."""
     t = mean.dtype.type
-    _kernel(xp, "T mean, T var, T c, T m, T om", "T rm, T rv",
-            "rm = rm * om + mean * m; rv = rv * om + var * c * m", "ember_norm_running")(
-        mean, var, t(correction), t(momentum), t(1 - momentum), running_mean, running_var)
+    _RUNNING(xp, mean, var, t(correction), t(momentum), t(1 - momentum), running_mean,
+             running_var)
 
 
 def backward_coefficients(xp, dot, total, invstd, count, scale):
@@ -55,27 +69,19 @@ def backward_coefficients(xp, dot, total, invstd, count, scale):
     a = dot / -count * invstd * invstd, t = total / count and coef = invstd [* scale]."""
     t = dot.dtype.type
     if scale is None:
-        a, mean_g = _kernel(xp, "T dot, T total, T invstd, T mneg, T n", "T a, T t",
-                            "a = dot / mneg * invstd * invstd; t = total / n",
-                            "ember_norm_back_coefs")(dot, total, invstd, t(-count), t(count))
+        a, mean_g = _BACK(xp, dot, total, invstd, t(-count), t(count))
         return a, mean_g, invstd
-    return _kernel(xp, "T dot, T total, T invstd, T mneg, T n, T w", "T a, T t, T coef",
-                   "a = dot / mneg * invstd * invstd; t = total / n; coef = invstd * w",
-                   "ember_norm_back_coefs_scaled")(dot, total, invstd, t(-count), t(count),
-                                                   scale)
+    return _BACK_SCALED(xp, dot, total, invstd, t(-count), t(count), scale)
 
 
 def centred_coefficients(xp, dot, total, count):
     """(a, t) from dot = sum(g * xhat) and total = sum(g) over a normalised input xhat:
     a = dot / -count and t = total / count."""
     t = dot.dtype.type
-    return _kernel(xp, "T dot, T total, T mneg, T n", "T a, T t",
-                   "a = dot / mneg; t = total / n", "ember_norm_centred_coefs")(
-        dot, total, t(-count), t(count))
+    return _CENTRED(xp, dot, total, t(-count), t(count))
 
 
 def input_grad_(xp, xc, g, a, mean_g, coef):
     """xc <- ((xc * a + g) - mean_g) * coef, in place: the input's gradient of batch
     statistics from the centred input (per-channel a, mean_g and coef broadcast)."""
-    _kernel(xp, "T g, T a, T t, T coef", "T xc", "xc = (xc * a + g - t) * coef",
-            "ember_norm_input_grad")(g, a, mean_g, coef, xc)
+    _INPUT_GRAD(xp, g, a, mean_g, coef, xc)

@@ -165,6 +165,10 @@ def sigmoid(input, *, out=None):
     return unary(input, sigmoid_array, SigmoidBackward0, "result", out, "sigmoid")
 
 
+_RELU_GRAD = _device_kernels.Kernel("ember_relu_grad", "T g, T y", "T d",
+                                    "d = g * (1 - (y <= 0))")
+
+
 class ReluBackward0(Node):
     def backward(self, grad):
         (r,) = self.saved_tensors
@@ -177,9 +181,7 @@ class ReluBackward0(Node):
             g, y = arrays
             xp = xp_of(grad)
             if _device_kernels.usable(xp, g, y):  # one launch, not three
-                return make_tensor(_device_kernels.elementwise(
-                    xp, "T g, T y", "T d", "d = g * (1 - (y <= 0))", "ember_relu_grad")(g, y),
-                    grad._device)
+                return make_tensor(_RELU_GRAD(xp, g, y), grad._device)
             return make_tensor(g * ~(y <= 0), grad._device)
         return grad * ~(r <= 0)
 
