@@ -389,6 +389,9 @@ def main():
     if "--no-timings" not in sys.argv:
         op_overhead(torch)
         timings(torch)
+    from ember.ops import _device_kernels  # on, unless one failed to compile (it warns why)
+    print("ember's own kernels on:", {str(dtype): ok for (_, dtype), ok
+                                      in _device_kernels._COMPILED.items()})
     _guarded(nccl_check, torch)
 
 
