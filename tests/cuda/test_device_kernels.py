@@ -52,7 +52,7 @@ def test_norms_on_a_device_run_the_fused_kernels_with_the_cpus_bits(monkeypatch,
     assert {"ember_norm_stats", "ember_norm_stats_scaled", "ember_norm_scale",
             "ember_norm_scale_shift", "ember_norm_running", "ember_norm_back_coefs",
             "ember_norm_back_coefs_scaled", "ember_norm_centred_coefs",
-            "ember_norm_input_grad"} <= set(made)
+            "ember_norm_input_grad", "ember_norm_normalized"} <= set(made)
 
 
 def test_half_inputs_and_buffers_give_the_cpus_bits():

@@ -13,7 +13,7 @@ apply to float32 and float64 arrays (`usable`); other dtypes keep the general pa
 from .._device_kernels import Kernel, usable
 
 __all__ = ["usable", "statistics_tail", "scale_shift_", "running_update_",
-           "backward_coefficients", "centred_coefficients", "input_grad_"]
+           "backward_coefficients", "centred_coefficients", "input_grad_", "normalized"]
 
 
 _STATS = Kernel("ember_norm_stats", "T s, T n, T eps, T one", "T var, T invstd",
@@ -32,6 +32,7 @@ _BACK_SCALED = Kernel("ember_norm_back_coefs_scaled",
                       "a = dot / mneg * invstd * invstd; t = total / n; coef = invstd * w")
 _CENTRED = Kernel("ember_norm_centred_coefs", "T dot, T total, T mneg, T n", "T a, T t",
                   "a = dot / mneg; t = total / n")
+_NORMALIZED = Kernel("ember_norm_normalized", "T x, T m, T k", "T y", "y = (x - m) * k")
 _INPUT_GRAD = Kernel("ember_norm_input_grad", "T g, T a, T t, T coef", "T xc",
                      "xc = (xc * a + g - t) * coef")
 
@@ -85,3 +86,13 @@ def input_grad_(xp, xc, g, a, mean_g, coef):
     """xc <- ((xc * a + g) - mean_g) * coef, in place: the input's gradient of batch
     statistics from the centred input (per-channel a, mean_g and coef broadcast)."""
     _INPUT_GRAD(xp, g, a, mean_g, coef, xc)
+
+
+def normalized(xp, xs, mean, invstd):
+    """xhat = (xs - mean) * invstd, in one kernel on a device (in two ufunc calls elsewhere,
+    with the same roundings)."""
+    if usable(xp, xs, mean, invstd):
+        return _NORMALIZED(xp, xs, mean, invstd)
+    xhat = xp.subtract(xs, mean)
+    xp.multiply(xhat, invstd, out=xhat)
+    return xhat

@@ -88,8 +88,7 @@ class _NormBackward(Node):
             dx, dw, db = self._per_group_arrays(xp, fused.shaped(g, self.group_shape), xs,
                                                 w_arr, needs[0], need_w, need_b)
         else:
-            xhat = xp.subtract(xs, mean)
-            xp.multiply(xhat, invstd, out=xhat)
+            xhat = device_fused.normalized(xp, xs, mean, invstd)
             reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
             # dw and db in the weight's own shape: the reduced dims dropped, not kept as 1s
             dw = fused.sum_over(xp, reduce_axes, g, fused.shaped(xhat, xshape),
@@ -210,7 +209,11 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         y = fused.normalize_given_stats(xp, xs, mean, invstd, scale, shift)
         stats_out = (mean, invstd, None)
     y = fused.shaped(y, x.shape)
-    if not per_group_affine:
+    if not per_group_affine and w is not None and device_fused.usable(
+            xp, y, w, *(() if b is None else (b,))):  # the two passes below as one kernel
+        device_fused.scale_shift_(xp, y, fused.broadcastable(w, affine_shape),
+                                  None if b is None else fused.broadcastable(b, affine_shape))
+    elif not per_group_affine:
         if w is not None:
             xp.multiply(y, fused.broadcastable(w, affine_shape), out=y)
         if b is not None:
