@@ -1,9 +1,10 @@
-"""Batch norm's per-channel arithmetic and last passes on a device, as CuPy elementwise kernels.
+"""The norms' per-statistic arithmetic and last passes on a device, as CuPy elementwise kernels.
 
 Batch norm issued about 20 array calls forward and 13 backward on a device, most of them on
-per-channel vectors, where a step is bound by the host issuing them (`_device_kernels`).
-These kernels do the same arithmetic in 1 call where there were 2 to 7: the statistics' tail,
-the affine pass, the running statistics' update, and the backward's coefficients and pass.
+per-channel vectors (layer and group norm likewise on their per-row statistics), where a step
+is bound by the host issuing them (`_device_kernels`). These kernels do the same arithmetic in
+1 call where there were 2 to 7: the statistics' tail, the affine pass, the running statistics'
+update, xhat, and the backward's coefficients and pass.
 
 Each kernel's expression is the CPU path's operations in the CPU path's order, every constant
 a parameter of the array's type, so each operation rounds as the CPU's float32 (or float64)
@@ -38,7 +39,7 @@ _INPUT_GRAD = Kernel("ember_norm_input_grad", "T g, T a, T t, T coef", "T xc",
 
 
 def statistics_tail(xp, squares, count, eps, scale):
-    """(var, invstd, multiplier) per channel from the sums of squared deviations: var =
+    """(var, invstd, multiplier) per statistic from the sums of squared deviations: var =
     squares / count, invstd = 1 / sqrt(var + eps), multiplier = invstd * scale (invstd
     itself without a scale)."""
     t = squares.dtype.type

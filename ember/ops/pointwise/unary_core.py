@@ -179,9 +179,8 @@ class ReluBackward0(Node):
         arrays = first_order_arrays(grad, r)
         if arrays is not None:
             g, y = arrays
-            xp = xp_of(grad)
-            if _device_kernels.usable(xp, g, y):  # one launch, not three
-                return make_tensor(_RELU_GRAD(xp, g, y), grad._device)
+            if type(g) is not np.ndarray and _device_kernels.usable(xp_of(grad), g, y):
+                return make_tensor(_RELU_GRAD(xp_of(grad), g, y), grad._device)  # 1 launch, not 3
             return make_tensor(g * ~(y <= 0), grad._device)
         return grad * ~(r <= 0)
 
