@@ -26,16 +26,21 @@ _COMPILED = {}  # (array module, dtype) -> whether every kernel compiled there
 
 
 class Kernel:
-    """One of ember's elementwise kernels: `kernel(xp, *args)` runs it (CuPy's
-    ElementwiseKernel, made once per array module and compiled per dtype)."""
+    """One of ember's elementwise kernels: `kernel(xp, *args, size=None)` runs it (CuPy's
+    ElementwiseKernel, made once per array module and compiled per dtype; `size`: the loop's,
+    for a kernel whose arrays are all raw). `trial(xp, dtype)`, where given, is its first
+    run: a small case whose values the device checks against the CPU's (an index kernel's
+    check); otherwise its first run is on one-element arrays."""
 
-    def __init__(self, name, in_params, out_params, operation):
+    def __init__(self, name, in_params, out_params, operation, trial=None):
         self.name, self.in_params = name, in_params
-        self.out_params, self.operation = out_params, operation
+        self.out_params, self.operation, self.trial = out_params, operation, trial
         _KERNELS.append(self)
 
-    def __call__(self, xp, *args):
-        return _compiled(xp, self)(*args)
+    def __call__(self, xp, *args, size=None):
+        if size is None:
+            return _compiled(xp, self)(*args)
+        return _compiled(xp, self)(*args, size=size)
 
 
 @functools.lru_cache(maxsize=64)
@@ -62,10 +67,15 @@ def _all_compile(xp, dtype):
     """Run every kernel once on one-element arrays of `dtype`, so that all compile before any
     is relied on. If one does not (a CuPy or CUDA that ember was not run on), ember's kernels
     stay off for that dtype, with a warning, and every caller takes its general path: a
-    kernel that fails must not fail a training step that ran without it."""
+    kernel that fails must not fail a training step that ran without it. (An index kernel's
+    trial also has the device compare its values with the CPU's: a difference fails the next
+    read, as a device-side assert.)"""
     try:
         for kernel in _KERNELS:
-            _compiled(xp, kernel)(*(xp.ones(1, dtype) for _ in kernel.in_params.split(",")))
+            if kernel.trial is not None:
+                kernel.trial(xp, dtype)
+            else:
+                _compiled(xp, kernel)(*(xp.ones(1, dtype) for _ in kernel.in_params.split(",")))
     except Exception as e:  # NVRTC's CompileException, or any other refusal
         warnings.warn(f"ember's CuPy kernels are off for {dtype}: {kernel.name} did not run "
                       f"({type(e).__name__}: {e}); the general paths run instead",

@@ -1,88 +1,66 @@
 """CuPy's user-defined kernels on the stand-in, run by NumPy: `ReductionKernel` and
 `ElementwiseKernel`.
 
-ember writes its kernels' expressions as plain arithmetic and comparisons over the parameters,
-CUDA's sqrt, exp and erf, and the casts `double(v)` and `T(v)`, with every constant but whole
-numbers a parameter of the kernel's type, so the stand-in can evaluate them on the arrays
-inside, one rounding per operation as NumPy's float32 arithmetic and CUDA's alike; anything
-beyond that (other calls, literals with a fraction, C casts, ternaries, statements other than
-assignments to outputs) is refused with NotImplementedError, so a kernel the stand-in cannot
-run fails loudly here rather than running differently on a GPU. Arguments are checked
-as CuPy checks them: device arrays (or scalars) only, one dtype per type placeholder, no dtype
-a kernel cannot name."""
-import ast
+ember writes its kernels in a small subset of C++ (`c_subset`: arithmetic, comparisons, the
+ternary, integer index arithmetic, reads of `raw` arrays, local variables, loops with uniform
+bounds, CUDA's sqrt, exp and erf, and the casts `T(v)`, `float(v)` and `double(v)`), with
+every constant but whole numbers a parameter of the kernel's type, so the stand-in can run
+them on the arrays inside, one rounding per operation as NumPy's arithmetic and CUDA's alike;
+anything beyond the subset is refused with NotImplementedError, so a kernel the stand-in cannot
+run fails loudly here rather than running differently on a GPU. Arguments are checked as CuPy
+checks them: device arrays (or scalars) only, one dtype per type placeholder, no dtype a
+kernel cannot name; a kernel with no array to size its loop needs `size=`."""
+import math
 import re
 
 import numpy as np
-import scipy.special
 
+from . import c_subset
 from .array import kernel_dtype, ndarray, unsupported
 
-_ARITHMETIC = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
-               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.Call, ast.Compare, ast.Lt,
-               ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
-
-
-def _erf(v):
-    """CUDA's erf of v's type (its float overload for float, double's for double)."""
-    return np.asarray(scipy.special.erf(v)).astype(np.asarray(v).dtype, copy=False)
-
-
-# what kernels may call: CUDA's math functions of the argument's type, and the casts
-# `double(v)` and `T(v)` (to the kernel's type placeholder T, bound at the call)
-_FUNCTIONS = {"sqrt": np.sqrt, "exp": np.exp, "erf": _erf,
-              "double": lambda v: np.asarray(v, np.float64)}
 _REDUCTIONS = {"a+b": np.add, "max(a,b)": np.maximum, "min(a,b)": np.minimum}
 
 
 def _parameters(text):
-    """'T x, float32 w' -> [('T', 'x'), ('float32', 'w')]."""
+    """'T x, raw T y, float32 w' -> [(False, 'T', 'x'), (True, 'T', 'y'), (False, 'float32',
+    'w')]."""
     out = []
     for part in text.split(","):
         words = part.split()
-        if len(words) != 2:
+        raw = len(words) == 3 and words[0] == "raw"
+        if len(words) != 2 + raw:
             raise ValueError(f"Invalid parameter: {part.strip()!r}")
-        out.append((words[0], words[1]))
+        out.append((raw, words[-2], words[-1]))
     return out
 
 
-def _factors(tree):
+def _factors(node):
     """The parameter names an expression multiplies together (['x', 'w'] for 'x * w'), or None
     when it is anything else."""
-    node = tree.body
-    if isinstance(node, ast.Name):
-        return [node.id]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        left, right = _factors(ast.Expression(node.left)), _factors(ast.Expression(node.right))
+    if node[0] == "name":
+        return [node[1]]
+    if node[0] == "bin" and node[1] == "*":
+        left, right = _factors(node[2]), _factors(node[3])
         return None if left is None or right is None else left + right
     return None
 
 
-def _arithmetic(text, names):
-    """`text` compiled as a Python expression, when it is arithmetic over `names` alone."""
-    tree = ast.parse(text.strip().rstrip(";"), mode="eval")
-    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    for node in ast.walk(tree):
-        wrong = not isinstance(node, _ARITHMETIC) or (
-            isinstance(node, ast.Name) and node.id not in names and not (
-                id(node) in calls and node.id in _CALLABLE)) or (
-            isinstance(node, ast.Call) and (not isinstance(node.func, ast.Name) or node.keywords
-                                            or node.func.id not in _CALLABLE)) or (
-            isinstance(node, ast.Constant) and type(node.value) is not int)
-        if wrong:
-            raise NotImplementedError(f"the CuPy stand-in runs only arithmetic over a kernel's "
-                                      f"parameters (constants among them); it cannot run "
-                                      f"{text!r}")
-    return compile(tree, text, "eval"), tree
+def _expression(text, names):
+    """`text` parsed, when it reads no name but `names`."""
+    node = c_subset.parse_expression(text)
+    unknown = c_subset.names_in(node) - set(names)
+    if unknown:
+        raise c_subset.refuse(text, f"it reads {sorted(unknown)}, which are not parameters")
+    return node
 
 
-_CALLABLE = set(_FUNCTIONS) | {"T"}
-
-
-def _evaluate(code, values, bound=None):
-    casts = {} if not bound or "T" not in bound else {
-        "T": lambda v, t=bound["T"]: np.asarray(v).astype(t)}
-    return eval(code, {"__builtins__": {}, **_FUNCTIONS, **casts}, values)
+def _flat_run(node, values, t, shape):
+    """The expression `node` over `values` (arrays broadcast to `shape`, or scalars), shaped."""
+    n = math.prod(shape)
+    env = {k: np.broadcast_to(v, shape).ravel() if isinstance(v, np.ndarray) else v
+           for k, v in values.items()}
+    out = c_subset.Evaluation(env, {}, t, n).value(node)
+    return np.broadcast_to(out, (n,)).reshape(shape)
 
 
 class ReductionKernel:
@@ -95,27 +73,28 @@ class ReductionKernel:
                  options=()):
         self.name = name
         self._in, self._out = _parameters(in_params), _parameters(out_params)
-        if len(self._out) != 1:
-            raise NotImplementedError("the CuPy stand-in's ReductionKernel has one output")
-        self._map, tree = _arithmetic(map_expr, {n for _, n in self._in})
+        if len(self._out) != 1 or any(raw for raw, _, _ in self._in + self._out):
+            raise NotImplementedError("the CuPy stand-in's ReductionKernel has one output and "
+                                      "no raw parameters")
+        self._map = _expression(map_expr, {n for _, _, n in self._in})
         # a sum of products runs as NumPy's einsum, as ember's CPU path sums: the stand-in then
         # computes as the CPU does, to the bit (DESIGN.md, "Devices in the tests")
-        self._factors = _factors(tree)
+        self._factors = _factors(self._map)
         reduce_key = re.sub(r"\s+", "", reduce_expr)
         if reduce_key not in _REDUCTIONS:
             raise NotImplementedError(f"the CuPy stand-in cannot reduce with {reduce_expr!r}")
         self._reduce = _REDUCTIONS[reduce_key]
         target, _, expression = post_map_expr.partition("=")
-        if target.strip() != self._out[0][1]:
+        if target.strip() != self._out[0][2]:
             raise NotImplementedError(f"the CuPy stand-in cannot run {post_map_expr!r}")
-        self._post = _arithmetic(expression, {"a"})[0]
+        self._post = _expression(expression, {"a"})
         self._reduce_type = reduce_type
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
         if len(args) != len(self._in):
             raise TypeError(f"Wrong number of arguments for {self.name!r}")
         bound, values = {}, {}
-        for (type_name, name), arg in zip(self._in, args):
+        for (_, type_name, name), arg in zip(self._in, args):
             if type(arg) is not ndarray:
                 raise unsupported(arg)
             kernel_dtype(arg._a.dtype)
@@ -124,32 +103,38 @@ class ReductionKernel:
             if arg._a.dtype != dtype:
                 raise TypeError(f"Type is mismatched. {name} {arg._a.dtype} {dtype}")
             values[name] = arg._a
-        out_type = self._out[0][0]
+        out_type = self._out[0][1]
         out_dtype = bound[out_type] if out_type in bound else np.dtype(out_type)
         work = np.dtype(self._reduce_type) if self._reduce_type else out_dtype
+        shape = np.broadcast_shapes(*(v.shape for v in values.values()))
         with np.errstate(all="ignore"):  # as C arithmetic: inf and NaN, no warnings
             if self._reduce is np.add and self._factors and work == out_dtype:
                 reduced = _einsum_sum([values[n] for n in self._factors], axis, keepdims)
             else:
-                mapped = np.asarray(_evaluate(self._map, values), dtype=work)
+                mapped = _flat_run(self._map, values, bound.get("T"), shape).astype(work)
                 reduced = self._reduce.reduce(mapped, axis=axis, keepdims=keepdims)
-            result = np.asarray(_evaluate(self._post, {"a": reduced}))
-        return ndarray._of(result.astype(out_dtype, copy=False))
+            reduced = np.asarray(reduced)
+            result = _flat_run(self._post, {"a": reduced}, bound.get("T"), reduced.shape)
+        return ndarray._of(np.array(result, dtype=out_dtype))
 
 
 def _bind(params, args, bound):
-    """The NumPy values of kernel arguments, binding type placeholders as CuPy does: arrays
-    bind them (two dtypes for one placeholder is a TypeError), scalars take the bound type."""
-    values, scalars = {}, []
-    for (type_name, name), arg in zip(params, args):
+    """The NumPy values of kernel arguments (and, apart, the flat contents of raw ones),
+    binding type placeholders as CuPy does: arrays bind them (two dtypes for one placeholder
+    is a TypeError), scalars take the bound type."""
+    values, raw, scalars = {}, {}, []
+    for (is_raw, type_name, name), arg in zip(params, args):
         if type(arg) is ndarray:
             kernel_dtype(arg._a.dtype)
             want = bound.setdefault(type_name, arg._a.dtype) if len(type_name) == 1 \
                 else np.dtype(type_name)
             if arg._a.dtype != want:
                 raise TypeError(f"Type is mismatched. {name} {arg._a.dtype} {want}")
-            values[name] = arg._a
-        elif isinstance(arg, (np.generic, int, float, bool)):
+            if is_raw:  # read by flat index in C order (CuPy's CArray)
+                raw[name] = np.ravel(arg._a)
+            else:
+                values[name] = arg._a
+        elif isinstance(arg, (np.generic, int, float, bool)) and not is_raw:
             scalars.append((type_name, name, arg))
         else:
             raise unsupported(arg)
@@ -157,44 +142,46 @@ def _bind(params, args, bound):
         dtype = np.dtype(type_name) if len(type_name) > 1 else bound.setdefault(
             type_name, np.asarray(arg).dtype)
         values[name] = dtype.type(arg)
-    return values
+    return values, raw
 
 
 class ElementwiseKernel:
     """cupy.ElementwiseKernel(in_params, out_params, operation, name): `operation` is
-    assignments to output parameters ('y = x * k + b; z = ...'), run in order over the
-    arguments broadcast together (outputs passed after the inputs among them, and of the
-    result's shape); outputs not passed are made, uninitialised."""
+    c_subset statements, run for every element `i` of the arguments broadcast together
+    (outputs passed after the inputs among them, and of the result's shape; raw ones apart),
+    or of `size` when no array sizes the loop; outputs not passed are made, uninitialised."""
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
                  preamble="", no_return=False, return_tuple=False, loop_prep="",
                  after_loop="", options=()):
         self.name = name
         self._in, self._out = _parameters(in_params), _parameters(out_params)
-        names = {n for _, n in self._in + self._out}
-        outputs = {n for _, n in self._out}
-        self._statements = []
-        for statement in operation.split(";"):
-            if not statement.strip():
-                continue
-            target, equals, expression = statement.partition("=")
-            if not equals or target.strip() not in outputs or expression.startswith("="):
-                raise NotImplementedError(f"the CuPy stand-in runs only assignments to a "
-                                          f"kernel's outputs; it cannot run {statement!r}")
-            self._statements.append((target.strip(), _arithmetic(expression, names)[0]))
+        if "i" in (name for _, _, name in self._in + self._out):
+            raise ValueError("Can not use 'i' as a parameter name")
+        if any(raw for raw, _, _ in self._out):
+            raise NotImplementedError("the CuPy stand-in's kernels write no raw outputs")
+        self._body = c_subset.parse_statements(operation)
         self._return_tuple = return_tuple
 
     def __call__(self, *args, size=None, block_size=None, stream=None):
         if len(args) not in (len(self._in), len(self._in) + len(self._out)):
             raise TypeError(f"Wrong number of arguments for {self.name!r}")
         bound = {}
-        values = _bind(self._in, args, bound)
+        values, raw = _bind(self._in, args, bound)
         given = args[len(self._in):]
         # inputs and given outputs broadcast together; an output must have the result's shape
-        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()),
-                                    *(np.shape(o._a) for o in given if type(o) is ndarray))
-        outs = []
-        for i, (type_name, name) in enumerate(self._out):
+        shapes = [v.shape for v in values.values() if isinstance(v, np.ndarray)] + \
+            [o._a.shape for o in given if type(o) is ndarray]
+        if not shapes:
+            if size is None:
+                raise ValueError("Loop size is undecided")
+            shape = (int(size),)
+        else:
+            if size is not None:  # CuPy: "if and only if all ndarrays are raw"
+                raise ValueError("size is given with non-raw arrays to size the loop")
+            shape = np.broadcast_shapes(*shapes)
+        outs, declared = [], {}
+        for i, (_, type_name, name) in enumerate(self._out):
             dtype = np.dtype(type_name) if len(type_name) > 1 else bound.get(type_name)
             if given:
                 out = given[i]
@@ -209,12 +196,18 @@ class ElementwiseKernel:
                     raise TypeError(f"Cannot determine the type of {name}")
                 out = ndarray._of(np.empty(shape, dtype))
             outs.append(out)
-            values[name] = out._a
+            declared[name] = out._a.dtype
+        n = math.prod(shape)
+        env = {k: np.broadcast_to(v, shape).ravel() if isinstance(v, np.ndarray) else v
+               for k, v in values.items()}
+        env.update({name: np.ravel(o._a).copy() for (_, _, name), o in zip(self._out, outs)})
+        env["i"] = np.arange(n, dtype=np.int64)  # CuPy's loop index, a ptrdiff_t
+        run = c_subset.Evaluation(env, raw, bound.get("T"), n,
+                                  frozenset(name for _, _, name in self._in + self._out))
         with np.errstate(all="ignore"):  # as C arithmetic: inf and NaN, no warnings
-            for target, code in self._statements:
-                result = _evaluate(code, values, bound)
-                out = values[target]
-                out[...] = np.asarray(result).astype(out.dtype, copy=False)
+            run.run(self._body, declared)
+        for (_, _, name), out in zip(self._out, outs):
+            np.copyto(out._a, np.broadcast_to(run.env[name], (n,)).reshape(shape))
         return outs[0] if len(outs) == 1 and not self._return_tuple else tuple(outs)
 
 

@@ -198,8 +198,8 @@ def test_reduction_kernels_run_their_arithmetic_and_check_arguments_as_cupys(cp)
         dot(cp.asarray(x), cp.asarray(w.astype(np.float32)))
     with pytest.raises(TypeError, match="Wrong number of arguments"):
         dot(cp.asarray(x))
-    for refused in ("log(x)", "x * 0.5", "x > 0 ? x : 0"):  # a call, a fraction literal, C
-        with pytest.raises((NotImplementedError, SyntaxError)):
+    for refused in ("log(x)", "x * 0.5", "(float)x", "z"):  # a call, a fraction literal,
+        with pytest.raises(NotImplementedError):  # a C cast, a name not a parameter
             cp.ReductionKernel("T x", "T y", refused, "a + b", "y = a", "0", "refused")
 
 
@@ -222,8 +222,41 @@ def test_elementwise_kernels_run_their_assignments_as_cupys(cp):
         axpb(x, cp.asarray(k), 0.5)
     with pytest.raises(TypeError, match="Wrong number of arguments"):
         axpb(cp.asarray(x))
-    with pytest.raises(NotImplementedError, match="assignments"):
-        cp.ElementwiseKernel("T x", "T y", "float t = x; y = t", "local")
+    for refused in ("if (x > 0) y = x", "y = *x", "x = y", "y = x; return"):
+        with pytest.raises(NotImplementedError):
+            cp.ElementwiseKernel("T x", "T y", refused, "refused")(cp.asarray(x))
+
+
+def test_elementwise_kernels_run_index_arithmetic_loops_and_raw_reads_as_c(cp):
+    """The subset of C++ ember's index kernels use, evaluated for every element at once: C's
+    truncating integer division and remainder, its arithmetic conversions, branches taken
+    only where they hold (a read past the end in the other is never made), and loops."""
+    x = np.arange(10, dtype=np.float32) * np.float32(1.5)
+    shifted = cp.ElementwiseKernel(
+        "raw T x, int64 n, int64 k", "T y",
+        "ptrdiff_t j = i - k; y = (j >= 0 && j < n) ? x[j] : T(0)", "shifted")
+    got = shifted(cp.asarray(x), 10, 3, size=12)
+    assert got.dtype == np.float32 and got.shape == (12,)
+    np.testing.assert_array_equal(got.get(), np.concatenate([np.zeros(3), x[:9]]))
+    with pytest.raises(IndexError, match="illegal memory access"):
+        cp.ElementwiseKernel("raw T x", "T y", "y = x[i + 1]", "past")(cp.asarray(x), size=10)
+    with pytest.raises(ValueError, match="undecided"):
+        shifted(cp.asarray(x), 10, 3)  # raw arrays do not size the loop
+    c_ops = cp.ElementwiseKernel(
+        "int64 a", "int64 q, int64 r, int64 f",
+        "q = (i - 7) / 2; r = (i - 7) % 2; int w = 2147483647; w += 1; f = (i + w) / 4",
+        "c_ops")
+    q, r, f = c_ops(0, *(cp.empty(10, np.int64) for _ in range(3)))
+    v = np.arange(10) - 7
+    np.testing.assert_array_equal(q.get(), np.trunc(v / 2))  # toward zero, not floor
+    np.testing.assert_array_equal(r.get(), np.fmod(v, 2))  # the dividend's sign
+    np.testing.assert_array_equal(f.get(), -((2 ** 31 - np.arange(10)) // 4))  # int wrapped
+    window = cp.ElementwiseKernel(
+        "raw T x, int64 n, int64 k", "T y",
+        "T s = T(0); for (int j = 0; j < k; j++) { s += (i + j < n) ? x[i + j] : T(0); } y = s",
+        "window")
+    want = np.array([x[i:i + 3].sum(dtype=np.float32) for i in range(10)])
+    np.testing.assert_array_equal(window(cp.asarray(x), 10, 3, size=10).get(), want)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._blas import warm_up
 from ..._parallel import map_parts, matmul as _products, thread_cuts
-from . import _layout
+from . import _device_columns, _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              im2col_channels_last)
 from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
@@ -61,13 +61,18 @@ def _thread_parts(xp, n, per_sample):
 
 
 def _batch_slices(x, kernel, p, osz):
-    """Slices of the batch whose im2col buffers each fit COL_BUDGET (one slice: all of it)."""
-    n = x.shape[0]
+    """Slices of the batch whose im2col buffers each fit COL_BUDGET (None: all of it fits)."""
     if osz is None:
         stride, lo, hi, dil, _ = p
         padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
         osz = out_size(padded, kernel, stride, dil)
-    per_sample = x.shape[1] * math.prod(kernel) * math.prod(osz) * x.dtype.itemsize
+    return _slices_within_budget(x.shape[0], x.shape[1] * math.prod(kernel) * math.prod(osz) *
+                                 x.dtype.itemsize)
+
+
+def _slices_within_budget(n, per_sample):
+    """Slices of a batch of n whose columns (`per_sample` bytes a sample) each fit COL_BUDGET,
+    or None where all of it fits."""
     step = max(1, COL_BUDGET // max(per_sample, 1))
     if n <= step:
         return None
@@ -92,6 +97,8 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
         return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
+    if _device_columns.applies(xp, x, w, p):
+        return _device_columns.forward(xp, x, w, p, osz)
     held = keep is not None and xp is np and x.dtype in _COMPUTE and \
         x.shape[1] * math.prod(kernel) * n * math.prod(osz) * x.itemsize <= KEEP_COL_BYTES
     parts = _thread_parts(xp, n, x.shape[1] * math.prod(kernel) * math.prod(osz) *
@@ -140,6 +147,12 @@ def conv_transpose_forward(xp, y, w, p, size):
     stride, lo, hi, dil, g = p
     kernel, nd = w.shape[2:], len(size)
     o, cg = w.shape[:2]
+    if _device_columns.applies(xp, y, w, p):
+        parts = _slices_within_budget(y.shape[0], cg * math.prod(kernel) *
+                                      math.prod(y.shape[2:]) * y.dtype.itemsize)
+        if parts is not None:
+            return xp.concatenate([conv_transpose_forward(xp, y[s], w, p, size) for s in parts])
+        return _device_columns.transpose(xp, y, w, p, size)
     if all(s == 1 for s in stride):
         # Stride 1: a convolution with the flipped, transposed kernel (im2col + one matmul
         # beats matmul + col2im: no scatter pass at all).
@@ -241,6 +254,8 @@ def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
         for s in parts[1:]:
             gw += conv_weight_grad(xp, x[s], gy[s], p, w_shape)
         return gw
+    if _device_columns.applies(xp, x, gy, p):
+        return _device_columns.weight_grad(xp, x, gy, p, w_shape)
     layout = "channels_last" if _layout.channels_last_ok(x, g, x.shape[1], kernel) else \
         "batched"
     parts = _thread_parts(xp, x.shape[0], x.shape[1] * math.prod(kernel) *
@@ -304,10 +319,14 @@ def _weight_in_shape(xp, layout, gw, w_shape):
 def conv_backward(xp, x, gy, w, p, kept=None):
     """Both gradients (input, weight) of conv_forward(x, w, p) with output gradient gy from one
     Winograd pass (`winograd_backward`: one transform of gy serves both; measured 0.9-0.8x the
-    time of the two apart on CIFAR ResNet's and ResNet-18's layers), or None where the weight
-    gradient does not take Winograd: the two then go their own ways."""
+    time of the two apart on CIFAR ResNet's and ResNet-18's layers) or, on a device, from one
+    copy of gy (`_device_columns.backward`); None where neither applies: the two then go
+    their own ways."""
     if xp is np:
         warm_up()
+    elif _device_columns.applies(xp, x, w, p) and \
+            _batch_slices(x, w.shape[2:], p, gy.shape[2:]) is None:
+        return _device_columns.backward(xp, x, gy, w, p)
     if not _layout.winograd_ok(xp, x, w.shape[1], w.shape[0], w.shape[2:], p, gy.shape[2:],
                                "weight"):
         return None

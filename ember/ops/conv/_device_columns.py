@@ -1,0 +1,172 @@
+"""2-d convolutions on a device by ember's own im2col and col2im kernels (groups 1, float32
+and float64): each is one kernel launch straight from and to (N, C, H, W), where the general
+path took a zeroed buffer, a padded copy, a window copy and ~6 view calls (a device's step is
+bound by the host issuing calls: `_device_kernels`).
+
+The columns are the (C*KH*KW, N*OH*OW) matrix, rows in the weight's (c, ki, kj) order, so that
+    forward        y      = W (O, C*K) @ col, then (O, N, L) to (N, O, L),
+    input grad     gcol   = W^T @ gy (O, N*L), then col2im (a gather: each input pixel sums
+                   the columns that read it, in kernel order; no atomics, the same bits on
+                   every run),
+    weight grad    gW     = gy (O, N*L) @ col^T,
+each one product over the whole batch. Both gradients share gy's (O, N*L) copy
+(`backward`). The kernels are C index arithmetic the tests' CuPy stand-in runs with NumPy;
+before first use each is compared with the CPU routines on a small case (`_trial`)."""
+import math
+
+import numpy as np
+
+from ..._parallel import matmul as _products
+from ...device import assert_on_device, device as _device
+from .. import _device_kernels
+from ._im2col import col2im, im2col, pad_array
+
+_GEOMETRY = ("int64 chans, int64 height, int64 width, int64 kh, int64 kw, int64 oh, int64 ow, "
+             "int64 sh, int64 sw, int64 ph, int64 pw, int64 dh, int64 dw, int64 cols")
+
+# col[(c, ki, kj), (n, p, q)] = x[n, c, p*sh - ph + ki*dh, q*sw - pw + kj*dw], 0 off the image
+_IM2COL = _device_kernels.Kernel(
+    "ember_im2col", "raw T x, " + _GEOMETRY, "T col",
+    "ptrdiff_t r = i / cols; ptrdiff_t l = i % cols;"
+    "ptrdiff_t n = l / (oh * ow); ptrdiff_t p = l / ow % oh; ptrdiff_t q = l % ow;"
+    "ptrdiff_t c = r / (kh * kw); ptrdiff_t ki = r / kw % kh; ptrdiff_t kj = r % kw;"
+    "ptrdiff_t y = p * sh - ph + ki * dh; ptrdiff_t z = q * sw - pw + kj * dw;"
+    "col = (y >= 0 && y < height && z >= 0 && z < width) ?"
+    " x[((n * chans + c) * height + y) * width + z] : T(0)",
+    trial=lambda xp, dtype: _trial(xp, dtype, "im2col"))
+
+# x[n, c, y, z] = the sum over kernel offsets (ki, kj) whose window reads (y, z) of
+# col[(c, ki, kj), (n, p, q)], p = (y + ph - ki*dh) / sh (q alike) where that divides exactly
+_COL2IM = _device_kernels.Kernel(
+    "ember_col2im", "raw T col, " + _GEOMETRY, "T x",
+    "ptrdiff_t z = i % width; ptrdiff_t y = i / width % height;"
+    "ptrdiff_t c = i / (width * height) % chans; ptrdiff_t n = i / (width * height * chans);"
+    "ptrdiff_t first = c * kh * kw * cols + n * oh * ow;"
+    "T s = T(0);"
+    "for (int ki = 0; ki < kh; ki++) {"
+    " ptrdiff_t a = y + ph - ki * dh;"
+    " bool row = a >= 0 && a % sh == 0 && a / sh < oh;"
+    " ptrdiff_t at = first + ki * kw * cols + a / sh * ow;"
+    " for (int kj = 0; kj < kw; kj++) {"
+    "  ptrdiff_t b = z + pw - kj * dw;"
+    "  s += (row && b >= 0 && b % sw == 0 && b / sw < ow) ? col[at + kj * cols + b / sw] : T(0);"
+    " }"
+    "}"
+    "x = s",
+    trial=lambda xp, dtype: _trial(xp, dtype, "col2im"))
+
+
+# y[b, a, k] = m[a, b, k]: the two leading axes of a contiguous (A, B, K) array swapped, one
+# kernel where a transposed view's copy and its reshapes took four calls
+_SWAP = _device_kernels.Kernel(
+    "ember_swap_leading", "raw T m, int64 lead, int64 second, int64 inner", "T y",
+    "ptrdiff_t k = i % inner; ptrdiff_t q = i / inner;"
+    "y = m[(q % lead * second + q / lead) * inner + k]",
+    trial=lambda xp, dtype: _trial(xp, dtype, "swap"))
+
+
+def applies(xp, x, w, p):
+    """Whether a convolution of x with w (params p) takes these kernels: 2-d, groups 1, on a
+    device whose kernels run for their dtype (float32 or float64)."""
+    return x.ndim == 4 and p[4] == 1 and xp is not np and _device_kernels.usable(xp, x, w)
+
+
+def _geometry(n, c, size, kernel, p, osz):
+    stride, lo, _, dil, _ = p
+    return (c, size[0], size[1], kernel[0], kernel[1], osz[0], osz[1], stride[0], stride[1],
+            lo[0], lo[1], dil[0], dil[1], n * osz[0] * osz[1])
+
+
+def columns(xp, x, kernel, p, osz):
+    """The (C*KH*KW, N*OH*OW) column matrix of x (N, C, H, W): one kernel."""
+    if not x.flags.c_contiguous:  # the kernel reads x by C-order index
+        x = xp.ascontiguousarray(x)
+    n, c = x.shape[:2]
+    geometry = _geometry(n, c, x.shape[2:], kernel, p, osz)
+    rows = c * kernel[0] * kernel[1]
+    return _IM2COL(xp, x, *geometry, size=rows * geometry[-1]).reshape(rows, geometry[-1])
+
+
+def _swap_leading(xp, m, lead, second):
+    """m, contiguous (lead * second * K elements as (lead, second, K)), as a contiguous flat
+    (second, lead, K) array."""
+    if not m.flags.c_contiguous:
+        m = xp.ascontiguousarray(m)
+    inner = m.size // max(lead * second, 1)
+    return _SWAP(xp, m, lead, second, inner, size=m.size)
+
+
+def _sample_major(xp, m, n, osz):
+    """(O, N*L) to a contiguous (N, O, *osz)."""
+    o = m.shape[0]
+    return _swap_leading(xp, m, o, n).reshape((n, o) + tuple(osz))
+
+
+def _channel_major(xp, gy):
+    """gy (N, O, *out) as the contiguous (O, N*L) matrix."""
+    n, o = gy.shape[:2]
+    return _swap_leading(xp, gy, n, o).reshape(o, -1)
+
+
+def forward(xp, x, w, p, osz):
+    """conv2d of x (N, C, H, W) with w (O, C, KH, KW): (N, O, *osz)."""
+    o = w.shape[0]
+    return _sample_major(xp, _products(xp, w.reshape(o, -1), columns(xp, x, w.shape[2:], p, osz)),
+                         x.shape[0], osz)
+
+
+def transpose(xp, gy, w, p, size, gy_rows=None):
+    """The adjoint in x of `forward`: gy (N, O, *out) to (N, C, *size). `gy_rows`: gy's
+    _channel_major matrix, when the caller has it."""
+    n, o = gy.shape[:2]
+    c = w.shape[1]
+    rows = _channel_major(xp, gy) if gy_rows is None else gy_rows
+    gcol = _products(xp, w.reshape(o, -1).T, rows)  # (C*K, N*L)
+    geometry = _geometry(n, c, size, w.shape[2:], p, gy.shape[2:])
+    return _COL2IM(xp, gcol, *geometry, size=n * c * size[0] * size[1]).reshape(
+        (n, c) + tuple(size))
+
+
+def weight_grad(xp, x, gy, p, w_shape, gy_rows=None):
+    """The adjoint in w of `forward`: (O, C, KH, KW)."""
+    rows = _channel_major(xp, gy) if gy_rows is None else gy_rows
+    col = columns(xp, x, w_shape[2:], p, gy.shape[2:])
+    gw = xp.empty(w_shape, x.dtype)  # the weight's own array: a view would be copied again
+    _products(xp, rows, col.T, out=gw.reshape(rows.shape[0], -1))
+    return gw
+
+
+def backward(xp, x, gy, w, p):
+    """(input gradient, weight gradient) from one (O, N*L) copy of gy."""
+    rows = _channel_major(xp, gy)
+    return (transpose(xp, gy, w, p, x.shape[2:], rows),
+            weight_grad(xp, x, gy, p, w.shape, rows))
+
+
+# ---- the check before first use: each kernel against the CPU's routines on a small case with
+# every parameter distinct (padding, stride, dilation, a kernel wider than tall, an image
+# not square); whole numbers, so every sum is exact. The device compares, and a difference
+# fails the next read as a device-side assert does (a host comparison would cost each
+# program a read it did not ask for).
+_TRIAL = dict(n=2, c=3, size=(5, 7), kernel=(2, 3),
+              p=((2, 1), (1, 2), (1, 2), (1, 2), 1))
+
+
+def _trial(xp, dtype, which):
+    n, c, size, kernel, p = (_TRIAL[k] for k in ("n", "c", "size", "kernel", "p"))
+    stride, lo, hi, dil, _ = p
+    x = (np.arange(n * c * math.prod(size)) % 11 - 5).astype(dtype).reshape((n, c) + size)
+    col, osz = im2col(np, pad_array(np, x, lo, hi), kernel, stride, dil)  # (N, C, *K, *out)
+    want_col = col.reshape(n, c * math.prod(kernel), -1).transpose(1, 0, 2).reshape(
+        c * math.prod(kernel), -1)
+    if which == "im2col":
+        got, want = columns(xp, xp.asarray(x), kernel, p, osz), want_col
+    elif which == "swap":
+        got, want = _swap_leading(xp, xp.asarray(x), n, c), x.swapaxes(0, 1).reshape(-1)
+    else:
+        got = _COL2IM(xp, xp.asarray(want_col), *_geometry(n, c, size, kernel, p, osz),
+                      size=x.size).reshape(x.shape)
+        want = col2im(np, col, size, kernel, stride, dil, lo, hi)
+    assert_on_device(_device(f"cuda:{xp.cuda.Device().id}"), got != xp.asarray(want),
+                     f"Assertion `ember_{which} == {which}` (ember's kernel against NumPy, on "
+                     f"a small case before its first use)")
