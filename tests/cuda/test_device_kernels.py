@@ -1,7 +1,9 @@
-"""ember's own CuPy kernels (ops/_device_kernels.py, ops/normalization/_device_fused.py): the
-norms, ReLU and GELU take them on a device and give the values of the path they replace, to the
-bit on the strict stand-in, which runs their expressions with NumPy (each kernel is that path's
-operations in its order), and within a GPU's rounding there (EMBER_TEST_REAL_CUDA=1)."""
+"""ember's own CuPy kernels (ops/_device_kernels.py, ops/normalization/_device_fused.py,
+ops/conv/_device_columns.py, ops/pooling/_device_pool.py): the norms, ReLU and GELU take them
+on a device and give the values of the path they replace, to the bit on the strict stand-in,
+which runs their C with NumPy (each kernel is that path's operations in its order), and within
+a GPU's rounding there (EMBER_TEST_REAL_CUDA=1); 2-d convolutions and max pooling take their
+index kernels and give the CPU's values (max pooling's to the bit)."""
 import functools
 
 import numpy as np
@@ -113,6 +115,7 @@ def test_a_kernel_that_does_not_compile_turns_them_all_off_with_a_warning(monkey
     from ember.ops import _device_kernels
     broken = object.__new__(_device_kernels.Kernel)  # not registered for other tests
     broken.name, broken.in_params, broken.out_params = "ember_broken", "T x", "T y"
+    broken.trial = None
     broken.operation = "y = x +* 1"  # compiles nowhere: NVRTC and the stand-in refuse it
     monkeypatch.setattr(_device_kernels, "_KERNELS", _device_kernels._KERNELS + [broken])
     monkeypatch.setattr(_device_kernels, "_COMPILED", {})
@@ -125,3 +128,103 @@ def test_a_kernel_that_does_not_compile_turns_them_all_off_with_a_warning(monkey
         assert _device_kernels._COMPILED and not any(_device_kernels._COMPILED.values())
     for g, c in zip(got, _norm_steps("cpu", ember.float32, x, w, b)):
         _same(g, c)
+
+
+def _recording_kernels(monkeypatch):
+    """The names of the kernels made from here on (a list that fills as they are)."""
+    from ember.ops import _device_kernels
+    made, inner = [], _device_kernels._compiled
+
+    def recording(xp, kernel):
+        made.append(kernel.name)
+        return inner(xp, kernel)
+    monkeypatch.setattr(_device_kernels, "_compiled", recording)
+    return made
+
+
+CONVS = [  # (N, C, O, H, W), kernel, stride, padding, dilation
+    ((2, 3, 4, 7, 6), (3, 3), 1, 1, 1),
+    ((2, 3, 5, 9, 8), (2, 3), (2, 1), (1, 2), (1, 2)),
+    ((1, 4, 2, 5, 5), (1, 1), 2, 0, 1),
+    ((3, 2, 3, 11, 10), (7, 7), 2, 3, 1),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(CONVS)))
+def test_convolutions_take_the_index_kernels_with_the_cpus_values(monkeypatch, dtype, case):
+    """conv2d forward and both gradients, and conv_transpose2d, by im2col / col2im kernels and
+    one product each on a device: the CPU's values but for the products' summation order."""
+    (n, c, o, h, w), kernel, stride, padding, dilation = CONVS[case]
+    rng = np.random.default_rng(case)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    wt = rng.standard_normal((o, c) + kernel).astype(dtype)
+    wt_t = rng.standard_normal((o, c) + kernel).astype(dtype)
+
+    def run(device):
+        xt = ember.tensor(x, device=device, requires_grad=True)
+        k = ember.tensor(wt, device=device, requires_grad=True)
+        k_t = ember.tensor(wt_t, device=device, requires_grad=True)
+        y = F.conv2d(xt, k, stride=stride, padding=padding, dilation=dilation)
+        z = F.conv_transpose2d(y, k_t, stride=stride, padding=padding, dilation=dilation)
+        (y.sin().sum() + z.cos().sum()).backward()
+        return [t.detach().cpu().numpy() for t in (y, z, xt.grad, k.grad, k_t.grad)]
+    with strict_cupy():
+        made = _recording_kernels(monkeypatch)
+        got = run("cuda")
+    assert {"ember_im2col", "ember_col2im", "ember_swap_leading"} <= set(made)
+    rtol = 1e-4 if dtype == "float32" else 1e-12  # (sums of ~100 terms that cancel)
+    for g, c_ in zip(got, run("cpu")):
+        np.testing.assert_allclose(g, c_, rtol=rtol, atol=rtol * np.abs(c_).max())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pooling_takes_its_kernels_with_the_cpus_bits(monkeypatch, dtype):
+    """max_pool2d (overlapping, padded, dilated and ceil-mode windows; ties, NaN and -inf)
+    forward, indices and backward as one kernel each on a device, to the CPU's bits."""
+    rng = np.random.default_rng(5)
+    cases = [((2, 3, 9, 8), 3, 2, 1, 1, False), ((2, 3, 8, 8), 2, 2, 0, 1, False),
+             ((1, 2, 7, 9), (3, 2), (2, 1), (1, 1), (1, 2), True), ((3, 5, 5), 3, 1, 1, 1, False)]
+    for shape, k, s, p, d, ceil in cases:
+        x = rng.integers(-3, 4, shape).astype(dtype)
+        x.flat[5], x.flat[17] = np.nan, -np.inf
+
+        def run(device):
+            xt = ember.tensor(x, device=device, requires_grad=True)
+            y, idx = F.max_pool2d(xt, k, s, p, d, ceil_mode=ceil, return_indices=True)
+            weights = ember.arange(y.numel(), device=device, dtype=y.dtype).reshape(y.shape)
+            (y * weights).nansum().backward()
+            return [t.detach().cpu().numpy() for t in (y, idx, xt.grad)]
+        with strict_cupy():
+            made = _recording_kernels(monkeypatch)
+            got = run("cuda")
+        assert {"ember_max_pool2d", "ember_max_pool2d_grad"} <= set(made)
+        for g, c in zip(got, run("cpu")):
+            np.testing.assert_array_equal(g, c)
+
+
+@pytest.mark.skipif(REAL_CUDA, reason="plants a wrong kernel")
+@pytest.mark.parametrize("kernel, wrong", [("_IM2COL", ("ki * dh", "(ki + 1) * dh")),
+                                           ("_COL2IM", ("s += ", "s -= ")),
+                                           ("_MAX_POOL", ("v > m", "v >= m"))])
+def test_an_index_kernel_that_computes_wrongly_fails_its_first_read(monkeypatch, kernel, wrong):
+    """Before first use each index kernel runs a small case that the device compares with
+    NumPy's answer; a difference (a CuPy that indexes raw arrays otherwise, a miscompile)
+    fails the next read as a device-side assert does, rather than training on wrong values."""
+    from ember.ops.conv import _device_columns
+    from ember.ops.pooling import _device_pool
+    owner = _device_pool if kernel == "_MAX_POOL" else _device_columns
+    from ember.ops import _device_kernels
+    planted = getattr(owner, kernel)
+    monkeypatch.setattr(planted, "operation", planted.operation.replace(*wrong))
+    monkeypatch.setattr(_device_kernels, "_COMPILED", {})  # (trials run once a process)
+    x = np.random.default_rng(6).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    _device_kernels._compiled.cache_clear()  # (kernels are made once a process too)
+    try:
+        with strict_cupy():
+            y = F.max_pool2d(F.conv2d(ember.tensor(x, device="cuda"),
+                                      ember.ones(2, 3, 3, 3, device="cuda")), 2)
+            with pytest.raises(RuntimeError, match=f"ember_{planted.name[6:]}"):
+                y.sum().item()
+    finally:  # the planted kernel is made for no other test
+        _device_kernels._compiled.cache_clear()

@@ -13,6 +13,7 @@ from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record
 from ..conv import pad_array
 from .._accumulate import accumulate_flat
+from . import _device_pool
 
 # ---- geometry ----------------------------------------------------------------------------
 def _pool_out(size, k, pad, stride, dil, ceil_mode):
@@ -115,10 +116,15 @@ class _Scatter(Node):
 
 
 class _Gather(Node):
-    """out = the input read at `indices` (max pooling's values, seen as a function)."""
+    """out = the input read at `indices` (max pooling's values, seen as a function).
+    `window`: 2-d max pooling's (kernel, stride, padding, dilation), where its device kernel
+    made it (the backward's kernel then gathers by window)."""
+
+    window = None
 
     def backward(self, grad):
-        return _scatter(grad, self.indices, self.size, self.pair, self.accumulate)
+        return _scatter(grad, self.indices, self.size, self.pair, self.accumulate,
+                        self.window)
 
 
 def _set_pair(node, indices, size, pair, accumulate):
@@ -192,16 +198,20 @@ def _scatter_planes(xp, out, vals, idx, accumulate):
         xp.put_along_axis(out, idx, vals, axis=1)
 
 
-def _scatter(src, indices, size, pair, accumulate):
-    """src (*lead, *out) to (*lead, *size)."""
+def _scatter(src, indices, size, pair, accumulate, window=None):
+    """src (*lead, *out) to (*lead, *size); `window`: see _Gather."""
     xp = xp_of(src)
     nd = len(size)
     lead = src.shape[:src.ndim - nd]
-    planes = math.prod(lead)
-    cells = math.prod(src.shape[src.ndim - nd:])  # not -1: an empty batch reshapes too
-    out = scatter_array(xp, src._array.reshape(planes, cells), indices.reshape(planes, cells),
-                        size, accumulate, src.shape[src.ndim - nd:])
-    res = make_tensor(out.reshape(tuple(lead) + tuple(size)), src._device)
+    if window is not None and _device_pool.applies(xp, src._array):
+        out = _device_pool.max_pool2d_grad(xp, src._array, indices, size, window)
+    else:
+        planes = math.prod(lead)
+        cells = math.prod(src.shape[src.ndim - nd:])  # not -1: an empty batch reshapes too
+        out = scatter_array(xp, src._array.reshape(planes, cells),
+                            indices.reshape(planes, cells), size, accumulate,
+                            src.shape[src.ndim - nd:]).reshape(tuple(lead) + tuple(size))
+    res = make_tensor(out, src._device)
     node = record(pair[0], (src,), res)
     if node is not None:
         _set_pair(node, indices, size, pair, accumulate)
@@ -238,8 +248,9 @@ _UNPOOL = {nd: _pair_of(f"MaxPoolDoubleBackward{nd}D", f"MaxUnpool{nd}DBackward0
            for nd in (2, 3)}
 
 
-def _max_result(x, vals, flat, size, pair, accumulate, return_indices, nd):
-    """Wrap max pooling's values (and indices) and record the gather node."""
+def _max_result(x, vals, flat, size, pair, accumulate, return_indices, nd, window=None):
+    """Wrap max pooling's values (and indices) and record the gather node (`window`: see
+    _Gather)."""
     dev = x._device
     lead = x.shape[:x.ndim - nd]
     osz = vals.shape[vals.ndim - nd:] if vals is not None else ()
@@ -250,6 +261,7 @@ def _max_result(x, vals, flat, size, pair, accumulate, return_indices, nd):
         node = record(pair[1], (x,), out)
         if node is not None:
             _set_pair(node, flat, size, pair, accumulate)
+            node.window = window
         if return_indices:
             idx = make_tensor(flat, dev)
     return (out, idx) if return_indices else out

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..._parallel import map_parts
 from ..._tensor import xp_of
+from . import _device_pool
 from ._checks import _batch_check, _one, _pool_params
 from .._graph import needs_grad
 from ._common import (_MAXPOOL, _flat_index, _index_shape, _max_result,
@@ -26,6 +27,13 @@ def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mod
         input, nd, fname, "max", kernel_size, stride, padding, dilation, ceil_mode)
     xp = xp_of(input)
     a = input._array
+    overlap = any(t < d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
+    accumulate = window_groups(kernel, stride, dilation) if overlap else False
+    if nd == 2 and _device_pool.applies(xp, a):  # one kernel; its backward one too
+        window = (kernel, stride, padding, dilation)
+        vals, flat = _device_pool.max_pool2d(xp, a, window, osz)
+        return _max_result(input, vals, flat, size, _MAXPOOL[nd], accumulate, return_indices,
+                           nd, window)
     need_idx = return_indices or needs_grad(input)
     padded = _padded_planes(xp, a, nd, padding, kernel, stride, dilation, osz,
                             _lowest(a.dtype), "pool")
@@ -43,8 +51,6 @@ def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mod
         parts = map_parts(lambda s: pooled(padded[:, s]), cuts)
         vals = xp.concatenate([part[0] for part in parts], axis=1)
         flat = xp.concatenate([part[1] for part in parts], axis=1) if need_idx else None
-    overlap = any(t < d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
-    accumulate = window_groups(kernel, stride, dilation) if overlap else False
     return _max_result(input, vals, flat, size, _MAXPOOL[nd], accumulate, return_indices, nd)
 
 
