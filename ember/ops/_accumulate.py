@@ -6,6 +6,7 @@ they rest on. The CPU sums through NumPy's bincount or a sort and `reduceat`, ne
 import numpy as np
 
 from .._meta.array import ndarray as MetaArray
+from . import _device_kernels
 
 
 def accumulate_flat(flat, lin, vals):
@@ -62,6 +63,10 @@ def add_rows_on_device(arr, idx, vals):
     n = idx.size
     order = xp.argsort(idx)  # stable
     rows = idx[order]
+    if _device_kernels.usable(xp, vals):  # float32/64: each row's sum by one kernel
+        sums = _run_sums(xp, vals, order, rows, xp.searchsorted(rows, rows))
+        xp.add.at(arr, rows, sums.astype(arr.dtype, copy=False))
+        return
     steps = [1 << p for p in range((n - 1).bit_length())]  # 1, 2, 4 ... below n
     pad = steps[-1] if steps else 0
     # the sums after `pad` rows of zeros, so that every pass reads its shifted terms as one
@@ -81,6 +86,53 @@ def add_rows_on_device(arr, idx, vals):
     if vals.ndim > 1:
         last = last.reshape(run.shape)
     xp.add.at(arr, rows, xp.where(last, sums, 0).astype(arr.dtype))
+
+
+# sums[k] = the sum, in float64 and in position order (the CPU's bincount's), of the rows
+# vals[order[j]] of the run of equal `rows` that ends at sorted place k (`first`: each place's
+# run start), 0 at a place that does not end its run: one kernel where the scan took
+# 3 calls a doubling
+_RUN_SUMS = _device_kernels.Kernel(
+    "ember_run_sums",
+    "raw T vals, raw int64 order, raw int64 rows, raw int64 first, int64 n, int64 width",
+    "double sums",
+    "ptrdiff_t k = i / width; ptrdiff_t d = i % width;"
+    "bool last = k == n - 1 || rows[k + 1] != rows[k];"
+    "ptrdiff_t from = last ? first[k] : k + 1;"
+    "double s = 0;"
+    "for (int j = from; j < k + 1; j++) { s += double(vals[order[j] * width + d]); }"
+    "sums = s",
+    trial=lambda xp, dtype: _run_sums_trial(xp, dtype))
+
+
+def _run_sums(xp, vals, order, rows, first):
+    """_RUN_SUMS of vals (n, *rest): float64 sums shaped as vals."""
+    if not vals.flags.c_contiguous:  # read by C-order index
+        vals = xp.ascontiguousarray(vals)
+    n = vals.shape[0]
+    width = vals.size // n if n else 0
+    sums = _RUN_SUMS(xp, vals, order, rows.astype(np.int64, copy=False), first, n, width,
+                     size=vals.size)
+    return sums.reshape(vals.shape)
+
+
+def _run_sums_trial(xp, dtype):
+    """_RUN_SUMS on a small case against NumPy; a difference fails the next read as a
+    device-side assert does (see `_device_kernels.Kernel`)."""
+    from ..device import assert_on_device, device
+    idx = np.array([3, 1, 3, 0, 1, 3])
+    vals = (np.arange(12) - 4).astype(dtype).reshape(6, 2)
+    order = np.argsort(idx, kind="stable")
+    rows = idx[order]
+    want = np.zeros((6, 2))
+    for k in range(6):
+        if k == 5 or rows[k + 1] != rows[k]:
+            want[k] = vals[order[np.searchsorted(rows, rows[k]):k + 1]].sum(0)
+    got = _run_sums(xp, xp.asarray(vals), xp.asarray(order), xp.asarray(rows),
+                    xp.asarray(np.searchsorted(rows, rows)))
+    assert_on_device(device(f"cuda:{xp.cuda.Device().id}"), got != xp.asarray(want),
+                     "Assertion `ember_run_sums == segment sums` (ember's kernel against "
+                     "NumPy, on a small case before its first use)")
 
 
 def segment_reduce(lin, vals, ufunc):

@@ -2,12 +2,12 @@
 
 The subset: statements are declarations (`T s = 0`, `ptrdiff_t n = i / rows`), assignments
 (`=`, `+=`, `-=`, `*=`) to an output or a local, and `for (int k = a; k < b; k++) { ... }`
-with bounds the same for every element. Expressions are integer literals, names (parameters,
-outputs, locals and the loop index `i`), `+ - * / %`, comparisons, `&& || !`, the ternary,
-reads `x[index]` of a `raw` parameter, CUDA's `sqrt`, `exp` and `erf`, and the casts `T(v)`,
-`float(v)` and `double(v)`. Anything else (literals with a fraction, C casts, pointers, `if`,
-other functions) is refused with NotImplementedError, so a kernel the stand-in cannot run fails
-loudly here rather than running differently on a GPU.
+(bounds the same for every element, or each its own). Expressions are integer literals,
+names (parameters, outputs, locals and the loop index `i`), `+ - * / %`, comparisons,
+`&& || !`, the ternary, reads `x[index]` of a `raw` parameter, CUDA's `sqrt`, `exp` and `erf`,
+and the casts `T(v)`, `float(v)` and `double(v)`. Anything else (literals with a fraction, C
+casts, pointers, `if`, other functions) is refused with NotImplementedError, so a kernel the
+stand-in cannot run fails loudly here rather than running differently on a GPU.
 
 Evaluation follows C: the usual arithmetic conversions (an int with a float is the float's
 type, not float64 as NumPy makes it), integer `/` and `%` truncate toward zero, `int` wraps at
@@ -200,6 +200,17 @@ def names_in(node):
     return set().union(*(names_in(c) for c in node[1:] if isinstance(c, (tuple, list))))
 
 
+def _assigned(statements):
+    """The names statements assign (in loops too)."""
+    out = set()
+    for s in statements:
+        if s[0] == "assign":
+            out.add(s[1])
+        elif s[0] == "for":
+            out |= _assigned(s[4])
+    return out
+
+
 def _ctype(v):
     """The C type of a value: a Python int is a C int literal (long long when it needs it)."""
     if isinstance(v, bool):
@@ -297,18 +308,36 @@ class Evaluation:
                                               f"locals, not {name}")
                 v = self.value(expr)
                 if op != "=":
-                    v = self.arith(op[0], self.env[name], v)
+                    v = self.arith(op[0], self.lookup(name), v)
                 self.env[name] = _as(v, declared[name])
             else:
-                _, var, start, stop, body = s
-                lo, hi = self.value(start), self.value(stop)
-                if self.per_element(lo) or self.per_element(hi):
-                    raise NotImplementedError("the CuPy stand-in runs loops whose bounds are "
-                                              "the same for every element")
-                declared[var] = np.dtype(np.int32)
-                for k in range(int(lo), int(hi)):
-                    self.env[var] = np.int32(k)
-                    self.run(body, declared)
+                self.loop(*s[1:], declared)
+
+    def loop(self, var, start, stop, body, declared):
+        """for (int var = start; var < stop; var++) { body }: with bounds the same for every
+        element, the body runs on all of them; with bounds per element, each pass runs it on
+        the elements whose range holds `var`, and what it assigns to names declared outside
+        the loop is written back to those elements (its own locals end with the pass)."""
+        lo, hi = self.value(start), self.value(stop)
+        inner = dict(declared, **{var: np.dtype(np.int32)})
+        if not (self.per_element(lo) or self.per_element(hi)):
+            for k in range(int(lo), int(hi)):
+                self.env[var] = np.int32(k)
+                self.run(body, inner)
+            return
+        lo, hi = (np.broadcast_to(np.asarray(b, np.int64), (self.n,)) for b in (lo, hi))
+        outer = _assigned(body) & set(declared)
+        for k in range(int(lo.min(initial=0)), int(hi.max(initial=0))):
+            mask = (lo <= k) & (k < hi)
+            if not mask.any():
+                continue
+            part = self.restricted(mask)
+            part.env[var] = np.int32(k)
+            part.run(body, dict(inner))
+            for name in outer & set(part.env):
+                full = np.array(np.broadcast_to(self.lookup(name), (self.n,)))
+                full[mask] = part.env[name]
+                self.env[name] = full
 
     # ---- expressions
     def value(self, node):

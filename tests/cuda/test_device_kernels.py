@@ -228,3 +228,29 @@ def test_an_index_kernel_that_computes_wrongly_fails_its_first_read(monkeypatch,
                 y.sum().item()
     finally:  # the planted kernel is made for no other test
         _device_kernels._compiled.cache_clear()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_repeated_rows_add_up_by_the_run_sums_kernel_with_the_cpus_bits(monkeypatch, dtype):
+    """An embedding's backward and index_add with repeated rows sum each row's run in one
+    kernel, in float64 and position order: the embedding's to the CPU's bits (its bincount
+    sums so), index_add's within rounding (the CPU's reduceat sums in float32)."""
+    rng = np.random.default_rng(7)
+    idx = rng.integers(0, 7, (4, 9))
+    w = rng.standard_normal((7, 5)).astype(dtype)
+    g = rng.standard_normal((4, 9, 5)).astype(dtype)
+
+    def run(device):
+        wt = ember.tensor(w, device=device, requires_grad=True)
+        F.embedding(ember.tensor(idx, device=device), wt).backward(ember.tensor(g, device=device))
+        added = ember.zeros(7, 5, dtype=wt.dtype, device=device).index_add_(
+            0, ember.tensor(idx.reshape(-1), dtype=ember.int32, device=device),
+            ember.tensor(g.reshape(-1, 5), device=device))
+        return [wt.grad.cpu().numpy(), added.cpu().numpy()]
+    with strict_cupy():
+        made = _recording_kernels(monkeypatch)
+        got = run("cuda")
+    assert "ember_run_sums" in made
+    cpu = run("cpu")
+    np.testing.assert_array_equal(got[0], cpu[0])
+    np.testing.assert_allclose(got[1], cpu[1], rtol=1e-6, atol=1e-6)

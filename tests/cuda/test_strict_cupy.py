@@ -257,6 +257,11 @@ def test_elementwise_kernels_run_index_arithmetic_loops_and_raw_reads_as_c(cp):
         "window")
     want = np.array([x[i:i + 3].sum(dtype=np.float32) for i in range(10)])
     np.testing.assert_array_equal(window(cp.asarray(x), 10, 3, size=10).get(), want)
+    ragged = cp.ElementwiseKernel(  # bounds of each element's own; the loop's locals stay in it
+        "raw T x", "T y", "T s = T(0); for (int j = i / 2; j < i; j++) { T v = x[j]; s += v; }"
+        " y = s", "ragged")
+    want = np.array([x[i // 2:i].sum(dtype=np.float32) for i in range(10)])
+    np.testing.assert_array_equal(ragged(cp.asarray(x), size=10).get(), want)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
