@@ -254,3 +254,26 @@ def test_repeated_rows_add_up_by_the_run_sums_kernel_with_the_cpus_bits(monkeypa
     cpu = run("cpu")
     np.testing.assert_array_equal(got[0], cpu[0])
     np.testing.assert_allclose(got[1], cpu[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_device_convolutions_over_the_column_budget_go_in_slices(monkeypatch, transposed):
+    """On a device too, a batch whose columns exceed COL_BUDGET is convolved in slices of the
+    batch (forward, and each gradient on its own): the values of one pass."""
+    from ember.ops.conv import _routines
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((5, 4, 9, 9))
+    w = rng.standard_normal((4, 6, 3, 3) if transposed else (6, 4, 3, 3))
+    fn = F.conv_transpose2d if transposed else F.conv2d
+
+    def run():
+        ts = [ember.tensor(a, device="cuda", requires_grad=True) for a in (x, w)]
+        out = fn(*ts, stride=2, padding=1, dilation=2)
+        (out * out).sum().backward()
+        return [out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in ts]
+    with strict_cupy():
+        whole = run()
+        monkeypatch.setattr(_routines, "COL_BUDGET", 1)  # one sample per slice
+        sliced = run()
+    for got, want in zip(sliced, whole):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
