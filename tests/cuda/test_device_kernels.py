@@ -142,31 +142,38 @@ def _recording_kernels(monkeypatch):
     return made
 
 
-CONVS = [  # (N, C, O, H, W), kernel, stride, padding, dilation
-    ((2, 3, 4, 7, 6), (3, 3), 1, 1, 1),
-    ((2, 3, 5, 9, 8), (2, 3), (2, 1), (1, 2), (1, 2)),
-    ((1, 4, 2, 5, 5), (1, 1), 2, 0, 1),
-    ((3, 2, 3, 11, 10), (7, 7), 2, 3, 1),
+CONVS = [  # (N, C, O, *size), kernel, stride, padding, dilation, groups
+    ((2, 3, 4, 7, 6), (3, 3), 1, 1, 1, 1),
+    ((2, 3, 5, 9, 8), (2, 3), (2, 1), (1, 2), (1, 2), 1),
+    ((1, 4, 2, 5, 5), (1, 1), 2, 0, 1, 1),
+    ((3, 2, 3, 11, 10), (7, 7), 2, 3, 1, 1),
+    ((2, 6, 4, 7, 8), (3, 3), 2, 1, 1, 2),
+    ((2, 4, 4, 6, 6), (3, 3), 1, 1, 1, 4),  # depthwise
+    ((2, 3, 4, 11), (3,), 2, 1, 2, 1),  # 1-d
+    ((2, 4, 6, 9), (2,), 1, 1, 1, 2),
 ]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", range(len(CONVS)))
 def test_convolutions_take_the_index_kernels_with_the_cpus_values(monkeypatch, dtype, case):
-    """conv2d forward and both gradients, and conv_transpose2d, by im2col / col2im kernels and
-    one product each on a device: the CPU's values but for the products' summation order."""
-    (n, c, o, h, w), kernel, stride, padding, dilation = CONVS[case]
+    """conv1d/conv2d forward and both gradients, and the transposed convolutions, by im2col /
+    col2im kernels and one product (a batched one with groups) each on a device: the CPU's
+    values but for the products' summation order."""
+    (n, c, o, *size), kernel, stride, padding, dilation, groups = CONVS[case]
     rng = np.random.default_rng(case)
-    x = rng.standard_normal((n, c, h, w)).astype(dtype)
-    wt = rng.standard_normal((o, c) + kernel).astype(dtype)
-    wt_t = rng.standard_normal((o, c) + kernel).astype(dtype)
+    x = rng.standard_normal((n, c, *size)).astype(dtype)
+    wt = rng.standard_normal((o, c // groups) + kernel).astype(dtype)
+    wt_t = rng.standard_normal((o, c // groups) + kernel).astype(dtype)
+    conv, conv_t = (F.conv1d, F.conv_transpose1d) if len(size) == 1 else \
+        (F.conv2d, F.conv_transpose2d)
 
     def run(device):
         xt = ember.tensor(x, device=device, requires_grad=True)
         k = ember.tensor(wt, device=device, requires_grad=True)
         k_t = ember.tensor(wt_t, device=device, requires_grad=True)
-        y = F.conv2d(xt, k, stride=stride, padding=padding, dilation=dilation)
-        z = F.conv_transpose2d(y, k_t, stride=stride, padding=padding, dilation=dilation)
+        y = conv(xt, k, stride=stride, padding=padding, dilation=dilation, groups=groups)
+        z = conv_t(y, k_t, stride=stride, padding=padding, dilation=dilation, groups=groups)
         (y.sin().sum() + z.cos().sum()).backward()
         return [t.detach().cpu().numpy() for t in (y, z, xt.grad, k.grad, k_t.grad)]
     with strict_cupy():

@@ -1,7 +1,7 @@
-"""2-d convolutions on a device by ember's own im2col and col2im kernels (groups 1, float32
-and float64): each is one kernel launch straight from and to (N, C, H, W), where the general
-path took a zeroed buffer, a padded copy, a window copy and ~6 view calls (a device's step is
-bound by the host issuing calls: `_device_kernels`).
+"""1-d and 2-d convolutions on a device by ember's own im2col and col2im kernels (float32 and
+float64; 1-d as 2-d of height 1): each is one kernel launch straight from and to
+(N, C, H, W), where the general path took a zeroed buffer, a padded copy, a window copy and ~6
+view calls (a device's step is bound by the host issuing calls: `_device_kernels`).
 
 The columns are the (C*KH*KW, N*OH*OW) matrix, rows in the weight's (c, ki, kj) order, so that
     forward        y      = W (O, C*K) @ col, then (O, N, L) to (N, O, L),
@@ -9,9 +9,10 @@ The columns are the (C*KH*KW, N*OH*OW) matrix, rows in the weight's (c, ki, kj) 
                    the columns that read it, in kernel order; no atomics, the same bits on
                    every run),
     weight grad    gW     = gy (O, N*L) @ col^T,
-each one product over the whole batch. Both gradients share gy's (O, N*L) copy
-(`backward`). The kernels are C index arithmetic the tests' CuPy stand-in runs with NumPy;
-before first use each is compared with the CPU routines on a small case (`_trial`)."""
+each one product over the whole batch (with groups, one batched product of the groups' row
+blocks). Both gradients share gy's (O, N*L) copy (`backward`). The kernels are C index
+arithmetic the tests' CuPy stand-in runs with NumPy; before first use each is compared with
+the CPU routines on a small case (`_trial`)."""
 import math
 
 import numpy as np
@@ -66,9 +67,20 @@ _SWAP = _device_kernels.Kernel(
 
 
 def applies(xp, x, w, p):
-    """Whether a convolution of x with w (params p) takes these kernels: 2-d, groups 1, on a
+    """Whether a convolution of x with w (params p) takes these kernels: 1-d or 2-d, on a
     device whose kernels run for their dtype (float32 or float64)."""
-    return x.ndim == 4 and p[4] == 1 and xp is not np and _device_kernels.usable(xp, x, w)
+    return x.ndim in (3, 4) and xp is not np and _device_kernels.usable(xp, x, w)
+
+
+def _plane(a, p=None, osz=None):
+    """A 1-d convolution's array, params and output size as a 2-d one's of height 1."""
+    if a.ndim == 4:
+        return a, p, osz
+    if p is not None:
+        stride, lo, hi, dil, g = p
+        p = ((1,) + tuple(stride), (0,) + tuple(lo), (0,) + tuple(hi), (1,) + tuple(dil), g)
+    return a.reshape(a.shape[:2] + (1,) + a.shape[2:]), p, \
+        None if osz is None else (1,) + tuple(osz)
 
 
 def _geometry(n, c, size, kernel, p, osz):
@@ -96,12 +108,6 @@ def _swap_leading(xp, m, lead, second):
     return _SWAP(xp, m, lead, second, inner, size=m.size)
 
 
-def _sample_major(xp, m, n, osz):
-    """(O, N*L) to a contiguous (N, O, *osz)."""
-    o = m.shape[0]
-    return _swap_leading(xp, m, o, n).reshape((n, o) + tuple(osz))
-
-
 def _channel_major(xp, gy):
     """gy (N, O, *out) as the contiguous (O, N*L) matrix."""
     n, o = gy.shape[:2]
@@ -109,30 +115,50 @@ def _channel_major(xp, gy):
 
 
 def forward(xp, x, w, p, osz):
-    """conv2d of x (N, C, H, W) with w (O, C, KH, KW): (N, O, *osz)."""
-    o = w.shape[0]
-    return _sample_major(xp, _products(xp, w.reshape(o, -1), columns(xp, x, w.shape[2:], p, osz)),
-                         x.shape[0], osz)
+    """The convolution of x (N, C, *S) with w (O, C/g, *K), 1-d or 2-d: (N, O, *osz)."""
+    shape = x.shape[:1] + w.shape[:1] + tuple(osz)
+    x, p, osz = _plane(x, p, osz)
+    w = _plane(w)[0]
+    n, o, g = x.shape[0], w.shape[0], p[4]
+    col = columns(xp, x, w.shape[2:], p, osz)
+    if g == 1:
+        m = _products(xp, w.reshape(o, -1), col)  # (O, N*L)
+    else:  # (O/g, C/g * K) @ (C/g * K, N*L) for each group
+        m = _products(xp, w.reshape(g, o // g, -1), col.reshape(g, -1, col.shape[1]))
+    return _swap_leading(xp, m, o, n).reshape(shape)
 
 
 def transpose(xp, gy, w, p, size, gy_rows=None):
     """The adjoint in x of `forward`: gy (N, O, *out) to (N, C, *size). `gy_rows`: gy's
     _channel_major matrix, when the caller has it."""
-    n, o = gy.shape[:2]
-    c = w.shape[1]
+    shape = gy.shape[:1] + (w.shape[1] * p[4],) + tuple(size)
+    gy, p, size = _plane(gy, p, size)
+    w = _plane(w)[0]
+    n, o, g = gy.shape[0], gy.shape[1], p[4]
     rows = _channel_major(xp, gy) if gy_rows is None else gy_rows
-    gcol = _products(xp, w.reshape(o, -1).T, rows)  # (C*K, N*L)
+    if g == 1:
+        gcol = _products(xp, w.reshape(o, -1).T, rows)  # (C*K, N*L)
+    else:  # (C/g * K, O/g) @ (O/g, N*L) for each group
+        gcol = _products(xp, w.reshape(g, o // g, -1).swapaxes(1, 2),
+                         rows.reshape(g, o // g, -1)).reshape(-1, rows.shape[1])
+    c = shape[1]
     geometry = _geometry(n, c, size, w.shape[2:], p, gy.shape[2:])
-    return _COL2IM(xp, gcol, *geometry, size=n * c * size[0] * size[1]).reshape(
-        (n, c) + tuple(size))
+    return _COL2IM(xp, gcol, *geometry, size=math.prod(shape)).reshape(shape)
 
 
 def weight_grad(xp, x, gy, p, w_shape, gy_rows=None):
-    """The adjoint in w of `forward`: (O, C, KH, KW)."""
+    """The adjoint in w of `forward`: (O, C/g, *K)."""
     rows = _channel_major(xp, gy) if gy_rows is None else gy_rows
-    col = columns(xp, x, w_shape[2:], p, gy.shape[2:])
+    x, p2, osz = _plane(x, p, gy.shape[2:])
+    kernel = (1,) * (4 - len(w_shape)) + tuple(w_shape[2:])
+    col = columns(xp, x, kernel, p2, osz)  # (C*K, N*L)
+    o, g = w_shape[0], p[4]
     gw = xp.empty(w_shape, x.dtype)  # the weight's own array: a view would be copied again
-    _products(xp, rows, col.T, out=gw.reshape(rows.shape[0], -1))
+    if g == 1:
+        _products(xp, rows, col.T, out=gw.reshape(o, -1))
+    else:  # (O/g, N*L) @ (N*L, C/g * K) for each group
+        _products(xp, rows.reshape(g, o // g, -1),
+                  col.reshape(g, -1, col.shape[1]).swapaxes(1, 2), out=gw.reshape(g, o // g, -1))
     return gw
 
 
