@@ -257,6 +257,41 @@ def op_overhead(torch):
         mine, other, ratio = compare(lambda: op(args[0]), lambda: op(args[1]), 100, 5)
         print(row(name, mine, other, ratio, "us", 1e6), f" {raw * 1e6:8.2f}us")
     cupy.cuda.Device().synchronize()
+    # CuPy's own entry points for the calls ember's steps are made of: a product (matmul at
+    # ~95 us a call was a step's costliest call on the H200's host), its dot and cuBLAS called
+    # straight, a user kernel of each kind, a view, a copy
+    print("  cupy alone, host us per call:")
+    kernel = cupy.ElementwiseKernel("T x", "T y", "y = x + x", "gpu_check_twice")
+    total = cupy.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "gpu_check_sum")
+    for name, cp_op in (("matmul 64x64", lambda: cupy.matmul(a, a)),
+                        ("dot 64x64", lambda: cupy.dot(a, a)),
+                        ("cublas sgemm 64x64", _direct_sgemm(cupy, a)),
+                        ("ElementwiseKernel 64x64", lambda: kernel(a)),
+                        ("ReductionKernel rows 4096x576", lambda: total(c, axis=0)),
+                        ("reshape", lambda: a.reshape(4096)),
+                        ("copy 64x64", lambda: a.copy())):
+        if cp_op is not None:
+            print(f"    {name:32s} {compare(cp_op, None, 100, 5)[0] * 1e6:8.2f}us")
+    cupy.cuda.Device().synchronize()
+
+
+def _direct_sgemm(cupy, a):
+    """a @ a by cuBLAS's sgemm called straight (row-major as column-major: C^T = A^T A^T), or
+    None where CuPy's cuBLAS binding is not there (the stand-in)."""
+    try:
+        from cupy_backends.cuda.libs import cublas
+    except ImportError:
+        return None
+    handle = cupy.cuda.device.get_cublas_handle()
+    out = cupy.empty_like(a)
+    one, zero = np.ones(1, np.float32), np.zeros(1, np.float32)
+    n = a.shape[0]
+
+    def sgemm():
+        cublas.sgemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, n, n,
+                     one.ctypes.data, a.data.ptr, n, a.data.ptr, n, zero.ctypes.data,
+                     out.data.ptr, n)
+    return sgemm
 
 
 def _torch_nccl_world_of_one(torch, store_dir):
