@@ -107,3 +107,22 @@ def _sum_kernel(xp, product):
         return xp.ReductionKernel("T x, T w", "T y", "x * w", "a + b", "y = a", "0",
                                   "ember_sum_of_products")
     return xp.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "ember_sum")
+
+
+def device_centred_sum(xp, axes, x, m, g=None, keepdims=True):
+    """sum((x - m) * (x - m)), or sum(g * (x - m)), over `axes` in one reduction kernel (m
+    broadcast, kept-dims statistics): the centred input is never stored. For float32 and
+    float64 device arrays of one dtype (callers ask `usable` first)."""
+    kernel = _centred_kernel(xp, g is not None)
+    if g is None:
+        return kernel(x, m, axis=axes, keepdims=keepdims)
+    return kernel(g, x, m, axis=axes, keepdims=keepdims)
+
+
+@functools.lru_cache(maxsize=8)
+def _centred_kernel(xp, weighted):
+    if weighted:
+        return xp.ReductionKernel("T g, T x, T m", "T y", "g * (x - m)", "a + b", "y = a", "0",
+                                  "ember_centred_dot")
+    return xp.ReductionKernel("T x, T m", "T y", "(x - m) * (x - m)", "a + b", "y = a", "0",
+                              "ember_centred_squares")

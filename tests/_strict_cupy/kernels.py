@@ -35,14 +35,11 @@ def _parameters(text):
 
 
 def _factors(node):
-    """The parameter names an expression multiplies together (['x', 'w'] for 'x * w'), or None
-    when it is anything else."""
-    if node[0] == "name":
-        return [node[1]]
+    """The factors an expression multiplies together ([x, w] for 'x * w', [x - m, x - m] for
+    '(x - m) * (x - m)', [x] for 'x'): the expressions whose product it is."""
     if node[0] == "bin" and node[1] == "*":
-        left, right = _factors(node[2]), _factors(node[3])
-        return None if left is None or right is None else left + right
-    return None
+        return _factors(node[2]) + _factors(node[3])
+    return [node]
 
 
 def _expression(text, names):
@@ -77,8 +74,9 @@ class ReductionKernel:
             raise NotImplementedError("the CuPy stand-in's ReductionKernel has one output and "
                                       "no raw parameters")
         self._map = _expression(map_expr, {n for _, _, n in self._in})
-        # a sum of products runs as NumPy's einsum, as ember's CPU path sums: the stand-in then
-        # computes as the CPU does, to the bit (DESIGN.md, "Devices in the tests")
+        # a sum of products runs as NumPy's einsum over the factors' values, as ember's CPU path
+        # sums (the centred values its norms store, then einsum): the stand-in then computes as
+        # the CPU does, to the bit (DESIGN.md, "Devices in the tests")
         self._factors = _factors(self._map)
         reduce_key = re.sub(r"\s+", "", reduce_expr)
         if reduce_key not in _REDUCTIONS:
@@ -108,8 +106,10 @@ class ReductionKernel:
         work = np.dtype(self._reduce_type) if self._reduce_type else out_dtype
         shape = np.broadcast_shapes(*(v.shape for v in values.values()))
         with np.errstate(all="ignore"):  # as C arithmetic: inf and NaN, no warnings
-            if self._reduce is np.add and self._factors and work == out_dtype:
-                reduced = _einsum_sum([values[n] for n in self._factors], axis, keepdims)
+            if self._reduce is np.add and work == out_dtype:
+                factors = [_flat_run(f, values, bound.get("T"), shape) for f in self._factors]
+                reduced = _einsum_sum([np.asarray(f, out_dtype) for f in factors], axis,
+                                      keepdims)
             else:
                 mapped = _flat_run(self._map, values, bound.get("T"), shape).astype(work)
                 reduced = self._reduce.reduce(mapped, axis=axis, keepdims=keepdims)

@@ -4,7 +4,8 @@ Batch norm issued about 20 array calls forward and 13 backward on a device, most
 per-channel vectors (layer and group norm likewise on their per-row statistics), where a step
 is bound by the host issuing them (`_device_kernels`). These kernels do the same arithmetic in
 1 call where there were 2 to 7: the statistics' tail, the affine pass, the running statistics'
-update, xhat, and the backward's coefficients and pass.
+update, xhat, and the backward's coefficients and pass. Batch statistics' passes read the
+input and its mean and subtract themselves, so the centred input is never stored.
 
 Each kernel's expression is the CPU path's operations in the CPU path's order, every constant
 a parameter of the array's type, so each operation rounds as the CPU's float32 (or float64)
@@ -14,7 +15,8 @@ apply to float32 and float64 arrays (`usable`); other dtypes keep the general pa
 from .._device_kernels import Kernel, usable
 
 __all__ = ["usable", "statistics_tail", "scale_shift_", "running_update_",
-           "backward_coefficients", "centred_coefficients", "input_grad_", "normalized"]
+           "centred_coefficients", "input_grad_", "normalized",
+           "normalize", "batch_backward_coefficients", "centred_input_grad"]
 
 
 _STATS = Kernel("ember_norm_stats", "T s, T n, T eps, T one", "T var, T invstd",
@@ -26,16 +28,25 @@ _SCALE = Kernel("ember_norm_scale", "T k", "T y", "y = y * k")
 _SCALE_SHIFT = Kernel("ember_norm_scale_shift", "T k, T b", "T y", "y = y * k + b")
 _RUNNING = Kernel("ember_norm_running", "T mean, T var, T c, T m, T om", "T rm, T rv",
                   "rm = rm * om + mean * m; rv = rv * om + var * c * m")
-_BACK = Kernel("ember_norm_back_coefs", "T dot, T total, T invstd, T mneg, T n", "T a, T t",
-               "a = dot / mneg * invstd * invstd; t = total / n")
-_BACK_SCALED = Kernel("ember_norm_back_coefs_scaled",
-                      "T dot, T total, T invstd, T mneg, T n, T w", "T a, T t, T coef",
-                      "a = dot / mneg * invstd * invstd; t = total / n; coef = invstd * w")
 _CENTRED = Kernel("ember_norm_centred_coefs", "T dot, T total, T mneg, T n", "T a, T t",
                   "a = dot / mneg; t = total / n")
 _NORMALIZED = Kernel("ember_norm_normalized", "T x, T m, T k", "T y", "y = (x - m) * k")
 _INPUT_GRAD = Kernel("ember_norm_input_grad", "T g, T a, T t, T coef", "T xc",
                      "xc = (xc * a + g - t) * coef")
+# batch statistics from the input itself, the centred input never stored (its sums are
+# `_device_kernels.device_centred_sum`): the forward's normalising pass, and the backward's
+# coefficients (with the weight's gradient dot * invstd) and input pass
+_NORMALIZED_SHIFTED = Kernel("ember_norm_normalized_shifted", "T x, T m, T k, T b", "T y",
+                             "y = (x - m) * k + b")
+_BATCH_BACK = Kernel("ember_norm_batch_back", "T dot, T total, T invstd, T mneg, T n",
+                     "T a, T t, T dw",
+                     "a = dot / mneg * invstd * invstd; t = total / n; dw = dot * invstd")
+_BATCH_BACK_SCALED = Kernel(
+    "ember_norm_batch_back_scaled", "T dot, T total, T invstd, T mneg, T n, T w",
+    "T a, T t, T coef, T dw",
+    "a = dot / mneg * invstd * invstd; t = total / n; coef = invstd * w; dw = dot * invstd")
+_CENTRED_INPUT_GRAD = Kernel("ember_norm_centred_input_grad", "T x, T m, T g, T a, T t, T coef",
+                             "T dx", "dx = ((x - m) * a + g - t) * coef")
 
 
 def statistics_tail(xp, squares, count, eps, scale):
@@ -66,16 +77,6 @@ def running_update_(xp, running_mean, running_var, mean, var, correction, moment
              running_var)
 
 
-def backward_coefficients(xp, dot, total, invstd, count, scale):
-    """(a, t, coef) per channel, from dot = sum(g * (x - mean)) and total = sum(g):
-    a = dot / -count * invstd * invstd, t = total / count and coef = invstd [* scale]."""
-    t = dot.dtype.type
-    if scale is None:
-        a, mean_g = _BACK(xp, dot, total, invstd, t(-count), t(count))
-        return a, mean_g, invstd
-    return _BACK_SCALED(xp, dot, total, invstd, t(-count), t(count), scale)
-
-
 def centred_coefficients(xp, dot, total, count):
     """(a, t) from dot = sum(g * xhat) and total = sum(g) over a normalised input xhat:
     a = dot / -count and t = total / count."""
@@ -97,3 +98,28 @@ def normalized(xp, xs, mean, invstd):
     xhat = xp.subtract(xs, mean)
     xp.multiply(xhat, invstd, out=xhat)
     return xhat
+
+
+def normalize(xp, xs, mean, multiplier, shift):
+    """(xs - mean) * multiplier [+ shift] into a fresh array, one kernel (the CPU's subtract,
+    multiply and add, with their roundings)."""
+    if shift is None:
+        return _NORMALIZED(xp, xs, mean, multiplier)
+    return _NORMALIZED_SHIFTED(xp, xs, mean, multiplier, shift)
+
+
+def batch_backward_coefficients(xp, dot, total, invstd, count, scale):
+    """(a, t, coef, dw) per channel from dot = sum(g * (x - mean)) and total = sum(g):
+    a = dot / -count * invstd * invstd, t = total / count, coef = invstd [* scale] and the
+    weight's gradient dw = dot * invstd."""
+    t = dot.dtype.type
+    if scale is None:
+        a, mean_g, dw = _BATCH_BACK(xp, dot, total, invstd, t(-count), t(count))
+        return a, mean_g, invstd, dw
+    return _BATCH_BACK_SCALED(xp, dot, total, invstd, t(-count), t(count), scale)
+
+
+def centred_input_grad(xp, xs, mean, g, a, mean_g, coef):
+    """((xs - mean) * a + g - mean_g) * coef into a fresh array: input_grad_ from the input
+    itself."""
+    return _CENTRED_INPUT_GRAD(xp, xs, mean, g, a, mean_g, coef)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._dtype_casts import cast_if_needed
 from ..._parallel import map_parts, thread_cuts
-from .._device_kernels import device_sum
+from .._device_kernels import device_centred_sum, device_sum
 from . import _device_fused as device_fused
 
 _LETTERS = "abcdefgh"
@@ -116,14 +116,16 @@ def _normalize_batch_stats(xp, xs, axes, eps, scale, shift, out=None):
     stats_shape = _spec(xs.shape, axes, 1)[1]
     flat_mean = mean_over(xp, axes, xs, keepdims=False)
     mean = flat_mean.reshape(stats_shape)
-    y = xp.subtract(xs, mean) if out is None else xp.subtract(xs, mean, out=out)
-    if device_fused.usable(xp, xs, *(a for a in (scale, shift) if a is not None)):
-        squares = sum_over(xp, axes, y, y, keepdims=False)
+    if out is None and device_fused.usable(xp, xs, *(a for a in (scale, shift) if a is not None)):
+        # the squares' sum and the normalising pass subtract the mean themselves (the CPU's
+        # roundings: the sum is einsum's of the centred values on the stand-in)
+        squares = device_centred_sum(xp, axes, xs, mean, keepdims=False)
         flat_var, flat_invstd, multiplier = device_fused.statistics_tail(
             xp, squares, count_over(xs.shape, axes), eps,
             None if scale is None else scale.reshape(squares.shape))
-        device_fused.scale_shift_(xp, y, multiplier.reshape(stats_shape), shift)
+        y = device_fused.normalize(xp, xs, mean, multiplier.reshape(stats_shape), shift)
         return y, mean, flat_invstd.reshape(stats_shape), (flat_mean, flat_var, flat_invstd)
+    y = xp.subtract(xs, mean) if out is None else xp.subtract(xs, mean, out=out)
     flat_var = mean_over(xp, axes, y, y, keepdims=False)
     flat_invstd = _as(1.0 / xp.sqrt(flat_var + eps), xs.dtype)
     invstd = flat_invstd.reshape(stats_shape)

@@ -15,6 +15,7 @@ from ... import dtypes as _dt
 from ..._parallel import map_parts
 from ..._state import grad as _grad_state
 from ..._tensor import make_tensor, xp_of
+from .._device_kernels import device_centred_sum
 from .._graph import Node, record
 from ..pointwise import scalar_op
 from . import _device_fused as device_fused, _fused as fused
@@ -117,28 +118,36 @@ class _NormBackward(Node):
         scale = None if w is None else w.reshape(mean.shape)
         cuts = fused.kept_cuts(xp, xs, self.axes) if self.train else None
         if cuts is None:
-            dx, dot, total = _batch_norm_sums(xp, g, xs, mean, invstd, scale, self.axes,
-                                              self.train, need_x, need_w, need_b)
+            dx, dw, total = _batch_norm_sums(xp, g, xs, mean, invstd, scale, self.axes,
+                                             self.train, need_x, need_w, need_b)
         else:
             dx = xp.empty(xs.shape, xs.dtype) if need_x else None
             parts = map_parts(lambda at: _batch_norm_sums(
                 xp, g[at], xs[at], mean[at], invstd[at], fused.at_or_none(scale, at),
                 self.axes, True, need_x, need_w, need_b, None if dx is None else dx[at]), cuts)
-            dot, total = [None if parts[0][i] is None else
-                          xp.concatenate([part[i] for part in parts]) for i in (1, 2)]
-        if need_w:
-            dw = dot * (self.flat_invstd if self.flat_invstd is not None else
-                        invstd.reshape(dot.shape))
-        else:
-            dw = None
+            dw, total = [None if parts[0][i] is None else
+                         xp.concatenate([part[i] for part in parts]) for i in (1, 2)]
         return dx, dw, total if need_b else None
 
 
 def _batch_norm_sums(xp, g, xs, mean, invstd, scale, axes, train, need_x, need_w, need_b,
                      out=None):
-    """(dx, sum(g * (xs - mean)), sum(g)) of batch norm in the group view, the sums per
-    channel with the reduced dims dropped (None where not needed); dx into `out` when
-    given."""
+    """(dx, dw = sum(g * (xs - mean)) * invstd, sum(g)) of batch norm in the group view, the
+    sums per channel with the reduced dims dropped (None where not needed); dx into `out`
+    when given."""
+    if train and need_x and out is None and device_fused.usable(
+            xp, g, xs, invstd, *(() if scale is None else (scale,))):
+        # a device: four kernels, the centred input never stored (`device_fused`); the sums
+        # and coefficients per channel with the reduced dims dropped, so that dw and db are
+        # fresh arrays (a view would be copied again into .grad)
+        dot = device_centred_sum(xp, axes, xs, mean, g, keepdims=False)
+        total = fused.sum_over(xp, axes, g, keepdims=False)
+        a, mean_g, coef, dw = device_fused.batch_backward_coefficients(
+            xp, dot, total, invstd.reshape(dot.shape), fused.count_over(xs.shape, axes),
+            None if scale is None else scale.reshape(dot.shape))
+        dx = device_fused.centred_input_grad(xp, xs, mean, g, a.reshape(mean.shape),
+                                             mean_g.reshape(mean.shape), coef.reshape(mean.shape))
+        return dx, dw if need_w else None, total if need_b else None
     wants_xc = need_w or (need_x and train)
     xc = None
     if wants_xc:
@@ -148,21 +157,13 @@ def _batch_norm_sums(xp, g, xs, mean, invstd, scale, axes, train, need_x, need_w
     dot = fused.sum_over(xp, axes, g, xc, keepdims=False) if xc is not None else None
     total = fused.sum_over(xp, axes, g, keepdims=False) \
         if (need_b or (need_x and train)) else None
-    if need_x and train and device_fused.usable(
-            xp, g, xc, invstd, *(() if scale is None else (scale,))):
-        a, mean_g, coef = device_fused.backward_coefficients(
-            xp, dot, total, invstd.reshape(dot.shape), fused.count_over(xs.shape, axes),
-            None if scale is None else scale.reshape(dot.shape))
-        device_fused.input_grad_(xp, xc, g, a.reshape(mean.shape), mean_g.reshape(mean.shape),
-                                 coef.reshape(mean.shape))
-        return xc, dot, total
     dx = None
     if need_x:
         dx = fused.normalize_backward(
             xp, g, xc if train else None, axes, invstd, train, scale,
             dot.reshape(mean.shape) if train else None,
             total.reshape(mean.shape) if train else None, xn_scaled=False)
-    return dx, dot, total
+    return dx, None if dot is None or not need_w else dot * invstd.reshape(dot.shape), total
 
 
 class NativeBatchNormBackward0(_NormBackward):
@@ -189,7 +190,7 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     xs = fused.shaped(_opmath(x), group_shape)
     w = None if weight is None else _opmath(weight._array)
     b = None if bias is None else _opmath(bias._array)
-    scale = shift = flat_invstd = None
+    scale = shift = None
     if per_group_affine:
         stats_shape = tuple(1 if i in axes else s for i, s in enumerate(group_shape))
         scale = None if w is None else w.reshape(stats_shape)
@@ -197,7 +198,6 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     if stats is None and xs.size:
         y, mean, invstd, flat = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift)
         stats_out = (flat[0], invstd, flat[1])
-        flat_invstd = flat[2]
     elif stats is None:  # empty: numpy's mean gives the nan statistics
         mean = xs.mean(axis=axes, keepdims=True)
         var = xs.var(axis=axes, keepdims=True)
@@ -228,7 +228,6 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         node.wshape = tuple(weight.shape if weight is not None else
                             (bias.shape if bias is not None else ()))
         node.stats, node.eps, node.train = (mean, invstd), eps, stats is None
-        node.flat_invstd = flat_invstd  # (batch statistics': invstd with no kept dims)
         node.per_group_affine = per_group_affine
     return (res,) + stats_out
 
