@@ -12,7 +12,7 @@ from .._dtype_casts import cast_if_needed
 from .._parallel import matmul as _products
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
-from ._device_kernels import device_sum
+from ._device_kernels import Kernel, device_exp_sum, device_sum, usable
 from ._graph import Node, record
 from .softmax_family import SoftmaxBackward0, sums_along
 
@@ -42,6 +42,13 @@ def masked_softmax_(xp, z, masked):
     attention does), not NaN."""
     if z.size == 0:
         return z
+    if usable(xp, z):  # a device: the max, one sum kernel, one normalising kernel
+        row_max = z.max(axis=-1, keepdims=True)
+        hidden, empty = (-np.inf, 0) if masked else (np.nan, np.nan)  # (NaN: no such row)
+        total = device_exp_sum(xp, (z.ndim - 1,), z, row_max, hidden, 0)
+        t = z.dtype.type
+        _EXP_NORMALIZE(xp, row_max, total, t(hidden), t(empty), t(0), t(1), z)
+        return z
     row_max = z.max(axis=-1, keepdims=True)
     if masked:  # a row of -inf: max 0 makes its exps 0, its sum 1
         row_max = xp.where(xp.isneginf(row_max), 0, row_max)
@@ -52,6 +59,18 @@ def masked_softmax_(xp, z, masked):
         total = xp.where(total == 0, 1, total)
     xp.divide(z, total, out=z)
     return z
+
+
+# On a device (`_device_kernels`): softmax's last passes as one kernel, and the scores' scale
+# and mask, and the backward's closed form, each as one, with the general path's operations in
+# its order (the row sums are `device_exp_sum` and `device_sum`).
+_EXP_NORMALIZE = Kernel(
+    "ember_softmax_normalize", "T m, T t, T hidden, T empty, T zero, T one", "T z",
+    "z = exp(z - (m == hidden ? zero : m)) / (t == empty ? one : t)")
+_SCALE_BIAS = Kernel("ember_attention_scores", "T s, T b", "T z", "z = z * s + b")
+_SCALE = Kernel("ember_attention_scaled", "T s", "T z", "z = z * s")
+_SCORES_GRAD = Kernel("ember_attention_scores_grad", "T r, T p, T s", "T d",
+                      "d = (d - r) * p * s")
 
 
 def biased_softmax(scores, bias):
@@ -98,9 +117,12 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         rows = device_sum(xp, (p.ndim - 1,), d_scores, p)
         if rows is None:
             rows = xp.expand_dims(xp.einsum("...ls,...ls->...l", d_scores, p), -1)
-        xp.subtract(d_scores, rows, out=d_scores)
-        xp.multiply(d_scores, p, out=d_scores)
-        xp.multiply(d_scores, s, out=d_scores)
+        if usable(xp, d_scores, rows, p):
+            _SCORES_GRAD(xp, rows, p, d_scores.dtype.type(s), d_scores)
+        else:
+            xp.subtract(d_scores, rows, out=d_scores)
+            xp.multiply(d_scores, p, out=d_scores)
+            xp.multiply(d_scores, s, out=d_scores)
         dq = _products(xp, d_scores, ka) if need_q else None
         dk = _products(xp, _t(d_scores), qa) if need_k else None
         return tuple(None if a is None else make_tensor(cast_if_needed(a, dtype), q._device)
@@ -130,9 +152,15 @@ def fused_attention(query, key, value, bias, scale):
     dtype = query._array.dtype
     qa, ka, va = (_opmath(t._array) for t in (query, key, value))
     scores = _products(xp, qa, _t(ka))
-    xp.multiply(scores, scale, out=scores)
-    if bias is not None:  # the caller checked that it broadcasts to the scores' shape
-        xp.add(scores, bias, out=scores)
+    if usable(xp, scores, *(() if bias is None else (bias,))):  # one kernel on a device
+        if bias is None:
+            _SCALE(xp, scores.dtype.type(scale), scores)
+        else:
+            _SCALE_BIAS(xp, scores.dtype.type(scale), bias, scores)
+    else:
+        xp.multiply(scores, scale, out=scores)
+        if bias is not None:  # the caller checked that it broadcasts to the scores' shape
+            xp.add(scores, bias, out=scores)
     probs = masked_softmax_(xp, scores, bias is not None)
     out = make_tensor(cast_if_needed(_laid_out_as(xp, query._array, probs, va), dtype),
                       query._device)

@@ -126,3 +126,17 @@ def _centred_kernel(xp, weighted):
                                   "ember_centred_dot")
     return xp.ReductionKernel("T x, T m", "T y", "(x - m) * (x - m)", "a + b", "y = a", "0",
                               "ember_centred_squares")
+
+
+def device_exp_sum(xp, axis, z, m, hidden, zero):
+    """sum(exp(z - m)) over `axis` (kept as 1) in one reduction kernel, m read as `zero` where
+    it equals `hidden` (a masked softmax's all-hidden row: NaN to turn that off)."""
+    return _exp_sum_kernel(xp)(z, m, z.dtype.type(hidden), z.dtype.type(zero), axis=axis,
+                               keepdims=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _exp_sum_kernel(xp):
+    return xp.ReductionKernel("T z, T m, T hidden, T zero", "T y",
+                              "exp(z - (m == hidden ? zero : m))", "a + b", "y = a", "0",
+                              "ember_exp_sum")

@@ -91,20 +91,14 @@ class ReductionKernel:
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
         if len(args) != len(self._in):
             raise TypeError(f"Wrong number of arguments for {self.name!r}")
-        bound, values = {}, {}
-        for (_, type_name, name), arg in zip(self._in, args):
-            if type(arg) is not ndarray:
-                raise unsupported(arg)
-            kernel_dtype(arg._a.dtype)
-            dtype = np.dtype(type_name) if type_name not in bound and len(type_name) > 1 \
-                else bound.setdefault(type_name, arg._a.dtype)
-            if arg._a.dtype != dtype:
-                raise TypeError(f"Type is mismatched. {name} {arg._a.dtype} {dtype}")
-            values[name] = arg._a
+        bound = {}
+        values, _ = _bind(self._in, args, bound)
+        if not any(isinstance(v, np.ndarray) for v in values.values()):
+            raise unsupported(args[0])
         out_type = self._out[0][1]
         out_dtype = bound[out_type] if out_type in bound else np.dtype(out_type)
         work = np.dtype(self._reduce_type) if self._reduce_type else out_dtype
-        shape = np.broadcast_shapes(*(v.shape for v in values.values()))
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
         with np.errstate(all="ignore"):  # as C arithmetic: inf and NaN, no warnings
             if self._reduce is np.add and work == out_dtype:
                 factors = [_flat_run(f, values, bound.get("T"), shape) for f in self._factors]

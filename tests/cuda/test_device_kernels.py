@@ -285,3 +285,30 @@ def test_device_convolutions_over_the_column_budget_go_in_slices(monkeypatch, tr
         sliced = run()
     for got, want in zip(sliced, whole):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_attention_takes_its_softmax_kernels_with_the_cpus_values(monkeypatch, dtype):
+    """scaled_dot_product_attention on a device: the scores' scale and mask, softmax's sum and
+    normalising pass and the backward's closed form each one kernel; the CPU's values but for
+    the row sums' order, a row the mask hides wholly giving zeros (not NaN) as on the CPU."""
+    rng = np.random.default_rng(9)
+    q, k, v = (rng.standard_normal((2, 3, 5, 4)).astype(dtype) for _ in range(3))
+    mask = rng.random((5, 5)) > 0.3
+    mask[0] = False
+    for kwargs in (dict(is_causal=True), dict(scale=0.3), dict(attn_mask=mask)):
+        def run(device):
+            ts = [ember.tensor(a, device=device, requires_grad=True) for a in (q, k, v)]
+            options = {key: ember.tensor(value, device=device) if key == "attn_mask" else value
+                       for key, value in kwargs.items()}
+            out = F.scaled_dot_product_attention(*ts, **options)
+            out.sin().sum().backward()
+            return [out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in ts]
+        with strict_cupy():
+            made = _recording_kernels(monkeypatch)
+            got = run("cuda")
+        assert {"ember_softmax_normalize", "ember_attention_scores_grad"} <= set(made)
+        rtol = 1e-6 if dtype == "float32" else 1e-14
+        for g, c in zip(got, run("cpu")):
+            assert not np.isnan(g).any()
+            np.testing.assert_allclose(g, c, rtol=rtol, atol=rtol)
