@@ -277,8 +277,9 @@ class Evaluation:
         return isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == self.n
 
     def restricted(self, mask):
-        return Evaluation({}, self.raw, self.t, int(np.count_nonzero(mask)), self.fixed,
-                          self, mask)
+        """The evaluation of the elements `mask` picks (booleans, or indices)."""
+        n = int(np.count_nonzero(mask)) if mask.dtype == bool else mask.size
+        return Evaluation({}, self.raw, self.t, n, self.fixed, self, mask)
 
     def lookup(self, name):
         if name in self.env:
@@ -315,9 +316,10 @@ class Evaluation:
 
     def loop(self, var, start, stop, body, declared):
         """for (int var = start; var < stop; var++) { body }: with bounds the same for every
-        element, the body runs on all of them; with bounds per element, each pass runs it on
-        the elements whose range holds `var`, and what it assigns to names declared outside
-        the loop is written back to those elements (its own locals end with the pass)."""
+        element, the body runs on all of them; with bounds per element, pass j runs it on the
+        elements with more than j trips (var = start + j for each), and what it assigns to
+        names declared outside the loop is written back to those elements (its own locals
+        end with the pass)."""
         lo, hi = self.value(start), self.value(stop)
         inner = dict(declared, **{var: np.dtype(np.int32)})
         if not (self.per_element(lo) or self.per_element(hi)):
@@ -327,17 +329,19 @@ class Evaluation:
             return
         lo, hi = (np.broadcast_to(np.asarray(b, np.int64), (self.n,)) for b in (lo, hi))
         outer = _assigned(body) & set(declared)
-        for k in range(int(lo.min(initial=0)), int(hi.max(initial=0))):
-            mask = (lo <= k) & (k < hi)
-            if not mask.any():
-                continue
-            part = self.restricted(mask)
-            part.env[var] = np.int32(k)
+        trips = hi - lo
+        active = np.flatnonzero(trips > 0)
+        pass_ = 0
+        while active.size:  # pass j runs the elements with more than j trips (cost: the trips)
+            part = self.restricted(active)
+            part.env[var] = (lo[active] + pass_).astype(np.int32)
             part.run(body, dict(inner))
             for name in outer & set(part.env):
                 full = np.array(np.broadcast_to(self.lookup(name), (self.n,)))
-                full[mask] = part.env[name]
+                full[active] = part.env[name]
                 self.env[name] = full
+            pass_ += 1
+            active = active[trips[active] > pass_]
 
     # ---- expressions
     def value(self, node):
