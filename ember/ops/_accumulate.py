@@ -6,6 +6,7 @@ they rest on. The CPU sums through NumPy's bincount or a sort and `reduceat`, ne
 import numpy as np
 
 from .._meta.array import ndarray as MetaArray
+from ..device import assert_on_device, device
 from . import _device_kernels
 
 
@@ -119,7 +120,6 @@ def _run_sums(xp, vals, order, rows, first):
 def _run_sums_trial(xp, dtype):
     """_RUN_SUMS on a small case against NumPy; a difference fails the next read as a
     device-side assert does (see `_device_kernels.Kernel`)."""
-    from ..device import assert_on_device, device
     idx = np.array([3, 1, 3, 0, 1, 3])
     vals = (np.arange(12) - 4).astype(dtype).reshape(6, 2)
     order = np.argsort(idx, kind="stable")

@@ -69,7 +69,7 @@ _SWAP = _device_kernels.Kernel(
 def applies(xp, x, w, p):
     """Whether a convolution of x with w (params p) takes these kernels: 1-d or 2-d, on a
     device whose kernels run for their dtype (float32 or float64)."""
-    return x.ndim in (3, 4) and xp is not np and _device_kernels.usable(xp, x, w)
+    return x.ndim in (3, 4) and _device_kernels.usable(xp, x, w)
 
 
 def _plane(a, p=None, osz=None):

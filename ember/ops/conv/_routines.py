@@ -148,7 +148,7 @@ def conv_transpose_forward(xp, y, w, p, size):
     kernel, nd = w.shape[2:], len(size)
     o, cg = w.shape[:2]
     if _device_columns.applies(xp, y, w, p):
-        parts = _slices_within_budget(y.shape[0], cg * math.prod(kernel) *
+        parts = _slices_within_budget(y.shape[0], g * cg * math.prod(kernel) *
                                       math.prod(y.shape[2:]) * y.dtype.itemsize)
         if parts is not None:
             return xp.concatenate([conv_transpose_forward(xp, y[s], w, p, size) for s in parts])
