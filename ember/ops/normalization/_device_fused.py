@@ -38,6 +38,11 @@ _INPUT_GRAD = Kernel("ember_norm_input_grad", "T g, T a, T t, T coef", "T xc",
 # coefficients (with the weight's gradient dot * invstd) and input pass
 _NORMALIZED_SHIFTED = Kernel("ember_norm_normalized_shifted", "T x, T m, T k, T b", "T y",
                              "y = (x - m) * k + b")
+# layer norm's: the statistics' multiplier, then the weight and bias along the features
+_NORMALIZED_AFFINE = Kernel("ember_norm_normalized_affine", "T x, T m, T k, T w, T b", "T y",
+                            "y = (x - m) * k * w + b")
+_NORMALIZED_SCALED = Kernel("ember_norm_normalized_scaled", "T x, T m, T k, T w", "T y",
+                            "y = (x - m) * k * w")
 _BATCH_BACK = Kernel("ember_norm_batch_back", "T dot, T total, T invstd, T mneg, T n",
                      "T a, T t, T dw",
                      "a = dot / mneg * invstd * invstd; t = total / n; dw = dot * invstd")
@@ -100,9 +105,15 @@ def normalized(xp, xs, mean, invstd):
     return xhat
 
 
-def normalize(xp, xs, mean, multiplier, shift):
+def normalize(xp, xs, mean, multiplier, shift, feature=None):
     """(xs - mean) * multiplier [+ shift] into a fresh array, one kernel (the CPU's subtract,
-    multiply and add, with their roundings)."""
+    multiply and add, with their roundings); `feature` (weight, bias or None), layer norm's,
+    then multiplies and adds in the same pass (shift is None with it)."""
+    if feature is not None:
+        w, b = feature
+        if b is None:
+            return _NORMALIZED_SCALED(xp, xs, mean, multiplier, w)
+        return _NORMALIZED_AFFINE(xp, xs, mean, multiplier, w, b)
     if shift is None:
         return _NORMALIZED(xp, xs, mean, multiplier)
     return _NORMALIZED_SHIFTED(xp, xs, mean, multiplier, shift)

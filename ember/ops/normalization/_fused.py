@@ -92,26 +92,28 @@ def at_or_none(a, at):
     return None if a is None else a[at]
 
 
-def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None):
+def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None, feature=None):
     """(y, mean, invstd, (flat_mean, flat_var, flat_invstd)): y = (xs - mean) * invstd
     [* scale + shift] in a fresh buffer, the biased variance from the centred values (two
     passes, as PyTorch's float32 kernels: no sum-of-squares cancellation). `scale` and
     `shift` have the statistics' shape (batch norm's per-channel weight and bias); so have
     mean and invstd, while the flat statistics drop the reduced dims (batch norm's running
-    statistics and weight gradient take them without a reshape)."""
+    statistics and weight gradient take them without a reshape). `feature`: a (weight, bias
+    or None) along the last axis (layer norm's), applied after, y * weight + bias."""
     cuts = kept_cuts(xp, xs, axes)
     if cuts is None:
-        return _normalize_batch_stats(xp, xs, axes, eps, scale, shift)
+        return _normalize_batch_stats(xp, xs, axes, eps, scale, shift, feature=feature)
     y = xp.empty(xs.shape, xs.dtype)
     parts = map_parts(lambda at: _normalize_batch_stats(
-        xp, xs[at], axes, eps, at_or_none(scale, at), at_or_none(shift, at), y[at]), cuts)
+        xp, xs[at], axes, eps, at_or_none(scale, at), at_or_none(shift, at), y[at],
+        feature), cuts)
     k = len(cuts[0]) - 1  # the cut axis; the first of the flat statistics' axes
     return (y, xp.concatenate([part[1] for part in parts], axis=k),
             xp.concatenate([part[2] for part in parts], axis=k),
             tuple(xp.concatenate([part[3][i] for part in parts]) for i in range(3)))
 
 
-def _normalize_batch_stats(xp, xs, axes, eps, scale, shift, out=None):
+def _normalize_batch_stats(xp, xs, axes, eps, scale, shift, out=None, feature=None):
     """normalize_batch_stats on one thread, y into `out` when given."""
     stats_shape = _spec(xs.shape, axes, 1)[1]
     flat_mean = mean_over(xp, axes, xs, keepdims=False)
@@ -123,7 +125,8 @@ def _normalize_batch_stats(xp, xs, axes, eps, scale, shift, out=None):
         flat_var, flat_invstd, multiplier = device_fused.statistics_tail(
             xp, squares, count_over(xs.shape, axes), eps,
             None if scale is None else scale.reshape(squares.shape))
-        y = device_fused.normalize(xp, xs, mean, multiplier.reshape(stats_shape), shift)
+        y = device_fused.normalize(xp, xs, mean, multiplier.reshape(stats_shape), shift,
+                                   feature)
         return y, mean, flat_invstd.reshape(stats_shape), (flat_mean, flat_var, flat_invstd)
     y = xp.subtract(xs, mean) if out is None else xp.subtract(xs, mean, out=out)
     flat_var = mean_over(xp, axes, y, y, keepdims=False)
@@ -132,6 +135,10 @@ def _normalize_batch_stats(xp, xs, axes, eps, scale, shift, out=None):
     xp.multiply(y, invstd if scale is None else invstd * scale, out=y)
     if shift is not None:
         xp.add(y, shift, out=y)
+    if feature is not None:
+        xp.multiply(y, feature[0], out=y)
+        if feature[1] is not None:
+            xp.add(y, feature[1], out=y)
     return y, mean, invstd, (flat_mean, flat_var, flat_invstd)
 
 

@@ -195,8 +195,17 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         stats_shape = tuple(1 if i in axes else s for i, s in enumerate(group_shape))
         scale = None if w is None else w.reshape(stats_shape)
         shift = None if b is None else b.reshape(stats_shape)
+    # layer norm's weight and bias lie along the group view's last axis: on a device the
+    # normalising kernel applies them too (one pass where there were two)
+    feature = None
+    if not per_group_affine and w is not None and axes == (len(group_shape) - 1,) and \
+            w.size == group_shape[-1] and (b is None or b.size == w.size) and \
+            stats is None and xs.size and device_fused.usable(xp, xs, w, *(
+                () if b is None else (b,))):
+        feature = (fused.shaped(w, (w.size,)), None if b is None else fused.shaped(b, (b.size,)))
     if stats is None and xs.size:
-        y, mean, invstd, flat = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift)
+        y, mean, invstd, flat = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift,
+                                                            feature)
         stats_out = (flat[0], invstd, flat[1])
     elif stats is None:  # empty: numpy's mean gives the nan statistics
         mean = xs.mean(axis=axes, keepdims=True)
@@ -209,11 +218,12 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
         y = fused.normalize_given_stats(xp, xs, mean, invstd, scale, shift)
         stats_out = (mean, invstd, None)
     y = fused.shaped(y, x.shape)
-    if not per_group_affine and w is not None and device_fused.usable(
+    affine_left = not per_group_affine and feature is None  # (else applied already)
+    if affine_left and w is not None and device_fused.usable(
             xp, y, w, *(() if b is None else (b,))):  # the two passes below as one kernel
         device_fused.scale_shift_(xp, y, fused.broadcastable(w, affine_shape),
                                   None if b is None else fused.broadcastable(b, affine_shape))
-    elif not per_group_affine:
+    elif affine_left:
         if w is not None:
             xp.multiply(y, fused.broadcastable(w, affine_shape), out=y)
         if b is not None:
