@@ -297,19 +297,22 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # Phi(x) = (1 + tanh(x h(x^2))) / 2 holds exactly for h(u) = atanh(2 Phi(sqrt u) - 1) / sqrt u,
 # a smooth function; the tanh form of GELU is its first two terms. This degree-6 polynomial is
 # a weighted minimax fit of h on u in [0, 5.5^2] (tools/fit_normal_cdf.py), weighted by how much
-# an error in h moves Phi, and u is clamped there (tanh then rounds to +-1 in float32).
+# an error in h moves Phi. Past the fit, h only grows (x h(x^2) >= 9.08 from x = 5.5, where
+# tanh rounds to +-1 in float32, and a float32 overflow gives +-inf, whose tanh is +-1 too), so
+# u needs no clamp: the values are those of u clamped at 5.5^2, to the bit (checked on 4.2M
+# points, +-3e38, +-inf and NaN among them), one pass fewer (a minimum by a scalar costs
+# three multiplies' time).
 _CDF32_H = tuple(np.float32(c) for c in (
     0.7978849414677254, 0.03633308453628088, -3.259492805120967e-05, -5.530621621748143e-05,
     3.964749011592337e-06, -1.3226374233460466e-07, 1.7561829824208403e-09))
-_CDF32_CLAMP = np.float32(5.5 ** 2)
-# elements per block: a block and its scratch (3 x 256 KB) stay in one core's L2, where the 18
+# elements per block: a block and its scratch (3 x 256 KB) stay in one core's L2, where the 17
 # passes run 1.3x faster than over a whole array that spills to the shared cache
 _CDF_BLOCK = 1 << 16
 
 
 def _normal_cdf_single(x):
     """Phi(x) = (1 + erf(x / sqrt 2)) / 2 of a contiguous 1-d float32 array, in float32: the tanh
-    form above, 18 in-place passes per L2-sized block (the erf rational it replaced took 28
+    form above, 17 in-place passes per L2-sized block (the erf rational it replaced took 28
     and was 1.6x slower). Measured against float64 on 60M points: Phi within 1.7 ulp for x > 0
     and 1e-7 absolute anywhere; gelu within 2.0 ulp for x > 0 (PyTorch's float32 kernel: 6.8).
     Phi is exactly 0 far left (gelu(-inf) is NaN, as in PyTorch); NaN stays NaN."""
@@ -319,7 +322,6 @@ def _normal_cdf_single(x):
         xb, phi = x[start:start + _CDF_BLOCK], out[start:start + _CDF_BLOCK]
         u = scratch[:xb.size]
         np.multiply(xb, xb, out=u)
-        np.minimum(u, _CDF32_CLAMP, out=u)
         np.multiply(u, h[-1], out=phi)
         for c in h[-2:0:-1]:
             phi += c
