@@ -55,7 +55,9 @@ def _tokens(text):
 
 
 class _Parser:
-    """Recursive descent over the tokens; nodes are tuples (see _Eval)."""
+    """Recursive descent over the tokens into tuples: statements ("decl", "assign", "for")
+    and expressions ("num", "name", "index", "call", "un", "bin", "?"), which `Evaluation`
+    runs."""
 
     def __init__(self, text):
         self.text, self.toks, self.pos = text, _tokens(text), 0
