@@ -2,8 +2,8 @@
 `ElementwiseKernel`.
 
 ember writes its kernels in a small subset of C++ (`c_subset`: arithmetic, comparisons, the
-ternary, integer index arithmetic, reads of `raw` arrays, local variables, loops with uniform
-bounds, CUDA's sqrt, exp and erf, and the casts `T(v)`, `float(v)` and `double(v)`), with
+ternary, integer index arithmetic, reads of `raw` arrays, local variables, `for` loops,
+CUDA's sqrt, exp and erf, and the casts `T(v)`, `float(v)` and `double(v)`), with
 every constant but whole numbers a parameter of the kernel's type, so the stand-in can run
 them on the arrays inside, one rounding per operation as NumPy's arithmetic and CUDA's alike;
 anything beyond the subset is refused with NotImplementedError, so a kernel the stand-in cannot
