@@ -307,7 +307,7 @@ def test_attention_takes_its_softmax_kernels_with_the_cpus_values(monkeypatch, d
             made = _recording_kernels(monkeypatch)
             got = run("cuda")
         assert {"ember_softmax_normalize", "ember_attention_scores_grad"} <= set(made)
-        rtol = 1e-6 if dtype == "float32" else 1e-14
+        rtol = (2e-5 if REAL_CUDA else 1e-6) if dtype == "float32" else 1e-13  # (a GPU's exp)
         for g, c in zip(got, run("cpu")):
             assert not np.isnan(g).any()
             np.testing.assert_allclose(g, c, rtol=rtol, atol=rtol)
