@@ -12,9 +12,11 @@ from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
 from .._select import select
 from .._tensor import make_tensor, xp_of
-from ..device import assert_on_device, backend_of, check_data, checks_on_host
+from ..device import (assert_on_device, backend_of, check_data, checks_on_host,
+                      device as _device)
 from .._state import autocast as _autocast, grad as _grad_state
 from ._autocast import fp32
+from ._device_kernels import Kernel, usable
 from ._graph import Node, grad_disabled, record
 from .creation import full_like, zeros_like
 from .ctc import ctc_loss  # noqa: F401  (their own files; losses of this family)
@@ -208,6 +210,25 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 # ---- classification losses --------------------------------------------------------------------
+# sel[n, c] = values[n] at each row's target class `safe[n]`, 0 elsewhere
+_NLL_SELECTOR = Kernel(
+    "ember_nll_selector", "raw int64 safe, raw T values, int64 classes", "T sel",
+    "sel = i % classes == safe[i / classes] ? values[i / classes] : T(0)",
+    trial=lambda xp, dtype: _nll_selector_trial(xp, dtype))
+
+
+def _nll_selector_trial(xp, dtype):
+    """_NLL_SELECTOR on a small case against NumPy's; a difference fails the next read as a
+    device-side assert does (see `_device_kernels.Kernel`)."""
+    safe, values = np.array([2, 0, 3]), np.array([1.5, -2.0, 3.0], dtype)
+    want = np.zeros((3, 4), dtype)
+    want[np.arange(3), safe] = values
+    got = _NLL_SELECTOR(xp, xp.asarray(safe), xp.asarray(values), 4, size=12).reshape(3, 4)
+    assert_on_device(_device(f"cuda:{xp.cuda.Device().id}"), got != xp.asarray(want),
+                     "Assertion `ember_nll_selector == the selector` (ember's kernel against "
+                     "NumPy, on a small case before its first use)")
+
+
 class NllLossBackward0(Node):
     """The loss is linear in the input: its gradient is grad times a constant selector,
     -weight (over the total weight for "mean") at each target's class, zero elsewhere.
@@ -215,6 +236,11 @@ class NllLossBackward0(Node):
 
     def _selector(self, values):
         xp = self.xp
+        values = cast_if_needed(values, self.dtype)
+        if self.batched and len(self.picked_shape) == 2 and self.safe.dtype == np.int64 \
+                and usable(xp, values):
+            n, c = self.picked_shape  # a device: one kernel, where zeros and a put took 3
+            return _NLL_SELECTOR(xp, self.safe, values, c, size=n * c).reshape(n, c)
         sel = xp.zeros(self.picked_shape, dtype=self.dtype)
         xp.put_along_axis(sel, self.safe[..., None],
                           cast_if_needed(values[..., None], self.dtype), axis=-1)

@@ -311,3 +311,25 @@ def test_attention_takes_its_softmax_kernels_with_the_cpus_values(monkeypatch, d
         for g, c in zip(got, run("cpu")):
             assert not np.isnan(g).any()
             np.testing.assert_allclose(g, c, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nll_loss_gradient_selector_is_one_kernel_with_the_cpus_bits(monkeypatch, dtype):
+    """cross_entropy's nll_loss gradient on a device: the selector (each row's gradient at its
+    target class, an ignored target's row zero) is one kernel, with the CPU's bits."""
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((6, 7)).astype(dtype)
+    t = rng.integers(0, 7, 6)
+    t[2] = -100
+
+    def run(device):
+        xt = ember.tensor(x, device=device, requires_grad=True)
+        loss = F.nll_loss(xt, ember.tensor(t, device=device))
+        loss.backward()
+        return [loss.detach().cpu().numpy(), xt.grad.cpu().numpy()]
+    with strict_cupy():
+        made = _recording_kernels(monkeypatch)
+        got = run("cuda")
+    assert "ember_nll_selector" in made
+    for g, c in zip(got, run("cpu")):
+        _same(g, c)
