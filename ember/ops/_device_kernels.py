@@ -20,6 +20,8 @@ import warnings
 
 import numpy as np
 
+from ..device import assert_on_device, device
+
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _KERNELS = []  # every Kernel made (at import): what `usable` compiles first
 _COMPILED = {}  # (array module, dtype) -> whether every kernel compiled there
@@ -82,6 +84,16 @@ def _all_compile(xp, dtype):
                       RuntimeWarning, stacklevel=3)
         return False
     return True
+
+
+def trial_verdict(xp, bad, kernel, reference):
+    """An index kernel's trial (see `Kernel`): where any of `bad` (booleans on the current
+    device, its values against NumPy's) holds, the next read fails as a device-side assert
+    naming `kernel`. The comparison stays on the device: a program makes no read it did not
+    ask for."""
+    assert_on_device(device(f"cuda:{xp.cuda.Device().id}"), bad,
+                     f"Assertion `{kernel} == {reference}` (ember's kernel against NumPy, on a "
+                     f"small case before its first use)")
 
 
 def device_sum(xp, axes, a, b=None, keepdims=True):
