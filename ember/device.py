@@ -260,14 +260,42 @@ class CudaBackend:
         boolean device array) is true: see `assert_on_device`."""
         cp = self._module()
         code = _DeviceAsserts.code(assertion)
-        failed = bad.any().astype(cp.int32)
-        failed *= code
         index = index or 0
         earlier = self._asserts.get(index)
-        self._asserts[index] = failed if earlier is None else cp.where(earlier != 0, earlier,
-                                                                        failed)
+        failed = self._assert_flag(bad, code, earlier)
+        if failed is None:  # (no kernels here: four array calls)
+            failed = bad.any().astype(cp.int32)
+            failed *= code
+            if earlier is not None:
+                failed = cp.where(earlier != 0, earlier, failed)
+        self._asserts[index] = failed
         if os.environ.get("CUDA_LAUNCH_BLOCKING") == "1":  # kernels run synchronously
             self.synchronize(index)
+
+
+    _assert_kernels = None  # (code of the first failure, merge) once made; False: none here
+
+    def _assert_flag(self, bad, code, earlier):
+        """The device's new assertion flag, `code` where any of `bad` (booleans) holds unless
+        the `earlier` flag (or None) has failed already: one kernel, two with an earlier flag
+        (where any(), a cast, a multiply and a where took four). None where the kernels do not
+        compile (the caller's array calls then run)."""
+        if self._assert_kernels is False or bad.dtype != np.bool_:
+            return None
+        cp = self._module()
+        try:
+            if self._assert_kernels is None:
+                self._assert_kernels = (
+                    cp.ReductionKernel("bool bad, int32 code", "int32 y", "bad ? code : 0",
+                                       "max(a, b)", "y = a", "0", "ember_assert_code"),
+                    cp.ElementwiseKernel("int32 e, int32 f", "int32 y", "y = e != 0 ? e : f",
+                                         "ember_assert_merge"))
+            first, merge = self._assert_kernels
+            failed = first(bad, np.int32(code))
+            return failed if earlier is None else merge(earlier, failed)
+        except Exception:  # NVRTC's CompileException, or a CuPy without these kernels
+            self._assert_kernels = False
+            return None
 
 
 class _DeviceAsserts:

@@ -300,33 +300,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     xp = xp_of(input)
     C = x.shape[1] if batched else x.shape[0]
     xc = xp.moveaxis(x, 1, -1) if batched else x[None]  # (..., C)
-    tt = t if batched else t.reshape(1)
-    valid = tt != ignore_index
-    safe = xp.where(valid, tt, 0)
-    if not checks_on_host(input._device):
-        assert_on_device(input._device, (safe < 0) | (safe >= C),
-                         "nll_loss: Assertion `t >= 0 && t < n_classes`")
-        safe = safe % C  # meanwhile in range, so the picks and the selector stay in bounds
-    elif bool(((safe < 0) | (safe >= C)).any()):
-        bad = int(tt[valid & ((tt < 0) | (tt >= C))].reshape(-1)[0])
-        raise IndexError(f"Target {bad} is out of bounds.")
-    # each target's weight, 0 where it is ignored (without class weights: `valid` as numbers)
-    w = cast_if_needed(xp.where(valid, weight._array[safe], 0), x.dtype) if weight is not None \
-        else valid.astype(x.dtype)
-    picked = xp.take_along_axis(xc, safe[..., None], axis=-1)[..., 0]
-    losses = -picked * w
-    total = w.sum()
-    if reduction == "none":
-        out_arr = losses if batched else losses[0]
-        scale = -w
-    elif reduction == "sum":
-        out_arr = losses.sum()
-        scale = -w
+    if weight is None and x.ndim == 2 and t.dtype == np.int64 and \
+            not checks_on_host(input._device) and usable(xp, x):
+        out_arr, safe, scale = _nll_rows_on_device(xp, input._device, x, t, ignore_index,
+                                                   reduction)
     else:
-        out_arr = losses.sum() / total  # nan when every target is ignored, as in PyTorch
-        # an ignored target's gradient is 0 even then (PyTorch writes only the others'), not
-        # 0 / 0: a batch of padding alone must not turn the parameters' gradients into NaN
-        scale = xp.where(valid, -w / total, 0)
+        out_arr, safe, scale = _nll_arrays(xp, input, xc, t, weight, ignore_index, reduction,
+                                           batched)
     # (NumPy's sums are scalars; a device's are 0-d arrays already)
     out = make_tensor(xp.asarray(out_arr, dtype=x.dtype) if xp is np else
                       cast_if_needed(out_arr, x.dtype), input._device)
@@ -336,6 +316,89 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         node.safe, node.scale, node.batched = safe, cast_if_needed(scale, x.dtype), batched
         node.picked_shape, node.dtype = xc.shape, x.dtype
     return out
+
+
+def _nll_arrays(xp, input, xc, t, weight, ignore_index, reduction, batched):
+    """nll_loss's (output, each target's class made safe to index, each target's gradient
+    scale) as arrays: the general path, any rank, class weights, and the CPU's target check."""
+    x, C = input._array, xc.shape[-1]
+    tt = t if batched else t.reshape(1)
+    valid = tt != ignore_index
+    safe = xp.where(valid, tt, 0)
+    if not checks_on_host(input._device):
+        assert_on_device(input._device, (safe < 0) | (safe >= C), _NLL_ASSERTION)
+        safe = safe % C  # meanwhile in range, so the picks and the selector stay in bounds
+    elif bool(((safe < 0) | (safe >= C)).any()):
+        bad = int(tt[valid & ((tt < 0) | (tt >= C))].reshape(-1)[0])
+        raise IndexError(f"Target {bad} is out of bounds.")
+    # each target's weight, 0 where it is ignored (without class weights: `valid` as numbers)
+    w = cast_if_needed(xp.where(valid, weight._array[safe], 0), x.dtype) if weight is not None \
+        else valid.astype(x.dtype)
+    picked = xp.take_along_axis(xc, safe[..., None], axis=-1)[..., 0]
+    # an ignored target adds +0, as PyTorch skips it: not -0, nor NaN where the logit it
+    # would have picked is inf or NaN
+    losses = xp.where(valid, -picked * w, 0)
+    total = w.sum()
+    if reduction == "none":
+        out_arr = losses if batched else losses[0]
+        scale = xp.where(valid, -w, 0)  # (an ignored row's gradient +0, not -0)
+    elif reduction == "sum":
+        out_arr = losses.sum()
+        scale = xp.where(valid, -w, 0)
+    else:
+        out_arr = losses.sum() / total  # nan when every target is ignored, as in PyTorch
+        # an ignored target's gradient is 0 even then (PyTorch writes only the others'), not
+        # 0 / 0: a batch of padding alone must not turn the parameters' gradients into NaN
+        scale = xp.where(valid, -w / total, 0)
+    return out_arr, safe, scale
+
+
+_NLL_ASSERTION = "nll_loss: Assertion `t >= 0 && t < n_classes`"
+
+# nll_loss of (N, C) rows on a device without class weights: each row's loss, weight and
+# gradient scale (-w, +0 where ignored), its class made safe to index and whether it is out of
+# range, in one kernel (the general path
+# takes ~15 array calls), with _nll_arrays' operations: -x * w, where w is 1 or 0
+_NLL_ROWS = Kernel(
+    "ember_nll_rows", "int64 t, raw T x, int64 classes, int64 ignore",
+    "T loss, T w, T nw, int64 safe, bool bad",
+    "bool valid = t != ignore; ptrdiff_t s = valid ? t : 0; bad = s < 0 || s >= classes; "
+    "safe = (s % classes + classes) % classes; w = valid ? T(1) : T(0); "
+    "nw = valid ? -w : T(0); loss = valid ? -x[i * classes + safe] * w : T(0)",
+    trial=lambda xp, dtype: _nll_rows_trial(xp, dtype))
+# the mean's gradient scale: -w / total, 0 for an ignored target
+_NLL_MEAN_SCALE = Kernel("ember_nll_mean_scale", "T w, raw T total", "T scale",
+                         "scale = w != T(0) ? -w / total[0] : T(0)")
+
+
+def _nll_rows_trial(xp, dtype):
+    """_NLL_ROWS on a small case (an ignored target, one past the classes, a negative one)
+    against NumPy's values; a difference fails the next read as a device-side assert does."""
+    t = np.array([2, -100, 4, -1, 0])
+    x = np.arange(20, dtype=dtype).reshape(5, 4) - 7
+    valid = t != -100
+    s = np.where(valid, t, 0)
+    safe = s % 4
+    want = (np.where(valid, -x[np.arange(5), safe], 0), valid.astype(dtype),
+            np.where(valid, -1, 0).astype(dtype), safe, (s < 0) | (s >= 4))
+    got = _NLL_ROWS(xp, xp.asarray(t), xp.asarray(x), 4, -100)
+    bad = None
+    for g, w in zip(got, want):
+        diff = g != xp.asarray(w)
+        bad = diff if bad is None else bad | diff
+    trial_verdict(xp, bad, "ember_nll_rows", "nll_loss's rows")
+
+
+def _nll_rows_on_device(xp, dev, x, t, ignore_index, reduction):
+    """_nll_arrays for (N, C) rows on a device without class weights, in a few kernels."""
+    loss, w, nw, safe, bad = _NLL_ROWS(xp, t, x, x.shape[1], ignore_index)
+    assert_on_device(dev, bad, _NLL_ASSERTION)
+    if reduction == "none":
+        return loss, safe, nw
+    if reduction == "sum":
+        return loss.sum(), safe, nw
+    total = w.sum()
+    return loss.sum() / total, safe, _NLL_MEAN_SCALE(xp, w, total)
 
 
 def _check_class_weight(input, weight, prefix):

@@ -314,22 +314,50 @@ def test_attention_takes_its_softmax_kernels_with_the_cpus_values(monkeypatch, d
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_nll_loss_gradient_selector_is_one_kernel_with_the_cpus_bits(monkeypatch, dtype):
-    """cross_entropy's nll_loss gradient on a device: the selector (each row's gradient at its
-    target class, an ignored target's row zero) is one kernel, with the CPU's bits."""
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_takes_its_rows_and_selector_kernels_with_the_cpus_bits(monkeypatch, dtype,
+                                                                        reduction):
+    """nll_loss on a device: each row's loss, weight and safe class in one kernel, and the
+    gradient's selector (each row's gradient at its target class, an ignored target's row
+    zero) in another, with the CPU's bits; an ignored row adds +0 even where the logit it
+    would have picked is inf or NaN."""
     rng = np.random.default_rng(10)
     x = rng.standard_normal((6, 7)).astype(dtype)
-    t = rng.integers(0, 7, 6)
-    t[2] = -100
+    t = rng.integers(1, 7, 6)
+    t[2] = t[4] = -100
+    x[2, 0], x[4, 0] = np.inf, np.nan  # what an ignored row's wrapped class 0 would pick
 
     def run(device):
         xt = ember.tensor(x, device=device, requires_grad=True)
-        loss = F.nll_loss(xt, ember.tensor(t, device=device))
-        loss.backward()
+        loss = F.nll_loss(xt, ember.tensor(t, device=device), reduction=reduction)
+        loss.sum().backward()
         return [loss.detach().cpu().numpy(), xt.grad.cpu().numpy()]
     with strict_cupy():
         made = _recording_kernels(monkeypatch)
         got = run("cuda")
-    assert "ember_nll_selector" in made
+    assert {"ember_nll_rows", "ember_nll_selector"} <= set(made)
     for g, c in zip(got, run("cpu")):
+        assert np.isfinite(g).all()
         _same(g, c)
+    if reduction == "none":
+        assert got[0][2] == 0 and not np.signbit(got[0][[2, 4]]).any()
+
+
+@pytest.mark.skipif(REAL_CUDA, reason="plants a wrong kernel")
+def test_a_wrong_nll_rows_kernel_fails_its_first_read(monkeypatch):
+    """nll_loss's rows kernel indexes the logits by target: its trial (an ignored target, one
+    past the classes, a negative one) catches a kernel that picks the wrong class."""
+    from ember.ops import _device_kernels, loss
+    planted = loss._NLL_ROWS
+    monkeypatch.setattr(planted, "operation", planted.operation.replace(
+        "i * classes + safe", "i * classes"))
+    monkeypatch.setattr(_device_kernels, "_COMPILED", {})
+    _device_kernels._compiled.cache_clear()
+    try:
+        with strict_cupy():
+            out = F.nll_loss(ember.randn(3, 4, device="cuda"),
+                             ember.tensor([1, 2, 3], device="cuda"))
+            with pytest.raises(RuntimeError, match="ember_nll_rows"):
+                out.item()
+    finally:
+        _device_kernels._compiled.cache_clear()

@@ -204,6 +204,27 @@ def test_cross_entropy(dtype, kwargs):
               lambda x: TF.cross_entropy(x, torch.tensor(target), **kt), [x], shape, dtype, rng)
 
 
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_ignored_rows_add_plus_zero_whatever_their_logits(reduction, weighted):
+    """PyTorch skips an ignored target: its loss is +0 and the reductions stay finite, even
+    where the logit its row would have picked (class 0, the wrapped index) is inf or NaN."""
+    x = np.array([[np.nan, 1.0, 2.0], [0.5, np.inf, 3.0], [1.0, 2.0, 3.0], [-np.inf, 0.0, 1.0]])
+    target = np.array([-100, -100, 2, 1])
+    w = np.array([0.5, 2.0, 1.5])
+    ke = {"weight": ember.tensor(w)} if weighted else {}
+    kt = {"weight": torch.tensor(w)} if weighted else {}
+    xe, xt = _pair(x)
+    ye = EF.nll_loss(xe, ember.tensor(target), reduction=reduction, **ke)
+    yt = TF.nll_loss(xt, torch.tensor(target), reduction=reduction, **kt)
+    np.testing.assert_array_equal(ye.detach().numpy(), yt.detach().numpy())
+    assert np.array_equal(np.signbit(ye.detach().numpy()), np.signbit(yt.detach().numpy()))
+    ye.sum().backward()
+    yt.sum().backward()
+    np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
+    assert np.array_equal(np.signbit(xe.grad.numpy()), np.signbit(xt.grad.numpy()))
+
+
 def _sdpa_inputs(rng, dtype, shape=(2, 3, 5, 4), s=6):
     q = _pair(rng.standard_normal(shape).astype(dtype))
     k = _pair(rng.standard_normal(shape[:-2] + (s, shape[-1])).astype(dtype))
