@@ -298,7 +298,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_class_weight(input, weight, "")
     batched = x.ndim > 1
     xp = xp_of(input)
-    C = x.shape[1] if batched else x.shape[0]
     xc = xp.moveaxis(x, 1, -1) if batched else x[None]  # (..., C)
     if weight is None and x.ndim == 2 and t.dtype == np.int64 and \
             not checks_on_host(input._device) and usable(xp, x):
