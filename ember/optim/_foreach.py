@@ -29,6 +29,7 @@ import numpy as np
 from .._state import forward_ad as _fw, grad as _grad_state
 from .._tensor import Tensor, make_tensor, xp_of
 from ..device import is_writeable
+from ..ops._device_kernels import Kernel, usable as _kernels_usable
 from ..ops._graph import before_write, write_watchers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -326,6 +327,14 @@ def _sgd_flat(params, grads, buffers, *, weight_decay, momentum, lr, dampening, 
     if weight_decay != 0:
         g = g + flat.concat([p._array for p in params]) * weight_decay
     B = flat.rows[0]
+    if not first_step and not nesterov and _kernels_usable(xp, g, B):
+        _written(*buffers)
+        t = g.dtype.type
+        _SGD_MOMENTUM(xp, g, t(momentum), t(1 - dampening), t(-lr), B, flat.update)
+        for buf in buffers:
+            buf._vc.value += 2
+        flat.add_update(params)
+        return
     if first_step:
         B[...] = g
     else:
@@ -336,6 +345,20 @@ def _sgd_flat(params, grads, buffers, *, weight_decay, momentum, lr, dampening, 
     g = g + B * momentum if nesterov else B
     xp.multiply(g, -lr, out=flat.update)
     flat.add_update(params)
+
+
+# The flat forms' formulas as one kernel each on a device, each operation the loop's in its
+# order (`_momentum_`; `_lerp_`'s branch for weights under 0.5, then Adam's moments, denominator
+# and step, and AdamW's decayed parameter added last): where 4 and about 12 array calls ran.
+# (g * 1 is g exactly: the momentum's dampening 0 needs no form of its own.)
+_SGD_MOMENTUM = Kernel("ember_sgd_momentum", "T g, T mom, T alpha, T nlr", "T b, T upd",
+                       "b = b * mom; b = b + g * alpha; upd = b * nlr")
+_ADAM_MOMENTS = "T d = g - m; d = d * w; m = m + d; v = v * b2; v = v + c2 * g * g; "
+_ADAM = Kernel("ember_adam", "T g, T w, T b2, T c2, T nstep, T b2s, T eps", "T m, T v, T upd",
+               _ADAM_MOMENTS + "upd = m * nstep / (sqrt(v) / b2s + eps)")
+_ADAMW = Kernel("ember_adamw", "T g, T p, T w, T b2, T c2, T nstep, T b2s, T eps, T keep",
+                "T m, T v, T upd",
+                _ADAM_MOMENTS + "upd = m * nstep / (sqrt(v) / b2s + eps) + p * keep")
 
 
 def _adam_flat(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,
@@ -354,6 +377,9 @@ def _adam_flat(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
     if weight_decay != 0 and not decoupled_weight_decay:
         g = g + flat.concat([p._array for p in params]) * weight_decay
     M, V = flat.rows[0], flat.rows[1]
+    if not amsgrad and builtins.abs(1 - beta1) < 0.5 and _kernels_usable(xp, g, M):
+        return _adam_kernel(flat, params, g, exp_avgs, exp_avg_sqs, t, beta1=beta1, beta2=beta2,
+                            lr=lr, weight_decay=weight_decay, eps=eps, decayed=decayed)
     _lerp_(xp, M, g, 1 - beta1)
     V *= beta2
     V += (1 - beta2) * g * g
@@ -383,4 +409,23 @@ def _adam_flat(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
         update += decay
         flat.write_update(params, versions=2)
     else:
+        flat.add_update(params)
+
+
+def _adam_kernel(flat, params, g, exp_avgs, exp_avg_sqs, t, *, beta1, beta2, lr, weight_decay,
+                 eps, decayed):
+    """_adam_flat's moments and update as one kernel (`_ADAM`, `_ADAMW`), then the parameters'
+    writes."""
+    xp, M, V, T = flat.xp, flat.rows[0], flat.rows[1], g.dtype.type
+    for m, v in zip(exp_avgs, exp_avg_sqs):
+        m._vc.value += 1
+        v._vc.value += 2
+    numbers = (T(1 - beta1), T(beta2), T(1 - beta2), T(-(lr / (1 - beta1 ** t))),
+               T((1 - beta2 ** t) ** 0.5), T(eps))
+    if decayed:
+        _ADAMW(xp, g, flat.concat([p._array for p in params]), *numbers,
+               T(1 - lr * weight_decay), M, V, flat.update)
+        flat.write_update(params, versions=2)
+    else:
+        _ADAM(xp, g, *numbers, M, V, flat.update)
         flat.add_update(params)

@@ -132,6 +132,10 @@ def test_flat_form_on_a_device_gives_the_loops_bits(cls, kw, dtype, fake_cuda, m
     name = "_sgd_flat" if cls is optim.SGD else "_adam_flat"
     real = getattr(_foreach, name)
     monkeypatch.setattr(_foreach, name, lambda *a, **k: taken.append(1) or real(*a, **k))
+    from ember.ops import _device_kernels
+    made, inner = [], _device_kernels._compiled  # the kernels called, by name
+    monkeypatch.setattr(_device_kernels, "_compiled",
+                        lambda xp, kernel: made.append(kernel.name) or inner(xp, kernel))
 
     def run(**extra):
         params = [ember.tensor(p.detach().numpy(), device="cuda", requires_grad=True)
@@ -149,6 +153,12 @@ def test_flat_form_on_a_device_gives_the_loops_bits(cls, kw, dtype, fake_cuda, m
     # Adam's step counts part after the step without a gradient: the loop takes over then
     expected = 5 if cls is optim.SGD else 3
     assert len(taken) == expected
+    # the formulas run as one kernel where it applies (not nesterov, amsgrad or lerp's other
+    # branch), else as array calls
+    kernel = {optim.SGD: "ember_sgd_momentum", optim.Adam: "ember_adam",
+              optim.AdamW: "ember_adamw" if kw.get("weight_decay") else "ember_adam"}[cls]
+    fused = not (kw.get("nesterov") or kw.get("amsgrad") or kw.get("betas", (0.9,))[0] < 0.5)
+    assert (kernel in made) == fused
     slow, slow_opt = run(foreach=False)
     assert len(taken) == expected
     for a, b in zip(fast, slow):
