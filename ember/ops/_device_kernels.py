@@ -121,6 +121,25 @@ def _sum_kernel(xp, product):
     return xp.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "ember_sum")
 
 
+def device_mean(xp, axes, a, count, keepdims=True):
+    """sum(a) / count over `axes` in one reduction kernel (the sum and the division took two
+    calls; the division rounds as the CPU's sum / count does); None where `device_sum` does
+    not apply."""
+    if xp is np or a.dtype not in KERNEL_DTYPES:
+        return None
+    kernel = _mean_kernel(xp)
+    if kernel is None:
+        return None
+    return kernel(a, a.dtype.type(count), axis=axes, keepdims=keepdims)
+
+
+@functools.lru_cache(maxsize=8)
+def _mean_kernel(xp):
+    if not hasattr(xp, "ReductionKernel"):
+        return None
+    return xp.ReductionKernel("T x, T n", "T y", "x", "a + b", "y = a / n", "0", "ember_mean")
+
+
 def device_centred_sum(xp, axes, x, m, g=None, keepdims=True):
     """sum((x - m) * (x - m)), or sum(g * (x - m)), over `axes` in one reduction kernel (m
     broadcast, kept-dims statistics): the centred input is never stored. For float32 and

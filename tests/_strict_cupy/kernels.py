@@ -63,7 +63,8 @@ def _flat_run(node, values, t, shape):
 class ReductionKernel:
     """cupy.ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
     identity, name): map each element, reduce with `reduce_expr` ('a + b', 'max(a, b)' or
-    'min(a, b)') over `axis`, then `post_map_expr` ('y = <arithmetic of a>')."""
+    'min(a, b)') over `axis`, then `post_map_expr` ('y = <arithmetic of a and scalar
+    parameters>')."""
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
                  name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
@@ -85,7 +86,9 @@ class ReductionKernel:
         target, _, expression = post_map_expr.partition("=")
         if target.strip() != self._out[0][2]:
             raise NotImplementedError(f"the CuPy stand-in cannot run {post_map_expr!r}")
-        self._post = _expression(expression, {"a"})
+        # (post_map may read scalar parameters too: they are the kernel's own arguments)
+        self._post = _expression(expression, {"a"} | {n for _, _, n in self._in})
+        self._post_reads = c_subset.names_in(self._post) - {"a"}
         self._reduce_type = reduce_type
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
@@ -108,7 +111,11 @@ class ReductionKernel:
                 mapped = _flat_run(self._map, values, bound.get("T"), shape).astype(work)
                 reduced = self._reduce.reduce(mapped, axis=axis, keepdims=keepdims)
             reduced = np.asarray(reduced)
-            result = _flat_run(self._post, {"a": reduced}, bound.get("T"), reduced.shape)
+            read = {n: values[n] for n in self._post_reads}
+            if any(isinstance(v, np.ndarray) for v in read.values()):
+                raise NotImplementedError(f"{self.name}: post_map_expr reads an array parameter")
+            result = _flat_run(self._post, {"a": reduced, **read}, bound.get("T"),
+                               reduced.shape)
         return ndarray._of(np.array(result, dtype=out_dtype))
 
 

@@ -192,6 +192,14 @@ def test_reduction_kernels_run_their_arithmetic_and_check_arguments_as_cupys(cp)
     np.testing.assert_allclose(got.get(), (x * w).sum(axis=(0, 2, 3), keepdims=True))
     peak = cp.ReductionKernel("T x", "T y", "x - 1", "max(a, b)", "y = a * 2", "0", "peak")
     np.testing.assert_allclose(peak(cp.asarray(x), axis=1).get(), (x - 1).max(axis=1) * 2)
+    # post_map reads a scalar parameter (a kernel argument), not an array one
+    mean = cp.ReductionKernel("T x, T n", "T y", "x", "a + b", "y = a / n", "0", "mean")
+    x32 = x.astype(np.float32)
+    got = mean(cp.asarray(x32), np.float32(12), axis=(0, 2))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.get(), np.einsum("abcd->bd", x32) / 12)
+    with pytest.raises(NotImplementedError, match="array parameter"):
+        mean(cp.asarray(x), cp.asarray(x), axis=0)
     with pytest.raises(TypeError, match="Unsupported type"):
         dot(cp.asarray(x), w)  # a host array
     with pytest.raises(TypeError, match="Type is mismatched"):

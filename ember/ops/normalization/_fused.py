@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._dtype_casts import cast_if_needed
 from ..._parallel import map_parts, thread_cuts
-from .._device_kernels import device_centred_sum, device_sum
+from .._device_kernels import device_centred_sum, device_mean, device_sum
 from . import _device_fused as device_fused
 
 _LETTERS = "abcdefgh"
@@ -50,7 +50,12 @@ def count_over(shape, axes):
 
 def mean_over(xp, axes, a, b=None, keepdims=True):
     """mean(a) or mean(a * b) over `axes`, keeping them as 1s (or dropping them)."""
-    return sum_over(xp, axes, a, b, keepdims) / count_over(a.shape, axes)
+    count = count_over(a.shape, axes)
+    if b is None:
+        mean = device_mean(xp, axes, a, count, keepdims)
+        if mean is not None:
+            return mean
+    return sum_over(xp, axes, a, b, keepdims) / count
 
 
 _as = cast_if_needed  # (no call at all when `a` has the dtype already)
