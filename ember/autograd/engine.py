@@ -5,7 +5,10 @@ consumers, then runs a node once every gradient meant for it has arrived. Gradie
 returns are reduced to its input's shape (broadcasting) and cast to its dtype here, in one
 place, as PyTorch's engine does; the formulas need not care.
 """
+import sys
 import warnings
+
+import numpy as np
 
 from .._state import (ThreadLocal, anomaly as _anomaly, autocast as _autocast,
                       forward_ad as _forward_ad, grad as _grad_state,
@@ -215,6 +218,7 @@ def _run(roots, retain_graph, create_graph, capture, accumulate, leaf_hooks=Fals
             for g in grads:
                 if g is None:
                     missing += 1
+            g = None  # (a gradient outliving its node would be copied as a leaf's: _sole_view)
             if missing:
                 if missing == len(grads):  # nothing reached this node: skip it
                     _release_children(node, deps, ready)
@@ -580,7 +584,8 @@ def _leaf_hooked(leaf, g):
 
 
 def _accumulate(leaf, g, create_graph, handed_out):
-    if leaf._hooks:
+    hooked = bool(leaf._hooks)
+    if hooked:
         g = _leaf_hooked(leaf, g)
     if g.__class__ is SparseTensor or leaf._grad.__class__ is SparseTensor:
         _accumulate_sparse(leaf, g, create_graph)
@@ -590,8 +595,11 @@ def _accumulate(leaf, g, create_graph, handed_out):
             leaf._grad = g
             return
         arr = g._array
-        # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves.
-        owned = arr.base is None and id(arr) not in handed_out and is_writeable(arr)
+        # Own the memory: a gradient may be a view, a broadcast, or handed to two leaves, or
+        # kept by a tensor hook (PyTorch copies one another tensor holds: the .grad must not
+        # change what the hook kept when it accumulates)
+        owned = not hooked and (arr.base is None or _sole_view(g)) and \
+            id(arr) not in handed_out and is_writeable(arr)
         if not (arr.flags.c_contiguous and _mf.plainly_contiguous(leaf._array)):
             if owned and not _grad_state.layout_enforced:
                 pass  # enforce_grad_layout_policy(False): a stealable gradient is kept as is
@@ -606,6 +614,45 @@ def _accumulate(leaf, g, create_graph, handed_out):
     else:
         leaf._grad._array += g._array
         leaf._grad._vc.value += 1
+
+
+def _refs(obj):
+    """sys.getrefcount of `obj` as passed here (its holders, plus this call's own)."""
+    return sys.getrefcount(obj)
+
+
+class _Slots:
+    __slots__ = ("a", "b")
+
+
+def _held_refs(times):
+    """What `_refs(x.attribute)` gives for an object that `times` slots hold: measured, not
+    assumed, as a frame's references count differently from one Python to another."""
+    holder, thing = _Slots(), object()
+    holder.a = thing
+    if times == 2:
+        holder.b = thing
+    del thing
+    return _refs(holder.a)
+
+
+_HELD_ONCE, _HELD_TWICE = _held_refs(1), _held_refs(2)
+
+
+def _sole_view(g):
+    """Whether gradient `g`'s array views the whole of an array that nothing else holds: a
+    gradient a backward made as a view of its fresh product (a Linear weight's, through its
+    .t() and the transpose's backward). Such a gradient is kept as the leaf's .grad, not
+    copied, as PyTorch keeps a gradient no other tensor shares. The owner (NumPy's and CuPy's
+    `base`, whichever view of a view) is held by `g`'s array alone, or by that and the root
+    tensor of `g`'s view, which `g` alone holds."""
+    arr = g._array  # (no local holds the root or the owner: they would count)
+    if arr.base.base is not None or arr.base.size != arr.size or type(arr.base) is not type(arr):
+        return False
+    if g._base is None:
+        return _refs(arr.base) == _HELD_ONCE
+    return g._base._array is arr.base and _refs(g._base) == _HELD_ONCE and \
+        _refs(arr.base) == _HELD_TWICE
 
 
 def _obey_layout(leaf, g, owned):

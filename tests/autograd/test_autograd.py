@@ -130,6 +130,40 @@ def test_accumulation_and_zeroing(torch):
     assert_same(torch, s)
 
 
+def test_a_hook_kept_gradient_is_not_the_grad_that_accumulates(torch):
+    """A tensor hook that keeps the gradient it is handed keeps its values: the leaf's .grad
+    is a copy, which the next backward accumulates into."""
+    def s(T):
+        x = T.tensor([1.0, 2.0], requires_grad=True)
+        kept = []
+        x.register_hook(kept.append)
+        (x * 3).sum().backward()
+        (x * 2).sum().backward()
+        x.grad.mul_(10)
+        return kept[0], kept[1], x.grad
+    assert_same(torch, s)
+
+
+def test_a_weight_gradient_nothing_else_holds_is_kept_not_copied(torch):
+    """Linear's weight gradient comes as a view of its fresh product (through the .t() of
+    the weight and the transpose's backward): the leaf keeps that memory as its .grad, as
+    PyTorch keeps a gradient no other tensor shares, with PyTorch's layout and values."""
+    def s(T):
+        lin = T.nn.Linear(3, 2)
+        with T.no_grad():
+            lin.weight.copy_(T.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]]))
+            lin.bias.copy_(T.tensor([0.25, -0.5]))
+        x = T.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])
+        lin(x).pow(2).sum().backward()
+        first = lin.weight.grad.clone()
+        lin(x).sum().backward()  # accumulates into the kept memory
+        return first, lin.weight.grad, lin.weight.grad.stride(), lin.weight.grad.is_contiguous()
+    assert_same(torch, s, approx=True)
+    lin = ember.nn.Linear(3, 2)
+    lin(ember.ones(4, 3)).sum().backward()
+    assert lin.weight.grad._array.base is not None  # the product's memory, not a copy
+
+
 def test_grad_is_not_the_incoming_buffer(torch):
     def s(T):
         x = T.tensor([1.0, 2.0], requires_grad=True)
