@@ -8,8 +8,6 @@ place, as PyTorch's engine does; the formulas need not care.
 import sys
 import warnings
 
-import numpy as np
-
 from .._state import (ThreadLocal, anomaly as _anomaly, autocast as _autocast,
                       forward_ad as _forward_ad, grad as _grad_state,
                       profiler as _profiler)
