@@ -74,9 +74,10 @@ def _lstm_perm(H):
     return np.concatenate([np.arange(0, 2 * H), np.arange(3 * H, 4 * H), np.arange(2 * H, 3 * H)])
 
 
-def _unperm(a, perm):
-    """Rows of a gradient in the fused gate order back in PyTorch's order."""
-    out = a.copy()
+def _unperm(xp, a, perm):
+    """Rows of a gradient in the fused gate order back in PyTorch's order (perm is a
+    permutation: every row of the fresh array is written)."""
+    out = xp.empty_like(a)
     out[perm] = a
     return out
 
@@ -307,9 +308,9 @@ class FusedLayerBackward(Node):
         d_b_ih = dG.sum(0) if has_bih else None
         d_b_hh = dhg.sum(0) if has_bhh else None
         if perm is not None:
-            d_wih, d_whh = _unperm(d_wih, perm), _unperm(d_whh, perm)
-            d_b_ih = None if d_b_ih is None else _unperm(d_b_ih, perm)
-            d_b_hh = None if d_b_hh is None else _unperm(d_b_hh, perm)
+            d_wih, d_whh = _unperm(xp, d_wih, perm), _unperm(xp, d_whh, perm)
+            d_b_ih = None if d_b_ih is None else _unperm(xp, d_b_ih, perm)
+            d_b_hh = None if d_b_hh is None else _unperm(xp, d_b_hh, perm)
         dev = x._device
         grads = [d_x, dh] + ([d_c0] if mode == "LSTM" else []) + [d_wih, d_whh]
         grads += [g for g, present in ((d_b_ih, has_bih), (d_b_hh, has_bhh), (d_whr, has_proj))
