@@ -299,7 +299,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     batched = x.ndim > 1
     xp = xp_of(input)
     xc = xp.moveaxis(x, 1, -1) if batched else x[None]  # (..., C)
-    if weight is None and x.ndim == 2 and t.dtype == np.int64 and \
+    if weight is None and x.ndim == 2 and x.shape[1] and t.dtype == np.int64 and \
             not checks_on_host(input._device) and usable(xp, x):
         out_arr, safe, scale = _nll_rows_on_device(xp, input._device, x, t, ignore_index,
                                                    reduction)
