@@ -132,7 +132,9 @@ POOL = None  # the memory pool of the device the stand-in is now (module.build s
 
 
 class ndarray:  # noqa: N801 (CuPy's name)
-    __slots__ = ("_a", "__weakref__")
+    # `_owner`: a view holds the array owning its memory, as CuPy's `_base` does (so that
+    # the owner's references count as on CuPy: ember tells a gradient no one else holds by them)
+    __slots__ = ("_a", "_owner", "__weakref__")
     __module__ = "cupy"  # as CuPy's: code may name an array's module from its type
     __array_priority__ = 100
 
@@ -160,6 +162,10 @@ class ndarray:  # noqa: N801 (CuPy's name)
         _OWNERS[id(a)] = out
         if a.base is None and a.nbytes and POOL is not None:  # new device memory: from the pool
             weakref.finalize(a, POOL.free, POOL.malloc(a.nbytes))
+        if isinstance(a.base, np.ndarray):
+            owner = _OWNERS.get(id(a.base))
+            out._owner = owner if owner is not None and owner._a is a.base else \
+                ndarray._of(a.base)
         return out
 
     @property
@@ -167,9 +173,12 @@ class ndarray:  # noqa: N801 (CuPy's name)
         owner = self._a.base
         if not isinstance(owner, np.ndarray):
             return None
-        known = _OWNERS.get(id(owner))
+        known = getattr(self, "_owner", None)
         if known is None or known._a is not owner:
-            known = _OWNERS[id(owner)] = ndarray._of(owner)
+            known = _OWNERS.get(id(owner))
+            if known is None or known._a is not owner:
+                known = _OWNERS[id(owner)] = ndarray._of(owner)
+            self._owner = known
         return known
 
     # ---- host reads: each one is a device-to-host transfer ----------------------------------

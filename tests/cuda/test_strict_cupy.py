@@ -1,5 +1,7 @@
 """The strict CuPy stand-in itself (tests/_strict_cupy): it must be no more lenient than CuPy 14,
 or the op table and training steps on 'cuda' would prove nothing."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,12 @@ def test_views_know_their_base_and_host_data_is_copied(cp):
     v = a.reshape(2, 3)
     assert v.base is a and v.reshape(6).base is a
     assert a.copy().base is None
+    # a view holds its owner, as CuPy's does: the owner's references count each live view
+    before = sys.getrefcount(a)
+    w = a[1:]
+    assert sys.getrefcount(a) == before + 1
+    del w
+    assert sys.getrefcount(a) == before
 
 
 def test_an_array_given_back_unchanged_is_the_same_array(cp):
