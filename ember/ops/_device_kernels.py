@@ -159,6 +159,37 @@ def _centred_kernel(xp, weighted):
                               "ember_centred_squares")
 
 
+def device_normalized_dot(xp, axes, g, x, m, k, w=None, keepdims=True):
+    """sum(g * xhat), or with `w` sum((g * w) * xhat), over `axes` in one reduction kernel,
+    xhat = (x - m) * k computed on the way (m and k broadcast): neither xhat nor g * w is
+    stored. Each factor rounds as the CPU's stored arrays did."""
+    kernel = _normalized_dot_kernel(xp, w is not None)
+    if w is None:
+        return kernel(g, x, m, k, axis=axes, keepdims=keepdims)
+    return kernel(g, w, x, m, k, axis=axes, keepdims=keepdims)
+
+
+@functools.lru_cache(maxsize=8)
+def _normalized_dot_kernel(xp, weighted):
+    if weighted:
+        return xp.ReductionKernel("T g, T w, T x, T m, T k", "T y", "T(g * w) * T((x - m) * k)",
+                                  "a + b", "y = a", "0", "ember_weighted_normalized_dot")
+    return xp.ReductionKernel("T g, T x, T m, T k", "T y", "g * T((x - m) * k)", "a + b",
+                              "y = a", "0", "ember_normalized_dot")
+
+
+def device_product_sum(xp, axes, g, w, keepdims=True):
+    """sum(g * w) over `axes` in one reduction kernel, the products rounded first and summed
+    as the CPU sums the array of them (w broadcast)."""
+    return _product_sum_kernel(xp)(g, w, axis=axes, keepdims=keepdims)
+
+
+@functools.lru_cache(maxsize=8)
+def _product_sum_kernel(xp):
+    return xp.ReductionKernel("T g, T w", "T y", "T(g * w)", "a + b", "y = a", "0",
+                              "ember_product_sum")
+
+
 def device_exp_sum(xp, axis, z, m, hidden, zero):
     """sum(exp(z - m)) over `axis` (kept as 1) in one reduction kernel, m read as `zero` where
     it equals `hidden` (a masked softmax's all-hidden row: NaN to turn that off)."""

@@ -28,9 +28,11 @@ def _norm_steps(device, dtype, x, w, b):
     for _ in range(2):
         bn = F.batch_norm(xt, rm, rv, wt, bt, training=True, momentum=0.3)
     ln = F.layer_norm(xt, (5,), wt[0].expand(5), bt[1].expand(5))
+    bare = F.layer_norm(xt, (5,))  # no weight: the general form's kernels
     plain = F.batch_norm(xt, None, None, training=True)
-    (bn.sin().sum() + ln.cos().sum() + plain.pow(3).sum()).backward()
-    return [t.detach().cpu().numpy() for t in (bn, ln, plain, xt.grad, wt.grad, bt.grad, rm, rv)]
+    (bn.sin().sum() + ln.cos().sum() + plain.pow(3).sum() + bare.exp().sum()).backward()
+    return [t.detach().cpu().numpy()
+            for t in (bn, ln, plain, bare, xt.grad, wt.grad, bt.grad, rm, rv)]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -54,7 +56,38 @@ def test_norms_on_a_device_run_the_fused_kernels_with_the_cpus_bits(monkeypatch,
     assert {"ember_norm_stats", "ember_norm_stats_scaled", "ember_norm_running",
             "ember_norm_batch_back", "ember_norm_batch_back_scaled", "ember_norm_centred_coefs",
             "ember_norm_input_grad", "ember_norm_normalized", "ember_norm_normalized_shifted",
-            "ember_norm_centred_input_grad", "ember_norm_normalized_affine"} <= set(made)
+            "ember_norm_centred_input_grad", "ember_norm_normalized_affine",
+            "ember_norm_affine_input_grad"} <= set(made)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(4, 7), (2, 3, 5), (2, 2, 3, 6)])
+@pytest.mark.parametrize("needs", ["all", "no_input", "no_weight", "no_bias"])
+def test_layer_norm_backward_kernels_give_the_cpus_bits(monkeypatch, dtype, shape, needs):
+    """Layer norm's backward on a device (xhat and g * w computed inside its reductions and
+    its input-gradient pass, never stored) gives the CPU's bits, whichever gradients are
+    wanted."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape).astype(dtype)
+    w, b = (rng.standard_normal(shape[-1]).astype(dtype) for _ in range(2))
+
+    def run(device):
+        xt = ember.tensor(x, device=device, requires_grad=needs != "no_input")
+        wt = ember.tensor(w, device=device, requires_grad=needs != "no_weight")
+        bt = ember.tensor(b, device=device, requires_grad=True) if needs != "no_bias" else None
+        y = F.layer_norm(xt, shape[-1:], wt, bt)
+        y.sin().sum().backward()
+        return [y.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in (xt, wt, bt)
+                                             if t is not None and t.grad is not None]
+    with strict_cupy():
+        made = _recording_kernels(monkeypatch)
+        got = run("cuda")
+    if needs != "no_input":
+        assert "ember_norm_affine_input_grad" in made
+    want = run("cpu")
+    assert len(got) == len(want)
+    for g, c in zip(got, want):
+        _same(g, c)
 
 
 def test_half_inputs_and_buffers_give_the_cpus_bits():

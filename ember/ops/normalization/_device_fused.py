@@ -12,9 +12,10 @@ a parameter of the array's type, so each operation rounds as the CPU's float32 (
 ufunc does (a GPU may contract a multiply and an add into one rounding: within tolerance). They
 apply to float32 and float64 arrays (`usable`); other dtypes keep the general path.
 """
-from .._device_kernels import Kernel, usable
+from .._device_kernels import (Kernel, device_normalized_dot, device_product_sum, device_sum,
+                               usable)
 
-__all__ = ["usable", "statistics_tail", "scale_shift_", "running_update_",
+__all__ = ["usable", "statistics_tail", "layer_norm_backward", "scale_shift_", "running_update_",
            "centred_coefficients", "input_grad_", "normalized",
            "normalize", "batch_backward_coefficients", "centred_input_grad"]
 
@@ -80,6 +81,38 @@ def running_update_(xp, running_mean, running_var, mean, var, correction, moment
     t = mean.dtype.type
     _RUNNING(xp, mean, var, t(correction), t(momentum), t(1 - momentum), running_mean,
              running_var)
+
+
+# layer norm's input gradient with xhat = (x - m) * k and g * w computed on the way, and the
+# row coefficients a = dot / -count and t = total / count too (`centred_coefficients` and
+# `input_grad_` in one pass, their operations in their order)
+_AFFINE_INPUT_GRAD = Kernel(
+    "ember_norm_affine_input_grad", "T x, T m, T k, T g, T w, T dot, T total, T mneg, T n",
+    "T dx", "dx = ((x - m) * k * (dot / mneg) + g * w - total / n) * k")
+
+
+def layer_norm_backward(xp, g, x, xs, mean, invstd, w, feature_axes, reduce_axes, need_x,
+                        need_w, need_b):
+    """(dx in the group view, dw, db) of layer norm's y = xhat * w + b on a device, with
+    w along the last axis: 5 kernels (xhat and g * w never stored; the CPU path's values).
+    `g` and `x` come in x's shape, `xs` is x's group view, `mean` and `invstd` its
+    statistics; dw and db sum over `reduce_axes` of x's shape (as the CPU's), the rows over
+    `feature_axes` of the group view."""
+    stats_x = x.shape[:-1] + (1,)
+    m_x, k_x = mean.reshape(stats_x), invstd.reshape(stats_x)
+    dw = device_normalized_dot(xp, reduce_axes, g, x, m_x, k_x, keepdims=False) \
+        if need_w else None
+    db = device_sum(xp, reduce_axes, g, keepdims=False) if need_b else None
+    dx = None
+    if need_x:
+        gs = g.reshape(xs.shape)
+        wf = w if w.shape == xs.shape[-1:] else w.reshape(xs.shape[-1])
+        dot = device_normalized_dot(xp, feature_axes, gs, xs, mean, invstd, wf)
+        total = device_product_sum(xp, feature_axes, gs, wf)
+        t = dot.dtype.type
+        count = xs.size // max(1, dot.size)
+        dx = _AFFINE_INPUT_GRAD(xp, xs, mean, invstd, gs, wf, dot, total, t(-count), t(count))
+    return dx, dw, db
 
 
 def centred_coefficients(xp, dot, total, count):

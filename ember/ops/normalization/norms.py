@@ -88,6 +88,12 @@ class _NormBackward(Node):
         if self.per_group_affine:
             dx, dw, db = self._per_group_arrays(xp, fused.shaped(g, self.group_shape), xs,
                                                 w_arr, needs[0], need_w, need_b)
+        elif self._along_last_axis(w_arr, xshape) and device_fused.usable(
+                xp, g, xs, mean, invstd, w_arr):  # layer norm's, on a device: 5 kernels
+            reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
+            dx, dw, db = device_fused.layer_norm_backward(
+                xp, g, _opmath(x._array), xs, mean, invstd, w_arr, self.axes, reduce_axes,
+                needs[0], need_w, need_b)
         else:
             xhat = device_fused.normalized(xp, xs, mean, invstd)
             reduce_axes = tuple(i for i, s in enumerate(self.affine_shape) if s == 1)
@@ -108,6 +114,14 @@ class _NormBackward(Node):
                 results.append(None if arr is None else make_tensor(
                     fused._as(fused.shaped(arr, self.wshape), self._meta[k][1]), x._device))
         return tuple(results)
+
+    def _along_last_axis(self, w, xshape):
+        """Whether this is layer norm's form: batch statistics over the group view's last
+        axis, which is x's last, and a weight along it (one per feature)."""
+        return w is not None and self.train and self.axes == (len(self.group_shape) - 1,) \
+            and len(xshape) >= 1 and self.group_shape[-1] == xshape[-1] == w.size \
+            and tuple(self.affine_shape)[-1:] == (w.size,) and \
+            all(s == 1 for s in tuple(self.affine_shape)[:-1])
 
     def _per_group_arrays(self, xp, g, xs, w, need_x, need_w, need_b):
         """Batch norm's (dx, dw, db) in the group view: the weight is constant over each
