@@ -246,14 +246,18 @@ def test_max_pooling_takes_its_kernels_with_the_cpus_bits(monkeypatch, dtype):
 @pytest.mark.skipif(REAL_CUDA, reason="plants a wrong kernel")
 @pytest.mark.parametrize("kernel, wrong", [("_IM2COL", ("ki * dh", "(ki + 1) * dh")),
                                            ("_COL2IM", ("s += ", "s -= ")),
-                                           ("_MAX_POOL", ("v > m", "v >= m"))])
+                                           ("_MAX_POOL", ("v > m", "v >= m")),
+                                           ("_ROWS_IN_RANGE", ("idx % n + n", "idx % n + 1"))])
 def test_an_index_kernel_that_computes_wrongly_fails_its_first_read(monkeypatch, kernel, wrong):
     """Before first use each index kernel runs a small case that the device compares with
     NumPy's answer; a difference (a CuPy that indexes raw arrays otherwise, a miscompile)
     fails the next read as a device-side assert does, rather than training on wrong values."""
     from ember.ops.conv import _device_columns
     from ember.ops.pooling import _device_pool
-    owner = _device_pool if kernel == "_MAX_POOL" else _device_columns
+    import importlib  # (the package exports a function of the module's name)
+    embedding = importlib.import_module("ember.ops.normalization.embedding")
+    owner = {"_MAX_POOL": _device_pool, "_ROWS_IN_RANGE": embedding}.get(kernel,
+                                                                      _device_columns)
     from ember.ops import _device_kernels
     planted = getattr(owner, kernel)
     monkeypatch.setattr(planted, "operation", planted.operation.replace(*wrong))

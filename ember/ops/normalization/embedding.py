@@ -14,7 +14,8 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._dtype_casts import cast_if_needed
 from ..._tensor import make_tensor, xp_of
-from ...device import check_data, checks_on_host
+from ...device import backend_of, check_data, checks_on_host
+from .._device_kernels import Kernel, trial_verdict, usable
 from .._graph import Node, record
 from .._accumulate import add_rows_on_device, bincount_sized, scatter_extreme
 from ._common import _opmath, _prod
@@ -117,13 +118,35 @@ def _gather_rows(table, index, scale=None, node_cls=_RowGather):
     return res
 
 
-def _rows_in_range(idx, n, dev):
-    """Row indices checked against a table of `n` rows: on a device by a device-side assert,
-    meanwhile wrapped into range so that the gathers and the backward's scatter stay inside
-    the table."""
+_ROWS_ASSERTION = "embedding: Assertion `srcIndex < srcSelectDimSize`"
+
+
+def _rows_in_range(idx, n, dev, table):
+    """Row indices (int64) checked against a table of `n` rows (`table`, its array): on a
+    device by a device-side assert, meanwhile wrapped into range so that the gathers and the
+    backward's scatter stay inside the table."""
+    xp = backend_of(dev).xp
+    if not checks_on_host(dev) and n and usable(xp, table):
+        safe, bad = _ROWS_IN_RANGE(xp, idx, n)  # one kernel where four array calls ran
+        check_data(dev, bad, IndexError("index out of range in self"), _ROWS_ASSERTION)
+        return safe
     check_data(dev, (idx < 0) | (idx >= n), IndexError("index out of range in self"),
-               "embedding: Assertion `srcIndex < srcSelectDimSize`")
+               _ROWS_ASSERTION)
     return idx if checks_on_host(dev) or not n else idx % n
+
+
+_ROWS_IN_RANGE = Kernel("ember_rows_in_range", "int64 idx, int64 n", "int64 safe, bool bad",
+                        "bad = idx < 0 || idx >= n; safe = (idx % n + n) % n",
+                        trial=lambda xp, dtype: _rows_in_range_trial(xp))
+
+
+def _rows_in_range_trial(xp):
+    """_ROWS_IN_RANGE on a small case (negative, in range, past the end) against NumPy's;
+    a difference fails the next read as a device-side assert does."""
+    idx = np.array([-5, -1, 0, 3, 4, 9])
+    got_safe, got_bad = _ROWS_IN_RANGE(xp, xp.asarray(idx), 4)
+    bad = (got_safe != xp.asarray(idx % 4)) | (got_bad != xp.asarray((idx < 0) | (idx >= 4)))
+    trial_verdict(xp, bad, "ember_rows_in_range", "embedding's index check")
 
 
 def _check_indices(indices, fname):
@@ -155,7 +178,7 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
     xp = xp_of(weight)
     idx = shaped(cast_if_needed(indices._array, np.int64), (indices._array.size,))
     n = weight.shape[0]
-    idx = _rows_in_range(idx, n, weight._device)
+    idx = _rows_in_range(idx, n, weight._device, weight._array)
     out = shaped(xp.take(weight._array, idx, axis=0), tuple(indices.shape) + (weight.shape[1],))
     res = make_tensor(out, weight._device)
     node = record(EmbeddingBackward0, (weight,), res)
@@ -275,7 +298,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sampl
     off = offsets._array.astype(np.int64, copy=False).reshape(-1)
     n, d = weight.shape
     m = idx.size
-    idx = _rows_in_range(idx, n, weight._device)
+    idx = _rows_in_range(idx, n, weight._device, weight._array)
     starts = off[:-1] if include_last_offset else off
     nbags = starts.size
     if padding_idx is not None and padding_idx < 0:
