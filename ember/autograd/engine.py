@@ -46,7 +46,7 @@ def _root_grads(outputs, grad_outputs, create_graph):
             if not (out.dtype.is_floating_point or out.dtype.is_complex):
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {out.dtype}")
-            g = _make(Tensor, _ones_like(out._array), out._device)
+            g = _make(Tensor, _ones_like(out._array, out._device), out._device)
         elif not isinstance(g, Tensor):
             from ..ops.creation import tensor as _tensor
             g = _tensor(g, dtype=out.dtype, device=out._device)
@@ -59,7 +59,13 @@ def _root_grads(outputs, grad_outputs, create_graph):
     return roots
 
 
-def _ones_like(arr):
+def _ones_like(arr, dev):
+    """The implicit gradient of a scalar output `arr` on device `dev`: its backend's
+    ones_like (one call, on a GPU one launch), or for dtypes outside NumPy's own (whose
+    arrays a device may not make) a copy set to 1."""
+    xp = backend_of(dev).xp
+    if arr.dtype.type.__module__ == "numpy" and hasattr(xp, "ones_like"):
+        return xp.ones_like(arr)
     out = arr.copy()  # same module, dtype and shape as the output, whatever its backend
     out[...] = 1
     return out

@@ -66,8 +66,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
             n = (iend - istart + istep - sgn) // istep
         else:  # the count in double, the values from the truncated start and step
             n = math.ceil((end - start) / step)
-        arr = istart + xp.arange(builtins.max(n, 0), dtype=np.int64) * istep
-    arr = arr.astype(d.np)
+        n = builtins.max(n, 0)
+        if istep and builtins.abs(istart) + builtins.abs(n * istep) < 1 << 62:
+            # (a step truncated to 0 repeats the start; past int64 the general form's wrap)
+            # the same integers in one call (a device's launch) where three ran
+            arr = xp.arange(istart, istart + n * istep, istep, dtype=np.int64)
+        else:
+            arr = istart + xp.arange(n, dtype=np.int64) * istep
+    arr = arr.astype(d.np, copy=False)
     if xp is np:
         t = _finish(arr, dev, requires_grad)
     else:
