@@ -272,7 +272,6 @@ class CudaBackend:
         if os.environ.get("CUDA_LAUNCH_BLOCKING") == "1":  # kernels run synchronously
             self.synchronize(index)
 
-
     _assert_kernels = None  # (code of the first failure, merge) once made; False: none here
 
     def _assert_flag(self, bad, code, earlier):
