@@ -4,7 +4,9 @@ On a GPU ember's steps are bound by the Python that issues kernels, not by the k
 runs the models of gpu_check.py (small shapes) on 'cuda' through the strict CuPy stand-in
 (tests/_strict_cupy), which executes ember's cuda code on NumPy, and reports per step:
   xp       calls into the stand-in's array module: ufuncs, array functions, array methods,
-           indexing and casts (a proxy for kernel launches, see _XP_CALLS),
+           indexing and casts (see _XP_CALLS),
+  launch   those of them that launch a kernel on a GPU,
+  view     those that make a view or an empty array (no kernel, host time all the same),
   arrays   device arrays made (results and views),
   ember    Python function calls in ember's own code (cProfile),
   hooks    calls into ember's memory-statistics hook,
@@ -12,7 +14,12 @@ runs the models of gpu_check.py (small shapes) on 'cuda' through the strict CuPy
            only as before/after in one run on this machine).
 
     PYTHONPATH=. python benchmarks/host_overhead.py [--steps 3] [--top 25] [--only resnet]
+                                                    [--sites 30]
+
+--sites K prints the K ember functions that launch the most kernels a step, and what they
+launch.
 """
+import collections
 import cProfile
 import os
 import pstats
@@ -28,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ember  # noqa: E402
 import gpu_check as g  # noqa: E402
 from tests._strict_cupy import strict_cupy  # noqa: E402
+from tests._strict_cupy import array as _array, module as _module  # noqa: E402
 
 
 def _option(name, default):
@@ -75,8 +83,62 @@ def counts(stats, steps):
                                        ("ember", ember_calls), ("hooks", hooks))}
 
 
+# what makes no kernel on CuPy: views, reshapes, empty arrays (the stand-in's own lists)
+_NO_KERNEL = _array._NO_KERNEL | _module._NO_KERNEL
+
+
+def _entry(frame):
+    """(launches a kernel, its name) of a call into the stand-in's entry point `frame`."""
+    code, local = frame.f_code, frame.f_locals
+    file = code.co_filename.rsplit("/", 1)[-1]
+    if code.co_name == "__getitem__":
+        index = local.get("index", local.get("key"))
+        return _array._advanced(index), "getitem"  # a basic index is a view
+    if code.co_name == "__setitem__":
+        return True, "setitem"
+    owner = local.get("self")
+    name = local.get("name") or getattr(owner, "name", None) or getattr(owner, "_name", None) \
+        or code.co_name
+    if file == "kernels.py":
+        return True, name
+    return name not in _NO_KERNEL and code.co_name != "_view", name
+
+
+def launch_sites(step, steps):
+    """({'launch': n, 'view': n} a step, Counter of (ember function, what it launched) over
+    `steps` steps): each outermost call into the stand-in, by the ember function making it."""
+    kinds, sites = collections.Counter(), collections.Counter()
+
+    def profile(frame, event, arg):
+        if event != "call" or "/_strict_cupy/" not in frame.f_code.co_filename:
+            return
+        if (frame.f_code.co_filename.rsplit("/", 1)[-1], frame.f_code.co_name) not in _XP_CALLS:
+            return
+        caller = frame.f_back
+        while caller is not None and "/_strict_cupy/" in caller.f_code.co_filename:
+            key = (caller.f_code.co_filename.rsplit("/", 1)[-1], caller.f_code.co_name)
+            if key in _XP_CALLS:
+                return  # inside another entry point: counted there
+            caller = caller.f_back
+        launches, name = _entry(frame)
+        kinds["launch" if launches else "view"] += 1
+        while caller is not None and "/ember/" not in caller.f_code.co_filename:
+            caller = caller.f_back
+        if launches:
+            where = "?" if caller is None else \
+                f"{caller.f_code.co_filename.split('/ember/')[1]}:{caller.f_code.co_name}"
+            sites[(where, name)] += 1
+    sys.setprofile(profile)
+    try:
+        for _ in range(steps):
+            step()
+    finally:
+        sys.setprofile(None)
+    return {k: kinds[k] // steps for k in ("launch", "view")}, sites
+
+
 def main():
-    steps, top = _option("--steps", 3), _option("--top", 0)
+    steps, top, top_sites = _option("--steps", 3), _option("--top", 0), _option("--sites", 0)
     only = _option("--only", "")
     rng = np.random.default_rng(0)
     with strict_cupy():
@@ -94,6 +156,8 @@ def main():
             profile.disable()
             stats = pstats.Stats(profile)
             figures = counts(stats, steps)
+            split, sites = launch_sites(step, steps)
+            figures = dict(figures, **split)
             t0 = time.perf_counter()
             for _ in range(steps):
                 step()
@@ -102,6 +166,8 @@ def main():
                   + f"  total calls {stats.total_calls // steps:7d}  ms {ms:7.1f}", flush=True)
             if top:
                 stats.sort_stats("tottime").print_stats(r"/ember/", top)
+            for (where, what), n in sites.most_common(top_sites):
+                print(f"    {n / steps:6.1f}  {what:34} {where}")
 
 
 if __name__ == "__main__":
