@@ -139,28 +139,34 @@ def kernel_transform_adjoint(q):
 CHUNK_BYTES = 2 << 20
 
 
-# Threads pay on a batch of chunks whose NumPy calls are long: measured fwd+bwd at 2 threads
-# against 1, 64 channels on 4 MB of tiles 0.71 of the time, 16 channels 0.92; 8 MB 0.84,
-# 16 MB 0.67, 49 MB 0.57; 0.5-1.5 MB 1.35-2.25 (the GIL passed between short calls;
-# `/work/notes/s13/wino_min.py`). Each rule is (fewest bytes of tiles, fewest channels).
+# Threads pay on a batch of chunks whose NumPy calls are long: a thread that finishes a call
+# waits for the GIL while the other runs Python between its calls (0.5-1.5 MB of tiles took
+# 1.35-2.25x the one-thread time on two threads; `/work/notes/s13/wino_min.py`). So on threads
+# the chunks are twice as large as at one thread (each call twice as long): measured fwd+bwd
+# at 2 threads against 2 MB threaded chunks or none (`/work/notes/s17/wino_layers_ab.py`),
+# 16 -> 32 channels on 14x14, batch 32 (4.8 MB of tiles) 0.69x the time, ResNet-18's 256
+# channels on 14x14 0.8x, the other CIFAR ResNet and ResNet-18 layers even (0.95-1.02).
+# Each rule is (fewest bytes of tiles, fewest channels); under 4 MB one thread is faster.
 # From 512 channels the products are most of the work and the BLAS's own threads do them
 # better (ResNet-18's 512 channels at 7x7: 1.09-1.16x the time on the pool).
-THREADED_RULES = ((4 * CHUNK_BYTES, 0), (2 * CHUNK_BYTES, 64))
+THREADED_RULES = ((2 * CHUNK_BYTES, 0),)
 THREADED_MAX_CHANNELS = 256
+THREADED_CHUNK_BYTES = 2 * CHUNK_BYTES
 
 
 def _batch_chunks(x, o, th, tw):
     """(chunks, threads) for the batch of x (N, C, ...), o output channels and th x tw tiles:
     slices of about CHUNK_BYTES of tiles, and where a THREADED_RULE holds, the intra-op
-    threads to run them, with the chunks made a multiple of them (an equal share each). The
-    same for a convolution and its weight gradient at the same thread count, so the
-    transformed input can be kept."""
+    threads to run them, with chunks of THREADED_CHUNK_BYTES made a multiple of them (an
+    equal share each). The same for a convolution and its weight gradient at the same thread
+    count, so the transformed input can be kept."""
     n, per_sample = x.shape[0], 16 * th * tw * (x.shape[1] + o) * x.itemsize
-    count = -(-n // max(1, CHUNK_BYTES // max(per_sample, 1)))
     threaded = max(x.shape[1], o) <= THREADED_MAX_CHANNELS and any(
         n * per_sample >= size and min(x.shape[1], o) >= channels
         for size, channels in THREADED_RULES)
     threads = intra_threads() if threaded else 1
+    chunk_bytes = THREADED_CHUNK_BYTES if threads > 1 else CHUNK_BYTES
+    count = -(-n // max(1, chunk_bytes // max(per_sample, 1)))
     count = min(n, -(-count // threads) * threads)
     return even_cuts(n, count), threads
 
