@@ -8,7 +8,7 @@ from ..._blas import warm_up
 from ..._parallel import map_parts, matmul as _products, thread_cuts
 from . import _device_columns, _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
-                             im2col_channels_last)
+                             flipped_weight_matrix, im2col_channels_last)
 from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
 from ._winograd import _unsplit, winograd_backward, winograd_forward, winograd_weight_grad
 
@@ -79,10 +79,12 @@ def _slices_within_budget(n, per_sample):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
-def conv_forward(xp, x, w, p, osz=None, keep=None):
+def conv_forward(xp, x, w, p, osz=None, keep=None, weight_matrix=_weight_matrix):
     """Convolution of arrays x (N, C, *S) and w (O, C/g, *K) with params `p`; `osz` keeps
     only the first windows (the adjoint of a transposed convolution with output_padding). A
-    list `keep` receives what the weight gradient can reuse (Winograd's transformed input)."""
+    list `keep` receives what the weight gradient can reuse (Winograd's transformed input).
+    `weight_matrix(w)` gives w's _weight_matrix where the channels-last columns take it (a
+    caller holding w as a view may know a faster way)."""
     if xp is np:
         warm_up()
     stride, lo, hi, dil, g = p
@@ -96,19 +98,21 @@ def conv_forward(xp, x, w, p, osz=None, keep=None):
         return winograd_forward(xp, x, w, lo, osz, keep)  # in chunks of its own
     parts = _batch_slices(x, kernel, p, osz)
     if parts is not None:
-        return xp.concatenate([conv_forward(xp, x[s], w, p, osz) for s in parts])
+        return xp.concatenate([conv_forward(xp, x[s], w, p, osz, weight_matrix=weight_matrix)
+                               for s in parts])
     if _device_columns.applies(xp, x, w, p):
         return _device_columns.forward(xp, x, w, p, osz)
     held = keep is not None and xp is np and x.dtype in _COMPUTE and \
         x.shape[1] * math.prod(kernel) * n * math.prod(osz) * x.itemsize <= KEEP_COL_BYTES
     parts = _thread_parts(xp, n, x.shape[1] * math.prod(kernel) * math.prod(osz) *
                           x.itemsize)
+    channels_last = _layout.channels_last_ok(x, g, x.shape[1], kernel, math.prod(osz))
     if parts is None:
-        return _columns_forward(xp, x, w, p, osz, keep if held else None)
+        return _columns_forward(xp, x, w, p, osz, keep if held else None,
+                                wm=weight_matrix(w) if channels_last else None)
     y = xp.empty((n, o) + tuple(osz), x.dtype)
     keeps = [[] if held else None for _ in parts]
-    wm = _weight_matrix(w) if _layout.channels_last_ok(  # once, not once a part
-        x, g, x.shape[1], kernel, math.prod(osz)) else None
+    wm = weight_matrix(w) if channels_last else None  # once, not once a part
     map_parts(lambda k: _columns_forward(xp, x[parts[k]], w, p, osz, keeps[k], y[parts[k]], wm),
               range(len(parts)))
     if held:
@@ -165,9 +169,12 @@ def conv_transpose_forward(xp, y, w, p, size):
         lo2 = [d * (k - 1) - l for d, k, l in zip(dil, kernel, lo)]
         hi2 = [s - m - l2 + d * (k - 1)
                for s, m, l2, d, k in zip(size, y.shape[2:], lo2, dil, kernel)]
+        p2 = ((1,) * nd, lo2, hi2, dil, g)
+        if xp is np and g == 1:  # the channels-last matrix of the view from w in one copy
+            return conv_forward(xp, y, wf, p2, weight_matrix=lambda _: flipped_weight_matrix(w))
         if xp is np:  # (a device's products copy the view into their matrices themselves)
             wf = xp.ascontiguousarray(wf)
-        return conv_forward(xp, y, wf, ((1,) * nd, lo2, hi2, dil, g))
+        return conv_forward(xp, y, wf, p2)
     n, osz = y.shape[0], y.shape[2:]
     parity = _layout.parity_transpose_ok(xp, y, g, kernel, stride, dil)
     per_sample = g * cg * math.prod(kernel) * math.prod(osz) * y.dtype.itemsize
