@@ -40,6 +40,7 @@ def _out_size(h, w, lo, hi):
 def chunks(request, monkeypatch):
     if request.param is not None:  # one sample per chunk: the loop over chunks runs
         monkeypatch.setattr(_winograd, "CHUNK_BYTES", request.param)
+        monkeypatch.setattr(_winograd, "SUM_PER_CHUNK", 0)
 
 
 @pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-6), (np.float64, 1e-13)])
@@ -259,6 +260,7 @@ def test_weight_gradient_reuses_the_forwards_transformed_input(monkeypatch):
     """The forward keeps its transformed input for the weight gradient (no second transform
     of x), once: a retained graph's second backward transforms again, to the same values."""
     monkeypatch.setattr(_winograd, "CHUNK_BYTES", 1)  # one sample per chunk: 3 chunks
+    monkeypatch.setattr(_winograd, "SUM_PER_CHUNK", 0)
     transforms = []
     real = _winograd.input_transform
     monkeypatch.setattr(_winograd, "input_transform",

@@ -137,6 +137,12 @@ def kernel_transform_adjoint(q):
 # 2 MB chunks beat 1 MB ones by 8-15% (16 channels on 32x32: 10.1 -> 8.6 ms) and 4 MB ones
 # by 5-10%; ResNet-18's layers are even within noise.
 CHUNK_BYTES = 2 << 20
+# The weight gradient adds each chunk's 16 (O, C) products into one sum: a pass over 16 O C
+# numbers a chunk, which at ResNet-18's 256 channels (4 MB) outweighed the cache gain of
+# 2 MB chunks. So a chunk takes at least this many times the sum's bytes of tiles: measured
+# fwd+bwd at 1 thread against 2 MB chunks (`/work/notes/s17/wino_chunk1t.py`), 256 channels
+# on 14x14 0.77x the time, 128 on 28x28 0.94x, 64 channels even (4x their 1 MB sum is 2 MB).
+SUM_PER_CHUNK = 4
 
 
 # Threads pay on a batch of chunks whose NumPy calls are long: a thread that finishes a call
@@ -165,7 +171,8 @@ def _batch_chunks(x, o, th, tw):
         n * per_sample >= size and min(x.shape[1], o) >= channels
         for size, channels in THREADED_RULES)
     threads = intra_threads() if threaded else 1
-    chunk_bytes = THREADED_CHUNK_BYTES if threads > 1 else CHUNK_BYTES
+    chunk_bytes = max(THREADED_CHUNK_BYTES if threads > 1 else CHUNK_BYTES,
+                      SUM_PER_CHUNK * 16 * x.shape[1] * o * x.itemsize)
     count = -(-n // max(1, chunk_bytes // max(per_sample, 1)))
     count = min(n, -(-count // threads) * threads)
     return even_cuts(n, count), threads
