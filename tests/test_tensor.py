@@ -142,6 +142,12 @@ def _to_forms(T, x, other):
         "copy": x.to(T.float32, copy=True),
         "non_blocking": x.to("cpu", non_blocking=True),
         "dtype_non_blocking": x.to(T.float64, non_blocking=True),
+        # the first overload's device=None (torch.accelerator.current_accelerator() on a
+        # machine without one), alone and before a dtype
+        "none": x.to(None),
+        "none_none": x.to(None, None),
+        "none_dtype": x.to(None, T.float64),
+        "none_copy": x.to(None, copy=True),
     }
 
 

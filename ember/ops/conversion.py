@@ -47,6 +47,10 @@ def _parse_to(args, kwargs):
     if args and isinstance(args[0], Tensor):
         other = args.pop(0)
         dev, dtype = other._device, other.dtype
+    elif args and args[0] is None:  # the first overload's device=None, then its dtype=None
+        args.pop(0)
+        if args and args[0] is None:
+            args.pop(0)
     elif args and (isinstance(args[0], (str, _device_cls)) or
                    (isinstance(args[0], builtins.int) and not isinstance(args[0], builtins.bool))):
         if isinstance(args[0], str) and args[0].startswith("torch."):
