@@ -36,6 +36,13 @@ _METADATA = {"dim", "numel", "nelement", "is_floating_point", "is_complex", "is_
 _DATA = {"item", "tolist", "numpy", "__bool__", "any_true"}
 
 
+def _op_object(name, value):
+    """Whether `value` is a namespace's function written as a callable object (torch.where,
+    which is also a Tensor method descriptor): it names itself as it is named."""
+    return callable(value) and not isinstance(value, (type, types.ModuleType)) and \
+        getattr(value, "__name__", None) == name
+
+
 class _PH:
     def __repr__(self):
         return "PH"
@@ -429,8 +436,9 @@ class Tracer:
                 module = sys.modules.get(module_name) or importlib.import_module(module_name)
                 originals = {}
                 for name, value in list(vars(module).items()):
-                    if name.startswith("__") or not isinstance(
-                            value, (types.FunctionType, types.BuiltinFunctionType)):
+                    if name.startswith("__") or not (isinstance(
+                            value, (types.FunctionType, types.BuiltinFunctionType)) or
+                            _op_object(name, value)):
                         continue
                     originals[name] = value
                     patch(module, name, self._recording(

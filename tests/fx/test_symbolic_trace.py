@@ -298,6 +298,21 @@ def test_a_tensor_meeting_a_proxy_records_the_tensor_method_as_pytorch_does(torc
         np.testing.assert_allclose(a.numpy(), b.numpy())
 
 
+def test_torch_where_is_recorded_as_pytorch_records_it(torch):
+    """torch.where is a callable object in ember (also the Tensor method's descriptor): it is
+    recorded as the functions are, both forms, and as a method."""
+    def body(lib):
+        def f(x, y):
+            return lib.where(x > 0, x, y) + lib.where(y > 1, 1.0, y) + x.where(x < 2, y)
+        return f
+    gm, tgm = ember.fx.symbolic_trace(body(ember)), torch.fx.symbolic_trace(body(torch))
+    assert _describe(gm) == _describe(tgm)
+    assert gm.code == tgm.code
+    x, y = np.array([-1.0, 0.5, 3.0], np.float32), np.array([2.0, -1.0, 0.5], np.float32)
+    np.testing.assert_array_equal(gm(ember.tensor(x), ember.tensor(y)).numpy(),
+                                  tgm(torch.tensor(x), torch.tensor(y)).numpy())
+
+
 def test_printed_graph_readable_code_and_indexing_as_pytorch_writes_them(torch):
     def body(lib):
         class M(lib.nn.Module):
