@@ -24,6 +24,11 @@ def public_path(fn):
     name = getattr(fn, "__name__", None)
     if name is None:
         return None
+    from ..ops._aten import OpOverload, OpOverloadPacket
+    if isinstance(fn, OpOverloadPacket):
+        return f"torch.ops.{fn.namespace}.{fn._opname}"
+    if isinstance(fn, OpOverload):
+        return f"torch.ops.{fn.namespace}.{fn._opname}.{fn._overloadname}"
     for prefix, module_name in _NAMESPACES:
         module = sys.modules.get(module_name) or importlib.import_module(module_name)
         original = getattr(module, "_fx_originals", {}).get(name)

@@ -69,10 +69,15 @@ def wrap(fn_or_name):
     return fn_or_name
 
 
-def _has_proxy(args, kwargs):
+def _proxies(args, kwargs):
+    """The Proxies among a call's arguments (inside lists, tuples and dicts too)."""
     found = []
     map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy) else None)
-    return bool(found)
+    return found
+
+
+def _has_proxy(args, kwargs):
+    return bool(_proxies(args, kwargs))
 
 
 class Tracer:
@@ -395,6 +400,7 @@ class Tracer:
         from .. import ops
         from .._tensor import Tensor
         from ..nn.modules.module import Module
+        from ..ops._aten import OpOverload, OpOverloadPacket
         # every op in place before the namespaces are patched (a family loaded mid-trace
         # would put its functions past the recording wrappers)
         ops.load_all()
@@ -432,6 +438,8 @@ class Tracer:
                 if f"__r{name}__" in Tensor.__dict__:
                     patch(Tensor, f"__r{name}__", _deferring(Tensor.__dict__[f"__r{name}__"]))
             patch(Tensor, "__getitem__", _recording_getitem(Tensor.__dict__["__getitem__"]))
+            for op_class in (OpOverloadPacket, OpOverload):  # torch.ops.<ns>.<op>[.<overload>]
+                patch(op_class, "__call__", _recording_op_call(op_class.__dict__["__call__"]))
             for module_name in _NAMESPACES:
                 module = sys.modules.get(module_name) or importlib.import_module(module_name)
                 originals = {}
@@ -557,6 +565,18 @@ def _recording_method(method, method_name):
         if isinstance(other, Proxy):
             return other.tracer.create_proxy("call_method", method_name, (self, other), {})
         return method(self, other)
+    return recording
+
+
+def _recording_op_call(call):
+    """An operator's call (`torch.ops.aten.mm`, `torch.ops.profiler._record_function_exit`)
+    on a Proxy recorded as a call_function of the operator itself, as PyTorch records it."""
+    @functools.wraps(call)
+    def recording(op, *args, **kwargs):
+        proxies = _proxies(args, kwargs)
+        if proxies:
+            return proxies[0].tracer.create_proxy("call_function", op, args, kwargs)
+        return call(op, *args, **kwargs)
     return recording
 
 

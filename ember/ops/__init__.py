@@ -249,9 +249,12 @@ def __getattr__(name):
     """`ember.ops.<ns>` (as `torch.ops.<ns>`): the namespace of operators a user defined with
     ember.library. The names this package already has (every op function and family
     module) come first, so a user namespace of the same name is not reachable here.
-    PyTorch's own namespaces, aten and prim, are built on first use (ops/_aten.py)."""
+    PyTorch's own namespaces, aten and prim, are built on first use (ops/_aten.py), as is
+    profiler (ops/_profiler_ops.py)."""
     if name in ("aten", "prim"):
         from . import _aten  # noqa: F401
+    elif name == "profiler":
+        from . import _profiler_ops  # noqa: F401
     found = _custom.NAMESPACES.get(name)
     if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

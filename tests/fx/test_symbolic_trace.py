@@ -313,6 +313,44 @@ def test_torch_where_is_recorded_as_pytorch_records_it(torch):
                                   tgm(torch.tensor(x), torch.tensor(y)).numpy())
 
 
+def test_a_tracer_writing_record_function_as_operators(torch):
+    """pytorch/examples' fx/profiling_tracer: record_function's enter and exit become
+    torch.ops.profiler calls in the graph, and the traced module's region is profiled."""
+    def trace(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                with lib.profiler.record_function("foo"):
+                    return lib.relu(x)
+
+        class ProfilerTracer(lib.fx.Tracer):
+            def trace(self, root, concrete_args=None):
+                region = lib.autograd.profiler.record_function
+                enter, exit_ = region.__enter__, region.__exit__
+                tracer = self
+
+                def fake_enter(this):
+                    this.handle = tracer.create_proxy(
+                        "call_function", lib.ops.profiler._record_function_enter, (this.name,), {})
+                    return this.handle
+
+                def fake_exit(this, *exc):
+                    lib.ops.profiler._record_function_exit(this.handle)
+                region.__enter__, region.__exit__ = fake_enter, fake_exit
+                try:
+                    return super().trace(root, concrete_args)
+                finally:
+                    region.__enter__, region.__exit__ = enter, exit_
+        tracer = ProfilerTracer()
+        graph = tracer.trace(M())
+        return lib.fx.GraphModule(tracer.root, graph)
+    gm, tgm = trace(ember), trace(torch)
+    assert gm.code == tgm.code
+    with ember.autograd.profiler.profile() as prof:
+        out = gm(ember.tensor([-1.0, 2.0]))
+    assert out.tolist() == [0.0, 2.0]
+    assert {"foo", "aten::relu"} <= {e.key for e in prof.key_averages()}
+
+
 def test_printed_graph_readable_code_and_indexing_as_pytorch_writes_them(torch):
     def body(lib):
         class M(lib.nn.Module):

@@ -55,6 +55,27 @@ def test_counts_and_record_function_as_decorator():
     assert averages["step_fn"].count == 3 and averages["aten::exp"].count == 3
 
 
+def test_record_function_operators_open_and_close_regions():
+    """torch.ops.profiler's record-function operators (what fx tracers write for
+    record_function): both handle forms, nesting, and handles that close nothing."""
+    ops = ember.ops.profiler
+    with profile() as prof:
+        outer = ops._record_function_enter("outer")
+        inner = ops._record_function_enter_new("inner", None)
+        ember.ones(2).exp()
+        ops._record_function_exit(inner)
+        ops._record_function_exit._RecordFunction(outer)  # (either overload takes either)
+    events = {e.name: e for e in prof.events()}
+    assert events["aten::exp"].cpu_parent is events["inner"]
+    assert events["inner"].cpu_parent is events["outer"]
+    assert outer.dtype == ember.uint8 and outer.shape == (8,)
+    with pytest.raises(RuntimeError, match="closed already"):
+        ops._record_function_exit(outer)
+    with pytest.raises(RuntimeError, match="expects the handle"):
+        ops._record_function_exit(ember.zeros(3))
+    ops._record_function_exit(ops._record_function_enter("no profiler"))  # closes nothing
+
+
 def test_table_layout_matches_pytorch(torch):
     import torch.profiler
 
