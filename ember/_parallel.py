@@ -185,6 +185,12 @@ def thread_cuts(n, nbytes, min_bytes, part_bytes=None):
 # time, (2048,144)@(144,16) 0.93x, (320,128)@(128,512) 0.57x, (128,784)@(784,512) 0.56x;
 # `/work/notes/s13/mm_split.py`).
 SPLIT_PRODUCT_MIN = 1 << 23
+# Each part's product packs the operand all parts share (BLAS copies it into its blocked
+# layout): from this size that copy outweighs the balance a second part a thread gives.
+# Measured at 2 threads, one part a thread against two (`/work/notes/s17/parts_layers.py`):
+# ResNet-18's 512-channel layers on 7x7 (a 9.4 MB weight matrix) 0.83x the layer's time,
+# its stride-2 layers 0.93-0.98x.
+SHARED_REPACK_BYTES = 4 << 20
 _SPLIT_TYPES = frozenset("fdFD")
 
 
@@ -212,17 +218,20 @@ def matmul(xp, a, b, out=None):
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty(batch + (m, n), a.dtype)
-    # two parts a thread, where there are places enough, for `map_parts` to balance
+    # two parts a thread, where there are places enough, for `map_parts` to balance; one
+    # where every part would pack a large shared operand again (see SHARED_REPACK_BYTES)
     if batch and batch[0] >= threads:  # whole matrices of the batch per part
         pick_a = (lambda s: a[s]) if a.ndim > 2 else (lambda s: a)
         pick_b = (lambda s: b[s]) if b.ndim > 2 else (lambda s: b)
         map_parts(lambda s: np.matmul(pick_a(s), pick_b(s), out=out[s]),
                   even_cuts(batch[0], 2 * threads), holds=False)
     elif m >= n or m >= 8 * threads:  # rows of a
+        parts = threads if b.nbytes >= SHARED_REPACK_BYTES else 2 * threads
         map_parts(lambda s: np.matmul(a[..., s, :], b, out=out[..., s, :]),
-                  even_cuts(m, 2 * threads), holds=False)
+                  even_cuts(m, parts), holds=False)
     else:  # columns of b
-        map_parts(lambda s: np.matmul(a, b[..., s], out=out[..., s]), even_cuts(n, 2 * threads),
+        parts = threads if a.nbytes >= SHARED_REPACK_BYTES else 2 * threads
+        map_parts(lambda s: np.matmul(a, b[..., s], out=out[..., s]), even_cuts(n, parts),
                   holds=False)
     return out
 

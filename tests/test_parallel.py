@@ -95,8 +95,10 @@ def _split_cases(rng):
     ]
 
 
-def test_split_products_equal_numpy_products(two_threads, monkeypatch):
+@pytest.mark.parametrize("shared_repack_bytes", [1 << 62, 0], ids=["two_parts", "one_part"])
+def test_split_products_equal_numpy_products(two_threads, monkeypatch, shared_repack_bytes):
     monkeypatch.setattr(_parallel, "SPLIT_PRODUCT_MIN", 0)
+    monkeypatch.setattr(_parallel, "SHARED_REPACK_BYTES", shared_repack_bytes)
     for a, b in _split_cases(np.random.default_rng(0)):
         expected = np.matmul(a, b)
         got = _parallel.matmul(np, a, b)
