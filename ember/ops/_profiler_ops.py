@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _state
 from .._tensor import Tensor, make_tensor
-from ..device import device
+from ..device import backend_of, device
 from . import _custom
 from ._aten import OpOverload, OpOverloadPacket
 
@@ -54,8 +54,11 @@ def record_function_exit(handle):
     if isinstance(handle, _RecordFunction):
         key = handle._key
     elif isinstance(handle, Tensor) and handle.dtype.itemsize == 1 and handle.numel() == 8:
-        arr = handle._array if isinstance(handle._array, np.ndarray) else handle.cpu()._array
-        key = int(np.frombuffer(arr.tobytes(), np.int64)[0])  # (not .cpu(): no op recorded)
+        # the handle's own bytes (not .cpu(), which the profiler would record as an op); a
+        # handle moved to a device is read from it as a copy of .cpu() would be
+        arr = handle._array if handle._device.type == "cpu" else \
+            backend_of(handle._device).to_host(handle._array)
+        key = int(np.frombuffer(arr.tobytes(), np.int64)[0])
     else:
         raise RuntimeError("profiler::_record_function_exit() expects the handle "
                            "_record_function_enter or _record_function_enter_new returned, not "

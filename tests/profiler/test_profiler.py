@@ -269,3 +269,10 @@ def test_execution_trace_from_the_environment(monkeypatch):
     assert et.is_registered and et.get_output_file_path().endswith(".et.json")
     os.remove(et.get_output_file_path())
     et.cleanup()
+
+
+def test_a_record_function_handle_moved_to_a_device_still_closes_its_region(fake_cuda):
+    handle = ember.ops.profiler._record_function_enter("moved").to(fake_cuda)
+    ember.ops.profiler._record_function_exit(handle)
+    with pytest.raises(RuntimeError, match="closed already"):
+        ember.ops.profiler._record_function_exit(handle)
