@@ -6,7 +6,9 @@ first), each looping over that dim's kernel offsets only: 2+2 passes for a 2x2 w
 instead of 4. Max pooling keeps, per pass, which offset won (in PyTorch's row-major
 first-maximum order, NaN winning), and ends with PyTorch's flat indices into each input
 plane. Its backward scatters through those indices (a plain put when windows cannot
-overlap, one `bincount` pass when they can: never `np.add.at`). Adaptive average pooling
+overlap, one `bincount` pass when they can: never `np.add.at`). Where the windows tile the
+input (kernel == stride, no padding), the CPU keeps no indices: a few `maximum` passes over
+strided views forward, and the backward finds each window's winner again (`_tiled`). Adaptive average pooling
 is a matmul per spatial dim with a small averaging matrix.
 
 Every op here is linear in its gradient, so each backward is another graph op whose own
@@ -17,6 +19,7 @@ One op family (its `__all__`, `METHODS`, `FUNCTIONAL`) split by kind of pooling:
   avg_pool   avg_pool1d/2d/3d, lp_pool1d/2d/3d
   adaptive   adaptive_avg_pool1d/2d/3d, adaptive_max_pool1d/2d/3d (and `_with_indices`)
   unpool     max_unpool1d/2d/3d
+  _tiled     max pooling whose windows tile the input, on the CPU
   _common    window geometry, the separable max, the scatter/gather and linear node pairs
   _checks    argument parsing and PyTorch's errors
 """

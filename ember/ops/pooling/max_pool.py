@@ -5,7 +5,7 @@ import numpy as np
 
 from ..._parallel import map_parts
 from ..._tensor import xp_of
-from . import _device_pool
+from . import _device_pool, _tiled
 from ._checks import _batch_check, _one, _pool_params
 from .._graph import needs_grad
 from ._common import (_MAXPOOL, _flat_index, _index_shape, _max_result,
@@ -34,7 +34,19 @@ def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mod
         vals, flat = _device_pool.max_pool2d(xp, a, window, osz)
         return _max_result(input, vals, flat, size, _MAXPOOL[nd], accumulate, return_indices,
                            nd, window)
-    need_idx = return_indices or needs_grad(input)
+    if not return_indices and _tiled.applies(xp, a, kernel, stride, padding, dilation, size,
+                                             osz):
+        return _tiled.max_pool(input, nd, kernel, osz)
+    vals, flat = _pooled(xp, a, kernel, stride, padding, dilation, osz,
+                         return_indices or needs_grad(input))
+    return _max_result(input, vals, flat, size, _MAXPOOL[nd], accumulate, return_indices, nd)
+
+
+def _pooled(xp, a, kernel, stride, padding, dilation, osz, need_idx):
+    """(maxima (1, P, *osz), PyTorch's flat indices into each input plane or None) of `a`'s
+    planes, by the separable max over the padded planes."""
+    nd = len(kernel)
+    size = a.shape[a.ndim - nd:]
     padded = _padded_planes(xp, a, nd, padding, kernel, stride, dilation, osz,
                             _lowest(a.dtype), "pool")
     sels = [_strided_selectors(k, t, d, o) for k, t, d, o in zip(kernel, stride, dilation, osz)]
@@ -46,12 +58,16 @@ def _max_pool(input, nd, fname, kernel_size, stride, padding, dilation, ceil_mod
         return vals, (_flat_index(xp, won, positions, size) if need_idx else None)
     cuts = plane_cuts(xp, padded)
     if cuts is None:
-        vals, flat = pooled(padded)
-    else:  # parts of the planes on the intra-op threads: the same bits
-        parts = map_parts(lambda s: pooled(padded[:, s]), cuts)
-        vals = xp.concatenate([part[0] for part in parts], axis=1)
-        flat = xp.concatenate([part[1] for part in parts], axis=1) if need_idx else None
-    return _max_result(input, vals, flat, size, _MAXPOOL[nd], accumulate, return_indices, nd)
+        return pooled(padded)
+    parts = map_parts(lambda s: pooled(padded[:, s]), cuts)  # on the intra-op threads
+    vals = xp.concatenate([part[0] for part in parts], axis=1)
+    flat = xp.concatenate([part[1] for part in parts], axis=1) if need_idx else None
+    return vals, flat
+
+
+def flat_indices(xp, a, kernel, stride, padding, dilation, osz):
+    """PyTorch's flat indices (1, P, *osz) of max pooling's winners in `a`'s planes."""
+    return _pooled(xp, a, kernel, stride, padding, dilation, osz, True)[1]
 
 
 def _position_fn(xp, nd, d, o, stride, pad, dil):
