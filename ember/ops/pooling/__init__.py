@@ -8,8 +8,8 @@ first-maximum order, NaN winning), and ends with PyTorch's flat indices into eac
 plane. Its backward scatters through those indices (a plain put when windows cannot
 overlap, one `bincount` pass when they can: never `np.add.at`). Where the windows tile the
 input (kernel == stride, no padding), the CPU keeps no indices: a few `maximum` passes over
-strided views forward, and the backward finds each window's winner again (`_tiled`). Adaptive average pooling
-is a matmul per spatial dim with a small averaging matrix.
+strided views forward, and the backward finds each window's winner again (`_tiled`).
+Adaptive average pooling is a matmul per spatial dim with a small averaging matrix.
 
 Every op here is linear in its gradient, so each backward is another graph op whose own
 backward is the forward again: double backward comes for free.
