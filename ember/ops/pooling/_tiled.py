@@ -15,11 +15,11 @@ import itertools
 
 import numpy as np
 
-from ..._parallel import map_parts
+from ..._parallel import map_parts, thread_cuts
 from ..._state import grad as _grad_state
 from ..._tensor import make_tensor
 from .._graph import record
-from ._common import _MAXPOOL, _set_pair, plane_cuts
+from ._common import _MAXPOOL, _set_pair
 
 
 def applies(xp, a, kernel, stride, padding, dilation, size, osz):
@@ -41,9 +41,17 @@ def _offsets(kernel):
             for at in itertools.product(*[range(k) for k in kernel])]
 
 
+# Parts of the planes go to the intra-op threads from this input size, smaller than the
+# general path's (`_common.THREADED_MIN_BYTES`): this path's calls are fewer and longer.
+# Measured fwd+bwd at 2 threads against one (`/work/notes/s18/pool_thr.py`): (32, 16, 28,
+# 28) (1.6 MB) 0.70 of the time, (32, 32, 14, 14) (0.8 MB) 0.85, 512 KB 1.07-1.2, 256 KB 1.46.
+THREADED_MIN_BYTES = 768 << 10
+
+
 def _split_planes(fn, *arrays):
-    """fn over parts of the planes (axis 0) on the intra-op threads, or whole."""
-    cuts = plane_cuts(np, arrays[0], axis=0)
+    """fn over parts of the planes (axis 0) of `arrays` (the first the input) on the
+    intra-op threads, or whole."""
+    cuts = thread_cuts(arrays[0].shape[0], arrays[0].nbytes, THREADED_MIN_BYTES)
     if cuts is None:
         fn(*arrays)
     else:
