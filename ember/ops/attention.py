@@ -51,6 +51,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but "
                            f"got query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: "
                            f"{value.ndim} instead.")
+    if attn_mask is not None and attn_mask.ndim < 2:  # PyTorch reads the mask's dim -2
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions"
+                         if attn_mask.ndim == 0 else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
     if attn_mask is not None and attn_mask.dtype.name != "bool" and \
             attn_mask.dtype is not query.dtype:
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query "

@@ -54,10 +54,15 @@ def _dot_along(xp, a, b, d):
 def sums_along(xp, a, d):
     """sum(a) along axis d, kept as 1. Along the last axis of a contiguous float array it is a
     product with ones: BLAS sums rows 3-4x faster than NumPy's reduction (1024 rows of 1000:
-    73 against 289 us), and softmax's rows are summed in every forward and backward."""
-    if d == a.ndim - 1 and a.ndim and a.dtype.kind == "f" and a.dtype.itemsize >= 4 \
-            and a.flags.c_contiguous:
-        return xp.expand_dims(xp.matmul(a, xp.ones(a.shape[-1], a.dtype)), -1)
+    73 against 289 us), and softmax's rows are summed in every forward and backward. Down
+    the columns (d the next to last axis: attention's transposed scores) likewise, ones times
+    the matrices (causal (16, 4, 64, 64): 25 against 141 us)."""
+    last = d == a.ndim - 1
+    if (last or d == a.ndim - 2) and d >= 0 and a.dtype.kind == "f" and \
+            a.dtype.itemsize >= 4 and a.flags.c_contiguous:
+        if last:
+            return xp.expand_dims(xp.matmul(a, xp.ones(a.shape[-1], a.dtype)), -1)
+        return xp.expand_dims(xp.matmul(xp.ones(a.shape[-2], a.dtype), a), -2)
     return a.sum(axis=d, keepdims=True)
 
 

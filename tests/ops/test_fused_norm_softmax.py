@@ -277,6 +277,21 @@ def test_sdpa_mask_and_causal_together_refused():
                                         is_causal=True)
 
 
+@pytest.mark.parametrize("mask_shape,message", [
+    ((6,), r"Dimension out of range \(expected to be in range of \[-1, 0\], but got -2\)"),
+    ((), "Dimension specified as -2 but tensor has no dimensions")])
+@pytest.mark.parametrize("dtype", ["bool", "float32"])
+def test_sdpa_mask_of_fewer_than_two_dims_refused_as_torch(mask_shape, message, dtype):
+    q = ember.zeros(1, 2, 5, 4)
+    with pytest.raises(IndexError, match=message):
+        EF.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(mask_shape,
+                                                                       dtype=getattr(ember, dtype)))
+    tq = torch.zeros(1, 2, 5, 4)
+    with pytest.raises(IndexError, match=message):
+        TF.scaled_dot_product_attention(tq, tq, tq, attn_mask=torch.ones(mask_shape,
+                                                                         dtype=getattr(torch, dtype)))
+
+
 def test_sdpa_dropout_is_softmax_then_dropout():
     rng = np.random.default_rng(13)
     q, k, v = (ember.tensor(rng.standard_normal((2, 2, 5, 4)).astype(np.float32),
