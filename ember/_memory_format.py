@@ -158,6 +158,21 @@ def plainly_contiguous(array):
     return array.flags.c_contiguous and not (array.ndim in _ORDER and 1 in array.shape)
 
 
+def c_ordered(array):
+    """`array`, or a copy of it laid out C-contiguously. PyTorch computes some ops into a
+    fresh contiguous tensor whatever their input's layout (softmax, the cumulative scans,
+    tril, masked_fill, reductions along a dim ...), where NumPy's results follow the input's
+    order: a transposed or channels_last input would give a result that `.view` refuses.
+    (NumPy calls an array with size-1 axes contiguous whatever their strides; channels_last
+    ones, which `Tensor.stride` reports, are copied too.)"""
+    if array.flags.c_contiguous and not (array.ndim in _ORDER and 1 in array.shape and
+                                         is_channels_last_strides(
+                                             array.shape,
+                                             tuple(s // array.itemsize for s in array.strides))):
+        return array
+    return array.copy(order="C")
+
+
 def empty_array(xp, shape, dtype, strides):
     """An uninitialised array with exactly these element strides (non-negative, dense)."""
     shape = tuple(shape)

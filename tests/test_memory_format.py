@@ -196,3 +196,44 @@ def test_empty_strided(size, stride):
     assert got.is_contiguous() == want.is_contiguous()
     got.fill_(2.0)
     assert ember.equal(got, ember.full(size, 2.0))
+
+
+# Ops PyTorch computes into a fresh contiguous tensor whatever the input's layout (roll: in
+# the layout the input suggests), where NumPy's results follow the input's order: each
+# result's strides beside PyTorch's, and `.view(-1)` (which a transposed result refuses).
+CONTIGUOUS_RESULTS = {
+    "softmax": lambda lib, t: lib.nn.functional.softmax(t, 1),
+    "log_softmax": lambda lib, t: lib.nn.functional.log_softmax(t, -1),
+    "softmin": lambda lib, t: lib.nn.functional.softmin(t, 0),
+    "cumsum": lambda lib, t: t.cumsum(1),
+    "cumprod": lambda lib, t: t.cumprod(-1),
+    "logcumsumexp": lambda lib, t: t.logcumsumexp(0),
+    "cummax": lambda lib, t: t.cummax(1).indices,
+    "cummin": lambda lib, t: t.cummin(1).values,
+    "roll": lambda lib, t: t.roll(1, 1),
+    "tril": lambda lib, t: t.tril(),
+    "triu": lambda lib, t: t.triu(1),
+    "renorm": lambda lib, t: t.renorm(2, 1, 1.0),
+    "masked_fill": lambda lib, t: t.masked_fill(t > 0, 0.0),
+    "var": lambda lib, t: t.var(1),
+    "std_mean": lambda lib, t: lib.std_mean(t, 1)[1],
+    "logsumexp": lambda lib, t: t.logsumexp(1),
+    "median": lambda lib, t: t.median(1).values,
+    "mode": lambda lib, t: t.mode(1).indices,
+}
+LAYOUTS = {
+    "transposed": lambda lib: lib.arange(60.0).reshape(3, 5, 4).transpose(0, 2) % 7,
+    "channels_last": lambda lib: (lib.arange(72.0).reshape(2, 4, 3, 3) % 5).contiguous(
+        memory_format=lib.channels_last),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op", CONTIGUOUS_RESULTS)
+def test_results_laid_out_as_pytorch(op, layout):
+    mine = CONTIGUOUS_RESULTS[op](ember, LAYOUTS[layout](ember))
+    theirs = CONTIGUOUS_RESULTS[op](torch, LAYOUTS[layout](torch))
+    assert (mine.stride(), mine.is_contiguous()) == (theirs.stride(), theirs.is_contiguous())
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+    if theirs.is_contiguous():
+        assert mine.view(-1).shape == theirs.view(-1).shape

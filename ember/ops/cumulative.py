@@ -7,6 +7,7 @@ log-step scan of whole-array shifts, so no path loops over elements in Python.
 import numpy as np
 
 from .. import _dtype_casts as _casts, dtypes as _dt
+from .._memory_format import c_ordered
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, inplace, record, write_out, with_out
@@ -23,8 +24,9 @@ _cummin_type = return_type("cummin")
 
 
 def _scan_axis(input, dim):
-    """The array to scan (a 0-dim tensor scans as one element) and the wrapped dim."""
-    arr = input._array
+    """The array to scan (a 0-dim tensor scans as one element), C-ordered (PyTorch's scans
+    give a contiguous result whatever the input's layout), and the wrapped dim."""
+    arr = c_ordered(input._array)
     axis = _wrap_dim(dim, arr.ndim)
     return (arr if arr.ndim else arr.reshape(1)), axis
 

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
+from .._memory_format import c_ordered
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, inplace, needs_grad, record, write_out
 from .pointwise import _promoted_dtype, where
@@ -137,7 +138,7 @@ def _renorm_checks(input, p, dim, maxnorm):
 def renorm(input, p, dim, maxnorm, *, out=None):
     axes = _renorm_checks(input, p, dim, maxnorm)
     p, m = builtins.float(p), builtins.float(maxnorm)
-    arr = input._array
+    arr = c_ordered(input._array)  # a contiguous result, as PyTorch's
     n = vector_norm(input.detach(), p, axes, True)._array
     xp = xp_of(input)
     over = n > m

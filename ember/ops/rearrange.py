@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import _dtype_casts as _casts, dtypes as _dt
-from .._memory_format import contiguous_format
+from .._memory_format import c_ordered, contiguous_format, suggest
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
@@ -296,7 +296,12 @@ def roll(input, shifts, dims=None):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                            f"{len(dims)}")
     axes = tuple(_wrap_dim(d, input.dim()) for d in dims)
-    out = make_tensor(xp_of(input).roll(input._array, shifts, axes), input._device)
+    # PyTorch's result is contiguous in the layout the input suggests (a transposed input
+    # gives a contiguous one, a channels_last one stays channels_last)
+    arr = input._array
+    if suggest(arr.shape, input.stride()) is contiguous_format:
+        arr = c_ordered(arr)
+    out = make_tensor(xp_of(input).roll(arr, shifts, axes), input._device)
     node = record(RollBackward0, (input,), out)
     if node is not None:
         node.shifts, node.dims = shifts, axes
@@ -408,7 +413,7 @@ def _tri(input, diagonal, lower, name, cls):
     if input.dim() < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     xp = xp_of(input)
-    arr = input._array
+    arr = c_ordered(input._array)  # PyTorch's result is contiguous whatever the input's layout
     rows, cols = arr.shape[-2:]
     keep = xp.tri(rows, cols, diagonal, dtype=bool) if lower else \
         ~xp.tri(rows, cols, diagonal - 1, dtype=bool)

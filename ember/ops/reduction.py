@@ -13,6 +13,7 @@ import numpy as np
 
 from .._meta import refuse_on_meta
 from .. import _dtype_casts as _casts, dtypes as _dt, return_types
+from .._memory_format import c_ordered
 from ..return_types import return_type
 from .._state import autocast as _autocast
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
@@ -275,6 +276,7 @@ def select_result(input, index, axis, keepdim, node_cls, tuple_type, out=None, f
         ind = index.astype(np.int64, copy=False)
         if not keepdim:
             vals, ind = vals.squeeze(axis), ind.squeeze(axis)
+        vals, ind = c_ordered(vals), c_ordered(ind)  # contiguous, as PyTorch's
     values, indices = make_tensor(vals, dev), make_tensor(ind, dev)
     if out is not None:
         write_out(out[0], values, fname)

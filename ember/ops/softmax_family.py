@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
 from .._state import grad as _grad_state
@@ -148,7 +149,7 @@ def _softmax_forward(input, d, log, node_cls):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"{"log_" if log else ""}softmax_lastdim_kernel_impl" not '
                                   f"implemented for '{input.dtype._scalar_name}'")
-    arr = input._array
+    arr = _mf.c_ordered(input._array)  # PyTorch's result is contiguous whatever x's layout
     zero_d = arr.ndim == 0
     if zero_d:
         arr = arr.reshape(1)

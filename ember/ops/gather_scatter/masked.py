@@ -7,6 +7,7 @@ import numpy as np
 
 from ..._meta import refuse_on_meta
 from ... import _dtype_casts as _casts, dtypes as _dt
+from ..._memory_format import c_ordered
 from ..._tensor import Tensor, make_tensor
 from ...device import assert_on_device, checks_on_host
 from .._graph import Node, inplace, record, warn_expanded, write_out
@@ -49,7 +50,7 @@ def masked_fill(input, mask, value):
                         f"because some of the arguments have invalid types: (Tensor, !{name}!)\n")
     _broadcast(mask._array.shape, input._array.shape)
     xp = _xp(input)
-    arr = input._array
+    arr = c_ordered(input._array)  # PyTorch's result is contiguous whatever the input's layout
     if input.dtype._kind:
         _casts.refuse(input.dtype, "masked_fill", (_dt.COMPLEX32,))
         value = value.item() if tensor_value else value
