@@ -173,6 +173,17 @@ def c_ordered(array):
     return array.copy(order="C")
 
 
+def joined_layout(joined, tensors):
+    """cat's or stack's result `joined` in PyTorch's layout: NumPy's follows its inputs'
+    order, PyTorch's is channels_last where every input suggests that, else contiguous
+    (two transposed matrices join into a contiguous one)."""
+    if joined.flags.c_contiguous and not (joined.ndim in _ORDER and 1 in joined.shape):
+        return joined
+    if all(suggest(t._array.shape, t.stride()) is not contiguous_format for t in tensors):
+        return joined
+    return c_ordered(joined)
+
+
 def empty_array(xp, shape, dtype, strides):
     """An uninitialised array with exactly these element strides (non-negative, dense)."""
     shape = tuple(shape)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
+from .._memory_format import c_ordered
 from .._select import select
 from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, xp_of
@@ -680,6 +681,7 @@ class LogSigmoidBackward0(Node):
 
 def logsigmoid(input):
     def fn(a):
+        a = c_ordered(a)  # PyTorch's result is contiguous whatever the input's layout
         return (np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))).astype(a.dtype)
     return _act(input, fn, LogSigmoidBackward0, None, "log_sigmoid_cpu")
 

@@ -57,8 +57,8 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
                 raise IndexError(f"aminmax: Expected reduction dim {a} to have non-zero size.")
     keep = keepdim
     xp = xp_of(input)
-    lo = make_tensor(xp.asarray(arr.min(axis=axes, keepdims=keep)), input._device)
-    hi = make_tensor(xp.asarray(arr.max(axis=axes, keepdims=keep)), input._device)
+    lo = const(xp.asarray(arr.min(axis=axes, keepdims=keep)), input)
+    hi = const(xp.asarray(arr.max(axis=axes, keepdims=keep)), input)
     if out is not None:
         write_out(out[0], lo, "aminmax")
         write_out(out[1], hi, "aminmax")

@@ -85,8 +85,10 @@ def accumulating(arr):
 
 
 def const(arr, like):
-    """A constant tensor (no graph) over `arr`, on `like`'s device."""
-    return make_tensor(as_array(arr), like._device)
+    """A constant tensor (no graph) over `arr`, on `like`'s device: the result of a reduction,
+    a sort or a scan, C-ordered where NumPy followed a non-contiguous input's order (PyTorch
+    gives these a contiguous result, which `.view` takes)."""
+    return make_tensor(c_ordered(as_array(arr)), like._device)
 
 
 def _reduced_size(shape, axes):
@@ -147,7 +149,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
     total = accumulating(arr).sum(axis=axes, keepdims=keepdim)
-    res = make_tensor(_casts.cast_if_needed(as_array(total), arr.dtype), input._device)
+    res = const(_casts.cast_if_needed(as_array(total), arr.dtype), input)
     if out is not None:
         return write_out(out, res, "sum")
     node = record(SumBackward0 if dim is None else SumBackward1, (input,), res)
@@ -210,7 +212,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         arr = arr.astype(d.np)
     axes = dims_of(dim, arr.ndim)
     avg = accumulating(arr).mean(axis=axes, keepdims=keepdim)
-    res = make_tensor(_casts.cast_if_needed(as_array(avg), arr.dtype), input._device)
+    res = const(_casts.cast_if_needed(as_array(avg), arr.dtype), input)
     if out is not None:
         return write_out(out, res, "mean")
     node = record(MeanBackward0 if dim is None else MeanBackward1, (input,), res)

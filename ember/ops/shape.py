@@ -627,7 +627,7 @@ def cat(tensors, dim=0, *, axis=None, out=None):
     arrays = _joined_arrays(parts)
     xp = xp_of(parts[0])
     joined = _casts.on_bits(lambda *a: xp.concatenate(a, axis=d), *arrays)
-    res = make_tensor(joined, parts[0]._device)
+    res = make_tensor(_mf.joined_layout(joined, parts), parts[0]._device)
     node = record(CatBackward0, tuple(tensors), res)
     if node is not None:
         node.dim = d
@@ -681,7 +681,8 @@ def stack(tensors, dim=0, *, out=None):
     d = _wrap_dim(dim, len(shape) + 1)
     arrays = _joined_arrays(tensors)
     xp = xp_of(tensors[0])
-    res = make_tensor(_casts.on_bits(lambda *a: xp.stack(a, axis=d), *arrays), tensors[0]._device)
+    joined = _casts.on_bits(lambda *a: xp.stack(a, axis=d), *arrays)
+    res = make_tensor(_mf.joined_layout(joined, tensors), tensors[0]._device)
     node = record(StackBackward0, tuple(tensors), res)
     if node is not None:
         node.dim = d

@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
-from .._memory_format import c_ordered
 from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, record, write_out
 from .pointwise import where
@@ -112,7 +111,6 @@ def _spread(input, dim, unbiased, keepdim, correction, out, fname):
         return res if out is None else write_out(out, res, fname)
     dim, correction = _var_args(dim, unbiased, correction, fname)
     axes, dof, var_arr, mean_arr = _moments(input, dim, correction, keepdim, fname)
-    var_arr, mean_arr = c_ordered(var_arr), c_ordered(mean_arr)  # contiguous, as PyTorch's
     is_std = fname.startswith("std")
     res = const(xp_of(input).sqrt(var_arr) if is_std else var_arr, input)
     if fname in ("std", "var"):
@@ -326,7 +324,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf (or an inf) in a slice: no shift
     else:
         m = xp.zeros(kept, dtype=arr.dtype)
-    r = c_ordered(xp.log(xp.exp(arr - m).sum(axis=axes, keepdims=True)) + m)
+    r = xp.log(xp.exp(arr - m).sum(axis=axes, keepdims=True)) + m
     res = const(r if keepdim else r.reshape(tuple(s for a, s in enumerate(arr.shape)
                                                     if a not in axes)), input)
     if out is not None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._dtype_casts import cast_if_needed
+from ..._memory_format import c_ordered
 from ..._tensor import make_tensor, xp_of
 from ...device import backend_of, check_data, checks_on_host
 from .._device_kernels import Kernel, trial_verdict, usable
@@ -425,5 +426,5 @@ def one_hot(tensor, num_classes=-1):
                assertion)
     check_data(tensor._device, arr >= num_classes,
                RuntimeError("Class values must be smaller than num_classes."), assertion)
-    out = (arr[..., None] == xp.arange(num_classes)).astype(np.int64)
-    return make_tensor(out, tensor._device)
+    out = (c_ordered(arr)[..., None] == xp.arange(num_classes)).astype(np.int64)
+    return make_tensor(out, tensor._device)  # contiguous whatever the indices' layout, as PyTorch's
