@@ -46,8 +46,10 @@ def _run_script(path, argv):
     the real torch there. Multiprocessing starts a main module that has a spec by that
     module's name, so the script's module names `ember.compat._mp_main`, which installs compat
     in the child and then runs the script (found through the environment, which children
-    inherit)."""
-    os.environ["EMBER_COMPAT_SCRIPT"] = os.path.abspath(path)
+    inherit). Python (3.9+) makes the script's `__file__` and the file name in its tracebacks
+    and warnings absolute, while sys.argv[0] stays as typed; so does this."""
+    path = os.path.abspath(path)
+    os.environ["EMBER_COMPAT_SCRIPT"] = path
     with open(path, "rb") as f:
         source = f.read()
     main = _main_module(argv)

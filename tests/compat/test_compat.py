@@ -79,6 +79,16 @@ def test_command_line_as_python_gives_it(tmp_path, how):
     assert ours_err.strip().splitlines()[-1:] == py_err.strip().splitlines()[-1:]
 
 
+def test_script_named_relatively_gets_an_absolute_file(tmp_path):
+    # python 3.9+: __file__ and the file warnings and tracebacks name are absolute, argv[0] not
+    (tmp_path / "prog.py").write_text("import sys, warnings\nprint(__file__, sys.argv[0])\n"
+                                      "warnings.warn('w')\nraise ValueError('boom')\n")
+    (py_rc, py_out, py_err), (ours_rc, ours_out, ours_err) = _both(["prog.py"], tmp_path)
+    assert (ours_rc, ours_out) == (py_rc, py_out), ours_err
+    assert f"{tmp_path / 'prog.py'}:3: UserWarning: w" in ours_err
+    assert f'File "{tmp_path / "prog.py"}", line 4' in ours_err
+
+
 def test_code_and_stdin_programs_import_ember_as_torch():
     for args, stdin in [(["-c", "import torch; print(torch.__name__)"], None),
                         (["-"], "import torch; print(torch.__name__)")]:

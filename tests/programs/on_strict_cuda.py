@@ -37,7 +37,8 @@ def run(argv):
     path = os.environ.get("STRICT_CUPY_TRANSFERS_FILE")
     with strict_cupy():
         start = TRANSFERS.count
-        lines = _count_by_script_line(argv[0]) if path and argv else None
+        # python -m ember.compat compiles the script under its absolute path, as python does
+        lines = _count_by_script_line(os.path.abspath(argv[0])) if path and argv else None
         try:
             main(argv)
         finally:
