@@ -203,6 +203,16 @@ def matmul(xp, a, b, out=None):
     results, too, depend on the thread count)."""
     if xp is not np:
         return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
+    if a.dtype == np.float16 and b.dtype == np.float16:
+        # NumPy multiplies float16 in a loop of its own, without BLAS: hundreds of times
+        # slower than float32. That loop sums in float32 and rounds once, so the float32
+        # product through BLAS, rounded once, is the same result (as PyTorch's CPU half
+        # products, accumulated in float32, are), up to the order of the sums.
+        res = matmul(np, a.astype(np.float32), b.astype(np.float32))
+        if out is None:
+            return res.astype(np.float16)
+        np.copyto(out, res, casting="same_kind")
+        return out
     threads = _pool.count()
     if threads < 2 or not _pool.holds_cores() or a.ndim < 2 or b.ndim < 2 or \
             a.dtype.char not in _SPLIT_TYPES or b.dtype != a.dtype or \

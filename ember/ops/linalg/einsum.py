@@ -99,8 +99,9 @@ def _parse_einsum(equation, operands):
     return subs, out, used | set(ell)
 
 
-_MATMUL_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
-                                                  np.complex128))
+# (float16 too: the product helper multiplies it through float32's BLAS)
+_MATMUL_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64,
+                                                  np.complex64, np.complex128))
 
 
 def _pair_as_matmul(xp, subs, out_sub, arrays):
