@@ -85,6 +85,18 @@ def test_an_input_changed_in_place_is_refused_as_in_pytorch(torch):
     assert "modified by an inplace operation" in messages[0]
 
 
+def test_a_second_backward_is_refused_as_in_pytorch(torch):
+    messages = []
+    for lib, x in zip((ember, torch), _both(torch, _ties((1, 2, 4, 4)))):
+        y = lib.nn.functional.max_pool2d(x, 2).sum()
+        y.backward(retain_graph=True)
+        y.backward()  # a retained graph: again
+        with pytest.raises(RuntimeError) as err:
+            y.backward()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
 def test_double_backward_follows_pytorch(torch):
     arr = _ties((2, 2, 6, 4))
     out = []

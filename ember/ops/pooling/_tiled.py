@@ -103,11 +103,11 @@ def _tiled_node_class(gather):
     input and the maxima in place of indices."""
 
     def backward(self, grad):
+        planes = self.saved_tensors[0]._array  # (first: a freed graph raises PyTorch's error)
         best = self._best
         if _grad_state.enabled or np.isnan(best).any():
             return gather.backward(self, grad)
         nd = len(self.kernel)
-        planes = self.saved_tensors[0]._array
         planes = planes.reshape((-1,) + planes.shape[planes.ndim - nd:])
         g = grad._array.reshape(best.shape)
         gx = maxima_grad(planes, best, g, self.kernel)
@@ -124,9 +124,13 @@ def _tiled_node_class(gather):
             self._indices = flat.reshape(x.shape[:x.ndim - nd] + self._best.shape[1:])
         return self._indices
 
+    def release(self):  # the maxima and indices go with the saved input
+        gather._release(self)
+        self._best = self._indices = None
+
     return type(gather.__name__, (gather,), {
         "backward": backward, "indices": property(indices, _store_indices), "_indices": None,
-        "__doc__": gather.__doc__})
+        "_release": release, "__doc__": gather.__doc__})
 
 
 def _store_indices(self, value):
