@@ -165,10 +165,8 @@ def c_ordered(array):
     order: a transposed or channels_last input would give a result that `.view` refuses.
     (NumPy calls an array with size-1 axes contiguous whatever their strides; channels_last
     ones, which `Tensor.stride` reports, are copied too.)"""
-    if array.flags.c_contiguous and not (array.ndim in _ORDER and 1 in array.shape and
-                                         is_channels_last_strides(
-                                             array.shape,
-                                             tuple(s // array.itemsize for s in array.strides))):
+    if plainly_contiguous(array) or (array.flags.c_contiguous and not is_channels_last_strides(
+            array.shape, tuple(s // array.itemsize for s in array.strides))):
         return array
     return array.copy(order="C")
 
@@ -177,9 +175,8 @@ def joined_layout(joined, tensors):
     """cat's or stack's result `joined` in PyTorch's layout: NumPy's follows its inputs'
     order, PyTorch's is channels_last where every input suggests that, else contiguous
     (two transposed matrices join into a contiguous one)."""
-    if joined.flags.c_contiguous and not (joined.ndim in _ORDER and 1 in joined.shape):
-        return joined
-    if all(suggest(t._array.shape, t.stride()) is not contiguous_format for t in tensors):
+    if plainly_contiguous(joined) or \
+            all(suggest(t._array.shape, t.stride()) is not contiguous_format for t in tensors):
         return joined
     return c_ordered(joined)
 
