@@ -367,7 +367,7 @@ NAMES = {
 SPARSE_METHODS = ("__iadd__", "__imul__", "__itruediv__", "__matmul__", "__mul__",
                   "__neg__", "__radd__", "__repr__", "__rmul__", "__str__", "__truediv__",
                   "_grad_at_unique", "_to_compressed", "add", "add_", "div", "div_",
-                  "matmul", "mm", "mul", "mul_", "neg", "t", "values", "zero_")
+                  "matmul", "mm", "mul", "mul_", "neg", "sum", "t", "values", "zero_")
 # the methods sparse_compressed_methods.py binds onto SparseCompressedTensor
 COMPRESSED_METHODS = ("__add__", "__matmul__", "__mul__", "__neg__", "__radd__", "__repr__",
                       "__rmatmul__", "__rmul__", "__str__", "__sub__", "__truediv__", "add",

@@ -17,6 +17,7 @@ from .._sparse_compressed import SparseCompressedTensor
 from .._tensor import Tensor, make_tensor
 from ..device import _BACKENDS
 from ._graph import Node, record
+from .shape import cat
 
 __all__ = ["sparse_coo_tensor", "spmm", "mm"]
 METHODS = ["to_sparse", "to_sparse_coo", "to_dense", "sparse_mask", "sparse_dim", "dense_dim",
@@ -475,6 +476,33 @@ def sparse_sum(input, dim=None, dtype=None):
     return make_sparse(make_tensor(coords, input._device), summed, new_shape, True)
 
 
+def _sum_method(self, dim=None, keepdim=False, *, dtype=None):
+    """`Tensor.sum` of a sparse tensor: torch.sparse.sum's result, with `keepdim` each summed
+    dimension put back with size 1, as PyTorch's unsqueeze puts it (a sparse dimension while
+    it falls within the sparse ones, a dense one after)."""
+    if dim is None:
+        if keepdim:
+            raise TypeError("sum() received an invalid combination of arguments - got "
+                            "(keepdim=bool), but expected (tuple of ints dim, bool keepdim = "
+                            "False, *, torch.dtype dtype = None)")
+        return sparse_sum(self, dtype=dtype)
+    result = sparse_sum(self, dim, dtype)
+    if not keepdim:
+        return result
+    ndim = self._array.ndim
+    for d in sorted({d % ndim for d in ([dim] if isinstance(dim, int) else dim)}):
+        if not isinstance(result, SparseTensor):
+            result = result.unsqueeze(d)
+            continue
+        ind, values, shape = result._ind, result._val, tuple(result._array.shape)
+        if d <= result.sparse_dim():
+            ind = cat([ind[:d], ind.new_zeros((1, ind.shape[1])), ind[d:]])
+        else:
+            values = values.unsqueeze(d - result.sparse_dim() + 1)
+        result = make_sparse(ind, values, shape[:d] + (1,) + shape[d:], result._coalesced)
+    return result
+
+
 # ---- printing -----------------------------------------------------------------------------------------
 def sparse_repr(s):
     from .._printing import _default_dtype_name
@@ -544,6 +572,7 @@ SPARSE_METHODS = {
     "t": _transpose, "__repr__": _repr, "__str__": _repr,
     "_grad_at_unique": _grad_at_unique,  # read by SparseTensor.grad
     "_to_compressed": _to_compressed,  # read by SparseTensor.to_sparse(layout=...)
+    "sum": _sum_method,
 }
 # a sparse tensor's own forms of methods, bound when this family loads (ember/ops/__init__.py
 # leaves stand-ins that load it); sparse_arith binds its arithmetic the same way

@@ -122,6 +122,26 @@ def test_sparse_sum_dims_hybrid():
             close(e, t)
 
 
+@pytest.mark.parametrize("sparse_dims", [1, 2, 3])
+def test_tensor_sum_of_a_sparse_tensor(sparse_dims):
+    """`t.sum(...)` on a sparse tensor (torch.sparse.sum's result), with keepdim and dtype."""
+    def run(lib):
+        base = lib.arange(24.).reshape(2, 3, 4)
+        x = (base * (base % 3 != 0)).to_sparse(sparse_dims)
+        out = [x.sum(), x.sum(1, dtype=lib.float64)]
+        for dim in (0, 2, -1, (0, 1), (0, 2), (1, 2), (0, 1, 2)):
+            out += [x.sum(dim), x.sum(dim, keepdim=True)]
+        return out
+    for e, t in zip(*both(run)):
+        assert e.is_sparse == t.is_sparse and tuple(e.shape) == tuple(t.shape)
+        if t.is_sparse:
+            assert repr(e) == repr(t)
+        else:
+            close(e, t)
+    with pytest.raises(TypeError):
+        ember.ones(2, 2).to_sparse().sum(keepdim=True)
+
+
 @pytest.mark.parametrize("bad", [
     lambda lib: lib.sparse_coo_tensor(lib.tensor([0, 1]), lib.tensor([1., 2.])),
     lambda lib: lib.sparse_coo_tensor(lib.tensor(IND), lib.tensor([1., 2.]), (3, 3)),
