@@ -49,6 +49,10 @@ from .version import __version__
 from . import version
 from ._tensor import (is_tensor, is_floating_point, is_complex, numel, get_device, is_inference,
                       is_distributed)
+# as PyTorch's parser binds them, with NumPy's spellings (`torch.numel(a=t)`): the functions
+# ember's own modules give this namespace; export() above bound the op families' the same way
+from .ops._numpy_names import accept_in as _accept_in
+_accept_in(globals(), [n for n, v in list(globals().items()) if not n.startswith("_")], "torch")
 from . import torch_version
 
 # Loaded on first use (ember/_lazy.py): the packages and modules a script may never need,

@@ -8,3 +8,7 @@ from .ops.spectral import (fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
            "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+from .ops._numpy_names import accept_in as _accept_in  # noqa: E402
+
+_accept_in(globals(), __all__, "fft")  # `axis=` ... as PyTorch's C++-bound functions take them

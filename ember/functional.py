@@ -17,3 +17,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_sh
            "broadcast_tensors", "cartesian_prod", "cdist", "chain_matmul", "einsum", "istft",
            "lu", "meshgrid", "norm", "pca_lowrank", "split", "stft", "svd_lowrank", "tensordot", "unique",
            "unique_consecutive", "unravel_index"]
+
+from .ops._numpy_names import accept_in as _accept_in  # noqa: E402
+
+_accept_in(globals(), __all__, "torch")  # istft, which PyTorch binds from C++ (the rest are Python)

@@ -28,3 +28,7 @@ __all__ = ["LinAlgError", "cholesky", "common_notes", "cholesky_ex", "cond", "cr
            "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
            "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
            "tensorsolve", "vander", "vecdot", "vector_norm"]
+
+from .ops._numpy_names import accept_in as _accept_in  # noqa: E402
+
+_accept_in(globals(), __all__, "linalg")  # `axis=` ... as PyTorch's C++-bound functions take them

@@ -39,3 +39,7 @@ __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "exp2", "expm1", "log1p", 
            "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
            "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
            "legendre_polynomial_p"]
+
+from .ops._numpy_names import accept_in as _accept_in  # noqa: E402
+
+_accept_in(globals(), __all__, "special")  # `axis=` ... as PyTorch's C++-bound functions take them

@@ -6,8 +6,9 @@ For each public callable of `ember`, `ember.Tensor`, `ember.nn.functional`, `emb
 parameters of ember's signature. A `*size` parameter of torch counts as the keyword `size`
 (`zeros(size=(2, 3))`, `t.permute(dims=(1, 0))`), so ember takes both forms there.
 
-Not held: the NumPy spellings torch's C++ parser also takes for any C-bound op (`axis` for
-`dim`, `keepdims`, `x`/`x1`/`x2` for the operands): they are no one op's parameter names.
+The NumPy spellings torch's C++ parser also takes for any C-bound op (`axis` for `dim`,
+`keepdims`, `x`/`a`/`x1`/`x2` for the operands) are no op's parameter names: ember binds them
+in one place, which tests/test_numpy_names.py checks.
 """
 import inspect
 
@@ -25,6 +26,7 @@ NAMESPACES = ["torch", "Tensor", "nn.functional", "linalg", "fft", "special"]
 EXCLUDED = {
     # the stubs name a parameter that the parser itself refuses (checked against torch)
     "Tensor.requires_grad_": {"mode": "the stub's name; torch takes requires_grad= only"},
+    "nn.functional.one_hot": {"tensor": "the stub's name; torch takes input= only"},
     # a second overload calls the same operand by another name: one Python parameter has one name
     "Tensor.copy_": {"other": "copy_(src) overload's other name for src"},
     "Tensor.map_": {"other": "map_(tensor) overload's other name for tensor"},

@@ -25,6 +25,7 @@ def public_path(fn):
     if name is None:
         return None
     from ..ops._aten import OpOverload, OpOverloadPacket
+    from ..ops._numpy_names import binds
     if isinstance(fn, OpOverloadPacket):
         return f"torch.ops.{fn.namespace}.{fn._opname}"
     if isinstance(fn, OpOverload):
@@ -32,7 +33,7 @@ def public_path(fn):
     for prefix, module_name in _NAMESPACES:
         module = sys.modules.get(module_name) or importlib.import_module(module_name)
         original = getattr(module, "_fx_originals", {}).get(name)
-        if getattr(module, name, None) is fn or original is fn:
+        if binds(getattr(module, name, None), fn) or binds(original, fn):
             return f"torch.{prefix}{name}"
     module_name = getattr(fn, "__module__", None) or ""
     if module_name.startswith("ember.fx.") and \

@@ -20,7 +20,7 @@ _TOP_LEVEL = ("relu", "sigmoid", "tanh", "conv1d", "conv2d", "conv3d", "conv_tra
               "triplet_margin_loss", "native_channel_shuffle", "channel_shuffle")
 # the families loaded on first use (ember/ops/__init__.py) give their names when they load
 _ops.export(_sys.modules[__name__], public=[n for n in _TOP_LEVEL if n in _ops.__all__],
-            functional=_ops.FUNCTIONAL_NAMES)
+            functional=_ops.FUNCTIONAL_NAMES, kind="nn.functional")
 # by name, not through FUNCTIONAL: it has no op-table entry of its own (nn.MultiheadAttention's
 # tests in tests/test_transformer.py check it)
 from ..ops.attention import multi_head_attention_forward  # noqa: E402,F401

@@ -7,6 +7,7 @@ names in `FUNCTIONAL`; the Python operators are bound here, once.
 import builtins
 import importlib
 import sys
+import types
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from .._tensor import Tensor, refuse_writes
 from ._lazy_families import COMPRESSED_METHODS as _COMPRESSED_METHOD_NAMES
 from ._lazy_families import SPARSE_METHODS as _SPARSE_METHOD_NAMES
 from ._lazy_families import NAMES as _LAZY_FAMILY_NAMES
+from ._numpy_names import for_users
 
 FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "unary_special", "reduction",
                 "statistics", "cumulative", "sorting", "shape", "rearrange", "strided", "indexing",
@@ -36,8 +38,17 @@ LAZY_FAMILY_NAMES = tuple(_LAZY_FAMILY_NAMES)
 _LAZY_PUBLIC = {n: f for f, (names, _, _) in _LAZY_FAMILY_NAMES.items() for n in names}
 _LAZY_METHODS = {n: f for f, (_, names, _) in _LAZY_FAMILY_NAMES.items() for n in names}
 _LAZY_FUNCTIONAL = {n: f for f, (_, _, names) in _LAZY_FAMILY_NAMES.items() for n in names}
+# The methods that a lazy family binds itself when it loads, since they are not the functions
+# of their names: Tensor.polygamma(n) takes n after self (torch.polygamma(n, input) first),
+# Tensor.mvlgamma / igamma / igammac have their own argument errors (unary/special.py,
+# gamma_functions.py), Tensor.split_with_sizes its own argument positions (rearrange.py).
+_SELF_BOUND_METHODS = {**dict.fromkeys(("polygamma", "mvlgamma", "igamma", "igammac"),
+                                        "unary_special"),
+                       **dict.fromkeys(("split_with_sizes", "unsafe_split_with_sizes"),
+                                       "rearrange")}
 _functional_loaded = {}  # the `ember.nn.functional` names of the families loaded so far
-_exported_to = []  # (namespace, public names, functional names) of the modules given to export()
+# (namespace, public names, functional names, PyTorch's namespace) of the modules given to export()
+_exported_to = []
 
 
 def _bind_family(name, family):
@@ -55,16 +66,19 @@ def _bind_family(name, family):
     for n in methods:
         current = vars(Tensor).get(n)
         if current is None or isinstance(current, _lazy.LazyMethod):
-            setattr(Tensor, n, getattr(family, n))
+            setattr(Tensor, n, for_users(getattr(family, n), "Tensor", n))
+    for n, owner in _SELF_BOUND_METHODS.items():
+        if owner == name:  # the family has just put its own method on Tensor
+            setattr(Tensor, n, for_users(vars(Tensor)[n], "Tensor", n))
     for n in functional:
         _functional_loaded[n] = getattr(family, n)
-    for exported, wanted_public, wanted_functional in _exported_to:
+    for exported, wanted_public, wanted_functional, kind in _exported_to:
         for n in functional:
             if n in wanted_functional:
-                exported.setdefault(n, _functional_loaded[n])
+                exported.setdefault(n, for_users(_functional_loaded[n], kind, n))
         for n in public:
             if n in wanted_public and n not in wanted_functional:
-                exported.setdefault(n, namespace[n])
+                exported.setdefault(n, for_users(namespace[n], kind, n))
     return name not in namespace
 
 
@@ -96,28 +110,39 @@ def functional_op(name):
     return _functional_loaded[name]
 
 
-def export(module, public=(), functional=()):
+def export(module, public=(), functional=(), kind="torch"):
     """Give `module` (`ember`, `ember.nn.functional`) the ops named in `public` (names of
     `__all__`) and `functional` (`ember.nn.functional` names, which win over a public name):
-    those of loaded families now, the others when their family loads (on first access)."""
+    those of loaded families now, the others when their family loads (on first access). Each
+    is bound in the form users call (_numpy_names.py), `kind` being PyTorch's name of the
+    namespace."""
     namespace = vars(module)
     public, functional = frozenset(public), frozenset(functional)
     lazy = {}
     for n in functional:
         if n in _functional_loaded:
-            namespace.setdefault(n, _functional_loaded[n])
+            namespace.setdefault(n, for_users(_functional_loaded[n], kind, n))
         elif n in _LAZY_FUNCTIONAL:
-            lazy[n] = (f"{__name__}.{_LAZY_FUNCTIONAL[n]}", n)
+            lazy[n] = _loading(namespace, _LAZY_FUNCTIONAL[n], n)
     for n in public:
         family = _LAZY_PUBLIC.get(n)
         if n in functional:
             continue
         if family is not None and f"{__name__}.{family}" not in sys.modules:
-            lazy[n] = (f"{__name__}.{family}", n)
+            lazy[n] = _loading(namespace, family, n)
         elif n in globals():
-            namespace.setdefault(n, globals()[n])
-    _exported_to.append((namespace, public, functional))
+            namespace.setdefault(n, for_users(globals()[n], kind, n))
+    _exported_to.append((namespace, public, functional, kind))
     _lazy.lazy_attributes(module, lazy)
+
+
+def _loading(namespace, family, name):
+    """The lazy attribute `name` of an exported namespace: loading `family` binds it there
+    (_bind_family)."""
+    def load():
+        importlib.import_module(f".{family}", __name__)
+        return namespace[name]
+    return load
 
 
 # PyTorch never warns on 0/0, log(0) or overflow: NumPy is told so once here, since a
@@ -127,19 +152,19 @@ np.seterr(all="ignore")
 for _family in _EAGER_FAMILIES:
     for _name in _family.METHODS:
         setattr(Tensor, _name, getattr(_family, _name))
+# every method bound so far (the eager families' and the class body's: size, stride ...) in
+# the form users call; a lazy family's methods get it as they are bound (_bind_family)
+for _name, _method in list(vars(Tensor).items()):
+    if not _name.startswith("_") and isinstance(_method, types.FunctionType):
+        setattr(Tensor, _name, for_users(_method, "Tensor", _name))
 _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in _LAZY_METHODS.items()})
 # properties a lazy family puts on Tensor (tests/ops/test_lazy_families.py finds them all)
 LAZY_PROPERTIES = {"real": "complex_views", "imag": "complex_views"}
 _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}" for name, family in
                             LAZY_PROPERTIES.items()}, _lazy.LazyProperty)
-# The methods that a lazy family binds itself when it loads, since they are not the functions
-# of their names: Tensor.polygamma(n) takes n after self (torch.polygamma(n, input) first),
-# Tensor.mvlgamma / igamma / igammac have their own argument errors (unary/special.py,
-# gamma_functions.py), Tensor.split_with_sizes its own argument positions (rearrange.py).
-# These stand-ins load the family on first use.
-_lazy.lazy_methods(Tensor, {
-    **dict.fromkeys(("polygamma", "mvlgamma", "igamma", "igammac"), f"{__name__}.unary_special"),
-    **dict.fromkeys(("split_with_sizes", "unsafe_split_with_sizes"), f"{__name__}.rearrange")})
+# stand-ins for the methods lazy families bind themselves, which load the family on first use
+_lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}"
+                            for name, family in _SELF_BOUND_METHODS.items()})
 # `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound from
 # here, so that _tensor.py and _sparse.py import no ops (the sparse ones by the sparse family,
 # which the stand-ins load on first use)

@@ -608,9 +608,7 @@ def _check_joinable(tensors, fname):
     return tensors
 
 
-def cat(tensors, dim=0, *, axis=None, out=None):
-    if axis is not None:  # NumPy's name, which PyTorch accepts too
-        dim = axis
+def cat(tensors, dim=0, *, out=None):
     tensors = _check_joinable(tensors, "cat")
     for i, t in enumerate(tensors):
         if t._array.ndim == 0:

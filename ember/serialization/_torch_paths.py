@@ -72,10 +72,11 @@ def _public_home(obj, module, name):
     module PyTorch has no counterpart of (ember.ops.*); else `module`."""
     if not module.startswith("ember.ops"):
         return module
+    from ..ops._numpy_names import binds
     for namespace in _PUBLIC_NAMESPACES:
         # imported, not looked up: `import ember` leaves ember.nn for first use, and the name a
         # checkpoint gets must not depend on whether the program touched ember.nn yet
-        if getattr(importlib.import_module(namespace), name, None) is obj:
+        if binds(getattr(importlib.import_module(namespace), name, None), obj):
             return namespace
     return module
 

@@ -411,20 +411,22 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     return res
 
 
-def one_hot(tensor, num_classes=-1):
-    if tensor.dtype is not _dt.int64:
+def one_hot(input, num_classes=-1):
+    # `input`, as PyTorch's parser names it (its stubs and documentation say `tensor`, which
+    # the parser refuses)
+    if input.dtype is not _dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    xp = xp_of(tensor)
-    arr = tensor._array
+    xp = xp_of(input)
+    arr = input._array
     if num_classes == -1:
         if arr.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(arr.max()) + 1
     # PyTorch's CUDA one_hot leaves the range to its scatter kernel's device-side assert
     assertion = 'one_hot: Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"`'
-    check_data(tensor._device, arr < 0, RuntimeError("Class values must be non-negative."),
+    check_data(input._device, arr < 0, RuntimeError("Class values must be non-negative."),
                assertion)
-    check_data(tensor._device, arr >= num_classes,
+    check_data(input._device, arr >= num_classes,
                RuntimeError("Class values must be smaller than num_classes."), assertion)
     out = (c_ordered(arr)[..., None] == xp.arange(num_classes)).astype(np.int64)
-    return make_tensor(out, tensor._device)  # contiguous whatever the indices' layout, as PyTorch's
+    return make_tensor(out, input._device)  # contiguous whatever the indices' layout, as PyTorch's
