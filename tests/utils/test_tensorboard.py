@@ -189,3 +189,101 @@ def test_missing_tensorboard_is_a_clear_import_error(monkeypatch):
     with pytest.raises(ModuleNotFoundError, match="pip install tensorboard") as info:
         importlib.import_module("ember.utils.tensorboard")
     assert info.value.name == "tensorboard"
+
+
+def _net(lib):
+    nn = lib.nn
+
+    class Net(nn.Module):  # the shape of the tutorials' add_graph models
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3)
+            self.pool = nn.MaxPool2d(2)
+            self.head = nn.Sequential(nn.Linear(36, 8), nn.ReLU(), nn.Linear(8, 3))
+
+        def forward(self, x):
+            x = self.pool(lib.relu(self.conv(x)))
+            return self.head(x.view(-1, 36)).softmax(-1)
+    lib.manual_seed(0)
+    return Net()
+
+
+def _graph(path):
+    acc = EventAccumulator(str(path))
+    acc.Reload()
+    graph = acc.Graph()
+    shapes = {n.name: [[d.size for d in s.dim] for s in n.attr["_output_shapes"].list.shape]
+              for n in graph.node}
+    return graph, shapes
+
+
+def _ops(graph, shapes):
+    """(scope, op, output shapes) of every op node (not PyTorch's constants and GetAttrs),
+    and the input and output nodes'."""
+    found = []
+    for n in graph.node:
+        if n.op in ("prim::Constant", "prim::GetAttr", "prim::ListConstruct"):
+            continue
+        found.append((n.name.rsplit("/", 1)[0], n.op, str(shapes[n.name])))
+    return sorted(found)
+
+
+def test_add_graph(tmp_path):
+    net = _net(ember)
+    net.train()
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_graph(net, ember.ones(2, 1, 8, 8))
+    assert net.training  # traced in eval mode, then put back
+    graph, shapes = _graph(tmp_path)
+    ops = _ops(graph, shapes)
+    assert ("Net/Sequential[head]/Linear[0]", "aten::linear", "[[2, 8]]") in ops
+    assert ("Net/Sequential[head]/ReLU[1]", "aten::relu", "[[2, 8]]") in ops
+    assert ("Net/MaxPool2d[pool]", "aten::max_pool2d", "[[2, 4, 3, 3]]") in ops
+    assert ("input", "IO Node", "[[2, 1, 8, 8]]") in ops
+    assert ("output", "IO Node", "[[2, 3]]") in ops
+    by_name = {n.name: n for n in graph.node}
+    softmax = next(n for n in graph.node if n.op == "aten::softmax")
+    assert by_name["output/output.1"].input == [softmax.name]
+    weight = next(n for n in graph.node if n.op == "prim::GetAttr" and "Linear[2]" in n.name
+                  and "weight" in n.attr["attr"].s.decode())
+    assert weight.name in next(n for n in graph.node if n.op == "aten::linear"
+                               and n.name.startswith("Net/Sequential[head]/Linear[2]")).input
+
+
+def test_add_graph_beside_pytorch(torch, tmp_path):
+    """The scopes, op types and shapes PyTorch's traced graph shows, for the ops both name
+    alike (PyTorch's trace records a convolution as aten::_convolution)."""
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+    with SummaryWriter(tmp_path / "ember") as writer:
+        writer.add_graph(_net(ember), ember.ones(2, 1, 8, 8))
+    with TorchWriter(tmp_path / "torch") as writer:
+        writer.add_graph(_net(torch), torch.ones(2, 1, 8, 8))
+    ours, theirs = _ops(*_graph(tmp_path / "ember")), _ops(*_graph(tmp_path / "torch"))
+    convolutions = {"aten::conv2d", "aten::_convolution"}
+    assert [o for o in ours if o[1] not in convolutions] == \
+        [o for o in theirs if o[1] not in convolutions]
+
+
+def test_add_graph_follows_the_example_where_values_decide(tmp_path):
+    # as PyTorch's trace: the branch the example takes, with PyTorch's TracerWarning
+    class DataDependent(ember.nn.Module):
+        def forward(self, x):
+            x = x if x.sum().item() > 0 else -x
+            return x.exp() if x.sum() > 0 else x.sin()
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.warns(ember.jit.TracerWarning, match="Python number") as caught:
+            writer.add_graph(DataDependent(), ember.ones(2))
+    assert any("Python boolean" in str(w.message) for w in caught)
+    graph, _ = _graph(tmp_path)
+    # only what the output needs, as in PyTorch's
+    assert [n.op for n in graph.node if n.op.startswith("aten::")] == ["aten::exp"]
+
+
+def test_add_graph_of_a_model_that_fails_says_so(tmp_path, capsys):
+    class Broken(ember.nn.Module):
+        def forward(self, x):
+            return x @ ember.ones(5, 5)
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.raises(RuntimeError):
+            writer.add_graph(Broken(), ember.ones(2, 3))
+    assert "No graph saved" in capsys.readouterr().out

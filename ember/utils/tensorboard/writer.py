@@ -3,7 +3,7 @@ tensorboard package's EventFileWriter queues them and writes from a thread)."""
 import os
 import time
 
-from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ._convert import figure_to_image, make_np
@@ -32,6 +32,16 @@ class FileWriter:
 
     def add_summary(self, summary, global_step=None, walltime=None):
         self.add_event(Event(summary=summary), global_step, walltime)
+
+    def add_graph(self, graph_profile, walltime=None):
+        """A (GraphDef, RunMetadata) pair: the graph, then its step stats tagged `step1`."""
+        graph_def, run_metadata = graph_profile
+        self.add_event(Event(graph_def=graph_def.SerializeToString()), None, walltime)
+        tagged = TaggedRunMetadata(tag="step1", run_metadata=run_metadata.SerializeToString())
+        self.add_event(Event(tagged_run_metadata=tagged), None, walltime)
+
+    def add_onnx_graph(self, graph, walltime=None):
+        self.add_event(Event(graph_def=graph.SerializeToString()), None, walltime)
 
     def flush(self):
         self.event_writer.flush()
@@ -192,6 +202,13 @@ class SummaryWriter:
         if len(tags) != 3:
             raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})
+
+    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
+        """The model's graph for TensorBoard's graph tab, traced on `input_to_model` (a tensor
+        or a tuple of the forward's arguments)."""
+        from ._pytorch_graph import graph
+        self._get_file_writer().add_graph(graph(model, input_to_model, verbose,
+                                                use_strict_trace))
 
     def add_embedding(self, mat, metadata=None, label_img=None, global_step=None,
                       tag="default", metadata_header=None):
