@@ -171,6 +171,40 @@ def c_ordered(array):
     return array.copy(order="C")
 
 
+def iterator_strides(shape, inputs):
+    """The element strides PyTorch's TensorIterator gives a new output of `shape` computed from
+    inputs with these element strides (0 along broadcast dims), as its reorder_dimensions
+    sorts the dims: fastest first, each pair ordered by the first input whose strides along
+    both are nonzero and differ (equal strides: the larger dim after), else left as it was."""
+    ndim = len(shape)
+    perm = list(builtins.range(ndim - 1, -1, -1))  # fastest first
+
+    def order(d0, d1):
+        for strides in inputs:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+    for i in builtins.range(1, ndim):
+        d1 = i
+        for d0 in builtins.range(i - 1, -1, -1):
+            comparison = order(perm[d0], perm[d1])
+            if comparison > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    strides, step = [0] * ndim, 1
+    for d in perm:
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
 def joined_layout(joined, tensors):
     """cat's or stack's result `joined` in PyTorch's layout: NumPy's follows its inputs'
     order, PyTorch's is channels_last where every input suggests that, else contiguous

@@ -251,3 +251,47 @@ def test_results_laid_out_as_pytorch(op, layout):
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
     if theirs.is_contiguous():
         assert mine.view(-1).shape == theirs.view(-1).shape
+
+
+# advanced indexing: PyTorch's TensorIterator lays the result out by the input's strides (0
+# along the indexed dims), then the index tensors'; NumPy's order differs, even for a
+# contiguous input
+INDEXED = {
+    "[:, i]": lambda lib, t, i: t[:, i],
+    "[:, :, i]": lambda lib, t, i: t[:, :, i],
+    "[..., i]": lambda lib, t, i: t[..., i],
+    "[i]": lambda lib, t, i: t[i],
+    "[i, :, i]": lambda lib, t, i: t[i, :, i],
+    "[:, i, :, i]": lambda lib, t, i: t[:, i, :, i],
+    "[:, column, row]": lambda lib, t, i: t[:, i[:, None], i[None]],
+    "[:, transposed index]": lambda lib, t, i: t[:, lib.stack([i, i]).t()],
+    "[1, i]": lambda lib, t, i: t[1, :, i],
+    "[i, 1]": lambda lib, t, i: t[i, 1],
+    "[mask]": lambda lib, t, i: t[t[..., 0] > 30],
+    "[:, mask]": lambda lib, t, i: t[:, t[0, ..., 0] > 20],
+    "[..., mask]": lambda lib, t, i: t[..., lib.tensor([True, False, True])],
+    "index_select": lambda lib, t, i: t.index_select(1, i),
+}
+INDEXED_LAYOUTS = {
+    "contiguous": lambda lib: lib.arange(120.0).reshape(2, 4, 5, 3),
+    "permuted": lambda lib: lib.arange(120.0).reshape(2, 3, 4, 5).permute(0, 2, 3, 1),
+    "transposed": lambda lib: lib.arange(120.0).reshape(2, 5, 4, 3).transpose(1, 2),
+}
+
+
+@pytest.mark.parametrize("layout", INDEXED_LAYOUTS)
+@pytest.mark.parametrize("op", INDEXED)
+def test_advanced_index_laid_out_as_pytorch(op, layout):
+    mine = INDEXED[op](ember, INDEXED_LAYOUTS[layout](ember), ember.tensor([1, 0]))
+    theirs = INDEXED[op](torch, INDEXED_LAYOUTS[layout](torch), torch.tensor([1, 0]))
+    assert mine.stride() == theirs.stride()
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+def test_rms_norm_of_a_permuted_input_is_contiguous():
+    def run(lib):
+        x = lib.arange(24.0).reshape(2, 3, 4).permute(0, 2, 1).requires_grad_()
+        out = lib.nn.functional.rms_norm(x, (3,))
+        return out, type(out.grad_fn).__name__
+    (mine, node), (theirs, their_node) = run(ember), run(torch)
+    assert mine.stride() == theirs.stride() and node == their_node == "CloneBackward0"

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .._memory_format import c_ordered, iterator_strides, laid_out, plainly_contiguous
 from .._meta.array import NONZERO, refuse_masks
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
@@ -360,11 +361,50 @@ class IndexBackward0(Node):
 
 
 def _index(t, index):
-    out = make_tensor(_casts.on_bits(lambda a: a[index], t._array), t._device)
+    out = make_tensor(_casts.on_bits(lambda a: _laid_out_as_pytorch(t, index, a[index]),
+                                     t._array), t._device)
     node = record(IndexBackward0, (t,), out)
     if node is not None:
         node.index = index
     return out
+
+
+def _laid_out_as_pytorch(t, index, result):
+    """An advanced index's `result` (of `t`'s array) in PyTorch's layout: its TensorIterator
+    lays the result out by the strides of `t` (0 along the indexed dims) and then of the index
+    arrays, where NumPy follows the input's order in its own way. A contiguous input indexed
+    by contiguous arrays gives a contiguous result there (NumPy's may not be)."""
+    arrays = [i for i in index if not isinstance(i, slice)]
+    if result.ndim < 2 or not result.size:
+        return result
+    if plainly_contiguous(t._array) and all(a.flags.c_contiguous for a in arrays):
+        return c_ordered(result)
+    shape, strides = t._array.shape, t.stride()
+    dims = [d for d, i in enumerate(index) if not isinstance(i, slice)]
+    if len(arrays) == 1 and arrays[0].dtype == np.bool_:  # a mask: its nonzero() columns
+        dims = list(builtins.range(dims[0], dims[0] + arrays[0].ndim))
+        positions, per_index = (0,), [(1,)] * len(dims)
+    else:
+        bshape = np.broadcast_shapes(*(a.shape for a in arrays))
+        positions = tuple(builtins.range(len(bshape)))
+        per_index = [tuple(s // a.itemsize for s in _xp(t).broadcast_to(a, bshape).strides)
+                     for a in arrays]
+    adjacent = dims == list(builtins.range(dims[0], dims[-1] + 1))
+    first = dims[0] if adjacent else 0
+    rest = [d for d in builtins.range(len(shape)) if d not in dims]
+    # result dims: the rest before `first`, the index dims, then the rest after
+    src = [strides[d] for d in rest[:first]] + [0] * len(positions) + \
+        [strides[d] for d in rest[first:]]
+    operands = [src]
+    for index_strides in per_index:
+        operand = [0] * result.ndim
+        for p, s in zip(positions, index_strides):
+            operand[first + p] = s
+        operands.append(operand)
+    wanted = iterator_strides(result.shape, operands)
+    if tuple(s // result.itemsize for s in result.strides) == wanted:
+        return result
+    return laid_out(_xp(t), result, wanted)
 
 
 class IndexPutBackward0(Node):

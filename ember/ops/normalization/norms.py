@@ -447,7 +447,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     out = x * scalar_op("add", x.pow(2).mean(dims, keepdim=True), eps).rsqrt()
     if weight is not None:
         out = out * weight
-    return out.to(input.dtype)
+    # contiguous whatever the input's layout, before the cast back (CloneBackward0 there)
+    return out.contiguous().to(input.dtype)
 
 
 def _verify_spatial_size(shape):
