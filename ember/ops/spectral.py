@@ -284,6 +284,46 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None, _fname="irfftn"):
     return _finish(_c2r(x, tuple(dims), _norm_mode(norm, False), last), out, f"fft_{_fname}")
 
 
+def hfftn(input, s=None, dim=None, norm=None, *, out=None, _fname="hfftn"):
+    """The real n-d FFT of a one-sided Hermitian signal, as PyTorch computes it: a forward
+    c2c over all but the last dim, then hfft's conjugate c2r over the last."""
+    x = _promote(_fname, input, to_complex=True)
+    dims, sizes = _n_dims(x, s, dim)
+    last = 2 * (x.shape[dims[-1]] - 1) if s is None or s[-1] == -1 else sizes[-1]
+    _check_n(last)
+    sizes[-1] = last // 2 + 1
+    x = _resize(x, dims, sizes)
+    mode = _norm_mode(norm, True)
+    if len(dims) > 1:
+        x = _c2c(x, tuple(dims[:-1]), mode, True)
+    return _finish(_c2r(x.conj(), (dims[-1],), mode, last), out, f"fft_{_fname}")
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None, _fname="ihfftn"):
+    """hfftn's inverse, as PyTorch computes it: the one-sided r2c over the last dim with the
+    inverse's normalisation, conjugated, then an inverse c2c over the other dims."""
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: "
+                           f"{input.dtype._scalar_name}")
+    x = _promote(_fname, input)
+    dims, sizes = _n_dims(x, s, dim)
+    x = _resize(x, dims, sizes)
+    mode = _norm_mode(norm, False)
+    y = _r2c(x, (dims[-1],), mode, True)
+    if len(dims) == 1:
+        return _finish(y.conj(), out, f"fft_{_fname}")
+    from .complex_views import conj_physical
+    return _finish(_c2c(conj_physical(y), tuple(dims[:-1]), mode, False), out, f"fft_{_fname}")
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return hfftn(input, s, dim, norm, out=out, _fname="hfft2")
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return ihfftn(input, s, dim, norm, out=out, _fname="ihfft2")
+
+
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return fftn(input, s, dim, norm, out=out, _fname="fft2")
 

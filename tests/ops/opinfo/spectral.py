@@ -118,7 +118,7 @@ def _rfftn_samples(two):
     return samples
 
 
-for _name in ("rfftn", "rfft2"):
+for _name in ("rfftn", "rfft2", "ihfftn", "ihfft2"):
     register(OpInfo("fft." + _name, _call(_name), _rfftn_samples(_name.endswith("2"))))
 
 
@@ -132,7 +132,7 @@ def _irfftn_samples(rng):
             Sample((_pairs(rng, 3, 4),), {"cplx": True, "dim": (1, 1)}, raises=RuntimeError)]
 
 
-for _name in ("irfftn", "irfft2"):
+for _name in ("irfftn", "irfft2", "hfftn", "hfft2"):
     register(OpInfo("fft." + _name, _call(_name), _irfftn_samples))
 
 
