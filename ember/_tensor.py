@@ -101,6 +101,9 @@ def set_tangent(t, value):
     t._fw_grad = (_forward_ad.level, value, t._vc.value)
 
 
+_OWN_DTYPE = object()  # a tensor's grad_dtype left as its own dtype
+
+
 class Tensor:
     __slots__ = ("_array", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
                  "_base", "_view_fn", "_grad", "__dict__", "__weakref__")
@@ -115,6 +118,7 @@ class Tensor:
     _inference = False     # made inside inference_mode (`is_inference()`)
     _fw_grad = None        # forward AD: (level, tangent or pending one, version): forward_grad
     _empty_offset = None   # an empty view's storage offset (ops/shape.py make_view_of)
+    _grad_dtype = _OWN_DTYPE  # `grad_dtype` when set: a dtype, or None for any
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     # ---- construction -----------------------------------------------------------------
@@ -218,8 +222,26 @@ class Tensor:
         return self.data_ptr()
 
     def dim_order(self, *, ambiguity_check=False):
-        """The dims from outermost to innermost in memory (ties keep their order)."""
+        """The dims from outermost to innermost in memory (ties keep their order). With
+        `ambiguity_check` True, a tensor with another legal order (a size-1 dim, two equal
+        strides) is refused; with a list of memory formats, unless exactly one of them
+        describes it."""
+        if self.is_sparse:
+            raise AttributeError(f"Can't get dim order on sparse type: {self.type()} Use "
+                                 "Tensor.to_dense() to convert to a dense tensor first.")
+        if not isinstance(ambiguity_check, builtins.bool) and not (
+                isinstance(ambiguity_check, list) and
+                all(isinstance(f, _mf.memory_format) for f in ambiguity_check)):
+            raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                            "formats.")
         strides = self.stride()
+        if ambiguity_check is not False:
+            several = 1 in self._array.shape or any(
+                a == b for a, b in zip(strides, strides[1:]))
+            formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+            if several and sum(self.is_contiguous(memory_format=f) for f in formats) != 1:
+                raise RuntimeError("The tensor does not have unique dim order, or cannot map to "
+                                   "exact one of the given memory formats.")
         return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
 
     @property
@@ -227,8 +249,21 @@ class Tensor:
         return None
 
     @property
-    def grad_dtype(self):  # the dtype a gradient accumulated into this tensor must have
-        return self.dtype
+    def grad_dtype(self):
+        """The dtype a leaf's gradient has: the engine casts incoming gradients to it, and an
+        assigned .grad must have it. The tensor's own dtype by default; None allows any."""
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.dtype if self._grad_dtype is _OWN_DTYPE else self._grad_dtype
+
+    @grad_dtype.setter
+    def grad_dtype(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dt.dtype):
+            raise TypeError(f"grad_dtype must be a torch.dtype or None, but got "
+                            f"{type(value).__name__}")
+        self._grad_dtype = value
 
     def as_subclass(self, cls):
         """`self` as an instance of the Tensor subclass `cls`: the same memory, an alias in
@@ -378,10 +413,11 @@ class Tensor:
                                    f"'{list(value._array.shape)}' to a tensor of size "
                                    f"'{list(self._array.shape)}'. Please ensure that the gradient "
                                    "and the tensor are the same size")
-            if value.dtype is not self.dtype:
+            wanted = self.dtype if self._grad_dtype is _OWN_DTYPE else self._grad_dtype
+            if wanted is not None and value.dtype is not wanted:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{value.dtype._cpp_name}' to "
-                    f"a tensor with grad_dtype '{self.dtype._scalar_name}'. The gradient "
+                    f"a tensor with grad_dtype '{wanted._scalar_name}'. The gradient "
                     "must match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
                     "set the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "

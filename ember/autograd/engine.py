@@ -13,7 +13,7 @@ from .._state import (ThreadLocal, anomaly as _anomaly, autocast as _autocast,
                       profiler as _profiler)
 from .. import _memory_format as _mf
 from .._sparse import SparseTensor
-from .._tensor import Tensor, _make
+from .._tensor import _OWN_DTYPE, Tensor, _make
 from ..device import backend_of, is_writeable
 from ..ops._dual import resolve_pending
 from ..ops._graph import AccumulateGrad, edge
@@ -564,13 +564,17 @@ def _expandable(shape, target):
 
 
 def _accumulate_into(leaf, g, create_graph, handed_out):
+    wanted = leaf._grad_dtype  # set by `leaf.grad_dtype = ...` (a dtype, or None for any)
+    if wanted is not _OWN_DTYPE and wanted is not None and g is not None and g.dtype is not wanted:
+        g = g.to(wanted)
     _accumulate(leaf, g, create_graph, handed_out)
     post = leaf._post_accumulate_grad_hooks
     if post:
-        # called with the leaf once its .grad holds the new sum
+        # called with the leaf once its .grad holds the new sum; it may hand the leaf back
+        # (`lambda p: p.add_(...)`), as PyTorch allows
         for hook in list(post.values()):
             result = hook(leaf)
-            if result is not None:
+            if result is not None and result is not leaf:
                 if not isinstance(result, Tensor):
                     raise TypeError(f"expected Variable, but hook returned "
                                     f"'{type(result).__name__}'")

@@ -61,3 +61,41 @@ def test_post_accumulate_grad_hook_errors_match_torch(torch):
         with pytest.raises(RuntimeError, match="Tensor post accumulate grad hooks should return "
                                                "None."):
             (x * 2).sum().backward()
+
+
+def test_a_hook_may_hand_the_leaf_back(torch):
+    # PyTorch's own example: an optimizer step in the hook, returning `p.add_(...)` (the leaf)
+    def run(lib):
+        v = lib.tensor([0.0, 0.0, 0.0], requires_grad=True)
+        v.register_post_accumulate_grad_hook(lambda p: p.add_(p.grad, alpha=-0.01))
+        v.backward(lib.tensor([1.0, 2.0, 3.0]))
+        return v.tolist()
+    assert run(ember) == run(torch)
+    for lib in (ember, torch):
+        x = lib.ones(2, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: t.detach())  # another tensor
+        with pytest.raises(RuntimeError, match="should return None"):
+            (x * 2).sum().backward()
+
+
+def test_grad_dtype(torch):
+    def run(lib):
+        out = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        out.append(str(x.grad_dtype))
+        x.grad_dtype = lib.float16  # incoming gradients are cast to it
+        (x * 2).sum().backward()
+        out += [str(x.grad_dtype), str(x.grad.dtype), x.grad.tolist()]
+        x.grad_dtype = None  # any dtype may be assigned
+        x.grad = lib.ones(2, dtype=lib.float64)
+        out += [x.grad_dtype, str(x.grad.dtype), str(lib.tensor([1.0]).grad_dtype)]
+        y = lib.tensor([1.0, 2.0], requires_grad=True)
+        y.grad_dtype = lib.float64
+        for bad in (lambda: setattr(y, "grad", lib.ones(2)),
+                    lambda: setattr(x * 2, "grad_dtype", lib.float16),
+                    lambda: (x * 2).grad_dtype):
+            with pytest.raises(RuntimeError) as raised:
+                bad()
+            out.append(str(raised.value).split(".")[0])
+        return out
+    assert run(ember) == run(torch)
