@@ -198,7 +198,13 @@ def get_default_device():
     from ._state import default_device
     from .device import device
     dev = default_device()
-    return device("cpu") if dev is None else device(dev)
+    if dev is None:
+        return device("cpu")
+    dev = device(dev)
+    if dev.index is None and dev.type != "cpu":  # the current one of that type, found as
+        from .ops.creation import tensor    # PyTorch finds it: a tensor made there (which
+        return tensor([]).device            # raises where the type has no backend)
+    return dev
 
 
 def set_default_tensor_type(t):
@@ -232,8 +238,12 @@ def typename(obj):
         return obj.type()
     if isinstance(obj, _dt.dtype):
         return "torch.dtype"
-    module = type(obj).__module__
-    name = type(obj).__qualname__
+    # a class or function names itself; any other object, its class
+    module, name = getattr(obj, "__module__", "") or "", getattr(obj, "__qualname__", None)
+    if name is None:
+        name = getattr(obj, "__name__", None)
+    if name is None:
+        module, name = type(obj).__module__ or "", type(obj).__qualname__
     if module.startswith("ember"):
         module = "torch" + module[len("ember"):]
     if module in ("", "builtins", "__builtin__"):

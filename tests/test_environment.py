@@ -116,9 +116,38 @@ def test_typename_and_default_device():
                  lambda m: m.zeros(2, dtype=m.long), lambda m: m.zeros(2, dtype=m.bfloat16),
                  lambda m: m.zeros(2, dtype=m.bool), lambda m: m.nn.Linear(1, 1),
                  lambda m: m.float32, lambda m: 3, lambda m: "s", lambda m: None,
-                 lambda m: m.nn.Parameter(m.zeros(2))):
+                 lambda m: m.nn.Parameter(m.zeros(2)), lambda m: m.nn.Parameter,
+                 lambda m: m.nn.Linear, lambda m: len, lambda m: m.zeros(2).to_sparse()):
         assert ember.typename(make(ember)) == torch.typename(make(torch))
     assert ember.get_default_device() == ember.device("cpu")
+    try:  # a device type with no index means its current device, found by making a tensor
+        for lib in (ember, torch):
+            lib.set_default_device("meta")
+            assert str(lib.get_default_device()) == "meta"
+            lib.set_default_device("cuda")
+            with pytest.raises(AssertionError, match="not compiled with CUDA"):
+                lib.get_default_device()
+    finally:
+        ember.set_default_device(None)
+        torch.set_default_device(None)
+
+
+def test_dim_order_ambiguity():
+    def run(lib):
+        out = []
+        for make, check in [(lambda: lib.empty(2, 3, 5, 7).transpose(1, 2), False),
+                            (lambda: lib.empty(2, 3, 5, 7, memory_format=lib.channels_last), True),
+                            (lambda: lib.empty(1, 2, 3, 4), True),
+                            (lambda: lib.empty(1, 2, 3, 4), [lib.contiguous_format, lib.channels_last]),
+                            (lambda: lib.empty(2, 1, 1, 4), [lib.contiguous_format, lib.channels_last]),
+                            (lambda: lib.empty(1, 2), "ILLEGAL"),
+                            (lambda: lib.ones(2, 2).to_sparse(), False)]:
+            try:
+                out.append(make().dim_order(ambiguity_check=check))
+            except (RuntimeError, TypeError, AttributeError) as error:
+                out.append(f"{type(error).__name__}: {error}")
+        return out
+    assert run(ember) == run(torch)
     assert not ember.is_storage(ember.zeros(2)) and not ember.is_storage(3)
 
 

@@ -159,6 +159,8 @@ def _type_by_name(self, name):
 def type(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
         prefix = "torch.cuda." if self._device.type == "cuda" else "torch."
+        if self.is_sparse:  # COO; PyTorch names no legacy type for the compressed layouts
+            prefix += "sparse."
         return prefix + self.dtype._tensor_type
     if isinstance(dtype, str):
         return _type_by_name(self, dtype)

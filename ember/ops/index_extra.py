@@ -57,6 +57,8 @@ def narrow_copy(input, dim, start, length):
         raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
                            "but got false.  (Could this error message be improved?  If so, please "
                            "report an enhancement request to PyTorch.)")
+    if input.is_sparse:
+        return _sparse_narrow_copy(input, dim, start, length)
     view = narrow(input.detach(), dim, start, length)
     out = make_tensor(view._array.copy(), input._device)
     node = record(NarrowCopyBackward0, (input,), out)
@@ -65,6 +67,33 @@ def narrow_copy(input, dim, start, length):
         s = builtins.int(start)
         node.dim, node.start, node.length = d, s + input._array.shape[d] if s < 0 else s, length
     return out
+
+
+def _sparse_narrow_copy(input, dim, start, length):
+    """A sparse COO tensor's narrow_copy: along a sparse dim the entries inside the window,
+    their indices shifted; along a dense dim the values narrowed. Uncoalesced, with no
+    gradient (PyTorch's has no derivative for sparse inputs); coalesced where the input was.
+    As in PyTorch, `dim` and `start` are not counted from the end."""
+    from .._sparse import make_sparse
+    shape = list(input._array.shape)
+    if not 0 <= dim < len(shape):
+        raise RuntimeError(f"Dimension {dim} out of range. Expecting 0 <= dim < {len(shape)}.")
+    d, s = dim, builtins.int(start)
+    if s < 0 or length < 0 or s + length > shape[d]:
+        raise RuntimeError("Invalid range to narrow. range(start, start+length) must be a subset "
+                           f"of range(0, {shape[d]}).")
+    ind, val, sd = input._ind._array, input._val._array, input.sparse_dim()
+    if d < sd:
+        keep = (ind[d] >= s) & (ind[d] < s + length)
+        ind = ind[:, keep].copy()
+        ind[d] -= s
+        val = val[keep]
+    else:
+        val = val[(slice(None),) * (d - sd + 1) + (slice(s, s + length),)].copy()
+    shape[d] = length
+    dev = input._device
+    return make_sparse(make_tensor(ind, dev), make_tensor(val, dev), tuple(shape),
+                       input._coalesced)
 
 
 # ---- index_reduce ---------------------------------------------------------------------------------

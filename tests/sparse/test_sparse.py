@@ -142,6 +142,25 @@ def test_tensor_sum_of_a_sparse_tensor(sparse_dims):
         ember.ones(2, 2).to_sparse().sum(keepdim=True)
 
 
+def test_narrow_copy_of_a_sparse_tensor():
+    def run(lib):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 1, 2, 2], [1, 0, 2, 0]]),
+                                  lib.tensor([1., 2., 3., 4.]), (3, 3))
+        hybrid = lib.arange(12.).reshape(3, 2, 2).to_sparse(1)
+        out = []
+        for call in (lambda: lib.narrow_copy(s, 0, 1, 2), lambda: s.narrow_copy(1, 0, 2),
+                     lambda: lib.narrow_copy(hybrid, 2, 1, 1), lambda: hybrid.narrow_copy(0, 0, 0),
+                     lambda: lib.narrow_copy(s, -1, 1, 2), lambda: lib.narrow_copy(s, 0, 2, 2)):
+            try:
+                r = call()
+                out.append((repr(r), r.is_coalesced()))
+            except RuntimeError as error:
+                out.append(str(error))
+        return out
+    e, t = both(run)
+    assert e == t
+
+
 @pytest.mark.parametrize("bad", [
     lambda lib: lib.sparse_coo_tensor(lib.tensor([0, 1]), lib.tensor([1., 2.])),
     lambda lib: lib.sparse_coo_tensor(lib.tensor(IND), lib.tensor([1., 2.]), (3, 3)),
