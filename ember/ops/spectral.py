@@ -274,25 +274,27 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None, _fname="rfftn"):
     return _finish(_r2c(x, tuple(dims), _norm_mode(norm, True), True), out, f"fft_{_fname}")
 
 
-def irfftn(input, s=None, dim=None, norm=None, *, out=None, _fname="irfftn"):
-    x = _promote(_fname, input, to_complex=True)
+def _one_sided(fname, input, s, dim):
+    """(input resized, dims, the real output's last size) of a c2r transform over n dims:
+    the last dim holds size // 2 + 1 of the output's (twice the input's less one unless `s`
+    says)."""
+    x = _promote(fname, input, to_complex=True)
     dims, sizes = _n_dims(x, s, dim)
     last = 2 * (x.shape[dims[-1]] - 1) if s is None or s[-1] == -1 else sizes[-1]
     _check_n(last)
     sizes[-1] = last // 2 + 1
-    x = _resize(x, dims, sizes)
+    return _resize(x, dims, sizes), dims, last
+
+
+def irfftn(input, s=None, dim=None, norm=None, *, out=None, _fname="irfftn"):
+    x, dims, last = _one_sided(_fname, input, s, dim)
     return _finish(_c2r(x, tuple(dims), _norm_mode(norm, False), last), out, f"fft_{_fname}")
 
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None, _fname="hfftn"):
     """The real n-d FFT of a one-sided Hermitian signal, as PyTorch computes it: a forward
     c2c over all but the last dim, then hfft's conjugate c2r over the last."""
-    x = _promote(_fname, input, to_complex=True)
-    dims, sizes = _n_dims(x, s, dim)
-    last = 2 * (x.shape[dims[-1]] - 1) if s is None or s[-1] == -1 else sizes[-1]
-    _check_n(last)
-    sizes[-1] = last // 2 + 1
-    x = _resize(x, dims, sizes)
+    x, dims, last = _one_sided(_fname, input, s, dim)
     mode = _norm_mode(norm, True)
     if len(dims) > 1:
         x = _c2c(x, tuple(dims[:-1]), mode, True)
