@@ -153,6 +153,12 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     _check_reduction(reduction)
     if log_probs.numel() == 0:
         raise RuntimeError("log_probs tensor must not be empty")
+    # (T, C) and one length each: a batch of one, whose (S,) target is the concatenated form
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        input_lengths, target_lengths = (v.reshape(1) if isinstance(v, Tensor) else v
+                                         for v in (input_lengths, target_lengths))
     T, N, C = log_probs.shape
     il, tl = _lengths(input_lengths), _lengths(target_lengths)
     if len(il) != N:
@@ -163,6 +169,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         if v > T:
             raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got "
                                f"value {v} (while checking arguments for ctc_loss_cpu)")
+    concatenated = targets.dim() == 1 if isinstance(targets, Tensor) else np.ndim(targets) == 1
+    if concatenated and len(targets) != sum(tl):
+        raise RuntimeError(f"Expected tensor to have size {sum(tl)} at dimension 0, but got size "
+                           f"{len(targets)} for argument #2 'targets' (while checking arguments "
+                           "for ctc_loss_allocate_outputs)")
     xp = xp_of(log_probs)
     ext, real = _extended(xp, targets, tl, blank, log_probs._device)
     res = _ctc(log_probs, ext, real, il, tl, blank, zero_infinity)
@@ -173,4 +184,4 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return (res / make_tensor(xp.asarray(lengths), log_probs._device)).mean()
     if reduction == "sum":
         return res.sum()
-    return res
+    return res.squeeze(0) if unbatched else res

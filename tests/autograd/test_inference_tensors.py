@@ -48,3 +48,12 @@ def test_view_made_in_inference_mode_of_a_normal_tensor_is_normal():
     assert not v.is_inference()
     v.zero_()
     assert y.tolist() == [0.0, 0.0, 1.0]
+
+
+def test_inference_tensors_have_no_version_counter(torch):
+    for lib in (ember, torch):
+        with lib.inference_mode():
+            made = lib.ones(2)
+        with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
+            made._version
+        assert lib.ones(2)._version == 0

@@ -151,14 +151,18 @@ def ctc_samples(rng):
             Sample((logits, targets, (6, 6), (3, 2)), {"reduction": "sum"}, grad=(0,)),
             # concatenated targets; the first sequence too short for its repeated label
             Sample((logits, np.array([2, 2, 1], dtype=np.int64), (2, 6), (2, 1)),
-                   {"reduction": "none", "zero_infinity": True}, grad=(0,))]
+                   {"reduction": "none", "zero_infinity": True}, grad=(0,)),
+            # unbatched: (T, C) log-probabilities, a (S,) target, 0-dim lengths
+            Sample((logits[:, 0], targets[0], 6, 3), {"reduction": "none"}, grad=(0,)),
+            Sample((logits[:, 1], targets[1, :2], 5, 2), grad=(0,)),
+            Sample((logits[:, 1], targets[1], 5, 2), raises=RuntimeError)]  # 3 labels, length 2
 
 
 def ctc_call(lib, logits, targets, il, tl, **kw):
     # through log_softmax: PyTorch's CTC gradient (ember's too) is the one through the
     # log_softmax it expects, exp(lp) - posterior, not the partial derivative in log_probs
     # (a gradcheck of ctc_loss on log_probs alone fails in PyTorch)
-    return _F(lib).ctc_loss(_F(lib).log_softmax(logits, 2), targets, lib.tensor(il),
+    return _F(lib).ctc_loss(_F(lib).log_softmax(logits, -1), targets, lib.tensor(il),
                             lib.tensor(tl), **kw)
 
 
