@@ -6,6 +6,11 @@ tests/ops/test_lazy_families.py checks."""
 
 # family: (`__all__`, `METHODS`, `FUNCTIONAL`)
 NAMES = {
+    "fake_quantize": (
+        ("fake_quantize_per_channel_affine", "fake_quantize_per_tensor_affine"),
+        (),
+        (),
+    ),
     "reduction": (
         ("all", "allclose", "amax", "amin", "any", "argmax", "argmin", "count_nonzero",
          "equal", "max", "mean", "min", "nanmean", "nansum", "prod", "return_types", "sum",
