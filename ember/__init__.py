@@ -64,8 +64,8 @@ from ._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
 _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub",
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
-                 "cuda", "types", "fx", "export", "onnx", "_dynamo", "_C", "accelerator",
-                 "backends", "cpu", "sparse", "storage")
+                 "cuda", "types", "fx", "export", "onnx", "_dynamo", "_inductor", "_C",
+                 "accelerator", "backends", "cpu", "sparse", "storage")
 # the namespaces that re-export op families loaded on first use (ember/ops/__init__.py)
 _LAZY_MODULES += ("fft", "linalg", "special", "functional")
 _lazy_attributes(__import__("sys").modules[__name__], {

@@ -17,7 +17,7 @@ FLOORS = {
     "ember._meta": 1,
     "ember._memory_format": 1, "ember._allocator": 1, "ember.version": 1, "ember._qscheme": 1,
     "ember.torch_version": 1, "ember._errors": 1, "ember.futures": 1,
-    "ember._blas": 1, "ember._parallel": 1, "ember._select": 1,
+    "ember._blas": 1, "ember._parallel": 1, "ember._select": 1, "ember._config_module": 1,
     "ember.backends": 1, "ember.utils": 1, "ember.utils.hooks": 1, "ember.utils._pytree": 1,
     # 2: the Tensor, and what speaks tensors with no op: printing, storages, sparse COO,
     # random generators (their state is a uint8 tensor)
@@ -40,7 +40,8 @@ FLOORS = {
     "ember.fx": 5, "ember.export": 5, "ember.onnx": 5,
     "ember.distributed": 5, "ember._environment": 5, "ember._streams": 5,
     "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
-    "ember.compiler": 5, "ember._dynamo": 5, "ember._C": 5, "ember.library": 5, "ember._library": 5,
+    "ember.compiler": 5, "ember._dynamo": 5, "ember._inductor": 5, "ember._C": 5,
+    "ember.library": 5, "ember._library": 5,
     "ember.ao": 5, "ember.quantization": 5, "ember.masked": 5, "ember.nested": 5,
     # torch.autograd.profiler starts the recorder that wraps the public ops
     "ember.autograd.profiler": 5,

@@ -1,9 +1,6 @@
-"""`torch._dynamo.config`: the settings scripts commonly set, with PyTorch's defaults. ember
-compiles nothing (compiled code runs eagerly), so they change no behaviour; an unknown name
-is refused as PyTorch refuses it, so a misspelt setting does not pass silently."""
-import contextlib
-import sys
-import types
+"""`torch._dynamo.config`: the settings scripts commonly set, with PyTorch's defaults
+(ember/_config_module.py: they change no behaviour; an unknown name is refused)."""
+from .._config_module import install
 
 _DEFAULTS = {
     "suppress_errors": False, "verbose": False, "cache_size_limit": 8, "recompile_limit": 8,
@@ -20,42 +17,4 @@ _DEFAULTS = {
 }
 
 
-class _Config(types.ModuleType):
-    def __setattr__(self, name, value):
-        if name.startswith("_") or name in _DEFAULTS:
-            super().__setattr__(name, value)
-        else:
-            raise AttributeError(f"{self.__name__.replace('ember.', 'torch.', 1)}.{name} "
-                                 "does not exist")
-
-
-def patch(arg=None, value=None, **changes):
-    """Settings changed for a `with` block or a decorated function (`patch("name", value)`,
-    `patch(name=value)` or `patch({"name": value})`), put back afterwards."""
-    if isinstance(arg, str):
-        changes[arg] = value
-    elif isinstance(arg, dict):
-        changes.update(arg)
-    module = sys.modules[__name__]
-    for name in changes:
-        if name not in _DEFAULTS:
-            raise AttributeError(f"torch._dynamo.config.{name} does not exist")
-
-    class _Patch(contextlib.ContextDecorator):
-        def __enter__(self):
-            self.saved = {name: getattr(module, name) for name in changes}
-            for name, v in changes.items():
-                setattr(module, name, v)
-
-        def __exit__(self, *exc):
-            for name, v in self.saved.items():
-                setattr(module, name, v)
-    return _Patch()
-
-
-def get_config_copy():
-    return {name: getattr(sys.modules[__name__], name) for name in _DEFAULTS}
-
-
-globals().update(_DEFAULTS)
-sys.modules[__name__].__class__ = _Config
+install(__name__, _DEFAULTS)

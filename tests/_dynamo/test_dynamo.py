@@ -96,6 +96,37 @@ def test_config_takes_known_settings_and_refuses_others(torch):
     assert inside() and not config.verbose
 
 
+def test_inductor_config_as_pytorch_has_it(torch):
+    """torch._inductor.config: PyTorch's defaults, groups of settings (`triton.cudagraphs`),
+    unknown names refused, patch with dotted names; `import torch._inductor.config` through
+    compat (llm.c's train_gpt2.py does it)."""
+    import ember._inductor.config as config
+    theirs = torch._inductor.config
+    for name in config._defaults:
+        ours = getattr(config, name)
+        if isinstance(config._defaults[name], dict):
+            for sub in config._defaults[name]:
+                assert getattr(ours, sub) == getattr(getattr(theirs, name), sub), (name, sub)
+        else:
+            assert ours == getattr(theirs, name), name
+    config.coordinate_descent_tuning = True
+    config.triton.unique_kernel_names = False
+    try:
+        for bad in (lambda: setattr(config, "no_such", 1),
+                    lambda: setattr(config.triton, "no_such", 1),
+                    lambda: config.patch("triton.no_such", 1)):
+            with pytest.raises(AttributeError, match="does not exist"):
+                bad()
+        with config.patch({"triton.cudagraphs": True, "max_autotune": True}):
+            assert config.triton.cudagraphs and config.max_autotune
+        assert not config.triton.cudagraphs and not config.max_autotune
+        copy = config.get_config_copy()
+        assert copy["coordinate_descent_tuning"] and not copy["triton"]["unique_kernel_names"]
+    finally:
+        config.coordinate_descent_tuning = False
+        config.triton.unique_kernel_names = True
+
+
 def test_the_functions_programs_call(torch):
     x = ember.ones(2, 3)
     ember._dynamo.reset()
