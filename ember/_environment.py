@@ -244,6 +244,9 @@ def typename(obj):
         name = getattr(obj, "__name__", None)
     if name is None:
         module, name = type(obj).__module__ or "", type(obj).__qualname__
+    if module.startswith("ember.ops"):  # an op: the public namespace that holds it
+        from .serialization._torch_paths import torch_name
+        module, name = torch_name(module, name, obj)
     if module.startswith("ember"):
         module = "torch" + module[len("ember"):]
     if module in ("", "builtins", "__builtin__"):

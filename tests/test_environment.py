@@ -117,7 +117,8 @@ def test_typename_and_default_device():
                  lambda m: m.zeros(2, dtype=m.bool), lambda m: m.nn.Linear(1, 1),
                  lambda m: m.float32, lambda m: 3, lambda m: "s", lambda m: None,
                  lambda m: m.nn.Parameter(m.zeros(2)), lambda m: m.nn.Parameter,
-                 lambda m: m.nn.Linear, lambda m: len, lambda m: m.zeros(2).to_sparse()):
+                 lambda m: m.nn.Linear, lambda m: len, lambda m: m.zeros(2).to_sparse(),
+                 lambda m: m.nn.functional.softmax, lambda m: m.nn.functional.relu):
         assert ember.typename(make(ember)) == torch.typename(make(torch))
     assert ember.get_default_device() == ember.device("cpu")
     try:  # a device type with no index means its current device, found by making a tensor
