@@ -423,3 +423,17 @@ def canonical(dev):
     if dev.index is None:
         return device(dev.type, _state.cuda_device)
     return dev
+
+
+def no_aten_cuda(what):
+    """PyTorch's CPU-only build's error where CUDA is asked for (`what`: "Cannot initialize
+    CUDA", "Cannot get CUDA generator")."""
+    return (f"{what} without ATen_cuda library. PyTorch splits its backend into two shared "
+            "libraries: a CPU library and a CUDA library; this error has occurred because you "
+            "are trying to use some CUDA functionality, but the CUDA library has not been loaded "
+            "by the dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF "
+            "you don't directly use any symbols from the CUDA library! One common culprit is a "
+            "lack of -Wl,--no-as-needed in your link arguments; many dynamic linkers will "
+            "delete dynamic library dependencies if you don't depend on any of their symbols.  "
+            "You can check if this has occurred by using ldd on your binary to see if there is "
+            "a dependency on *_cuda.so library.")

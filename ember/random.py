@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from ._frozen import Frozen, fill
-from .device import backend_of, canonical
+from .device import backend_of, canonical, no_aten_cuda
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "fork_rng", "thread_safe_generator"]
@@ -27,8 +27,22 @@ class Generator(Frozen):
     _torch_name = "torch._C.Generator"
 
     def __init__(self, device="cpu"):
+        device = canonical(device)
+        if device.type == "cuda" and not backend_of(device).is_available():
+            raise RuntimeError(no_aten_cuda("Cannot get CUDA generator"))  # a CPU-only build's
+        self._start(device)
+
+    @classmethod
+    def _on(cls, device):
+        """A device's default generator, made without the check: `torch.cuda.manual_seed`
+        seeds the CUDA ones even where there is no CUDA (PyTorch queues the call)."""
+        gen = cls.__new__(cls)
+        gen._start(canonical(device))
+        return gen
+
+    def _start(self, device):
         # the backend's generator is made on first draw: seeding is cheap, drawing makes it
-        fill(self, _device=canonical(device), _initial=_DEFAULT_SEED, _rng=None)
+        fill(self, _device=device, _initial=_DEFAULT_SEED, _rng=None)
 
     def __reduce__(self):  # the device, then the stream's position (and a subclass's fields)
         return (type(self), (self._device,),
@@ -93,7 +107,7 @@ class Generator(Frozen):
 
     def clone_state(self):
         """A new generator on the same device, at this one's position in the stream."""
-        twin = Generator(self.device)
+        twin = Generator._on(self.device)
         twin.set_state(self.get_state())
         return twin
 
@@ -153,7 +167,7 @@ def generator_for(dev, generator=None):
         return _meta_generator
     gen = _cuda_generators.get(dev)
     if gen is None:
-        gen = _cuda_generators[dev] = Generator(dev)
+        gen = _cuda_generators[dev] = Generator._on(dev)
         gen.manual_seed(default_generator.initial_seed())
     return gen
 
@@ -192,15 +206,17 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
     if not enabled:
         yield
         return
-    saved = [(g, g._initial, None if g._rng is None else _capture(g._rng))
+    # each generator's own backend object is put back with its state (not one made anew,
+    # which a device whose backend has gone, as the CuPy stand-in's in the tests, cannot)
+    saved = [(g, g._initial, g._rng, None if g._rng is None else _capture(g._rng))
              for g in [default_generator, *_cuda_generators.values()]]
     try:
         yield
     finally:
-        for g, initial, state in saved:
-            fill(g, _initial=initial, _rng=None)
+        for g, initial, rng, state in saved:
+            fill(g, _initial=initial, _rng=rng)
             if state is not None:
-                _restore(g.rng, state)
+                _restore(rng, state)
 
 
 def thread_safe_generator():

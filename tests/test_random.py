@@ -321,3 +321,17 @@ def test_multinomial_repeated_draws_check_rows_as_pytorchs_kernel(rows, torch):
         torch.multinomial(torch.tensor(rows), 3, replacement=True)
     with pytest.raises(RuntimeError, match=re.escape(str(theirs.value))):
         ember.multinomial(ember.tensor(rows), 3, replacement=True)
+
+
+def test_a_cuda_generator_without_cuda_is_refused_as_pytorch_refuses_it():
+    if ember.cuda.is_available():
+        pytest.skip("a CUDA backend is present (a GPU or the stand-in)")
+    with pytest.raises(RuntimeError, match="Cannot get CUDA generator without ATen_cuda"):
+        ember.Generator(device="cuda")
+    ember.cuda.manual_seed_all(3)  # seeding is still taken (PyTorch queues it)
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        ember.cuda.get_rng_state()
+    # and checkpointing, which keeps the generators' states, still works after it
+    x = ember.ones(3, requires_grad=True)
+    ember.utils.checkpoint.checkpoint(ember.sin, x, use_reentrant=False).sum().backward()
+    assert x.grad.tolist() == pytest.approx([0.5403023] * 3)

@@ -28,8 +28,15 @@ def _device_count():
     return device_count()
 
 
+def _require_cuda():
+    from . import is_available
+    if not is_available():  # PyTorch's lazy CUDA start, on a CPU-only build
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+
 def get_rng_state(device="cuda"):
     """The state of `device`'s generator, as a uint8 tensor."""
+    _require_cuda()
     return _generator(device).get_state()
 
 
@@ -72,7 +79,5 @@ def seed_all():
 
 def initial_seed():
     """The current device's generator's seed."""
-    from . import is_available
-    if not is_available():
-        raise AssertionError("Torch not compiled with CUDA enabled")
+    _require_cuda()
     return _generator().initial_seed()

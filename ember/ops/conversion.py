@@ -8,7 +8,7 @@ import numpy as np
 from .. import _memory_format as _mf
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
-from ..device import backend_of, canonical, device as _device_cls
+from ..device import backend_of, canonical, device as _device_cls, no_aten_cuda
 from ._graph import Node, record
 
 __all__ = []
@@ -129,16 +129,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 
 
 # what PyTorch's CPU-only build raises when a CUDA tensor type is asked for by name
-_NO_ATEN_CUDA = (
-    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two "
-    "shared libraries: a CPU library and a CUDA library; this error has occurred because you "
-    "are trying to use some CUDA functionality, but the CUDA library has not been loaded by the "
-    "dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF you don't "
-    "directly use any symbols from the CUDA library! One common culprit is a lack of "
-    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic "
-    "library dependencies if you don't depend on any of their symbols.  You can check if this "
-    "has occurred by using ldd on your binary to see if there is a dependency on *_cuda.so "
-    "library.")
+_NO_ATEN_CUDA = no_aten_cuda("Cannot initialize CUDA")
 
 
 def _type_by_name(self, name):

@@ -16,6 +16,7 @@ import warnings
 from .. import cpu as _cpu, cuda as _cuda, random as _random
 from .._state import autocast as _autocast, grad as _grad_state
 from .._tensor import Tensor
+from ..device import backend_of
 from ..autograd.engine import backward as _backward, grad as _grad
 from ..autograd.function import Function
 from ..ops._graph import AccumulateGrad
@@ -185,8 +186,11 @@ class _ForwardState:
     def __init__(self, preserve_rng_state):
         self.rng = None
         if preserve_rng_state:
+            # the CUDA generators where there is CUDA: `torch.cuda.manual_seed_all` makes
+            # them on any machine, and one without CUDA has no state to read
             self.rng = [(g, g.get_state()) for g in
-                        [_random.default_generator, *_random._cuda_generators.values()]]
+                        [_random.default_generator, *_random._cuda_generators.values()]
+                        if g.device.type == "cpu" or backend_of(g.device).is_available()]
         self.autocast = dict(_autocast.thread.dtypes)
 
     @contextlib.contextmanager
