@@ -85,6 +85,13 @@ def test_what_pytorch_refuses_is_refused():
         x.transpose(axis0=0, axis1=1)
 
 
+def test_one_form_wherever_an_op_is_bound():
+    # the function and the method are one object where the method needs no refusal of out=
+    assert ember.unsqueeze is ember.Tensor.unsqueeze and ember.det is ember.Tensor.det
+    assert ember.sum is not ember.Tensor.sum  # the method refuses out=
+    assert ember.sum.__wrapped__ is ember.Tensor.sum.__wrapped__
+
+
 def test_tensor_methods_take_no_out():
     # PyTorch's methods have no out= (the functions do): np.sum(t) passes out=None
     x = ember.ones(3)

@@ -40,7 +40,7 @@ HOMES = {"torch": ("ember", ""), "Tensor": ("ember", "Tensor."),
          "nn.functional": ("ember.nn.functional", ""), "linalg": ("ember.linalg", ""),
          "special": ("ember.special", ""), "fft": ("ember.fft", "")}
 
-_FORMS = {}  # (op, parsed, bound as a Tensor method) -> the form users call (maybe the op)
+_FORMS = {}  # (op, parsed, refusing out=) -> the form users call (maybe the op itself)
 
 
 def _parameters(function):
@@ -101,21 +101,21 @@ def for_users(function, namespace, name):
     at `ember.<name>` where that is the function's own name, else where it was first bound."""
     if not isinstance(function, types.FunctionType):  # a class, a callable object, a value
         return function
-    method = namespace == "Tensor"
+    parameters = _parameters(function)
+    refuses_out = namespace == "Tensor" and "out" in parameters
     parsed = name not in PYTHON_WRITTEN.get(namespace, ()) and \
         (namespace != "nn.functional" or name in CPP_FUNCTIONAL)
-    form = _FORMS.get((function, parsed, method))
+    form = _FORMS.get((function, parsed, refuses_out))
     if form is None:
-        parameters = _parameters(function)
         spellings = {spelling: canonical for spelling, canonical in SPELLINGS.items()
                      if parsed and canonical in parameters and spelling not in parameters}
         form = function
-        if spellings or (method and "out" in parameters):
-            form = _form(function, spellings, method and "out" in parameters)
+        if spellings or refuses_out:
+            form = _form(function, spellings, refuses_out)
             form.__numpy_spellings__ = spellings  # marks a form (tests unwrap it to the op)
             form.__module__, form.__qualname__ = HOMES[namespace][0], HOMES[namespace][1] + name
-            _FORMS[form, parsed, method] = form
-        _FORMS[function, parsed, method] = form
+            _FORMS[form, parsed, refuses_out] = form
+        _FORMS[function, parsed, refuses_out] = form
     if namespace == "torch" and form is not function and name == function.__name__:
         form.__module__, form.__qualname__ = "ember", name
     return form
