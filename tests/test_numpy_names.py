@@ -54,6 +54,15 @@ def test_spellings_give_the_canonical_calls():
         assert _same(got, want)
 
 
+def test_a_sparse_tensors_methods_take_them_too():
+    s = ember.arange(6.0).reshape(2, 3).to_sparse()
+    assert ember.equal(s.sum(axis=0, keepdims=True).to_dense(),
+                       s.sum(dim=0, keepdim=True).to_dense())
+    assert ember.equal(s.add(x2=s).to_dense(), (s + s).to_dense())
+    from ember._sparse import SparseTensor
+    assert pickle.loads(pickle.dumps(SparseTensor.sum)) is SparseTensor.sum
+
+
 def test_spellings_keep_autograd():
     x = ember.arange(6.0).reshape(2, 3).requires_grad_()
     (x.sum(axis=1, keepdims=True) * ember.tensor([[1.0], [2.0]])).sum().backward()

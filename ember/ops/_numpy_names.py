@@ -37,6 +37,7 @@ CPP_FUNCTIONAL = frozenset({
 
 # where users reach ops (PyTorch's namespaces) -> where ember's modules have them, for pickle
 HOMES = {"torch": ("ember", ""), "Tensor": ("ember", "Tensor."),
+         "SparseTensor": ("ember._sparse", "SparseTensor."),
          "nn.functional": ("ember.nn.functional", ""), "linalg": ("ember.linalg", ""),
          "special": ("ember.special", ""), "fft": ("ember.fft", "")}
 
@@ -102,7 +103,7 @@ def for_users(function, namespace, name):
     if not isinstance(function, types.FunctionType):  # a class, a callable object, a value
         return function
     parameters = _parameters(function)
-    refuses_out = namespace == "Tensor" and "out" in parameters
+    refuses_out = namespace in ("Tensor", "SparseTensor") and "out" in parameters
     parsed = name not in PYTHON_WRITTEN.get(namespace, ()) and \
         (namespace != "nn.functional" or name in CPP_FUNCTIONAL)
     form = _FORMS.get((function, parsed, refuses_out))

@@ -17,6 +17,7 @@ from .._sparse_compressed import SparseCompressedTensor
 from .._tensor import Tensor, make_tensor
 from ..device import _BACKENDS
 from ._graph import Node, record
+from ._numpy_names import for_users
 from .shape import cat
 
 __all__ = ["sparse_coo_tensor", "spmm", "mm"]
@@ -576,6 +577,7 @@ SPARSE_METHODS = {
 }
 # a sparse tensor's own forms of methods, bound when this family loads (ember/ops/__init__.py
 # leaves stand-ins that load it); sparse_arith binds its arithmetic the same way
-for _name, _method in SPARSE_METHODS.items():
-    setattr(SparseTensor, _name, _method)
+for _name, _method in SPARSE_METHODS.items():  # methods as PyTorch's parser binds them
+    setattr(SparseTensor, _name, _method if _name.startswith("_") else
+            for_users(_method, "SparseTensor", _name))
 from . import sparse_arith  # noqa: E402,F401

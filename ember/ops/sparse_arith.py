@@ -9,6 +9,7 @@ import numpy as np
 
 from .._sparse import SparseTensor, make_sparse
 from .._tensor import Tensor, make_tensor
+from ._numpy_names import for_users
 from .sparse import _SegmentSum, _host, _through, _named, _xp, coalesce
 
 AddBackward0 = type("AddBackward0", (_SegmentSum,), {})
@@ -292,5 +293,6 @@ SPARSE_METHODS = {
     "div": div_sparse, "__truediv__": div_sparse, "div_": div_sparse_, "__itruediv__": div_sparse_,
     "neg": neg_sparse, "__neg__": neg_sparse, "zero_": zero_sparse_,
 }
-for _name, _method in SPARSE_METHODS.items():
-    setattr(SparseTensor, _name, _method)
+for _name, _method in SPARSE_METHODS.items():  # methods as PyTorch's parser binds them
+    setattr(SparseTensor, _name, _method if _name.startswith("_") else
+            for_users(_method, "SparseTensor", _name))
