@@ -205,6 +205,33 @@ def iterator_strides(shape, inputs):
     return tuple(strides)
 
 
+def _broadcast_strides(shape, array):
+    """An operand's element strides against the result's `shape`: 0 along broadcast dims."""
+    lead = len(shape) - array.ndim
+    return (0,) * lead + tuple(0 if n == 1 and shape[lead + d] != 1 else s // array.itemsize
+                               for d, (n, s) in enumerate(zip(array.shape, array.strides)))
+
+
+def in_iterator_order(result, operands, device):
+    """The result of a NumPy op on `operands` (arrays or numbers) laid out as
+    TensorIterator lays PyTorch's out. Where the operands' orders conflict, NumPy's sorts the
+    dims its own way (C order, or a mix); PyTorch's follows the first operand that orders a
+    pair of dims (`iterator_strides`): channels_last + contiguous is channels_last, a
+    transposed matrix + a contiguous one is transposed. A C-ordered first operand gives C
+    order in both (NumPy's conflicts go to C order, and it decides PyTorch's), so a caller on
+    a hot path may skip the call then."""
+    arrays = [a for a in operands if getattr(a, "ndim", 0)]
+    if result.ndim < 2 or all(a.flags.c_contiguous for a in arrays):
+        return result
+    shape = result.shape
+    strides = iterator_strides(shape, [_broadcast_strides(shape, a) for a in arrays])
+    if all(n == 1 or s * result.itemsize == t
+           for n, s, t in zip(shape, strides, result.strides)):
+        return result
+    from .device import backend_of
+    return laid_out(backend_of(device).xp, result, strides)
+
+
 def joined_layout(joined, tensors):
     """cat's or stack's result `joined` in PyTorch's layout: NumPy's follows its inputs'
     order, PyTorch's is channels_last where every input suggests that, else contiguous
@@ -213,6 +240,34 @@ def joined_layout(joined, tensors):
             all(suggest(t._array.shape, t.stride()) is not contiguous_format for t in tensors):
         return joined
     return c_ordered(joined)
+
+
+def follow_channels_last(result, *inputs):
+    """`result` (a tensor, or a tuple of them, an op has just made) laid out channels_last(_3d)
+    when one of `inputs` (tensors of the same rank, or None) has strides that suggest that
+    format, as PyTorch's CPU kernels for convolution (input or weight), 2-d pooling, resampling,
+    padding, group norm and the pixel and channel shuffles lay out theirs; NumPy computes them
+    contiguous. A model turned channels_last (`model.to(memory_format=...)`) keeps that
+    format layer after layer, and `out.is_contiguous(memory_format=channels_last)` answers as
+    in PyTorch. Contiguous inputs, the common case, cost one flags check each."""
+    results = result if isinstance(result, tuple) else (result,)
+    ndim = results[0]._array.ndim
+    if ndim not in _ORDER:
+        return result
+    for t in inputs:
+        if t is None or t._array.ndim != ndim or plainly_contiguous(t._array) or \
+                suggest(t._array.shape, t.stride()) is contiguous_format:
+            continue
+        from .device import backend_of
+        for r in results:
+            a = r._array
+            strides = format_strides(a.shape, _fmt_of_rank(ndim))
+            # a fresh result, not an input or a view (no alias to keep), and not so already
+            if r._base is None and tuple(s // a.itemsize for s in a.strides) != strides \
+                    and not any(r is t for t in inputs):
+                r._array = laid_out(backend_of(r._device).xp, a, strides)
+        break
+    return result
 
 
 def empty_array(xp, shape, dtype, strides):

@@ -295,3 +295,116 @@ def test_rms_norm_of_a_permuted_input_is_contiguous():
         return out, type(out.grad_fn).__name__
     (mine, node), (theirs, their_node) = run(ember), run(torch)
     assert mine.stride() == theirs.stride() and node == their_node == "CloneBackward0"
+
+
+# channels_last carried through the layers of a net: PyTorch's CPU kernels lay these results
+# out in the format their input (a convolution: input or weight) suggests, where NumPy computes
+# them contiguous; the 3-d pools, circular padding and fractional pooling stay contiguous.
+def _f(lib):
+    return lib.nn.functional
+
+
+CHANNELS_LAST_OPS = {
+    "conv2d": lambda lib, x, w: _f(lib).conv2d(x, w, padding=1),
+    "conv2d of a channels_last weight": lambda lib, x, w: _f(lib).conv2d(
+        x.contiguous(), w.contiguous(memory_format=lib.channels_last)),
+    "conv2d 1x1 stride 2": lambda lib, x, w: _f(lib).conv2d(x, w[:, :, :1, :1], stride=2),
+    "conv2d groups": lambda lib, x, w: _f(lib).conv2d(x, w[:, :3], groups=2, dilation=2),
+    "conv2d to 1x1": lambda lib, x, w: _f(lib).conv2d(x, w.repeat(1, 1, 3, 3)[..., :8, :8]),
+    "conv_transpose2d": lambda lib, x, w: _f(lib).conv_transpose2d(x, w.transpose(0, 1), stride=2),
+    "conv3d": lambda lib, x, w: _f(lib).conv3d(x.unsqueeze(2).expand(-1, -1, 3, -1, -1).contiguous(
+        memory_format=lib.channels_last_3d), w.unsqueeze(2)),
+    "max_pool2d": lambda lib, x, w: _f(lib).max_pool2d(x, 3, 2, 1),
+    "max_pool2d indices": lambda lib, x, w: _f(lib).max_pool2d(x, 2, return_indices=True)[1],
+    "avg_pool2d": lambda lib, x, w: _f(lib).avg_pool2d(x, 2),
+    "adaptive_avg_pool2d": lambda lib, x, w: _f(lib).adaptive_avg_pool2d(x, 3),
+    "adaptive_avg_pool2d to 1": lambda lib, x, w: _f(lib).adaptive_avg_pool2d(x, 1),
+    "adaptive_max_pool2d": lambda lib, x, w: _f(lib).adaptive_max_pool2d(x, 3),
+    "lp_pool2d": lambda lib, x, w: _f(lib).lp_pool2d(x, 2, 2),
+    "interpolate nearest": lambda lib, x, w: _f(lib).interpolate(x, scale_factor=2),
+    "interpolate bilinear": lambda lib, x, w: _f(lib).interpolate(x, size=5, mode="bilinear"),
+    "interpolate bicubic antialias": lambda lib, x, w: _f(lib).interpolate(
+        x, size=4, mode="bicubic", antialias=True),
+    "interpolate area": lambda lib, x, w: _f(lib).interpolate(x, size=3, mode="area"),
+    "pad": lambda lib, x, w: _f(lib).pad(x, (1, 2, 0, 1)),
+    "pad reflect": lambda lib, x, w: _f(lib).pad(x, (1, 1, 1, 1), mode="reflect"),
+    "pad circular": lambda lib, x, w: _f(lib).pad(x, (1, 1, 1, 1), mode="circular"),
+    "group_norm": lambda lib, x, w: _f(lib).group_norm(x, 3),
+    "local_response_norm": lambda lib, x, w: _f(lib).local_response_norm(x, 2),
+    "pixel_unshuffle": lambda lib, x, w: _f(lib).pixel_unshuffle(x, 2),
+    "pixel_shuffle": lambda lib, x, w: _f(lib).pixel_shuffle(lib.cat([x, x[:, :2]], 1), 2),
+    "channel_shuffle": lambda lib, x, w: _f(lib).channel_shuffle(x, 2),
+    "flip": lambda lib, x, w: x.flip(3),
+    "max_unpool2d": lambda lib, x, w: _f(lib).max_unpool2d(
+        *_f(lib).max_pool2d(x, 2, return_indices=True), 2),
+    "avg_pool3d": lambda lib, x, w: _f(lib).avg_pool3d(
+        x.unsqueeze(2).contiguous(memory_format=lib.channels_last_3d), (1, 2, 2)),
+    "fractional_max_pool2d": lambda lib, x, w: _f(lib).fractional_max_pool2d(
+        x, 2, output_size=3, _random_samples=lib.full((2, 6, 2), 0.5, dtype=x.dtype)),
+    "mse_loss none": lambda lib, x, w: _f(lib).mse_loss(x, x.contiguous() * 2, reduction="none"),
+}
+
+
+def _channels_last_inputs(lib):
+    x = (lib.arange(768.0).reshape(2, 8, 8, 6).permute(0, 3, 1, 2) % 11) / 5
+    w = (lib.arange(216.0).reshape(4, 6, 3, 3) % 7) / 10
+    return x, w
+
+
+@pytest.mark.parametrize("op", CHANNELS_LAST_OPS)
+def test_channels_last_carried_as_pytorch(op):
+    mine = CHANNELS_LAST_OPS[op](ember, *_channels_last_inputs(ember))
+    theirs = CHANNELS_LAST_OPS[op](torch, *_channels_last_inputs(torch))
+    assert mine.stride() == theirs.stride()
+    fmt = ember.channels_last if mine.dim() == 4 else ember.channels_last_3d
+    assert mine.is_contiguous(memory_format=fmt) == theirs.is_contiguous(
+        memory_format=T_FMT[str(fmt).split(".")[-1]])
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_channels_last_model_trains_as_a_contiguous_one():
+    """The Channels Last tutorial's check: every layer's output stays channels_last, and the
+    gradients equal those of the same model in contiguous memory."""
+    def net(lib):
+        lib.manual_seed(0)
+        return lib.nn.Sequential(lib.nn.Conv2d(3, 8, 3, padding=1), lib.nn.BatchNorm2d(8),
+                                 lib.nn.ReLU(), lib.nn.MaxPool2d(2), lib.nn.Conv2d(8, 4, 1),
+                                 lib.nn.Upsample(scale_factor=2), lib.nn.Conv2d(4, 2, 3))
+    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8))
+    grads = []
+    for fmt in (ember.contiguous_format, ember.channels_last):
+        model = net(ember).double().to(memory_format=fmt)
+        h = ember.tensor(x).to(memory_format=fmt)
+        for layer in model:
+            h = layer(h)
+            assert h.is_contiguous(memory_format=fmt), type(layer).__name__
+        h.square().sum().backward()
+        grads.append([p.grad.numpy() for p in model.parameters()])
+    for g_contiguous, g_channels_last in zip(*grads):
+        np.testing.assert_allclose(g_channels_last, g_contiguous, rtol=1e-12, atol=1e-12)
+
+
+# binary ops lay their result out as TensorIterator does: by the first operand that orders a
+# pair of dims, where NumPy's result follows its operands only when they agree
+MIXED_OPERANDS = {
+    "channels_last + contiguous": lambda lib, cl, c, t: cl + c,
+    "contiguous + channels_last": lambda lib, cl, c, t: c + cl,
+    "transposed * contiguous": lambda lib, cl, c, t: t * t.contiguous(),
+    "contiguous * transposed": lambda lib, cl, c, t: t.contiguous() * t,
+    "transposed / broadcast": lambda lib, cl, c, t: t / t.sum(1, keepdim=True),
+    "2 - transposed": lambda lib, cl, c, t: 2 - t,
+    "normalize": lambda lib, cl, c, t: lib.nn.functional.normalize(t, dim=1),
+    "kron": lambda lib, cl, c, t: lib.kron(t[0], t[1]),
+    "where": lambda lib, cl, c, t: lib.where(t > 3, t, t.contiguous()),
+}
+
+
+@pytest.mark.parametrize("op", MIXED_OPERANDS)
+def test_binary_results_laid_out_as_tensoriterator(op):
+    def run(lib):
+        c = lib.arange(96.0).reshape(2, 3, 4, 4) % 7
+        t = lib.arange(60.0).reshape(3, 5, 4).transpose(0, 2) % 7
+        return MIXED_OPERANDS[op](lib, c.contiguous(memory_format=lib.channels_last), c, t)
+    mine, theirs = run(ember), run(torch)
+    assert mine.stride() == theirs.stride()
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from .._memory_format import follow_channels_last
 from .._tensor import make_tensor, Tensor, xp_of
 from ._axis_maps import AxisMap, _map, _pair
 
@@ -154,7 +155,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         if out_size is None:
             out_size = [builtins.int(input.shape[i + 2] * scales[i]) for i in range(dim)]
-        return _upsample_aa(input, mode, out_size, scales, align_corners)
+        return follow_channels_last(_upsample_aa(input, mode, out_size, scales, align_corners),
+                                    input)
     wanted = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "area": (1, 2, 3),
               "linear": (1,), "bilinear": (2,), "bicubic": (2,), "trilinear": (3,)}
     if mode in wanted and dim in wanted[mode]:
@@ -163,7 +165,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode == "area":
             from . import pooling
             return getattr(pooling, f"adaptive_avg_pool{dim}d")(input, out_size)
-        return _upsample(input, mode, out_size, scales, align_corners)
+        return follow_channels_last(_upsample(input, mode, out_size, scales, align_corners),
+                                    input)
     need = {"linear": 3, "bilinear": 4, "trilinear": 5}
     if mode in need and input.dim() in (3, 4, 5):
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
+from .._memory_format import in_iterator_order
 from .._select import select
 from .._tensor import make_tensor, xp_of
 from ..device import assert_on_device, backend_of, check_data, checks_on_host
@@ -120,7 +121,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     _check_reduction(reduction)
     _warn_size(input, target)
     x, y, d, dev = _pair(input, target, "mse_loss")
-    diff = x - y
+    diff = in_iterator_order(x - y, (x, y), dev)  # (reduction "none" gives PyTorch's layout)
     out = make_tensor(_reduce_array(diff * diff, reduction), dev)
     if weight is not None:
         return _weighted(((input - target) ** 2), weight, reduction)
@@ -171,7 +172,7 @@ def _smooth(input, target, reduction, beta, huber, fname, cls):
     _warn_size(input, target)
     x, y, d, dev = _pair(input, target, fname)
     xp = backend_of(dev).xp
-    diff = xp.abs(x - y)
+    diff = xp.abs(in_iterator_order(x - y, (x, y), dev))
     if huber is None:
         loss = diff - 0.5 * beta if beta == 0 else \
             select(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)

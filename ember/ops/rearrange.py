@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import _dtype_casts as _casts, dtypes as _dt
-from .._memory_format import c_ordered, contiguous_format, suggest
+from .._memory_format import c_ordered, contiguous_format, follow_channels_last, is_dense, suggest
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
@@ -250,8 +250,11 @@ def flip(input, *args, dims=None):
                            f"unique flip dims size={len(set(axes))}")
     arr = input._array
     xp = xp_of(input)
-    out = make_tensor(_casts.on_bits(lambda a: xp.flip(a, axes).copy() if axes else a.copy(), arr),
-                      input._device)
+    # PyTorch's result is empty_like(input): a dense input's own strides (order "K" keeps
+    # them), else the format the input suggests
+    order = "K" if is_dense(arr.shape, input.stride()) else "C"
+    out = follow_channels_last(make_tensor(_casts.on_bits(
+        lambda a: (xp.flip(a, axes) if axes else a).copy(order=order), arr), input._device), input)
     node = record(FlipBackward0, (input,), out)
     if node is not None:
         node.dims = axes

@@ -10,6 +10,7 @@ import builtins
 
 import numpy as np
 
+from .._memory_format import follow_channels_last
 from .._tensor import make_tensor, Tensor, xp_of
 from ._axis_maps import AxisMap, _map, _pair
 from ._graph import Node, record
@@ -99,7 +100,7 @@ def _pad_constant_checked(input, pad, value):
             raise RuntimeError("narrow(): length must be non-negative.")
     if isinstance(value, Tensor):
         value = value.item()
-    return _constant_pad(input, pad, value)
+    return follow_channels_last(_constant_pad(input, pad, value), input)
 
 
 _PAD_NAMES = {"reflect": "ReflectionPad{}DBackward0", "replicate": "ReplicationPad{}DBackward0",
@@ -179,7 +180,8 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError(f"Expected {k}D or {k + 1}D (batch mode) tensor with possibly 0 "
                                "batch size and other non-zero dimensions for input, but got: "
                                f"{shape}")
-    return _map(input, maps, _pair(_PAD_NAMES[mode].format(nd)))
+    out = _map(input, maps, _pair(_PAD_NAMES[mode].format(nd)))
+    return out if mode == "circular" else follow_channels_last(out, input)  # as PyTorch's
 
 
 # ---- pixel and channel shuffles --------------------------------------------------------------
@@ -247,7 +249,7 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
                            f"is not divisible by {r * r}")
-    return _pixel_shuffle(input, r)
+    return follow_channels_last(_pixel_shuffle(input, r), input)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -265,7 +267,7 @@ def pixel_unshuffle(input, downscale_factor):
     if w % r:
         raise RuntimeError("pixel_unshuffle expects width to be divisible by downscale_factor, "
                            f"but input.size(-1)={w} is not divisible by {r}")
-    return _pixel_unshuffle(input, r)
+    return follow_channels_last(_pixel_unshuffle(input, r), input)
 
 
 def _channel_shuffle(x, groups):
@@ -293,7 +295,7 @@ def channel_shuffle(input, groups):
     if c % g:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
                            f"and {g} groups.")
-    return _channel_shuffle(input, g)
+    return follow_channels_last(_channel_shuffle(input, g), input)
 
 
 native_channel_shuffle = channel_shuffle

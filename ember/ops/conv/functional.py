@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from ..._memory_format import follow_channels_last
 from ..._tensor import Tensor
 from ..._state import autocast as _autocast
 from .._autocast import lower
@@ -150,7 +151,8 @@ def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Calculated padded input size per channel: ({_sizes(padded)}). "
                            f"Kernel size: ({_sizes(eff)}). Kernel size can't be greater than "
                            "actual input size")
-    out = _conv(input, weight, bias, (stride, lo, hi, dilation, groups))
+    out = follow_channels_last(_conv(input, weight, bias, (stride, lo, hi, dilation, groups)),
+                               input, weight)
     return out.squeeze(0) if unbatched else out
 
 
@@ -189,7 +191,9 @@ def _conv_transpose_nd(nd, fname, input, weight, bias, stride, padding, output_p
         raise RuntimeError(f"Given input size per channel: ({_sizes(one + input.shape[2:])}). "
                            f"Calculated output size per channel: ({_sizes(one + size)}). Output "
                            "size is too small")
-    out = _conv_transpose(input, weight, bias, (stride, padding, padding, dilation, groups), size)
+    out = follow_channels_last(
+        _conv_transpose(input, weight, bias, (stride, padding, padding, dilation, groups), size),
+        input, weight)
     return out.squeeze(0) if unbatched else out
 
 

@@ -12,6 +12,7 @@ import builtins
 import numpy as np
 
 from ... import dtypes as _dt
+from ..._memory_format import follow_channels_last
 from ..._parallel import map_parts
 from ..._state import grad as _grad_state
 from ..._tensor import make_tensor, xp_of
@@ -418,7 +419,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     affine_shape = (1, c) + (1,) * (input.ndim - 2)
     res = _normalize_forward(input, weight, bias, group_shape, (2,), affine_shape, eps,
                                    NativeGroupNormBackward0)[0]
-    return res
+    return follow_channels_last(res, input)
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):

@@ -9,6 +9,7 @@ import builtins
 import numpy as np
 
 from ... import _dtype_casts as _casts, dtypes as _dt
+from ..._memory_format import in_iterator_order
 from ..._state import forward_ad as _fw, grad as _grad_state
 from ..._tensor import Tensor, _make, make_tensor
 from ...device import _BACKENDS
@@ -240,6 +241,12 @@ def binary(a, b, fn, node_cls, fname, out=None, save=(True, True), float_result=
             y = _on(y, dev, b._device)
     try:
         res = fn(x, y)
+        try:  # a C-ordered first operand orders both NumPy's result and PyTorch's (C order)
+            first_in_c_order = x.flags.c_contiguous
+        except AttributeError:  # a number first (2 - t): both follow the tensor
+            first_in_c_order = True
+        if not first_in_c_order:
+            res = in_iterator_order(res, (x, y), dev)
         if d._kind and res.dtype.kind != "b" and not float_result:
             res = _casts.astype(res, d)
         res = _make(Tensor, res, dev)

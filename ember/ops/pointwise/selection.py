@@ -4,6 +4,7 @@ clamp_min, clamp_max), where, maximum and minimum, with their backward nodes.
 import numpy as np
 
 from ... import _dtype_casts as _casts, dtypes as _dt
+from ..._memory_format import in_iterator_order
 from ..._select import select
 from ..._tensor import Tensor, make_tensor, xp_of
 from .._graph import Node, node_of, record, record_number, write_out, with_out
@@ -208,6 +209,8 @@ def _where(condition, input=None, other=None, *, out=None):
         raise
     if res.dtype != d.np:
         res = res.astype(d.np)
+    if not condition._array.flags.c_contiguous:  # (the condition is TensorIterator's first)
+        res = in_iterator_order(res, (condition._array, x, y), dev)
     res = make_tensor(res, dev)
     if ta and tb:
         node = record(WhereBackward0, (input, other), res)

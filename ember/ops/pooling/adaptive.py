@@ -5,6 +5,7 @@ import builtins
 
 import numpy as np
 
+from ..._memory_format import follow_channels_last
 from ..._tensor import Tensor, xp_of
 from .._graph import needs_grad
 from ._common import (_ADAPTIVE_AVG, _ADAPTIVE_MAX, _flat_index, _index_shape,
@@ -102,8 +103,9 @@ def adaptive_avg_pool1d(input, output_size):
     return _pool1d_via_2d(lambda x: _adaptive_avg(x, 2, "adaptive_avg_pool2d", (1, o)), input)
 
 
-def adaptive_avg_pool2d(input, output_size):
-    return _adaptive_avg(input, 2, "adaptive_avg_pool2d", output_size)
+def adaptive_avg_pool2d(input, output_size):  # (PyTorch's 3-d pools stay contiguous)
+    return follow_channels_last(_adaptive_avg(input, 2, "adaptive_avg_pool2d", output_size),
+                                input)
 
 
 def adaptive_avg_pool3d(input, output_size):
@@ -164,7 +166,8 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    return _adaptive_max(input, 2, "adaptive_max_pool2d", output_size, return_indices)
+    return follow_channels_last(
+        _adaptive_max(input, 2, "adaptive_max_pool2d", output_size, return_indices), input)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..._memory_format import follow_channels_last
 from ..._tensor import xp_of
 from ._checks import _batch_check, _ints, _one, _pool_params
 from ._common import (_AVG, _axis_take, _index_shape, _linear, _padded_planes, _planes,
@@ -88,8 +89,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     _batch_check(input, 2, "avg_pool2d", "avg")
-    return _avg_pool(input, 2, "avg_pool2d", kernel_size, stride, padding, ceil_mode,
-                     count_include_pad, divisor_override)
+    return follow_channels_last(_avg_pool(input, 2, "avg_pool2d", kernel_size, stride, padding,
+                                          ceil_mode, count_include_pad, divisor_override), input)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,

@@ -3,6 +3,7 @@ each input plane).
 """
 import numpy as np
 
+from ..._memory_format import follow_channels_last
 from ..._parallel import map_parts
 from ..._tensor import xp_of
 from . import _device_pool, _tiled
@@ -98,15 +99,15 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     _batch_check(input, 2, "max_pool2d", "max")
-    return _max_pool(input, 2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode,
-                     return_indices)
+    return follow_channels_last(_max_pool(input, 2, "max_pool2d", kernel_size, stride, padding,
+                                          dilation, ceil_mode, return_indices), input)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     _batch_check(input, 3, "max_pool3d", "max")
-    return _max_pool(input, 3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode,
-                     return_indices)
+    return follow_channels_last(_max_pool(input, 3, "max_pool3d", kernel_size, stride, padding,
+                                          dilation, ceil_mode, return_indices), input)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,

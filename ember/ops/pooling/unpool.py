@@ -4,6 +4,7 @@ PyTorch's output-size and index checks.
 import builtins
 import math
 
+from ..._memory_format import follow_channels_last
 from ...device import assert_on_device, checks_on_host
 from ._checks import _ints, _one
 from ._common import _UNPOOL, _scatter
@@ -69,8 +70,8 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    return _max_unpool(input, indices, 2, "max_unpool2d", kernel_size, stride, padding,
-                       output_size)
+    return follow_channels_last(_max_unpool(input, indices, 2, "max_unpool2d", kernel_size,
+                                            stride, padding, output_size), input)
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
