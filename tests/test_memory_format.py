@@ -408,3 +408,19 @@ def test_binary_results_laid_out_as_tensoriterator(op):
     mine, theirs = run(ember), run(torch)
     assert mine.stride() == theirs.stride()
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", CHANNELS_LAST_OPS)
+def test_channels_last_carried_on_cuda_as_on_the_cpu(op, fake_cuda):
+    """The device's kernels (a fused batch norm, one-launch pools) keep the same layouts."""
+    cpu = CHANNELS_LAST_OPS[op](ember, *_channels_last_inputs(ember))
+    on_device = CHANNELS_LAST_OPS[op](ember, *(t.to(fake_cuda) for t in _channels_last_inputs(
+        ember)))
+    assert on_device.stride() == cpu.stride()
+    np.testing.assert_allclose(on_device.cpu().numpy(), cpu.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_batch_norm_on_cuda_keeps_channels_last(fake_cuda):
+    x = _channels_last_inputs(ember)[0].to(fake_cuda)
+    out = ember.nn.functional.batch_norm(x, None, None, training=True)
+    assert out.is_contiguous(memory_format=ember.channels_last) and not out.is_contiguous()

@@ -336,14 +336,16 @@ def batch_norm(input, *args, **kwargs):
                  "cudnn_enabled")
         a = dict(zip(names, args))
         a.update(kwargs)
-        return _batch_norm(input, a["running_mean"], a["running_var"], a["weight"], a["bias"],
-                           a["training"], a["momentum"], a["eps"])
+        return follow_channels_last(_batch_norm(
+            input, a["running_mean"], a["running_var"], a["weight"], a["bias"], a["training"],
+            a["momentum"], a["eps"]), input)  # (a device's fused kernel writes it contiguous)
     names = ("running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")
     a = {"weight": None, "bias": None, "training": False, "momentum": 0.1, "eps": 1e-5}
     a.update(zip(names, args))
     a.update(kwargs)
-    return _batch_norm(input, a["running_mean"], a["running_var"], a["weight"], a["bias"],
-                       a["training"], a["momentum"], a["eps"])
+    return follow_channels_last(_batch_norm(
+        input, a["running_mean"], a["running_var"], a["weight"], a["bias"], a["training"],
+        a["momentum"], a["eps"]), input)
 
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
