@@ -68,6 +68,32 @@ def test_channels_last_input(torch, layout, x, w, kw):
     _check(torch, "conv2d", x, w, kw, np.float64, channels_last=True, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("fn,x,w", [
+    ("conv2d", (2, 6, 5, 4), (3, 6, 1, 1)),
+    ("conv3d", (2, 4, 3, 2, 5), (5, 4, 1, 1, 1)),
+    ("conv_transpose2d", (2, 6, 5, 4), (6, 3, 1, 1)),
+])
+def test_pointwise_convolution_of_channels_last_memory(torch, fn, x, w):
+    """A 1x1 convolution of channels_last activations and gradients is one product over their
+    memory: values, gradients, the result's strides and a second derivative as PyTorch's."""
+    rng = np.random.default_rng(0)
+    xa, wa = rng.standard_normal(x), rng.standard_normal(w)
+    ba = rng.standard_normal(w[1] if "transpose" in fn else w[0])
+    outs = []
+    for lib in (ember, torch):
+        fmt = lib.channels_last if len(x) == 4 else lib.channels_last_3d
+        xt = lib.tensor(xa).to(memory_format=fmt).requires_grad_()
+        wt, bt = lib.tensor(wa, requires_grad=True), lib.tensor(ba, requires_grad=True)
+        y = getattr(lib.nn.functional, fn)(xt, wt, bt)
+        g = lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))).to(memory_format=fmt)
+        gx, gw, gb = lib.autograd.grad(y, (xt, wt, bt), g, create_graph=True)
+        (gx.square().sum() + gw.square().sum()).backward()
+        outs.append([y.stride()] + [t.detach().numpy() for t in (y, gx, gw, gb, xt.grad, wt.grad)])
+    assert outs[0][0] == outs[1][0]
+    for got, want in zip(outs[0][1:], outs[1][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.parametrize("x,w,kw", [
     ((2, 4, 5, 6), (4, 3, 3, 3), dict(stride=2, padding=1, output_padding=1)),
     ((1, 6, 4, 4), (6, 2, 2, 3), dict(stride=(2, 3), padding=(0, 1), dilation=(1, 2))),

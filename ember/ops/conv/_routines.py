@@ -79,6 +79,32 @@ def _slices_within_budget(n, per_sample):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
+# ---- a 1x1 convolution of channels_last memory: one product, no copies ---------------------
+# A model turned channels_last keeps its activations (N, C, *S) in (N, *S, C) memory
+# (`_memory_format.follow_channels_last`). There a pointwise convolution (1x1 kernel, stride
+# 1, no padding, groups 1) is a plain product of that memory's (N*L, C) rows with w's (O, C):
+# its result is channels_last as it comes out, where the general routines would copy the input
+# into their own layout and the result out of it (a ResNet bottleneck's 16 -> 32 1x1 layer at
+# 32x32, batch 32, fwd+bwd: 10.7 -> see the note).
+def _pointwise(w_shape, p):
+    stride, lo, hi, _, g = p
+    return g == 1 and all(k == 1 for k in w_shape[2:]) and all(s == 1 for s in stride) \
+        and not any(lo) and not any(hi)
+
+
+def _channels_last_rows(xp, a):
+    """a (N, C, *S)'s memory as (N * L, C) rows when it is laid out channels_last, else None."""
+    if a.ndim < 3 or a.dtype not in _COMPUTE:
+        return None
+    m = xp.moveaxis(a, 1, -1)
+    return m.reshape(-1, a.shape[1]) if m.flags.c_contiguous and m.size else None
+
+
+def _from_channels_last_rows(xp, rows, like, channels):
+    """(N * L, channels) rows as an (N, channels, *S) array of `like`'s sizes, channels_last."""
+    return xp.moveaxis(rows.reshape((like.shape[0],) + like.shape[2:] + (channels,)), -1, 1)
+
+
 def conv_forward(xp, x, w, p, osz=None, keep=None, weight_matrix=_weight_matrix):
     """Convolution of arrays x (N, C, *S) and w (O, C/g, *K) with params `p`; `osz` keeps
     only the first windows (the adjoint of a transposed convolution with output_padding). A
@@ -87,6 +113,11 @@ def conv_forward(xp, x, w, p, osz=None, keep=None, weight_matrix=_weight_matrix)
     caller holding w as a view may know a faster way)."""
     if xp is np:
         warm_up()
+    rows = _channels_last_rows(xp, x) if _pointwise(w.shape, p) and osz in (None, x.shape[2:]) \
+        else None
+    if rows is not None:
+        o = w.shape[0]
+        return _from_channels_last_rows(xp, _products(xp, rows, w.reshape(o, -1).T), x, o)
     stride, lo, hi, dil, g = p
     kernel = w.shape[2:]
     if osz is None:
@@ -151,6 +182,10 @@ def conv_transpose_forward(xp, y, w, p, size):
     stride, lo, hi, dil, g = p
     kernel, nd = w.shape[2:], len(size)
     o, cg = w.shape[:2]
+    rows = _channels_last_rows(xp, y) if _pointwise(w.shape, p) and tuple(size) == y.shape[2:] \
+        else None
+    if rows is not None:  # (N * L, O) @ (O, C)
+        return _from_channels_last_rows(xp, _products(xp, rows, w.reshape(o, cg)), y, cg)
     if _device_columns.applies(xp, y, w, p):
         parts = _slices_within_budget(y.shape[0], g * cg * math.prod(kernel) *
                                       math.prod(y.shape[2:]) * y.dtype.itemsize)
@@ -248,6 +283,10 @@ def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
         warm_up()
     stride, lo, hi, dil, g = p
     kernel = tuple(w_shape[2:])
+    if _pointwise(w_shape, p):
+        x_rows, gy_rows = _channels_last_rows(xp, x), _channels_last_rows(xp, gy)
+        if x_rows is not None and gy_rows is not None:  # (O, N * L) @ (N * L, C)
+            return _products(xp, gy_rows.T, x_rows).reshape(w_shape)
     if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
         return winograd_weight_grad(xp, x, gy, lo, _kept_tiles(kept))
     columns = _kept_columns(kept)
