@@ -424,3 +424,17 @@ def test_batch_norm_on_cuda_keeps_channels_last(fake_cuda):
     x = _channels_last_inputs(ember)[0].to(fake_cuda)
     out = ember.nn.functional.batch_norm(x, None, None, training=True)
     assert out.is_contiguous(memory_format=ember.channels_last) and not out.is_contiguous()
+
+
+@pytest.mark.parametrize("view", [lambda t: t, lambda t: t.transpose(1, 3),
+                                  lambda t: t[:, :, ::2], lambda t: t.flip(2)])
+def test_relu_keeps_its_inputs_layout(view):
+    """relu of large float inputs runs against a block of zeros (NumPy's SIMD loop): laid out
+    as the input, so that the result keeps the input's layout, as PyTorch's does."""
+    def run(lib):
+        x = lib.arange(-8192.0, 8192.0).reshape(4, 8, 16, 32).contiguous(
+            memory_format=lib.channels_last)
+        return lib.relu(view(x))
+    mine, theirs = run(ember), run(torch)
+    assert mine.stride() == theirs.stride()
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())

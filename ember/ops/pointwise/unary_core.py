@@ -197,21 +197,31 @@ _zeros_local = ThreadLocal()
 
 
 def _zeros_as(x):
-    """A read-only zero array of x's shape and dtype (x a NumPy float32/float64 array)."""
+    """A read-only zero array of x's shape, dtype and strides (x a NumPy float32/float64
+    array; its strides, so that the result keeps x's layout: NumPy lays out the result of
+    operands whose orders conflict in C order, and a channels_last relu must stay so), or None
+    where x's strides reach outside its size (negative or gapped: the scalar loop takes it)."""
     n = x.size * x.itemsize
     buf = getattr(_zeros_local, "buf", None)
     if buf is None or buf.nbytes < n:
         buf = np.zeros(max(n, 1 << 20), np.uint8)
         buf.flags.writeable = False
         _zeros_local.buf = buf
-    return buf[:n].view(x.dtype).reshape(x.shape)
+    if x.flags.c_contiguous:
+        return buf[:n].view(x.dtype).reshape(x.shape)
+    if min(x.strides) < 0 or sum((k - 1) * s for k, s in zip(x.shape, x.strides)) + \
+            x.itemsize > n:
+        return None
+    return np.ndarray(x.shape, x.dtype, buffer=buf, strides=x.strides)
 
 
 def _relu(x):
     if x.dtype == np.bool_:
         return x
     if type(x) is np.ndarray and x.size >= _ZEROS_FROM and x.dtype in _FAST_MAX:
-        return np.maximum(x, _zeros_as(x))
+        zeros = _zeros_as(x)
+        if zeros is not None:
+            return np.maximum(x, zeros)
     return np.maximum(x, x.dtype.type(0))
 
 
