@@ -249,7 +249,12 @@ def follow_channels_last(result, *inputs):
     padding, group norm and the pixel and channel shuffles lay out theirs; NumPy computes them
     contiguous. A model turned channels_last (`model.to(memory_format=...)`) keeps that
     format layer after layer, and `out.is_contiguous(memory_format=channels_last)` answers as
-    in PyTorch. Contiguous inputs, the common case, cost one flags check each."""
+    in PyTorch. Contiguous inputs, the common case, cost one flags check each.
+
+    The result's node is marked to give its first input's gradient channels_last too, as
+    PyTorch's backward kernels do (`_channels_last_input`, honoured by the autograd engine): a
+    gradient in the other layout would meet the saved activations of the ops before it, and
+    NumPy walks operands of two layouts several times slower."""
     results = result if isinstance(result, tuple) else (result,)
     ndim = results[0]._array.ndim
     if ndim not in _ORDER:
@@ -262,12 +267,23 @@ def follow_channels_last(result, *inputs):
         for r in results:
             a = r._array
             strides = format_strides(a.shape, _fmt_of_rank(ndim))
+            if any(r is t for t in inputs):
+                continue
             # a fresh result, not an input or a view (no alias to keep), and not so already
-            if r._base is None and tuple(s // a.itemsize for s in a.strides) != strides \
-                    and not any(r is t for t in inputs):
+            if r._base is None and tuple(s // a.itemsize for s in a.strides) != strides:
                 r._array = laid_out(backend_of(r._device).xp, a, strides)
+            if r._grad_fn is not None:
+                r._grad_fn._channels_last_input = True
         break
     return result
+
+
+def in_channels_last(grad):
+    """A gradient for an input that suggested channels_last, laid out so (a copy the graph
+    records when it has one)."""
+    if grad is None or grad._array.ndim not in _ORDER:
+        return grad
+    return grad.contiguous(memory_format=_fmt_of_rank(grad._array.ndim))
 
 
 def empty_array(xp, shape, dtype, strides):

@@ -438,3 +438,21 @@ def test_relu_keeps_its_inputs_layout(view):
     mine, theirs = run(ember), run(torch)
     assert mine.stride() == theirs.stride()
     np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+def test_channels_last_gradients_as_pytorch():
+    """The input gradients of layers that keep channels_last are channels_last too, as
+    PyTorch's backward kernels write them (hooks see them; NumPy would otherwise walk the
+    gradient and the saved activations in two layouts)."""
+    def run(lib):
+        lib.manual_seed(0)
+        layers = [lib.nn.Conv2d(3, 8, 3, padding=1), lib.nn.BatchNorm2d(8), lib.nn.ReLU(),
+                  lib.nn.MaxPool2d(2), lib.nn.Conv2d(8, 8, 1), lib.nn.AdaptiveAvgPool2d(1)]
+        h = (lib.arange(384.0).reshape(2, 3, 8, 8) % 7).to(memory_format=lib.channels_last)
+        strides = []
+        for layer in layers:
+            h = layer.to(memory_format=lib.channels_last).double()(h.double())
+            h.register_hook(lambda g: strides.append(g.stride()))
+        h.flatten(1).sum().backward()
+        return strides[1:]  # (the first, sum's expanded gradient, differs in its 1-dims' strides)
+    assert run(ember) == run(torch)

@@ -290,6 +290,8 @@ def _backward_of(node, grads, profiling):
         results = (results,) if not isinstance(results, list) else tuple(results)
     if len(results) != len(node._next):
         results = _check_count(node, results)
+    if node._channels_last_input:  # (_memory_format.follow_channels_last)
+        results = (_mf.in_channels_last(results[0]),) + results[1:]
     if node._hooks:
         results = _validated(node, results)
         for hook in list(node._hooks.values()):

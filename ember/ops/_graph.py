@@ -69,6 +69,7 @@ class Node:
     _materialize_grads = True
     _builtin = True      # False for a custom autograd.Function's node
     _out_meta = None     # (shape, dtype, device) per output, on a node of several outputs
+    _channels_last_input = False  # give input 0's gradient channels_last (the engine does)
 
     def name(self):
         return type(self).__name__

@@ -1,5 +1,8 @@
 """The three graph ops (`_conv`, `_conv_transpose`, `_conv_weight`) over the array routines:
 each one's derivatives are the other two, so double backward is convolutions again."""
+import numpy as np
+
+from ..._memory_format import c_ordered, follow_channels_last
 from ..._tensor import make_tensor, xp_of
 from ..._state import grad as _grad_state, selective_checkpoint_anywhere as _sac_anywhere
 from .._graph import Node, kept_output, record
@@ -14,6 +17,17 @@ def _add_bias(xp, y, bias):
     if bias is not None:
         y += bias._array.reshape((1, -1) + (1,) * (y.ndim - 2))
     return y
+
+
+def laid_out(out, input, weight):
+    """A convolution's fresh result (or input gradient) in PyTorch's layout: channels_last
+    where the input or the weight suggests it, except that PyTorch's CPU build computes float64
+    3-d convolutions by a kernel that writes them contiguous (its float32 and 2-d ones keep the
+    format)."""
+    if out._array.ndim == 5 and out._array.dtype == np.float64 and out._device.type == "cpu":
+        out._array = c_ordered(out._array)
+        return out
+    return follow_channels_last(out, input, weight)
 
 
 class ConvolutionBackward0(Node):

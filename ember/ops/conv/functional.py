@@ -5,11 +5,10 @@ import warnings
 
 import numpy as np
 
-from ..._memory_format import c_ordered, follow_channels_last
 from ..._tensor import Tensor
 from ..._state import autocast as _autocast
 from .._autocast import lower
-from ._graph_ops import _conv, _conv_transpose
+from ._graph_ops import _conv, _conv_transpose, laid_out
 
 
 # ---- argument checking -----------------------------------------------------------------------
@@ -114,16 +113,6 @@ def _check_params(input, weight, bias, stride, dilation, groups, transposed):
 _warned_same = []
 
 
-def _laid_out(out, input, weight):
-    """A convolution's fresh result in PyTorch's layout: channels_last where the input or the
-    weight suggests it, except that PyTorch's CPU build computes float64 3-d convolutions by a
-    kernel that writes them contiguous (its float32 and 2-d ones keep the format)."""
-    if out._array.ndim == 5 and out._array.dtype == np.float64 and out._device.type == "cpu":
-        out._array = c_ordered(out._array)
-        return out
-    return follow_channels_last(out, input, weight)
-
-
 def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
     if _autocast.active:
         input, weight, bias = lower(input, weight, bias)
@@ -161,7 +150,7 @@ def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Calculated padded input size per channel: ({_sizes(padded)}). "
                            f"Kernel size: ({_sizes(eff)}). Kernel size can't be greater than "
                            "actual input size")
-    out = _laid_out(_conv(input, weight, bias, (stride, lo, hi, dilation, groups)), input, weight)
+    out = laid_out(_conv(input, weight, bias, (stride, lo, hi, dilation, groups)), input, weight)
     return out.squeeze(0) if unbatched else out
 
 
@@ -200,7 +189,7 @@ def _conv_transpose_nd(nd, fname, input, weight, bias, stride, padding, output_p
         raise RuntimeError(f"Given input size per channel: ({_sizes(one + input.shape[2:])}). "
                            f"Calculated output size per channel: ({_sizes(one + size)}). Output "
                            "size is too small")
-    out = _laid_out(
+    out = laid_out(
         _conv_transpose(input, weight, bias, (stride, padding, padding, dilation, groups), size),
         input, weight)
     return out.squeeze(0) if unbatched else out
