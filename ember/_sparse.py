@@ -190,6 +190,9 @@ class SparseTensor(SparseBase, Tensor):
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is not None and layout is not sparse_coo:
             return self._to_compressed(layout, blocksize, dense_dim)  # ops/sparse.py
+        if blocksize is not None:  # (ops/sparse_compressed.refuse_blocksize's words)
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with blocksize "
+                               "argument given is not supported")
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
                                f"argument !=self.sparse_dim() is not supported")

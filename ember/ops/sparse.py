@@ -315,6 +315,9 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     if layout is not None and layout.name != "sparse_coo" and layout.name != "strided":
         from .sparse_compressed import to_compressed
         return to_compressed(input, layout, blocksize, dense_dim)
+    if blocksize is not None:
+        from .sparse_compressed import refuse_blocksize
+        refuse_blocksize(input, layout, blocksize)
     ndim = input._array.ndim
     if sparse_dim is None:
         sparse_dim = ndim if dense_dim is None else ndim - dense_dim

@@ -352,20 +352,32 @@ def _compressed_to_compressed(input, layout, blocksize):
                               _TO_NODES[layout])
 
 
+def _conversion_prefix(input, target):
+    """The name PyTorch's conversion errors from `input` to the `target` layout start with."""
+    if input.layout is target:
+        return "to_sparse"
+    return "dense_to_sparse" if input.layout is strided else \
+        "sparse_compressed_to_sparse" if input.layout in LAYOUT_NAMES else "sparse_coo_to_sparse"
+
+
+def refuse_blocksize(input, layout, blocksize):
+    """to_sparse takes a blocksize only for the block layouts (bsr, bsc), as in PyTorch."""
+    if blocksize is not None and layout not in BLOCK_LAYOUTS:
+        target = sparse_coo if layout is None else layout
+        raise RuntimeError(f"{_conversion_prefix(input, target)}: conversion from "
+                           f"{_layout_name(input.layout)} to {_layout_name(target)} with "
+                           "blocksize argument given is not supported")
+
+
 def to_compressed(input, layout, blocksize=None, dense_dim=None):
     """`input` (dense, COO or compressed) in a compressed `layout`."""
     fname = f"to_sparse_{layout.name[7:]}"
+    refuse_blocksize(input, layout, blocksize)
     blocksize = _check_blocksize(blocksize, layout, fname)
-    if blocksize is None:
-        source = getattr(input, "_layout", None)
-        if source in BLOCK_LAYOUTS:
-            blocksize = blocksize_of(input)
-        else:
-            kind = _layout_name(input.layout)
-            prefix = "dense_to_sparse" if kind == "Strided" else \
-                "sparse_compressed_to_sparse" if source is not None else "sparse_coo_to_sparse"
-            raise RuntimeError(f"{prefix}: conversion from {kind} to {LAYOUT_NAMES[layout]} "
-                               "without blocksize argument given is not supported")
+    if blocksize is None:  # (even a block layout's own: PyTorch asks for it)
+        raise RuntimeError(f"{_conversion_prefix(input, layout)}: conversion from "
+                           f"{_layout_name(input.layout)} to {LAYOUT_NAMES[layout]} "
+                           "without blocksize argument given is not supported")
     if dense_dim:
         raise NotImplementedError("ember: dense_dim of sparse compressed tensors is not "
                                   "supported")

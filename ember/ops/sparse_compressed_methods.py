@@ -18,7 +18,8 @@ from .._sparse_compressed import (BLOCK_LAYOUTS, LAYOUT_NAMES, SparseCompressedT
 from .._tensor import Tensor, make_tensor
 from .sparse import _body, _values_view, _xp, coalesce
 from .sparse import to_dense as _coo_to_dense
-from .sparse_compressed import _assemble, blocksize_of, stored_pairs, to_compressed, to_coo
+from .sparse_compressed import (_assemble, blocksize_of, refuse_blocksize, stored_pairs,
+                                to_compressed, to_coo)
 
 _TRANSPOSED = {sparse_csr: sparse_csc, sparse_csc: sparse_csr, sparse_bsr: sparse_bsc,
                sparse_bsc: sparse_bsr}
@@ -31,6 +32,7 @@ def to_dense(self, dtype=None, *, masked_grad=None):
 
 def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     if layout is None or layout is sparse_coo:
+        refuse_blocksize(self, layout, blocksize)
         if sparse_dim is not None and sparse_dim != 2:
             raise RuntimeError(f"sparse_compressed_to_sparse: conversion from "
                                f"{LAYOUT_NAMES[self._layout]} to Sparse with sparse_dim "

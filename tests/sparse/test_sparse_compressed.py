@@ -236,3 +236,27 @@ def test_indices_copy_functions(fname, layout):
     assert e is not getattr(es, accessor)()     # a fresh tensor, not the stored one
     e.add_(100)
     assert getattr(es, accessor)().max().item() < 100
+
+
+@pytest.mark.parametrize("source", ["dense", "coo", "csr", "bsr"])
+@pytest.mark.parametrize("call", [
+    lambda lib, t: t.to_sparse(layout=lib.sparse_csr, blocksize=(2, 2)),
+    lambda lib, t: t.to_sparse(layout=lib.sparse_coo, blocksize=(2, 2)),
+    lambda lib, t: t.to_sparse(blocksize=(2, 2)),
+    lambda lib, t: t.to_sparse(layout=lib.sparse_csc, blocksize=(2, 2)),
+    lambda lib, t: t.to_sparse(layout=lib.sparse_bsr),
+    lambda lib, t: t.to_sparse(layout=lib.sparse_bsc),
+])
+def test_blocksize_only_for_block_layouts_and_always_for_them(source, call):
+    """to_sparse takes a blocksize for bsr/bsc only, and needs one for them even from a block
+    layout: PyTorch's errors, named by the conversion."""
+    def run(lib):
+        x = lib.eye(4)
+        t = {"dense": x, "coo": x.to_sparse(), "csr": x.to_sparse_csr(),
+             "bsr": x.to_sparse_bsr((2, 2))}[source]
+        with pytest.raises(RuntimeError) as err:
+            call(lib, t)
+        return str(err.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's beta-state warning for bsr)
+        assert run(ember) == run(torch)
