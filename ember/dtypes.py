@@ -339,8 +339,9 @@ def scalar_dtype(value):
         return int64
     if isinstance(value, builtins.float):
         return _default[0]
-    if isinstance(value, builtins.complex):
-        return complex128 if _default[0] is float64 else complex64
+    if isinstance(value, builtins.complex):  # the default dtype's complex counterpart
+        return complex128 if _default[0] is float64 else \
+            complex32 if _default[0] is float16 else complex64
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 

@@ -56,7 +56,7 @@ def test_complex32_promotion():
 SCALARS = [True, 2, -3, 2.5, 1 + 2j]
 
 
-@pytest.mark.parametrize("default", ["float32", "float64"])
+@pytest.mark.parametrize("default", ["float32", "float64", "float16"])
 def test_result_type_with_scalars(torch, default):
     ember.set_default_dtype(getattr(ember, default))
     torch.set_default_dtype(getattr(torch, default))
@@ -298,3 +298,35 @@ def test_pickled_metadata_objects_compare_as_pytorch(torch):
         if t2 is t:  # singletons (dtypes, layouts, memory formats) stay themselves
             assert e2 is e, e
         assert e2 == e and type(e2) is type(e) and str(e2) == str(t2)
+
+
+COMPLEX_UNDER_HALF = {
+    "tensor(1j)": lambda lib: lib.tensor(1j),
+    "tensor([1, 2j])": lambda lib: lib.tensor([1, 2j]),
+    "as_tensor": lambda lib: lib.as_tensor([1j]),
+    "ones * 1j": lambda lib: lib.ones(2) * 1j,
+    "full": lambda lib: lib.full((1,), 1j),
+    "complex of halves": lambda lib: lib.complex(lib.ones(2), lib.arange(2.0)),
+    "sgn": lambda lib: lib.tensor([3 + 4j, 0j]).sgn(),
+}
+
+
+@pytest.mark.parametrize("call", COMPLEX_UNDER_HALF)
+def test_complex_under_a_half_default(torch, call):
+    """Under set_default_dtype(float16) a complex number takes complex32, as in PyTorch, but
+    full's fill value takes complex64 (its default complex dtype is float's)."""
+    ember.set_default_dtype(ember.float16)
+    torch.set_default_dtype(torch.float16)
+    try:
+        mine, theirs = COMPLEX_UNDER_HALF[call](ember), COMPLEX_UNDER_HALF[call](torch)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert str(mine.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(ember.view_as_real(mine.to(ember.complex64)).numpy(),
+                                  torch.view_as_real(theirs.to(torch.complex64)).numpy())
+
+
+def test_polar_of_halves_is_refused_as_in_pytorch(torch):
+    half = ember.ones(2, dtype=ember.half)
+    with pytest.raises(NotImplementedError, match="polar_cpu"):
+        ember.polar(half, half)

@@ -123,7 +123,7 @@ Tensor.imag = property(imag, _set_part(imag))
 
 
 # ---- building complex tensors -------------------------------------------------------------------
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _check_pair(real_part, imag_part, fname):
@@ -141,7 +141,7 @@ def _check_pair(real_part, imag_part, fname):
     if real_part._device != imag_part._device:
         raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                            f"devices, {real_part._device} and {imag_part._device}!")
-    return xp_of(real_part), _COMPLEX_OF[a]
+    return xp_of(real_part), _COMPLEX_OF.get(a, _dt.complex32.np)  # half pairs: complex32
 
 
 class ComplexBackward0(Node):
@@ -153,8 +153,11 @@ class ComplexBackward0(Node):
 def complex(real, imag, *, out=None):
     xp, ct = _check_pair(real, imag, "complex")
     a, b = xp.broadcast_arrays(real._array, imag._array)
-    res = xp.empty(a.shape, ct)
-    res.real, res.imag = a, b
+    if a.dtype == np.float16:  # complex32 (two float16 fields): its parts side by side
+        res = xp.stack([a, b], axis=-1).view(ct)[..., 0]
+    else:
+        res = xp.empty(a.shape, ct)
+        res.real, res.imag = a, b
     result = make_tensor(res, real._device)
     if out is not None:
         from ._graph import write_out
@@ -178,6 +181,8 @@ def _parts(z):
 
 def polar(abs, angle, *, out=None):
     xp, ct = _check_pair(abs, angle, "polar")
+    if abs._array.dtype == np.float16:
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     r, t = xp.broadcast_arrays(abs._array, angle._array)
     res = xp.empty(r.shape, ct)
     res.real, res.imag = r * xp.cos(t), r * xp.sin(t)

@@ -155,11 +155,14 @@ def _range_of(d):
 
 def _scalar_type(value):
     """The dtype PyTorch gives a fill value: bool, int64, or the default float or complex
-    (a NumPy scalar counts as a number of its kind; np.bool_ as a float, as in PyTorch)."""
+    (a NumPy scalar counts as a number of its kind; np.bool_ as a float, as in PyTorch). Its
+    default complex dtype is complex64 under any float default but float64, where a complex
+    number in data or arithmetic takes the default's own (complex32 under float16)."""
     if isinstance(value, np.generic):
         kind = value.dtype.kind
         value = 1 if kind in "iu" else (1j if kind == "c" else 1.0)
-    return _dt.scalar_dtype(value)
+    d = _dt.scalar_dtype(value)
+    return _dt.complex64 if d is _dt.complex32 else d
 
 
 # ---- from data -------------------------------------------------------------------------------

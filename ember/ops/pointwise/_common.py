@@ -191,8 +191,9 @@ def _barebones_operands(a, b, x, y, d, fname):
 # The unary ops that take barebones kinds besides the unsigned ones (which every float-valued
 # unary op takes, computing in the default dtype), and kernels not named `<op>_cpu` or, for the
 # float-valued ones, `<op>_vml_cpu`.
-_UNARY_TAKES = {"neg": {_C32}, "abs": {_F8, _C32}, "conj": {_C32}, "isnan": {_U, _F8, _C32, _F4},
-                "floor": {_U}, "ceil": {_U}, "trunc": {_U}, "round": {_U}}
+_UNARY_TAKES = {"neg": {_C32}, "abs": {_F8, _C32}, "conj": {_C32}, "sgn": {_C32},
+                "isnan": {_U, _F8, _C32, _F4}, "floor": {_U}, "ceil": {_U}, "trunc": {_U},
+                "round": {_U}}
 _UNARY_KERNEL = {"reciprocal": "reciprocal_cpu", "sigmoid": "sigmoid_cpu", "isnan": "ne_cpu"}
 
 
