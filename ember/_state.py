@@ -116,6 +116,27 @@ class deterministic:
     fill_uninitialized_memory = True
 
 
+def alert_not_deterministic(caller):
+    """PyTorch's alert from an op with no deterministic implementation (on the CPU: put_
+    without accumulate, whose repeated indices leave one of their values): an error under
+    use_deterministic_algorithms(True), a warning with warn_only."""
+    if not deterministic.enabled:
+        return
+    if deterministic.warn_only:
+        import warnings
+        warnings.warn(f"{caller} does not have a deterministic implementation, but you set "
+                      "'torch.use_deterministic_algorithms(True, warn_only=True)'. You can file "
+                      "an issue at https://github.com/pytorch/pytorch/issues to help us "
+                      "prioritize adding deterministic support for this operation.", stacklevel=3)
+        return
+    raise RuntimeError(f"{caller} does not have a deterministic implementation, but you set "
+                       "'torch.use_deterministic_algorithms(True)'. You can turn off determinism "
+                       "just for this operation, or you can use the 'warn_only=True' option, if "
+                       "that's acceptable for your application. You can also file an issue at "
+                       "https://github.com/pytorch/pytorch/issues to help us prioritize adding "
+                       "deterministic support for this operation.")
+
+
 def uninitialized(xp, shape, np_dtype):
     """Memory for `empty`: left as it is, unless determinism asks for it filled."""
     if not (deterministic.enabled and deterministic.fill_uninitialized_memory):

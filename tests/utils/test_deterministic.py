@@ -46,3 +46,24 @@ def test_resize_fills_the_grown_part_and_the_switch_turns_it_off(torch, determin
         ember.utils.deterministic.fill_uninitialized_memory = 1
     ember.use_deterministic_algorithms(False)
     assert ember.get_deterministic_debug_mode() == 0
+
+
+@pytest.mark.parametrize("warn_only", [False, True])
+def test_put_without_accumulate_alerts_as_pytorchs(torch, deterministic, warn_only):
+    """put_ of repeated indices keeps one of their values: PyTorch has no deterministic
+    implementation and says so (an error, or a warning with warn_only); accumulate is fine."""
+    import warnings
+    messages = []
+    for lib in (ember, torch):
+        lib.use_deterministic_algorithms(True, warn_only=warn_only)
+        x = lib.zeros(4)
+        x.put_(lib.tensor([0, 0]), lib.ones(2), accumulate=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                lib.put(x, lib.tensor([1, 2]), lib.ones(2))
+                messages.append([str(w.message).split(" (Triggered")[0] for w in caught])
+            except RuntimeError as e:
+                messages.append(str(e))
+        assert x.tolist() == [2.0, 0.0, 0.0, 0.0]
+    assert messages[0] == messages[1]

@@ -5,7 +5,7 @@ import builtins
 
 import numpy as np
 
-from ... import dtypes as _dt
+from ... import _state, dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
 from ...device import assert_on_device, checks_on_host
 from .._graph import Node, inplace, record, warn_expanded, write_out, with_out
@@ -288,6 +288,8 @@ def put(input, index, source, accumulate=False):
                          f"but got source.numel() = {source._array.size}, index.numel() = "
                          f"{index._array.size}")
     idx = _flat_index(index, input, "put_").reshape(-1)
+    if not accumulate:
+        _state.alert_not_deterministic("put_")
     xp = _xp(input)
     res_arr = input._array.copy(order="C")
     vals = xp.ascontiguousarray(source._array).reshape(-1)
