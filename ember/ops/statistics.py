@@ -77,28 +77,52 @@ class StdMeanBackward0(VarMeanBackward0):
     pass
 
 
-def _moments(input, dim, correction, keepdim, fname):
-    """(axes, degrees of freedom, variance array, mean array (dim kept)) of `input`."""
+def _spread_accumulating(input):
+    """The array var/std sum in: PyTorch's CPU kernels (a Welford reduction, or two passes for
+    a full reduction) accumulate every floating dtype in double, so a float32 variance is
+    the exact one rounded once; its CUDA kernels accumulate float32 and narrower in float."""
+    arr = input._array
+    if input._device.type != "cpu":
+        return accumulating(arr)
+    if arr.dtype.kind == "c":  # (its real and imaginary parts, each in double)
+        return arr.astype(np.complex128, copy=False)
+    return arr.astype(np.float64, copy=False)
+
+
+def _moments(input, dim, correction, keepdim, fname, take_sqrt=False):
+    """(axes, degrees of freedom, variance (or with take_sqrt its root) array, mean array
+    (dim kept)) of `input`. The root is taken before rounding to the input's precision, as
+    PyTorch's kernel does; a complex input's spread is its real part's plus its imaginary
+    part's, each rounded first (PyTorch reduces the two parts separately and adds them)."""
     d = input.dtype
     if not (d.is_floating_point or d.is_complex):
         what = fname if fname.endswith("_mean") else "std and var"
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
-    arr = accumulating(input._array)
+    arr = _spread_accumulating(input)
     axes = dims_of(dim, arr.ndim)
     n = _reduced_size(arr.shape, axes)
     mean = arr.sum(axis=axes, keepdims=True) / n  # 0/0 is NaN for an empty extent, as in PyTorch
     if not arr.size:  # PyTorch's reduction factor: input numel / output numel (0 when empty)
         n = 0
     dev = arr - mean
-    sq = (dev * dev.conj()).real if arr.dtype.kind == "c" else dev * dev
     dof = n - correction
     if dof <= 0:
         warnings.warn(f"{fname}(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
-    var = sq.sum(axis=axes, keepdims=keepdim) / builtins.max(dof, 0)
-    rounded = input._array.real.dtype if arr.dtype.kind == "c" else input._array.dtype
-    return axes, dof, as_array(var).astype(rounded, copy=False), mean.astype(input._array.dtype, copy=False)
+    rounded = input._array.real.dtype
+
+    def spread_of(part):
+        return as_array((part * part).sum(axis=axes, keepdims=keepdim) / builtins.max(dof, 0))
+
+    if arr.dtype.kind == "c":
+        var = (spread_of(dev.real).astype(rounded, copy=False)
+               + spread_of(dev.imag).astype(rounded, copy=False))
+        spread = xp_of(input).sqrt(var) if take_sqrt else var
+    else:
+        var = spread_of(dev)
+        spread = (xp_of(input).sqrt(var) if take_sqrt else var).astype(rounded, copy=False)
+    return axes, dof, spread, mean.astype(input._array.dtype, copy=False)
 
 
 def _spread(input, dim, unbiased, keepdim, correction, out, fname):
@@ -110,9 +134,9 @@ def _spread(input, dim, unbiased, keepdim, correction, out, fname):
             if isinstance(res, tuple) else res.to(_dt.float16)
         return res if out is None else write_out(out, res, fname)
     dim, correction = _var_args(dim, unbiased, correction, fname)
-    axes, dof, var_arr, mean_arr = _moments(input, dim, correction, keepdim, fname)
     is_std = fname.startswith("std")
-    res = const(xp_of(input).sqrt(var_arr) if is_std else var_arr, input)
+    axes, dof, var_arr, mean_arr = _moments(input, dim, correction, keepdim, fname, is_std)
+    res = const(var_arr, input)
     if fname in ("std", "var"):
         if out is not None:
             return write_out(out, res, fname)
