@@ -6,6 +6,32 @@ tests/ops/test_lazy_families.py checks."""
 
 # family: (`__all__`, `METHODS`, `FUNCTIONAL`)
 NAMES = {
+    "foreach": (
+        ("_foreach_abs", "_foreach_abs_", "_foreach_acos", "_foreach_acos_", "_foreach_add",
+         "_foreach_add_", "_foreach_addcdiv", "_foreach_addcdiv_", "_foreach_addcmul",
+         "_foreach_addcmul_", "_foreach_asin", "_foreach_asin_", "_foreach_atan",
+         "_foreach_atan_", "_foreach_ceil", "_foreach_ceil_", "_foreach_clamp_max",
+         "_foreach_clamp_max_", "_foreach_clamp_min", "_foreach_clamp_min_",
+         "_foreach_clone", "_foreach_copy_", "_foreach_cos", "_foreach_cos_",
+         "_foreach_cosh", "_foreach_cosh_", "_foreach_div", "_foreach_div_", "_foreach_erf",
+         "_foreach_erf_", "_foreach_erfc", "_foreach_erfc_", "_foreach_exp",
+         "_foreach_exp_", "_foreach_expm1", "_foreach_expm1_", "_foreach_floor",
+         "_foreach_floor_", "_foreach_frac", "_foreach_frac_", "_foreach_lerp",
+         "_foreach_lerp_", "_foreach_lgamma", "_foreach_lgamma_", "_foreach_log",
+         "_foreach_log10", "_foreach_log10_", "_foreach_log1p", "_foreach_log1p_",
+         "_foreach_log2", "_foreach_log2_", "_foreach_log_", "_foreach_max",
+         "_foreach_maximum", "_foreach_maximum_", "_foreach_minimum", "_foreach_minimum_",
+         "_foreach_mm", "_foreach_mul", "_foreach_mul_", "_foreach_neg", "_foreach_neg_",
+         "_foreach_norm", "_foreach_pow", "_foreach_pow_", "_foreach_powsum",
+         "_foreach_reciprocal", "_foreach_reciprocal_", "_foreach_round", "_foreach_round_",
+         "_foreach_rsqrt", "_foreach_rsqrt_", "_foreach_sigmoid", "_foreach_sigmoid_",
+         "_foreach_sign", "_foreach_sign_", "_foreach_sin", "_foreach_sin_",
+         "_foreach_sinh", "_foreach_sinh_", "_foreach_sqrt", "_foreach_sqrt_",
+         "_foreach_sub", "_foreach_sub_", "_foreach_tan", "_foreach_tan_", "_foreach_tanh",
+         "_foreach_tanh_", "_foreach_trunc", "_foreach_trunc_", "_foreach_zero_"),
+        (),
+        (),
+    ),
     "fake_quantize": (
         ("fake_quantize_per_channel_affine", "fake_quantize_per_tensor_affine"),
         (),
