@@ -1,0 +1,65 @@
+"""The collectives of a checkpoint step (`torch.distributed.checkpoint.utils`): every rank
+runs its local part, the coordinator combines what they gave, and each rank gets its
+answer; a failure on any rank becomes the same CheckpointException on every rank, so no
+rank is left waiting in a later collective."""
+from .. import distributed_c10d as _c10d
+from .api import CheckpointException
+
+__all__ = ["_DistWrapper"]
+
+
+def _attempt(fn, *args):
+    try:
+        return True, fn(*args)
+    except Exception as exc:  # noqa: BLE001 (handed to every rank, raised there)
+        exc.__traceback__ = None  # tracebacks do not pickle; the text says where it was
+        return False, exc
+
+
+class _DistWrapper:
+    def __init__(self, group, use_dist, coordinator_rank=0):
+        self.group, self.use_dist = group, use_dist
+        self.rank = _c10d.get_rank(group) if use_dist else 0
+        self.world = _c10d.get_world_size(group) if use_dist else 1
+        self.coordinator_rank = coordinator_rank
+        self.is_coordinator = self.rank == coordinator_rank
+
+    def _all_gather(self, obj):
+        if not self.use_dist:
+            return [obj]
+        out = [None] * self.world
+        _c10d.all_gather_object(out, obj, group=self.group)
+        return out
+
+    @staticmethod
+    def _raise_failures(step, results):
+        failures = {rank: value for rank, (ok, value) in enumerate(results) if not ok}
+        if failures:
+            raise CheckpointException(step, failures)
+
+    def reduce_scatter(self, step, map_fun, reduce_fun):
+        """map_fun() on every rank; reduce_fun(all of them) on the coordinator gives one
+        value per rank; this rank's is returned."""
+        gathered = self._all_gather(_attempt(map_fun))
+        self._raise_failures(step, gathered)
+        answer = _attempt(reduce_fun, [v for _, v in gathered]) if self.is_coordinator \
+            else None
+        answer = self._all_gather(answer)[self.coordinator_rank]
+        self._raise_failures(step, [answer])
+        return answer[1][self.rank]
+
+    def all_reduce(self, step, map_fun, reduce_fun):
+        """map_fun() on every rank; reduce_fun(all of them) on the coordinator, its value
+        returned on every rank."""
+        gathered = self._all_gather(_attempt(map_fun))
+        self._raise_failures(step, gathered)
+        answer = _attempt(reduce_fun, [v for _, v in gathered]) if self.is_coordinator \
+            else None
+        answer = self._all_gather(answer)[self.coordinator_rank]
+        self._raise_failures(step, [answer])
+        return answer[1]
+
+    def all_gather(self, step, map_fun):
+        gathered = self._all_gather(_attempt(map_fun))
+        self._raise_failures(step, gathered)
+        return [v for _, v in gathered]
