@@ -59,18 +59,29 @@ def set_element(root, path, value):
 
 
 # ---- the geometry of shards -------------------------------------------------------------------
+def global_shape(value):
+    """A tensor's shape, or a DTensor's global one (an FSDP parameter is both a Tensor of
+    its shard's shape and a DTensor, whose `_shape` is the whole)."""
+    from ..tensor import DTensor
+    return value._shape if isinstance(value, DTensor) else value.shape
+
+
 def local_chunk(value):
     """(the local tensor, its chunk of the global tensor, the global size) of a tensor or a
-    DTensor (None for the local tensor of a rank outside the DTensor's mesh)."""
-    from ..._tensor import Size
+    DTensor (None for the local tensor of a rank outside the DTensor's mesh). The local
+    tensor is a plain Tensor sharing the shard's memory: what is written, or copied into."""
+    from ..._tensor import Size, Tensor, _make
     from ..tensor import DTensor
     from ..tensor._utils import compute_local_shape_and_global_offset
     if isinstance(value, DTensor):
-        shape, offset = compute_local_shape_and_global_offset(value.shape, value.device_mesh,
+        size = global_shape(value)
+        shape, offset = compute_local_shape_and_global_offset(size, value.device_mesh,
                                                               value.placements)
         local = value.to_local() if offset != () else None
+        if local is not None and type(local) is not Tensor:
+            local = _make(Tensor, local._array, local._device, version=local._vc)
         offset = offset or (0,) * len(shape)
-        return local, ChunkStorageMetadata(Size(offset), Size(shape)), value.shape
+        return local, ChunkStorageMetadata(Size(offset), Size(shape)), Size(size)
     return value, ChunkStorageMetadata(Size((0,) * value.dim()), Size(value.shape)), value.shape
 
 
@@ -103,7 +114,7 @@ def create_default_local_save_plan(state_dict, is_coordinator):
             items.append(WriteItem(MetadataIndex(fqn), WriteItemType.BYTE_IO))
             continue
         local, chunk, size = local_chunk(value)
-        if local is None or (local.numel() == 0 and value.numel() != 0):
+        if local is None or (0 in tuple(chunk.sizes) and 0 not in tuple(size)):
             continue  # this rank holds none of it
         kind = WriteItemType.TENSOR if tuple(chunk.sizes) == tuple(size) else \
             WriteItemType.SHARD
@@ -175,9 +186,9 @@ def create_default_local_load_plan(state_dict, metadata, strict=True):
         if not _is_tensorlike(value):
             raise ValueError(f"{fqn} is a tensor in the checkpoint and "
                              f"{type(value).__name__} in the state_dict to load")
-        if tuple(md.size) != tuple(value.shape):
+        if tuple(md.size) != tuple(global_shape(value)):
             raise ValueError(f"Size mismatch between saved {md.size} and current: "
-                             f"{value.shape} for {fqn}")
+                             f"{global_shape(value)} for {fqn}")
         local, want, _ = local_chunk(value)
         if local is None:
             continue
