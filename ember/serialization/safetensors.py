@@ -48,10 +48,11 @@ def save_file(tensors, filename, metadata=None):
 _MAX_HEADER = 100_000_000  # the safetensors library's own limit
 
 
-def _header(data):
-    """The JSON header, checked: its length against the data, its entries' shapes, dtypes and
-    offsets against the bytes after it (no entry may read outside them or leave its shape
-    unfilled)."""
+def parse(data):
+    """(the tensors' header entries, the `__metadata__` dict or None, the data bytes) of a
+    safetensors file's bytes. The JSON header is checked: its length against the data, its
+    entries' shapes, dtypes and offsets against the bytes after it (no entry may read
+    outside them or leave its shape unfilled)."""
     if len(data) < 8:
         raise ValueError("Error while deserializing header: HeaderTooSmall")
     (n,) = struct.unpack("<Q", data[:8])
@@ -64,7 +65,10 @@ def _header(data):
             from None
     if not isinstance(header, dict):
         raise ValueError("Error while deserializing header: the header is not a JSON object")
-    header.pop("__metadata__", None)
+    metadata = header.pop("__metadata__", None)
+    if metadata is not None and not (isinstance(metadata, dict) and all(
+            isinstance(v, str) for v in metadata.values())):
+        raise ValueError("Error while deserializing header: __metadata__ must map text to text")
     size = len(data) - 8 - n
     for name, info in header.items():
         if not isinstance(info, dict) or info.get("dtype") not in _FROM_CODE:
@@ -87,11 +91,16 @@ def _header(data):
             raise ValueError(f"Error while deserializing header: tensor {name!r}: "
                              f"TensorInvalidInfo (shape {shape} of {info['dtype']} does not "
                              f"fill its {offsets[1] - offsets[0]} bytes)")
-    return header, memoryview(data)[8 + n:]
+    return header, metadata, memoryview(data)[8 + n:]
 
 
 def load(data, device="cpu"):
-    header, body = _header(data)
+    header, _, body = parse(data)
+    return tensors_of(header, body, device)
+
+
+def tensors_of(header, body, device="cpu"):
+    """The tensors of a parsed file (see `parse`)."""
     out = {}
     for name, info in header.items():
         d = _FROM_CODE[info["dtype"]]
