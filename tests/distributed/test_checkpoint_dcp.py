@@ -66,6 +66,9 @@ def test_model_and_optimizer_round_trip(tmp_path):
 
 def test_missing_key_and_size_mismatch(tmp_path):
     dcp.save({"w": ember.ones(2, 3)}, checkpoint_id=tmp_path)
+    with pytest.raises(dcp.CheckpointException, match="Checkpoint already exists"):
+        dcp.save({"w": ember.ones(2, 3)},
+                 storage_writer=dcp.FileSystemWriter(tmp_path, overwrite=False))
     with pytest.raises(dcp.CheckpointException, match="Missing key in checkpoint state_dict: v"):
         dcp.load({"w": ember.zeros(2, 3), "v": ember.zeros(1)}, checkpoint_id=tmp_path)
     with pytest.raises(dcp.CheckpointException, match="Size mismatch between saved"):
@@ -141,6 +144,23 @@ def test_two_ranks_save_shards_reloaded_on_two_and_on_one(tmp_path):
     from ember.serialization.safetensors import load_file
     merged = load_file(tmp_path / "hf" / "model-00001-of-00001.safetensors")
     assert merged["rows"].tolist() == expected[0] and merged["cols"].tolist() == expected[1]
+
+
+def test_pytorch_reads_two_ranks_shards(tmp_path, torch):
+    import torch.distributed.checkpoint as tdcp
+    from torch.distributed.checkpoint.hf_storage import HuggingFaceStorageReader as TorchHF
+    _launch(functools.partial(_save_sharded, str(tmp_path)))
+    whole = torch.arange(15.0).reshape(5, 3)
+    state = {"rows": torch.zeros(5, 3), "cols": torch.zeros(5, 3), "same": torch.zeros(5, 3),
+             "plain": torch.zeros(2), "step": 0}
+    hf = {"rows": torch.zeros(5, 3), "cols": torch.zeros(5, 3)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tdcp.load(state, checkpoint_id=tmp_path / "dcp")
+        tdcp.load(hf, storage_reader=TorchHF(str(tmp_path / "hf" / "sharded")))
+    assert torch.equal(state["rows"], whole) and torch.equal(state["cols"], whole * 2)
+    assert torch.equal(state["same"], whole + 1) and state["step"] == 11
+    assert torch.equal(hf["rows"], whole) and torch.equal(hf["cols"], whole * 2)
 
 
 def test_safetensors_package_reads_ember_files_and_back(tmp_path, torch):

@@ -127,24 +127,19 @@ def create_default_local_save_plan(state_dict, is_coordinator):
 def _dedup(all_plans):
     """Each item several ranks planned kept by one of them: the one with the fewest bytes
     so far, heaviest items placed first."""
-    holders = {}
+    holders, sizes = {}, {}
     for rank, plan in enumerate(all_plans):
         for item in plan.items:
             holders.setdefault(item.index, []).append(rank)
+            sizes[item.index] = item.tensor_storage_size() or 0
     load = [0] * len(all_plans)
     keep = {}
-    by_size = sorted(holders, key=lambda idx: -_size_of(all_plans, holders[idx][0], idx))
-    for index in by_size:
+    for index in sorted(holders, key=lambda idx: -sizes[idx]):
         rank = min(holders[index], key=lambda r: (load[r], r))
         keep[index] = rank
-        load[rank] += _size_of(all_plans, rank, index)
+        load[rank] += sizes[index]
     return [dataclasses.replace(plan, items=[i for i in plan.items if keep[i.index] == rank])
             for rank, plan in enumerate(all_plans)]
-
-
-def _size_of(all_plans, rank, index):
-    item = next(i for i in all_plans[rank].items if i.index == index)
-    return item.tensor_storage_size() or 0
 
 
 def create_default_global_save_plan(all_plans, rewrite_index_hints=True):

@@ -138,6 +138,11 @@ class FileSystemWriter(StorageWriter):
             if not self.overwrite:
                 raise RuntimeError(f"Checkpoint already exists and self.overwrite="
                                    f"{self.overwrite}.")
+            warnings.warn(f"Detected an existing checkpoint in {self.path}, overwriting since "
+                          f"self.overwrite={self.overwrite}. Past version 2.5 of PyTorch, "
+                          f"`overwrite` will default to False. Set this variable to True to "
+                          f"maintain this functionality or False to raise when an existing "
+                          f"checkpoint is found.", stacklevel=2)
         return plan
 
     def prepare_global_plan(self, plans):

@@ -2,17 +2,28 @@
 runs its local part, the coordinator combines what they gave, and each rank gets its
 answer; a failure on any rank becomes the same CheckpointException on every rank, so no
 rank is left waiting in a later collective."""
+import pickle
+
 from .. import distributed_c10d as _c10d
 from .api import CheckpointException
 
 __all__ = ["_DistWrapper"]
 
 
-def _attempt(fn, *args):
+def _attempt(fn, *args, sent=False):
+    """(True, fn(*args)) or (False, the exception it raised); one to be `sent` to the other
+    ranks loses its traceback (which does not pickle), or, if it does not pickle itself,
+    becomes a RuntimeError saying what it was (a rank must not fail in the sending)."""
     try:
         return True, fn(*args)
     except Exception as exc:  # noqa: BLE001 (handed to every rank, raised there)
-        exc.__traceback__ = None  # tracebacks do not pickle; the text says where it was
+        if not sent:
+            return False, exc
+        exc.__traceback__ = None
+        try:
+            pickle.dumps(exc)
+        except Exception:  # noqa: BLE001
+            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
         return False, exc
 
 
@@ -40,9 +51,9 @@ class _DistWrapper:
     def reduce_scatter(self, step, map_fun, reduce_fun):
         """map_fun() on every rank; reduce_fun(all of them) on the coordinator gives one
         value per rank; this rank's is returned."""
-        gathered = self._all_gather(_attempt(map_fun))
+        gathered = self._all_gather(_attempt(map_fun, sent=self.use_dist))
         self._raise_failures(step, gathered)
-        answer = _attempt(reduce_fun, [v for _, v in gathered]) if self.is_coordinator \
+        answer = _attempt(reduce_fun, [v for _, v in gathered], sent=self.use_dist) if self.is_coordinator \
             else None
         answer = self._all_gather(answer)[self.coordinator_rank]
         self._raise_failures(step, [answer])
@@ -51,15 +62,15 @@ class _DistWrapper:
     def all_reduce(self, step, map_fun, reduce_fun):
         """map_fun() on every rank; reduce_fun(all of them) on the coordinator, its value
         returned on every rank."""
-        gathered = self._all_gather(_attempt(map_fun))
+        gathered = self._all_gather(_attempt(map_fun, sent=self.use_dist))
         self._raise_failures(step, gathered)
-        answer = _attempt(reduce_fun, [v for _, v in gathered]) if self.is_coordinator \
+        answer = _attempt(reduce_fun, [v for _, v in gathered], sent=self.use_dist) if self.is_coordinator \
             else None
         answer = self._all_gather(answer)[self.coordinator_rank]
         self._raise_failures(step, [answer])
         return answer[1]
 
     def all_gather(self, step, map_fun):
-        gathered = self._all_gather(_attempt(map_fun))
+        gathered = self._all_gather(_attempt(map_fun, sent=self.use_dist))
         self._raise_failures(step, gathered)
         return [v for _, v in gathered]
