@@ -146,6 +146,52 @@ def test_two_ranks_save_shards_reloaded_on_two_and_on_one(tmp_path):
     assert merged["rows"].tolist() == expected[0] and merged["cols"].tolist() == expected[1]
 
 
+def _small_model():
+    ember.manual_seed(0)
+    return ember.nn.Sequential(ember.nn.Linear(3, 5), ember.nn.ReLU(), ember.nn.Linear(5, 2))
+
+
+def _fsdp_round_trip(folder, rank, world):
+    from ember.distributed.fsdp import fully_shard
+    from ember.distributed.checkpoint.state_dict import get_model_state_dict, \
+        set_model_state_dict
+    model = fully_shard(_small_model())
+    opt = ember.optim.Adam(model.parameters(), lr=0.1)
+    model(ember.randn(4, 3)).sum().backward()
+    opt.step()
+    msd, osd = get_state_dict(model, opt)
+    full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+    dcp.save({"model": msd, "optim": osd}, checkpoint_id=folder)
+
+    other = fully_shard(_small_model())
+    other_opt = ember.optim.Adam(other.parameters(), lr=0.5)
+    other(ember.randn(4, 3)).sum().backward()
+    other_opt.step()
+    msd2, osd2 = get_state_dict(other, other_opt)
+    state = {"model": msd2, "optim": osd2}
+    dcp.load(state, checkpoint_id=folder)
+    set_state_dict(other, other_opt, model_state_dict=state["model"],
+                   optim_state_dict=state["optim"])
+    from_full = fully_shard(_small_model())
+    set_model_state_dict(from_full, full, options=StateDictOptions(full_state_dict=True))
+    locals_of = lambda m: [p.to_local().tolist() for p in m.parameters()]  # noqa: E731
+    return [locals_of(model) == locals_of(other), locals_of(model) == locals_of(from_full),
+            {k: (tuple(v.shape), tuple(full[k].shape)) for k, v in msd.items()},
+            full["0.weight"].tolist()]
+
+
+def test_fsdp_sharded_model_and_optimizer(tmp_path):
+    pytest.importorskip("ember.distributed.fsdp")
+    results = _launch(functools.partial(_fsdp_round_trip, str(tmp_path)))
+    assert results[0][:2] == [True, True] and results[1][:2] == [True, True]
+    assert results[0][2]["0.weight"] == ((3, 3), (5, 3))  # rank 0's shard, the whole
+    assert results[1][2]["0.weight"] == ((2, 3), (5, 3))
+    assert results[0][3] == results[1][3]
+    plain = {"model": _small_model().state_dict()}
+    dcp.load(plain, checkpoint_id=tmp_path)  # the shards, whole in one process
+    assert plain["model"]["0.weight"].tolist() == results[0][3]
+
+
 def test_pytorch_reads_two_ranks_shards(tmp_path, torch):
     import torch.distributed.checkpoint as tdcp
     from torch.distributed.checkpoint.hf_storage import HuggingFaceStorageReader as TorchHF
