@@ -131,6 +131,11 @@ def test_two_ranks_save_shards_reloaded_on_two_and_on_one(tmp_path):
     assert (results[0][5], results[1][5]) == (2, 1)  # Shard(1) of 3 columns on 2 ranks
     assert sorted(os.listdir(tmp_path / "dcp")) == [".metadata", "__0_0.distcp",
                                                     "__1_0.distcp"]
+    md = dcp.FileSystemReader(tmp_path / "dcp").read_metadata()
+    assert [len(md.state_dict_metadata[k].chunks) for k in ("rows", "cols", "same", "plain")] \
+        == [2, 2, 1, 1]  # a tensor both ranks hold is written once
+    assert sorted(tuple(c.offsets) for c in md.state_dict_metadata["cols"].chunks) == \
+        [(0, 0), (0, 2)]
     # one process, no process group: the whole tensors out of both ranks' files
     single = {"rows": ember.zeros(5, 3), "cols": ember.zeros(5, 3), "same": ember.zeros(5, 3),
               "plain": ember.zeros(2), "step": 0}

@@ -124,9 +124,9 @@ def create_default_local_save_plan(state_dict, is_coordinator):
     return SavePlan(items)
 
 
-def _dedup(all_plans):
+def _dedup(all_plans, to_lowest_rank=False):
     """Each item several ranks planned kept by one of them: the one with the fewest bytes
-    so far, heaviest items placed first."""
+    so far, heaviest items placed first (or the lowest rank holding it)."""
     holders, sizes = {}, {}
     for rank, plan in enumerate(all_plans):
         for item in plan.items:
@@ -135,7 +135,7 @@ def _dedup(all_plans):
     load = [0] * len(all_plans)
     keep = {}
     for index in sorted(holders, key=lambda idx: -sizes[idx]):
-        rank = min(holders[index], key=lambda r: (load[r], r))
+        rank = min(holders[index], key=lambda r: (0 if to_lowest_rank else load[r], r))
         keep[index] = rank
         load[rank] += sizes[index]
     return [dataclasses.replace(plan, items=[i for i in plan.items if keep[i.index] == rank])
@@ -202,6 +202,7 @@ class DefaultSavePlanner(SavePlanner):
                  dedup_replicated_tensors=None, dedup_save_to_lowest_rank=False,
                  enable_plan_caching=False):
         self.flatten_state_dict = flatten_state_dict
+        self.dedup_save_to_lowest_rank = dedup_save_to_lowest_rank
         self.mappings = {}
 
     def set_up_planner(self, state_dict, storage_meta=None, is_coordinator=False):
@@ -222,7 +223,7 @@ class DefaultSavePlanner(SavePlanner):
         return plan
 
     def create_global_plan(self, all_plans):
-        all_plans = _dedup(all_plans)
+        all_plans = _dedup(all_plans, self.dedup_save_to_lowest_rank)
         plans, metadata = create_default_global_save_plan(all_plans)
         if self.flatten_state_dict:
             merged = {}

@@ -62,9 +62,6 @@ class HuggingFaceStorageWriter(FileSystemWriter):
             self.path = os.path.join(self.path, SHARDED_DIR_NAME)
         self.thread_count_consolidation = thread_count_consolidation
 
-    def reset(self, checkpoint_id=None):
-        super().reset(None)  # the path was given to the constructor (and may be sharded/)
-
     def prepare_global_plan(self, plans):
         import dataclasses
         out = []
@@ -157,9 +154,6 @@ class HuggingFaceStorageReader(FileSystemReader):
     def __init__(self, path, thread_count=1):
         super().__init__(path)
         self.thread_count = thread_count
-
-    def reset(self, checkpoint_id=None):
-        super().reset(None)
 
     def read_metadata(self, *args, **kwargs):
         from ..._tensor import Size

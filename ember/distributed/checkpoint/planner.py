@@ -3,7 +3,7 @@ rank writes or reads, and the planner interfaces that make them. A planner turns
 dict into items and back; a storage layer (storage.py) moves the items' bytes."""
 import abc
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .metadata import ChunkStorageMetadata, MetadataIndex, TensorProperties

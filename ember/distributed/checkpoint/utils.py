@@ -48,27 +48,25 @@ class _DistWrapper:
         if failures:
             raise CheckpointException(step, failures)
 
+    def _coordinate(self, step, map_fun, reduce_fun):
+        gathered = self._all_gather(_attempt(map_fun, sent=self.use_dist))
+        self._raise_failures(step, gathered)
+        answer = None
+        if self.is_coordinator:
+            answer = _attempt(reduce_fun, [v for _, v in gathered], sent=self.use_dist)
+        answer = self._all_gather(answer)[self.coordinator_rank]
+        self._raise_failures(step, [answer])
+        return answer[1]
+
     def reduce_scatter(self, step, map_fun, reduce_fun):
         """map_fun() on every rank; reduce_fun(all of them) on the coordinator gives one
         value per rank; this rank's is returned."""
-        gathered = self._all_gather(_attempt(map_fun, sent=self.use_dist))
-        self._raise_failures(step, gathered)
-        answer = _attempt(reduce_fun, [v for _, v in gathered], sent=self.use_dist) if self.is_coordinator \
-            else None
-        answer = self._all_gather(answer)[self.coordinator_rank]
-        self._raise_failures(step, [answer])
-        return answer[1][self.rank]
+        return self._coordinate(step, map_fun, reduce_fun)[self.rank]
 
     def all_reduce(self, step, map_fun, reduce_fun):
         """map_fun() on every rank; reduce_fun(all of them) on the coordinator, its value
         returned on every rank."""
-        gathered = self._all_gather(_attempt(map_fun, sent=self.use_dist))
-        self._raise_failures(step, gathered)
-        answer = _attempt(reduce_fun, [v for _, v in gathered], sent=self.use_dist) if self.is_coordinator \
-            else None
-        answer = self._all_gather(answer)[self.coordinator_rank]
-        self._raise_failures(step, [answer])
-        return answer[1]
+        return self._coordinate(step, map_fun, reduce_fun)
 
     def all_gather(self, step, map_fun):
         gathered = self._all_gather(_attempt(map_fun, sent=self.use_dist))
