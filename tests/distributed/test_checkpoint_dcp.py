@@ -280,3 +280,30 @@ def test_import_under_compat(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ember.distributed.checkpoint",
                                   "ember.distributed.checkpoint.hf_storage"]
+
+
+def _state_dict_api(lib):
+    from importlib import import_module
+    sdm = import_module(lib.__name__ + ".distributed.checkpoint.state_dict")
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    model[0].bias.requires_grad_(False)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(lib.ones(2, 3)).sum().backward()
+    opt.step()
+    osd = sdm.get_optimizer_state_dict(model, opt)
+    flat = sdm.get_optimizer_state_dict(model, opt, options=sdm.StateDictOptions(
+        flatten_optimizer_state_dict=True))
+    seen = [list(osd["state"]), [sorted(s) for s in osd["state"].values()],
+            osd["param_groups"][0]["params"], sorted(flat),
+            list(sdm.get_model_state_dict(model, options=sdm.StateDictOptions(
+                ignore_frozen_params=True))),
+            repr(sdm.set_model_state_dict(model, {"0.weight": lib.zeros(4, 3)},
+                                          options=sdm.StateDictOptions(strict=False)))]
+    with pytest.raises(RuntimeError) as info:
+        sdm.set_model_state_dict(model, {"0.weight": lib.zeros(4, 3)})
+    return seen + [str(info.value)]
+
+
+def test_state_dict_api_matches_pytorchs(torch):
+    assert _state_dict_api(ember) == _state_dict_api(torch)

@@ -108,6 +108,9 @@ def narrow(tensor, offsets, lengths):
 
 # ---- plans ------------------------------------------------------------------------------------
 def create_default_local_save_plan(state_dict, is_coordinator):
+    """Every rank plans every value it holds (a DTensor: its shard); the coordinator's
+    global plan keeps one writer of each."""
+    from ..tensor import DTensor
     items = []
     for fqn, value in state_dict.items():
         if not _is_tensorlike(value):
@@ -116,8 +119,7 @@ def create_default_local_save_plan(state_dict, is_coordinator):
         local, chunk, size = local_chunk(value)
         if local is None or (0 in tuple(chunk.sizes) and 0 not in tuple(size)):
             continue  # this rank holds none of it
-        kind = WriteItemType.TENSOR if tuple(chunk.sizes) == tuple(size) else \
-            WriteItemType.SHARD
+        kind = WriteItemType.SHARD if isinstance(value, DTensor) else WriteItemType.TENSOR
         properties = TensorProperties.create_from_tensor(local)
         items.append(WriteItem(MetadataIndex(fqn, chunk.offsets), kind,
                                tensor_data=TensorWriteData(chunk, properties, size)))
