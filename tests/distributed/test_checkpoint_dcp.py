@@ -151,6 +151,40 @@ def test_two_ranks_save_shards_reloaded_on_two_and_on_one(tmp_path):
     assert merged["rows"].tolist() == expected[0] and merged["cols"].tolist() == expected[1]
 
 
+class _OddError(Exception):
+    pass
+
+
+def _one_rank_fails(folder, rank, world):
+    dcp.save({"w": ember.ones(2)}, checkpoint_id=folder)
+    state = {"w": ember.zeros(2)}
+    if rank == 1:
+        state["missing"] = ember.zeros(1)
+    seen = []
+    try:
+        dcp.load(state, checkpoint_id=folder)
+    except dcp.CheckpointException as exc:
+        seen.append({r: (type(e).__name__, str(e)) for r, e in exc.failures.items()})
+
+    class Planner(dcp.DefaultSavePlanner):
+        def create_local_plan(self):
+            if rank == 0:
+                raise _OddError("rank 0 cannot plan")
+            return super().create_local_plan()
+    try:
+        dcp.save({"w": ember.ones(2)}, checkpoint_id=folder, planner=Planner())
+    except dcp.CheckpointException as exc:
+        seen.append({r: (type(e).__name__, str(e)) for r, e in exc.failures.items()})
+    return seen
+
+
+def test_a_failing_rank_fails_every_rank(tmp_path):
+    results = _launch(functools.partial(_one_rank_fails, str(tmp_path)))
+    expected = [{1: ("RuntimeError", "Missing key in checkpoint state_dict: missing.")},
+                {0: ("RuntimeError", "_OddError: rank 0 cannot plan")}]
+    assert results[0] == expected and results[1] == expected
+
+
 def _small_model():
     ember.manual_seed(0)
     return ember.nn.Sequential(ember.nn.Linear(3, 5), ember.nn.ReLU(), ember.nn.Linear(5, 2))
@@ -246,7 +280,7 @@ def test_damaged_files_give_clear_errors(tmp_path):
 
     meta = folder / ".metadata"
     meta.write_bytes(meta.read_bytes()[:40])
-    with pytest.raises(dcp.CheckpointException, match="not a readable checkpoint metadata"):
+    with pytest.raises(dcp.CheckpointException, match="not a readable checkpoint record"):
         dcp.load({"w": ember.zeros(4, 4)}, checkpoint_id=folder)
 
     class Evil:

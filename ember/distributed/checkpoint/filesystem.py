@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...futures import Future
+from ._safe_pickle import dumps, loads
 from .metadata import Metadata, StorageMeta
 from .planner import LoadItemType, WriteItemType
 from .storage import StorageReader, StorageWriter, WriteResult
@@ -62,37 +63,15 @@ def _owned(tensor):
     return tensor
 
 
-def _metadata_classes():
-    import pathlib
-
-    from . import metadata, planner
-    return [metadata.Metadata, metadata.TensorStorageMetadata, metadata.BytesStorageMetadata,
-            metadata.ChunkStorageMetadata, metadata.TensorProperties, metadata.StorageMeta,
-            metadata.MetadataIndex, metadata._MEM_FORMAT_ENCODING, _StorageInfo,
-            planner.WriteItemType, planner.LoadItemType,
-            # PyTorch records the checkpoint_id it was given, often a path object
-            pathlib.PosixPath, pathlib.PurePosixPath, pathlib.WindowsPath,
-            pathlib.PureWindowsPath]
-
-
 def dump_metadata(metadata, out):
     """`metadata` pickled with PyTorch's names for ember's classes (PyTorch's DCP reads it)."""
-    from ...serialization.checkpoint import _Writer
-    _Writer(out, 4).dump(metadata)
+    out.write(dumps(metadata))
 
 
 def load_metadata(data, where):
-    """The Metadata pickled in `data`, unpickled weights-only with the checkpoint classes
-    allowed; a damaged file is a ValueError naming it."""
-    import pickle
-
-    from ...serialization import safe_globals
-    from ...serialization.loading import _unpickle
-    try:
-        with safe_globals(_metadata_classes()):
-            metadata = _unpickle(data, weights_only=True)
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
-        raise ValueError(f"{where} is not a readable checkpoint metadata file: {exc}") from exc
+    """The Metadata pickled in `data`, read weights-only (see _safe_pickle); a damaged file
+    is a ValueError naming it."""
+    metadata = loads(data, where)
     if not isinstance(metadata, Metadata):
         raise ValueError(f"{where} holds a {type(metadata).__name__}, not checkpoint Metadata")
     return metadata

@@ -2,29 +2,22 @@
 runs its local part, the coordinator combines what they gave, and each rank gets its
 answer; a failure on any rank becomes the same CheckpointException on every rank, so no
 rank is left waiting in a later collective."""
-import pickle
+import numpy as np
 
 from .. import distributed_c10d as _c10d
+from ._safe_pickle import dumps, loads, sendable
 from .api import CheckpointException
 
 __all__ = ["_DistWrapper"]
 
 
 def _attempt(fn, *args, sent=False):
-    """(True, fn(*args)) or (False, the exception it raised); one to be `sent` to the other
-    ranks loses its traceback (which does not pickle), or, if it does not pickle itself,
-    becomes a RuntimeError saying what it was (a rank must not fail in the sending)."""
+    """(True, fn(*args)) or (False, the exception it raised, made `sendable` where it is
+    `sent` to the other ranks: a rank must not fail in the sending)."""
     try:
         return True, fn(*args)
     except Exception as exc:  # noqa: BLE001 (handed to every rank, raised there)
-        if not sent:
-            return False, exc
-        exc.__traceback__ = None
-        try:
-            pickle.dumps(exc)
-        except Exception:  # noqa: BLE001
-            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
-        return False, exc
+        return False, sendable(exc) if sent else exc
 
 
 class _DistWrapper:
@@ -36,11 +29,22 @@ class _DistWrapper:
         self.is_coordinator = self.rank == coordinator_rank
 
     def _all_gather(self, obj):
+        """Every rank's `obj` (a checkpoint record), sent as bytes through tensor
+        collectives and read back as _safe_pickle reads: a peer's bytes run no code."""
         if not self.use_dist:
             return [obj]
-        out = [None] * self.world
-        _c10d.all_gather_object(out, obj, group=self.group)
-        return out
+        from ...ops.creation import from_numpy
+        device = "cuda" if _c10d.get_backend(self.group) == "nccl" else "cpu"
+        mine = np.frombuffer(dumps(obj), np.uint8)
+        sizes = [from_numpy(np.zeros(1, np.int64)).to(device) for _ in range(self.world)]
+        _c10d.all_gather(sizes, from_numpy(np.array([mine.size], np.int64)).to(device),
+                         group=self.group)
+        sizes = [int(s.item()) for s in sizes]
+        padded = from_numpy(np.pad(mine, (0, max(sizes) - mine.size))).to(device)
+        rows = [from_numpy(np.zeros(max(sizes), np.uint8)).to(device) for _ in sizes]
+        _c10d.all_gather(rows, padded, group=self.group)
+        return [loads(row.cpu().numpy()[:n].tobytes(), f"rank {r}'s checkpoint plan")
+                for r, (row, n) in enumerate(zip(rows, sizes))]
 
     @staticmethod
     def _raise_failures(step, results):
