@@ -1,0 +1,1 @@
+"""`torch.distributed._composable`: the APIs applied to a module in place (FSDP2)."""
