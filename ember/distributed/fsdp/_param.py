@@ -48,6 +48,11 @@ class _ShardedParameter(_ShardedTensor, Parameter):
     optimizer holds and steps."""
 
 
+# named as PyTorch's class, since users print `type(p).__name__` of state-dict values
+_ShardedTensor.__name__ = _ShardedTensor.__qualname__ = "DTensor"
+_ShardedParameter.__name__ = _ShardedParameter.__qualname__ = "DTensor"
+
+
 def _sharded(cls, local, like):
     """`local` (sharing its memory and version counter) as a `cls` laid out as `like`."""
     out = _make(cls, local._array, local._device, version=local._vc)

@@ -1,0 +1,170 @@
+"""FSDP2 (`fully_shard`): per layer and at the root, training with an optimizer over the
+sharded parameters matches a plain model trained on the averaged gradient (two processes,
+uneven shards, gradient accumulation without sync); in a world of one the module classes,
+parameter types, state dict, mixed precision and errors are PyTorch's."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+from ember.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
+from ember.distributed.tensor import DTensor, Shard
+
+from .test_distributed import _launch
+from .test_dtensor import world_of_one  # noqa: F401  (a fixture)
+
+
+def _model(lib=ember):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3),
+                             lib.nn.Linear(3, 3, bias=False))
+
+
+def _data():
+    return np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+
+
+def _shard(model, **kwargs):
+    for layer in (model[0], model[2], model[3]):
+        fully_shard(layer, **kwargs)
+    return fully_shard(model, **kwargs)
+
+
+def _fsdp(rank, world):
+    model = _shard(_model())
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    x = ember.tensor(_data()[rank * 4:(rank + 1) * 4])
+    for _ in range(3):
+        opt.zero_grad()
+        # two micro-batches: the first accumulates unreduced, the second reduces the sum
+        for half, sync in ((x[:2], False), (x[2:], True)):
+            model.set_requires_gradient_sync(sync)
+            (model(half).pow(2).mean() / 2).backward()
+        opt.step()
+    params = list(model.parameters())
+    return {"full": [p.full_tensor().detach().numpy() for p in params],
+            "local_rows": [p.to_local().shape[0] for p in params],
+            "sharded": all(isinstance(p, DTensor) and p.placements == (Shard(0),)
+                           for p in params),
+            "grads": all(isinstance(p.grad, DTensor) for p in params),
+            "state": {k: (type(v).__name__, tuple(v._shape), v.placements)
+                      for k, v in model.state_dict().items()}}
+
+
+def _plain(model, x, steps=3):
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    for _ in range(steps):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    return [p.detach().numpy() for p in model.parameters()]
+
+
+def test_fsdp_training_matches_a_plain_model():
+    results = _launch(_fsdp)
+    want = _plain(_model(), ember.tensor(_data()))  # the mean over all 8 rows
+    for rank in (0, 1):
+        got = results[rank]
+        for full, ref in zip(got["full"], want):
+            np.testing.assert_allclose(full, ref, rtol=1e-5, atol=1e-6)
+        assert got["sharded"] and got["grads"]
+        assert got["state"]["2.weight"] == ("DTensor", (3, 8), (Shard(0),))
+    # chunked as torch.chunk: 8 rows 4 + 4, 3 rows 2 + 1
+    assert results[0]["local_rows"] == [4, 4, 2, 2, 2]
+    assert results[1]["local_rows"] == [4, 4, 1, 1, 1]
+
+
+def _surface(lib):
+    from importlib import import_module
+    fsdp = import_module(lib.__name__ + ".distributed.fsdp")
+    model = _model(lib)
+    for layer in (model[0], model[2]):
+        fsdp.fully_shard(layer)
+    assert fsdp.fully_shard(model) is model
+    seen = [type(model).__name__, type(model[0]).__name__, repr(model),
+            isinstance(model, fsdp.FSDPModule), isinstance(model[1], fsdp.FSDPModule),
+            [(k, type(v).__name__, repr(v.placements)) for k, v in model.state_dict().items()],
+            repr(fsdp.MixedPrecisionPolicy()), repr(fsdp.CPUOffloadPolicy(pin_memory=False))]
+    w = model[0].weight
+    seen += [type(w).__name__, isinstance(w, lib.nn.Parameter), w.requires_grad, w.grad,
+             repr(w.device_mesh), w.to_local().shape[0]]
+    x = lib.tensor(_data())
+    out = model(x)
+    seen.append(type(model[3].weight).__name__)  # the root keeps its gathered parameters
+    out.pow(2).mean().backward()
+    seen += [type(model[3].weight).__name__, type(w.grad).__name__, repr(w.grad.placements),
+             w.grad.to_local().shape[0]]
+    model.unshard()
+    seen.append(type(model[0].weight).__name__)
+    model.reshard()
+    seen.append(type(model[0].weight).__name__)
+    half = lib.nn.Linear(2, 2)
+    policy = fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16, reduce_dtype=lib.float32)
+    fsdp.fully_shard(half, mp_policy=policy)
+    y = half(lib.ones(1, 2))
+    y.float().sum().backward()
+    seen += [str(y.dtype), str(half.weight.dtype), str(half.weight.grad.dtype)]
+
+    class Scalar(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.p = lib.nn.Parameter(lib.ones(()))
+    for call in (lambda: fsdp.fully_shard(model),
+                 lambda: fsdp.fully_shard(Scalar()),
+                 lambda: fsdp.fully_shard(lib.nn.Linear(2, 2), reshard_after_forward=3),
+                 lambda: fsdp.fully_shard(lib.nn.Linear(2, 2),
+                                          offload_policy=fsdp.CPUOffloadPolicy())):
+        with pytest.raises(Exception) as info:
+            call()
+        seen.append((type(info.value).__name__, str(info.value)))
+    return seen
+
+
+def test_fully_shard_in_a_world_of_one_is_pytorchs(torch, world_of_one):
+    assert _surface(ember) == _surface(torch)
+
+
+def test_world_of_one_trains_as_pytorch(torch, world_of_one):
+    results = []
+    for lib in (ember, torch):
+        from importlib import import_module
+        fsdp = import_module(lib.__name__ + ".distributed.fsdp")
+        model = _model(lib)
+        if lib is torch:  # the same starting weights
+            with torch.no_grad():
+                for p, q in zip(model.parameters(), _model().parameters()):
+                    p.copy_(torch.tensor(q.detach().numpy()))
+        for layer in (model[0], model[2], model[3]):
+            fsdp.fully_shard(layer, reshard_after_forward=True)
+        fsdp.fully_shard(model)
+        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x = lib.tensor(_data())
+        for _ in range(3):
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            if lib is ember:  # resharded: the gathered memory is freed until backward
+                assert model[0]._fsdp_state.params[0].unsharded.numel() == 0
+            loss.backward()
+            opt.step()
+        results.append([p.full_tensor().detach().numpy() for p in model.parameters()])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_fsdp_import_paths_resolve_through_compat():
+    code = ("import ember.compat; ember.compat.install(); import torch; "
+            "from torch.distributed.fsdp import fully_shard, FSDPModule, MixedPrecisionPolicy, "
+            "CPUOffloadPolicy, OffloadPolicy; "
+            "from torch.distributed._composable.fsdp import fully_shard as f2; "
+            "import ember.distributed.fsdp as e; "
+            "assert fully_shard is f2 is e.fully_shard and FSDPModule is e.FSDPModule; "
+            "print(torch.distributed.fsdp.__name__)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ember.distributed.fsdp"
