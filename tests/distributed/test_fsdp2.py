@@ -2,6 +2,7 @@
 sharded parameters matches a plain model trained on the averaged gradient (two processes,
 uneven shards, gradient accumulation without sync); in a world of one the module classes,
 parameter types, state dict, mixed precision and errors are PyTorch's."""
+import copy
 import os
 import subprocess
 import sys
@@ -45,7 +46,11 @@ def _fsdp(rank, world):
             (model(half).pow(2).mean() / 2).backward()
         opt.step()
     params = list(model.parameters())
-    return {"full": [p.full_tensor().detach().numpy() for p in params],
+    again = _shard(ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.ReLU(),
+                                       ember.nn.Linear(8, 3), ember.nn.Linear(3, 3, bias=False)))
+    again.load_state_dict(model.state_dict())
+    return {"reloaded": all(ember.equal(p.full_tensor(), q.full_tensor())
+                            for p, q in zip(model.parameters(), again.parameters())),"full": [p.full_tensor().detach().numpy() for p in params],
             "local_rows": [p.to_local().shape[0] for p in params],
             "sharded": all(isinstance(p, DTensor) and p.placements == (Shard(0),)
                            for p in params),
@@ -70,7 +75,7 @@ def test_fsdp_training_matches_a_plain_model():
         got = results[rank]
         for full, ref in zip(got["full"], want):
             np.testing.assert_allclose(full, ref, rtol=1e-5, atol=1e-6)
-        assert got["sharded"] and got["grads"]
+        assert got["sharded"] and got["grads"] and got["reloaded"]
         assert got["state"]["2.weight"] == ("DTensor", (3, 8), (Shard(0),))
     # chunked as torch.chunk: 8 rows 4 + 4, 3 rows 2 + 1
     assert results[0]["local_rows"] == [4, 4, 2, 2, 2]
@@ -97,6 +102,12 @@ def _surface(lib):
     out.pow(2).mean().backward()
     seen += [type(model[3].weight).__name__, type(w.grad).__name__, repr(w.grad.placements),
              w.grad.to_local().shape[0]]
+    with lib.no_grad():
+        model(x)
+    # the root keeps its gathered parameters; state_dict saves the sharded ones
+    seen += [type(model[3].weight).__name__,
+             [type(v).__name__ for v in model.state_dict().values()],
+             type(model[3].weight).__name__]
     model.unshard()
     seen.append(type(model[0].weight).__name__)
     model.reshard()
@@ -112,7 +123,7 @@ def _surface(lib):
         def __init__(self):
             super().__init__()
             self.p = lib.nn.Parameter(lib.ones(()))
-    for call in (lambda: fsdp.fully_shard(model),
+    for call in (lambda: fsdp.fully_shard(model), lambda: copy.deepcopy(model),
                  lambda: fsdp.fully_shard(Scalar()),
                  lambda: fsdp.fully_shard(lib.nn.Linear(2, 2), reshard_after_forward=3),
                  lambda: fsdp.fully_shard(lib.nn.Linear(2, 2),

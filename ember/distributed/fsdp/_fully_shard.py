@@ -71,12 +71,18 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
                        {id(p) for p in ignored_params or ()})
     cls = type(module)
     if cls not in _FSDP_CLASSES:
-        _FSDP_CLASSES[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
+        _FSDP_CLASSES[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls),
+                                  {"__deepcopy__": _unimplemented_deepcopy})
     module.__class__ = _FSDP_CLASSES[cls]
     module._fsdp_state = state
     module.register_forward_pre_hook(state.pre_forward, prepend=True, with_kwargs=True)
     module.register_forward_hook(state.post_forward)
     return module
+
+
+def _unimplemented_deepcopy(*args, **kwargs):
+    raise AssertionError("FSDP does not support deepcopy. Please use state dict for "
+                         "serialization.")
 
 
 def _default_mesh():
@@ -155,6 +161,10 @@ class _FSDPState:
                        for p, places in _managed_params(module, ignored)]
         for p in self.params:
             p.register(p.sharded)
+        # state dicts are saved from and loaded into the sharded parameters
+        for owner in {id(m): m for p in self.params for m, _ in p.places}.values():
+            owner.register_state_dict_pre_hook(lambda *args: self.reshard())
+            owner._register_load_state_dict_pre_hook(lambda *args: self.reshard())
 
     # ---- the group's collectives -------------------------------------------------------------
     def unshard(self):
@@ -326,6 +336,11 @@ class FSDPModule:
         state.lazy_init()
         state.unshard()
         return UnshardHandle() if async_op else None
+
+    def _apply(self, *args, **kwargs):
+        # `.to()` and friends convert the sharded parameters (the unsharded are regathered)
+        self.reshard()
+        return super()._apply(*args, **kwargs)
 
     def _states(self, recurse):
         if not recurse:
