@@ -112,6 +112,8 @@ def _surface(lib):
     seen.append(type(model[0].weight).__name__)
     model.reshard()
     seen.append(type(model[0].weight).__name__)
+    model.double()  # converts the sharded parameters
+    seen += [(type(p).__name__, str(p.dtype)) for p in model.parameters()]
     half = lib.nn.Linear(2, 2)
     policy = fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16, reduce_dtype=lib.float32)
     fsdp.fully_shard(half, mp_policy=policy)
@@ -138,7 +140,8 @@ def test_fully_shard_in_a_world_of_one_is_pytorchs(torch, world_of_one):
     assert _surface(ember) == _surface(torch)
 
 
-def test_world_of_one_trains_as_pytorch(torch, world_of_one):
+@pytest.mark.parametrize("mixed", [False, True])
+def test_world_of_one_trains_as_pytorch(torch, world_of_one, mixed):
     results = []
     for lib in (ember, torch):
         from importlib import import_module
@@ -148,9 +151,12 @@ def test_world_of_one_trains_as_pytorch(torch, world_of_one):
             with torch.no_grad():
                 for p, q in zip(model.parameters(), _model().parameters()):
                     p.copy_(torch.tensor(q.detach().numpy()))
+        policy = fsdp.MixedPrecisionPolicy(
+            param_dtype=lib.bfloat16, reduce_dtype=lib.float32, output_dtype=lib.float32) \
+            if mixed else fsdp.MixedPrecisionPolicy()
         for layer in (model[0], model[2], model[3]):
-            fsdp.fully_shard(layer, reshard_after_forward=True)
-        fsdp.fully_shard(model)
+            fsdp.fully_shard(layer, reshard_after_forward=True, mp_policy=policy)
+        fsdp.fully_shard(model, mp_policy=policy)
         opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         x = lib.tensor(_data())
         for _ in range(3):
@@ -160,8 +166,11 @@ def test_world_of_one_trains_as_pytorch(torch, world_of_one):
                 assert model[0]._fsdp_state.params[0].unsharded.numel() == 0
             loss.backward()
             opt.step()
-        results.append([p.full_tensor().detach().numpy() for p in model.parameters()])
-    for got, want in zip(*results):
+        results.append([(str(p.dtype), p.full_tensor().detach().float().numpy())
+                         for p in model.parameters()])
+    for (dtype, got), (want_dtype, want) in zip(*results):
+        assert dtype == want_dtype == "torch.float32"
+        # tight: bfloat16 compute moves the weights by ~3e-5 from float32's
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
