@@ -48,7 +48,7 @@ def _fsdp(rank, world):
     params = list(model.parameters())
     again = _shard(ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.ReLU(),
                                        ember.nn.Linear(8, 3), ember.nn.Linear(3, 3, bias=False)))
-    again.load_state_dict(model.state_dict())
+    again.load_state_dict(copy.deepcopy(model.state_dict()))
     return {"reloaded": all(ember.equal(p.full_tensor(), q.full_tensor())
                             for p, q in zip(model.parameters(), again.parameters())),"full": [p.full_tensor().detach().numpy() for p in params],
             "local_rows": [p.to_local().shape[0] for p in params],

@@ -40,7 +40,10 @@ class _ShardedTensor(Tensor, DTensor):
                                   "`full_tensor()` (on every rank) or `to_local()` instead")
 
     def __deepcopy__(self, memo):
-        raise NotImplementedError("ember: a DTensor cannot be deep-copied")
+        if id(self) not in memo:
+            copied = _sharded(type(self), Tensor.detach(self).clone(), self)
+            memo[id(self)] = copied.requires_grad_(self.requires_grad)
+        return memo[id(self)]
 
 
 class _ShardedParameter(_ShardedTensor, Parameter):
