@@ -5,9 +5,9 @@ from the same weights as in PyTorch, which must give the same losses and tokens.
 
 transformers 5 imports FSDP2 (`torch.distributed._composable.fsdp`, `torch.distributed.fsdp`)
 and distributed checkpointing (`torch.distributed.checkpoint.hf_storage`) at import whenever
-`torch.distributed.is_available()`; ember has neither yet, so the script, under ember only,
-answers that distributed is unavailable before importing transformers. Drop that line when
-they exist. `from_pretrained` builds the model on the meta device, then loads the saved
+`torch.distributed.is_available()`; ember has FSDP2 but not distributed checkpointing yet,
+so the script, under ember only, answers that distributed is unavailable before importing
+transformers. Drop that line when it exists. `from_pretrained` builds the model on the meta device, then loads the saved
 weights into it: a tiny GPT-2 and Llama go through `save_pretrained` and back."""
 import importlib.util
 import numpy as np
