@@ -8,7 +8,8 @@ and distributed checkpointing (`torch.distributed.checkpoint.hf_storage`) at imp
 `torch.distributed.is_available()`; ember has FSDP2 but not distributed checkpointing yet,
 so the script, under ember only, answers that distributed is unavailable before importing
 transformers. Drop that line when it exists. `from_pretrained` builds the model on the meta
-device, then loads the saved weights into it: a tiny GPT-2 and Llama go through `save_pretrained` and back."""
+device, then loads the saved weights into it: a tiny GPT-2 and Llama go through
+`save_pretrained` and back."""
 import importlib.util
 import numpy as np
 import pytest
