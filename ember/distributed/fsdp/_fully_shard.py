@@ -151,7 +151,7 @@ class _FSDPState:
         self.reshard_after_backward = True
         self.requires_gradient_sync = True
         self.gradient_divide_factor = None
-        self.is_root = None  # decided at the first forward: the first module to run is
+        self.is_root = None  # decided at the first forward (see lazy_init)
         self.root, self.states = self, [self]
         self.unsharded = False
         self.callback_queued = False
@@ -163,8 +163,8 @@ class _FSDPState:
             p.register(p.sharded)
         # state dicts are saved from and loaded into the sharded parameters
         for owner in {id(m): m for p in self.params for m, _ in p.places}.values():
-            owner.register_state_dict_pre_hook(lambda *args: self.reshard())
-            owner._register_load_state_dict_pre_hook(lambda *args: self.reshard())
+            owner.register_state_dict_pre_hook(lambda *args, **kwargs: self.reshard())
+            owner._register_load_state_dict_pre_hook(lambda *args, **kwargs: self.reshard())
 
     # ---- the group's collectives -------------------------------------------------------------
     def unshard(self):
