@@ -38,12 +38,15 @@ def _fsdp(rank, world):
     model = _shard(_model())
     opt = ember.optim.Adam(model.parameters(), lr=0.01)
     x = ember.tensor(_data()[rank * 4:(rank + 1) * 4])
+    unreduced = []
     for _ in range(3):
         opt.zero_grad()
         # two micro-batches: the first accumulates unreduced, the second reduces the sum
         for half, sync in ((x[:2], False), (x[2:], True)):
             model.set_requires_gradient_sync(sync)
             (model(half).pow(2).mean() / 2).backward()
+            if not sync:
+                unreduced.append(all(p.grad is None for p in model.parameters()))
         opt.step()
     params = list(model.parameters())
     ember.manual_seed(1)  # other weights, then the trained ones loaded over them
@@ -51,7 +54,7 @@ def _fsdp(rank, world):
                                        ember.nn.Linear(8, 3),
                                        ember.nn.Linear(3, 3, bias=False)))
     again.load_state_dict(copy.deepcopy(model.state_dict()))
-    return {"reloaded": all(ember.equal(p.full_tensor(), q.full_tensor())
+    return {"unreduced": all(unreduced), "reloaded": all(ember.equal(p.full_tensor(), q.full_tensor())
                             for p, q in zip(model.parameters(), again.parameters())),
             "full": [p.full_tensor().detach().numpy() for p in params],
             "local_rows": [p.to_local().shape[0] for p in params],
@@ -78,7 +81,7 @@ def test_fsdp_training_matches_a_plain_model():
         got = results[rank]
         for full, ref in zip(got["full"], want):
             np.testing.assert_allclose(full, ref, rtol=1e-5, atol=1e-6)
-        assert got["sharded"] and got["grads"] and got["reloaded"]
+        assert got["sharded"] and got["grads"] and got["reloaded"] and got["unreduced"]
         assert got["state"]["2.weight"] == ("DTensor", (3, 8), (Shard(0),))
     # chunked as torch.chunk: 8 rows 4 + 4, 3 rows 2 + 1
     assert results[0]["local_rows"] == [4, 4, 2, 2, 2]
