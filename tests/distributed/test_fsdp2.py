@@ -54,7 +54,8 @@ def _fsdp(rank, world):
                                        ember.nn.Linear(8, 3),
                                        ember.nn.Linear(3, 3, bias=False)))
     again.load_state_dict(copy.deepcopy(model.state_dict()))
-    return {"unreduced": all(unreduced), "reloaded": all(ember.equal(p.full_tensor(), q.full_tensor())
+    return {"unreduced": all(unreduced),
+            "reloaded": all(ember.equal(p.full_tensor(), q.full_tensor())
                             for p, q in zip(model.parameters(), again.parameters())),
             "full": [p.full_tensor().detach().numpy() for p in params],
             "local_rows": [p.to_local().shape[0] for p in params],
