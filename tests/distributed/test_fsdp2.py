@@ -121,6 +121,14 @@ def _surface(lib):
     seen.append(type(model[0].weight).__name__)
     model.double()  # converts the sharded parameters
     seen += [(type(p).__name__, str(p.dtype)) for p in model.parameters()]
+    with lib.device("meta"):  # deferred initialisation: sharded on meta, then made real
+        late = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2))
+    fsdp.fully_shard(late[0])
+    fsdp.fully_shard(late)
+    seen.append([(type(t).__name__, str(t.device)) for t in late.state_dict().values()])
+    late.to_empty(device="cpu")
+    seen += [[(type(t).__name__, str(t.device)) for t in late.state_dict().values()],
+             tuple(late(lib.ones(4, 3)).shape)]
     half = lib.nn.Linear(2, 2)
     policy = fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16, reduce_dtype=lib.float32)
     fsdp.fully_shard(half, mp_policy=policy)

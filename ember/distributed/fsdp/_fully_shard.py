@@ -87,8 +87,7 @@ def _unimplemented_deepcopy(*args, **kwargs):
 
 def _default_mesh():
     if not _c10d.is_initialized():
-        raise ValueError("Default process group has not been initialized, please make sure "
-                         "to call init_process_group.")
+        _c10d.init_process_group()
     return init_device_mesh(_mesh_device_type(), (_c10d.get_world_size(),))
 
 
@@ -118,7 +117,9 @@ class _FSDPParam:
 
     def __init__(self, param, places, mesh, device):
         self.places = places
-        whole = param.detach().to(device)
+        whole = param.detach()
+        if whole.device.type != "meta":  # meta parameters wait for to_empty()
+            whole = whole.to(device)
         n, rank = mesh.size(0), mesh.get_local_rank(0)
         self.global_shape = tuple(whole.shape)
         self.rows = Shard.local_shard_size_and_offset(whole.size(0), n, 0)[0]  # padded shard
@@ -161,6 +162,10 @@ class _FSDPState:
                        for p, places in _managed_params(module, ignored)]
         for p in self.params:
             p.register(p.sharded)
+        with no_grad():
+            for buffer in module.buffers():
+                if buffer.device.type != "meta" and buffer.device != device:
+                    buffer.data = buffer.to(device)
         # state dicts are saved from and loaded into the sharded parameters
         for owner in {id(m): m for p in self.params for m, _ in p.places}.values():
             owner.register_state_dict_pre_hook(lambda *args, **kwargs: self.reshard())
