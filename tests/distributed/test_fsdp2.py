@@ -129,6 +129,12 @@ def _surface(lib):
     late.to_empty(device="cpu")
     seen += [[(type(t).__name__, str(t.device)) for t in late.state_dict().values()],
              tuple(late(lib.ones(4, 3)).shape)]
+    class Head(lib.nn.Linear):
+        def head(self, x):
+            return type(self.weight).__name__, tuple(self.weight.shape)
+    head = fsdp.fully_shard(Head(2, 2), reshard_after_forward=True)
+    fsdp.register_fsdp_forward_method(head, "head")  # gathers around head() as forward
+    seen += [head.head(lib.ones(2)), type(head.weight).__name__]
     half = lib.nn.Linear(2, 2)
     policy = fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16, reduce_dtype=lib.float32)
     fsdp.fully_shard(half, mp_policy=policy)
