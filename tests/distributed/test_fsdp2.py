@@ -3,6 +3,7 @@ sharded parameters matches a plain model trained on the averaged gradient (two p
 uneven shards, gradient accumulation without sync); in a world of one the module classes,
 parameter types, state dict, mixed precision and errors are PyTorch's."""
 import copy
+import gc
 import os
 import subprocess
 import sys
@@ -16,6 +17,15 @@ from ember.distributed.tensor import DTensor, Shard
 
 from .test_distributed import _launch
 from .test_dtensor import world_of_one  # noqa: F401  (a fixture)
+
+
+@pytest.fixture(autouse=True)
+def _collect_pytorchs_garbage():
+    """FSDP modules sit in reference cycles (module, state, hooks): collect PyTorch's here,
+    after its process group is gone, not in a later test's forked child, where freeing
+    PyTorch's objects crashes it."""
+    yield
+    gc.collect()
 
 
 def _model(lib=ember):
