@@ -5,11 +5,12 @@ from the same weights as in PyTorch, which must give the same losses and tokens.
 
 transformers 5 imports FSDP2 (`torch.distributed._composable.fsdp`, `torch.distributed.fsdp`)
 and distributed checkpointing (`torch.distributed.checkpoint.hf_storage`) at import whenever
-`torch.distributed.is_available()`; ember has FSDP2 but not distributed checkpointing yet,
-so the script, under ember only, answers that distributed is unavailable before importing
-transformers. Drop that line when it exists. `from_pretrained` builds the model on the meta
-device, then loads the saved weights into it: a tiny GPT-2 and Llama go through
-`save_pretrained` and back."""
+`torch.distributed.is_available()`, as it is on ember: both exist, so the scripts import it as
+a user would. `generate` also asks whether the model is wrapped in FSDP1's
+`FullyShardedDataParallel`, which ember does not have yet: the training-and-generation
+script, under ember only, answers that distributed is unavailable (drop that line when FSDP1
+exists). `from_pretrained` builds the model on the meta device, then loads the saved weights
+into it: a tiny GPT-2 and Llama go through `save_pretrained` and back."""
 import importlib.util
 import numpy as np
 import pytest
@@ -19,17 +20,17 @@ from tests.compat._script_result import script_result
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
                                 reason="transformers is not installed")
 
-# what both scripts start with: which library runs, and its distributed stand-in
+# what both scripts start with: which library runs
 HEADER = r'''
 import json, os, sys, numpy as np, torch
 on_ember = "ember" in getattr(torch, "__file__", "")
-if on_ember:
-    torch.distributed.is_available = lambda: False  # see the test's docstring
-else:
+if not on_ember:
     sys.modules["torchvision"] = None  # transformers needs no vision; keep PyTorch's alone
 '''
 
 SCRIPT = HEADER + r'''
+if on_ember:
+    torch.distributed.is_available = lambda: False  # see the test's docstring
 from transformers import (BertConfig, BertForSequenceClassification, GPT2Config,
                           GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM)
 weights = sys.argv[1]
