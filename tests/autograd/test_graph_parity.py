@@ -6,8 +6,8 @@ Each case runs the same call under ember and torch and compares the trees of nod
 names (None edges skipped). Intentional deviations, kept for speed and pinned by
 `test_intentional_deviations`:
 - `einsum` is one EinsumBackward0 node (PyTorch records the permutes/views/bmm it lowers to);
-- a broadcast batched `matmul` (4-d @ 4-d) is one MatmulBackward0 node (PyTorch: expand,
-  view, bmm, unsafe view).
+- a broadcast batched `matmul` (4-d @ 4-d) is one MatmulBackward0 node under PyTorch's top
+  UnsafeViewBackward0 (PyTorch: expand, view, bmm, unsafe view).
 - nn.RNN, nn.GRU and nn.LSTM run one fused node per layer and direction (RnnLayerBackward0,
   GruLayerBackward0, LstmLayerBackward0) where ember's fused layer applies (float32/float64,
   no autocast or forward AD; switched off with backends.mkldnn, as PyTorch's oneDNN kernel).
@@ -368,6 +368,8 @@ def test_intentional_deviations():
     T = _Inputs(ember)
     assert type(ember.einsum("ij,jk->ik", T(2, 3), T(3, 4)).grad_fn).__name__ == \
         "EinsumBackward0"
-    assert type((T(2, 2, 3, 4) @ T(2, 2, 4, 5)).grad_fn).__name__ == "MatmulBackward0"
+    top = (T(2, 2, 3, 4) @ T(2, 2, 4, 5)).grad_fn
+    assert type(top).__name__ == "UnsafeViewBackward0"
+    assert type(top.next_functions[0][0]).__name__ == "MatmulBackward0"
     out = ember.nn.LSTM(3, 4)(T(5, 2, 3))[0]
     assert type(out.grad_fn).__name__ == "LstmLayerBackward0"

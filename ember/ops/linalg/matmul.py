@@ -289,11 +289,14 @@ def _batched(input, other):
                            f"[{n}, {ka}] but got: [{n}, {kb}].")
     _check_same(a, b, "matmul", bmm_dtype_error)
     res = _product(a, b, MatmulBackward0)
+    shape = res._array.shape
     if input._array.ndim == 1:
-        res = res.squeeze(-2)
+        shape = shape[:-2] + shape[-1:]
     if other._array.ndim == 1:
-        res = res.squeeze(-1)
-    return res
+        shape = shape[:-1]
+    # PyTorch ends its batched product with aten._unsafe_view to the output shape: printed
+    # results show grad_fn=<UnsafeViewBackward0>, so ember's single node sits under one too
+    return unsafe_view(res, shape)
 
 
 class AddmmBackward0(Node):
