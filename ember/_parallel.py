@@ -28,6 +28,7 @@ import _thread  # (not `threading`, which `import ember` does not load)
 import os
 import time
 
+import ml_dtypes
 import numpy as np
 
 from ._blas import blas, warm_up
@@ -114,6 +115,8 @@ def _warmed(body, share):
     warm_up()  # a thread's BLAS runs at a third of its speed until its first large product
     return body(share)
 
+
+_WITHOUT_BLAS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 # A training step of a convolution net runs parts many times a second; a second without any
 # means the work has moved on (another model, an evaluation of products alone).
@@ -203,14 +206,16 @@ def matmul(xp, a, b, out=None):
     results, too, depend on the thread count)."""
     if xp is not np:
         return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
-    if a.dtype == np.float16 and b.dtype == np.float16:
-        # NumPy multiplies float16 in a loop of its own, without BLAS: hundreds of times
-        # slower than float32. That loop sums in float32 and rounds once, so the float32
-        # product through BLAS, rounded once, is the same result (as PyTorch's CPU half
-        # products, accumulated in float32, are), up to the order of the sums.
+    if a.dtype in _WITHOUT_BLAS and b.dtype == a.dtype:
+        # NumPy multiplies float16, and ml_dtypes bfloat16, in loops of their own, without
+        # BLAS: hundreds of times slower than float32 (a bfloat16 LM head's (1, 64) @ (64,
+        # 50257) took 50 ms). Those loops sum in float32, so the float32 product through BLAS,
+        # rounded once, is the same result (as PyTorch's CPU half and bfloat16 products,
+        # accumulated in float32, are), up to the order of the sums. (bfloat16's loop answers
+        # in float32, which its callers round: so does this.)
         res = matmul(np, a.astype(np.float32), b.astype(np.float32))
         if out is None:
-            return res.astype(np.float16)
+            return res.astype(np.float16) if a.dtype == np.float16 else res
         np.copyto(out, res, casting="same_kind")
         return out
     threads = _pool.count()

@@ -73,27 +73,36 @@ def test_half_reductions_match_pytorch(torch, case, dtype):
     assert _values(ours) == theirs.float().reshape(-1).tolist()
 
 
-# float16 products: NumPy's own float16 matmul loop (no BLAS) is hundreds of times slower than
-# float32; the product helper multiplies through float32 and rounds once, as PyTorch's CPU
-# half products (accumulated in float32) do.
+# float16 and bfloat16 products: NumPy's own float16 matmul loop and ml_dtypes' bfloat16 one
+# (no BLAS) are hundreds of times slower than float32; the product helper multiplies through
+# float32 and rounds once, as PyTorch's CPU half and bfloat16 products (accumulated in
+# float32) do.
 PRODUCTS = [
     ("mm", lambda lib, a, b: a @ b),
     ("bmm", lambda lib, a, b: lib.bmm(a.reshape(2, 6, 8), lib.stack([b, b.flip(0)]))),
     ("matmul_broadcast", lambda lib, a, b: lib.matmul(a.reshape(2, 6, 8), b)),
     ("linear", lambda lib, a, b: lib.nn.functional.linear(a, b.t())),
     ("einsum_pair", lambda lib, a, b: lib.einsum("ij,jk->ik", a, b)),
-    ("mm_out", lambda lib, a, b: lib.mm(a, b, out=lib.empty(12, 4, dtype=lib.float16))),
+    ("mm_out", lambda lib, a, b: lib.mm(a, b, out=lib.empty(12, 4, dtype=a.dtype))),
 ]
+HALVES = ["float16", "bfloat16"]
 
 
-def _half_operands(lib):
-    a = lib.linspace(-3, 3, 12 * 8).reshape(12, 8).sin().to(lib.float16)
-    b = lib.linspace(-2, 2, 8 * 4).reshape(8, 4).cos().to(lib.float16)
+def _half_operands(lib, dtype="float16"):
+    a = lib.linspace(-3, 3, 12 * 8).reshape(12, 8).sin().to(getattr(lib, dtype))
+    b = lib.linspace(-2, 2, 8 * 4).reshape(8, 4).cos().to(getattr(lib, dtype))
     return a, b
 
 
+def _half_dtypes():
+    import ml_dtypes
+    import numpy as np
+    return {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)}
+
+
+@pytest.mark.parametrize("dtype", HALVES)
 @pytest.mark.parametrize("case", PRODUCTS, ids=lambda c: c[0])
-def test_float16_products_go_through_float32_blas(case, monkeypatch):
+def test_half_products_go_through_float32_blas(case, dtype, monkeypatch):
     import numpy as np
     real, seen = np.matmul, []
 
@@ -102,26 +111,30 @@ def test_float16_products_go_through_float32_blas(case, monkeypatch):
         return real(x, y, *args, **kwargs)
 
     monkeypatch.setattr(np, "matmul", spy)
-    res = case[1](ember, *_half_operands(ember))
-    assert res.dtype is ember.float16
-    assert seen and np.dtype(np.float16) not in {d for pair in seen for d in pair}
+    res = case[1](ember, *_half_operands(ember, dtype))
+    assert res.dtype is getattr(ember, dtype)
+    assert seen and not _half_dtypes() & {d for pair in seen for d in pair}
 
 
-def test_float16_linear_backward_goes_through_float32_blas(monkeypatch):
+@pytest.mark.parametrize("dtype", HALVES)
+def test_half_linear_backward_goes_through_float32_blas(dtype, monkeypatch):
     import numpy as np
     real, seen = np.matmul, []
     monkeypatch.setattr(np, "matmul", lambda x, y, *a, **k: seen.append(x.dtype) or
                         real(x, y, *a, **k))
-    a, b = (t.requires_grad_() for t in _half_operands(ember))
-    (a @ b).sum().backward()
-    assert a.grad.dtype is b.grad.dtype is ember.float16
-    assert seen and np.dtype(np.float16) not in seen
+    a, b = (t.requires_grad_() for t in _half_operands(ember, dtype))
+    (a @ b).float().sum().backward()
+    assert a.grad.dtype is b.grad.dtype is getattr(ember, dtype)
+    assert seen and not _half_dtypes() & set(seen)
 
 
+@pytest.mark.parametrize("dtype", HALVES)
 @pytest.mark.parametrize("case", PRODUCTS, ids=lambda c: c[0])
-def test_float16_products_match_pytorch(torch, case):
-    ours, theirs = case[1](ember, *_half_operands(ember)), case[1](torch, *_half_operands(torch))
+def test_half_products_match_pytorch(torch, case, dtype):
+    ours = case[1](ember, *_half_operands(ember, dtype))
+    theirs = case[1](torch, *_half_operands(torch, dtype))
     assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
-    # one float16 rounding of a float32 sum: equal but for the sums' order (an ulp at most)
-    assert ember.allclose(ours.float(), ember.tensor(theirs.float().tolist()), rtol=1e-3,
-                          atol=1e-3)
+    # one rounding of a float32 sum: equal but for the sums' order (an ulp at most)
+    tol = 1e-3 if dtype == "float16" else 1e-2
+    assert ember.allclose(ours.float(), ember.tensor(theirs.float().tolist()), rtol=tol,
+                          atol=tol)
