@@ -77,7 +77,26 @@ def load_metadata(data, where):
     return metadata
 
 
-class FileSystemWriter(StorageWriter):
+class _OnPath:
+    """What the file system's writer and reader share: a directory as the checkpoint id, and
+    a fresh id for each save or load."""
+
+    def _reset_path(self, checkpoint_id):
+        if checkpoint_id is not None:
+            self.path = os.fspath(checkpoint_id)
+        import uuid
+        return str(uuid.uuid4())
+
+    @property
+    def checkpoint_id(self):
+        return self.path
+
+    @classmethod
+    def validate_checkpoint_id(cls, checkpoint_id):
+        return isinstance(checkpoint_id, (str, os.PathLike))
+
+
+class FileSystemWriter(_OnPath, StorageWriter):
     """Writes a checkpoint directory. `single_file_per_rank=False` writes a file per item;
     `thread_count`, `per_thread_copy_ahead` and `sync_files` are accepted for PyTorch's
     signature (ember writes from one thread, and syncs when `sync_files`)."""
@@ -95,18 +114,7 @@ class FileSystemWriter(StorageWriter):
         self.save_id = None
 
     def reset(self, checkpoint_id=None):
-        if checkpoint_id is not None:
-            self.path = os.fspath(checkpoint_id)
-        import uuid
-        self.save_id = str(uuid.uuid4())
-
-    @property
-    def checkpoint_id(self):
-        return self.path
-
-    @classmethod
-    def validate_checkpoint_id(cls, checkpoint_id):
-        return isinstance(checkpoint_id, (str, os.PathLike))
+        self.save_id = self._reset_path(checkpoint_id)
 
     def set_up_storage_writer(self, is_coordinator, *args, **kwargs):
         self.is_coordinator = is_coordinator
@@ -176,7 +184,7 @@ class FileSystemWriter(StorageWriter):
         return _metadata_fn
 
 
-class FileSystemReader(StorageReader):
+class FileSystemReader(_OnPath, StorageReader):
     def __init__(self, path, _extension_registry=None):
         self.path = os.fspath(path)
         self.storage_data = {}
@@ -184,18 +192,7 @@ class FileSystemReader(StorageReader):
 
     def reset(self, checkpoint_id=None):
         self.storage_data = {}
-        if checkpoint_id is not None:
-            self.path = os.fspath(checkpoint_id)
-        import uuid
-        self.load_id = str(uuid.uuid4())
-
-    @property
-    def checkpoint_id(self):
-        return self.path
-
-    @classmethod
-    def validate_checkpoint_id(cls, checkpoint_id):
-        return isinstance(checkpoint_id, (str, os.PathLike))
+        self.load_id = self._reset_path(checkpoint_id)
 
     def read_metadata(self, *args, **kwargs):
         rank = kwargs.get("rank")
@@ -247,7 +244,6 @@ class FileSystemReader(StorageReader):
     @staticmethod
     def _read_item(planner, item, data, path):
         from ...serialization import load
-        from .default_planner import narrow
         if item.type == LoadItemType.BYTE_IO:
             planner.load_bytes(item, data)
             return
@@ -261,10 +257,17 @@ class FileSystemReader(StorageReader):
         if not isinstance(tensor, Tensor):
             raise ValueError(f"checkpoint file {path}: {item.storage_index.fqn} holds a "
                              f"{type(tensor).__name__}, not a tensor")
-        tensor = narrow(tensor, item.storage_offsets, item.lengths)
-        target = planner.resolve_tensor(item).detach()
-        if tuple(target.shape) != tuple(tensor.shape):
-            raise ValueError(f"req {item.storage_index} mismatch sizes {target.shape} vs "
-                             f"{tensor.shape}")
-        target.copy_(tensor)
-        planner.commit_tensor(item, target)
+        load_into_target(planner, item, tensor)
+
+
+def load_into_target(planner, item, tensor):
+    """The read item's part of a stored `tensor` copied into the tensor the planner resolves
+    for it, then committed (PyTorch's size mismatch error where their sizes differ)."""
+    from .default_planner import narrow
+    tensor = narrow(tensor, item.storage_offsets, item.lengths)
+    target = planner.resolve_tensor(item).detach()
+    if tuple(target.shape) != tuple(tensor.shape):
+        raise ValueError(f"req {item.storage_index} mismatch sizes {target.shape} vs "
+                         f"{tensor.shape}")
+    target.copy_(tensor)
+    planner.commit_tensor(item, target)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...serialization import safetensors as _st
 from .filesystem import (FileSystemReader, FileSystemWriter, SerializationFormat, _done,
-                         _owned)
+                         _owned, load_into_target)
 from .metadata import (ChunkStorageMetadata, Metadata, MetadataIndex, StorageMeta,
                        TensorProperties, TensorStorageMetadata)
 from .planner import WriteItemType
@@ -176,7 +176,6 @@ class HuggingFaceStorageReader(FileSystemReader):
         return metadata
 
     def read_data(self, plan, planner):
-        from .default_planner import narrow
         files = {}
         for item in plan.items:
             info = self.storage_data[MetadataIndex(item.storage_index.fqn,
@@ -187,12 +186,5 @@ class HuggingFaceStorageReader(FileSystemReader):
                 files[info.relative_path] = (header, body)
             header, body = files[info.relative_path]
             key = item.storage_index.fqn
-            tensor = _st.tensors_of({key: header[key]}, body)[key]
-            tensor = narrow(tensor, item.storage_offsets, item.lengths)
-            target = planner.resolve_tensor(item).detach()
-            if tuple(target.shape) != tuple(tensor.shape):
-                raise ValueError(f"req {item.storage_index} mismatch sizes {target.shape} "
-                                 f"vs {tensor.shape}")
-            target.copy_(tensor)
-            planner.commit_tensor(item, target)
+            load_into_target(planner, item, _st.tensors_of({key: header[key]}, body)[key])
         return _done(None)
