@@ -267,7 +267,7 @@ def follow_channels_last(result, *inputs):
         for r in results:
             a = r._array
             strides = format_strides(a.shape, _fmt_of_rank(ndim))
-            if any(r is t for t in inputs):
+            if any(r is x for x in inputs):
                 continue
             # a fresh result, not an input or a view (no alias to keep), and not so already
             if r._base is None and tuple(s // a.itemsize for s in a.strides) != strides:
