@@ -2,6 +2,7 @@
 DTensor shards saved by two processes and read back on two or on one, PyTorch's DCP and the
 `safetensors` package reading ember's files and the other way round, and damaged files."""
 import functools
+import importlib.util
 import os
 import pickle
 import subprocess
@@ -238,13 +239,18 @@ def test_pytorch_reads_two_ranks_shards(tmp_path, torch):
     whole = torch.arange(15.0).reshape(5, 3)
     state = {"rows": torch.zeros(5, 3), "cols": torch.zeros(5, 3), "same": torch.zeros(5, 3),
              "plain": torch.zeros(2), "step": 0}
-    hf = {"rows": torch.zeros(5, 3), "cols": torch.zeros(5, 3)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tdcp.load(state, checkpoint_id=tmp_path / "dcp")
-        tdcp.load(hf, storage_reader=TorchHF(str(tmp_path / "hf" / "sharded")))
     assert torch.equal(state["rows"], whole) and torch.equal(state["cols"], whole * 2)
     assert torch.equal(state["same"], whole + 1) and state["step"] == 11
+    # PyTorch's Hugging Face reader needs the `safetensors` package (ember's own does not)
+    if importlib.util.find_spec("safetensors") is None:
+        return
+    hf = {"rows": torch.zeros(5, 3), "cols": torch.zeros(5, 3)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tdcp.load(hf, storage_reader=TorchHF(str(tmp_path / "hf" / "sharded")))
     assert torch.equal(hf["rows"], whole) and torch.equal(hf["cols"], whole * 2)
 
 
