@@ -20,6 +20,9 @@ SHAPES = [
     (2, 4, 3, 7, 10, (1, 0), (2, 1)),
     (2, 4, 3, 8, 9, (-1, 0), (1, -1)),
     (4, 16, 8, 12, 11, (1, 1), (1, 1)),
+    # planes 4096 bytes apart in float32 (2048 in float64) with more channels than the L1
+    # sets they share hold: the copies go through the staging buffer
+    (2, 17, 18, 32, 32, (1, 1), (1, 1)),
 ]
 
 
@@ -189,6 +192,14 @@ def test_gradcheck_and_gradgradcheck(forced):
         return F.conv2d(x, w, b, padding=1)
     assert ember.autograd.gradcheck(fn, (x, w, b))
     assert ember.autograd.gradgradcheck(fn, (x, w, b))
+
+
+def test_staging_rule_for_planes_sharing_cache_sets():
+    collide = _winograd._planes_collide
+    assert collide(np, 32 * 32 * 4, 16) and collide(np, 64 * 64 * 4, 9)
+    assert not collide(np, 32 * 32 * 4, 8)  # the 8 ways of their one set hold them
+    assert collide(np, 16 * 16 * 4, 33) and not collide(np, 16 * 16 * 4, 32)
+    assert not collide(np, 28 * 28 * 4, 512) and not collide(np, 7 * 4, 512)  # spread out
 
 
 def test_the_rule():

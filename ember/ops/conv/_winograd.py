@@ -24,6 +24,8 @@ out tiles-first, M[i, j] = V[i, j] @ U[i, j]^T (th, N, tw, O), so the output tra
 over contiguous planes too and lands in y by four parity copies. A weight gradient's output
 gradient enters a channel-first tile order (O, th, N, tw) by four parity copies.
 """
+import math
+
 import numpy as np
 
 from ..._parallel import even_cuts, intra_threads, map_parts
@@ -46,11 +48,42 @@ def _parity_range(size, lo, places, parity):
     return first, stop, 2 * first + parity - lo
 
 
+# The split and the copies into and out of (N, C, H, W) arrays move channels innermost or
+# back, so each step of their inner loop touches C planes, H * W * itemsize bytes apart. When
+# that stride is a multiple of 4096 bytes (32x32 float32 planes) every plane's line falls in
+# the same set of the 8-way, 64-set L1 cache, and lines are evicted before their next use:
+# 2-4x slower copies (32-128 channels of 32x32 or 64x64, 1 MB: 1.0-2.4 ms -> 0.25-0.7 ms).
+# There, the planes go through a staging buffer whose planes are a line longer (a plain copy,
+# its inner runs whole planes).
+_L1_SETS, _L1_WAYS, _LINE = 64, 8, 64
+
+
+def _planes_collide(xp, plane_bytes, planes):
+    """Whether a copy walking `planes` planes `plane_bytes` apart overfills the L1 sets they
+    share (the host only: a device's copies are kernels of their own)."""
+    if xp is not np or plane_bytes % _LINE:
+        return False
+    sets = _L1_SETS // math.gcd(plane_bytes // _LINE, _L1_SETS)
+    return planes > _L1_WAYS * sets
+
+
+def _staged(xp, shape, dtype, slot):
+    """An (N, C, H, W) array in scratch memory whose planes are a cache line apart more than
+    H * W numbers (see _planes_collide)."""
+    n, c, h, w = shape
+    pad = _LINE // np.dtype(dtype).itemsize
+    return scratch(xp, slot, (n, c, h * w + pad), dtype)[:, :, :h * w].reshape(shape)
+
+
 def _split(xp, x, lo, th, tw, slot):
     """x (N, C, H, W), zero-padded by `lo` before and to 2*th + 2 rows, 2*tw + 2 columns (or
     cropped to them), as an (a, r, N, b, s, C) array of shape (2, th + 1, N, 2, tw + 1, C):
     padded pixel (2*r + a, 2*s + b) at [a, r, :, b, s]. One copy per parity pair."""
     n, c, h, w = x.shape
+    if _planes_collide(xp, x.strides[1], c):
+        staged = _staged(xp, x.shape, x.dtype, "wino_stage")
+        staged[...] = x
+        x = staged
     out = scratch(xp, slot, (2, th + 1, n, 2, tw + 1, c), x.dtype)
     for a in range(2):
         r0, r1, i0 = _parity_range(h, lo[0], th + 1, a)
@@ -102,10 +135,14 @@ def output_transform(xp, m, out):
     _output_1d(xp, m, s[0], s[1])
     full = scratch(xp, "wino_y", (2, 2, th, n, tw, o), m.dtype)  # y[2t + a, 2s + b] at [a, b]
     _output_1d(xp, s.swapaxes(0, 1), full[:, 0], full[:, 1])  # both row parities a at once
+    into = _staged(xp, out.shape, out.dtype, "wino_stage") \
+        if _planes_collide(xp, out.strides[1], o) else out
     for a in range(2):  # (odd sizes: the last tiles' outputs past the end are dropped)
         for b in range(2):
-            part = out[:, :, a::2, b::2]
+            part = into[:, :, a::2, b::2]
             part[...] = full[a, b, :part.shape[2], :, :part.shape[3]].transpose(1, 3, 0, 2)
+    if into is not out:
+        out[...] = into
 
 
 # U[i, j] = sum over (k, l) of G[i, k] G[j, l] g[k, l]: the 16x9 matrix kron(G, G) takes a
@@ -269,12 +306,16 @@ def _unsplit(xp, d, lo, out):
     places = d.shape[1], d.shape[4]
     rows = [_parity_range(h, lo[0], places[0], a) for a in range(2)]
     cols = [_parity_range(w, lo[1], places[1], b) for b in range(2)]
+    into = _staged(xp, out.shape, out.dtype, "wino_stage") \
+        if _planes_collide(xp, out.strides[1], out.shape[1]) else out
     if sum(r1 - r0 for r0, r1, _ in rows) < h or sum(s1 - s0 for s0, s1, _ in cols) < w:
-        out[...] = 0
+        into[...] = 0
     for a, (r0, r1, i0) in enumerate(rows):
         for b, (s0, s1, j0) in enumerate(cols):
-            out[:, :, i0:i0 + 2 * (r1 - r0) - 1:2, j0:j0 + 2 * (s1 - s0) - 1:2] = \
+            into[:, :, i0:i0 + 2 * (r1 - r0) - 1:2, j0:j0 + 2 * (s1 - s0) - 1:2] = \
                 d[a, r0:r1, :, b, s0:s1].transpose(1, 3, 0, 2)
+    if into is not out:
+        out[...] = into
 
 
 def winograd_backward(xp, x, gy, w, lo, need_input=True, tiles_kept=None):
