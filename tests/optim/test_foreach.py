@@ -120,6 +120,22 @@ def test_torch_state_dict_loads(torch):
     np.testing.assert_allclose(e_p.detach().numpy(), t_p.detach().numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("cls,kw", [CONFIGS[1], CONFIGS[4], CONFIGS[7]])
+def test_flat_form_on_the_host_only_for_few_numbers(cls, kw, monkeypatch):
+    """On the CPU the flat buffers serve small parameter lists (their bits are the loop's:
+    test_same_bits_as_the_loop runs them); past CPU_MAX_NUMBERS the loop runs."""
+    taken = []
+    name = "_sgd_flat" if cls is optim.SGD else "_adam_flat"
+    real = getattr(_foreach, name)
+    monkeypatch.setattr(_foreach, name, lambda *a, **k: taken.append(1) or real(*a, **k))
+    _run(cls, kw, "float32", steps=2)
+    assert len(taken) == 2
+    monkeypatch.setattr(_foreach._Flat, "CPU_MAX_NUMBERS", sum(map(np.prod, SHAPES)) - 1)
+    del taken[:]
+    _run(cls, kw, "float32", steps=2)
+    assert not taken
+
+
 # ---- the flat form on a device (strict CuPy stand-in) -------------------------------------------
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("cls,kw", [c for c in CONFIGS if c[0] in (optim.Adam, optim.AdamW)
