@@ -14,7 +14,8 @@ SGD and Adam/AdamW run on flat buffers when they can (`_Flat`): the optimiser's 
 is one array call over all parameters (SGD's momentum and Adam/AdamW's whole update one
 kernel of ember's, where its kernels run), and each parameter takes its update in one add:
 about 1 call per parameter instead of 5-14. Elementwise formulas on the concatenation give
-each element the bits the per-parameter form gives it.
+each element the bits the per-parameter form gives it. On the host the same saves calls for
+small parameter lists (`_Flat.CPU_MAX_NUMBERS`).
 
 `usable` says when this path gives the loop's results: `foreach` not False (or `fused`), not
 `differentiable`, no forward-mode AD, hyperparameters plain numbers, every tensor of a row a
