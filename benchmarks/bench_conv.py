@@ -6,7 +6,7 @@ default thread counts (NumPy's BLAS and PyTorch each take every core).
 
 `--layers cifar` / `--layers resnet18` instead times forward+backward (input and weight
 gradients) of every distinct conv shape of a CIFAR ResNet (batch 32, 16/32/64 channels, 32x32)
-or of ResNet-18 (batch 8, 224x224); `--layout im2col|winograd|batched|channels_last` forces
+or of ResNet-18 (batch 8, 224x224); `--layout im2col|winograd|shifted|batched|channels_last` forces
 ember's path (ember.ops.conv._layout.LAYOUT) for before/after comparisons. For 1-thread figures set
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 and pass --threads 1.
 

@@ -210,7 +210,7 @@ def test_the_rule():
     assert not ok(np, a, 16, 64, (3, 3), p, (8, 8), "forward")  # thin products: im2col
     assert ok(np, a, 32, 32, (3, 3), p, (16, 16), "forward")
     assert not ok(np, a, 32, 32, (3, 3), p, (8, 8), "forward")
-    assert ok(np, a, 16, 16, (3, 3), p, (32, 32), "weight")
+    assert ok(np, a, 16, 32, (3, 3), p, (32, 32), "weight")  # (16 -> 16 there: shifted rows)
     assert not ok(np, a, 16, 16, (3, 3), p, (7, 7), "weight")
     assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")  # a batch of 2: 32 tiles
     big_batch = np.zeros((8, 64, 8, 8), np.float32)  # 128 tiles

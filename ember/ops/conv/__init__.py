@@ -6,7 +6,9 @@ Everything rests on three array routines over any number of spatial dims (`_rout
 the flipped kernel; a strided one is a matmul then col2im, accumulated per kernel offset)
 and `conv_weight_grad` (im2col, then a matmul with the output gradient); on the CPU, 3x3
 stride-1 ones take Winograd F(2x2, 3x3) where it pays (`_winograd.py`, `_layout.py`), and
-`conv_backward` gives both gradients of such a convolution from one Winograd pass.
+`conv_backward` gives both gradients of such a convolution from one Winograd pass; stride-1
+ones with few channels on large planes take kh products over shifted copies of the input
+(`_shifted.py`).
 
 Those three are bilinear, and each one's derivatives are the other two, so three graph ops
 (`_conv`, `_conv_transpose`, `_conv_weight`, in `_graph_ops.py`) close under
@@ -16,7 +18,8 @@ buffers) are thread-local scratch reused between calls (`_im2col.py`), which spa
 faults of fresh large allocations.
 
 The files, by job: `_im2col.py` (padding, windows, im2col/col2im, scratch), `_channels_last.py`
-(the (N*L, K*C) column layout), `_layout.py` (which layout a call takes), `_routines.py` (the
+(the (N*L, K*C) column layout), `_winograd.py` and `_shifted.py` (the two CPU algorithms
+above), `_layout.py` (which layout a call takes), `_routines.py` (the
 three array routines), `_graph_ops.py` (graph nodes), `functional.py` (the public convolutions
 and their argument checks), `fold.py` (unfold/fold).
 """

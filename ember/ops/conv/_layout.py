@@ -6,11 +6,12 @@ import numpy as np
 
 from ._im2col import _COMPUTE
 
-# Which path convolutions take: "auto" (Winograd or channels-last where they apply and pay),
-# or one forced: "winograd" wherever it applies (else as auto), "im2col" (auto's choice of
-# column layout, never Winograd), "channels_last" (still falls back for groups > 1 and
-# non-BLAS dtypes) or "batched" (the per-sample (N, C*K, L) layout), these three never
-# Winograd. Tests and benchmarks/bench_conv.py --layout force each branch through this switch.
+# Which path convolutions take: "auto" (shifted rows, Winograd or channels-last where they
+# apply and pay), or one forced: "shifted" or "winograd" wherever it applies (else as auto),
+# "im2col" (auto's choice of column layout, never Winograd nor shifted rows), "channels_last"
+# (still falls back for groups > 1 and non-BLAS dtypes) or "batched" (the per-sample
+# (N, C*K, L) layout), these three never Winograd nor shifted rows. Tests and
+# benchmarks/bench_conv.py --layout force each branch through this switch.
 LAYOUT = "auto"
 
 
@@ -71,6 +72,8 @@ def winograd_ok(xp, a, in_channels, out_channels, kernel, p, out_size, job):
         return False
     if LAYOUT == "winograd":
         return True
+    if shifted_ok(xp, a, in_channels, out_channels, kernel, p, out_size):
+        return False
     channels, side = min(in_channels, out_channels), min(out_size)
     tiles = a.shape[0] * math.prod((s + 1) // 2 for s in out_size)
     return any(channels >= c and side >= s and tiles >= t for c, s, t in WINOGRAD_RULES[job])
@@ -89,3 +92,24 @@ def parity_transpose_ok(xp, y, g, kernel, stride, dil):
     return LAYOUT in ("auto", "winograd") and xp is np and g == 1 and len(kernel) == 2 \
         and tuple(stride) == (2, 2) and tuple(dil) == (1, 1) and max(kernel) > 1 \
         and y.dtype in _COMPUTE
+
+
+# Measured at 1 thread (OpenBLAS), fwd + input and weight gradients against the rules before
+# it: see `shifted_ok`. Each rule is (most channels in or out, fewest, smallest output side).
+SHIFTED_RULES = ((16, 8, 32),)
+
+
+def shifted_ok(xp, a, in_channels, out_channels, kernel, p, out_size):
+    """Whether a 2-d convolution of `a` (or its weight gradient) takes the shifted-row
+    products (`_shifted`): stride and dilation 1, groups 1, a kernel wider than 1x1,
+    float32/64, on the CPU; forced by LAYOUT "shifted", else where a SHIFTED_RULE holds."""
+    stride, _, _, dil, g = p
+    if LAYOUT in ("batched", "channels_last", "im2col", "winograd") or xp is not np \
+            or g != 1 or len(kernel) != 2 or math.prod(kernel) == 1 \
+            or a.dtype not in _WINOGRAD_DTYPES or any(s != 1 for s in stride) \
+            or any(d != 1 for d in dil):
+        return False
+    if LAYOUT == "shifted":
+        return True
+    most, fewest = max(in_channels, out_channels), min(in_channels, out_channels)
+    return any(most <= m and fewest >= f and min(out_size) >= s for m, f, s in SHIFTED_RULES)

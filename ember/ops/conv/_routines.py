@@ -10,6 +10,7 @@ from . import _device_columns, _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              flipped_weight_matrix, im2col_channels_last)
 from ._im2col import _COMPUTE, _matmul, col2im, im2col, out_size, pad_array, scratch
+from ._shifted import ShiftedCopies, shifted_forward, shifted_weight_grad
 from ._winograd import _unsplit, winograd_backward, winograd_forward, winograd_weight_grad
 
 
@@ -35,7 +36,12 @@ class KeptColumns:
 
 def _kept_tiles(kept):
     """Winograd's kept transformed input out of a forward's `keep` list, or None."""
-    return kept if kept and not isinstance(kept[0], KeptColumns) else None
+    return kept if kept and isinstance(kept[0], np.ndarray) else None
+
+
+def _kept_copies(kept):
+    """The shifted-row path's kept copies (ShiftedCopies) of a forward's `keep` list, or None."""
+    return kept if kept and isinstance(kept[0], ShiftedCopies) else None
 
 
 def _kept_columns(kept):
@@ -125,6 +131,8 @@ def conv_forward(xp, x, w, p, osz=None, keep=None, weight_matrix=_weight_matrix)
         osz = out_size(padded, kernel, stride, dil)
     n, o = x.shape[0], w.shape[0]
     job = "forward" if keep is None else "forward_kept"
+    if _layout.shifted_ok(xp, x, x.shape[1], o, kernel, p, osz):
+        return shifted_forward(xp, x, w, lo, osz, keep)  # in chunks of its own
     if _layout.winograd_ok(xp, x, x.shape[1], o, kernel, p, osz, job):
         return winograd_forward(xp, x, w, lo, osz, keep)  # in chunks of its own
     parts = _batch_slices(x, kernel, p, osz)
@@ -287,6 +295,8 @@ def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
         x_rows, gy_rows = _channels_last_rows(xp, x), _channels_last_rows(xp, gy)
         if x_rows is not None and gy_rows is not None:  # (O, N * L) @ (N * L, C)
             return _products(xp, gy_rows.T, x_rows).reshape(w_shape)
+    if _layout.shifted_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:]):
+        return shifted_weight_grad(xp, x, gy, w_shape, lo, _kept_copies(kept))
     if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
         return winograd_weight_grad(xp, x, gy, lo, _kept_tiles(kept))
     columns = _kept_columns(kept)

@@ -1,0 +1,154 @@
+"""Shifted-row convolution: stride-1, groups-1 2-d convolutions with few channels, as kh products
+over shifted copies of the input, channels first (NumPy only: the CPU path).
+
+The input's padded planes are laid end to end, (C, N * Hp * Wp): output pixel q of that flat
+grid (its top-left window corner) reads input q + i * Wp + j for kernel offset (i, j). So kw
+copies of the flat input, copy j shifted by j places, stacked as a (kw * C, ...) matrix, give
+the convolution as kh products W_i (O, kw * C) @ copies[:, i * Wp:][:, :N * Hp * Wp], one for
+each kernel row i, summed. Outputs whose window runs past their row or plane are dropped at
+the end (the last kw - 1 columns and kh - 1 rows of each plane: under 15% at 32x32 with 3x3),
+and the inputs they read are never read by a kept output.
+
+Against Winograd F(2x2, 3x3) this does 2.25x the multiplies, but its copies are long runs
+(whole rows of pixels), where Winograd's channels-last layout moves runs of C numbers: with
+16 channels its transforms, not its products, were the bulk of a convolution. The weight
+gradient is kh products gy (O, N * Hp * Wp) @ copies^T from the forward's kept copies, and the
+input gradient a convolution of gy with the flipped kernel (conv_transpose_forward), which
+takes this path by the same rule.
+"""
+from ..._parallel import even_cuts, intra_threads, map_parts
+from ._im2col import scratch
+
+# A batch is taken in chunks whose shifted copies take about this many bytes: each product
+# then reads what the copies wrote from cache (measured at 1 thread, 16 channels on 32x32,
+# batch 32: chunks of 2, 4 and 8 samples (0.45-1.8 MB) within 5%, the whole batch 1.3x).
+CHUNK_BYTES = 1 << 20
+# Chunks run on the intra-op threads from this many bytes of copies in the batch.
+THREADED_MIN_BYTES = 4 << 20
+
+
+class ShiftedCopies:
+    """A forward's shifted copies of the samples `part` of its batch, kept for the weight
+    gradient (one per chunk)."""
+
+    def __init__(self, copies, part):
+        self.copies, self.part = copies, part
+
+
+def _geometry(w_shape, osz):
+    """(kh, kw, Hp, Wp): the kernel and the padded plane the outputs' windows cover."""
+    kh, kw = w_shape[2:]
+    return kh, kw, osz[0] + kh - 1, osz[1] + kw - 1
+
+
+def _chunks(x, w_shape, osz):
+    """(slices of the batch, threads) for copies of about CHUNK_BYTES each."""
+    n = x.shape[0]
+    kh, kw, hp, wp = _geometry(w_shape, osz)
+    per_sample = kw * x.shape[1] * hp * wp * x.itemsize
+    count = -(-n * per_sample // CHUNK_BYTES)
+    threads = intra_threads() if n * per_sample >= THREADED_MIN_BYTES else 1
+    count = min(n, -(-count // threads) * threads)
+    return even_cuts(n, max(count, 1)), threads
+
+
+def _shifted_copies(xp, x, lo, kh, kw, hp, wp, out):
+    """out (kw * C, M * Hp * Wp + (kh - 1) * Wp): copy j of x (M, C, H, W) zero-padded by `lo`
+    before (negative: cropped) into Hp x Wp planes, shifted left by j places. Only the first
+    Wp - kw + 1 columns of each row are read by kept outputs; the rest are zeros or numbers of
+    other columns, never read by them."""
+    m, c, h, w = x.shape
+    rows = m * hp
+    flat = out.reshape(kw, c, -1)
+    flat[:, :, rows * wp:] = 0  # the last plane's windows that run past the batch
+    planes = flat[:, :, :rows * wp].reshape(kw, c, m, hp, wp)
+    r0, r1 = max(lo[0], 0), min(hp, lo[0] + h)  # rows of the plane that hold input
+    planes[:, :, :, :r0] = 0
+    planes[:, :, :, r1:] = 0
+    for j in range(kw):
+        s0, s1 = max(lo[1] - j, 0), min(wp, lo[1] - j + w)  # columns holding input
+        band = planes[j, :, :, r0:r1]
+        band[..., :s0] = 0
+        band[..., s1:] = 0
+        band[..., s0:s1] = x[:, :, r0 - lo[0]:r1 - lo[0], s0 + j - lo[1]:s1 + j - lo[1]] \
+            .transpose(1, 0, 2, 3)
+
+
+def shifted_forward(xp, x, w, lo, osz, keep=None):
+    """conv2d of x (N, C, H, W) with w (O, C, kh, kw), stride 1, padding `lo` before (that
+    after follows from the output size `osz`). A list `keep` receives the shifted copies,
+    chunk by chunk (ShiftedCopies), for `shifted_weight_grad`."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    kh, kw, hp, wp = _geometry(w.shape, osz)
+    wk = w.transpose(2, 0, 3, 1).reshape(kh, o, kw * c)  # row i: (O, (j, C)), the copies' order
+    y = xp.empty((n, o) + tuple(osz), x.dtype)
+    parts, threads = _chunks(x, w.shape, osz)
+
+    def chunk(part):
+        m = part.stop - part.start
+        size = m * hp * wp
+        shape = (kw * c, size + (kh - 1) * wp)
+        copies = xp.empty(shape, x.dtype) if keep is not None else \
+            scratch(xp, "shift_copies", shape, x.dtype)
+        _shifted_copies(xp, x[part], lo, kh, kw, hp, wp, copies)
+        total = scratch(xp, "shift_y", (o, size), x.dtype)
+        xp.matmul(wk[0], copies[:, :size], out=total)
+        if kh > 1:
+            term = scratch(xp, "shift_term", (o, size), x.dtype)
+            for i in range(1, kh):
+                xp.matmul(wk[i], copies[:, i * wp:i * wp + size], out=term)
+                total += term
+        y[part] = total.reshape(o, m, hp, wp)[:, :, :osz[0], :osz[1]].transpose(1, 0, 2, 3)
+        return ShiftedCopies(copies, part)
+
+    kept = map_parts(chunk, parts) if threads > 1 else [chunk(part) for part in parts]
+    if keep is not None:
+        keep.extend(kept)
+    return y
+
+
+def shifted_weight_grad(xp, x, gy, w_shape, lo, kept=None):
+    """d<gy, conv2d(x, w)>/dw (O, C, kh, kw) of shifted_forward's convolution, from the
+    forward's kept copies when they are given and match this batch's chunks."""
+    n, c = x.shape[:2]
+    o, osz = gy.shape[1], gy.shape[2:]
+    kh, kw, hp, wp = _geometry(w_shape, osz)
+    parts, threads = _chunks(x, w_shape, osz)
+    if kept is None or [k.part for k in kept] != parts:
+        kept = None
+
+    def chunk(k):
+        part = parts[k]
+        m = part.stop - part.start
+        size = m * hp * wp
+        if kept is not None:
+            copies = kept[k].copies
+        else:
+            copies = scratch(xp, "shift_copies", (kw * c, size + (kh - 1) * wp), x.dtype)
+            _shifted_copies(xp, x[part], lo, kh, kw, hp, wp, copies)
+        # gy in the flat grid of the padded planes, zero where the forward's outputs were dropped
+        grid = scratch(xp, "shift_gy", (o, m, hp, wp), gy.dtype)
+        grid[:, :, osz[0]:] = 0
+        grid[:, :, :osz[0], osz[1]:] = 0
+        grid[:, :, :osz[0], :osz[1]] = gy[part].transpose(1, 0, 2, 3)
+        grid = grid.reshape(o, size)
+        term = xp.empty((kh, o, kw * c), x.dtype)
+        for i in range(kh):
+            xp.matmul(grid, copies[:, i * wp:i * wp + size].T, out=term[i])
+        return term
+
+    if threads > 1:
+        terms = map_parts(chunk, range(len(parts)))
+    else:
+        terms = (chunk(k) for k in range(len(parts)))
+    total = None
+    for term in terms:  # added in chunk order: the same bits on every run
+        if total is None:
+            total = term
+        else:
+            total += term
+    if total is None:  # an empty batch
+        return xp.zeros(w_shape, x.dtype)
+    return xp.ascontiguousarray(total.reshape(kh, o, kw, c).transpose(1, 3, 0, 2))
+
