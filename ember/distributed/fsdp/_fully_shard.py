@@ -1,32 +1,14 @@
 """`fully_shard` (FSDP2): a module's parameters become shards on dim 0 over a 1-d device mesh
 (see `_param` for what a sharded parameter is in ember). Each `fully_shard` call makes one
-group: the module's parameters not already in a group of a submodule, gathered in one
-all-gather and reduced in one reduce-scatter per dtype.
-
-The life of a group, as PyTorch's:
-- forward pre-hook: all-gather the shards into the unsharded parameters (plain Parameters,
-  the same objects every iteration) and register those on the modules;
-- forward hook: reshard when `reshard_after_forward` says so (freeing the gathered memory:
-  ops saved the unsharded Parameter itself, whose data is refilled before backward), and
-  hook the outputs so that the first gradient reaching them gathers the parameters again;
-- at the end of backward (an engine callback queued by the root): reduce-scatter the
-  unsharded gradients, averaged over the mesh, into the shards' `.grad`, then reshard.
-Communication runs in order, not overlapped with computation: the numbers are PyTorch's,
-the schedule is simpler."""
-import math
-
-from ... import ops as _ops
-from ..._tensor import Tensor
-from ...autograd import engine as _engine
+group of the engine in `_fsdp_state`: the module's parameters not already in a group of a
+submodule, gathered in one all-gather and reduced in one reduce-scatter per dtype."""
 from ...autograd.grad_mode import no_grad
 from ...nn.modules.module import Module
-from ...nn.parameter import Parameter
-from ...utils._pytree import tree_map
 from .. import distributed_c10d as _c10d
 from ..device_mesh import DeviceMesh, init_device_mesh
-from ..tensor.placement_types import Shard, _pad
 from ._api import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy
-from ._param import _ShardedParameter, make_sharded_parameter, sharded_like
+from ._fsdp_state import _FSDPParam, _FSDPState, mesh_device
+from ._param import _ShardedParameter
 
 __all__ = ["fully_shard", "FSDPModule", "UnshardHandle", "register_fsdp_forward_method"]
 
@@ -67,8 +49,9 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
         raise NotImplementedError("ember: resharding after forward to a smaller world (an "
                                   "int reshard_after_forward) is not supported")
     _check_offload(offload_policy, mesh)
-    state = _FSDPState(module, mesh, reshard_after_forward, mp_policy,
-                       {id(p) for p in ignored_params or ()})
+    state = _FSDPState(module, _sharded_params(module, mesh, ignored_params),
+                       mesh.get_group(0), mesh.size(0), reshard_after_forward, mp_policy)
+    state.mesh = mesh
     cls = type(module)
     if cls not in _FSDP_CLASSES:
         _FSDP_CLASSES[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls),
@@ -111,182 +94,27 @@ def _check_offload(policy, mesh):
                                   "supported")
 
 
-class _FSDPParam:
-    """One managed parameter: its sharded form, its unsharded form (made at the first
-    gather, refilled by every later one) and the places (module, name) it is registered."""
-
-    def __init__(self, param, places, mesh, device):
-        self.places = places
-        whole = param.detach()
-        if whole.device.type != "meta":  # meta parameters wait for to_empty()
-            whole = whole.to(device)
-        n, rank = mesh.size(0), mesh.get_local_rank(0)
-        self.global_shape = tuple(whole.shape)
-        self.rows = Shard.local_shard_size_and_offset(whole.size(0), n, 0)[0]  # padded shard
-        self.padded_numel = self.rows * math.prod(self.global_shape[1:])
-        local = Shard(0)._local_piece(whole, n, rank).clone()
-        self.sharded = make_sharded_parameter(local, mesh, (Shard(0),), whole.shape,
-                                              param.requires_grad)
-        self.unsharded = None
-
-    def set_unsharded(self, full):
-        if self.unsharded is None:
-            self.unsharded = Parameter(full, requires_grad=self.sharded.requires_grad)
-        else:
-            self.unsharded.data = full
-
-    def free_unsharded(self):
-        """Drop the gathered memory; the Parameter object stays, as the graph holds it."""
-        if self.unsharded is not None:
-            self.unsharded.data = self.unsharded.new_empty(0)
-
-    def register(self, tensor):
-        for module, name in self.places:
-            module._parameters[name] = tensor
+def _sharded_params(module, mesh, ignored_params):
+    """The group's parameters, sharded and registered in place of the originals; buffers
+    move to the mesh's device; state dicts are saved from and loaded into the shards."""
+    device = mesh_device(mesh.device_type)
+    ignored = {id(p) for p in ignored_params or ()}
+    params = [_FSDPParam(p, places, mesh, device)
+              for p, places in _managed_params(module, ignored)]
+    for p in params:
+        p.register_sharded()
+    with no_grad():
+        for buffer in module.buffers():
+            if buffer.device.type != "meta" and buffer.device != device:
+                buffer.data = buffer.to(device)
+    for owner in {id(m): m for p in params for m, _ in p.places}.values():
+        owner.register_state_dict_pre_hook(lambda *args, **kwargs: _reshard(module))
+        owner._register_load_state_dict_pre_hook(lambda *args, **kwargs: _reshard(module))
+    return params
 
 
-class _FSDPState:
-    def __init__(self, module, mesh, reshard_after_forward, mp_policy, ignored):
-        self.module, self.mesh, self.mp_policy = module, mesh, mp_policy
-        self.reshard_after_forward = reshard_after_forward
-        self.reshard_after_backward = True
-        self.requires_gradient_sync = True
-        self.gradient_divide_factor = None
-        self.is_root = None  # decided at the first forward (see lazy_init)
-        self.root, self.states = self, [self]
-        self.unsharded = False
-        self.callback_queued = False
-        self.group = mesh.get_group(0)
-        device = _mesh_device(mesh)
-        self.params = [_FSDPParam(p, places, mesh, device)
-                       for p, places in _managed_params(module, ignored)]
-        for p in self.params:
-            p.register(p.sharded)
-        with no_grad():
-            for buffer in module.buffers():
-                if buffer.device.type != "meta" and buffer.device != device:
-                    buffer.data = buffer.to(device)
-        # state dicts are saved from and loaded into the sharded parameters
-        for owner in {id(m): m for p in self.params for m, _ in p.places}.values():
-            owner.register_state_dict_pre_hook(lambda *args, **kwargs: self.reshard())
-            owner._register_load_state_dict_pre_hook(lambda *args, **kwargs: self.reshard())
-
-    # ---- the group's collectives -------------------------------------------------------------
-    def unshard(self):
-        if self.unsharded:
-            return
-        param_dtype = self.mp_policy.param_dtype
-        for dtype, params in _by_dtype(self.params, lambda p: param_dtype or p.sharded.dtype):
-            with no_grad():
-                flat = _ops.cat([_pad(p.sharded.detach().to(dtype),
-                                      0, p.rows - p.sharded.size(0)).reshape(-1)
-                                 for p in params])
-                n = self.mesh.size(0)
-                gathered = flat.new_empty(n * flat.numel())
-                _c10d.all_gather_into_tensor(gathered, flat, group=self.group)
-                by_rank, offset = gathered.view(n, -1), 0
-                for p in params:
-                    pieces = by_rank.narrow(1, offset, p.padded_numel)
-                    offset += p.padded_numel
-                    full = pieces.reshape(n * p.rows, *p.global_shape[1:])
-                    p.set_unsharded(full.narrow(0, 0, p.global_shape[0]).contiguous())
-        for p in self.params:
-            p.register(p.unsharded)
-        self.unsharded = True
-
-    def reshard(self):
-        for p in self.params:
-            p.free_unsharded()
-            p.register(p.sharded)
-        self.unsharded = False
-
-    def reduce_gradients(self):
-        """Average the unsharded gradients over the mesh, each rank keeping its shard, into
-        the sharded parameters' `.grad` (added to what is there, as autograd accumulates)."""
-        ready = [p for p in self.params if p.unsharded is not None
-                 and p.unsharded.grad is not None]
-        reduce_dtype = self.mp_policy.reduce_dtype or self.mp_policy.param_dtype
-        n = self.mesh.size(0)
-        divide = self.gradient_divide_factor or n
-        for dtype, params in _by_dtype(ready, lambda p: reduce_dtype or p.sharded.dtype):
-            with no_grad():
-                # rank-major: row r holds every parameter's r-th padded chunk
-                rows = [_pad(p.unsharded.grad.to(dtype), 0,
-                             n * p.rows - p.global_shape[0]).reshape(n, -1) for p in params]
-                flat = _ops.cat(rows, dim=1).reshape(-1)
-                mine = flat.new_empty(flat.numel() // n)
-                _c10d.reduce_scatter_tensor(mine, flat, group=self.group)
-                mine.div_(divide)
-                offset = 0
-                for p in params:
-                    piece = mine.narrow(0, offset, p.padded_numel).view(
-                        p.rows, *p.global_shape[1:]).narrow(0, 0, p.sharded.size(0))
-                    offset += p.padded_numel
-                    piece = piece.to(p.sharded.dtype)
-                    if p.sharded.grad is None:
-                        p.sharded.grad = sharded_like(piece.contiguous(), p.sharded)
-                    else:
-                        p.sharded.grad.add_(piece)
-                    p.unsharded.grad = None
-
-    # ---- hooks -------------------------------------------------------------------------------
-    def lazy_init(self):
-        """The first FSDP module to run forward is the root: every FSDP module under it
-        answers to it (its end-of-backward callback reduces and reshards them all)."""
-        if self.is_root is not None:
-            return
-        self.is_root = True
-        self.states = [m._fsdp_state for m in self.module.modules()
-                       if isinstance(m, FSDPModule)]
-        for state in self.states:
-            if state is not self:
-                state.is_root, state.root = False, self
-
-    def pre_forward(self, module, args, kwargs):
-        self.lazy_init()
-        policy = self.mp_policy
-        if policy.param_dtype is not None and policy.cast_forward_inputs:
-            args, kwargs = _cast_floating((args, kwargs), policy.param_dtype)
-        self.unshard()
-        return args, kwargs
-
-    def post_forward(self, module, args, output):
-        reshard = self.reshard_after_forward
-        if reshard or (reshard is None and not self.is_root):
-            self.reshard()
-        if self.mp_policy.output_dtype is not None:
-            output = _cast_floating(output, self.mp_policy.output_dtype)
-        tree_map(self._hook_output, output)
-        return output
-
-    def _hook_output(self, t):
-        if isinstance(t, Tensor) and t.requires_grad:
-            t.register_hook(self._pre_backward)
-
-    def _pre_backward(self, grad):
-        """The first gradient to reach this module's outputs: gather the parameters its
-        backward needs, and have the root finish the backward."""
-        root = self.root
-        if not root.callback_queued:
-            _engine.queue_callback(root._finish_backward, outermost=True)
-            root.callback_queued = True
-        self.unshard()
-
-    def _finish_backward(self):
-        self.callback_queued = False
-        for state in self.states:
-            if state.requires_gradient_sync:
-                state.reduce_gradients()
-            if state.reshard_after_backward:
-                state.reshard()
-
-
-def _mesh_device(mesh):
-    from ...device import device
-    if mesh.device_type == "cpu":
-        return device("cpu")
-    from ... import cuda
-    return device(mesh.device_type, cuda.current_device())
+def _reshard(module):
+    module._fsdp_state.reshard()
 
 
 def _managed_params(module, ignored):
@@ -302,21 +130,6 @@ def _managed_params(module, ignored):
                                  f"{name} to a 1D tensor with numel equal to 1.")
             places.setdefault(id(p), (p, []))[1].append((sub, name))
     return list(places.values())
-
-
-def _by_dtype(params, dtype_of):
-    groups = {}
-    for p in params:
-        groups.setdefault(dtype_of(p), []).append(p)
-    return groups.items()
-
-
-def _cast_floating(tree, dtype):
-    def cast(x):
-        if isinstance(x, Tensor) and x.is_floating_point() and x.dtype is not dtype:
-            return x.to(dtype)
-        return x
-    return tree_map(cast, tree)
 
 
 class UnshardHandle:
