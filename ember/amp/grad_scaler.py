@@ -31,6 +31,8 @@ class GradScaler:
     PyTorch, the one host read is `step`'s look at found-inf (one per device) deciding
     whether the optimizer steps."""
 
+    _allow_fp16 = False  # float16 gradients are refused (ShardedGradScaler takes them)
+
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
                  backoff_factor=0.5, growth_interval=2000, enabled=True):
         self._device = device
@@ -106,7 +108,7 @@ class GradScaler:
                     g = p.grad
                     if g is None:
                         continue
-                    if g.dtype is _dt.float16:
+                    if g.dtype is _dt.float16 and not self._allow_fp16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     finite.setdefault(g._device, []).append(g.isfinite().all())
                     g.mul_(inv.to(g._device))

@@ -1,5 +1,7 @@
 """Gradient clipping, with PyTorch's formulas: the total norm is the norm of the per-tensor
-norms, and gradients are scaled by min(1, max_norm / (total_norm + 1e-6))."""
+norms, and gradients are scaled by min(1, max_norm / (total_norm + 1e-6)). Gradients that
+are DTensors (FSDP2's sharded ones) hold only this rank's pieces: their norm is taken over all
+ranks (`ember.distributed._clip_grad`), and every rank scales by the same coefficient."""
 import math
 
 from ..._tensor import Tensor
@@ -12,7 +14,16 @@ __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_n
 def _grads(parameters):
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    return [p.grad for p in parameters if p.grad is not None]
+    return [_local(p.grad) for p in parameters if p.grad is not None]
+
+
+def _is_dtensor(t):
+    return hasattr(type(t), "placements")
+
+
+def _local(g):
+    """A gradient to scale in place: a DTensor that is not a Tensor, by its local tensor."""
+    return g if isinstance(g, Tensor) else g.to_local()
 
 
 def _norm(t, p):
@@ -42,6 +53,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     from ...ops.creation import tensor
     from ...ops.shape import stack
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if any(_is_dtensor(t) for t in tensors):
+        from ...distributed._clip_grad import dtensor_total_norm
+        return dtensor_total_norm(tensors, norm_type, error_if_nonfinite)
     _no_sparse(tensors, "aten::linalg_vector_norm")
     norm_type = float(norm_type)
     if not tensors:
@@ -72,7 +86,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     parameters = list(parameters)
-    total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
     return total
 
