@@ -219,3 +219,78 @@ def test_fsdp_import_paths_resolve_through_compat():
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ember.distributed.fsdp"
+
+
+# ---- gradient clipping over sharded gradients -------------------------------------------------
+def _clipped(rank, world):
+    """nn.utils.clip_grad_norm_ over FSDP2's sharded gradients: the norm of all ranks'
+    shards, every shard scaled alike."""
+    model = _shard(_model())
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    x = ember.tensor(_data()[rank * 4:(rank + 1) * 4])
+    norms = []
+    for norm_type in (2.0, 1.0, float("inf")):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        norm = ember.nn.utils.clip_grad_norm_(model.parameters(), 0.05, norm_type=norm_type)
+        norms.append((type(norm).__name__, repr(norm.placements), norm.item(),
+                      norm.full_tensor().item()))
+        opt.step()
+    total = ember.nn.utils.get_total_norm([p.grad for p in model.parameters()])
+    return {"norms": norms, "total": total.full_tensor().item(),
+            "full": [p.full_tensor().detach().numpy() for p in model.parameters()]}
+
+
+def test_clip_grad_norm_of_sharded_gradients_is_the_global_norm():
+    results = _launch(_clipped)
+    model = _model()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    x, norms = ember.tensor(_data()), []
+    for norm_type in (2.0, 1.0, float("inf")):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        norms.append(ember.nn.utils.clip_grad_norm_(model.parameters(), 0.05,
+                                                    norm_type=norm_type).item())
+        opt.step()
+    total = ember.nn.utils.get_total_norm([p.grad for p in model.parameters()]).item()
+    for rank in (0, 1):
+        got = results[rank]
+        assert [n[:2] for n in got["norms"]] == [("DTensor", "(Replicate(),)")] * 2 + \
+            [("DTensor", "(Partial(max),)")]
+        np.testing.assert_allclose([n[2] for n in got["norms"]], norms, rtol=1e-5)
+        np.testing.assert_allclose([n[3] for n in got["norms"]], norms, rtol=1e-5)
+        np.testing.assert_allclose(got["total"], total, rtol=1e-5)
+        for full, ref in zip(got["full"], model.parameters()):
+            np.testing.assert_allclose(full, ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _clip_surface(lib):
+    from importlib import import_module
+    fsdp = import_module(lib.__name__ + ".distributed.fsdp")
+    model = _model(lib)
+    if lib is not ember:
+        with lib.no_grad():
+            for p, q in zip(model.parameters(), _model().parameters()):
+                p.copy_(lib.tensor(q.detach().numpy()))
+    for layer in (model[0], model[2]):
+        fsdp.fully_shard(layer)
+    fsdp.fully_shard(model)
+    model(lib.tensor(_data())).pow(2).mean().backward()
+    seen = []
+    for norm_type in (2.0, 1, "inf"):
+        n = lib.nn.utils.clip_grad_norm_(model.parameters(), 0.5, norm_type=norm_type)
+        seen.append((type(n).__name__, repr(n.placements), str(n.dtype), tuple(n.shape),
+                     round(n.full_tensor().item(), 5)))
+    total = lib.nn.utils.get_total_norm([p.grad for p in model.parameters()])
+    seen += [(type(total).__name__, round(total.full_tensor().item(), 5)),
+             lib.nn.utils.clip_grad_value_(model.parameters(), 0.01),
+             [np.round(p.grad.full_tensor().numpy(), 5).tolist() for p in model.parameters()]]
+    plain = lib.nn.Parameter(lib.ones(3))
+    plain.grad = lib.ones(3)
+    with pytest.raises(RuntimeError) as info:
+        lib.nn.utils.clip_grad_norm_([plain, model[0].weight], 0.5)
+    return seen + [str(info.value)]
+
+
+def test_clip_grad_norm_in_a_world_of_one_is_pytorchs(torch, world_of_one):
+    assert _clip_surface(ember) == _clip_surface(torch)
