@@ -6,11 +6,9 @@ from the same weights as in PyTorch, which must give the same losses and tokens.
 transformers 5 imports FSDP2 (`torch.distributed._composable.fsdp`, `torch.distributed.fsdp`)
 and distributed checkpointing (`torch.distributed.checkpoint.hf_storage`) at import whenever
 `torch.distributed.is_available()`, as it is on ember: both exist, so the scripts import it as
-a user would. `generate` also asks whether the model is wrapped in FSDP1's
-`FullyShardedDataParallel`, which ember does not have yet: the training-and-generation
-script, under ember only, answers that distributed is unavailable (drop that line when FSDP1
-exists). `from_pretrained` builds the model on the meta device, then loads the saved weights
-into it: a tiny GPT-2 and Llama go through `save_pretrained` and back."""
+a user would; `generate` also asks whether the model is wrapped in FSDP1's
+`FullyShardedDataParallel`. `from_pretrained` builds the model on the meta device, then loads
+the saved weights into it: a tiny GPT-2 and Llama go through `save_pretrained` and back."""
 import importlib.util
 import numpy as np
 import pytest
@@ -29,8 +27,6 @@ if not on_ember:
 '''
 
 SCRIPT = HEADER + r'''
-if on_ember:
-    torch.distributed.is_available = lambda: False  # see the test's docstring
 from transformers import (BertConfig, BertForSequenceClassification, GPT2Config,
                           GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM)
 weights = sys.argv[1]
