@@ -17,7 +17,9 @@ from ._api import MixedPrecisionPolicy
 from ._flat_param import FlatParam
 from ._fsdp_state import _FSDPState, cast_floating
 from .api import (BackwardPrefetch, CPUOffload, FullOptimStateDictConfig, FullStateDictConfig,
-                  MixedPrecision, ShardingStrategy, StateDictType)
+                  LocalOptimStateDictConfig, LocalStateDictConfig, MixedPrecision,
+                  OptimStateDictConfig, ShardedOptimStateDictConfig, ShardedStateDictConfig,
+                  ShardingStrategy, StateDictConfig, StateDictSettings, StateDictType)
 
 __all__ = ["FullyShardedDataParallel", "OptimStateKeyType"]
 
@@ -333,3 +335,9 @@ class FullyShardedDataParallel(Module):
 
     def register_comm_hook(self, state, hook):
         raise NotImplementedError("ember: FSDP communication hooks are not supported")
+
+
+# importable from this module too, as from PyTorch's (accelerate imports them from here)
+_REEXPORTED = (LocalOptimStateDictConfig, LocalStateDictConfig, OptimStateDictConfig,
+               ShardedOptimStateDictConfig, ShardedStateDictConfig, StateDictConfig,
+               StateDictSettings)
