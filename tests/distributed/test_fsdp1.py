@@ -279,6 +279,10 @@ def _surface(lib, use_orig):
         with lib.no_grad():
             f.module.p.fill_(2.0)
     seen.append(f.state_dict()["p"].tolist())  # written back
+    if use_orig:
+        with FSDP_.summon_full_params(f, with_grads=True):
+            seen.append([(n, np.round(p.grad.numpy(), 5).tolist())
+                         for n, p in f.named_parameters()])
     osd = FSDP_.optim_state_dict(f, opt)
     seen.append({k: {s: np.round(v.numpy(), 5).tolist() for s, v in st.items()}
                  for k, st in sorted(osd["state"].items())})

@@ -166,21 +166,6 @@ def to_load(model, optim, osd):
     return {"state": state, "param_groups": groups}
 
 
-def gather_grads(unit):
-    """`summon_full_params(with_grads=True)`: the whole gradients on the gathered
-    parameters."""
-    flat = unit._flat
-    if flat is None:
-        return
-    local = flat.local_grad()
-    if local is None:
-        local = _ops.zeros(flat.rows, dtype=flat.sharded.dtype, device=flat.sharded.device)
-    full = _gather_flat(unit, flat, local)
-    for e in flat.entries:
-        if e.requires_grad:
-            flat.registered(e).grad = flat.unflatten(full, e).clone()
-
-
 def _first_unit(model):
     from .fully_sharded_data_parallel import FullyShardedDataParallel as FSDP
     return next((m for m in model.modules() if isinstance(m, FSDP)), None)

@@ -13,9 +13,11 @@ from ...nn.modules.module import Module
 from .. import distributed_c10d as _c10d
 from . import _init_utils as _init
 from . import _optim_utils, _state_dict_utils
+from . import _unshard_param_utils as _unshard
 from ._api import MixedPrecisionPolicy
 from ._flat_param import FlatParam
 from ._fsdp_state import _FSDPState, cast_floating
+from ._unshard_param_utils import TrainingState
 from .api import (BackwardPrefetch, CPUOffload, FullOptimStateDictConfig, FullStateDictConfig,
                   LocalOptimStateDictConfig, LocalStateDictConfig, MixedPrecision,
                   OptimStateDictConfig, ShardedOptimStateDictConfig, ShardedStateDictConfig,
@@ -29,12 +31,6 @@ _WRAPPED = _init.WRAPPED
 class OptimStateKeyType(Enum):
     PARAM_NAME = auto()
     PARAM_ID = auto()
-
-
-class TrainingState(Enum):
-    IDLE = auto()
-    FORWARD_BACKWARD = auto()
-    SUMMON_FULL_PARAMS = auto()
 
 
 class FullyShardedDataParallel(Module):
@@ -224,63 +220,20 @@ class FullyShardedDataParallel(Module):
         return [m for m in found if id(m) not in inner]
 
     def _gather_as_params(self, offload_to_cpu=False):
-        """Gather this unit in full precision and register its original parameters, whole;
-        returns what `_release` needs."""
-        state = self._fsdp_state
-        state.reshard()
-        state.unshard(full_precision=True)
-        if self._flat is None:
-            return None
-        saved = self._flat.register_as_params()
-        if offload_to_cpu:
-            for e in self._flat.entries:
-                value = self._flat.registered(e)
-                if value.device.type != "cpu":
-                    for m, name in e.places:
-                        m._parameters[name] = type(value)(value.cpu(), value.requires_grad)
-        return saved
+        return _unshard.gather_as_params(self, offload_to_cpu)
 
     def _release(self, saved, writeback):
-        if self._flat is not None:
-            if writeback:
-                self._flat.writeback()
-            self._flat.restore(saved)
-        self._fsdp_state.reshard()
+        _unshard.release(self, saved, writeback)
 
     @staticmethod
-    @contextlib.contextmanager
     def summon_full_params(module, recurse=True, writeback=True, rank0_only=False,
                            offload_to_cpu=False, with_grads=False):
         """Inside, the FSDP instances of `module` (all, or only the outermost ones without
         `recurse`) hold their original parameters, whole; with `writeback`, changes to them
         are kept."""
-        if writeback and rank0_only:
-            raise NotImplementedError("writeback=True and rank0_only=True is not supported "
-                                      "yet")
-        units = FullyShardedDataParallel.fsdp_modules(module, root_only=not recurse)
-        if with_grads and any(not u._use_orig_params for u in units):
-            raise NotImplementedError(f"with_grads=True, use_orig_params=False, "
-                                      f"offload_to_cpu={offload_to_cpu} is not supported yet")
-        if any(u.training_state is TrainingState.SUMMON_FULL_PARAMS for u in units):
-            yield  # already whole: an outer summon_full_params holds them
-            return
-        entered = []
-        try:
-            for unit in units:
-                if rank0_only and unit.rank != 0:
-                    saved = None
-                else:
-                    saved = unit._gather_as_params(offload_to_cpu)
-                    if with_grads:
-                        _optim_utils.gather_grads(unit)
-                entered.append((unit, saved))
-                unit.training_state = TrainingState.SUMMON_FULL_PARAMS
-            yield
-        finally:
-            for unit, saved in reversed(entered):
-                unit.training_state = TrainingState.IDLE
-                if not (rank0_only and unit.rank != 0):
-                    unit._release(saved, writeback)
+        return _unshard.summon(FullyShardedDataParallel.fsdp_modules(module,
+                                                                     root_only=not recurse),
+                               writeback, rank0_only, offload_to_cpu, with_grads)
 
     def apply(self, fn):
         """`fn` on every module, with the parameters whole (so that initialisers see them)."""
