@@ -103,13 +103,12 @@ def shifted_ok(xp, a, in_channels, out_channels, kernel, p, out_size):
     """Whether a 2-d convolution of `a` (or its weight gradient) takes the shifted-row
     products (`_shifted`): stride and dilation 1, groups 1, a kernel wider than 1x1,
     float32/64, on the CPU; forced by LAYOUT "shifted", else where a SHIFTED_RULE holds."""
+    if LAYOUT != "shifted":  # the rules first: they turn most convolutions away at once
+        most, fewest = max(in_channels, out_channels), min(in_channels, out_channels)
+        if LAYOUT != "auto" or not any(most <= m and fewest >= f and min(out_size) >= s
+                                       for m, f, s in SHIFTED_RULES):
+            return False
     stride, _, _, dil, g = p
-    if LAYOUT in ("batched", "channels_last", "im2col", "winograd") or xp is not np \
-            or g != 1 or len(kernel) != 2 or math.prod(kernel) == 1 \
-            or a.dtype not in _WINOGRAD_DTYPES or any(s != 1 for s in stride) \
-            or any(d != 1 for d in dil):
-        return False
-    if LAYOUT == "shifted":
-        return True
-    most, fewest = max(in_channels, out_channels), min(in_channels, out_channels)
-    return any(most <= m and fewest >= f and min(out_size) >= s for m, f, s in SHIFTED_RULES)
+    return xp is np and g == 1 and len(kernel) == 2 and kernel[0] * kernel[1] > 1 \
+        and a.dtype in _WINOGRAD_DTYPES and stride[0] == stride[1] == 1 \
+        and dil[0] == dil[1] == 1
