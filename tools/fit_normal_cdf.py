@@ -1,5 +1,6 @@
 """Fits the polynomial of ember's float32 normal CDF (ember/ops/activation.py, _CDF32_H) and
-checks it: Phi(x) = (1 + tanh(x h(x^2))) / 2, with h(u) = atanh(2 Phi(sqrt u) - 1) / sqrt u.
+checks it: Phi(x) = (1 + tanh(x h(x^2))) / 2 = 1 / (1 + exp(-2 x h(x^2))), with
+h(u) = atanh(2 Phi(sqrt u) - 1) / sqrt u (ember evaluates the logistic form).
 
 The fit is a weighted minimax on u in [0, CLAMP^2], found by iteratively reweighted least
 squares: the weight of a point is how much an error in h moves Phi there,
@@ -29,13 +30,14 @@ def fit():
 def float32_errors(coefficients, points=20_000_000, seed=0):
     """Worst errors of the float32 evaluation (in ember's order of operations) against
     float64: Phi in ulp for x > 0, Phi absolute anywhere, gelu = x Phi in ulp for x > 0."""
-    h = [np.float32(c) for c in coefficients]
+    h = [np.float32(-2.0) * np.float32(c) for c in coefficients]
     x = np.random.default_rng(seed).uniform(-7, 7, points).astype(np.float32)
     u = np.minimum(x * x, np.float32(CLAMP ** 2))
     phi = u * h[-1]
     for c in h[-2:0:-1]:
         phi = (phi + c) * u
-    phi = (np.tanh((phi + h[0]) * x) + np.float32(1)) * np.float32(0.5)
+    with np.errstate(over="ignore"):
+        phi = np.float32(1) / (np.exp((phi + h[0]) * x) + np.float32(1))
     exact = ndtr(x.astype(np.float64))
     error = np.abs(phi - exact)
     positive = x > 0
