@@ -9,6 +9,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember.ops.conv import _layout, _routines, _shifted
+from tests.ops.test_conv_winograd import _both, _im2col
 
 # (N, C, O, H, W, kernel, lo, hi)
 SHAPES = [
@@ -22,15 +23,6 @@ SHAPES = [
     (2, 2, 3, 4, 4, (2, 2), (0, 1), (1, 0)),
     (4, 16, 16, 32, 32, (3, 3), (1, 1), (1, 1)),
 ]
-
-
-def _im2col(fn, *args):
-    """The same routine through im2col (the other paths switched off)."""
-    old, _layout.LAYOUT = _layout.LAYOUT, "batched"
-    try:
-        return fn(*args)
-    finally:
-        _layout.LAYOUT = old
 
 
 @pytest.fixture(params=[None, 1], ids=["one_chunk", "sample_chunks"])
@@ -104,18 +96,8 @@ def test_forced_shifted_matches_torch(torch, forced, fn, x, w, kw, dtype):
     ba = rng.standard_normal(w[1] if "transpose" in fn else w[0]).astype(dtype)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
     for channels_last in (False, True):
-        outs = []
-        for lib in (ember, torch):
-            t = lib.tensor(xa)
-            if channels_last:
-                t = lib.tensor(np.ascontiguousarray(xa.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
-            t.requires_grad_(True)
-            wt, bt = lib.tensor(wa, requires_grad=True), lib.tensor(ba, requires_grad=True)
-            y = getattr(lib.nn.functional, fn)(t, wt, bt, **kw)
-            g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype))
-            y.backward(g)
-            outs.append([y.detach().numpy()] + [a.grad.numpy() for a in (t, wt, bt)])
-        for got, want in zip(*outs):
+        mine, theirs = _both(torch, fn, xa, wa, ba, kw, channels_last)
+        for got, want in zip(mine, theirs):
             assert got.shape == want.shape and got.dtype == want.dtype
             np.testing.assert_allclose(got, want, **tol)
 
