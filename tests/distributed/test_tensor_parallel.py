@@ -1,0 +1,378 @@
+"""Tensor parallelism (`torch.distributed.tensor.parallel`) over two processes: an MLP
+(Colwise then Rowwise Linear), Embeddings (Rowwise and Colwise) and two transformer blocks
+(attention and feed-forward projections Colwise/Rowwise, SequenceParallel norms) give the
+outputs, input gradients, parameter gradients and parameters after SGD and AdamW steps of the
+same modules in one process, and of PyTorch's own tensor parallelism over its gloo; styles
+print as PyTorch's, bad plans raise PyTorch's errors."""
+import math
+import os
+import subprocess
+import sys
+from importlib import import_module
+
+import numpy as np
+import pytest
+
+import ember
+from tests.distributed.test_ddp_parity import torch_gloo_rank
+from tests.distributed.test_distributed import _free_port, _launch
+
+D, HEADS, SEQ, BATCH, VOCAB = 8, 2, 6, 2, 10
+TOL = dict(rtol=1e-5, atol=1e-5)
+
+
+def _tp(lib):
+    return import_module(lib.__name__ + ".distributed.tensor.parallel")
+
+
+def _dt(lib):
+    return import_module(lib.__name__ + ".distributed.tensor")
+
+
+def _fill(lib, module, seed):
+    g = np.random.default_rng(seed)
+    with lib.no_grad():
+        for p in module.parameters():
+            p.copy_(lib.tensor((g.standard_normal(tuple(p.shape)) * 0.5).astype(np.float32)))
+    return module
+
+
+def _data(seed, *shape):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _blocks(lib):
+    """Two pre-norm transformer blocks in a ModuleList (attention, then a feed-forward)."""
+    nn = lib.nn
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wq, self.wv, self.wo = (nn.Linear(D, D) for _ in range(3))
+            # no bias: the softmax ignores it, its gradient is rounding noise AdamW would
+            # blow up to whole steps
+            self.wk = nn.Linear(D, D, bias=False)
+
+        def forward(self, x):
+            q, k, v = self.wq(x), self.wk(x), self.wv(x)
+            b, s = q.shape[0], q.shape[1]  # local heads under TP: the view takes -1 of them
+            q, k, v = (t.view(b, s, -1, D // HEADS).transpose(1, 2) for t in (q, k, v))
+            a = (q @ k.transpose(-2, -1) / math.sqrt(D // HEADS)).softmax(-1) @ v
+            return self.wo(a.transpose(1, 2).reshape(b, s, -1))
+
+    class FeedForward(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1, self.w2 = nn.Linear(D, 2 * D), nn.Linear(2 * D, D)
+
+        def forward(self, x):
+            return self.w2(self.w1(x).relu())
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm1, self.attn = nn.LayerNorm(D), Attention()
+            self.norm2, self.ff = nn.RMSNorm(D), FeedForward()
+
+        def forward(self, x):
+            h = x + self.attn(self.norm1(x))
+            return h + self.ff(self.norm2(h))
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Block(), Block()])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    return Model()
+
+
+def _block_plan(lib):
+    tp, S, R = _tp(lib), _dt(lib).Shard, _dt(lib).Replicate
+    gather = tp.PrepareModuleInput(input_layouts=(S(1),), desired_input_layouts=(R(),))
+    return {"layers.*.norm1": tp.SequenceParallel(), "layers.*.attn": gather,
+            "layers.*.attn.w[qkv]": tp.ColwiseParallel(),
+            "layers.*.attn.wo": tp.RowwiseParallel(output_layouts=S(1)),
+            "layers.*.norm2": tp.SequenceParallel(), "layers.*.ff": gather,
+            "layers.*.ff.w1": tp.ColwiseParallel(),
+            "layers.*.ff.w2": tp.RowwiseParallel(output_layouts=S(1))}
+
+
+def _mlp(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(D, 12), nn.ReLU(), nn.Linear(12, 5))  # 5: uneven shards
+
+
+def _embeddings(lib):
+    nn = lib.nn
+    return nn.ModuleDict({"rows": nn.Embedding(VOCAB, 4, padding_idx=3),
+                          "cols": nn.Embedding(VOCAB, 6)})
+
+
+def _case(lib, name, mesh, rank):
+    """One model's run: forward, backward, two optimizer steps. `mesh` None: one process
+    on the whole data; else tensor parallel, with this rank's sequence shard for blocks."""
+    tp, S = _tp(lib), _dt(lib).Shard
+    out = {}
+    if name == "mlp":
+        model, opt = _fill(lib, _mlp(lib), 1), lib.optim.SGD
+        plan = {"0": tp.ColwiseParallel(), "2": tp.RowwiseParallel()}
+        x = lib.tensor(_data(2, 4, D))
+        weight = lib.tensor(_data(3, 4, 5))
+        kwargs = dict(lr=0.1, momentum=0.9)
+    elif name == "embedding":
+        model, opt = _fill(lib, _embeddings(lib), 4), lib.optim.AdamW
+        # the indices are whole on each rank (RowwiseParallel's default input is Shard(-1))
+        plan = {"rows": tp.RowwiseParallel(input_layouts=_dt(lib).Replicate()),
+                "cols": tp.ColwiseParallel()}
+        x = lib.tensor([[0, 3, 9, 5, 3], [1, 2, 7, 8, 4]])
+        weight = (lib.tensor(_data(5, 2, 5, 4)), lib.tensor(_data(6, 2, 5, 6)))
+        kwargs = dict(lr=0.01, weight_decay=0.1)
+    else:
+        model, opt = _fill(lib, _blocks(lib), 7), lib.optim.AdamW
+        plan = _block_plan(lib)
+        x = lib.tensor(_data(8, BATCH, SEQ, D))
+        weight = lib.tensor(_data(9, BATCH, SEQ, D))
+        kwargs = dict(lr=0.01)
+        if mesh is not None:  # the sequence shard of this rank
+            x, weight = (t.chunk(2, dim=1)[rank].contiguous() for t in (x, weight))
+    if mesh is not None:
+        tp.parallelize_module(model, mesh, plan)
+        out["placements"] = [str(p.placements) for p in model.parameters()]
+    if x.is_floating_point():
+        x.requires_grad_()
+    optimizer = opt(model.parameters(), **kwargs)
+    for step in range(3):
+        optimizer.zero_grad()
+        if name == "embedding":
+            y = (model["rows"](x), model["cols"](x))
+            loss = (y[0] * weight[0]).sum() + (y[1] * weight[1][..., _cols(y[1], rank)]).sum()
+        else:
+            y = model(x)
+            loss = (y * weight).sum()
+        loss.backward()
+        if step == 0:
+            out["out"] = [t.detach().numpy().copy() for t in (y if isinstance(y, tuple)
+                                                              else (y,))]
+            out["x_grad"] = None if x.grad is None else x.grad.numpy().copy()
+            out["grads"] = [_whole(p.grad).numpy().copy() for p in model.parameters()]
+            out["grad_placements"] = [str(getattr(p.grad, "placements", None))
+                                      for p in model.parameters()]
+        optimizer.step()
+    out["params"] = [_whole(p).detach().numpy().copy() for p in model.parameters()]
+    return out
+
+
+def _cols(local, rank):
+    """The columns of the whole (6-wide) embedding that this rank's output holds."""
+    width = local.shape[-1]
+    return slice(0, 6) if width == 6 else slice(3 * rank, 3 * rank + width)
+
+
+def _whole(t):
+    return t.full_tensor() if hasattr(t, "full_tensor") else t
+
+
+CASES = ("mlp", "embedding", "blocks")
+
+
+def _tp_ranks(lib, rank, world):
+    mesh = _dt(lib).init_device_mesh("cpu", (world,))
+    return {name: _case(lib, name, mesh, rank) for name in CASES}
+
+
+def _ember_rank(rank, world):
+    return _tp_ranks(ember, rank, world)
+
+
+def _torch_rank(rank, world):
+    return torch_gloo_rank(_tp_ranks, rank, world)
+
+
+@pytest.fixture(scope="module")
+def ember_tp():
+    return _launch(_ember_rank)
+
+
+def _compare(got, want, rank, sequence_sharded):
+    for key in ("out", "x_grad"):
+        a, b = got[key], want[key]
+        if a is None:
+            assert b is None
+            continue
+        if key == "out":
+            for x, y in zip(a, b):
+                if sequence_sharded:
+                    y = np.split(y, 2, axis=1)[rank]
+                elif x.shape != y.shape:  # the Colwise embedding's shard of the last dim
+                    y = y[..., 3 * rank:3 * rank + x.shape[-1]]
+                np.testing.assert_allclose(x, y, **TOL)
+            continue
+        if sequence_sharded:
+            b = np.split(b, 2, axis=1)[rank]
+        np.testing.assert_allclose(a, b, **TOL)
+    for key in ("grads", "params"):
+        assert len(got[key]) == len(want[key])
+        for a, b in zip(got[key], want[key]):
+            np.testing.assert_allclose(a, b, **TOL)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_tensor_parallel_equals_one_process(ember_tp, name):
+    single = _case(ember, name, None, 0)
+    for rank in (0, 1):
+        _compare(ember_tp[rank][name], single, rank, name == "blocks")
+
+
+def test_tensor_parallel_equals_pytorchs(ember_tp, torch):
+    theirs = _launch(_torch_rank, init=False)
+    for rank in (0, 1):
+        for name in CASES:
+            ours, want = ember_tp[rank][name], theirs[rank][name]
+            assert ours["placements"] == want["placements"], name
+            _compare(ours, want, rank, False)
+
+
+def test_gradients_are_dtensors_of_the_parameters_layouts(ember_tp):
+    for name in CASES:
+        got = ember_tp[0][name]
+        assert got["grad_placements"] == got["placements"], name
+    assert ember_tp[0]["mlp"]["placements"] == [
+        "(Shard(dim=0),)", "(Shard(dim=0),)", "(Shard(dim=1),)", "(Replicate(),)"]
+    assert ember_tp[0]["embedding"]["placements"] == ["(Shard(dim=0),)", "(Shard(dim=1),)"]
+    assert ember_tp[0]["blocks"]["placements"][:2] == ["(Replicate(),)"] * 2  # norm1
+
+
+def _layout_checks(rank, world):
+    """Parameters and outputs as DTensors, state_dict values, use_local_output."""
+    from ember.distributed.tensor import DTensor, Replicate, Shard, init_device_mesh
+    from ember.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleOutput,
+                                                   RowwiseParallel, parallelize_module)
+    mesh = init_device_mesh("cpu", (world,))
+    out = {}
+    lin = _fill(ember, ember.nn.Linear(4, 6), 0)
+    whole = lin.weight.detach().clone()
+    parallelize_module(lin, mesh, ColwiseParallel(use_local_output=False))
+    w = lin.weight
+    out["param"] = (isinstance(w, DTensor), isinstance(w, ember.nn.Parameter),
+                    tuple(w.to_local().shape), w.full_tensor().tolist() == whole.tolist())
+    sd = lin.state_dict()
+    out["state_dict"] = (isinstance(sd["weight"], DTensor), sd["weight"].placements,
+                         sd["weight"].full_tensor().tolist() == whole.tolist())
+    y = lin(ember.ones(3, 4))
+    out["dtensor_out"] = (isinstance(y, DTensor), y.placements, tuple(y.shape))
+    row = _fill(ember, ember.nn.Linear(6, 2), 1)
+    parallelize_module(row, mesh, RowwiseParallel(output_layouts=Shard(0)))
+    out["row_out"] = tuple(row(ember.ones(4, 3)).shape)
+    plain = ember.nn.Linear(2, 2)
+    parallelize_module(plain, mesh, PrepareModuleOutput(output_layouts=Replicate(),
+                                                        desired_output_layouts=Shard(0)))
+    out["prepared"] = tuple(plain(ember.ones(4, 2)).shape)
+    with pytest.raises(RuntimeError) as info:
+        parallelize_module(lin, mesh, ColwiseParallel())
+    out["twice"] = str(info.value)
+    return out
+
+
+def test_layouts_at_the_module_boundary():
+    got = _launch(_layout_checks)
+    for rank in (0, 1):
+        r = got[rank]
+        assert r["param"] == (True, True, (3, 4), True)
+        assert r["state_dict"][0] and r["state_dict"][2]
+        assert repr(r["state_dict"][1]) == "(Shard(dim=0),)"
+        assert r["dtensor_out"][0] and repr(r["dtensor_out"][1]) == "(Shard(dim=1),)"
+        assert r["dtensor_out"][2] == (3, 6)
+        assert r["row_out"] == (2, 2)  # 4 rows of the output, Shard(0) over 2 ranks
+        assert r["prepared"] == (2, 2)
+        assert r["twice"] == ("distribute_module should only be called once on a module, "
+                              "but it has already been called on this module!")
+
+
+def _styles(lib):
+    tp, S, R = _tp(lib), _dt(lib).Shard, _dt(lib).Replicate
+    return [repr(s) for s in (
+        tp.ColwiseParallel(), tp.RowwiseParallel(), tp.SequenceParallel(),
+        tp.ColwiseParallel(input_layouts=S(1), output_layouts=R(), use_local_output=False),
+        tp.RowwiseParallel(input_layouts=R(), output_layouts=S(1)),
+        tp.SequenceParallel(sequence_dim=0, use_local_output=True),
+        tp.PrepareModuleInput(input_layouts=(S(1), None), desired_input_layouts=(R(), None)),
+        tp.PrepareModuleInput(input_layouts=S(0), desired_input_layouts=R(),
+                              input_kwarg_layouts={"y": S(0)},
+                              desired_input_kwarg_layouts={"y": R()}, use_local_output=True),
+        tp.PrepareModuleOutput(output_layouts=R(), desired_output_layouts=S(0)),
+        tp.PrepareModuleInputOutput(input_layouts=S(1), desired_input_layouts=R(),
+                                    output_layouts=R(), desired_output_layouts=S(1)))]
+
+
+def test_styles_print_as_pytorchs(torch):
+    assert _styles(ember) == _styles(torch)
+    assert _tp(ember).__all__ == _tp(torch).__all__
+    for sub in ("style", "api", "loss"):
+        assert import_module(f"ember.distributed.tensor.parallel.{sub}").__all__ == \
+            import_module(f"torch.distributed.tensor.parallel.{sub}").__all__
+
+
+@pytest.fixture
+def world_of_one(torch):
+    for lib in (ember, torch):
+        lib.distributed.init_process_group(
+            "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1)
+    yield
+    for lib in (ember, torch):
+        lib.distributed.destroy_process_group()
+
+
+def _errors(lib):
+    tp, dt, nn = _tp(lib), _dt(lib), lib.nn
+    mesh = dt.init_device_mesh("cpu", (1,))
+    seen = []
+    for call in (lambda: tp.parallelize_module(nn.ReLU(), mesh, tp.ColwiseParallel()),
+                 lambda: tp.parallelize_module(nn.Conv2d(1, 1, 1), mesh, tp.RowwiseParallel()),
+                 lambda: tp.parallelize_module(nn.Linear(2, 2), dt.init_device_mesh(
+                     "cpu", (1, 1)), tp.ColwiseParallel()),
+                 lambda: tp.parallelize_module(nn.Linear(2, 2), mesh, 3),
+                 lambda: tp.PrepareModuleInput(input_layouts=(dt.Shard(0),),
+                                               desired_input_layouts=(dt.Shard(0), None)),
+                 lambda: tp.PrepareModuleInput(input_layouts=dt.Shard(0)),
+                 lambda: tp.PrepareModuleOutput(output_layouts=(dt.Shard(0), None),
+                                                desired_output_layouts=dt.Shard(0))):
+        with pytest.raises(Exception) as info:
+            call()
+        seen.append((type(info.value).__name__, str(info.value)))
+    with pytest.warns(UserWarning) as record:
+        tp.parallelize_module(nn.Linear(2, 2), mesh)
+        tp.parallelize_module(nn.Sequential(nn.Linear(2, 2)), mesh,
+                              {"x.*": tp.ColwiseParallel()})
+    seen += [str(w.message).replace("torch.nn", "ember.nn") for w in record]
+    one = nn.Sequential(nn.Linear(2, 2))  # a world of one: same values, DTensor parameters
+    tp.parallelize_module(one, mesh, {"": tp.PrepareModuleInput(), "0": tp.ColwiseParallel()})
+    seen.append(repr(one[0].weight.placements))
+    return seen
+
+
+def test_errors_match_pytorchs(world_of_one, torch):
+    assert _errors(ember) == _errors(torch)
+
+
+def test_import_paths_resolve_through_compat():
+    code = ("import ember.compat; ember.compat.install(); import torch; "
+            "from torch.distributed.tensor.parallel import (parallelize_module, "
+            "ColwiseParallel, RowwiseParallel, SequenceParallel, PrepareModuleInput, "
+            "PrepareModuleOutput, PrepareModuleInputOutput, ParallelStyle, loss_parallel); "
+            "from torch.distributed.tensor.parallel.style import ColwiseParallel as C; "
+            "from torch.distributed.tensor.parallel.api import parallelize_module as p; "
+            "from torch.distributed.tensor.parallel.loss import loss_parallel as l; "
+            "import ember.distributed.tensor.parallel as e; "
+            "assert C is ColwiseParallel is e.ColwiseParallel and p is parallelize_module; "
+            "print(torch.distributed.tensor.parallel.__name__)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ember.distributed.tensor.parallel"
