@@ -2,8 +2,10 @@
 (Colwise then Rowwise Linear), Embeddings (Rowwise and Colwise) and two transformer blocks
 (attention and feed-forward projections Colwise/Rowwise, SequenceParallel norms) give the
 outputs, input gradients, parameter gradients and parameters after SGD and AdamW steps of the
-same modules in one process, and of PyTorch's own tensor parallelism over its gloo; styles
-print as PyTorch's, bad plans raise PyTorch's errors."""
+same modules in one process, and of PyTorch's own tensor parallelism over its gloo;
+loss_parallel's cross-entropy likewise; styles print as PyTorch's, bad plans raise PyTorch's
+errors."""
+import contextlib
 import math
 import os
 import subprocess
@@ -116,7 +118,7 @@ def _embeddings(lib):
 def _case(lib, name, mesh, rank):
     """One model's run: forward, backward, two optimizer steps. `mesh` None: one process
     on the whole data; else tensor parallel, with this rank's sequence shard for blocks."""
-    tp, S = _tp(lib), _dt(lib).Shard
+    tp = _tp(lib)
     out = {}
     if name == "mlp":
         model, opt = _fill(lib, _mlp(lib), 1), lib.optim.SGD
@@ -376,3 +378,43 @@ def test_import_paths_resolve_through_compat():
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ember.distributed.tensor.parallel"
+
+
+def _loss_parallel(lib, rank, world):
+    """Cross-entropy of a ColwiseParallel head's class-sharded logits (7 classes: 4 and 3)
+    inside loss_parallel: mean, weighted with an ignored index, per sample."""
+    tp, dt, F = _tp(lib), _dt(lib), lib.nn.functional
+    mesh = dt.init_device_mesh("cpu", (world,)) if world > 1 else None
+    out = []
+    for kwargs in ({}, {"weight": lib.tensor(_data(11, 7)).abs(), "ignore_index": 2},
+                   {"reduction": "none"}):
+        head = _fill(lib, lib.nn.Linear(D, 7), 10)
+        if mesh is not None:
+            tp.parallelize_module(head, mesh, tp.ColwiseParallel(use_local_output=False))
+        x = lib.tensor(_data(12, 5, D)).requires_grad_()
+        target = lib.tensor([0, 6, 2, 3, 4])
+        with tp.loss_parallel() if mesh is not None else contextlib.nullcontext():
+            loss = F.cross_entropy(head(x), target, **kwargs)
+            loss.sum().backward()
+        out.append([_whole(loss).detach().numpy().copy(), x.grad.numpy().copy()] +
+                   [_whole(p.grad).numpy().copy() for p in head.parameters()])
+    return out
+
+
+def _ember_loss_rank(rank, world):
+    return _loss_parallel(ember, rank, world)
+
+
+def _torch_loss_rank(rank, world):
+    return torch_gloo_rank(_loss_parallel, rank, world)
+
+
+def test_loss_parallel_equals_one_process_and_pytorchs(torch):
+    ours = _launch(_ember_loss_rank)
+    single = _loss_parallel(ember, 0, 1)
+    theirs = _launch(_torch_loss_rank, init=False)
+    for rank in (0, 1):
+        for got, one, want in zip(ours[rank], single, theirs[rank]):
+            for a, b, c in zip(got, one, want):
+                np.testing.assert_allclose(a, b, **TOL)
+                np.testing.assert_allclose(a, c, **TOL)
