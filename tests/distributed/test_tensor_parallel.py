@@ -277,10 +277,26 @@ def _layout_checks(rank, world):
     with pytest.raises(RuntimeError) as info:
         parallelize_module(lin, mesh, ColwiseParallel())
     out["twice"] = str(info.value)
+    # gradients accumulate over two backwards, still DTensors of the parameter's layout
+    y.to_local().sum().backward()
+    lin(ember.ones(3, 4)).to_local().sum().backward()
+    out["accumulated"] = (type(lin.weight.grad).__name__, lin.weight.grad.placements,
+                          lin.weight.grad.full_tensor().tolist(),
+                          lin.bias.grad.full_tensor().tolist())
+    # an Embedding's rows sharded, its output reduced straight to sequence shards; every
+    # rank's own weights kept (src_data_rank=None)
+    emb = _fill(ember, ember.nn.Embedding(VOCAB, 3), 5)
+    ids = ember.tensor([[1, 8, 4, 0], [9, 5, 2, 7]])
+    want = emb(ids).chunk(2, dim=1)[rank]
+    parallelize_module(emb, mesh, RowwiseParallel(input_layouts=Replicate(),
+                                                  output_layouts=Shard(1)),
+                       src_data_rank=None)
+    out["embedding_shard"] = (emb(ids) - want).abs().max().item()
     return out
 
 
 def test_layouts_at_the_module_boundary():
+    from ember.distributed.tensor import Shard
     got = _launch(_layout_checks)
     for rank in (0, 1):
         r = got[rank]
@@ -291,6 +307,9 @@ def test_layouts_at_the_module_boundary():
         assert r["dtensor_out"][2] == (3, 6)
         assert r["row_out"] == (2, 2)  # 4 rows of the output, Shard(0) over 2 ranks
         assert r["prepared"] == (2, 2)
+        assert r["accumulated"][:2] == ("DTensor", (Shard(0),))
+        assert r["accumulated"][2] == [[6.0] * 4] * 6 and r["accumulated"][3] == [6.0] * 6
+        assert r["embedding_shard"] == 0
         assert r["twice"] == ("distribute_module should only be called once on a module, "
                               "but it has already been called on this module!")
 

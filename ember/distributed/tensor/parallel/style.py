@@ -5,7 +5,15 @@
 dropout on activations sharded along the sequence, and `PrepareModuleInput` /
 `PrepareModuleOutput` only move activations between layouts. At the module's boundary each
 produces what PyTorch's does: the local tensor when `use_local_output`, else the DTensor.
-Inside, the module computes on local shards (see `_layouts`)."""
+Inside, the module computes on local shards (see `_layouts`).
+
+Where ember's differ: a local output is a plain Tensor (PyTorch's an AsyncCollectiveTensor,
+a Tensor subclass). A parameter's gradient is always the DTensor of the parameter's layout,
+its values already reduced: PyTorch leaves a SequenceParallel parameter's gradient
+Partial(sum) (summed when the optimizer's ops meet it) and gives a RowwiseParallel
+Embedding's weight a Replicate gradient; `full_tensor()` is the same. RowwiseParallel sets
+the module's forward (an nn.Linear's bias must be added once, after the partial sums are
+reduced), so a subclass's own forward is not called."""
 from abc import ABC, abstractmethod
 from functools import partial
 from types import MethodType
