@@ -6,6 +6,7 @@ same modules in one process, and of PyTorch's own tensor parallelism over its gl
 loss_parallel's cross-entropy likewise; styles print as PyTorch's, bad plans raise PyTorch's
 errors."""
 import contextlib
+import functools
 import math
 import os
 import subprocess
@@ -437,3 +438,28 @@ def test_loss_parallel_equals_one_process_and_pytorchs(torch):
             for a, b, c in zip(got, one, want):
                 np.testing.assert_allclose(a, b, **TOL)
                 np.testing.assert_allclose(a, c, **TOL)
+
+
+def _checkpoint(path, rank, world):
+    """A tensor-parallel model's state dict saved by DCP, loaded into another one."""
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.tensor import init_device_mesh
+    tp = _tp(ember)
+    mesh = init_device_mesh("cpu", (world,))
+
+    def model(seed):
+        m = _fill(ember, _mlp(ember), seed)
+        return tp.parallelize_module(m, mesh, {"0": tp.ColwiseParallel(),
+                                               "2": tp.RowwiseParallel()})
+    saved, loaded = model(1), model(2)
+    dcp.save(saved.state_dict(), checkpoint_id=path)
+    state = loaded.state_dict()
+    dcp.load(state, checkpoint_id=path)
+    loaded.load_state_dict(state)
+    return [ember.equal(a.full_tensor(), b.full_tensor())
+            for a, b in zip(saved.parameters(), loaded.parameters())]
+
+
+def test_checkpoint_of_a_tensor_parallel_model(tmp_path):
+    got = _launch(functools.partial(_checkpoint, str(tmp_path)))
+    assert got[0] == got[1] == [True] * 4
