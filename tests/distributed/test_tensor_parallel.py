@@ -402,19 +402,23 @@ def test_import_paths_resolve_through_compat():
 
 def _loss_parallel(lib, rank, world):
     """Cross-entropy of a ColwiseParallel head's class-sharded logits (7 classes: 4 and 3)
-    inside loss_parallel: mean, weighted with an ignored index, per sample."""
+    inside loss_parallel: mean, weighted with an ignored index, per sample, and through
+    nn.CrossEntropyLoss."""
     tp, dt, F = _tp(lib), _dt(lib), lib.nn.functional
     mesh = dt.init_device_mesh("cpu", (world,)) if world > 1 else None
     out = []
     for kwargs in ({}, {"weight": lib.tensor(_data(11, 7)).abs(), "ignore_index": 2},
-                   {"reduction": "none"}):
+                   {"reduction": "none"}, {"module": True, "reduction": "sum"}):
         head = _fill(lib, lib.nn.Linear(D, 7), 10)
         if mesh is not None:
             tp.parallelize_module(head, mesh, tp.ColwiseParallel(use_local_output=False))
         x = lib.tensor(_data(12, 5, D)).requires_grad_()
         target = lib.tensor([0, 6, 2, 3, 4])
         with tp.loss_parallel() if mesh is not None else contextlib.nullcontext():
-            loss = F.cross_entropy(head(x), target, **kwargs)
+            if kwargs.pop("module", False):
+                loss = lib.nn.CrossEntropyLoss(**kwargs)(head(x), target)
+            else:
+                loss = F.cross_entropy(head(x), target, **kwargs)
             loss.sum().backward()
         out.append([_whole(loss).detach().numpy().copy(), x.grad.numpy().copy()] +
                    [_whole(p.grad).numpy().copy() for p in head.parameters()])

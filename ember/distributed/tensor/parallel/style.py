@@ -186,6 +186,10 @@ class RowwiseParallel(ParallelStyle):
             partition_fn, forward = self._partition_linear_fn, _rowwise_linear_forward
             self.desired_input_layouts = (Shard(-1),)
         elif isinstance(module, Embedding):
+            if module.max_norm is not None or module.scale_grad_by_freq:
+                # both would count the rows other ranks hold (masked to local row 0) as looked up
+                raise NotImplementedError("ember: RowwiseParallel of an nn.Embedding with "
+                                          "max_norm or scale_grad_by_freq is not supported")
             partition_fn, forward = self._partition_embedding_fn, _rowwise_embedding_forward
             self.desired_input_layouts = (Replicate(),)
         else:
