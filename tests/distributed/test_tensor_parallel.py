@@ -467,3 +467,26 @@ def _checkpoint(path, rank, world):
 def test_checkpoint_of_a_tensor_parallel_model(tmp_path):
     got = _launch(functools.partial(_checkpoint, str(tmp_path)))
     assert got[0] == got[1] == [True] * 4
+
+
+def _tp_of_a_2d_mesh(rank, world):
+    """Tensor parallel over the "tp" slice of a (dp, tp) mesh: each dp replica's own batch
+    gives one process's output and gradients."""
+    from ember.distributed.tensor import init_device_mesh
+    tp = _tp(ember)
+    mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+    single, model = _fill(ember, _mlp(ember), 1), _fill(ember, _mlp(ember), 1)
+    tp.parallelize_module(model, mesh["tp"], {"0": tp.ColwiseParallel(),
+                                              "2": tp.RowwiseParallel()})
+    x = ember.tensor(_data(2 + mesh.get_coordinate()[0], 4, D))
+    got, want = model(x), single(x)
+    got.sum().backward()
+    want.sum().backward()
+    return ((got - want).abs().max().item(),
+            [(p.grad.full_tensor() - q.grad).abs().max().item()
+             for p, q in zip(model.parameters(), single.parameters())])
+
+
+def test_tensor_parallel_on_the_slice_of_a_2d_mesh():
+    for out, grads in _launch(_tp_of_a_2d_mesh, world=4).values():
+        assert out < 1e-5 and max(grads) < 1e-5
