@@ -1,10 +1,10 @@
 """Tensor parallelism (`torch.distributed.tensor.parallel`) over two processes: an MLP
 (Colwise then Rowwise Linear), Embeddings (Rowwise and Colwise) and two transformer blocks
 (attention and feed-forward projections Colwise/Rowwise, SequenceParallel norms) give the
-outputs, input gradients, parameter gradients and parameters after SGD and AdamW steps of the
-same modules in one process, and of PyTorch's own tensor parallelism over its gloo;
-loss_parallel's cross-entropy likewise; styles print as PyTorch's, bad plans raise PyTorch's
-errors."""
+outputs, input gradients, gradient norms, clipped parameter gradients and parameters after
+SGD and AdamW steps of the same modules in one process, and of PyTorch's own tensor
+parallelism over its gloo; loss_parallel's cross-entropy likewise; styles print as
+PyTorch's, bad plans raise PyTorch's errors."""
 import contextlib
 import functools
 import math
@@ -158,7 +158,10 @@ def _case(lib, name, mesh, rank):
             y = model(x)
             loss = (y * weight).sum()
         loss.backward()
+        # the whole model's gradient norm (DTensor gradients: over the ranks), clipped
+        norm = lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         if step == 0:
+            out["norm"] = _whole(norm).item()
             out["out"] = [t.detach().numpy().copy() for t in (y if isinstance(y, tuple)
                                                               else (y,))]
             out["x_grad"] = None if x.grad is None else x.grad.numpy().copy()
@@ -218,6 +221,8 @@ def _compare(got, want, rank, sequence_sharded):
         if sequence_sharded:
             b = np.split(b, 2, axis=1)[rank]
         np.testing.assert_allclose(a, b, **TOL)
+    np.testing.assert_allclose(got["norm"], want["norm"], **TOL)
+    assert got["norm"] > 1  # so the gradients compared were clipped
     for key in ("grads", "params"):
         assert len(got[key]) == len(want[key])
         for a, b in zip(got[key], want[key]):
