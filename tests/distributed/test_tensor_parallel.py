@@ -105,6 +105,22 @@ def _block_plan(lib):
             "layers.*.ff.w2": tp.RowwiseParallel(output_layouts=S(1))}
 
 
+def _other_block_plan(lib):
+    """The same sharding by other means: local outputs of the norms gathered by each
+    projection, the feed-forward's input and DTensor output laid out around it."""
+    tp, S, R = _tp(lib), _dt(lib).Shard, _dt(lib).Replicate
+    sp = tp.SequenceParallel(use_local_output=True)
+    return {"layers.*.norm[12]": sp,
+            "layers.*.attn.w[qkv]": tp.ColwiseParallel(input_layouts=S(1)),
+            "layers.*.attn.wo": tp.RowwiseParallel(output_layouts=S(1)),
+            "layers.*.ff": tp.PrepareModuleInputOutput(
+                input_layouts=S(1), desired_input_layouts=R(), use_local_input=True,
+                output_layouts=S(1), desired_output_layouts=S(1)),
+            "layers.*.ff.w1": tp.ColwiseParallel(),
+            "layers.*.ff.w2": tp.RowwiseParallel(output_layouts=S(1),
+                                                 use_local_output=False)}
+
+
 def _mlp(lib):
     nn = lib.nn
     return nn.Sequential(nn.Linear(D, 12), nn.ReLU(), nn.Linear(12, 5))  # 5: uneven shards
@@ -137,7 +153,7 @@ def _case(lib, name, mesh, rank):
         kwargs = dict(lr=0.01, weight_decay=0.1)
     else:
         model, opt = _fill(lib, _blocks(lib), 7), lib.optim.AdamW
-        plan = _block_plan(lib)
+        plan = _block_plan(lib) if name == "blocks" else _other_block_plan(lib)
         x = lib.tensor(_data(8, BATCH, SEQ, D))
         weight = lib.tensor(_data(9, BATCH, SEQ, D))
         kwargs = dict(lr=0.01)
@@ -183,7 +199,7 @@ def _whole(t):
     return t.full_tensor() if hasattr(t, "full_tensor") else t
 
 
-CASES = ("mlp", "embedding", "blocks")
+CASES = ("mlp", "embedding", "blocks", "other_blocks")
 
 
 def _tp_ranks(lib, rank, world):
@@ -233,7 +249,7 @@ def _compare(got, want, rank, sequence_sharded):
 def test_tensor_parallel_equals_one_process(ember_tp, name):
     single = _case(ember, name, None, 0)
     for rank in (0, 1):
-        _compare(ember_tp[rank][name], single, rank, name == "blocks")
+        _compare(ember_tp[rank][name], single, rank, name.endswith("blocks"))
 
 
 def test_tensor_parallel_equals_pytorchs(ember_tp, torch):
