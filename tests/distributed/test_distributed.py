@@ -40,8 +40,9 @@ def _entry(rank, target, world, port, queue, init):
             dist.destroy_process_group()
 
 
-def _launch(target, world=2, method="fork", init=True):
-    """Run `target(rank, world)` in `world` processes; their results, by rank."""
+def _launch(target, world=2, method="fork", init=True, timeout=40):
+    """Run `target(rank, world)` in `world` processes; their results, by rank (each awaited
+    for at most `timeout` seconds)."""
     import multiprocessing
     queue = multiprocessing.get_context(method).Queue()
     ctx = emp.start_processes(_entry, args=(target, world, _free_port(), queue, init),
@@ -49,7 +50,7 @@ def _launch(target, world=2, method="fork", init=True):
     results, errors = {}, []
     try:
         for _ in range(world):
-            rank, error, value = queue.get(timeout=40)
+            rank, error, value = queue.get(timeout=timeout)
             if error:
                 errors.append(f"rank {rank}:\n{error}")
             results[rank] = value
