@@ -40,8 +40,8 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
-from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
-from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
@@ -52,11 +52,17 @@ from .wishart import Wishart
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
            "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
-           "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "Geometric", "GeneralizedPareto",
+           "FisherSnedecor", "Gamma", "Geometric", "GeneralizedPareto",
            "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy",
-           "LKJCholesky", "Laplace", "LogitRelaxedBernoulli", "LogNormal", "LogisticNormal",
+           "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
            "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
            "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
            "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
-           "constraints", "kl_divergence", "register_kl", "transform_to", "transforms"] + transforms.__all__
+           "kl_divergence", "register_kl", "transform_to"] + transforms.__all__
+
+# Helper modules of ember's own, bound here by their import: PyTorch's package has no such
+# names, and `dir(torch.distributions)` is what a user reads to see what it offers.
+for _helper in ("_bases", "kl_families", "transforms_structured"):
+    globals().pop(_helper, None)
+del _helper

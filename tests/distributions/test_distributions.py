@@ -633,3 +633,12 @@ def test_expand_matches_pytorch(torch, name):
                     big.log_prob(value).numpy()))
     assert out[0][:3] == out[1][:3]
     np.testing.assert_allclose(out[1][3], out[0][3], rtol=1e-10, atol=1e-12)
+
+
+def test_package_names_are_pytorchs(torch):
+    # d2l's "lookup API" section prints dir(torch.distributions): ember's helper modules and
+    # the classes PyTorch keeps in their own modules must not show there
+    assert sorted(dir(D)) == sorted(dir(torch.distributions))
+    assert sorted(D.__all__) == sorted(torch.distributions.__all__)
+    from ember.distributions.relaxed_bernoulli import LogitRelaxedBernoulli  # noqa: F401
+    from ember.distributions.relaxed_categorical import ExpRelaxedCategorical  # noqa: F401
