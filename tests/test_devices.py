@@ -101,6 +101,20 @@ def test_no_gpu_here():
     assert t.device == ember.device("cpu") and t.get_device() == -1
 
 
+@pytest.mark.parametrize("call", ["x.cuda()", "x.cuda(0)", "x.cuda(1)", "x.cuda(device=1)",
+                                  "x.cuda('cuda:1')", "x.cuda(True)", "x.cuda(1.0)",
+                                  "x.cuda('cpu')", "x.cuda(-1)", "lib.nn.Linear(2, 2).cuda(1)"])
+def test_cuda_without_a_gpu_raises_as_pytorch(torch, call):
+    # d2l's GPU section calls X.cuda(1): an index asks for the accelerator, which a CPU-only
+    # build lacks (RuntimeError), where a device name says CUDA is not compiled in
+    def outcome(lib):
+        try:
+            eval(call, {"x": lib.ones(2), "lib": lib})
+        except (RuntimeError, AssertionError, TypeError) as exc:
+            return type(exc), str(exc).split("\n")[0]
+    assert outcome(ember) == outcome(torch)
+
+
 def test_to_cuda_and_back(fake_cuda):
     assert ember.cuda.is_available()
     x = ember.tensor([1.0, 2.0])

@@ -120,8 +120,12 @@ def cpu(self, memory_format=None):
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     if device is None:
         device = "cuda"  # canonical() gives it the current CUDA device's index
-    if isinstance(device, builtins.int):
-        device = f"cuda:{device}"
+    if isinstance(device, builtins.bool) or not isinstance(
+            device, (builtins.int, np.integer, builtins.str, _device_cls)):
+        raise TypeError(f"cuda(): argument 'device' (position 1) must be torch.device, not "
+                        f"{builtins.type(device).__name__}")
+    # a bare index names the current accelerator: on a machine without one, PyTorch's
+    # "Cannot access accelerator device" RuntimeError (device(int) raises it)
     dev = canonical(device)
     if dev.type != "cuda":
         raise RuntimeError(f"Invalid device, must be cuda device")
