@@ -96,6 +96,11 @@ class UninitializedTensorMixin:
     def __reduce_ex__(self, proto):
         return (self.__class__, (self.requires_grad,))
 
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self._device, self.dtype)
+        return memo[id(self)]
+
 
 def is_lazy(param):
     """Whether `param` is an uninitialized parameter or buffer of a lazy module."""
@@ -116,7 +121,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
         data = _empty_placeholder(device, dtype)
         t = _make(cls, data._array, data._device, version=data._vc)
         if requires_grad:
-            t.requires_grad_(True)
+            Tensor.requires_grad_(t, True)
         return t
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
@@ -132,8 +137,55 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
         data = _empty_placeholder(device, dtype)
         t = _make(cls, data._array, data._device, version=data._vc)
         if requires_grad:
-            t.requires_grad_(True)
+            Tensor.requires_grad_(t, True)
         return t
 
     def __init__(self, requires_grad=False, device=None, dtype=None):
         pass
+
+
+# ---- an uninitialized placeholder refuses to be used as a tensor ------------------------------
+# Its empty array would otherwise answer `numel()` with 0 and `sum()` with 0: silently wrong.
+# PyTorch refuses every tensor function on it but the few that only read its kind (dtype,
+# device) or move it; the same methods and operators are refused here, named as PyTorch names
+# them. Python finds operators on the type, so the refusals are methods of the mixin, which
+# comes before Tensor in the placeholders' MRO; `materialize` swaps the class and they go.
+_USABLE_UNINITIALIZED = frozenset([
+    "size", "copy_", "is_complex", "is_floating_point", "half", "float", "double", "char",
+    "short", "int", "long", "cuda", "cpu", "to", "get_device", "materialize", "share_memory_"])
+_OPERATORS = (
+    "__abs__", "__add__", "__and__", "__array__", "__bool__", "__complex__", "__contains__",
+    "__dlpack__", "__eq__", "__float__", "__floordiv__", "__ge__", "__getitem__", "__gt__",
+    "__iadd__", "__iand__", "__ifloordiv__", "__imod__", "__imul__", "__index__", "__int__",
+    "__invert__", "__ior__", "__ipow__", "__isub__", "__iter__", "__itruediv__", "__ixor__",
+    "__le__", "__len__", "__lshift__", "__lt__", "__matmul__", "__mod__", "__mul__", "__ne__",
+    "__neg__", "__or__", "__pos__", "__pow__", "__radd__", "__rand__", "__reversed__",
+    "__rfloordiv__", "__rlshift__", "__rmatmul__", "__rmod__", "__rmul__", "__ror__",
+    "__rpow__", "__rrshift__", "__rshift__", "__rsub__", "__rtruediv__", "__rxor__",
+    "__setitem__", "__sub__", "__truediv__", "__xor__")
+
+
+def _refusal(name):
+    def refused(self, *args, **kwargs):
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter in <method '{name}' of "
+            "'torch._C.TensorBase' objects>. This error happens when you are using a "
+            "`LazyModule` or explicitly manipulating `torch.nn.parameter.UninitializedParameter` "
+            "objects. When using LazyModules Call `forward` with a dummy batch to initialize the "
+            "parameters before calling torch functions")
+    refused.__name__ = refused.__qualname__ = name
+    return refused
+
+
+def _refuse_tensor_use():
+    for name, value in vars(Tensor).items():
+        if name.startswith("_") or name in _USABLE_UNINITIALIZED or \
+                name in vars(UninitializedTensorMixin) or not callable(value):
+            continue
+        setattr(UninitializedTensorMixin, name, _refusal(name))
+    for name in _OPERATORS:
+        if hasattr(Tensor, name):
+            setattr(UninitializedTensorMixin, name, _refusal(name))
+
+
+_refuse_tensor_use()

@@ -120,13 +120,15 @@ class _Writer(pickle._Pickler):
     dispatch[_mf.memory_format] = _save_torch_singleton
 
     def reducer_override(self, obj):
-        from ..nn.parameter import Parameter
+        from ..nn.parameter import Parameter, is_lazy
         from ..device import device
         from .._tensor import Size
         from .._layout import layout, sparse_coo
         from .._sparse_compressed import COMPRESSED_LAYOUTS
         if isinstance(obj, layout):
             return (_GET_LAYOUT, (str(obj),))
+        if is_lazy(obj):  # as PyTorch writes it: the placeholder's class and requires_grad
+            return NotImplemented
         if isinstance(obj, Tensor) and obj.layout is sparse_coo:
             # PyTorch's form: the layout, then indices, values, size and is_coalesced
             return (_REBUILD_SPARSE, (sparse_coo, (obj._indices(), obj._values(),

@@ -151,3 +151,43 @@ def test_mixin_path_and_is_lazy(torch):
     m = Custom()
     out = m(ember.ones(2, 3), scale=2.0)
     assert type(m) is Custom and out.tolist() == [[2.0] * 3] * 2
+
+
+_PLACEHOLDER_USES = {
+    "numel": lambda p: p.numel(), "nelement": lambda p: p.nelement(), "sum": lambda p: p.sum(),
+    "dim": lambda p: p.dim(), "add": lambda p: p + 1, "len": len, "eq": lambda p: p == p,
+    "clone": lambda p: p.clone(), "detach": lambda p: p.detach(), "zero_": lambda p: p.zero_(),
+    "data_ptr": lambda p: p.data_ptr(), "getitem": lambda p: p[0],
+    "requires_grad_": lambda p: p.requires_grad_(False), "shape": lambda p: p.shape,
+    # what may be asked of a placeholder: its kind, and moves
+    "dtype": lambda p: str(p.dtype), "device": lambda p: str(p.device),
+    "size": lambda p: tuple(p.size()), "is_floating_point": lambda p: p.is_floating_point(),
+    "float": lambda p: type(p.float()).__name__, "to": lambda p: type(p.to("cpu")).__name__,
+    "requires_grad": lambda p: p.requires_grad, "repr": repr, "hash": lambda p: type(hash(p)),
+}
+
+
+@pytest.mark.parametrize("use", sorted(_PLACEHOLDER_USES))
+def test_uninitialized_parameter_refuses_tensor_use(torch, use):
+    # an empty placeholder must not answer numel() with 0 (a parameter count before the
+    # first forward): PyTorch refuses every use but its kind and moves
+    def outcome(lib):
+        try:
+            return _PLACEHOLDER_USES[use](lib.nn.LazyLinear(3).weight)
+        except (ValueError, RuntimeError) as exc:
+            return type(exc), str(exc).split(" in <")[0]
+    assert outcome(ember) == outcome(torch)
+
+
+def test_uninitialized_parameter_copies_and_saves_as_placeholder(tmp_path):
+    import copy
+    m = ember.nn.LazyLinear(3)
+    twin = copy.deepcopy(m)
+    assert type(twin.weight) is ember.nn.UninitializedParameter and twin.weight.requires_grad
+    assert twin.weight is not m.weight
+    ember.save(m.state_dict(), tmp_path / "lazy.pt")
+    loaded = ember.load(tmp_path / "lazy.pt", weights_only=False)
+    assert {k: type(v).__name__ for k, v in loaded.items()} == {
+        "weight": "UninitializedParameter", "bias": "UninitializedParameter"}
+    m(ember.ones(2, 4))
+    assert sum(p.numel() for p in m.parameters()) == 15 and type(m.weight) is ember.nn.Parameter
