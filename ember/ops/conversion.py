@@ -128,7 +128,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
     # "Cannot access accelerator device" RuntimeError (device(int) raises it)
     dev = canonical(device)
     if dev.type != "cuda":
-        raise RuntimeError(f"Invalid device, must be cuda device")
+        raise RuntimeError("Invalid device, must be cuda device")
     return to(self, dev, memory_format=memory_format)
 
 
