@@ -10,7 +10,7 @@ import pytest
 
 import ember
 
-SUBMODULES = ("cudnn", "cuda", "mkldnn", "mps", "openmp")
+SUBMODULES = ("cudnn", "cuda", "mkldnn", "mps", "openmp", "mkl", "nnpack")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -20,6 +20,8 @@ def test_each_backend_is_an_importable_module(name):
     assert getattr(ember.backends, name) is module
     if name == "cuda":  # PyTorch's has is_built, not is_available
         assert module.is_built() in (True, False)
+    elif name == "mkl":  # NumPy's BLAS: MKL where NumPy was built with it
+        assert module.is_available() in (True, False)
     else:
         assert module.is_available() is False
 
@@ -29,13 +31,21 @@ def test_import_statements_run_under_compat(tmp_path):
     script.write_text("import torch\n"
                       "import torch.backends.cudnn as cudnn\n"
                       "from torch.backends import cuda, mkldnn, mps, openmp\n"
+                      "import torch.backends.mkl, torch.backends.cpu, torch.backends.mha\n"
+                      "import torch.backends.quantized, torch.backends.opt_einsum\n"
+                      "import torch.backends.nnpack, torch.backends.xnnpack\n"
+                      "from torch.backends.opt_einsum import is_available\n"
+                      "from torch.backends.mha import get_fastpath_enabled\n"
                       "cudnn.benchmark = True\n"
-                      "print(torch.backends.cudnn.benchmark, mps.is_available())\n")
+                      "print(torch.backends.cudnn.benchmark, mps.is_available(),\n"
+                      "      torch.backends.xnnpack.enabled, get_fastpath_enabled(),\n"
+                      "      torch.backends.quantized.engine in\n"
+                      "      torch.backends.quantized.supported_engines)\n")
     env = dict(os.environ, PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, "-m", "ember.compat", str(script)], env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "False"]
+    assert out.stdout.split() == ["True", "False", "False", "True", "True"]
 
 
 def test_flags_scope_sets_and_restores_even_after_an_error():
@@ -246,3 +256,153 @@ def test_mps_questions_fail_as_without_mps(torch):
         for call in (lambda: module.is_macos_or_newer(14, 0), module.is_macos13_or_newer):
             with pytest.raises(RuntimeError, match="without MPS backend"):
                 call()
+
+
+# ---- the CPU build's other switches: mkl, cpu, quantized, opt_einsum, mha, nnpack, xnnpack
+
+def test_cpu_capability_as_pytorchs(torch, monkeypatch):
+    assert ember.backends.cpu.get_cpu_capability() == torch.backends.cpu.get_cpu_capability()
+    assert ember.backends.cpu.__all__ == ["get_cpu_capability"]
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    assert ember.backends.cpu.get_cpu_capability() == "DEFAULT"
+
+
+def test_mkl_is_numpys_blas_and_its_verbose_mode():
+    import numpy
+    mkl = ember.backends.mkl
+    blas = numpy.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
+    assert mkl.is_available() is ("mkl" in blas.lower())
+    assert (mkl.VERBOSE_OFF, mkl.VERBOSE_ON) == (0, 1)
+    with mkl.verbose(mkl.VERBOSE_OFF):
+        pass
+    with pytest.raises(AssertionError, match="Failed to set MKL into verbose mode"):
+        with mkl.verbose(mkl.VERBOSE_ON):
+            pass
+
+
+def test_quantized_engine_as_pytorchs_cpu_build(torch):
+    ours, theirs = ember.backends.quantized, torch.backends.quantized
+    assert type(ours).__name__ == type(theirs).__name__ == "QuantizedEngine"
+    assert ours.supported_engines == theirs.supported_engines
+    assert ours.engine == theirs.engine
+    before = (ours.engine, theirs.engine)
+    try:
+        for module in (ours, theirs):
+            module.engine = "qnnpack"
+            assert module.engine == "qnnpack"
+            for value, message in (("bogus", "bogus is not a valid value for quantized engine"),
+                                   ("none", "quantized engine NoQEngine is not supported"),
+                                   (None, "quantized engine NoQEngine is not supported")):
+                with pytest.raises(RuntimeError, match=message):
+                    module.engine = value
+            with pytest.raises(RuntimeError, match="Assignment not supported"):
+                module.supported_engines = []
+    finally:
+        ours.engine, theirs.engine = before
+
+
+def test_opt_einsum_flags_as_pytorchs(torch):
+    ours, theirs = ember.backends.opt_einsum, torch.backends.opt_einsum
+    assert type(ours).__name__ == type(theirs).__name__ == "OptEinsumModule"
+    assert ours.is_available() is theirs.is_available()
+    assert (ours.enabled, ours.strategy) == (theirs.enabled, theirs.strategy)
+    assert (ours.get_opt_einsum() is None) is (theirs.get_opt_einsum() is None)
+    assert ours.set_flags() == theirs.set_flags()
+    if ours.is_available():
+        with ours.flags(strategy="optimal"):
+            assert ours.strategy == "optimal"
+        assert ours.strategy == "auto"
+        calls = [(True, "bad")]
+    else:
+        calls = [(True, None), (None, "greedy")]
+    for enabled, strategy in calls:
+        with pytest.raises(ValueError) as theirs_error:
+            theirs.set_flags(enabled, strategy)
+        with pytest.raises(ValueError) as ours_error:
+            ours.set_flags(enabled, strategy)
+        assert str(ours_error.value) == str(theirs_error.value)
+    assert (ours.enabled, ours.strategy) == (theirs.enabled, theirs.strategy)
+
+
+def test_einsum_contracts_left_to_right_or_on_opt_einsums_path(monkeypatch):
+    """Without opt_einsum (or with it off) three operands contract left to right, as
+    PyTorch's; with it on, on the path opt_einsum computes for the strategy."""
+    import importlib
+    module = importlib.import_module("ember.ops.linalg.einsum")
+    oe = ember.backends.opt_einsum
+    seen = []
+    real = module._contract
+    monkeypatch.setattr(module, "_contract", lambda xp, subs, out, arrays, path:
+                        seen.append(path) or real(xp, subs, out, arrays, path))
+    a, b, c = ember.randn(2, 3), ember.randn(3, 40), ember.randn(40, 1)
+    want = (a @ b) @ c
+    monkeypatch.setattr(oe, "enabled", False)
+    assert ember.allclose(ember.einsum("ij,jk,kl->il", a, b, c), want, atol=1e-5)
+
+    class FakeOptEinsum:
+        @staticmethod
+        def contract_path(equation, *shapes, optimize, **kw):
+            seen.append((equation, shapes, optimize, kw))
+            return [(1, 2), (0, 1)], "info"
+    monkeypatch.setattr(oe, "_opt_einsum", FakeOptEinsum)
+    monkeypatch.setattr(oe, "enabled", True)
+    monkeypatch.setattr(oe, "strategy", "greedy")
+    assert ember.allclose(ember.einsum("ij,jk,kl->il", a, b, c), want, atol=1e-5)
+    assert seen == [None, ("ij,jk,kl->il", ((2, 3), (3, 40), (40, 1)), "greedy",
+                           {"shapes": True}), [(1, 2), (0, 1)]]
+
+
+def test_einsum_follows_a_given_path():
+    import numpy as np
+    from ember.ops.linalg.einsum import _contract
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in ((2, 3), (3, 4), (4, 5), (5, 2))]
+    want = np.einsum("ij,jk,kl,lm->mi", *arrays)
+    for path in (None, [(2, 3), (0, 1), (0, 1)], [(1, 2), (0, 2), (0, 1)]):
+        got = _contract(np, ["ij", "jk", "kl", "lm"], "mi", arrays, path)
+        assert np.allclose(got, want), path
+
+
+def test_mha_fastpath_switch_governs_the_padded_encoder(torch):
+    import numpy as np
+    torch.manual_seed(0)
+    theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True), 2).eval()
+    ours = ember.nn.TransformerEncoder(ember.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True), 2).eval()
+    ours.load_state_dict({k: ember.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, 4, 8)).astype(np.float32)
+    pad = np.array([[False, False, True, True], [False, False, False, True]])
+    assert ember.backends.mha.get_fastpath_enabled() is True
+    try:
+        for fast in (True, False):
+            torch.backends.mha.set_fastpath_enabled(fast)
+            ember.backends.mha.set_fastpath_enabled(fast)
+            with torch.no_grad():
+                want = theirs(torch.tensor(x), src_key_padding_mask=torch.tensor(pad))
+            want = want.to_padded_tensor(0.0) if want.is_nested else want
+            with ember.no_grad():
+                got = ours(ember.tensor(x), src_key_padding_mask=ember.tensor(pad))
+            assert np.allclose(got.numpy(), want.numpy(), atol=1e-5), fast
+            assert (float(got[0, 3].abs().sum()) == 0.0) is fast
+    finally:
+        torch.backends.mha.set_fastpath_enabled(True)
+        ember.backends.mha.set_fastpath_enabled(True)
+
+
+def test_nnpack_and_xnnpack_as_without_them(torch):
+    import torch.backends.xnnpack  # noqa: F401  (PyTorch imports it only when asked)
+    import ember.backends.xnnpack
+    nnpack = ember.backends.nnpack
+    assert nnpack.__all__ == torch.backends.nnpack.__all__
+    assert nnpack.is_available() is False
+    assert nnpack.set_flags(False) == (True,)
+    with nnpack.flags(enabled=True):
+        assert nnpack.set_flags(True) == (True,)
+    assert nnpack.set_flags(True) == (False,)
+    xnnpack = ember.backends.xnnpack
+    assert type(xnnpack).__name__ == type(torch.backends.xnnpack).__name__ == "XNNPACKEngine"
+    assert xnnpack.enabled is torch.backends.xnnpack.enabled is False
+    for module in (xnnpack, torch.backends.xnnpack):
+        with pytest.raises(RuntimeError, match="Assignment not supported"):
+            module.enabled = True

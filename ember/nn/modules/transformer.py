@@ -206,6 +206,7 @@ class TransformerEncoder(Module):
         # positions come out as zeros (before the final norm).
         pad = None
         if (getattr(self, "use_nested_tensor", False) and not first.training
+                and _fastpath_enabled()
                 and src.dim() == 3 and src_key_padding_mask is not None and mask is None
                 and not (_grad_enabled() and (src.requires_grad or any(
                     p.requires_grad for p in first.parameters())))):
@@ -224,6 +225,11 @@ class TransformerEncoder(Module):
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+def _fastpath_enabled():
+    from ...backends import mha  # (ember.backends loads on first use)
+    return mha.get_fastpath_enabled()
 
 
 def _why_not_nested(layer):

@@ -1,5 +1,7 @@
 """`einsum`: Einstein summation over the backend's einsum, ellipses spelled out as spare
-letters and sizes of 1 broadcast; its backward is an einsum per operand.
+letters and sizes of 1 broadcast; its backward is an einsum per operand. Three or more
+operands are contracted a pair at a time, in the order `torch.backends.opt_einsum` says (the
+opt_einsum package's path where it is installed and enabled, else left to right, as PyTorch).
 """
 import numpy as np
 
@@ -131,6 +133,31 @@ def _pair_as_matmul(xp, subs, out_sub, arrays):
     return xp.ascontiguousarray(full.transpose([order.index(c) for c in out_sub]))
 
 
+def _contract(xp, subs, out_sub, arrays, path):
+    """Contract the operands a step at a time: `path` lists the positions each step takes
+    from the operand list (its result joins the end), opt_einsum's form; None is left to
+    right (the first two, then the next with the running result). A step keeps the letters
+    that later operands or the output still need."""
+    subs, arrays = list(subs), list(arrays)
+    n = len(arrays)
+    if path is None:
+        path = [(0, 1)] + [(0, n - 1 - k) for k in range(1, n - 1)]
+    for step in path:
+        taken_subs = [subs[i] for i in step]
+        taken = [arrays[i] for i in step]
+        for i in sorted(step, reverse=True):
+            del subs[i], arrays[i]
+        needed = set(out_sub).union(*subs)
+        letters = "".join(dict.fromkeys(c for s in taken_subs for c in s if c in needed))
+        res = _pair_as_matmul(xp, taken_subs, letters, taken) if len(taken) == 2 else None
+        if res is None:
+            res = xp.einsum(",".join(taken_subs) + "->" + letters, *taken)
+        subs.append(letters)
+        arrays.append(res)
+    (sub,), (arr,) = subs, arrays
+    return xp.asarray(arr if sub == out_sub else xp.einsum(sub + "->" + out_sub, arr))
+
+
 def einsum(equation, *operands):
     """Einstein summation; sizes of 1 broadcast against a subscript's other sizes."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -160,10 +187,14 @@ def einsum(equation, *operands):
     dtype = arrays[0].dtype
     if dtype.name == "bfloat16":  # NumPy's einsum has no bfloat16 loop
         arrays = [a.astype(np.float32) for a in arrays]
-    arr = _pair_as_matmul(xp, subs, out_sub, arrays) if len(arrays) == 2 else None
-    if arr is None:
-        arr = xp.asarray(xp.einsum(spec, *arrays,
-                                   **({"optimize": True} if len(operands) > 2 else {})))
+    if len(arrays) > 2:
+        from ...backends import opt_einsum as _opt_einsum  # (only einsums of 3+ need it)
+        arr = _contract(xp, subs, out_sub, arrays, _opt_einsum.contraction_path(
+            spec, [a.shape for a in arrays]))
+    else:
+        arr = _pair_as_matmul(xp, subs, out_sub, arrays) if len(arrays) == 2 else None
+        if arr is None:
+            arr = xp.asarray(xp.einsum(spec, *arrays))
     res = make_tensor(arr if arr.dtype == dtype else arr.astype(dtype), operands[0]._device)
     node = record(EinsumBackward0, operands, res)
     if node is not None:
