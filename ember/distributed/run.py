@@ -2,27 +2,34 @@
 ember.compat): start `--nproc-per-node` copies of a training script on this node with the
 environment PyTorch's launcher sets (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
 GROUP_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*), and watch them: when one fails, the
-others are ended and the launcher exits 1 with the failing rank's traceback.
+others are ended and the launcher raises `ChildFailedError` (torch.distributed.elastic's
+report: exit status 1, the first failure as the root cause). Each worker gets an error file
+(TORCHELASTIC_ERROR_FILE, under --log-dir or a temporary folder) that an entry point
+decorated with `@record` fills with its traceback; the report shows it.
 
 The launcher serves the workers' rendezvous store itself (TORCHELASTIC_USE_AGENT_STORE), on
 the master port it has already bound, so no two launches race for a port. Nodes meet by a
 static rendezvous (`--node-rank`, `--master-addr`, `--master-port`) or a c10d one
 (`--rdzv-endpoint host:port`, node ranks in joining order)."""
 import argparse
-import collections
 import datetime
+import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
 
+from .elastic.multiprocessing.errors import ChildFailedError, ProcessFailure, record
+
 __all__ = ["get_args_parser", "parse_args", "run", "main"]
 
-_TAIL_BYTES = 1 << 16  # of each worker's stderr, for the failure report
+logger = logging.getLogger(__name__)
 
 
 def get_args_parser():
@@ -250,14 +257,13 @@ class _Rendezvous:
 
 
 class _Worker:
-    """One worker process, its stderr passed through to ours and its last bytes kept."""
+    """One worker process, its stderr passed through to ours, and its error file."""
 
     def __init__(self, cmd, env, local_rank, rank):
         self.local_rank, self.rank = local_rank, rank
+        self.error_file = env["TORCHELASTIC_ERROR_FILE"]
         self.proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE,
                                      start_new_session=True)
-        self.tail = collections.deque()
-        self._tail_bytes = 0
         self.reader = threading.Thread(target=self._pump, daemon=True)
         self.reader.start()
         self.ended = None  # when it exited (monotonic): the first failure is the root cause
@@ -278,16 +284,13 @@ class _Worker:
             else:  # a stderr without bytes (replaced by a test, an IDE)
                 sys.stderr.write(chunk.decode(errors="replace"))
             sys.stderr.flush()
-            self.tail.append(chunk)
-            self._tail_bytes += len(chunk)
-            while self._tail_bytes > _TAIL_BYTES and len(self.tail) > 1:
-                self._tail_bytes -= len(self.tail.popleft())
 
-    def traceback(self):
+    def failure(self):
+        """This failed worker as a ProcessFailure (its error file read, once its stderr is
+        all through)."""
         self.reader.join(5)
-        text = b"".join(self.tail).decode(errors="replace")
-        start = text.rfind("Traceback (most recent call last):")
-        return text[start:].rstrip() if start >= 0 else "\n".join(text.splitlines()[-20:])
+        return ProcessFailure(local_rank=self.local_rank, pid=self.proc.pid,
+                              exitcode=self.proc.returncode, error_file=self.error_file)
 
     def stop(self, sig):
         try:
@@ -310,7 +313,7 @@ def _command(args):
     return python + (["-m"] if args.module else []) + script
 
 
-def _environment(args, rdzv, nproc, local_rank, restart):
+def _environment(args, rdzv, nproc, local_rank, restart, error_file):
     rank = rdzv.node_rank * nproc + local_rank
     env = dict(os.environ)
     env.update(
@@ -320,30 +323,11 @@ def _environment(args, rdzv, nproc, local_rank, restart):
         ROLE_WORLD_SIZE=str(rdzv.nnodes * nproc), MASTER_ADDR=rdzv.master_addr,
         MASTER_PORT=str(rdzv.master_port), TORCHELASTIC_RESTART_COUNT=str(restart),
         TORCHELASTIC_MAX_RESTARTS=str(args.max_restarts), TORCHELASTIC_RUN_ID=rdzv.run_id,
-        TORCHELASTIC_USE_AGENT_STORE="True", PYTHONUNBUFFERED="1")
+        TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_ERROR_FILE=error_file,
+        PYTHONUNBUFFERED="1")
     if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:
         env["OMP_NUM_THREADS"] = "1"
     return env
-
-
-def _report(args, failed, others):
-    stamp = time.strftime("%Y-%m-%d_%H:%M:%S")
-    host = socket.gethostname()
-
-    def entry(i, w, trace):
-        code = w.proc.returncode
-        sig = f"  ({signal.Signals(-code).name})" if code < 0 else ""
-        return (f"[{i}]:\n  time      : {stamp}\n  host      : {host}\n"
-                f"  rank      : {w.rank} (local_rank: {w.local_rank})\n"
-                f"  exitcode  : {code} (pid: {w.proc.pid}){sig}\n  traceback :\n"
-                + "\n".join("    " + line for line in trace.splitlines()))
-    rule, thin = "=" * 60, "-" * 60
-    rest = [entry(i + 1, w, w.traceback() if w.proc.returncode > 0 else
-                  f"ended by the launcher after rank {failed.rank} failed")
-            for i, w in enumerate(others)] or ["  <NO_OTHER_FAILURES>"]
-    return "\n".join([rule, f"{args.training_script} FAILED", thin, "Failures:", *rest, thin,
-                      "Root Cause (first observed failure):",
-                      entry(0, failed, failed.traceback()), rule])
 
 
 def _stop(workers, grace=5.0):
@@ -361,21 +345,39 @@ def _stop(workers, grace=5.0):
     return live
 
 
-def _attempt(args, rdzv, nproc, restart):
+def _error_file(log_root, restart, local_rank):
+    """The error file of a worker of this attempt, in a folder of its own (none left there
+    from before)."""
+    folder = os.path.join(log_root, f"attempt_{restart}", str(local_rank))
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "error.json")
+    if os.path.exists(path):
+        os.remove(path)
+    return path
+
+
+def _attempt(args, rdzv, nproc, restart, log_root):
     """Run the workers once: (None, None) when all succeeded, else (why, report): why is
-    "failed" (a worker here failed), "restart" (one on another node did) or "rejoin" (a
-    node is waiting to join)."""
+    "failed" (a worker here failed; the report is a ChildFailedError), "restart" (one on
+    another node did) or "rejoin" (a node is waiting to join)."""
     cmd = _command(args)
-    workers = [_Worker(cmd, _environment(args, rdzv, nproc, i, restart), i,
-                       rdzv.node_rank * nproc + i) for i in range(nproc)]
+    workers = [_Worker(cmd, _environment(args, rdzv, nproc, i, restart,
+                                         _error_file(log_root, restart, i)),
+                       i, rdzv.node_rank * nproc + i) for i in range(nproc)]
     try:
         while True:
             done = [w for w in workers if w.ended is not None]
+            # the workers that failed on their own, the first first (the root cause when
+            # error files' timestamps, in whole seconds, tie); the others are then ended
             failed = sorted((w for w in done if w.proc.returncode), key=lambda w: w.ended)
             if failed:
                 rdzv.fail(f"node {rdzv.node_rank}: local rank {failed[0].local_rank} failed")
-                ended = _stop(workers)
-                return "failed", _report(args, failed[0], failed[1:] + ended)
+                for w in failed:
+                    logger.error("failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s",
+                                 w.proc.returncode, w.local_rank, w.proc.pid, cmd[0])
+                _stop(workers)
+                failures = {w.rank: w.failure() for w in failed}
+                return "failed", ChildFailedError(args.training_script, failures)
             if len(done) == len(workers):
                 return None, None
             elsewhere = rdzv.interrupted()
@@ -402,11 +404,17 @@ def run(args):
                          "(--rdzv-backend c10d --rdzv-endpoint HOST:PORT); the static one "
                          "restarts a single node only")
     rdzv = _Rendezvous(args, nodes)
+    if args.log_dir:
+        os.makedirs(args.log_dir, exist_ok=True)
+    base = args.log_dir or tempfile.mkdtemp(prefix="torchelastic_")
+    log_root = tempfile.mkdtemp(prefix=f"{rdzv.run_id}_", dir=base)
     restart = 0
     while True:
-        why, report = _attempt(args, rdzv, nproc, restart)
+        why, report = _attempt(args, rdzv, nproc, restart, log_root)
         if why is None:
             rdzv.finish()
+            if not args.log_dir:  # nothing failed: the error files' folder can go
+                shutil.rmtree(base, ignore_errors=True)
             return
         if why == "rejoin":  # a membership change: not a failure, as in torchrun
             print(f"{report}; the nodes meet again", file=sys.stderr)
@@ -419,6 +427,8 @@ def run(args):
               f"{args.max_restarts})", file=sys.stderr)
         if rdzv.rounds:
             rdzv.next_round()
+    if isinstance(report, ChildFailedError):
+        raise report
     print(report, file=sys.stderr)
     raise SystemExit(1)
 
@@ -427,6 +437,7 @@ def _on_signal(signum, frame):
     raise SystemExit(128 + signum)  # unwinds through _attempt, which ends the workers
 
 
+@record
 def main(args=None):
     # SIGINT too: a launcher started in the background by a shell inherits it ignored (no
     # KeyboardInterrupt), and `kill -INT` must still end it and its workers

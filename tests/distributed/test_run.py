@@ -1,7 +1,9 @@
 """The launcher, `python -m ember.distributed.run` (torchrun's interface): the environment it
 gives each worker, a job across two launchers (static and c10d rendezvous), restarts, and a
 failed or hung rank ending the whole job non-zero with that rank's traceback."""
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -14,27 +16,36 @@ from ember.distributed import run as launcher
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 WORKER = textwrap.dedent("""
-    import datetime, os, sys, time
+    import datetime, os, signal, sys, time
     import {lib} as torch
     import {lib}.distributed as dist
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=5))
-    rank, restart = dist.get_rank(), int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+    from {lib}.distributed.elastic.multiprocessing.errors import record
+
+    @record
+    def main():
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=5))
+        rank, restart = dist.get_rank(), int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+        if mode in ("fail", "norecord") and rank == 1:
+            raise ValueError("rank 1 fails on purpose")
+        if mode == "killed" and rank == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if mode == "hang" and rank == 1:
+            time.sleep(600)
+        if mode == "fail-first" and rank == 0 and restart == 0:
+            sys.exit(3)
+        if mode == "scale-up" and dist.get_world_size() == 1:
+            time.sleep(60)  # until a second node arrives and the launcher restarts us
+        t = torch.tensor([rank + 1.0])
+        dist.all_reduce(t)
+        env = [os.environ.get(k, "-") for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE",
+                                                "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                                                "OMP_NUM_THREADS")]
+        line = " ".join(["worker", *env, str(restart), str(t.item()), torch.__name__])
+        sys.stdout.write(line + "\\n")  # one write: the workers share the launcher's stdout
+        dist.destroy_process_group()
+
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
-    if mode == "fail" and rank == 1:
-        raise ValueError("rank 1 fails on purpose")
-    if mode == "hang" and rank == 1:
-        time.sleep(600)
-    if mode == "fail-first" and rank == 0 and restart == 0:
-        sys.exit(3)
-    if mode == "scale-up" and dist.get_world_size() == 1:
-        time.sleep(60)  # until a second node arrives and the launcher restarts us
-    t = torch.tensor([rank + 1.0])
-    dist.all_reduce(t)
-    env = [os.environ.get(k, "-") for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
-                                   "GROUP_RANK", "OMP_NUM_THREADS")]
-    line = " ".join(["worker", *env, str(restart), str(t.item()), torch.__name__])
-    sys.stdout.write(line + "\\n")  # one write: the workers share the launcher's stdout
-    dist.destroy_process_group()
+    (main.__wrapped__ if mode == "norecord" else main)()
 """)
 
 
@@ -83,23 +94,59 @@ def test_torch_distributed_run_under_compat_restarts_failed_workers(script):
     assert "restarting them (1 of 1)" in err
 
 
+def _report(err):
+    """The ChildFailedError's report the launcher ends with."""
+    assert "ChildFailedError: \n" in err, err[-3000:]
+    return err[err.rindex("ChildFailedError: \n"):]
+
+
 @pytest.mark.parametrize("mode", ["fail", "hang"])
 def test_a_failed_or_hung_rank_ends_the_job(script, mode):
     out, err, code = _launch("--nproc-per-node", 2, script(), mode)
     assert code == 1
-    report = err[err.rindex("=" * 60, 0, err.rindex("=" * 60)):]
-    assert "FAILED" in report and "Root Cause" in report
-    if mode == "fail":  # the failing rank's own traceback; the other was ended
-        assert "rank      : 1 (local_rank: 1)" in report
+    report = _report(err)
+    assert "FAILED" in report and "Root Cause (first observed failure):" in report
+    if mode == "fail":  # the failing rank's traceback, from the error file @record wrote
+        assert "rank      : 1 (local_rank: 1)" in report.split("Root Cause")[1]
         assert "ValueError: rank 1 fails on purpose" in report
+        assert "attempt_0/1/error.json" in report
         # rank 0 is ended by the launcher, unless (on a loaded machine) its all_reduce saw
         # rank 1's connection close first and it failed on its own, after rank 1
-        assert "ended by the launcher after rank 1 failed" in report or \
+        assert "<NO_OTHER_FAILURES>" in report or \
             "rank      : 0 (local_rank: 0)" in report.split("Root Cause")[0]
     else:  # rank 0 timed out waiting for the hung rank 1, which the launcher then ended
-        assert "rank      : 0 (local_rank: 0)" in report
+        assert "rank      : 0 (local_rank: 0)" in report.split("Root Cause")[1]
         assert "Timed out waiting 5000ms" in report
-        assert "(SIGTERM)" in report
+        assert "rank      : 1" not in report  # ended by the launcher: no failure of its own
+
+
+def test_a_rank_without_record_or_killed_by_a_signal(script):
+    out, err, code = _launch("--nproc-per-node", 2, script(), "norecord")
+    report = _report(err)
+    assert code == 1 and "ValueError: rank 1 fails on purpose" in err  # its own stderr
+    assert "  error_file: <N/A>\n  traceback : To enable traceback see: " \
+        "https://pytorch.org/docs/stable/elastic/errors.html" in report
+    out, err, code = _launch("--nproc-per-node", 2, script(), "killed")
+    report = _report(err)
+    assert code == 1
+    assert re.search(r"exitcode  : -9 \(pid: (\d+)\)  \(SIGKILL\)\n  error_file: <N/A>\n"
+                     r"  traceback : Signal 9 \(SIGKILL\) received by PID \1", report), report
+
+
+def test_the_launchers_own_error_file_gets_the_root_cause(script, tmp_path):
+    own = tmp_path / "launcher_error.json"
+    env = dict(os.environ, PYTHONPATH=ROOT, TORCHELASTIC_ERROR_FILE=str(own))
+    proc = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node",
+                           "2", "--log-dir", str(tmp_path / "logs"), script(), "fail"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    record = json.loads(own.read_text())
+    assert record["message"]["message"] == "ValueError: rank 1 fails on purpose"
+    assert record["message"]["errorCode"] == 1
+    assert "raise ValueError" in record["message"]["extraInfo"]["py_callstack"]
+    kept = list((tmp_path / "logs").glob("*/attempt_0/1/error.json"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["message"]["message"] == \
+        "ValueError: rank 1 fails on purpose"
 
 
 @pytest.mark.parametrize("rdzv", ["static", "c10d"])
