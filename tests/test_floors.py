@@ -40,6 +40,8 @@ FLOORS = {
     "ember.fx": 5, "ember.export": 5, "ember.onnx": 5,
     "ember.distributed": 5, "ember._environment": 5, "ember._streams": 5,
     "ember.utils.tensorboard": 5, "ember.utils.benchmark": 5, "ember.utils.model_zoo": 5,
+    "ember.utils.collect_env": 5, "ember.utils.flop_counter": 5, "ember.utils.module_tracker": 5,
+    "ember.quasirandom": 5,
     "ember.compiler": 5, "ember._dynamo": 5, "ember._inductor": 5, "ember._C": 5,
     "ember.library": 5, "ember._library": 5,
     "ember.ao": 5, "ember.quantization": 5, "ember.masked": 5, "ember.nested": 5,

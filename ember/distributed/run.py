@@ -27,7 +27,7 @@ import uuid
 
 from .elastic.multiprocessing.errors import ChildFailedError, ProcessFailure, record
 
-__all__ = ["get_args_parser", "parse_args", "run", "main"]
+__all__ = ["get_args_parser", "parse_args", "get_use_env", "run", "main"]
 
 logger = logging.getLogger(__name__)
 
@@ -299,8 +299,20 @@ class _Worker:
             pass
 
 
-def _command(args):
-    script = [args.training_script] + list(args.training_script_args)
+def get_use_env(args) -> bool:
+    """Whether the workers learn their local rank from LOCAL_RANK alone (torchrun, always),
+    rather than also from a `--local-rank=N` argument (the legacy torch.distributed.launch
+    without `--use-env`)."""
+    if not hasattr(args, "use_env"):
+        return True
+    return args.use_env
+
+
+def _command(args, local_rank):
+    script = [args.training_script]
+    if not get_use_env(args):
+        script.append(f"--local-rank={local_rank}")
+    script += list(args.training_script_args)
     if args.no_python:
         if args.module:
             raise ValueError("Don't use both the '--no-python' flag and the '--module' flag "
@@ -360,9 +372,8 @@ def _attempt(args, rdzv, nproc, restart, log_root):
     """Run the workers once: (None, None) when all succeeded, else (why, report): why is
     "failed" (a worker here failed; the report is a ChildFailedError), "restart" (one on
     another node did) or "rejoin" (a node is waiting to join)."""
-    cmd = _command(args)
-    workers = [_Worker(cmd, _environment(args, rdzv, nproc, i, restart,
-                                         _error_file(log_root, restart, i)),
+    workers = [_Worker(_command(args, i), _environment(args, rdzv, nproc, i, restart,
+                                                       _error_file(log_root, restart, i)),
                        i, rdzv.node_rank * nproc + i) for i in range(nproc)]
     try:
         while True:
@@ -374,7 +385,7 @@ def _attempt(args, rdzv, nproc, restart, log_root):
                 rdzv.fail(f"node {rdzv.node_rank}: local rank {failed[0].local_rank} failed")
                 for w in failed:
                     logger.error("failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s",
-                                 w.proc.returncode, w.local_rank, w.proc.pid, cmd[0])
+                                 w.proc.returncode, w.local_rank, w.proc.pid, w.proc.args[0])
                 _stop(workers)
                 failures = {w.rank: w.failure() for w in failed}
                 return "failed", ChildFailedError(args.training_script, failures)
@@ -407,42 +418,59 @@ def run(args):
     if args.log_dir:
         os.makedirs(args.log_dir, exist_ok=True)
     base = args.log_dir or tempfile.mkdtemp(prefix="torchelastic_")
-    log_root = tempfile.mkdtemp(prefix=f"{rdzv.run_id}_", dir=base)
+    keep = bool(args.log_dir)  # a temporary folder stays only for a failure's error files
+    try:
+        report = _run_attempts(args, rdzv, nproc,
+                               tempfile.mkdtemp(prefix=f"{rdzv.run_id}_", dir=base))
+        if isinstance(report, ChildFailedError):
+            keep = True
+            raise report
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+    if report is not None:
+        print(report, file=sys.stderr)
+        raise SystemExit(1)
+
+
+def _run_attempts(args, rdzv, nproc, log_root):
+    """Run the workers, restarting them as allowed: None when they succeeded, else the last
+    attempt's report (a ChildFailedError, or the launcher's message)."""
     restart = 0
     while True:
         why, report = _attempt(args, rdzv, nproc, restart, log_root)
         if why is None:
             rdzv.finish()
-            if not args.log_dir:  # nothing failed: the error files' folder can go
-                shutil.rmtree(base, ignore_errors=True)
-            return
+            return None
         if why == "rejoin":  # a membership change: not a failure, as in torchrun
             print(f"{report}; the nodes meet again", file=sys.stderr)
             rdzv.next_round()
             continue
         if restart >= args.max_restarts:
-            break
+            return report
         restart += 1
         print(f"[launcher] workers failed; restarting them ({restart} of "
               f"{args.max_restarts})", file=sys.stderr)
         if rdzv.rounds:
             rdzv.next_round()
-    if isinstance(report, ChildFailedError):
-        raise report
-    print(report, file=sys.stderr)
-    raise SystemExit(1)
 
 
 def _on_signal(signum, frame):
     raise SystemExit(128 + signum)  # unwinds through _attempt, which ends the workers
 
 
-@record
-def main(args=None):
-    # SIGINT too: a launcher started in the background by a shell inherits it ignored (no
-    # KeyboardInterrupt), and `kill -INT` must still end it and its workers
+def end_workers_on_signals():
+    """A signal that ends the launcher ends its workers first (they run in sessions of their
+    own, so a signal to the launcher alone would leave them). SIGINT too: a launcher started
+    in the background by a shell inherits it ignored (no KeyboardInterrupt), and `kill -INT`
+    must still end it and its workers."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, _on_signal)
+
+
+@record
+def main(args=None):
+    end_workers_on_signals()
     run(parse_args(sys.argv[1:] if args is None else args))
 
 
