@@ -154,6 +154,15 @@ def _uninitialized_fill(xp, np_dtype):
     return float("nan")
 
 
+class flop_counter:
+    """What counts FLOPs (torch.utils.flop_counter.FlopCounterMode), or None: a function told
+    of each matrix product, convolution and convolution backward as PyTorch's ATen op
+    (name, arguments, keyword arguments, result). Read by those ops as they compute, and by
+    first-order backward formulas (which then run as ops, to be counted), so nothing pays
+    more than one attribute read while nothing counts."""
+    active = None
+
+
 class profiler:
     """The recording profiler, or None (read once per backward by the engine, and by the op
     wrappers that exist only while one records)."""

@@ -236,13 +236,29 @@ class CustomOpDef:
             return run(None)
         return region.run_op(self._overload, positional, keywords, run)
 
+    def _counted(self, values):
+        """`_run`, told to an open FlopCounterMode as one call of this operator: what its
+        kernel computes inside is not counted again (PyTorch's dispatcher does not show a
+        mode the ops inside a custom operator's kernel)."""
+        counter = _state.flop_counter.active
+        if counter is None or self._overload is None:
+            return self._run(values)
+        _state.flop_counter.active = None
+        try:
+            output = self._run(values)
+        finally:
+            _state.flop_counter.active = counter
+        positional, keywords = self._split(values)
+        counter(self._overload.overloadpacket, positional, keywords, output)
+        return output
+
     def __call__(self, *args, **kwargs):
         values, autocast_device = self._autocast_cast(self._bind(args, dict(kwargs)))
         if autocast_device is None:
-            return self._run(values)
+            return self._counted(values)
         from ..amp.autocast_mode import autocast
         with autocast(autocast_device, enabled=False):
-            return self._run(values)
+            return self._counted(values)
 
 
 class _Packed:

@@ -133,6 +133,11 @@ def _sdpa_flash_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, at
     return output, ops.logsumexp(scores, -1)
 
 
+def _convolution_backward(*args, **kwargs):
+    conv = importlib.import_module("ember.ops.conv._graph_ops")
+    return conv.convolution_backward(*args, **kwargs)
+
+
 def _method(name):
     """The Tensor method `name` as an op taking the tensor first."""
     return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
@@ -153,6 +158,7 @@ TABLE = (
     ("aten.addmv.default", "addmv", ("AddmvBackward0",)),
     ("aten.dot.default", "dot", ("DotBackward0",)),
     ("aten.convolution.default", "convolution", ("ConvolutionBackward0",)),
+    ("aten.convolution_backward.default", _convolution_backward, ()),
     # activations
     ("aten.relu.default", "relu", ("ReluBackward0",)),
     ("aten.threshold.default", "threshold", ("ThresholdBackward0",)),

@@ -21,8 +21,8 @@ import numpy as np
 _new = object.__new__
 
 from .. import _dtype_casts as _casts
-from .._state import (anomaly as _anomaly, forward_ad as _fw, grad as _grad_state,
-                      profiler as _profiler, saved_tensor_hooks as _saved_hooks,
+from .._state import (anomaly as _anomaly, flop_counter as _flops, forward_ad as _fw,
+                      grad as _grad_state, profiler as _profiler, saved_tensor_hooks as _saved_hooks,
                       selective_checkpoint as _sac,
                       selective_checkpoint_anywhere as _sac_anywhere,
                       saved_tensor_hooks_anywhere as _saved_hooks_anywhere)
@@ -155,15 +155,17 @@ class Node:
 # would run, in the same order, so the same bits, without an op's dispatch per step (2-3 us
 # each on a small tensor). Under create_graph, while a dual level is open (forward AD runs
 # formulas with grad mode on, and tangents may ride on the gradients) and while the profiler
-# records (it lists the ops a backward node runs), the formula runs in ember ops.
+# records (it lists the ops a backward node runs) and while FLOPs are counted (the products
+# of the formula are counted as the ops they are), the formula runs in ember ops.
 _ARRAY_FORMULA_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def first_order_arrays(grad, *saved):
     """The arrays of `grad` and the `saved` tensors (None for a None) when a backward formula
-    may compute on them directly (grad mode off, no dual level, no profiler, one
-    float32/float64 dtype, one device), else None."""
-    if _grad_state.enabled or _fw.level is not None or _profiler.active is not None:
+    may compute on them directly (grad mode off, no dual level, no profiler or FLOP
+    counter, one float32/float64 dtype, one device), else None."""
+    if _grad_state.enabled or _fw.level is not None or _profiler.active is not None \
+            or _flops.active is not None:
         return None
     g = grad._array
     if g.dtype not in _ARRAY_FORMULA_DTYPES:

@@ -4,6 +4,7 @@
 As PyTorch, the batch dimensions are flattened, one TrilinearBackward0 node contracts the
 three operands, the result is viewed back to the batch shape and the bias is added after.
 """
+from .._state import flop_counter as _flops
 from .._tensor import make_tensor, xp_of
 from ._graph import Node, record
 
@@ -17,6 +18,16 @@ class TrilinearBackward0(Node):
     incoming gradient with the other two (ember ops, so it differentiates again)."""
 
     def backward(self, grad):
+        counter = _flops.active
+        if counter is None:
+            return self._backward(grad)
+        _flops.active = None  # PyTorch's _trilinear (and its backward) counts no FLOPs
+        try:
+            return self._backward(grad)
+        finally:
+            _flops.active = counter
+
+    def _backward(self, grad):
         from .linalg import einsum
         x1, w, x2 = self.saved_tensors
         g1 = einsum("bo,oij,bj->bi", grad, w, x2) if self._next[0][0] is not None else None

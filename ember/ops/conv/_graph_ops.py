@@ -4,7 +4,8 @@ import numpy as np
 
 from ..._memory_format import c_ordered, follow_channels_last
 from ..._tensor import make_tensor, xp_of
-from ..._state import grad as _grad_state, selective_checkpoint_anywhere as _sac_anywhere
+from ..._state import (flop_counter as _flops, grad as _grad_state,
+                       selective_checkpoint_anywhere as _sac_anywhere)
 from .._graph import Node, kept_output, record
 from ._routines import conv_backward, conv_forward, conv_transpose_forward, conv_weight_grad
 
@@ -37,6 +38,28 @@ class ConvolutionBackward0(Node):
     kept = None
 
     def backward(self, grad):
+        counter = _flops.active
+        if counter is None:
+            return self._backward(grad)
+        # counted as one convolution_backward, as PyTorch's ATen runs it (the convolutions
+        # that compute it are not counted again)
+        _flops.active = None
+        try:
+            grads = self._backward(grad)
+        finally:
+            _flops.active = counter
+        x, w = self.saved_tensors
+        nxt = self._next
+        mask = [nxt[0][0] is not None, nxt[1][0] is not None,
+                len(nxt) == 3 and nxt[2][0] is not None]
+        stride, padding, dilation, output_padding, groups = _aten_params(self.params)
+        bias_sizes = _bias_sizes(w, self.params, self.transposed) if len(nxt) == 3 else None
+        counter("convolution_backward", (grad, x, w, bias_sizes, stride, padding, dilation,
+                                         self.transposed, output_padding, groups, mask),
+                None, tuple(grads) + (None,) * (3 - len(grads)))
+        return grads
+
+    def _backward(self, grad):
         x, w = self.saved_tensors
         p, nxt = self.params, self._next
         gx = gw = None
@@ -85,6 +108,23 @@ def _record_conv(out, x, w, bias, p, transposed, kept=None):
     return out
 
 
+def _aten_params(p):
+    """(stride, padding, dilation, output_padding, groups) of ATen's convolution, from ember's
+    (stride, padding before, padding after, dilation, groups)."""
+    stride, lo, _, dilation, groups = p
+    return list(stride), list(lo), list(dilation), [0] * len(stride), groups
+
+
+def _bias_sizes(w, p, transposed):
+    return [w.shape[1] * p[4] if transposed else w.shape[0]]
+
+
+def _count_conv(x, w, bias, p, transposed, out):
+    stride, padding, dilation, output_padding, groups = _aten_params(p)
+    _flops.active("convolution", (x, w, bias, stride, padding, dilation, transposed,
+                                  output_padding, groups), None, out)
+
+
 def _inputs(x, w, bias):
     return (x, w) if bias is None else (x, w, bias)
 
@@ -97,8 +137,13 @@ def _conv(x, w, bias, p, osz=None):
     if y is None:
         # the weight gradient to come can reuse some of the forward's work
         kept = [] if w._requires_grad and _grad_state.enabled else None
-        y = _add_bias(xp, conv_forward(xp, x._array, w._array, p, osz, kept), bias)
-    return _record_conv(make_tensor(y, x._device), x, w, bias, p, False, kept)
+        y = make_tensor(_add_bias(xp, conv_forward(xp, x._array, w._array, p, osz, kept), bias),
+                        x._device)
+        if _flops.active is not None:
+            _count_conv(x, w, bias, p, False, y)
+    else:
+        y = make_tensor(y, x._device)
+    return _record_conv(y, x, w, bias, p, False, kept)
 
 
 def _conv_transpose(y, w, bias, p, size, result=None):
@@ -108,8 +153,13 @@ def _conv_transpose(y, w, bias, p, size, result=None):
     if x is None and _sac_anywhere.count:
         x = kept_output(ConvolutionBackward0, _inputs(y, w, bias))
     if x is None:
-        x = _add_bias(xp, conv_transpose_forward(xp, y._array, w._array, p, tuple(size)), bias)
-    return _record_conv(make_tensor(x, y._device), y, w, bias, p, True)
+        x = make_tensor(_add_bias(xp, conv_transpose_forward(xp, y._array, w._array, p,
+                                                             tuple(size)), bias), y._device)
+        if _flops.active is not None:
+            _count_conv(y, w, bias, p, True, x)
+    else:
+        x = make_tensor(x, y._device)
+    return _record_conv(x, y, w, bias, p, True)
 
 
 def _conv_weight(x, gy, p, w_shape, kept=None, result=None):
@@ -122,3 +172,33 @@ def _conv_weight(x, gy, p, w_shape, kept=None, result=None):
         node.save_for_backward(x, gy)
         node.params = p
     return gw
+
+
+def _int_list(value, n):
+    value = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
+    return value * n if len(value) == 1 and n > 1 else value
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    """ATen's `convolution_backward` (`torch.ops.aten.convolution_backward`): the gradients of
+    input, weight and bias (each where `output_mask` asks, else None) of a convolution (or
+    transposed one) of `input` by `weight` whose output's gradient is `grad_output`."""
+    n = weight.ndim - 2
+    stride, padding, dilation = (_int_list(v, n) for v in (stride, padding, dilation))
+    p = (tuple(stride), tuple(padding), tuple(padding), tuple(dilation), int(groups))
+    size = tuple(input.shape[2:])
+    gx = gw = gb = None
+    if transposed:
+        if output_mask[0]:
+            gx = _conv(grad_output, weight, None, p, size)
+        if output_mask[1]:
+            gw = _conv_weight(grad_output, input, p, tuple(weight.shape))
+    else:
+        if output_mask[0]:
+            gx = _conv_transpose(grad_output, weight, None, p, size)
+        if output_mask[1]:
+            gw = _conv_weight(input, grad_output, p, tuple(weight.shape))
+    if output_mask[2]:
+        gb = _bias_grad(grad_output)
+    return gx, gw, gb

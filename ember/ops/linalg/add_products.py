@@ -6,11 +6,11 @@ beta == 0 ignores input entirely (its NaN and inf do not spread), as PyTorch doe
 """
 from ..._parallel import matmul as _products
 from ..._tensor import make_tensor, xp_of
-from ..._state import autocast as _autocast
+from ..._state import autocast as _autocast, flop_counter as _flops
 from .._autocast import lower
 from .._graph import Node, record
 from ._common import _check_same, _needs, _out, _same_dtype, _scaled, mv_dtype_error
-from .matmul import _addmm_dtypes, addmm
+from .matmul import _addmm_dtypes, _scales, addmm
 
 
 def _add_term(prod, input, beta):
@@ -141,6 +141,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if alpha != 1:
         prod = prod * alpha
     res = make_tensor(_same_dtype(_add_term(prod, input, beta), batch1._array), batch1._device)
+    if _flops.active is not None:
+        _flops.active("baddbmm", (input, batch1, batch2), _scales(beta, alpha), res)
     return _finish(res, BaddbmmBackward0, (input, batch1, batch2), alpha, beta, out, "baddbmm")
 
 

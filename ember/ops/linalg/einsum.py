@@ -7,7 +7,7 @@ import numpy as np
 
 from ..._parallel import matmul as _products
 from ..._tensor import make_tensor, xp_of
-from ..._state import autocast as _autocast
+from ..._state import autocast as _autocast, flop_counter as _flops
 from .._autocast import lower
 from .._graph import Node, record
 from ._common import _needs
@@ -18,7 +18,25 @@ class EinsumBackward0(Node):
     a subscript repeated in the operand (a diagonal) is tied by an identity matrix, and one
     summed only in that operand is spread by a vector of ones."""
 
+    path = None          # the forward's contraction order (3+ operands), None left to right
+    given_shapes = None  # the operands' shapes before broadcasting
+
     def backward(self, grad):
+        counter = _flops.active
+        if counter is None:
+            return self._backward(grad)
+        # counted as PyTorch's backward of its contraction: for each bmm of the forward, the
+        # bmm of each side that needs a gradient (the einsums computing them are not counted)
+        needs = [_needs(self, k) for k in range(len(self.subs))]
+        for shapes in [] if len(needs) < 2 else _bmms(self.subs, self.out_sub, self.given_shapes, self.path, needs):
+            counter("bmm", shapes[:2], None, shapes[2])
+        _flops.active = None
+        try:
+            return self._backward(grad)
+        finally:
+            _flops.active = counter
+
+    def _backward(self, grad):
         ops = self.saved_tensors
         grads = []
         for k, sub in enumerate(self.subs):
@@ -133,16 +151,66 @@ def _pair_as_matmul(xp, subs, out_sub, arrays):
     return xp.ascontiguousarray(full.transpose([order.index(c) for c in out_sub]))
 
 
+def _pair_bmm(sa, sb, shape_a, shape_b, kept):
+    """The bmm PyTorch's einsum contracts two operands with: (letters of both kept, those of
+    the left kept, the summed ones) by (both kept, summed, those of the right kept), as the
+    shapes of its operands and result; a letter of size 1 on one side counts as the other
+    side's alone, and one summed in a single operand is summed before. None where nothing
+    is summed (PyTorch multiplies)."""
+    size_a, size_b = dict(zip(sa, shape_a)), dict(zip(sb, shape_b))
+    if not any(c in size_b and c not in kept for c in size_a):
+        return None
+    both = left = right = summed = 1
+    for c in dict.fromkeys(sa + sb):
+        a, b = size_a.get(c, 1), size_b.get(c, 1)
+        if c not in kept:
+            summed *= a if a != 1 and b != 1 else 1
+        elif a != 1 and b != 1:
+            both *= a
+        elif a != 1:
+            left *= a
+        elif b != 1:
+            right *= b
+    return (both, left, summed), (both, summed, right), (both, left, right)
+
+
+def _steps(n, path):
+    """The contraction order: the path given, or left to right."""
+    return path if path is not None else [(0, 1)] + [(0, n - 1 - k) for k in range(1, n - 1)]
+
+
+def _bmms(subs, out_sub, shapes, path, needs=None):
+    """The bmm shapes of an einsum's contraction (forward: each once; with `needs`, whether
+    each operand needs a gradient: those of its backward, one per side of each bmm that
+    needs one, an intermediate needing one when an operand under it does)."""
+    items = [(s, tuple(shape), True if needs is None else need)
+             for s, shape, need in zip(subs, shapes, needs or [True] * len(subs))]
+    found = []
+    for step in _steps(len(items), path):
+        taken = [items[i] for i in step]
+        for i in sorted(step, reverse=True):
+            del items[i]
+        needed = set(out_sub).union(*(it[0] for it in items))
+        letters = "".join(dict.fromkeys(c for it in taken for c in it[0] if c in needed))
+        if len(taken) == 2:
+            bmm = _pair_bmm(taken[0][0], taken[1][0], taken[0][1], taken[1][1], needed)
+            if bmm is not None:
+                found += [bmm] * (1 if needs is None else taken[0][2] + taken[1][2])
+        sizes = {}
+        for s, shape, _ in taken:
+            for c, n in zip(s, shape):
+                sizes[c] = max(sizes.get(c, 1), n)
+        items.append((letters, tuple(sizes[c] for c in letters), any(it[2] for it in taken)))
+    return found
+
+
 def _contract(xp, subs, out_sub, arrays, path):
     """Contract the operands a step at a time: `path` lists the positions each step takes
     from the operand list (its result joins the end), opt_einsum's form; None is left to
     right (the first two, then the next with the running result). A step keeps the letters
     that later operands or the output still need."""
     subs, arrays = list(subs), list(arrays)
-    n = len(arrays)
-    if path is None:
-        path = [(0, 1)] + [(0, n - 1 - k) for k in range(1, n - 1)]
-    for step in path:
+    for step in _steps(len(arrays), path):
         taken_subs = [subs[i] for i in step]
         taken = [arrays[i] for i in step]
         for i in sorted(step, reverse=True):
@@ -179,6 +247,7 @@ def einsum(equation, *operands):
             elif n != 1 and n != seen:
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which "
                                    f"does not broadcast with previously seen size {seen}")
+    given_shapes = [t._array.shape for t in operands]  # (before broadcasting: FLOPs count them)
     operands = tuple(t if all(n == sizes[c] for c, n in zip(s, t._array.shape))
                      else t.expand(*[sizes[c] for c in s]) for s, t in zip(subs, operands))
     xp = xp_of(operands[0])
@@ -187,10 +256,15 @@ def einsum(equation, *operands):
     dtype = arrays[0].dtype
     if dtype.name == "bfloat16":  # NumPy's einsum has no bfloat16 loop
         arrays = [a.astype(np.float32) for a in arrays]
+    path = None
     if len(arrays) > 2:
         from ...backends import opt_einsum as _opt_einsum  # (only einsums of 3+ need it)
-        arr = _contract(xp, subs, out_sub, arrays, _opt_einsum.contraction_path(
-            spec, [a.shape for a in arrays]))
+        path = _opt_einsum.contraction_path(spec, [a.shape for a in arrays])
+    if _flops.active is not None and len(arrays) > 1:  # told as PyTorch runs it: its bmms
+        for shapes in _bmms(subs, out_sub, given_shapes, path):
+            _flops.active("bmm", shapes[:2], None, shapes[2])
+    if len(arrays) > 2:
+        arr = _contract(xp, subs, out_sub, arrays, path)
     else:
         arr = _pair_as_matmul(xp, subs, out_sub, arrays) if len(arrays) == 2 else None
         if arr is None:
@@ -199,5 +273,6 @@ def einsum(equation, *operands):
     node = record(EinsumBackward0, operands, res)
     if node is not None:
         node.subs, node.out_sub, node.used = subs, out_sub, used
+        node.path, node.given_shapes = path, given_shapes
         node.save_for_backward(*operands)
     return res

@@ -13,7 +13,7 @@ from ..._parallel import matmul as _products
 from ..._sparse import SparseTensor
 from ..._sparse_compressed import SparseCompressedTensor
 from ..._tensor import make_tensor, Tensor, xp_of
-from ..._state import (autocast as _autocast, forward_ad as _fw,
+from ..._state import (autocast as _autocast, flop_counter as _flops, forward_ad as _fw,
                        selective_checkpoint_anywhere as _sac_anywhere)
 from .._autocast import lower
 from .._graph import Node, first_order_arrays, kept_output, record
@@ -29,13 +29,37 @@ _SPARSE = (SparseTensor, SparseCompressedTensor)  # the operands ops/sparse.py m
 def _product(a, b, node_cls):
     # a selective checkpoint's recomputation hands back the forward's product when it kept it
     kept = kept_output(node_cls, (a, b)) if _sac_anywhere.count else None
-    if kept is None:
+    computed = kept is None
+    if computed:
         kept = _same_dtype(_products(xp_of(a), a._array, b._array), a._array)
     out = make_tensor(kept, a._device)
+    if computed and _flops.active is not None:
+        _count_product(node_cls, a, b, out)
     node = record(node_cls, (a, b), out)
     if node is not None:
         node.save_for_backward(a, b)
     return out
+
+
+def _count_product(node_cls, a, b, result):
+    """Tell the FLOP counter of a product as PyTorch's ATen runs it: mm, bmm, or for a
+    broadcast batched product (`_batched`) the bmm of the operands expanded to one batch
+    (its shapes). Vector products (mv, dot) are not counted, as in PyTorch."""
+    if node_cls is MmBackward0:
+        _flops.active("mm", (a, b), None, result)
+    elif node_cls is BmmBackward0:
+        _flops.active("bmm", (a, b), None, result)
+    elif node_cls is MatmulBackward0:
+        sa, sb = a._array.shape, b._array.shape
+        batch = math.prod(np.broadcast_shapes(sa[:-2], sb[:-2]))
+        _flops.active("bmm", ((batch,) + sa[-2:], (batch,) + sb[-2:]), None,
+                      (batch, sa[-2], sb[-1]))
+
+
+def _scales(beta, alpha):
+    """addmm's and baddbmm's keyword arguments as the FLOP counter hears them: those given
+    other than their defaults."""
+    return {k: v for k, v in (("beta", beta), ("alpha", alpha)) if v != 1}
 
 
 def _transposed(t):
@@ -192,8 +216,11 @@ class MatmulBackward0(Node):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        ga = grad.matmul(b.mT.conj()) if self._next[0][0] is not None else None
-        gb = a.mT.conj().matmul(grad) if self._next[1][0] is not None else None
+        # counting FLOPs, the products stay batched, as the backward of PyTorch's bmm (matmul
+        # could fold one into an mm: the same values, counted under another operator)
+        product = matmul if _flops.active is None else _batched
+        ga = product(grad, b.mT.conj()) if self._next[0][0] is not None else None
+        gb = product(a.mT.conj(), grad) if self._next[1][0] is not None else None
         return ga, gb
 
 
@@ -341,7 +368,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             broadcast_shapes_or_none(bias_shape, (m, n)) != (m, n):
         input.expand(m, n)  # raises PyTorch's message for a bias that does not fit
     prod = kept_output(AddmmBackward0, (input, mat1, mat2)) if _sac_anywhere.count else None
-    if prod is None:
+    computed = prod is None
+    if computed:
         prod = _products(xp_of(mat1), mat1._array, mat2._array)
         if alpha != 1:
             prod *= alpha
@@ -351,6 +379,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             prod = prod + input._array * beta
         prod = _same_dtype(prod, mat1._array)
     res = make_tensor(prod, mat1._device)
+    if computed and _flops.active is not None:
+        _flops.active("addmm", (input, mat1, mat2), _scales(beta, alpha), res)
     node = record(AddmmBackward0, (input, mat1, mat2), res)
     if node is not None:
         node.alpha, node.beta = alpha, beta
