@@ -14,6 +14,7 @@ runs in the Python loop over time (packed sequences on shrinking (forward) or gr
 `params` is PyTorch's flat weight list: per layer and direction `w_ih, w_hh`, then `b_ih, b_hh`
 when `has_biases`, then `w_hr` for an LSTM with projections.
 """
+from .._state import flop_counter as _flops
 from . import _recurrent_fused as _fused, activation, shape
 from .linalg import linear, mm
 from .normalization import dropout as _dropout
@@ -52,10 +53,20 @@ def gru_step(xg, h, w_hh, b_hh):
 
 
 # ---- one layer, one direction ------------------------------------------------------------
+def _one_kernel_in_pytorch(mode, x, weights, batch_sizes):
+    """Whether PyTorch's CPU build runs this layer as one oneDNN kernel, whose FLOPs it does
+    not count (an LSTM of float32, bfloat16 or float16 without projections over a padded
+    batch). Elsewhere it runs the cells op by op, each product counted: while FLOPs are
+    counted ember then composes the layer of its ops too, so that they are counted alike."""
+    return (mode == "LSTM" and weights[4] is None and batch_sizes is None
+            and x.device.type == "cpu" and x.dtype.name in ("float32", "bfloat16", "float16"))
+
+
 def run_direction(mode, x, h, c, weights, batch_sizes, reverse):
     """x: (T, B, I) padded or (N, I) packed. Returns the output in x's layout and the final
     (h, c) (c None unless LSTM)."""
-    if _fused.usable(x, h, c, weights, batch_sizes):
+    if _fused.usable(x, h, c, weights, batch_sizes) and (
+            _flops.active is None or _one_kernel_in_pytorch(mode, x, weights, batch_sizes)):
         return _fused.direction(mode, x, h, c, weights, reverse, batch_sizes)
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     xg = linear(x, w_ih, b_ih)

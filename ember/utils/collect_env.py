@@ -32,6 +32,8 @@ NVIDIA_PATTERNS = ["cuda-cudart", "cuda-cupti", "cuda-libraries", "cuda-nvrtc",
                    "cuda-runtime", "cublas", "cudnn", "cufft", "curand", "cusolver",
                    "cusparse", "nccl", "nvjitlink", "nvtx"]
 CONDA_PATTERNS = ["cudatoolkit", "mkl", "magma"]
+ONEAPI_PATTERNS = ["dpcpp-cpp-rt", "intel-cmplr-lib-rt", "intel-opencl-rt", "intel-sycl-rt",
+                   "onemkl-sycl-blas", "intel-openmp", "tbb", "umf"]
 PIP_PATTERNS = ["ember", "mypy", "flake8", "onnx"]
 
 
@@ -76,7 +78,7 @@ def get_platform():
 
 
 def get_conda_packages(run_lambda, patterns=None):
-    patterns = patterns or CONDA_PATTERNS + COMMON_PATTERNS + NVIDIA_PATTERNS
+    patterns = patterns or CONDA_PATTERNS + COMMON_PATTERNS + NVIDIA_PATTERNS + ONEAPI_PATTERNS
     out = run_and_read_all(run_lambda, f"{os.environ.get('CONDA_EXE', 'conda')} list")
     if out is None:
         return None
@@ -86,7 +88,7 @@ def get_conda_packages(run_lambda, patterns=None):
 
 def get_pip_packages(run_lambda, patterns=None):
     """("pip3", the `pip list` lines of the packages the report names)."""
-    patterns = patterns or PIP_PATTERNS + COMMON_PATTERNS + NVIDIA_PATTERNS
+    patterns = patterns or PIP_PATTERNS + COMMON_PATTERNS + NVIDIA_PATTERNS + ONEAPI_PATTERNS
     os.environ["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     out = run_and_read_all(run_lambda, [sys.executable, "-mpip", "list", "--format=freeze"])
     if out is None:
@@ -140,6 +142,70 @@ def get_cudnn_version(run_lambda):
     if len(files) == 1:
         return files[0]
     return "Probably one of the following:\n" + "\n".join(files)
+
+
+def _detect_linux_pkg_manager():
+    if get_platform() != "linux":
+        return "N/A"
+    for manager in ("dpkg", "dnf", "yum", "zypper"):
+        if run(f"which {manager}")[0] == 0:
+            return manager
+    return "N/A"
+
+
+# how each package manager lists a package, and which field of the line is its version
+_PKG_QUERIES = {"dpkg": ("dpkg -l | grep {}", 2), "dnf": ("dnf list | grep {}", 1),
+                "yum": ("yum list | grep {}", 1), "zypper": ("zypper info {} | grep Version", 2)}
+
+
+def get_linux_pkg_version(run_lambda, pkg_name):
+    """The installed version of a Linux package, by the system's package manager, or
+    "N/A"."""
+    manager = _detect_linux_pkg_manager()
+    if manager == "N/A":
+        return "N/A"
+    command, field = _PKG_QUERIES[manager]
+    out = run_and_read_all(run_lambda, command.format(pkg_name))
+    if not out:
+        return "N/A"
+    fields = re.sub(" +", " ", out).split(" ")
+    return fields[field] if len(fields) > field else "N/A"
+
+
+def get_intel_gpu_driver_version(run_lambda):
+    """The Intel GPU compute runtime packages installed (Linux), one "* name:\tversion"
+    line each."""
+    if get_platform() != "linux":
+        return ""
+    packages = {"dpkg": ("intel-opencl-icd", "libze1", "level-zero")}.get(
+        _detect_linux_pkg_manager(), ("intel-opencl", "level-zero"))
+    lines = []
+    for package in packages:
+        version = get_linux_pkg_version(run_lambda, package)
+        if version != "N/A":
+            lines.append(f"* {package}:\t{version}")
+    return "\n".join(lines)
+
+
+def get_intel_gpu_onboard(run_lambda):
+    """The Intel GPUs xpu-smi discovers (Linux), one "* name" line each, or "N/A"."""
+    if get_platform() != "linux":
+        return ""
+    out = run_and_read_all(run_lambda, "xpu-smi discovery -j")
+    if not out:
+        return "N/A"
+    try:
+        devices = json.loads(out).get("device_list", [])
+    except (ValueError, TypeError, AttributeError) as e:
+        return f"{out}\n{e}"
+    if not isinstance(devices, list) or not devices:
+        return "N/A"
+    return "\n".join(f'* {device["device_name"]}' for device in devices)
+
+
+def get_intel_gpu_detected(run_lambda):
+    """The XPU devices the library sees: ember has no XPU backend."""
+    return "N/A"
 
 
 def get_cpu_info(run_lambda):

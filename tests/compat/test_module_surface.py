@@ -79,6 +79,16 @@ MUST = sorted(set(
        "torchvision.models.detection", "torchvision.models.segmentation",
        "torchvision.models.video", "torchvision.models.inception",
        "torchvision.models.swin_transformer", "torchvision.models.regnet"]
+    # what training scripts import beyond those: the elastic error files, the legacy
+    # launcher, the CPU build's backend switches, the environment report, FLOP counting,
+    # differentiable collectives, Sobol' sequences
+    + ["torch.distributed.elastic.multiprocessing.errors",
+       "torch.distributed.elastic.multiprocessing.errors.error_handler",
+       "torch.distributed.elastic.multiprocessing.errors.handlers", "torch.distributed.launch",
+       "torch.distributed.nn", "torch.distributed.nn.functional", "torch.utils.collect_env",
+       "torch.utils.flop_counter", "torch.utils.module_tracker", "torch.quasirandom"]
+    + [f"torch.backends.{b}" for b in ("mkl", "cpu", "quantized", "opt_einsum", "mha",
+                                        "nnpack", "xnnpack")]
     + [f"torch.distributions.{d}" for d in _DISTRIBUTIONS]
     + [f"torch.optim.{o}" for o in _OPTIM]
     + [f"torch.nn.utils.{u}" for u in _NN_UTILS]))

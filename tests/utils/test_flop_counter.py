@@ -259,3 +259,35 @@ def test_module_tracker_names_forward_and_backward():
     assert seen[0] == ("ReLU", ["Global", "Sequential", "Sequential.1", "Sequential.1.0"],
                        False)
     assert seen[1] == ("grad", ["Global", "Sequential", "Sequential.1", "Sequential.1.0"], True)
+
+
+RECURRENT = [
+    ("lstm: one oneDNN kernel in PyTorch, uncounted", lambda lib: lib.nn.LSTM(4, 6), "float32",
+     False),
+    ("lstm float64", lambda lib: lib.nn.LSTM(4, 6), "float64", False),
+    ("lstm projections", lambda lib: lib.nn.LSTM(4, 6, proj_size=3), "float32", False),
+    ("lstm packed", lambda lib: lib.nn.LSTM(4, 6), "float32", True),
+    ("gru", lambda lib: lib.nn.GRU(4, 6, num_layers=2), "float32", False),
+    ("gru bidirectional packed", lambda lib: lib.nn.GRU(4, 6, bidirectional=True), "float32",
+     True),
+    ("rnn relu", lambda lib: lib.nn.RNN(4, 6, nonlinearity="relu"), "float64", False),
+]
+
+
+@pytest.mark.parametrize("name, build, dtype, packed", RECURRENT, ids=[r[0] for r in RECURRENT])
+def test_recurrent_layers_count_as_pytorchs(torch, name, build, dtype, packed):
+    """PyTorch runs these cell by cell (an LSTM of float32 as one uncounted kernel): the
+    totals agree. (Which module a product is counted under can differ for the last weight
+    gradient of a sequence: ember's engine runs ready nodes in another valid order.)"""
+    results = []
+    for lib in (ember, torch):
+        counter_class = importlib.import_module(f"{lib.__name__}.utils.flop_counter")
+        lib.manual_seed(0)
+        model = build(lib).to(getattr(lib, dtype))
+        x = lib.tensor(_a(3, 2, 4), dtype=getattr(lib, dtype), requires_grad=True)
+        inputs = lib.nn.utils.rnn.pack_padded_sequence(x, [3, 2]) if packed else x
+        with counter_class.FlopCounterMode(display=False) as counter:
+            out = model(inputs)[0]
+            (out.data if packed else out).sum().backward()
+        results.append(_counts(counter).get("Global", {}))
+    assert results[0] == results[1]
