@@ -37,6 +37,10 @@ class BackwardCFunction(Node):
     def set_materialize_grads(self, value):
         self._materialize_grads = bool(value)
 
+    def __repr__(self):
+        # PyTorch makes this class in Python, in torch.autograd.function
+        return f"<torch.autograd.function.{type(self).__name__} object at {hex(id(self))}>"
+
     @property
     def needs_input_grad(self):
         return self._needs_input_grad
@@ -116,10 +120,9 @@ class Function(metaclass=FunctionMeta):
             _grad.enabled = prev
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
-        tangents = _forward_tangents(cls, ctx, args, tensors, outputs)
         tracked = prev and any(t._requires_grad for t in tensors)
         if not tracked:
-            _set_tangents(outputs, tangents)
+            _set_tangents(outputs, _forward_tangents(cls, ctx, args, tensors, outputs))
             return output
         ctx._next = tuple(edge(t) for t in tensors)
         ctx._meta = tuple((t._array.shape, t._array.dtype) for t in tensors)
@@ -145,7 +148,9 @@ class Function(metaclass=FunctionMeta):
         ctx._saved = tuple(None if t is None else _save(ctx, originals.get(id(t), t))
                            for t in ctx._to_save)
         ctx._to_save = ()
-        _set_tangents(results, tangents)
+        # as PyTorch's, jvp runs once the outputs are in the graph: a tangent made from an
+        # output the forward kept on ctx is differentiable through this node
+        _set_tangents(results, _forward_tangents(cls, ctx, args, tensors, outputs))
         return tuple(results) if is_tuple else results[0]
 
 

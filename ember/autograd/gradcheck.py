@@ -77,6 +77,30 @@ def _analytical(func, inputs, diff_idx, part=1.0):
     return outs, jacs
 
 
+def _forward(func, inputs, i, part=1.0):
+    """Jacobians of every output with respect to input i from forward mode: the outputs'
+    tangents for a tangent `part` (1, or 1j along a complex input's imaginary part) at one
+    input element at a time."""
+    from . import forward_ad
+    t = inputs[i]
+    jac = None
+    with forward_ad.dual_level():
+        for k in range(t._array.size):
+            v = np.zeros(t._array.shape, dtype=t._array.dtype)
+            v.reshape(-1)[k] = part
+            args = list(inputs)
+            args[i] = forward_ad.make_dual(t.detach(), make_tensor(v, t._device))
+            outs = _outputs(func, args)
+            if jac is None:
+                jac = [np.zeros((t._array.size, o._array.size), dtype=np.complex128
+                                if o.dtype.is_complex else np.float64) for o in outs]
+            for j, o in enumerate(outs):
+                tangent = forward_ad.unpack_dual(o).tangent
+                if tangent is not None:
+                    jac[j][k] = tangent._array.reshape(-1)
+    return jac
+
+
 def _expected(along_re, along_im, part):
     """What the backward with gradient `part` should give, from the finite differences along
     the input's real part and (complex input) its imaginary part: d(part of w)/dRe + i d(part
@@ -91,11 +115,40 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False,
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be "
+                             "True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires "
+                             "check_forward_ad to be True")
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
     if not diff_idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
+    if check_forward_ad:
+        for i in diff_idx:
+            along_re = _numerical(func, inputs, i, eps)
+            along_im = _numerical(func, inputs, i, eps, 1j) if inputs[i].dtype.is_complex else None
+            fw_re = _forward(func, inputs, i)
+            fw_im = _forward(func, inputs, i, 1j) if along_im is not None else None
+            for j in range(len(along_re)):
+                checks = [(fw_re[j], along_re[j])]
+                if along_im is not None:
+                    checks.append((fw_im[j], along_im[j]))
+                for a, n in checks:
+                    if np.allclose(a, n, rtol=rtol, atol=atol):
+                        continue
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError("Jacobian computed with forward mode mismatch for "
+                                         f"output {j} with respect to input {i},\nnumerical:"
+                                         f"{make_tensor(n)}\nanalytical:{make_tensor(a)}\n")
+    if not check_backward_ad:
+        return True
     outs, analytical = _analytical(func, inputs, diff_idx)
     any_complex_out = any(o.dtype.is_complex for o in outs)
     imaginary = _analytical(func, inputs, diff_idx, 1j)[1] if any_complex_out else None

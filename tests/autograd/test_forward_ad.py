@@ -206,3 +206,42 @@ def test_custom_function_jvp_matches_torch(torch):
     assert mine[0][0] == pytest.approx(theirs[0][0]) and mine[0][1] == theirs[0][1]
     assert mine[1] == pytest.approx(theirs[1])
     assert mine[2] == theirs[2]
+
+
+def _jvp_of_kept_output(lib):
+    """The forward-AD tutorial's Function: jvp multiplies by the output the forward kept on
+    ctx; the jvp runs once that output is in the graph, so the tangent is differentiable."""
+    fw = lib.autograd.forward_ad
+
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = lib.exp(x)
+            ctx.result = result
+            return result
+
+        @staticmethod
+        def jvp(ctx, t):
+            seen.append(type(ctx.result.grad_fn).__name__)
+            return t * ctx.result
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.result
+
+    seen = []
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    with fw.dual_level():
+        out = Exp.apply(fw.make_dual(x, lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)))
+        tangent = fw.unpack_dual(out).tangent
+    node = repr(out.grad_fn).split(" at ")[0]
+    tangent.sum().backward()  # through the output: d/dx (t * exp(x)) = t * exp(x)
+    return seen, tangent.requires_grad, tangent.tolist(), x.grad.tolist(), node
+
+
+def test_custom_function_jvp_sees_outputs_in_the_graph(torch):
+    mine, theirs = _jvp_of_kept_output(ember), _jvp_of_kept_output(torch)
+    assert mine[0] == theirs[0] == ["ExpBackward"]
+    assert mine[1] is theirs[1] is True
+    assert mine[2] == pytest.approx(theirs[2]) and mine[3] == pytest.approx(theirs[3])
+    assert mine[4] == theirs[4] == "<torch.autograd.function.ExpBackward object"
