@@ -51,6 +51,22 @@ def test_measurement_printing_matches_torch(torch):
         assert ours.times == theirs.times
 
 
+def test_env_matches_torch(torch):
+    """A measurement without an env has env None (the benchmark recipe prints m.env); a
+    Compare mixing it with named envs cannot order its rows, in PyTorch as here."""
+    import torch.utils.benchmark  # noqa: F401
+    for lib in (ember, torch):
+        spec = lib.utils.benchmark.utils.common.TaskSpec
+        m = lib.utils.benchmark.Measurement
+        plain = m(10, STEADY, spec(stmt="f(x)", setup="pass", label="dot", description="[1]"))
+        envs = [m(10, STEADY, spec(stmt="f(x)", setup="pass", label="dot", description="[1]",
+                                   env=env)) for env in ("env A", "env B")]
+        assert plain.env is None and envs[0].env == "env A"
+        assert "(env A)" in str(lib.utils.benchmark.Compare(envs))
+        with pytest.raises(TypeError, match="'<' not supported"):
+            str(lib.utils.benchmark.Compare([plain] + envs))
+
+
 @pytest.mark.parametrize("options", [(), ("trim",), ("colorize",), ("rowwise",),
                                      ("trim", "highlight", "colorize")])
 def test_compare_table_matches_torch(torch, options):

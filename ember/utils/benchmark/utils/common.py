@@ -144,7 +144,9 @@ class Measurement:
 
     @property
     def env(self):
-        return "Unspecified env" if self.task_spec.env is None else self.task_spec.env
+        # PyTorch's property reads a misspelt attribute and falls back on the TaskSpec field,
+        # so a measurement without one has env None and a Compare mixing envs shows "(None)"
+        return self.task_spec.env
 
     @property
     def as_row_name(self):
