@@ -65,7 +65,8 @@ _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub"
                  "multiprocessing", "profiler", "compiler", "library", "ao", "masked", "nested",
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
                  "cuda", "types", "fx", "export", "onnx", "_dynamo", "_inductor", "_C",
-                 "accelerator", "backends", "cpu", "sparse", "storage", "quasirandom")
+                 "accelerator", "backends", "cpu", "sparse", "storage", "quasirandom",
+                 "__future__")
 # the namespaces that re-export op families loaded on first use (ember/ops/__init__.py)
 _LAZY_MODULES += ("fft", "linalg", "special", "functional")
 _lazy_attributes(__import__("sys").modules[__name__], {

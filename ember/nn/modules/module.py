@@ -86,6 +86,27 @@ def zero_grads(parameters, set_to_none=True):
             g.zero_()
 
 
+def _swaps_on_load():
+    from ... import __future__ as future
+    return future.get_swap_module_params_on_conversion()
+
+
+def _swap_loaded(param, value, assign):
+    """load_state_dict under torch.__future__'s swap switch: `param.module_load` makes the
+    new value from the checkpoint's, and it is swapped into the parameter object itself."""
+    new = param.module_load(value, assign=assign)
+    if new is value or new is param:
+        raise RuntimeError("module_load returned one of self or other, please .detach() the "
+                           "result if returning one of the inputs in module_load")
+    if isinstance(param, Parameter):
+        if isinstance(new, Parameter):
+            new.requires_grad_(param.requires_grad)
+        else:
+            new = Parameter(new, requires_grad=param.requires_grad)
+    from ...utils import swap_tensors
+    swap_tensors(param, new)
+
+
 def _addindent(text, spaces):
     lines = text.split("\n")
     if len(lines) == 1:
@@ -400,15 +421,31 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
+        from ... import __future__ as future
+        swap = future.get_swap_module_params_on_conversion()
+        overwrite = future.get_overwrite_module_params_on_conversion()
         for key, param in self._parameters.items():
             if param is None:
                 continue
             with no_grad():
                 new = fn(param)
-            param.data = new
-            if param._grad is not None:
-                with no_grad():
-                    param._grad.data = fn(param._grad)
+                grad = None if param._grad is None else fn(param._grad)
+            if swap:  # the parameter and its grad keep their objects
+                from ...utils import swap_tensors
+                old_grad = param._grad
+                if grad is not None:
+                    swap_tensors(old_grad, grad.requires_grad_(old_grad.requires_grad))
+                swap_tensors(param, Parameter(new, requires_grad=param.requires_grad))
+                param.grad = old_grad
+            elif overwrite:
+                fresh = Parameter(new, requires_grad=param.requires_grad)
+                if grad is not None:
+                    fresh.grad = grad.detach().requires_grad_(param._grad.requires_grad)
+                self._parameters[key] = fresh
+            else:
+                param.data = new
+                if grad is not None:
+                    param._grad.data = grad
         for key, buf in self._buffers.items():
             if buf is not None:
                 if is_lazy(buf):  # stays the placeholder, with the new device and dtype
@@ -675,7 +712,9 @@ class Module:
                               "copying them in place?)")
             try:
                 with no_grad():
-                    if assign:  # the checkpoint's tensor itself: how a meta model is filled
+                    if _swaps_on_load():
+                        _swap_loaded(param, value, assign)
+                    elif assign:  # the checkpoint's tensor itself: how a meta model is filled
                         if isinstance(param, Parameter):
                             if isinstance(value, Parameter):
                                 value.requires_grad_(param.requires_grad)
