@@ -103,6 +103,32 @@ def _wrap(fn, name):
     return profiled
 
 
+def _wrap_inplace_flag(fn, name, position):
+    """A functional with an `inplace` flag (F.relu, F.dropout ...): recorded as its in-place
+    op (`aten::relu_`) when the flag is on, as PyTorch's functional calls that op."""
+    @functools.wraps(fn)
+    def profiled(*args, **kwargs):
+        rec = _state.profiler.active
+        if rec is None:
+            return fn(*args, **kwargs)
+        flag = kwargs["inplace"] if "inplace" in kwargs else (
+            len(args) > position and args[position])
+        event = rec.open(name + "_" if flag is True else name, args, kwargs)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            rec.close(event)
+    return profiled
+
+
+def _inplace_position(fn):
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+    return names.index("inplace") if "inplace" in names else None
+
+
 def _find_targets():
     import ember
     from .. import linalg, ops
@@ -140,7 +166,9 @@ def start(recorder):
         if _targets is None:
             _targets = _find_targets()
         for owner, attr, original, name in _targets:
-            setattr(owner, attr, _wrap(original, name))
+            position = _inplace_position(original)
+            setattr(owner, attr, _wrap(original, name) if position is None
+                    else _wrap_inplace_flag(original, name, position))
 
 
 def stop(recorder):

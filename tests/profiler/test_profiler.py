@@ -111,6 +111,26 @@ def test_table_sorting_row_limit_and_truncation():
     assert prof.key_averages().table(row_limit=0).count("\n") == 5
 
 
+def _inplace_flag_names(lib):
+    F, x = lib.nn.functional, lib.randn(4)
+    with lib.profiler.profile() as prof:
+        F.relu(x, inplace=True)
+        lib.nn.ReLU(inplace=True)(x)
+        F.leaky_relu(x, 0.1, True)  # the flag given by position
+        F.elu(x, inplace=False)
+        F.relu(x)
+    wanted = {"aten::relu", "aten::relu_", "aten::leaky_relu_", "aten::elu"}
+    return sorted((e.key, e.count) for e in prof.key_averages() if e.key in wanted)
+
+
+def test_inplace_functionals_record_their_inplace_op(torch):
+    """F.relu(x, inplace=True) is recorded as aten::relu_, as PyTorch's (the profiler
+    recipe's ResNet: nn.ReLU(inplace=True))."""
+    import torch.profiler
+    assert _inplace_flag_names(ember) == _inplace_flag_names(torch) == [
+        ("aten::elu", 1), ("aten::leaky_relu_", 1), ("aten::relu", 1), ("aten::relu_", 2)]
+
+
 def test_schedule_and_step(torch):
     import torch.profiler
     kwargs = dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
