@@ -116,6 +116,7 @@ class profile:
         self.with_flops = with_flops
         self.with_modules = with_modules
         self.on_trace_ready = on_trace_ready
+        self.acc_events = acc_events
         self.execution_trace_observer = execution_trace_observer
         self.record_steps = schedule is not None
         self.schedule = schedule if schedule is not None else _always_record
@@ -132,6 +133,10 @@ class profile:
                           ProfilerAction.RECORD_AND_SAVE)
 
     def _begin(self):
+        if self.profiler is not None and not self.acc_events:
+            _warn_once("Warning: Profiler clears events at the end of each cycle. Only events "
+                       "from the current cycle will be reported. To keep events across "
+                       "cycles, set acc_events=True.")
         self._span = self.profiler = _autograd_profiler.profile(
             record_shapes=self.record_shapes)
         self._span.__enter__()
@@ -140,7 +145,10 @@ class profile:
         span, self._span = self._span, None
         span.__exit__(None, None, None)
         if save:
-            self._results = span.function_events
+            events = span.function_events
+            if self.acc_events and self._results is not None:  # every saved cycle's events
+                events = type(events)(list(self._results) + list(events))
+            self._results = events
             observer = self.execution_trace_observer
             if observer is not None and observer.is_registered:
                 observer._add(span.function_events)  # the recorded ops go to its trace
@@ -208,6 +216,16 @@ class profile:
         """The trace as JSON for chrome://tracing and Perfetto (gzip-compressed when `path`
         ends with .gz). Returns None, as PyTorch's."""
         self._require().export_chrome_trace(path)
+
+
+_warnings_shown = set()
+
+
+def _warn_once(message):
+    """As PyTorch's profiler: each of these warnings once a process."""
+    if message not in _warnings_shown:
+        _warnings_shown.add(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
 
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False,

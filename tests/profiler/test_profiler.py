@@ -131,6 +131,35 @@ def test_inplace_functionals_record_their_inplace_op(torch):
         ("aten::elu", 1), ("aten::leaky_relu_", 1), ("aten::relu", 1), ("aten::relu_", 2)]
 
 
+def _cycles(lib, acc):
+    if lib is ember:  # the warning shows once a process: let this run see it
+        import ember.profiler.profiler as module
+        module._warnings_shown.clear()
+    got = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with lib.profiler.profile(
+                schedule=lib.profiler.schedule(wait=1, warmup=1, active=1), acc_events=acc,
+                on_trace_ready=lambda p: got.append(sorted(
+                    (e.key, e.count) for e in p.key_averages()
+                    if e.key in ("aten::exp", "ProfilerStep*")))) as prof:
+            for _ in range(7):
+                lib.ones(2).exp()
+                prof.step()
+    return got, [str(w.message).split(".")[0] for w in caught]
+
+
+def test_acc_events_keeps_every_cycle_and_clearing_warns(torch):
+    """acc_events=True: each saved cycle's results hold the earlier cycles' events too;
+    without it a second cycle clears them, with PyTorch's warning (the profiler recipe)."""
+    import torch.profiler
+    for acc in (False, True):
+        assert _cycles(ember, acc)[0] == _cycles(torch, acc)[0]
+    assert _cycles(ember, True)[0][1] == [("ProfilerStep*", 2), ("aten::exp", 2)]
+    assert _cycles(ember, False)[1] == ["Warning: Profiler clears events at the end of each "
+                                        "cycle"]
+
+
 def test_schedule_and_step(torch):
     import torch.profiler
     kwargs = dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
