@@ -1,10 +1,11 @@
-"""`ember.testing.assert_close`, with PyTorch's default tolerances per dtype and its message."""
+"""`ember.testing.assert_close`, with PyTorch's default tolerances per dtype and its message;
+the deprecated `assert_allclose` (its own, looser defaults) that older tutorials call."""
 import numpy as np
 
 from . import dtypes as _dt
 from ._tensor import Tensor
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_close", "make_tensor"]  # assert_allclose is deprecated, as PyTorch's
 
 _TOLERANCES = {_dt.float16: (1e-3, 1e-5), _dt.bfloat16: (1.6e-2, 1e-5),
                _dt.float32: (1.3e-6, 1e-5), _dt.float64: (1e-7, 1e-7),
@@ -67,6 +68,28 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
             f"Greatest relative difference: {rel[worst_rel]} at index "
             f"{tuple(int(i) for i in worst_rel)} (up to {rtol} allowed)")
     raise AssertionError(msg or text)
+
+
+_ALLCLOSE_TOLERANCES = {_dt.float16: (1e-3, 1e-3), _dt.float32: (1e-4, 1e-5),
+                        _dt.float64: (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    import warnings
+    from .ops.creation import tensor
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed "
+                  "in a future release. Please use `torch.testing.assert_close()` instead. You "
+                  "can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:  # the looser of the two dtypes' tolerances
+        pairs = [_ALLCLOSE_TOLERANCES.get(t.dtype, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(r for r, _ in pairs), max(a for _, a in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True,
+                 check_dtype=False, check_stride=False, msg=msg or None)
 
 
 def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
