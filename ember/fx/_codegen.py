@@ -4,6 +4,8 @@ import builtins
 import keyword
 import operator
 
+from .node import annotation_code
+
 __all__ = ["public_path", "python_code", "PythonCode"]
 
 _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -138,6 +140,12 @@ def python_code(graph, root_module="self"):
     if not body or not body[-1].lstrip().startswith("return"):
         body.append("    return None")
     signature = ", ".join([root_module] + params)
+    returns = annotation_code(nodes[-1].type, globals_) if nodes and \
+        nodes[-1].op == "output" else None
+    if returns is not None:
+        signature += f") -> {returns}"
+    else:
+        signature += ")"
     # functions registered with fx.wrap stay wrapped when the code is traced again
     from ._symbolic_trace import _wrapped
     wrapped = {id(g.get(name)) for g, name in _wrapped}
@@ -147,7 +155,7 @@ def python_code(graph, root_module="self"):
             line = f'torch.fx._symbolic_trace.wrap("{_callable(node.target, globals_)}")'
             if line not in heads:
                 heads.append(line)
-    src = "\n" + "\n".join(heads) + f"\n\ndef forward({signature}):\n" + "\n".join(body) + \
+    src = "\n" + "\n".join(heads) + f"\n\ndef forward({signature}:\n" + "\n".join(body) + \
         "\n    "
     return PythonCode(src, globals_)
 
@@ -155,12 +163,14 @@ def python_code(graph, root_module="self"):
 def _line(node, globals_, self_name, params):
     op, target = node.op, node.target
     if op == "placeholder":
+        annotation = annotation_code(node.type, globals_)
+        param = target if annotation is None else f"{target} : {annotation}"
         if isinstance(target, str) and target.startswith("*"):
             params.append(target)
         elif node.args:
-            params.append(f"{target} = {_repr(node.args[0], globals_)}")
+            params.append(f"{param} = {_repr(node.args[0], globals_)}")
         else:
-            params.append(target)
+            params.append(param)
         return None
     if op == "output":
         return f"return {_repr(node.args[0], globals_)}"

@@ -331,7 +331,9 @@ class Tracer:
         with self._patched():
             result = fn(self.root, *args, **kwargs) if isinstance(root, Module) \
                 else fn(*args, **kwargs)
-        self.create_node("output", "output", (self.create_arg(result),), {})
+        returns = inspect.signature(fn).return_annotation
+        self.create_node("output", "output", (self.create_arg(result),), {},
+                         type_expr=None if returns is inspect.Signature.empty else returns)
         if self.concrete:
             list(self.graph.nodes)[-1].meta["val"] = map_aggregate(
                 result, lambda a: a.node.meta.get("val") if isinstance(a, Proxy) else a)
@@ -364,7 +366,8 @@ class Tracer:
                     continue
             node = self.create_node("placeholder", p.name,
                                     () if default is inspect.Signature.empty else (default,),
-                                    {})  # (through create_node, which subclasses override)
+                                    {},  # (through create_node, which subclasses override)
+                                    type_expr=None if p.annotation is p.empty else p.annotation)
             if self.concrete and example_inputs is not None:
                 node.meta["val"] = value
             args.append(self.proxy(node))

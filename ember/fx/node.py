@@ -169,6 +169,9 @@ class Node:
 
     def format_node(self, placeholder_names=None, maybe_return_typename=None):
         users = f"[num_users={len(self.users)}]"
+        shown = type_name(self.type)
+        if shown is not None:
+            users = f"{shown} {users}"
         if self.op == "placeholder":
             default = f"(default={self.args[0]!r})" if self.args else ""
             return f"%{self.name} : {users} = placeholder[target={self.target}]{default}"
@@ -211,3 +214,39 @@ class Node:
                 return False
             return bool(getattr(sub, "_is_impure", False))
         return False
+
+
+def type_name(t):
+    """How fx prints a node's type annotation (`%x : torch.Tensor [num_users=1]`); None for
+    no annotation."""
+    if t is None:
+        return None
+    if isinstance(t, type):
+        from .._tensor import Tensor
+        if issubclass(t, Tensor) and t.__module__.startswith("ember"):
+            return "torch.Tensor"
+        return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    return repr(t).replace("ember._tensor.Tensor", "torch.Tensor")
+
+
+def annotation_code(t, globals_):
+    """A type annotation as fx writes it into generated code (`torch.Tensor`, `int`,
+    `typing_Union[torch.Tensor,NoneType]`), registering the typing names it uses in
+    `globals_`; None for one it cannot write (which is then left out)."""
+    if isinstance(t, type):
+        from .._tensor import Tensor
+        if t is Tensor:
+            return "torch.Tensor"
+        if t is type(None):
+            return "NoneType"
+        return t.__name__ if t.__module__ == "builtins" else None
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    name = "Union" if origin is typing.Union else getattr(t, "_name", None)
+    if origin is None or name is None or not hasattr(typing, name):
+        return None
+    inner = [annotation_code(a, globals_) for a in args]
+    if any(i is None for i in inner):
+        return None
+    globals_[f"typing_{name}"] = getattr(typing, name)
+    return f"typing_{name}[{','.join(inner)}]" if inner else f"typing_{name}"
+

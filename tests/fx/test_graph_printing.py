@@ -73,3 +73,28 @@ def test_print_tabular_matches_torch_fx(torch, capsys):
     pytest.importorskip("tabulate")
     torch.fx.symbolic_trace(_tabular_f).graph.print_tabular()
     assert capsys.readouterr().out == _TABLE
+
+
+def _annotated(lib):
+    from typing import List, Optional, Tuple
+
+    class M(lib.nn.Module):
+        def forward(self, x: lib.Tensor, n: int = 2, y: Optional[lib.Tensor] = None,
+                    z: List[int] = None, t: Tuple[int, float] = (1, 2.0), w=None) -> lib.Tensor:
+            return x * n
+
+    class Unannotated(lib.nn.Module):
+        def forward(self, x):
+            return x + 1
+    gm = lib.fx.symbolic_trace(M())
+    again = lib.fx.symbolic_trace(gm)  # the generated code's annotations resolve
+    return (gm.code, str(gm.graph), again.code, gm(lib.ones(2)).tolist(),
+            lib.fx.symbolic_trace(Unannotated()).code)
+
+
+def test_annotations_in_code_and_graph_match_torch_fx(torch):
+    """The forward's annotations become the placeholders' and output's types, written into
+    the code (`x : torch.Tensor`, `-> torch.Tensor`) and the graph text, as fx does (the FX
+    conv-bn fuser tutorial prints ResNet's traced code)."""
+    import torch.fx  # noqa: F401
+    assert _annotated(ember) == _annotated(torch)
