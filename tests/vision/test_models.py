@@ -252,3 +252,10 @@ def test_reprs_use_torchvision_class_names():
     text = repr(M.mobilenet_v2())
     assert "(0): Conv2dNormActivation(" in text and "InvertedResidual(" in text
     assert repr(M.squeezenet1_1().features[3]).startswith("Fire(")
+
+
+def test_resnet_forward_annotations_show_in_traced_code():
+    """torchvision annotates ResNet's forward (x: Tensor) -> Tensor; fx writes that into the
+    traced code, which the FX conv-bn fuser tutorial prints."""
+    code = ember.fx.symbolic_trace(M.resnet18().eval()).code
+    assert "def forward(self, x : torch.Tensor) -> torch.Tensor:" in code

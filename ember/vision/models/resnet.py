@@ -2,7 +2,7 @@
 names (conv1, bn1, layer1.0.conv1, layer1.0.downsample.0, fc), so its state_dicts load."""
 from typing import Optional
 
-from ... import flatten, nn
+from ... import Tensor, flatten, nn
 from ._api import register_model, weights_enum
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param, prepare_weights
 
@@ -42,7 +42,7 @@ class BasicBlock(nn.Module):
         self.downsample = downsample
         self.stride = stride
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         identity = x
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
@@ -70,7 +70,7 @@ class Bottleneck(nn.Module):
         self.downsample = downsample
         self.stride = stride
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         identity = x
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
@@ -142,7 +142,7 @@ class ResNet(nn.Module):
                                 norm_layer=norm_layer))
         return nn.Sequential(*layers)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
         return self.fc(flatten(self.avgpool(x), 1))
