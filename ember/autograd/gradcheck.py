@@ -176,7 +176,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
                   check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
     inputs = _as_tuple(inputs)
-    diff = [t for t in inputs if isinstance(t, Tensor) and t._requires_grad]
     outs = _outputs(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
