@@ -62,7 +62,7 @@ class EinsumBackward0(Node):
                     operands.append(_const_like(xp_of(grad).ones(size, dtype=grad._array.dtype), grad))
                     present.add(c)
                 target.append(c)
-            g = einsum(",".join(terms) + "->" + "".join(target), *operands)
+            g = _einsum(",".join(terms) + "->" + "".join(target), operands, True)
             grads.append(g)
         return tuple(grads)
 
@@ -230,6 +230,13 @@ def einsum(equation, *operands):
     """Einstein summation; sizes of 1 broadcast against a subscript's other sizes."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    return _einsum(equation, operands, False)
+
+
+def _einsum(equation, operands, any_order):
+    """`any_order`: the einsums of a backward formula, whose order of contraction is no
+    user's to choose: three or more operands go in the order the backend finds cheapest
+    (left to right could make an outer product of two of them)."""
     if _autocast.active:
         operands = tuple(lower(*operands))
     subs, out_sub, used = _parse_einsum(equation, operands)
@@ -257,14 +264,17 @@ def einsum(equation, *operands):
     if dtype.name == "bfloat16":  # NumPy's einsum has no bfloat16 loop
         arrays = [a.astype(np.float32) for a in arrays]
     path = None
-    if len(arrays) > 2:
+    if len(arrays) > 2 and any_order:
+        arr = xp.asarray(xp.einsum(spec, *arrays, optimize=True))
+    elif len(arrays) > 2:
         from ...backends import opt_einsum as _opt_einsum  # (only einsums of 3+ need it)
         path = _opt_einsum.contraction_path(spec, [a.shape for a in arrays])
     if _flops.active is not None and len(arrays) > 1:  # told as PyTorch runs it: its bmms
         for shapes in _bmms(subs, out_sub, given_shapes, path):
             _flops.active("bmm", shapes[:2], None, shapes[2])
     if len(arrays) > 2:
-        arr = _contract(xp, subs, out_sub, arrays, path)
+        if not any_order:
+            arr = _contract(xp, subs, out_sub, arrays, path)
     else:
         arr = _pair_as_matmul(xp, subs, out_sub, arrays) if len(arrays) == 2 else None
         if arr is None:
