@@ -15,6 +15,7 @@ counted, nor is the fused attention kernel of PyTorch's CPU build (attention's m
 counts its bmm), as in PyTorch.
 """
 import math
+import threading
 import warnings
 from collections import defaultdict
 
@@ -236,10 +237,13 @@ _counting = []  # the FlopCounterModes open now, innermost last
 
 def _tell(op, args, kwargs, out):
     """What ember's ops call while a FlopCounterMode is open (`_state.flop_counter.active`):
-    `op` is an ATen operator's name or a custom operator's packet."""
+    `op` is an ATen operator's name or a custom operator's packet. A counter counts the ops
+    of the thread that opened it, as PyTorch's dispatch modes are per thread."""
     packet = aten._ops[op] if isinstance(op, str) else op
+    thread = threading.get_ident()
     for counter in list(_counting):
-        counter._count_flops(packet, out, args, kwargs or {})
+        if counter._thread == thread:
+            counter._count_flops(packet, out, args, kwargs or {})
 
 
 class FlopCounterMode:
@@ -319,6 +323,7 @@ class FlopCounterMode:
         self.flop_counts.clear()
         self.mod_tracker.__enter__()
         self.mode = self
+        self._thread = threading.get_ident()
         _counting.append(self)
         _state.flop_counter.active = _tell
         return self

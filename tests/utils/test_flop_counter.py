@@ -291,3 +291,13 @@ def test_recurrent_layers_count_as_pytorchs(torch, name, build, dtype, packed):
             (out.data if packed else out).sum().backward()
         results.append(_counts(counter).get("Global", {}))
     assert results[0] == results[1]
+
+
+def test_a_counter_counts_its_own_threads_ops():
+    import threading
+    with FlopCounterMode(display=False) as counter:
+        worker = threading.Thread(target=lambda: ember.randn(2, 3) @ ember.randn(3, 4))
+        worker.start()
+        worker.join()
+        ember.randn(2, 5) @ ember.randn(5, 4)
+    assert counter.get_total_flops() == 2 * 2 * 5 * 4
