@@ -22,7 +22,7 @@ def _numpy_blas_name():
     try:
         config = numpy.show_config(mode="dicts")
         return str(config["Build Dependencies"]["blas"]["name"]).lower()
-    except Exception:  # an older NumPy: no machine-readable configuration
+    except (TypeError, KeyError):  # an older NumPy: no machine-readable configuration
         blas = getattr(getattr(numpy, "__config__", None), "blas_opt_info", None) or {}
         return " ".join(blas.get("libraries", ())).lower()
 

@@ -88,7 +88,7 @@ class ProcessFailure:
         if self.exitcode < 0:
             try:
                 return signal.Signals(-self.exitcode).name
-            except Exception:
+            except ValueError:  # a number no signal of this platform has
                 return _NOT_AVAILABLE
         return _NOT_AVAILABLE
 
