@@ -18,7 +18,8 @@ import pytest
 
 import ember
 from tests.distributed.test_ddp_parity import torch_gloo_rank
-from tests.distributed.test_distributed import _free_port, _launch
+from tests.distributed.test_distributed import _launch
+from tests.distributed.test_dtensor import world_of_one  # noqa: F401 (a fixture)
 
 D, HEADS, SEQ, BATCH, VOCAB = 8, 2, 6, 2, 10
 TOL = dict(rtol=1e-5, atol=1e-5)
@@ -360,16 +361,6 @@ def test_styles_print_as_pytorchs(torch):
     for sub in ("style", "api", "loss"):
         assert import_module(f"ember.distributed.tensor.parallel.{sub}").__all__ == \
             import_module(f"torch.distributed.tensor.parallel.{sub}").__all__
-
-
-@pytest.fixture
-def world_of_one(torch):
-    for lib in (ember, torch):
-        lib.distributed.init_process_group(
-            "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1)
-    yield
-    for lib in (ember, torch):
-        lib.distributed.destroy_process_group()
 
 
 def _errors(lib):
