@@ -35,16 +35,24 @@ class ShiftedCopies:
         self.copies, self.part = copies, part
 
 
-def _geometry(w_shape, osz):
-    """(kh, kw, Hp, Wp): the kernel and the padded plane the outputs' windows cover."""
+def _geometry(w_shape, osz, lo, size):
+    """(kh, kw, Hp, Wp): the kernel and the plane the outputs' windows cover, laid end to end.
+    Consecutive rows (and planes) share their zero padding: the columns a row's last windows
+    read past its end are the next row's leading zeros. So a row is W + max(lo, hi) places,
+    not W + lo + hi (33 for 32 columns padded by 1: 6% fewer products and copies on a 32x32
+    plane than 34x34), as long as the shared part is at most k - 1 places (every kept
+    output still fits in the row)."""
     kh, kw = w_shape[2:]
-    return kh, kw, osz[0] + kh - 1, osz[1] + kw - 1
+    hp, wp = osz[0] + kh - 1, osz[1] + kw - 1  # lo + size + hi
+    share_h = max(0, min(lo[0], hp - size[0] - lo[0], kh - 1))
+    share_w = max(0, min(lo[1], wp - size[1] - lo[1], kw - 1))
+    return kh, kw, hp - share_h, wp - share_w
 
 
-def _chunks(x, w_shape, osz):
+def _chunks(x, w_shape, osz, lo):
     """(slices of the batch, threads) for copies of about CHUNK_BYTES each."""
     n = x.shape[0]
-    kh, kw, hp, wp = _geometry(w_shape, osz)
+    kh, kw, hp, wp = _geometry(w_shape, osz, lo, x.shape[2:])
     per_sample = kw * x.shape[1] * hp * wp * x.itemsize
     count = -(-n * per_sample // CHUNK_BYTES)
     threads = intra_threads() if n * per_sample >= THREADED_MIN_BYTES else 1
@@ -87,10 +95,10 @@ def shifted_forward(xp, x, w, lo, osz, keep=None):
     chunk by chunk (ShiftedCopies), for `shifted_weight_grad`."""
     n, c = x.shape[:2]
     o = w.shape[0]
-    kh, kw, hp, wp = _geometry(w.shape, osz)
+    kh, kw, hp, wp = _geometry(w.shape, osz, lo, x.shape[2:])
     wk = w.transpose(2, 0, 3, 1).reshape(kh, o, kw * c)  # row i: (O, (j, C)), the copies' order
     y = xp.empty((n, o) + tuple(osz), x.dtype)
-    parts, threads = _chunks(x, w.shape, osz)
+    parts, threads = _chunks(x, w.shape, osz, lo)
 
     def chunk(part):
         m = part.stop - part.start
@@ -120,8 +128,8 @@ def shifted_weight_grad(xp, x, gy, w_shape, lo, kept=None):
     forward's kept copies when they are given and match this batch's chunks."""
     n, c = x.shape[:2]
     o, osz = gy.shape[1], gy.shape[2:]
-    kh, kw, hp, wp = _geometry(w_shape, osz)
-    parts, threads = _chunks(x, w_shape, osz)
+    kh, kw, hp, wp = _geometry(w_shape, osz, lo, x.shape[2:])
+    parts, threads = _chunks(x, w_shape, osz, lo)
     if kept is None or [k.part for k in kept] != parts:
         kept = None
 
