@@ -124,7 +124,8 @@ def test_the_rule():
     ok = _layout.shifted_ok
     assert ok(np, a, 16, 16, (3, 3), p, (32, 32))
     assert not ok(np, a, 16, 32, (3, 3), p, (32, 32))  # wider products: Winograd's
-    assert not ok(np, a, 16, 16, (3, 3), p, (16, 16))
+    assert ok(np, a, 8, 16, (3, 3), p, (8, 8))
+    assert not ok(np, a, 16, 16, (3, 3), p, (7, 7))
     assert not ok(np, a, 3, 16, (3, 3), p, (32, 32))  # K = 9: thin products, im2col's
     assert not ok(np, a, 16, 16, (1, 1), p, (32, 32))
     assert not ok(np, a, 16, 16, (3, 3), ((2, 2),) + p[1:], (32, 32))

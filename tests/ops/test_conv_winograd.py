@@ -214,13 +214,14 @@ def test_the_rule():
     assert not ok(np, a, 16, 16, (3, 3), p, (7, 7), "weight")
     assert not ok(np, a, 16, 16, (3, 3), p, (8, 8), "weight")  # a batch of 2: 32 tiles
     big_batch = np.zeros((8, 64, 8, 8), np.float32)  # 128 tiles
-    assert ok(np, big_batch, 16, 16, (3, 3), p, (8, 8), "weight")
+    assert ok(np, big_batch, 16, 32, (3, 3), p, (8, 8), "weight")
+    assert not ok(np, big_batch, 16, 16, (3, 3), p, (8, 8), "weight")  # shifted rows' (16 -> 16)
     assert ok(np, big_batch, 16, 32, (3, 3), p, (8, 8), "forward_kept")
     assert not ok(np, big_batch, 16, 32, (3, 3), p, (8, 8), "forward")
     assert not ok(np, big_batch, 8, 32, (3, 3), p, (8, 8), "weight")
     # a forward keeping its tiles for the weight gradient follows either rule
-    assert ok(np, a, 16, 16, (3, 3), p, (16, 16), "forward_kept")
-    assert not ok(np, a, 16, 16, (3, 3), p, (16, 16), "forward")
+    assert ok(np, a, 16, 32, (3, 3), p, (16, 16), "forward_kept")
+    assert not ok(np, a, 16, 32, (3, 3), p, (16, 16), "forward")
     assert not ok(np, a, 3, 16, (3, 3), p, (32, 32), "forward_kept")
     assert not ok(np, a, 512, 512, (3, 3), p, (7, 7), "forward")  # odd tiles, short products
     assert not ok(np, a, 64, 64, (3, 1), p, (8, 8), "forward")
@@ -250,7 +251,7 @@ def test_a_model_layer_takes_it(monkeypatch):
 
 @pytest.mark.parametrize("weight_grad", [True, False])
 def test_a_thin_layer_takes_it_when_its_weight_gradient_follows(monkeypatch, weight_grad):
-    """16 channels on 16x16: the forward takes Winograd (keeping its tiles) only when the
+    """16 -> 32 channels on 16x16: the forward takes Winograd (keeping its tiles) only when the
     weight gradient, which takes Winograd there, is to come."""
     calls = []
     for name in ("winograd_forward", "winograd_weight_grad", "winograd_backward"):
@@ -258,7 +259,7 @@ def test_a_thin_layer_takes_it_when_its_weight_gradient_follows(monkeypatch, wei
         monkeypatch.setattr(_routines, name,
                             lambda *a, real=real, name=name: calls.append(name) or real(*a))
     x = ember.randn(2, 16, 16, 16, requires_grad=True)
-    conv = ember.nn.Conv2d(16, 16, 3, padding=1, bias=False).requires_grad_(weight_grad)
+    conv = ember.nn.Conv2d(16, 32, 3, padding=1, bias=False).requires_grad_(weight_grad)
     conv(x).sum().backward()
     assert calls == (["winograd_forward", "winograd_backward"] if weight_grad else [])
     if weight_grad:  # the weight gradient alone

@@ -94,9 +94,13 @@ def parity_transpose_ok(xp, y, g, kernel, stride, dil):
         and y.dtype in _COMPUTE
 
 
-# Measured at 1 thread (OpenBLAS), fwd + input and weight gradients against the rules before
-# it: see `shifted_ok`. Each rule is (most channels in or out, fewest, smallest output side).
-SHIFTED_RULES = ((16, 8, 32),)
+# Measured at 1 thread (OpenBLAS), fwd + input and weight gradients (batch 32 unless said)
+# against the other paths (`/work/notes/s22/conv_paths2.py`), once its kernel rows became one
+# product: 16 channels on 32x32 0.85x Winograd, on 16x16 0.75-0.85x, on 8x8 0.82x; 8 channels
+# on 16x16 0.65x im2col; batch 1-8 at 8-16x16 0.8-0.9x. Even with Winograd at 32 channels on
+# 16x16 and 16 -> 32 on 14x14, slower at 64 on 8x8 (1.2x). Each rule is (most channels in
+# or out, fewest, smallest output side).
+SHIFTED_RULES = ((16, 8, 8),)
 
 
 def shifted_ok(xp, a, in_channels, out_channels, kernel, p, out_size):
