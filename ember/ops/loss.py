@@ -240,6 +240,9 @@ class NllLossBackward0(Node):
             n, c = self.picked_shape  # a device: one kernel, where zeros and a put took 3
             return _NLL_SELECTOR(xp, self.safe, values, c, size=n * c).reshape(n, c)
         sel = xp.zeros(self.picked_shape, dtype=self.dtype)
+        if self.batched and len(self.picked_shape) == 2:  # (N, C): one put, no moveaxis
+            sel[xp.arange(self.picked_shape[0]), self.safe] = values
+            return sel
         xp.put_along_axis(sel, self.safe[..., None],
                           cast_if_needed(values[..., None], self.dtype), axis=-1)
         return xp.moveaxis(sel, -1, 1) if self.batched else sel[0]
@@ -299,12 +302,19 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_class_weight(input, weight, "")
     batched = x.ndim > 1
     xp = xp_of(input)
-    xc = xp.moveaxis(x, 1, -1) if batched else x[None]  # (..., C)
-    if weight is None and x.ndim == 2 and x.shape[1] and t.dtype == np.int64 and \
-            not checks_on_host(input._device) and usable(xp, x):
-        out_arr, safe, scale = _nll_rows_on_device(xp, input._device, x, t, ignore_index,
-                                                   reduction)
+    # the input as (..., C), classes last: its shape, and the view where the general path
+    # needs it (a call spared the rows' path)
+    picked_shape = x.shape[:1] + x.shape[2:] + x.shape[1:2] if batched else (1,) + x.shape
+    rows = None
+    if weight is None and x.ndim == 2 and x.shape[1] and t.dtype == np.int64:
+        if not checks_on_host(input._device) and usable(xp, x):
+            rows = _nll_rows_on_device(xp, input._device, x, t, ignore_index, reduction)
+        elif checks_on_host(input._device):
+            rows = _nll_rows_on_host(xp, x, t, ignore_index, reduction)
+    if rows is not None:
+        out_arr, safe, scale = rows
     else:
+        xc = xp.moveaxis(x, 1, -1) if batched else x[None]
         out_arr, safe, scale = _nll_arrays(xp, input, xc, t, weight, ignore_index, reduction,
                                            batched)
     # (NumPy's sums are scalars; a device's are 0-d arrays already)
@@ -314,7 +324,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if node is not None:
         node.device, node.reduction, node.xp = input._device, reduction, xp
         node.safe, node.scale, node.batched = safe, cast_if_needed(scale, x.dtype), batched
-        node.picked_shape, node.dtype = xc.shape, x.dtype
+        node.picked_shape, node.dtype = picked_shape, x.dtype
     return out
 
 
@@ -352,6 +362,29 @@ def _nll_arrays(xp, input, xc, t, weight, ignore_index, reduction, batched):
         scale = xp.where(valid, -w / total, 0)
     return out_arr, safe, scale
 
+
+def _nll_rows_on_host(xp, x, t, ignore_index, reduction):
+    """_nll_arrays' results for (N, C) float32/float64 rows without class weights whose
+    targets are all classes, none ignored (a classifier's batch), in a few calls where the
+    general path takes ~15 (a tenth of a small model's step); None for any other batch,
+    which the general path takes (and raises for). The same values: every target's weight
+    is 1, so the total is N and each loss -picked."""
+    n, c = x.shape
+    if not 0 < n <= _EXACT_COUNT_MAX or x.dtype not in _EXACT_DTYPES or 0 <= ignore_index < c or \
+            bool((t.view(np.uint64) >= c).any()):  # (as unsigned, a negative is beyond C)
+        return None
+    losses = xp.negative(x[xp.arange(n), t])
+    if reduction == "none":
+        return losses, t.copy(), xp.full(n, -1, x.dtype)
+    if reduction == "sum":
+        return losses.sum(), t.copy(), xp.full(n, -1, x.dtype)
+    total = x.dtype.type(n)
+    return losses.sum() / total, t.copy(), xp.full(n, x.dtype.type(-1) / total, x.dtype)
+
+
+# where the general path's total weight, a sum of N ones, is N exactly (float16's stops at 2048)
+_EXACT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_EXACT_COUNT_MAX = 1 << 24
 
 _NLL_ASSERTION = "nll_loss: Assertion `t >= 0 && t < n_classes`"
 
@@ -424,16 +457,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if input.shape == target.shape and not target.is_floating_point():
-        # same shapes mean class probabilities, as PyTorch decides it
+    shape = input._array.shape
+    probabilities = target._array.shape == shape  # (PyTorch decides by the shapes)
+    if probabilities and not target.is_floating_point():
         raise RuntimeError("Expected floating point type for target with class probabilities, "
                            f"got {target.dtype._scalar_name}")
-    class_dim = 0 if input.dim() == 1 else 1
-    n_classes = input.shape[class_dim]
+    class_dim = 0 if len(shape) == 1 else 1
+    n_classes = shape[class_dim]
     logp = log_softmax(input, class_dim)
-    wshape = [1] * input.dim()
+    wshape = [1] * len(shape)
     wshape[class_dim] = n_classes
-    if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes;
+    if probabilities:  # class probabilities (PyTorch decides by the shapes;
         # other targets are class indices, whose checks name a float target's dtype)
         _check_class_weight(input, weight, "cross_entropy: ")
         if label_smoothing > 0:
