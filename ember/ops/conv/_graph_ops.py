@@ -7,6 +7,7 @@ from ..._tensor import make_tensor, xp_of
 from ..._state import (flop_counter as _flops, grad as _grad_state,
                        selective_checkpoint_anywhere as _sac_anywhere)
 from .._graph import Node, kept_output, record
+from .._planes import spread
 from ._routines import conv_backward, conv_forward, conv_transpose_forward, conv_weight_grad
 
 
@@ -16,7 +17,7 @@ def _bias_grad(grad):
 
 def _add_bias(xp, y, bias):
     if bias is not None:
-        y += bias._array.reshape((1, -1) + (1,) * (y.ndim - 2))
+        y += spread(xp, bias._array.reshape((1, -1) + (1,) * (y.ndim - 2)), y)
     return y
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..._dtype_casts import cast_if_needed
 from ..._parallel import map_parts, thread_cuts
 from .._device_kernels import device_centred_sum, device_mean, device_sum
+from .._planes import spread
 from . import _device_fused as device_fused
 
 _LETTERS = "abcdefgh"
@@ -133,13 +134,13 @@ def _normalize_batch_stats(xp, xs, axes, eps, scale, shift, out=None, feature=No
         y = device_fused.normalize(xp, xs, mean, multiplier.reshape(stats_shape), shift,
                                    feature)
         return y, mean, flat_invstd.reshape(stats_shape), (flat_mean, flat_var, flat_invstd)
-    y = xp.subtract(xs, mean) if out is None else xp.subtract(xs, mean, out=out)
+    y = xp.subtract(xs, spread(xp, mean, xs), out=out)
     flat_var = mean_over(xp, axes, y, y, keepdims=False)
     flat_invstd = _as(1.0 / xp.sqrt(flat_var + eps), xs.dtype)
     invstd = flat_invstd.reshape(stats_shape)
-    xp.multiply(y, invstd if scale is None else invstd * scale, out=y)
+    xp.multiply(y, spread(xp, invstd if scale is None else invstd * scale, y), out=y)
     if shift is not None:
-        xp.add(y, shift, out=y)
+        xp.add(y, spread(xp, shift, y), out=y)
     if feature is not None:
         xp.multiply(y, feature[0], out=y)
         if feature[1] is not None:
@@ -151,11 +152,11 @@ def normalize_given_stats(xp, xs, mean, invstd, scale=None, shift=None):
     """y = (xs - mean) * invstd [* scale + shift] as one multiply and one add: the
     statistics (running ones) are constants."""
     mult = invstd if scale is None else invstd * scale
-    y = xp.multiply(xs, mult)
+    y = xp.multiply(xs, spread(xp, mult, xs))
     offset = -mean * mult
     if shift is not None:
         offset = offset + shift
-    xp.add(y, _as(offset, y.dtype), out=y)
+    xp.add(y, spread(xp, _as(offset, y.dtype), y), out=y)
     return y
 
 
@@ -171,7 +172,7 @@ def normalize_backward(xp, gw, xn, axes, invstd, train, scale=None, dot=None, to
     given (running) statistics are constants: dx = invstd * gw."""
     coef = invstd if scale is None else invstd * scale
     if not train:
-        return xp.multiply(gw, coef) if xn is None else xp.multiply(gw, coef, out=xn)
+        return xp.multiply(gw, spread(xp, coef, gw), out=xn)
     m = count_over(xn.shape, axes)
     dot = sum_over(xp, axes, gw, xn) if dot is None else dot
     total = sum_over(xp, axes, gw) if total is None else total
@@ -180,8 +181,9 @@ def normalize_backward(xp, gw, xn, axes, invstd, train, scale=None, dot=None, to
         device_fused.input_grad_(xp, xn, gw, a, mean_g, invstd)
         return xn
     # dot / -m is -dot / m to the bit (division rounds symmetrically), in one call, not two
-    xp.multiply(xn, (dot / -m) if xn_scaled else (dot / -m) * invstd * invstd, out=xn)
+    xp.multiply(xn, spread(xp, (dot / -m) if xn_scaled else (dot / -m) * invstd * invstd, xn),
+                out=xn)
     xp.add(xn, gw, out=xn)
-    xp.subtract(xn, total / m, out=xn)
-    xp.multiply(xn, coef, out=xn)
+    xp.subtract(xn, spread(xp, total / m, xn), out=xn)
+    xp.multiply(xn, spread(xp, coef, xn), out=xn)
     return xn

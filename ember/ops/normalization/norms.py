@@ -18,6 +18,7 @@ from ..._state import grad as _grad_state
 from ..._tensor import make_tensor, xp_of
 from .._device_kernels import device_centred_sum
 from .._graph import Node, record
+from .._planes import spread
 from ..pointwise import scalar_op
 from . import _device_fused as device_fused, _fused as fused
 from ._common import _opmath, _prod
@@ -166,7 +167,7 @@ def _batch_norm_sums(xp, g, xs, mean, invstd, scale, axes, train, need_x, need_w
     wants_xc = need_w or (need_x and train)
     xc = None
     if wants_xc:
-        xc = xp.subtract(xs, mean) if out is None else xp.subtract(xs, mean, out=out)
+        xc = xp.subtract(xs, spread(xp, mean, xs), out=out)
     # the sums per channel, as einsum gives them: dw and db in the weight's shape, fresh
     # arrays (a reshaped sum is a view, which gradient accumulation would copy)
     dot = fused.sum_over(xp, axes, g, xc, keepdims=False) if xc is not None else None
