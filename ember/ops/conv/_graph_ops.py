@@ -6,13 +6,21 @@ from ..._memory_format import c_ordered, follow_channels_last
 from ..._tensor import make_tensor, xp_of
 from ..._state import (flop_counter as _flops, grad as _grad_state,
                        selective_checkpoint_anywhere as _sac_anywhere)
-from .._graph import Node, kept_output, record
+from .._graph import Node, first_order_arrays, kept_output, record
 from .._planes import spread
+from ..normalization._fused import MAX_DIMS, sum_over
 from ._routines import conv_backward, conv_forward, conv_transpose_forward, conv_weight_grad
 
 
 def _bias_grad(grad):
-    return grad.sum([0] + list(range(2, grad.ndim)))
+    axes = (0,) + tuple(range(2, grad.ndim))
+    arrays = first_order_arrays(grad)
+    if arrays is not None and grad.ndim <= MAX_DIMS:
+        # per channel as einsum sums it (batch norm's bias gradient): NumPy's sum over dims
+        # (0, 2, 3) ran 3.5x slower ((32, 16, 28, 28) float32: 131 against 37 us)
+        return make_tensor(sum_over(xp_of(grad), axes, arrays[0], keepdims=False),
+                           grad._device)
+    return grad.sum(list(axes))
 
 
 def _add_bias(xp, y, bias):
