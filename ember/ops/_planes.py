@@ -20,7 +20,8 @@ def spread(xp, v, x):
     numbers or more, v's values over one (1, C, *S) plane; else `v` itself (a device's
     kernels take a broadcast operand at full speed)."""
     if xp is not np or x.size < MIN_ELEMENTS or x.shape[0] < MIN_BATCH or \
-            v.ndim != x.ndim or v.shape[0] != 1 or not x.flags.c_contiguous:
+            v.ndim != x.ndim or v.shape[0] != 1 or not x.flags.c_contiguous or \
+            v.size * x.shape[0] == x.size:  # (v is a whole plane already: S is all 1s)
         return v
     plane = np.empty((1,) + x.shape[1:], v.dtype)
     plane[...] = v

@@ -66,3 +66,5 @@ def test_spread_where_it_pays():
     assert _planes.spread(np, v, big[:, :, :2, :2]) is v                # too few numbers
     assert _planes.spread(np, v, big[:_planes.MIN_BATCH - 1]) is v       # too few samples
     assert _planes.spread(np, v, big.transpose(0, 1, 3, 2)) is v         # not C-contiguous
+    flat = np.zeros((_planes.MIN_ELEMENTS, 4, 1, 1), np.float32)
+    assert _planes.spread(np, v, flat) is v                              # v is a plane already
