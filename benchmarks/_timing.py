@@ -17,21 +17,34 @@ def per_call(fn, number):
     return (time.perf_counter() - t0) / number
 
 
-def compare(ours, theirs, number, rounds=9, warmup=3):
-    """(ember s/call, torch s/call, ratio); torch's figures are None when `theirs` is None."""
+def compare(ours, theirs, number, rounds=9, warmup=3, settle=0.0):
+    """(ember s/call, torch s/call, ratio); torch's figures are None when `theirs` is None.
+    `settle`: seconds slept before each timed block, for the other library's idle threads to
+    stop spinning (see SETTLE_S)."""
     for _ in range(warmup):  # scratch buffers, BLAS threads, the allocator's first pages
         ours()
         if theirs is not None:
             theirs()
     mine, other = [], []
     for _ in range(rounds):
+        time.sleep(settle)
         mine.append(per_call(ours, number))
         if theirs is not None:
+            time.sleep(settle)
             other.append(per_call(theirs, number))
     if theirs is None:
         return statistics.median(mine), None, None
     ratio = statistics.median(a / b for a, b in zip(mine, other))
     return statistics.median(mine), statistics.median(other), ratio
+
+
+# With several threads, each library's idle workers spin before they sleep: OpenBLAS's (under
+# ember) for ~0.1 s after a threaded product (its THREAD_TIMEOUT), PyTorch's OpenMP ones for a
+# while after each parallel region. Timed right after the other library's block, a library
+# shares the cores with those spinners, which a program running one library never does: at 2
+# threads one model's ratio swung between 1.2 and 2.1 from run to run (GPT: PyTorch's step 94
+# ms in one run, 142 in the next). Sleeping this long before each timed block lets them stop.
+SETTLE_S = 0.25
 
 
 def header(first, width=36):

@@ -34,7 +34,7 @@ sys.path.insert(1, os.path.dirname(HERE))  # ember from this checkout when run a
 
 import ember  # noqa: E402
 import _models  # noqa: E402
-from _timing import compare, per_call  # noqa: E402
+from _timing import SETTLE_S, compare, per_call  # noqa: E402
 from bench_train import cnn, mlp  # noqa: E402
 
 try:
@@ -186,7 +186,8 @@ def run_table(cases, rounds, quick):
         loss_theirs = theirs() if theirs is not None else float("nan")
         # each timed block should last ~0.3 s, so short steps are not swamped by the timer
         number = 1 if quick else max(1, round(0.3 / per_call(theirs or mine, 2)))
-        t_mine, t_theirs, ratio = compare(mine, theirs, number, rounds, warmup=1 if quick else 2)
+        t_mine, t_theirs, ratio = compare(mine, theirs, number, rounds, warmup=1 if quick else 2,
+                                          settle=0 if quick else SETTLE_S)
         t_theirs = float("nan") if t_theirs is None else t_theirs
         ratio = float("nan") if ratio is None else ratio
         print(f"{case.label:58} {t_mine * 1e3:9.2f} {t_theirs * 1e3:9.2f} {ratio:6.2f}  "
