@@ -78,10 +78,13 @@ def broadcastable(a, shape):
 
 # The statistics are per index of the kept axes, so a large input is cut along its first kept
 # axis (batch norm's channels), one part per intra-op thread, each part's passes and sums its
-# own (the same bits as one thread). Measured batch norm forward and backward at 2 threads
-# against 1: 2 MB inputs (CIFAR ResNet's first stage) 0.68 of the time, 3-6 MB 0.56-0.61,
-# ResNet-18's 25 MB stem 0.46; 1-1.5 MB 1.0 (`/work/notes/s13/bn_thr.py`).
-THREADED_MIN_BYTES = 2 << 20
+# own (the same bits as one thread). Measured batch norm forward and backward alone at 2
+# threads against 1 (`/work/notes/s13/bn_thr.py`): 2 MB inputs 0.68 of the time, 3-6 MB
+# 0.56-0.61, ResNet-18's 25 MB stem 0.46. But inside a whole step at 2 threads, once its
+# passes had become faster (`_planes`), threading CIFAR ResNet's 2 MB layers made the step
+# 1.05-1.09x slower, and ResNet-18's from 2 MB rather than 8 MB was even (1.007), while none
+# at all was 1.06x slower (`/work/notes/s22/toggle_ab.py`): so from 8 MB.
+THREADED_MIN_BYTES = 8 << 20
 
 
 def kept_cuts(xp, xs, axes):
