@@ -13,11 +13,11 @@ as opaque one-field records. This module converts them the way PyTorch does:
   float4_e2m1fn_x2 the same ('"copy_kernel"' when the other side is a floating type).
 """
 import math
-import warnings
 
 import numpy as np
 
 from . import dtypes as _dt
+from ._state import warn_once
 
 _OPAQUE = (_dt.BITS, _dt.SUB_INT, _dt.SUB_UINT, _dt.FLOAT4)
 _E4M3FN_MAX = 448.0
@@ -155,15 +155,10 @@ def complex32_to_complex64(arr):
     return out.reshape(arr.shape)
 
 
-_warned = []
-
-
 def warn_complex32():
     """PyTorch's warning on making a complex32 tensor, once per process as PyTorch's."""
-    if not _warned:
-        _warned.append(True)
-        warnings.warn("ComplexHalf support is experimental and many operators don't support it "
-                      "yet.", UserWarning, stacklevel=3)
+    warn_once("ComplexHalf support is experimental and many operators don't support it yet.",
+              stacklevel=3)
 
 
 def complex64_to_complex32(arr):

@@ -108,7 +108,7 @@ def get_num_interop_threads():
 
 
 # ---- matmul precision, determinism, warnings --------------------------------------------
-_settings = {"matmul_precision": "highest", "warn_always": False}
+_settings = {"matmul_precision": "highest"}
 
 
 def set_float32_matmul_precision(precision):
@@ -177,11 +177,11 @@ def get_deterministic_debug_mode():
 def set_warn_always(b):
     if not isinstance(b, bool):
         raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
-    _settings["warn_always"] = b
+    _state.warn_always = b
 
 
 def is_warn_always_enabled():
-    return _settings["warn_always"]
+    return _state.warn_always
 
 
 def set_flush_denormal(mode):

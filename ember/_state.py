@@ -116,6 +116,24 @@ class deterministic:
     fill_uninitialized_memory = True
 
 
+# torch.set_warn_always: PyTorch's warn-once warnings (`warn_once`) then warn on every call
+warn_always = False
+_warned_once = set()
+
+
+def warn_once(message, category=UserWarning, stacklevel=2):
+    """PyTorch's TORCH_WARN_ONCE: warn with `message` the first time this process meets it,
+    and on every call while torch.set_warn_always(True) is in force (calls then do not use up
+    the once, as PyTorch's do not). Python's warning filters still apply: `stacklevel`, as
+    warnings.warn's counted from warn_once's caller, names the line they see."""
+    if not warn_always:
+        if message in _warned_once:
+            return
+        _warned_once.add(message)
+    import warnings
+    warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+
 def alert_not_deterministic(caller):
     """PyTorch's alert from an op with no deterministic implementation (on the CPU: put_
     without accumulate, whose repeated indices leave one of their values): an error under

@@ -14,6 +14,7 @@ from . import _dtype_casts as _casts, dtypes as _dt
 from . import _memory_format as _mf
 from ._layout import strided as _strided
 from ._size import Size, shape_of as _shape
+from . import _state
 from ._state import forward_ad as _forward_ad, grad as _grad_state
 from .device import _BACKENDS, CPU, backend_of, canonical
 from .utils.hooks import register as _register_hook
@@ -693,8 +694,8 @@ def refuse_writes(names=READ_ONLY_ATTRIBUTES):
 
 
 def _warn_scalar_with_grad():
-    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                  "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
+    _state.warn_once("Converting a tensor with requires_grad=True to a scalar may lead to "
+                     "unexpected behavior.\nConsider using tensor.detach() first.", stacklevel=3)
 
 
 def _rebuild(cls, array, device, requires_grad, state):

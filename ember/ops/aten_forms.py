@@ -19,7 +19,7 @@ from ._grid_sample import grid_sampler
 from .conv import conv1d
 from .creation import empty
 from .decompositions.norms import matrix_norm, vector_norm
-from .linalg._common import _warn_once
+from .._state import warn_once
 from .normalization.dropout import _bernoulli_keep
 from .normalization.embedding import _embedding_bag, _embedding_renorm
 from .random_ops import _rng
@@ -69,7 +69,7 @@ def native_dropout(input, p, train):
 
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
     """Deprecated: the 2-norm over at most two dims."""
-    _warn_once("frobenius_norm", "at::frobenius_norm is deprecated and it is just left for JIT "
+    warn_once("at::frobenius_norm is deprecated and it is just left for JIT "
                "compatibility. It will be removed in a future PyTorch release. Please use "
                "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
     dim = [dim] if isinstance(dim, builtins.int) else list(dim)
@@ -83,7 +83,7 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """Deprecated: the sum of singular values; `nuclear_norm(input, keepdim)` or
     `nuclear_norm(input, dim, keepdim)` over the two dims of `dim` (default the last two)."""
-    _warn_once("nuclear_norm", "at::nuclear_norm is deprecated and it is just left for JIT "
+    warn_once("at::nuclear_norm is deprecated and it is just left for JIT "
                "compatibility. It will be removed in a future PyTorch release. Please use "
                "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
     if isinstance(dim, builtins.bool):

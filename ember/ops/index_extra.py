@@ -6,11 +6,11 @@ reductions and their derivatives), under PyTorch's own checks, messages and node
 fill_diagonal_ fills strided views of the tensor, as PyTorch does (its grad_fn is CopySlices).
 """
 import builtins
-import warnings
 
 import numpy as np
 
 from .. import dtypes as _dt
+from .._state import warn_once
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from ..device import checks_on_host
 from ._graph import inplace, record, with_out
@@ -98,7 +98,6 @@ def _sparse_narrow_copy(input, dim, start, length):
 
 # ---- index_reduce ---------------------------------------------------------------------------------
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
-_beta_warned = []
 
 
 def _index_reduce(input, dim, index, source, reduce, include_self):
@@ -107,10 +106,7 @@ def _index_reduce(input, dim, index, source, reduce, include_self):
     if reduce not in _INDEX_REDUCTIONS:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
-    if not _beta_warned:
-        _beta_warned.append(True)
-        warnings.warn("index_reduce() is in beta and the API may change at any time.",
-                      UserWarning, stacklevel=3)
+    warn_once("index_reduce() is in beta and the API may change at any time.", stacklevel=3)
     shape, sshape = input._array.shape, source._array.shape
     d = _wrap_dim(dim, len(shape))
     if index._array.ndim > 1:

@@ -14,6 +14,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._sparse import SparseTensor, make_sparse
 from .._sparse_compressed import SparseCompressedTensor
+from .._state import warn_once
 from .._tensor import Tensor, make_tensor
 from ..device import _BACKENDS
 from ._graph import Node, record
@@ -134,20 +135,13 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return make_sparse(indices, values, size, bool(is_coalesced) or nnz <= 1)
 
 
-_WARNED = []
-
-
 def _warn_invariants_once():
     # PyTorch warns once per process when invariant checks are left unspecified
-    if not _WARNED:
-        _WARNED.append(True)
-        import warnings
-        warnings.warn("Sparse invariant checks are implicitly disabled. Memory errors (e.g. "
-                      "SEGFAULT) will occur when operating on a sparse tensor which violates the "
-                      "invariants, but checks incur performance overhead. To silence this "
-                      "warning, explicitly opt in or out. See "
-                      "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance. ",
-                      UserWarning, stacklevel=3)
+    warn_once("Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) "
+              "will occur when operating on a sparse tensor which violates the invariants, but "
+              "checks incur performance overhead. To silence this warning, explicitly opt in "
+              "or out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for "
+              "guidance. ", stacklevel=3)
 
 
 def _host(a):

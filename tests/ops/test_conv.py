@@ -150,7 +150,7 @@ def test_integer_conv_and_dtype_errors():
 
 
 def test_same_padding_even_kernel_warns_once(torch):
-    conv_mod._warned_same.clear()
+    ember._state._warned_once.clear()
     x = ember.tensor(np.ones((1, 1, 5, 5)))
     w = ember.tensor(np.ones((1, 1, 2, 2)))
     with warnings.catch_warnings(record=True) as caught:

@@ -278,7 +278,8 @@ _TORCH_ONCE_PER_PROCESS = ("LSTM with projections is not supported with oneDNN",
                            "Sparse CSR tensor support is in beta state",
                            "Sparse CSC tensor support is in beta state",
                            "Sparse BSR tensor support is in beta state",
-                           "Sparse BSC tensor support is in beta state")
+                           "Sparse BSC tensor support is in beta state",
+                           "ComplexHalf support is experimental")
 
 
 def _warning_text(w):

@@ -26,7 +26,7 @@ and their argument checks), `fold.py` (unfold/fold).
 from ._graph_ops import _conv, _conv_transpose, _conv_weight
 from ._im2col import pad_array
 from .fold import fold, unfold
-from .functional import (_int_tuple, _warned_same, conv1d, conv2d, conv3d, conv_transpose1d,
+from .functional import (_int_tuple, conv1d, conv2d, conv3d, conv_transpose1d,
                          conv_transpose2d, conv_transpose3d, convolution)
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

@@ -1,12 +1,11 @@
 """conv1d/2d/3d, conv_transpose1d/2d/3d and `convolution`: argument checks with PyTorch's
 errors, then the graph ops."""
 import builtins
-import warnings
 
 import numpy as np
 
 from ..._tensor import Tensor
-from ..._state import autocast as _autocast
+from ..._state import autocast as _autocast, warn_once
 from .._autocast import lower
 from ._graph_ops import _conv, _conv_transpose, laid_out
 
@@ -110,9 +109,6 @@ def _check_params(input, weight, bias, stride, dilation, groups, transposed):
                            f"{n_out} elements, but got bias of size {list(bias.shape)} instead")
 
 
-_warned_same = []
-
-
 def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
     if _autocast.active:
         input, weight, bias = lower(input, weight, bias)
@@ -132,11 +128,9 @@ def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
             total = [d * (k - 1) for d, k in zip(dilation, kernel)]
             lo = tuple(t // 2 for t in total)
             hi = tuple(t - t // 2 for t in total)
-            if lo != hi and not _warned_same:  # PyTorch warns once per process
-                _warned_same.append(True)
-                warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                              "require a zero-padded copy of the input be created", UserWarning,
-                              stacklevel=3)
+            if lo != hi:
+                warn_once("Using padding='same' with even kernel lengths and odd dilation may "
+                          "require a zero-padded copy of the input be created", stacklevel=3)
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ..linalg._common import _warn_once
+from ..._state import warn_once
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _cholesky_info, _const, _first_bad,
                       _write_tuple, batched_solve)
@@ -83,7 +83,7 @@ def linalg_cholesky(input, *, upper=False, out=None):
 
 def cholesky(input, upper=False, *, out=None):
     """`torch.cholesky` (deprecated in PyTorch for `torch.linalg.cholesky`)."""
-    _warn_once("cholesky", _CHOLESKY_DEPRECATED)
+    warn_once(_CHOLESKY_DEPRECATED)
     res = _cholesky(input, upper, "cholesky", True, CholeskyBackward0)[0]
     return write_out(out, res, "cholesky") if out is not None else res
 

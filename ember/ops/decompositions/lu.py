@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ..linalg._common import _warn_once
+from ..._state import warn_once
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _const, _first_bad, _host, _needs,
                       _write_tuple, batched_solve)
@@ -163,7 +163,7 @@ _LU_DEPRECATED = (
 def lu(A, pivot=True, get_infos=False, out=None):
     """`torch.lu` (deprecated): (LU, pivots), or the named (LU, pivots, info) with
     `get_infos`; never raises on a singular matrix."""
-    _warn_once("lu", _LU_DEPRECATED)
+    warn_once(_LU_DEPRECATED)
     LU, piv, info = _lu_factor(A, pivot, "linalg.lu_factor", "torch.lu_factor")
     if get_infos:
         res = _lu_with_info_type(LU, piv, info)
@@ -422,7 +422,7 @@ _LU_SOLVE_DEPRECATED = (
 
 def lu_solve(input, LU_data, LU_pivots, *, out=None):
     """`torch.lu_solve` (deprecated): `linalg.lu_solve` with its arguments reversed."""
-    _warn_once("lu_solve", _LU_SOLVE_DEPRECATED)
+    warn_once(_LU_SOLVE_DEPRECATED)
     res = linalg_lu_solve(LU_data, LU_pivots, input)
     return write_out(out, res, "lu_solve") if out is not None else res
 

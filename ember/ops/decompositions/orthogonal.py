@@ -5,7 +5,7 @@ eigendecomposition is in `eig.py`.
 """
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ..linalg._common import _warn_once
+from ..._state import warn_once
 from ..reduction import return_type
 from ._common import _check, _const, _eye, _write_tuple
 from .solves import solve_triangular
@@ -91,7 +91,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
 
 def qr(input, some=True, *, out=None):
     """`torch.qr` (deprecated in PyTorch for `torch.linalg.qr`)."""
-    _warn_once("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in "
+    warn_once("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in "
                "a future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
                "string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
                "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..._tensor import make_tensor, xp_of
 from .._graph import Node, record, write_out
-from ..linalg._common import _warn_once
+from ..._state import warn_once
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs,
                       batched_solve)
@@ -130,8 +130,8 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
     """(X, a copy of A) with op(A) X = b (b = `input`), op(A) being A or its transpose: the
     older form of `linalg.solve_triangular`, with its arguments the other way round."""
     b = input
-    _warn_once(  # PyTorch's TORCH_WARN_ONCE
-        "triangular_solve", "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
+    warn_once(  # PyTorch's TORCH_WARN_ONCE
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
         "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
         "reversed and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
         "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).")

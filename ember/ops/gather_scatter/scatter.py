@@ -6,6 +6,7 @@ same ops (gather's is a scatter_add, scatter's a gather), so double backward wor
 import numpy as np
 
 from ... import _dtype_casts as _casts
+from ..._state import warn_once
 from ..._tensor import Tensor, _wrap_dim, make_tensor
 from .._graph import Node, inplace, record, write_out
 from .._accumulate import accumulate_flat
@@ -134,9 +135,6 @@ def _scatter_array(input, d, idx, src, reduce):
     return out
 
 
-_warned_reduce = False
-
-
 def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
     if input.dtype._kind:
         _casts.refuse(input.dtype, "scatter_gather_tensor_cpu")
@@ -145,13 +143,10 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     tensor_src = isinstance(src, Tensor)
-    global _warned_reduce
-    if tensor_src and reduce is not None and not _warned_reduce:
-        _warned_reduce = True  # PyTorch's TORCH_WARN_ONCE
-        import warnings
-        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will "
-                      "be removed in a future PyTorch release. Use torch.scatter_reduce instead "
-                      "for more reduction options.", UserWarning, stacklevel=2)
+    if tensor_src and reduce is not None:
+        warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                  "removed in a future PyTorch release. Use torch.scatter_reduce instead for "
+                  "more reduction options.", stacklevel=2)
     d, idx, src = _scatter_setup(input, dim, index, src, "scatter")
     red = None if reduce is None else ("sum" if reduce == "add" else "prod")
     res = make_tensor(_scatter_array(input, d, idx, src, red), input._device)

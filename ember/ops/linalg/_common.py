@@ -1,6 +1,5 @@
 """Helpers shared by the products' modules: the operand checks, bfloat16 results rounded
-back, `out=`, small pieces of backward formulas (`_scaled`, `_needs`), and `_warn_once` for
-deprecations (which the decompositions family uses too).
+back, `out=`, small pieces of backward formulas (`_scaled`, `_needs`).
 """
 from ..._tensor import Tensor
 
@@ -66,13 +65,3 @@ def _scaled(t, s):
 
 def _needs(node, i):
     return node._next[i][0] is not None
-
-
-_WARNED = set()
-
-
-def _warn_once(key, message):
-    if key not in _WARNED:
-        _WARNED.add(key)
-        import warnings
-        warnings.warn(message, UserWarning, stacklevel=3)

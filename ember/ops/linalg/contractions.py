@@ -9,7 +9,8 @@ from ..._tensor import make_tensor, Tensor, xp_of
 from ..._state import autocast as _autocast
 from .._autocast import lower
 from .._graph import Node, record
-from ._common import _needs, _out, _warn_once
+from ..._state import warn_once
+from ._common import _needs, _out
 from .matmul import mm
 
 
@@ -94,7 +95,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 def cross(input, other, dim=None, *, out=None):
     """`torch.cross`: without `dim`, the first dimension of size 3 (deprecated, warns once)."""
     if dim is None:
-        _warn_once("cross", "Using torch.cross without specifying the dim arg is deprecated.\n"
+        warn_once("Using torch.cross without specifying the dim arg is deprecated.\n"
                    "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
                    "The default value of dim will change to agree with that of linalg.cross in "
                    "a future release.")
@@ -164,7 +165,7 @@ def multi_dot(tensors, *, out=None):
 
 
 def chain_matmul(*matrices, out=None):
-    _warn_once("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future "
+    warn_once("torch.chain_matmul is deprecated and will be removed in a future "
                "PyTorch release. Use torch.linalg.multi_dot instead, which accepts a list of two "
                "or more tensors rather than multiple parameters.")
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
