@@ -17,6 +17,14 @@ time on two threads; `/work/notes/s13/wino_min.py`).
   RELEASE_AFTER_S (seen by `matmul`): work of products alone (an MLP, an LSTM, a transformer)
   keeps the BLAS's own threads, whose spinning workers hand products over faster than this
   pool can (16-45 us a round trip here), so mid-sized products are faster with them.
+- A hand-over costs most where a core has gone idle: on this project's 2-core VM a lock
+  passed back and forth between two threads took 15 us a round trip, but 145 us after 0.5 ms
+  of idling (the idle core halts and is woken through the host; `/work/notes/s23/
+  pingpong.py`). So a pool thread pays ~0.1 ms to start each parallel region: a transformer's
+  products split here took 1.3-2.3x their time on the BLAS's two threads, and its attention
+  stacks of 64 small products (0.5 ms) 1.45x their one-thread time; GELU's passes over a
+  GPT's 2 MB activations, split beside the BLAS's threads, left the step as it was (1.01-1.03x;
+  `/work/notes/s23/mm_gpt2.py`, `batch_split.py`, `m_gelu.py`). Only long parts pay.
 - `map_parts` lets each thread take the next item when it is free and returns the results in
   the items' order: a caller that sums them in that order gets the same bits whichever thread
   computed which (`run_parts`, below it, gives thread t the parts t, t + threads, ...).
