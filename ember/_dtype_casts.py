@@ -157,8 +157,7 @@ def complex32_to_complex64(arr):
 
 def warn_complex32():
     """PyTorch's warning on making a complex32 tensor, once per process as PyTorch's."""
-    warn_once("ComplexHalf support is experimental and many operators don't support it yet.",
-              stacklevel=3)
+    warn_once("ComplexHalf support is experimental and many operators don't support it yet.")
 
 
 def complex64_to_complex32(arr):

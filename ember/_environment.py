@@ -208,9 +208,9 @@ def get_default_device():
 
 
 def set_default_tensor_type(t):
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
-                  UserWarning, stacklevel=2)
+    _state.warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                     "use torch.set_default_dtype() and torch.set_default_device() as "
+                     "alternatives.")
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
         if module not in ("torch", "torch.cuda", "ember", "ember.cuda"):

@@ -121,17 +121,25 @@ warn_always = False
 _warned_once = set()
 
 
-def warn_once(message, category=UserWarning, stacklevel=2):
+def warn_once(message, category=UserWarning):
     """PyTorch's TORCH_WARN_ONCE: warn with `message` the first time this process meets it,
     and on every call while torch.set_warn_always(True) is in force (calls then do not use up
-    the once, as PyTorch's do not). Python's warning filters still apply: `stacklevel`, as
-    warnings.warn's counted from warn_once's caller, names the line they see."""
+    the once, as PyTorch's do not). The warning names the line outside ember that called in,
+    as a warning from PyTorch's C++ names the Python line that called it (however many of
+    ember's own frames lie between: a public op's NumPy-spellings form is one more)."""
     if not warn_always:
         if message in _warned_once:
             return
         _warned_once.add(message)
+    import sys
     import warnings
-    warnings.warn(message, category, stacklevel=stacklevel + 1)
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+_PACKAGE = __file__[:-len("_state.py")]  # ember's own directory
 
 
 def alert_not_deterministic(caller):

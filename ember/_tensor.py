@@ -695,7 +695,7 @@ def refuse_writes(names=READ_ONLY_ATTRIBUTES):
 
 def _warn_scalar_with_grad():
     _state.warn_once("Converting a tensor with requires_grad=True to a scalar may lead to "
-                     "unexpected behavior.\nConsider using tensor.detach() first.", stacklevel=3)
+                     "unexpected behavior.\nConsider using tensor.detach() first.")
 
 
 def _rebuild(cls, array, device, requires_grad, state):

@@ -210,6 +210,10 @@ _BUILTIN_NUMBERS = {builtins.bool, builtins.int, builtins.float, builtins.comple
 def _infer(obj, sizes, dim, flags):
     """Check `obj` has shape `sizes[dim:]` and give the promoted dtype of its leaves (None
     for no leaves). `flags` collects whether tensors appear (they need a slower copy)."""
+    if isinstance(obj, np.ndarray):  # (data that is one array never comes here)
+        _state.warn_once("Creating a tensor from a list of numpy.ndarrays is extremely slow. "
+                         "Please consider converting the list to a single numpy.ndarray with "
+                         "numpy.array() before converting to a tensor.")
     if dim == len(sizes):
         return _leaf_dtype(obj, flags)
     if isinstance(obj, np.ndarray):
@@ -255,8 +259,12 @@ def _leaf_dtype(x, flags):
         return x.dtype
     if isinstance(x, str):
         raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-    if isinstance(x, np.ndarray):  # 0-d, where a sequence's element belongs
-        raise TypeError("len() of unsized object")
+    if isinstance(x, np.ndarray):  # where a number belongs: a 0-d one reads as a NumPy
+        if x.ndim:                 # scalar of its dtype (but for PyTorch's bool error)
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        if x.dtype.kind == "b":
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return _dt.from_numpy_dtype(x.dtype)
     if _is_sequence(x) or _is_other_sequence(x):
         flags["ragged"] = True  # a deeper list where a number belongs: fails when stored
         return None
@@ -271,7 +279,15 @@ def _promote(a, b):
     return _dt.promote_types(a, b)
 
 
-def _check_numpy(arr):
+def _check_numpy(arr, shared=False):
+    """`arr` as a tensor's array, refused as PyTorch refuses it; `shared`: the tensor is to
+    use its memory (from_numpy, as_tensor), where PyTorch warns, once, of a read-only one."""
+    if shared and not arr.flags.writeable:
+        _state.warn_once("The given NumPy array is not writable, and PyTorch does not support "
+                         "non-writable tensors. This means writing to this tensor will result "
+                         "in undefined behavior. You may want to copy the array to protect its "
+                         "data or make it writable before converting it to a tensor. This type "
+                         "of warning will be suppressed for the rest of this program.")
     if any(st < 0 for st in arr.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
@@ -283,16 +299,17 @@ def _check_numpy(arr):
     return _dt.with_own_dtype(arr)
 
 
-def _data_to_array(data, dtype=None, type_name=None):
+def _data_to_array(data, dtype=None, type_name=None, shared=False):
     """A host array from Python data, typed as PyTorch infers: Python floats take the default
-    dtype, ints int64, bools bool, NumPy values and tensors theirs; mixed leaves promote."""
+    dtype, ints int64, bools bool, NumPy values and tensors theirs; mixed leaves promote.
+    `shared` as _check_numpy's (the legacy constructors, which PyTorch lets share)."""
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, Tensor):
         arr = data._host()
         return arr if dtype is None else _casts.astype(arr, dtype)
     if isinstance(data, np.ndarray):
-        data = _check_numpy(data)
+        data = _check_numpy(data, shared)
         return data if dtype is None else _casts.astype(data, dtype)
     if isinstance(data, (bytearray, memoryview)):
         data = list(bytes(data))
@@ -400,7 +417,7 @@ def as_tensor(data, dtype=None, device=None):
         return data
     if isinstance(data, np.ndarray):
         dev = resolve_device(device)
-        data = _check_numpy(data)
+        data = _check_numpy(data, shared=True)
         arr = data if dtype is None or data.dtype == dtype.np else data.astype(dtype.np)
         return make_tensor(_on_device(arr, dev), dev)
     return tensor(data, dtype=dtype, device=device)
@@ -418,11 +435,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
             raise ValueError("can't alias tensor from the given object: a copy is required")
     if isinstance(obj, Tensor) and obj._requires_grad and not copy:
         if requires_grad is None:
-            import warnings
-            warnings.warn("torch.asarray: unspecified requires_grad now defaults to "
-                          "obj.requires_grad instead of False. Pass requires_grad=False "
-                          "explicitly to get the old behavior and silence this warning.",
-                          UserWarning, stacklevel=2)
+            _state.warn_once("torch.asarray: unspecified requires_grad now defaults to "
+                             "obj.requires_grad instead of False. Pass requires_grad=False "
+                             "explicitly to get the old behavior and silence this warning.")
         elif not requires_grad:
             t = t.detach()
     if requires_grad and not t._requires_grad:
@@ -440,7 +455,7 @@ def from_numpy(ndarray):
     """A tensor sharing `ndarray`'s memory (writes through either show in both)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return make_tensor(_check_numpy(ndarray), CPU)
+    return make_tensor(_check_numpy(ndarray, shared=True), CPU)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
@@ -756,7 +771,8 @@ def legacy_new(cls, dtype, args, device, exact_dtype=False):
             if isinstance(first, np.generic):
                 name = f"numpy.{name}"
             raise TypeError(f"new(): data must be a sequence (got {name})")
-        arr = _data_to_array(first, dtype, dtype.np.name if dtype.name != "bfloat16" else None)
+        arr = _data_to_array(first, dtype, dtype.np.name if dtype.name != "bfloat16" else None,
+                             shared=True)
         return make_tensor(_on_device(np.array(arr, dtype=dtype.np, copy=True), dev), dev)
     raise TypeError(f"new() received an invalid combination of arguments - got "
                     f"({', '.join(type(a).__name__ for a in args)})")

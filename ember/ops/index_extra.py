@@ -106,7 +106,7 @@ def _index_reduce(input, dim, index, source, reduce, include_self):
     if reduce not in _INDEX_REDUCTIONS:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
-    warn_once("index_reduce() is in beta and the API may change at any time.", stacklevel=3)
+    warn_once("index_reduce() is in beta and the API may change at any time.")
     shape, sshape = input._array.shape, source._array.shape
     d = _wrap_dim(dim, len(shape))
     if index._array.ndim > 1:

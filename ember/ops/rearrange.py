@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._memory_format import c_ordered, contiguous_format, follow_channels_last, is_dense, suggest
+from .._state import warn_once
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
@@ -616,9 +617,8 @@ def _tensors(args):
 def meshgrid(*tensors, indexing=None):
     tensors = _tensors(tensors)
     if indexing is None:
-        import warnings
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                  "indexing argument.")
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "

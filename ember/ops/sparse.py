@@ -141,7 +141,7 @@ def _warn_invariants_once():
               "will occur when operating on a sparse tensor which violates the invariants, but "
               "checks incur performance overhead. To silence this warning, explicitly opt in "
               "or out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for "
-              "guidance. ", stacklevel=3)
+              "guidance. ")
 
 
 def _host(a):

@@ -5,9 +5,9 @@ stft: frames of `n_fft` samples every `hop_length`, each times the window (zero-
 n_fft, centred), transformed; the result is (freq, frames) per signal. istft: each frame
 transformed back, windowed, overlap-added, and divided by the overlap-added squared window.
 """
-import warnings
 
 from .. import dtypes as _dt
+from .._state import warn_once
 from .complex_views import view_as_complex, view_as_real
 from .conv import fold
 from .creation import ones
@@ -32,7 +32,7 @@ def _signature(name, x, n_fft, hop, win, window, normalized, onesided, return_co
 def _full_window(window, win_length, n_fft, like, name, warn):
     """The window zero-padded on both sides to n_fft (a rectangular one when None)."""
     if window is None:
-        warnings.warn(warn, UserWarning, stacklevel=3)
+        warn_once(warn)
         window = ones(win_length, dtype=like.dtype if not like.dtype.is_complex else
                       _dt.float32, device=like.device)
     left = (n_fft - win_length) // 2
@@ -85,11 +85,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     spectrum = spectrum.transpose(-1, -2)              # (..., freq, n_frames)
     if return_complex:
         return spectrum
-    warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, "
-                  "stft will return complex tensors for all inputs, and return_complex=False "
-                  "will raise an error.\nNote: you can still call torch.view_as_real on the "
-                  "complex output to recover the old return format.", UserWarning,
-                  stacklevel=2)
+    warn_once("stft with return_complex=False is deprecated. In a future pytorch release, stft "
+              "will return complex tensors for all inputs, and return_complex=False will raise "
+              "an error.\nNote: you can still call torch.view_as_real on the complex output to "
+              "recover the old return format.")
     return view_as_real(spectrum)
 
 

@@ -130,7 +130,7 @@ def _conv_nd(nd, fname, input, weight, bias, stride, padding, dilation, groups):
             hi = tuple(t - t // 2 for t in total)
             if lo != hi:
                 warn_once("Using padding='same' with even kernel lengths and odd dilation may "
-                          "require a zero-padded copy of the input be created", stacklevel=3)
+                          "require a zero-padded copy of the input be created")
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:

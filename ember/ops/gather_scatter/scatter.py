@@ -146,7 +146,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
     if tensor_src and reduce is not None:
         warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will be "
                   "removed in a future PyTorch release. Use torch.scatter_reduce instead for "
-                  "more reduction options.", stacklevel=2)
+                  "more reduction options.")
     d, idx, src = _scatter_setup(input, dim, index, src, "scatter")
     red = None if reduce is None else ("sum" if reduce == "add" else "prod")
     res = make_tensor(_scatter_array(input, d, idx, src, red), input._device)
