@@ -41,6 +41,8 @@ SITES = {
     "legacy constructor of a read-only array": lambda m: m.Tensor(_read_only()),
     "a list of arrays": lambda m: m.tensor([np.ones(2), np.ones(2)]),
     "an array deep in a list": lambda m: m.tensor([[1.0], np.ones(1)]),
+    "x.T of a 3-d tensor": lambda m: m.ones(2, 3, 4).T,
+    "x.T of a 1-d tensor": lambda m: m.ones(3).T,
 }
 
 

@@ -11,7 +11,7 @@ import types
 
 import numpy as np
 
-from .. import _lazy
+from .. import _lazy, _state
 from .._sparse import SparseTensor
 from .._tensor import Tensor, refuse_writes
 from ._lazy_families import COMPRESSED_METHODS as _COMPRESSED_METHOD_NAMES
@@ -262,11 +262,10 @@ def _T(self):
     ndim = self._array.ndim
     if ndim == 2:  # PyTorch reverses the dims with a permute (PermuteBackward0), not t()
         return self.permute((1, 0))
-    import warnings
-    warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
-                  "is deprecated and it will throw an error in a future release. Consider `x.mT` "
-                  "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
-                  "-1))` to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
+    _state.warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                     "shape is deprecated and it will throw an error in a future release. "
+                     "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                     "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
     # `range` here is ember.range (the families' names fill this module): use builtins'
     return self.permute(tuple(builtins.range(ndim - 1, -1, -1)))
 
