@@ -116,6 +116,12 @@ class deterministic:
     fill_uninitialized_memory = True
 
 
+class sparse_invariants:
+    """torch.sparse.check_sparse_tensor_invariants: whether sparse constructors not told
+    check_invariants= check their indices (PyTorch's default: no, with a warning once)."""
+    enabled = False
+
+
 # torch.set_warn_always: PyTorch's warn-once warnings (`warn_once`) then warn on every call
 warn_always = False
 _warned_once = set()

@@ -9,6 +9,7 @@ import numpy as np
 from .. import _memory_format as _mf
 from .. import _state
 from .. import _dtype_casts as _casts, dtypes as _dt
+from .._layout import strided
 from .._tensor import Tensor, make_tensor
 from ..device import CPU, backend_of, canonical
 from ._graph import Node
@@ -785,11 +786,12 @@ def _options(d):
 
 
 class _LegacyTensorMeta(type):
-    """`isinstance(t, ember.FloatTensor)` is true for float32 CPU tensors, as in PyTorch."""
+    """`isinstance(t, ember.FloatTensor)` is true for strided float32 CPU tensors, as in
+    PyTorch (a sparse COO one is a `torch.sparse.FloatTensor`)."""
 
     def __instancecheck__(cls, obj):
         return isinstance(obj, Tensor) and obj.dtype is cls._legacy_dtype and \
-            (obj._device.type == "cuda") == cls._is_cuda
+            (obj._device.type == "cuda") == cls._is_cuda and obj.layout is strided
 
     def __call__(cls, *args, device=None):
         if cls._is_cuda and not backend_of(canonical("cuda")).is_available():

@@ -14,6 +14,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._sparse import SparseTensor, make_sparse
 from .._sparse_compressed import SparseCompressedTensor
+from .. import _state
 from .._state import warn_once
 from .._tensor import Tensor, make_tensor
 from ..device import _BACKENDS
@@ -82,8 +83,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         values = values.to(device=device, dtype=dtype)
     if not isinstance(indices, Tensor):
         indices = _tensor(indices, dtype=_dt.int64, device=values._device)
-    if check_invariants is None:
-        _warn_invariants_once()
+    check_invariants = _invariants_checked(check_invariants)
     if size is not None and indices._array.ndim >= 1 and not check_invariants:
         sparse_dim, dense_dim = indices._array.shape[0], builtins.max(values._array.ndim - 1, 0)
         if len(size) != sparse_dim + dense_dim:
@@ -135,13 +135,20 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return make_sparse(indices, values, size, bool(is_coalesced) or nnz <= 1)
 
 
-def _warn_invariants_once():
-    # PyTorch warns once per process when invariant checks are left unspecified
+def _invariants_checked(check_invariants):
+    """Whether a constructor checks its indices: as told, else as
+    torch.sparse.check_sparse_tensor_invariants says (off by default, with PyTorch's warning
+    once a process)."""
+    if check_invariants is not None:
+        return check_invariants
+    if _state.sparse_invariants.enabled:
+        return True
     warn_once("Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) "
               "will occur when operating on a sparse tensor which violates the invariants, but "
               "checks incur performance overhead. To silence this warning, explicitly opt in "
               "or out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for "
               "guidance. ")
+    return False
 
 
 def _host(a):

@@ -19,7 +19,7 @@ from .._sparse import SparseTensor, make_sparse
 from .._sparse_compressed import (BLOCK_LAYOUTS, COMPRESSED_LAYOUTS, LAYOUT_NAMES, ROW_LAYOUTS,
                                   SparseCompressedTensor, _wrong_layout, make_compressed)
 from .._tensor import Tensor, make_tensor
-from .sparse import _host, _named, _through, _warn_invariants_once, _xp, coalesce
+from .sparse import _host, _invariants_checked, _named, _through, _xp, coalesce
 
 __all__ = ["sparse_compressed_tensor", "sparse_csr_tensor", "sparse_csc_tensor",
            "sparse_bsr_tensor", "sparse_bsc_tensor", "crow_indices_copy", "col_indices_copy",
@@ -76,8 +76,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
         values = values.to(device=device, dtype=dtype)
     cind = _as_index(compressed_indices, values._device)
     pind = _as_index(plain_indices, values._device)
-    if check_invariants is None:
-        _warn_invariants_once()
+    check_invariants = _invariants_checked(check_invariants)
     cname, pname, counted, plain_count = _index_names(layout)
     if cind._array.ndim != 1 or pind._array.ndim != 1:
         raise NotImplementedError(f"ember: sparse compressed tensors with batch dimensions "

@@ -1,5 +1,11 @@
-"""`torch.sparse`: products and sums over sparse COO tensors (`ember/ops/sparse.py`)."""
+"""`torch.sparse`: products and sums over sparse COO tensors (`ember/ops/sparse.py`), the
+invariant-checking switch, and the legacy typed constructors (`FloatTensor(indices, values,
+size)` ...)."""
 from ..ops.sparse import sparse_mm as mm, sparse_sum as sum  # noqa: A001 (PyTorch's names)
 from ..ops.sparse import sparse_addmm as addmm
+from ._invariants import check_sparse_tensor_invariants
+from ._legacy import define as _define
 
-__all__ = ["mm", "sum", "addmm"]
+_define(globals(), "torch.sparse")
+
+__all__ = ["mm", "sum", "addmm", "check_sparse_tensor_invariants"]
