@@ -153,6 +153,7 @@ def test_dim_order_ambiguity():
 
 
 def test_set_default_tensor_type():
+    ember._state._warned_once.clear()  # (PyTorch's warning is once a process)
     try:
         with pytest.warns(UserWarning, match="set_default_tensor_type\\(\\) is deprecated"):
             ember.set_default_tensor_type(ember.DoubleTensor)

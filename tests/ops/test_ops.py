@@ -278,8 +278,7 @@ _TORCH_ONCE_PER_PROCESS = ("LSTM with projections is not supported with oneDNN",
                            "Sparse CSR tensor support is in beta state",
                            "Sparse CSC tensor support is in beta state",
                            "Sparse BSR tensor support is in beta state",
-                           "Sparse BSC tensor support is in beta state",
-                           "ComplexHalf support is experimental")
+                           "Sparse BSC tensor support is in beta state")
 
 
 def _warning_text(w):
@@ -360,6 +359,10 @@ def _check_parity(case, float_dtype):
     sample, op = _sample_of(case), case.op
     tmat, tout, terr, twarn = _run(torch, case, float_dtype)
     emat, eout, eerr, ewarn = _run(ember, case, float_dtype)
+    # warnings both libraries give once a process (ember's `warn_once`, checked against
+    # PyTorch's in tests/test_warn_once.py) depend on which tests ran before in this worker
+    twarn, ewarn = ([w for w in ws if w.split(": ", 1)[1] not in ember._state._warned_once]
+                    for ws in (twarn, ewarn))
     assert ewarn == twarn, f"warnings differ:\n ember: {ewarn}\n torch: {twarn}"
     if sample.raises is not None:
         assert isinstance(terr, sample.raises), \
