@@ -15,7 +15,8 @@ DTYPES = {"ByteTensor": _dt.uint8, "CharTensor": _dt.int8, "DoubleTensor": _dt.f
 
 
 class LegacySparseType(type):
-    """The metaclass of those classes: `_dtype`, `_cuda` and, for CUDA, `_available()`."""
+    """The metaclass of those classes, which carry `_dtype` and `_cuda`; `_default_device` is
+    the device a call builds on (torch.cuda.sparse's first checks that CUDA is there)."""
 
     def __instancecheck__(cls, obj):
         return isinstance(obj, Tensor) and obj.is_sparse and obj.is_cuda == cls._cuda \
