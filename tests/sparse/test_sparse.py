@@ -225,3 +225,18 @@ def test_double_backward_through_sparse_mm():
     (ev, ed), (tv, td) = both(run)
     close(ev, tv, rtol=1e-10)
     close(ed, td, rtol=1e-10)
+
+
+def test_sparse_softmax_refuses_as_pytorch():
+    def errors(lib):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 1], [1, 0]]), lib.tensor([1.0, 2.0]), (2, 2),
+                                  check_invariants=True)
+        out = []
+        for call in (lambda: lib.sparse.softmax(lib.ones(2, 2), 0),
+                     lambda: lib.sparse.log_softmax(lib.ones(2, 2), 0),
+                     lambda: lib.sparse.softmax(s, 2), lambda: lib.sparse.log_softmax(s, -3)):
+            with pytest.raises(Exception) as info:
+                call()
+            out.append((type(info.value).__name__, str(info.value).split(" This could")[0]))
+        return out
+    assert errors(ember) == errors(torch)
