@@ -168,6 +168,34 @@ def test_inplace_sampler_statistics():
     assert abs(_np(ember.poisson(ember.full((N,), 3.0))).mean() - 3) < 0.1
 
 
+def _fused(u, scale, shift):
+    """float32 u * scale + shift rounded once (scale and shift rounded to float32 first)."""
+    f = np.float32
+    return (u.astype(np.float64) * f(scale) + f(shift)).astype(np.float32)
+
+
+@pytest.mark.parametrize("n", [5, 1000, 40_000])  # 40 000: over one fused chunk, not a multiple
+def test_float32_samplers_round_once_as_pytorch(torch, n):
+    """The in-place samplers scale and shift the same draw that rand/randn give, rounding the
+    result once (fused multiply-add), so a layer's initialisation matches PyTorch's bit for
+    bit when the draws do. PyTorch's normal_ draws below 16 values in float64: sizes >= 16."""
+    for lib in (torch, ember):
+        def draw(make):
+            return make(lib.Generator().manual_seed(3)).numpy()
+        u = draw(lambda g: lib.rand(n, generator=g))
+        for lo, hi in [(-0.1, 0.1), (2.0, 5.0), (-0.3, 0.7)]:
+            got = draw(lambda g: lib.empty(n).uniform_(lo, hi, generator=g))
+            assert np.array_equal(got, _fused(u, np.float32(hi) - np.float32(lo), lo)), lib
+        if n < 16:
+            continue
+        z = draw(lambda g: lib.randn(n, generator=g))
+        for mean, std in [(1.0, 0.3), (0.0, 0.01)]:
+            got = draw(lambda g: lib.empty(n).normal_(mean, std, generator=g))
+            assert np.array_equal(got, _fused(z, std, mean)), lib
+            got = draw(lambda g: lib.normal(mean, std, (n,), generator=g))
+            assert np.array_equal(got, _fused(z, std, mean)), lib
+
+
 def test_random_ranges_follow_the_dtype():
     assert _np(ember.zeros(N, dtype=ember.int8).random_()).max() <= 127
     assert _np(ember.zeros(N, dtype=ember.int8).random_()).min() >= 0

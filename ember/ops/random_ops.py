@@ -79,10 +79,44 @@ def _randn_array(rng, shape, d):
 def _affine_inplace(a, scale, shift):
     """a * scale + shift written into the fresh draw `a` (already in the tensor's dtype): a
     layer's initialisation draws millions of values, and fresh temporaries of that size cost
-    more in page faults than the arithmetic."""
+    more in page faults than the arithmetic. A float32 draw on the CPU is fused instead."""
+    if isinstance(a, np.ndarray) and a.dtype == np.float32:
+        return _fused_float32(a, np.float32(scale), np.float32(shift))
     a *= scale
     a += shift
     return a
+
+
+_FUSE_CHUNK = 1 << 14  # float64 elements: a 128 KiB scratch that stays in cache
+
+
+def _fused_float32(a, scale, shift):
+    """PyTorch's CPU samplers turn a float32 draw u into u * scale + shift (scale and shift
+    rounded to float32 first) with one rounding, as a fused multiply-add: two float32
+    roundings differ from it in the last bit for about half the values of a layer's
+    initialisation. The product of two float32 numbers is exact in float64, so the sum there
+    rounded once to float32 gives PyTorch's value; done a cache-sized chunk at a time so no
+    float64 copy of a large draw is made."""
+    if not a.flags.c_contiguous:  # a fresh draw always is; this keeps the writes in `a`
+        a[...] = a * np.float64(scale) + np.float64(shift)
+        return a
+    flat = a.reshape(-1)
+    scratch = np.empty(min(_FUSE_CHUNK, flat.size))
+    for start in range(0, flat.size, _FUSE_CHUNK):
+        part = flat[start:start + _FUSE_CHUNK]
+        wide = scratch[:part.size]
+        np.multiply(part, float(scale), out=wide, dtype=np.float64)  # not in float32
+        wide += float(shift)
+        part[...] = wide
+    return a
+
+
+def _width(low, high, a):
+    """high - low for scaling the draw `a`: in float32 for a float32 draw on the CPU, where
+    PyTorch rounds both bounds to float32 before subtracting."""
+    if isinstance(a, np.ndarray) and a.dtype == np.float32:
+        return np.float32(high) - np.float32(low)
+    return high - low
 
 
 def _integers(rng, low, high_inclusive, shape):
@@ -383,8 +417,7 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, l
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
         t = randn(*size_arg((size,), "normal"), generator=generator, dtype=dtype,
                   device=device, out=out)
-        t._array *= std  # randn made a fresh array: scale and shift it in place
-        t._array += mean
+        _affine_inplace(t._array, std, mean)  # scales and shifts randn's array in place
         if requires_grad:
             check_factory_grad(t.dtype, True)
             t._requires_grad = True
@@ -556,7 +589,8 @@ def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
 
     def draw(s):
         u = _rand_array(_rng(s._device, gen), s._array.shape, s.dtype)
-        return _affine_inplace(u, to - from_, from_)
+        # PyTorch takes the width between the bounds in float32, as it holds them
+        return _affine_inplace(u, _width(from_, to, u), from_)
     return _sample_inplace(self, UniformBackward0, draw)
 
 
