@@ -5,6 +5,7 @@ import os
 import pickle
 import struct
 import time
+from urllib.error import URLError
 
 import numpy as np
 import pytest
@@ -116,8 +117,34 @@ def test_cifar_missing(tmp_path, monkeypatch):
                                            "download=True to download it"):
         D.CIFAR10(str(tmp_path))
     monkeypatch.setattr(dutils, "DOWNLOAD_TIMEOUT", 2)
-    with pytest.raises(RuntimeError, match="Could not download https://www.cs.toronto.edu"):
+    with pytest.raises(URLError):  # urllib's own error, as torchvision lets it through
         D.CIFAR100(str(tmp_path), download=True)
+    assert not any(name.endswith(".part") for name in os.listdir(tmp_path))
+
+
+def _offline(monkeypatch):
+    def refuse(req, timeout=None):
+        raise URLError("offline")
+    monkeypatch.setattr(dutils.urllib.request, "urlopen", refuse)
+
+
+def test_download_url_raises_urllibs_error(tmp_path, monkeypatch):
+    _offline(monkeypatch)
+    with pytest.raises(URLError, match="offline") as info:
+        dutils.download_url("https://example.invalid/a.bin", str(tmp_path))
+    assert type(info.value) is URLError
+    assert os.listdir(tmp_path) == []
+
+
+def test_mnist_reports_every_mirror(tmp_path, monkeypatch, capsys):
+    _offline(monkeypatch)
+    monkeypatch.setattr(D.MNIST, "mirrors", ["https://a.invalid/", "https://b.invalid/"])
+    with pytest.raises(RuntimeError) as info:
+        D.MNIST(str(tmp_path), download=True)
+    assert str(info.value) == ("Error downloading train-images-idx3-ubyte.gz:\n"
+                               "Tried https://a.invalid/, got:\n<urlopen error offline>\n"
+                               "Tried https://b.invalid/, got:\n<urlopen error offline>\n")
+    assert capsys.readouterr().out == ""  # torchvision 0.28 tries the mirrors silently
 
 
 def test_image_folder(tmp_path):

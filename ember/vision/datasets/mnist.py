@@ -8,6 +8,7 @@ import gzip
 import os
 import shutil
 import string
+from urllib.error import URLError
 
 import numpy as np
 
@@ -33,6 +34,12 @@ def read_idx(path):
     dtype = _IDX_TYPES[data[2]]
     arr = np.frombuffer(data, dtype, int(np.prod(shape)), offset=4 + 4 * ndim)
     return arr.reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def _mirrors_failed(filename, errors):
+    """torchvision 0.28's message once every mirror has failed: one block per mirror."""
+    tried = "".join(f"Tried {mirror}, got:\n{error}\n" for mirror, error in errors)
+    return f"Error downloading {filename}:\n{tried}"
 
 
 class MNIST(VisionDataset):
@@ -108,17 +115,15 @@ class MNIST(VisionDataset):
         for filename, md5 in self.resources:
             errors = []
             for mirror in self.mirrors:
-                url = f"{mirror}{filename}"
                 try:
-                    print(f"Downloading {url}")
-                    download_and_extract_archive(url, download_root=self.raw_folder,
+                    download_and_extract_archive(f"{mirror}{filename}",
+                                                 download_root=self.raw_folder,
                                                  filename=filename, md5=md5)
                     break
-                except RuntimeError as error:
-                    print(f"Failed to download (trying next):\n{error}\n")
-                    errors.append(str(error))
+                except (RuntimeError, URLError) as error:  # quietly on to the next mirror
+                    errors.append((mirror, error))
             else:
-                raise RuntimeError(f"Error downloading {filename}: " + "; ".join(errors))
+                raise RuntimeError(_mirrors_failed(filename, errors))
 
     def extra_repr(self):
         return f"Split: {'Train' if self.train is True else 'Test'}"

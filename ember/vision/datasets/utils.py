@@ -1,7 +1,8 @@
 """Download and archive helpers (torchvision.datasets.utils): md5 checks, downloads through
 urllib with a short timeout, extraction of .tar(.gz)/.zip/.gz.
 
-Downloads fail fast with a RuntimeError when the network is unreachable, rather than hang.
+Downloads fail fast when the network is unreachable, rather than hang, with urllib's own
+error (URLError, an OSError) as torchvision's do, so code that catches it still does.
 """
 import bz2
 import gzip
@@ -60,12 +61,10 @@ def download_url(url, root, filename=None, md5=None, max_redirect_hops=3):
                 open(tmp, "wb") as out:
             shutil.copyfileobj(resp, out)
         os.replace(tmp, fpath)
-    except (urllib.error.URLError, OSError) as e:
+    except OSError:  # URLError included
         if os.path.exists(tmp):
             os.remove(tmp)
-        raise RuntimeError(f"Could not download {url}: {e}. The network may be unreachable; "
-                           f"place the file at {fpath} by hand and call again without "
-                           "download=True.") from e
+        raise
     if not check_integrity(fpath, md5):
         raise RuntimeError("File not found or corrupted.")
 
