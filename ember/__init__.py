@@ -20,7 +20,7 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
 from . import return_types
 from . import ops as _ops
 _ops.export(__import__("sys").modules[__name__], _ops.__all__)  # every op family's functions
-from .ops.creation import LEGACY_TYPES as _LEGACY
+from .ops.legacy_constructors import LEGACY_TYPES as _LEGACY
 from . import autograd, utils
 from . import amp
 from .dtypes import qint8, qint32, quint8

@@ -215,7 +215,7 @@ def set_default_tensor_type(t):
         module, _, name = t.rpartition(".")
         if module not in ("torch", "torch.cuda", "ember", "ember.cuda"):
             raise ModuleNotFoundError(f"No module named '{module or t}'")
-        from .ops.creation import CUDA_LEGACY_TYPES, LEGACY_TYPES
+        from .ops.legacy_constructors import CUDA_LEGACY_TYPES, LEGACY_TYPES
         table = CUDA_LEGACY_TYPES if module.endswith("cuda") else LEGACY_TYPES
         if name not in table:
             raise AttributeError(f"module '{module}' has no attribute '{name}'")

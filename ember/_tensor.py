@@ -124,7 +124,7 @@ class Tensor:
 
     # ---- construction -----------------------------------------------------------------
     # `Tensor(2, 3)`, `Tensor([1, 2])`: the legacy constructor, bound as `__new__` by the ops
-    # package (ember/ops/creation.py's tensor_new); ops make their results with `_make`.
+    # package (ember/ops/legacy_constructors.py's tensor_new); ops make their results with `_make`.
 
     @classmethod
     def _wrap(cls, array, device=CPU):

@@ -35,7 +35,7 @@ has_magma = False  # ember's CUDA linear algebra is cuSOLVER's, through CuPy
 
 # the legacy typed classes of CUDA tensors and storages: ember.cuda.FloatTensor, ...Storage
 from .._storage import CUDA_LEGACY_STORAGES as _LEGACY_STORAGES
-from ..ops.creation import CUDA_LEGACY_TYPES as _LEGACY_TENSORS
+from ..ops.legacy_constructors import CUDA_LEGACY_TYPES as _LEGACY_TENSORS
 globals().update(_LEGACY_TENSORS)
 globals().update(_LEGACY_STORAGES)
 

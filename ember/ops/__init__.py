@@ -84,7 +84,7 @@ def _bind_family(name, family):
 
 
 _lazy.bind_on_import(sys.modules[__name__], _bind_family)
-from . import _custom, _graph, creation, linalg, pointwise  # noqa: E402,I001
+from . import _custom, _graph, creation, legacy_constructors, linalg, pointwise  # noqa: E402,I001
 _EAGER_FAMILIES = tuple(importlib.import_module(f".{name}", __name__)
                         for name in FAMILY_NAMES if name not in _LAZY_FAMILY_NAMES)
 __all__ = sorted({name for family in _EAGER_FAMILIES for name in family.__all__}
@@ -169,7 +169,7 @@ _lazy.lazy_methods(Tensor, {name: f"{__name__}.{family}"
 # `Tensor(...)`, the legacy constructor, and a sparse tensor's own forms of methods: bound from
 # here, so that _tensor.py and _sparse.py import no ops (the sparse ones by the sparse family,
 # which the stand-ins load on first use)
-Tensor.__new__ = staticmethod(creation.tensor_new)
+Tensor.__new__ = staticmethod(legacy_constructors.tensor_new)
 _lazy.lazy_methods(SparseTensor, dict.fromkeys(_SPARSE_METHOD_NAMES, f"{__name__}.sparse"))
 from .._sparse_compressed import SparseCompressedTensor  # noqa: E402
 _lazy.lazy_methods(SparseCompressedTensor, dict.fromkeys(_COMPRESSED_METHOD_NAMES,

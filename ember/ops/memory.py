@@ -45,7 +45,7 @@ def new(self, *args, device=None, **kwargs):
             f"keywords were incorrect: {', '.join(kwargs)}\n * (torch.Storage storage)\n"
             " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
             " * (object data, *, torch.device device = None)\n")
-    from .creation import legacy_new
+    from .legacy_constructors import legacy_new
     return legacy_new(Tensor, self.dtype, args, self._device if device is None else device,
                       exact_dtype=True)
 

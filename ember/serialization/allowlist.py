@@ -97,7 +97,7 @@ def _allowed_global(module, name):
         from .. import _qscheme  # torch.per_tensor_affine ...: PyTorch allows the schemes
         if name in _qscheme.__all__ and name != "qscheme":
             return getattr(_qscheme, name)
-        from ..ops.creation import LEGACY_TYPES  # torch.FloatTensor ...: tensor classes
+        from ..ops.legacy_constructors import LEGACY_TYPES  # torch.FloatTensor ...: tensor classes
         if name in LEGACY_TYPES:
             return LEGACY_TYPES[name]
     if key == ("torch.nn.parameter", "Parameter"):
@@ -179,7 +179,7 @@ _TEXT_ENCODINGS = {"latin1", "latin-1", "iso-8859-1", "iso8859-1", "utf-8", "utf
 def _check_call(func, args, kwargs):
     """Raises unless `func(*args, **kwargs)` is a call a checkpoint makes: the few builtins
     PyTorch allows take text (never a size to allocate), tensor classes take data."""
-    from ..ops.creation import LEGACY_TYPES
+    from ..ops.legacy_constructors import LEGACY_TYPES
     if func is bytearray or func is codecs.encode:
         # pickle writes bytes and bytearrays as (text, 'latin1') at protocol 2
         ok = (len(args) == 0 if func is bytearray else False) or (
@@ -204,7 +204,7 @@ def make_call(weights_only_user_types):
     from ..device import device
     from .._tensor import Size
     from ..nn.parameter import Parameter
-    from ..ops.creation import LEGACY_TYPES
+    from ..ops.legacy_constructors import LEGACY_TYPES
     allowed = [*_SAFE.values(), device, Size, Parameter, *LEGACY_TYPES.values(),
                *weights_only_user_types]
 
