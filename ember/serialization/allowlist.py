@@ -136,10 +136,18 @@ def ember_global(module, name, importing=True):
         return None
 
 
+# Modules whose globals a weights-only load refuses even when the user allowed them (PyTorch's
+# list): they reach the process and the file system.
+_BLOCKED_MODULES = ("sys", "os", "posix", "nt")
+
+
 def find_allowed(module, name, weights_only=True):
     """The object for a pickle's global `module.name` if allowed (by default or by the
     user), else None, or, for a weights-only load, PyTorch's UnpicklingError."""
     module, name = python3_name(module, name)
+    if weights_only and module in _BLOCKED_MODULES:
+        raise pickle.UnpicklingError(f"Trying to load unsupported GLOBAL {module}.{name} whose "
+                                     f"module {module} is blocked.")
     allowed = _allowed_global(module, name)
     if allowed is not None:
         return allowed
@@ -156,20 +164,35 @@ def find_allowed(module, name, weights_only=True):
     shown = torch_name(module, name)  # PyTorch's name, also for an older ember file
     full = name if module == "builtins" else ".".join(shown)
     raise pickle.UnpicklingError(
-        "Weights only load failed. This file can still be loaded, to do so you have two "
-        "options, \033[1mdo those steps only if you trust the source of the checkpoint"
-        "\033[0m. \n\t(1) In PyTorch 2.6, we changed the default value of the `weights_only` "
-        "argument in `torch.load` from `False` to `True`. Re-running `torch.load` with "
-        "`weights_only` set to `False` will likely succeed, but it can result in arbitrary "
-        "code execution. Do it only if you got the file from a trusted source.\n\t(2) "
-        f"Alternatively, to load with `weights_only=True` please check the recommended "
-        f"steps in the following error message.\n\tWeightsUnpickler error: Unsupported "
-        f"global: GLOBAL {full} was not an allowed global by default. Please use "
+        f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "
         f"`torch.serialization.add_safe_globals([{full}])` or the "
         f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this "
-        "global if you trust this class/function.\n\nCheck the documentation of torch.load "
-        "to learn more about types accepted by default with weights_only "
-        "https://pytorch.org/docs/stable/generated/torch.load.html.")
+        "global if you trust this class/function.")
+
+
+_UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+    "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set to "
+    "`False` will likely succeed, but it can result in arbitrary code execution. Do it only "
+    "if you got the file from a trusted source.")
+
+
+def weights_only_message(message):
+    """PyTorch's words around the error `message` of a weights-only load: how to load the file
+    anyway (and at what risk), then the unpickler's own message."""
+    docs = ("\n\nCheck the documentation of torch.load to learn more about types accepted by "
+            "default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+    if "was not an allowed global by default" in message:
+        return ("Weights only load failed. This file can still be loaded, to do so you have two "
+                "options, \033[1mdo those steps only if you trust the source of the checkpoint"
+                f"\033[0m. \n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with "
+                "`weights_only=True` please check the recommended steps in the following error "
+                f"message.\n\tWeightsUnpickler error: {message}{docs}")
+    head = f"Weights only load failed. {_UNSAFE_MESSAGE}\n"
+    if " is blocked." not in message:
+        head += ("Please file an issue with the following so that we can make "
+                 "`weights_only=True` compatible with your use case: WeightsUnpickler error: ")
+    return f"{head}\n\n{message}{docs}"
 
 
 # ---- the calls a weights-only pickle may make ------------------------------------------------

@@ -23,7 +23,7 @@ from .._storage import TypedStorage, UntypedStorage
 from ..device import CPU
 from ._torch_paths import ember_name
 from .allowlist import (_DTYPE_OF_STORAGE, ember_global, find_allowed, make_call,
-                        python3_name, user_types)
+                        python3_name, user_types, weights_only_message)
 from .locations import restore_location
 from .records import PyTorchFileReader
 from .settings import SKIP, get_default_mmap_options, little_endian_default
@@ -73,6 +73,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                "mmap.")
         fh.seek(start)
         return _load_legacy(fh, how)
+    except pickle.UnpicklingError as exc:  # a weights-only load's, in PyTorch's words
+        if not weights_only:
+            raise
+        raise pickle.UnpicklingError(weights_only_message(str(exc))) from None
     finally:
         if opened:
             fh.close()

@@ -1,5 +1,6 @@
 """Checkpoints move between ember and PyTorch both ways; loading runs no code from the file;
 an interrupted save keeps the previous file; safetensors round-trips."""
+import datetime
 import io
 import os
 import pickle
@@ -84,6 +85,35 @@ def test_weights_only_refuses_code(tmp_path):
     with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
         ember.load(path)
     assert not os.path.exists("/tmp/ember-pwned")
+
+
+def _load_error(lib, data):
+    with pytest.raises(pickle.UnpicklingError) as info:
+        lib.load(io.BytesIO(data))
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    return str(info.value)
+
+
+def _zip_checkpoint(obj):
+    out = io.BytesIO()
+    import zipfile
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("ck/data.pkl", pickle.dumps(obj, protocol=2))
+        z.writestr("ck/version", "3\n")
+    return out.getvalue()
+
+
+def test_weights_only_errors_in_pytorchs_words(torch):
+    """Every UnpicklingError of a weights-only load comes out in PyTorch's words: a global
+    not allowed (how to allow it), one from a blocked module (sys, os: no way round), and a
+    malformed pickle (PyTorch's frame around the unpickler's own message)."""
+    for obj in ({"f": _Evil()}, {"d": datetime.date(2020, 1, 1)}):
+        data = _zip_checkpoint(obj)
+        assert _load_error(ember, data) == _load_error(torch, data)
+    mine, theirs = (_load_error(lib, b"garbage data here") for lib in (ember, torch))
+    frame = theirs.split("WeightsUnpickler error: ")[0]
+    assert mine.startswith(frame + "WeightsUnpickler error: \n\n")
+    assert mine.endswith("https://pytorch.org/docs/stable/generated/torch.load.html.")
 
 
 def test_safe_globals_allow_a_class(tmp_path):
