@@ -52,6 +52,13 @@ _functional_loaded = {}  # the `ember.nn.functional` names of the families loade
 _exported_to = []
 
 
+def _functional_form(family, name):
+    """`ember.nn.functional.<name>` of `family`: the family's function of that name, or its
+    FUNCTIONAL_FORMS entry where PyTorch's functional form takes other arguments (F.softmax
+    infers a missing dim, torch.softmax refuses)."""
+    return getattr(family, "FUNCTIONAL_FORMS", {}).get(name) or getattr(family, name)
+
+
 def _bind_family(name, family):
     """A lazy family has just loaded: put its functions where the eager families' were put at
     import (here, on Tensor, in the namespaces given to export()), never over a value that is
@@ -72,7 +79,7 @@ def _bind_family(name, family):
         if owner == name:  # the family has just put its own method on Tensor
             setattr(Tensor, n, for_users(vars(Tensor)[n], "Tensor", n))
     for n in functional:
-        _functional_loaded[n] = getattr(family, n)
+        _functional_loaded[n] = _functional_form(family, n)
     for exported, wanted_public, wanted_functional, kind in _exported_to:
         for n in functional:
             if n in wanted_functional:
@@ -91,7 +98,7 @@ __all__ = sorted({name for family in _EAGER_FAMILIES for name in family.__all__}
                  | set(_LAZY_PUBLIC))
 globals().update({name: getattr(family, name)
                   for family in _EAGER_FAMILIES for name in family.__all__})
-_functional_loaded.update({name: getattr(family, name) for family in _EAGER_FAMILIES
+_functional_loaded.update({name: _functional_form(family, name) for family in _EAGER_FAMILIES
                            for name in getattr(family, "FUNCTIONAL", ())})
 # every `ember.nn.functional` name of the families, loaded or not
 FUNCTIONAL_NAMES = (*_functional_loaded, *_LAZY_FUNCTIONAL)
@@ -292,7 +299,7 @@ def _all_families():
 
 
 def _all_functional():
-    return {name: getattr(family, name)
+    return {name: _functional_form(family, name)
             for family in _all_families() for name in getattr(family, "FUNCTIONAL", ())}
 
 

@@ -28,9 +28,11 @@ def _implicit_dim(name, ndim, stacklevel):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax_args(input, dim, _stacklevel, dtype, name):
-    if isinstance(_stacklevel, _dt.dtype):  # torch.softmax(x, dim, dtype) positionally
+def _softmax_args(input, dim, _stacklevel, dtype, name, required=False):
+    if isinstance(_stacklevel, _dt.dtype):  # F.softmax(x, dim, dtype) positionally
         dtype, _stacklevel = _stacklevel, 3
+    if dim is None and required:
+        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not NoneType")
     if dim is None:
         dim = _implicit_dim(name, input.ndim, _stacklevel + 1)
     elif isinstance(dim, bool) or not hasattr(dim, "__index__"):
@@ -190,16 +192,34 @@ def _softmax_forward(input, d, log, node_cls):
     return res
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None, *, out=None):
-    input, d = _softmax_args(input, dim, _stacklevel, dtype, "softmax")
+def softmax(input, dim, dtype=None, *, out=None):
+    """torch.softmax and Tensor.softmax, which require dim (F.softmax infers a missing one)."""
+    input, d = _softmax_args(input, dim, 3, dtype, "softmax", required=True)
     res = _softmax_forward(input, d, False, SoftmaxBackward0)
     return res if out is None else write_out(out, res, "softmax")
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None, *, out=None):
-    input, d = _softmax_args(input, dim, _stacklevel, dtype, "log_softmax")
+def log_softmax(input, dim, dtype=None, *, out=None):
+    input, d = _softmax_args(input, dim, 3, dtype, "log_softmax", required=True)
     res = _softmax_forward(input, d, True, LogSoftmaxBackward0)
     return res if out is None else write_out(out, res, "log_softmax")
+
+
+def _functional_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, d = _softmax_args(input, dim, _stacklevel, dtype, "softmax")
+    return _softmax_forward(input, d, False, SoftmaxBackward0)
+
+
+def _functional_log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, d = _softmax_args(input, dim, _stacklevel, dtype, "log_softmax")
+    return _softmax_forward(input, d, True, LogSoftmaxBackward0)
+
+
+# F.softmax and F.log_softmax are functions of their own (ember/ops/__init__.py binds them in
+# ember.nn.functional), named and pickled as PyTorch's
+FUNCTIONAL_FORMS = {"softmax": _functional_softmax, "log_softmax": _functional_log_softmax}
+for _name, _form in FUNCTIONAL_FORMS.items():
+    _form.__module__, _form.__name__, _form.__qualname__ = "ember.nn.functional", _name, _name
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):

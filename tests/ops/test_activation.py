@@ -1,5 +1,6 @@
 """Activation functions beyond the op table: in-place forms, grad_fn names, warnings,
 errors, numerical stability and low-precision dtypes, beside PyTorch."""
+import pickle
 import warnings
 
 import numpy as np
@@ -66,6 +67,23 @@ def test_softmax_implicit_dim_warning():
             getattr(EF, name)(x)
         assert any(f"Implicit dimension choice for {name} has been deprecated" in str(m.message)
                    for m in w)
+
+
+def test_softmax_requires_dim_outside_nn_functional():
+    """torch.softmax and Tensor.softmax require dim (F.softmax infers one); F.softmax takes no
+    out=; a dtype may come third positionally in both."""
+    for lib in (torch, ember):
+        x = lib.ones(2, 3)
+        for call in (lambda: lib.softmax(x), lambda: x.log_softmax(), lambda: lib.softmax(x, None),
+                     lambda: lib.nn.functional.softmax(x, 1, out=lib.empty(2, 3))):
+            with pytest.raises(TypeError):
+                call()
+        assert lib.softmax(x, 1, lib.float64).dtype == lib.float64
+        assert x.log_softmax(0, lib.float64).dtype == lib.float64
+        assert lib.nn.functional.softmax(x, 1, 3, lib.float64).dtype == lib.float64
+    assert ember.nn.functional.softmax.__name__ == "softmax"
+    assert pickle.loads(pickle.dumps(ember.nn.functional.log_softmax)) is \
+        ember.nn.functional.log_softmax
 
 
 @pytest.mark.parametrize("shape,dim", [((2, 3), 1), ((3,), 0), ((2, 3, 4), 0), ((2, 3, 4, 5), 1)])
