@@ -149,6 +149,20 @@ def test_integer_conv_and_dtype_errors():
         F.conv2d(ember.tensor(np.ones((1, 1, 3, 3), np.float32)), ember.tensor(np.ones((1, 1, 2, 2))))
 
 
+def test_dtype_errors_name_the_bias_first(torch):
+    """PyTorch holds the bias's dtype against the input's before the weight's."""
+    for dtypes in [("float64", "float32", "float32"), ("float32", "float64", "float64"),
+                   ("float16", "float32", "float32"), ("float64", "float32", "float64")]:
+        errors = []
+        for lib in (torch, ember):
+            x, w, b = (lib.ones(shape, dtype=getattr(lib, d))
+                       for shape, d in zip([(1, 3, 6), (4, 3, 3), (4,)], dtypes))
+            with pytest.raises(RuntimeError) as info:
+                lib.nn.functional.conv1d(x, w, b)
+            errors.append(str(info.value))
+        assert errors[0] == errors[1]
+
+
 def test_same_padding_even_kernel_warns_once(torch):
     ember._state._warned_once.clear()
     x = ember.tensor(np.ones((1, 1, 5, 5)))

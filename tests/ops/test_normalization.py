@@ -216,3 +216,44 @@ def test_statistics_of_a_contiguous_input_as_it_is_match_its_grouped_view(fn, sh
         results.append([t.detach().cpu().numpy() for t in (y, x.grad, w.grad, b.grad)])
     for got, want in zip(*results):
         assert got.tobytes() == want.tobytes()
+
+
+_NORM_DTYPES = ("float32", "float64", "bfloat16", None)
+
+
+def _norm_outcome(lib, kind, xd, wd, bd, sd=None, train=True):
+    x = lib.randn(4, 3, 5).to(getattr(lib, xd))
+    n = 5 if kind == "layer" else 3
+
+    def param(d, v):
+        return None if d is None else lib.full((n,), v, dtype=getattr(lib, d))
+    F = lib.nn.functional
+    try:
+        if kind == "batch":
+            F.batch_norm(x, param(sd, 0.0), param(sd, 1.0), param(wd, 1.0), param(bd, 0.0),
+                         training=train)
+        elif kind == "layer":
+            F.layer_norm(x, (5,), param(wd, 1.0), param(bd, 0.0))
+        else:
+            F.group_norm(x, 3, param(wd, 1.0), param(bd, 0.0))
+    except RuntimeError as e:
+        return str(e)
+    return "ok"
+
+
+def test_parameter_dtypes_as_pytorch():
+    """Parameters (and running statistics) of another dtype than the input's are refused as
+    PyTorch refuses them, naming the first one its kernel reads, except for the mixed form
+    (a bfloat16/float16 input with float32 parameters): never a silent promotion."""
+    import itertools
+    cases = [("batch", xd, wd, bd, sd, train) for xd, wd, bd, sd, train in itertools.product(
+        _NORM_DTYPES[:3], _NORM_DTYPES, _NORM_DTYPES, _NORM_DTYPES, (True, False))
+        if train or sd is not None]
+    cases += [(kind, xd, wd, bd) for kind in ("layer", "group")
+              for xd, wd, bd in itertools.product(_NORM_DTYPES[:3], _NORM_DTYPES, _NORM_DTYPES)]
+    outcomes = {"ok": 0}
+    for case in cases:
+        want = _norm_outcome(torch, *case)
+        assert _norm_outcome(ember, *case) == want, case
+        outcomes[want] = outcomes.get(want, 0) + 1
+    assert len(outcomes) >= 6 and outcomes["ok"] > 20  # every kind of answer was seen

@@ -10,7 +10,7 @@ from ember.ops import _planes
 
 def _batch_norm_step(x, g, train):
     ember.manual_seed(0)
-    bn = ember.nn.BatchNorm2d(x.shape[1])
+    bn = ember.nn.BatchNorm2d(x.shape[1], dtype=ember.tensor(x[:0]).dtype)
     with ember.no_grad():
         bn.weight.uniform_(0.5, 1.5)
         bn.bias.uniform_(-1, 1)

@@ -56,14 +56,14 @@ def _prepare(input, weight, bias, nd, fname, transposed):
     unbatched = input.ndim == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
-                           f"{weight.dtype._scalar_name}")
-    if bias is not None:
+    if bias is not None:  # the bias's dtype first, as PyTorch checks them
         _check_tensor(bias, "bias", fname, 3)
         if bias.dtype is not input.dtype:
             raise RuntimeError(f"Input type ({input.dtype._cpp_name}) and bias type "
                                f"({bias.dtype._cpp_name}) should be the same")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
+                           f"{weight.dtype._scalar_name}")
     if input.dtype.name == "bool":
         raise NotImplementedError(f"\"slow_conv{nd}d_cpu\" not implemented for 'Bool'")
     if input._device != weight._device:

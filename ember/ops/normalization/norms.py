@@ -258,6 +258,27 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     return (res,) + stats_out
 
 
+def _check_dtypes(input, params, read_order):
+    """PyTorch's dtype rules for a normalization's parameters: `params` (weight, bias, then
+    any running statistics; None where absent) must share the input's dtype, checked in the
+    order its kernel reads them (`read_order`), unless the first present one differs, which
+    asks for the mixed form: a bfloat16/float16 input with float32 parameters (autocast's
+    convolution output into a float32 batch norm). Never a silent promotion of the input."""
+    first = next((p for p in params if p is not None), None)
+    if first is None:
+        return
+    if first.dtype is not input.dtype:
+        if any(p is not None and p.dtype is not _dt.float32 for p in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype not in (_dt.bfloat16, _dt.float16):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for p in read_order:
+        if p is not None and p.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
+                               f"{p.dtype._scalar_name}")
+
+
 # ---- batch norm ---------------------------------------------------------------------------
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     if input.ndim < 2:
@@ -271,6 +292,9 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                     ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_dtypes(input, (weight, bias, running_mean, running_var),
+                  (weight, running_mean, running_var, bias) if training else
+                  (weight, bias, running_mean, running_var))
     shape = input.shape
     affine_shape = (1, c) + (1,) * (input.ndim - 2)
     # statistics over N and the spatial dims: of a contiguous input as it is (the same memory
@@ -379,6 +403,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
         if t is not None and list(t.shape) != ns:
             raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but "
                                f"got {what} of shape {list(t.shape)} and normalized_shape = {ns}")
+    _check_dtypes(input, (weight, bias), (weight, bias))
     lead = input.shape[:input.ndim - k]
     if k == 1 and input.ndim > 1 and input._array.flags.c_contiguous:
         # statistics over the last dim of the input as it is, not of its (rows, D) view: the
@@ -418,6 +443,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {list(t.shape)} "
                                f"and input of shape {list(input.shape)}")
+    _check_dtypes(input, (weight, bias), (weight, bias))
     group_shape = (n, num_groups, (c // num_groups) * _prod(input.shape[2:]))
     affine_shape = (1, c) + (1,) * (input.ndim - 2)
     res = _normalize_forward(input, weight, bias, group_shape, (2,), affine_shape, eps,
