@@ -85,7 +85,14 @@ class _Writer(pickle._Pickler):
         qualname = name or getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")
         module = pickle.whichmodule(obj, qualname)
         if not (module == "ember" or module.startswith("ember.")):
-            return super().save_global(obj, name)
+            try:
+                return super().save_global(obj, name)
+            except pickle.PicklingError:
+                pass
+            # the error PyTorch's (C) pickler gives for it (AttributeError for a local function
+            # or class on Python 3.11-3.13, where this pickler says PicklingError)
+            pickle.dumps(obj, self.proto)
+            return super().save_global(obj, name)  # (its own error, should that one pass)
         found = sys.modules.get(module)
         for part in qualname.split("."):
             found = getattr(found, part, None)

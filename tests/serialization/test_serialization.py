@@ -116,6 +116,21 @@ def test_weights_only_errors_in_pytorchs_words(torch):
     assert mine.endswith("https://pytorch.org/docs/stable/generated/torch.load.html.")
 
 
+def test_unpicklable_objects_fail_as_in_pytorch(torch):
+    """A local function or class in a checkpoint fails with the error PyTorch's pickler gives
+    (not the pure-Python pickler's), without a chained second traceback."""
+    class Local:
+        pass
+    for obj in (lambda x: x, Local, {"cfg": Local()}):
+        errors = []
+        for lib in (torch, ember):
+            with pytest.raises(Exception) as info:
+                lib.save(obj, io.BytesIO())
+            errors.append((type(info.value), str(info.value)))
+            assert info.value.__context__ is None
+        assert errors[0] == errors[1]
+
+
 def test_safe_globals_allow_a_class(tmp_path):
     path = tmp_path / "c.pt"
     ember.save({"cfg": _Config(3)}, path)
