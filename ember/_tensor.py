@@ -464,7 +464,12 @@ class Tensor:
     def detach_(self):
         if self._base is not None and self._base._requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
-                               "using DistributedDataParallel (DDP) for training, ...")
+                               "using DistributedDataParallel (DDP) for training, and "
+                               "gradient_as_bucket_view is set as True, gradients are views of "
+                               "DDP buckets, and hence detach_() cannot be called on these "
+                               "gradients. To fix this error, please refer to the "
+                               "Optimizer.zero_grad() function in torch/optim/optimizer.py as "
+                               "the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self

@@ -105,10 +105,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
+    roots = _root_grads(outputs, grad_outputs, create_graph)  # (the outputs checked first)
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    roots = _root_grads(outputs, grad_outputs, create_graph)
     captured = _run(roots, retain_graph, create_graph,
                     capture=[edge(t) for t in inputs], accumulate=False, leaf_hooks=True)
     result = []

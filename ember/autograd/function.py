@@ -50,7 +50,8 @@ class BackwardCFunction(Node):
         if not isinstance(results, tuple):
             results = (results,)
         n_args = len(self._arg_is_tensor)
-        if len(results) < n_args:
+        # more gradients than inputs only as trailing Nones
+        if len(results) < n_args or any(g is not None for g in results[n_args:]):
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                                f"(expected {n_args}, got {len(results)})")
         return tuple(g for g, is_t in zip(results, self._arg_is_tensor) if is_t)
@@ -73,8 +74,15 @@ class Function(metaclass=FunctionMeta):
     def __init__(self, *args, **kwargs):
         import warnings
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
-                      "are all static, so you should invoke them on the class itself.",
-                      DeprecationWarning, stacklevel=2)
+                      "are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):  # the pre-1.3 style: instance(x)
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

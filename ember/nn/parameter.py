@@ -15,7 +15,9 @@ class Parameter(Tensor):
             data = empty(0)
         t = _make(cls, data._array, data._device, version=data._vc)
         if requires_grad:
-            t.requires_grad_(True)
+            from ..ops.creation import check_factory_grad
+            check_factory_grad(t.dtype, True)  # (a factory's words, as PyTorch's Parameter)
+            t.requires_grad = True
         return t
 
     def __init__(self, data=None, requires_grad=True):

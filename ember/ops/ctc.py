@@ -165,6 +165,17 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError("input_lengths must be of size batch_size")
     if len(tl) != N:
         raise RuntimeError("target_lengths must be of size batch_size")
+    for name, values in (("input_lengths", il), ("target_lengths", tl)):
+        for v in values:
+            if v < 0:
+                raise RuntimeError(f"Expected {name} to have value at least 0, but got value {v} "
+                                   "(while checking arguments for ctc_loss_allocate_outputs)")
+    padded_length = None if not isinstance(targets, Tensor) or targets.dim() != 2 else \
+        targets.shape[1]
+    if padded_length is not None and max(tl, default=0) > padded_length:
+        raise RuntimeError(f"Expected tensor to have size at least {max(tl)} at dimension 1, but "
+                           f"got size {padded_length} for argument #2 'targets' (while checking "
+                           "arguments for ctc_loss_allocate_outputs)")
     for v in il:
         if v > T:
             raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got "

@@ -456,7 +456,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing:g}")
     shape = input._array.shape
     probabilities = target._array.shape == shape  # (PyTorch decides by the shapes)
     if probabilities and not target.is_floating_point():

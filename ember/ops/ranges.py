@@ -60,8 +60,8 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     else:
         istart, iend, istep = builtins.int(start), builtins.int(end), builtins.int(step)
         if d is _dt.int64:  # integer arithmetic on the truncated bounds
-            if istep == 0:
-                raise RuntimeError("step must be nonzero")
+            if istep == 0:  # a fractional step truncated to 0: PyTorch's ValueError here
+                raise ValueError("step must be nonzero")
             sgn = (istep > 0) - (istep < 0)
             n = (iend - istart + istep - sgn) // istep
         else:  # the count in double, the values from the truncated start and step

@@ -230,6 +230,8 @@ def expand(self, *args, size=None, implicit=False):
         cur = shape[i - lead]
         if s == -1:
             s = cur
+        elif s < 0 and cur == 1:  # PyTorch's size check, which sees a negative element count
+            raise RuntimeError("numel: integer multiplication overflow")
         elif cur != s and cur != 1:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "

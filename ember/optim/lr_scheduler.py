@@ -27,7 +27,11 @@ class LRScheduler:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming an optimizer")
+                                   "when resuming scheduler with last_epoch >= 0.\nThis "
+                                   "typically happens when:\n1. You're trying to resume "
+                                   "training from a checkpoint but haven't properly loaded the "
+                                   "optimizer state\n2. You're using last_epoch >= 0 for a fresh "
+                                   "training run (not recommended)")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._initial_step()

@@ -94,3 +94,36 @@ def test_set_multithreading_enabled_gives_the_same_gradients(torch):
         assert x.grad.tolist() == [2.0, 4.0]
         switch = lib.autograd.grad_mode.set_multithreading_enabled(True)
         assert switch.clone().mode is True
+
+
+def _error(call):
+    with pytest.raises(Exception) as info:
+        call()
+    return type(info.value), str(info.value)
+
+
+def test_gradient_count_and_legacy_calls_as_pytorch(torch):
+    """A backward may return extra gradients only as trailing Nones; calling an instance
+    (the pre-1.3 style) is PyTorch's RuntimeError."""
+    def functions(lib):
+        def make(grads):
+            class Double(lib.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, g):
+                    return grads(g)
+            return Double
+        return make(lambda g: (g, None)), make(lambda g: (g, lib.ones(1))), make(lambda g: g)
+    results = []
+    for lib in (torch, ember):
+        x = lib.ones(3, requires_grad=True)
+        trailing_none, extra, plain = functions(lib)
+        trailing_none.apply(x).sum().backward()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            results.append((x.grad.tolist(), _error(lambda: extra.apply(x).sum().backward()),
+                            _error(lambda: plain()(x))))
+    assert results[0] == results[1]

@@ -15,6 +15,9 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
            "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
+# a set, as PyTorch's message prints it (in this process's order of the two strings)
+_PADDING_STRINGS = {"same", "valid"}
+
 
 def _ntuple(n, value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
@@ -40,9 +43,9 @@ class _ConvNd(Module):
             raise ValueError(f"padding_mode must be one of {valid_modes}, but got "
                              f"padding_mode='{padding_mode}'")
         if isinstance(padding, str):
-            if padding not in ("same", "valid"):
+            if padding not in _PADDING_STRINGS:
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 "{'valid', 'same'}")
+                                 f"{_PADDING_STRINGS}")
             if padding == "same" and any(s != 1 for s in _ntuple(n, stride)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         self.in_channels, self.out_channels = in_channels, out_channels

@@ -218,9 +218,22 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         index = index.T
     first = sequences[0]
     pad_row = first.new_full((1,) + trailing, padding_value)
-    flat = ops.cat([s.reshape((n,) + trailing) for s, n in zip(sequences, lengths)] + [pad_row])
+    flat = ops.cat([_fitted(s, n, trailing) for s, n in zip(sequences, lengths)] + [pad_row])
     out = flat.index_select(0, _index(index.reshape(-1), first.device))
     return out.reshape(index.shape + trailing)
+
+
+def _fitted(seq, n, trailing):
+    """`seq` as the n rows it fills in the padded output, whose trailing sizes are the first
+    sequence's: PyTorch copies each one in, so it broadcasts (and names the sizes that do not)."""
+    seq = seq.reshape((n,) + tuple(seq.shape[1:]))
+    if tuple(seq.shape[1:]) == trailing:
+        return seq
+    for dim, (want, got) in enumerate(zip(trailing, seq.shape[1:]), 1):
+        if got not in (want, 1) and seq.ndim == len(trailing) + 1:
+            raise RuntimeError(f"The size of tensor a ({want}) must match the size of tensor b "
+                               f"({got}) at non-singleton dimension {dim}")
+    return seq.expand((n,) + trailing)
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
