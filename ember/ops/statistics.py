@@ -310,9 +310,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         if p == "fro" and (dim is None or isinstance(dim, (builtins.int, np.integer))
                            or len(dim) <= 2):
             return vector_norm(input, 2, dim, keepdim, dtype=dtype, out=out)
-        if p != "nuc":  # (PyTorch holds the order first, then the input's rank and dim)
+        if p not in ("fro", "nuc"):  # (PyTorch holds the order first, then rank and dim)
             raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-        if dim is None and input._array.ndim < 2:
+        if input._array.ndim < 2:
             raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                                "dimensions.")
         dims = list(range(input._array.ndim)) if dim is None else \
