@@ -69,6 +69,30 @@ def _same_storage(t, src):
     return t
 
 
+def _copied_memory(t, memo):
+    """(array, storage) for a deepcopy of `t`: its array in a copy of its storage, one copy
+    per storage in a deepcopy (`memo`), so tensors copied together that shared memory (a
+    base and its views) still share it, as in PyTorch; `storage` is that copy where `t` is
+    a view into it, else None. Device arrays and unusual layouts are copied alone."""
+    arr = t._array
+    storage = t._base._array if t._base is not None else t.__dict__.get("_storage", arr)
+    if type(arr) is not np.ndarray or type(storage) is not np.ndarray or \
+            not storage.flags.c_contiguous:
+        return arr.copy(), None
+    key = ("ember storage", id(storage))
+    copied = memo.get(key)
+    if copied is None:
+        copied = memo[key] = storage.copy()
+    if storage is arr:
+        return copied, None
+    offset = arr.__array_interface__["data"][0] - storage.__array_interface__["data"][0]
+    try:
+        return np.ndarray(arr.shape, arr.dtype, buffer=copied, offset=offset,
+                          strides=arr.strides), copied
+    except (ValueError, TypeError):  # (a layout the buffer cannot take)
+        return arr.copy(), None
+
+
 def forward_grad(t):
     """`t`'s tangent at the open dual level, or None. An op's result holds a pending
     tangent until something reads it (it is computed from the op's node once the op has
@@ -663,7 +687,10 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         import copy  # here: `import ember` need not load it
-        new = _make(type(self), self._array.copy(), self._device)
+        array, storage = _copied_memory(self, memo)
+        new = _make(type(self), array, self._device)
+        if storage is not None:
+            new.__dict__["_storage"] = storage
         new._requires_grad = self._requires_grad
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)

@@ -1,5 +1,7 @@
 """The Tensor itself: attributes, conversions (`to` in every form, dtype shorthands, NumPy,
 Python scalars, DLPack), and views sharing memory; parity with PyTorch where it is installed."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -460,3 +462,16 @@ def test_broadcast_tensors_returns_inputs_already_of_the_shape(torch):
         with lib.no_grad():
             (z,) = lib.broadcast_tensors(a)
         assert z is a and z.requires_grad
+
+
+def test_deepcopy_keeps_shared_memory_shared(torch):
+    """Tensors deep-copied together that shared memory (a base, its views, a reinterpreting
+    view) share the copy's memory, as in PyTorch; the originals are untouched."""
+    results = []
+    for lib in (torch, ember):
+        base = lib.arange(12.0).reshape(3, 4)
+        view, copied, transposed = copy.deepcopy((base[1:, ::2], base, base.t()))
+        copied[1, 0] = -1
+        results.append((view.tolist(), transposed[0].tolist(), view.storage_offset(),
+                        view.stride(), base[1, 0].item(), copy.deepcopy(base[1:]).tolist()))
+    assert results[0] == results[1]
