@@ -4,7 +4,7 @@ import warnings
 import pytest
 
 import ember
-from ember import overrides
+from ember import _torch_function, overrides
 
 
 class Handled:
@@ -43,7 +43,7 @@ def test_wrapped_function_dispatches_on_its_arguments():
 def test_subclasses_take_precedence_over_their_superclasses():
     a, b = Handled(), SubHandled()
     assert combine(a, b)[0] == "SubHandled"
-    assert overrides._overloaded_args([a, b, Handled()]) == [b, a]
+    assert _torch_function._overloaded_args([a, b, Handled()]) == [b, a]
 
 
 def test_no_implementation_raises_pytorchs_type_error():

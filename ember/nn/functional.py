@@ -38,3 +38,11 @@ def assert_int_or_pair(arg, arg_name, message):
 
 
 __all__ = sorted(n for n in __dir__() if not n.startswith("_"))  # noqa: F821 (ember/_lazy.py's)
+
+# Not ops (so not in __all__): names PyTorch's functional module also holds, which code
+# copied from PyTorch's functional source calls (custom losses, attention forks)
+from .. import _torch_function as _tf  # noqa: E402
+from . import _reduction as _Reduction, grad  # noqa: E402,F401
+has_torch_function, has_torch_function_unary = _tf.has_torch_function, _tf.has_torch_function_unary
+has_torch_function_variadic = _tf.has_torch_function_variadic
+handle_torch_function = _tf.handle_torch_function

@@ -240,3 +240,27 @@ kaiming_uniform = _deprecated("kaiming_uniform_")
 kaiming_normal = _deprecated("kaiming_normal_")
 orthogonal = _deprecated("orthogonal_")
 sparse = _deprecated("sparse_")
+
+
+# PyTorch's private helpers of the same jobs, which custom initialisers import by name
+_calculate_correct_fan = _fan
+
+
+def _no_grad_uniform_(tensor, a, b, generator=None):
+    return uniform_(tensor, a, b, generator)
+
+
+def _no_grad_normal_(tensor, mean, std, generator=None):
+    return normal_(tensor, mean, std, generator)
+
+
+def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
+    return trunc_normal_(tensor, mean, std, a, b, generator)
+
+
+def _no_grad_fill_(tensor, val):
+    return constant_(tensor, val)
+
+
+def _no_grad_zero_(tensor):
+    return zeros_(tensor)
