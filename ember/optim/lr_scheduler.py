@@ -1,6 +1,7 @@
 """Learning-rate schedulers, with PyTorch's (chainable) formulas: each `get_lr` computes the
 next rates from the current ones, and `_get_closed_form_lr` from the epoch alone (used when
 a scheduler is restarted at a milestone of SequentialLR, or stepped with an epoch)."""
+import functools
 import math
 import types
 import warnings
@@ -16,6 +17,18 @@ __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR
 
 
 class LRScheduler:
+    # Set on the instance while its first step runs (from __init__) and while step() asks
+    # get_lr, so their values are in state_dict as PyTorch's; get_lr called by the user
+    # outside step() warns (its value there is not the last one)
+    _is_initial = False
+    _get_lr_called_within_step = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("get_lr")
+        if own is not None and cls.__module__ == __name__:  # (a user's scheduler: as written)
+            cls.get_lr = _warns_outside_step(own)
+
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -38,7 +51,11 @@ class LRScheduler:
 
     def _initial_step(self):
         self._step_count = 0
-        self.step()
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def state_dict(self):
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
@@ -62,9 +79,16 @@ class LRScheduler:
                           "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                           UserWarning)
         self._step_count += 1
+        with _within_step(self):
+            values = self._step_values(epoch)
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _step_values(self, epoch):
         if epoch is None:
             self.last_epoch += 1
-            values = self.get_lr()
+            return self.get_lr()
         else:
             warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is being "
                           "deprecated where possible. Please use `scheduler.step()` to step the "
@@ -74,10 +98,28 @@ class LRScheduler:
                           "https://github.com/pytorch/pytorch/issues/new/choose.", UserWarning)
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            return closed() if closed is not None else self.get_lr()
+
+
+class _within_step:
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+
+    def __enter__(self):
+        self.scheduler._get_lr_called_within_step = True
+
+    def __exit__(self, *exc):
+        self.scheduler._get_lr_called_within_step = False
+
+
+def _warns_outside_step(get_lr):
+    @functools.wraps(get_lr)
+    def checked(self):
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+        return get_lr(self)
+    return checked
 
 
 _LRScheduler = LRScheduler
@@ -290,7 +332,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
         self._step_count += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        with _within_step(self):
+            values = self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = _lrs(self)
 
@@ -408,9 +452,6 @@ class OneCycleLR(LRScheduler):
             raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
                              f"{anneal_strategy}")
         self.total_steps = total_steps
-        # plain data, named as PyTorch's (its state_dict carries them; a function would not
-        # pickle at torch.save's protocol 2, and checkpoints cross between the libraries)
-        self._anneal_func_type = anneal_strategy
         p = float(pct_start * total_steps)
         ends = [(p - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum")]
         if three_phase:
@@ -421,6 +462,9 @@ class OneCycleLR(LRScheduler):
         self._schedule_phases = [
             {"end_step": end, "start_lr": lr0, "end_lr": lr1, "start_momentum": m0,
              "end_momentum": m1} for end, lr0, lr1, m0, m1 in ends]
+        # plain data, named as PyTorch's (its state_dict carries them; a function would not
+        # pickle at torch.save's protocol 2, and checkpoints cross between the libraries)
+        self._anneal_func_type = anneal_strategy
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for m, group in zip(max_lrs, optimizer.param_groups):
@@ -539,19 +583,29 @@ class ReduceLROnPlateau(LRScheduler):
                  threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
+        self.min_lrs = _per_group("min_lr", optimizer, min_lr)
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        self.last_epoch = 0
+        self._last_lr = _lrs(self)
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
         if mode not in ("min", "max"):
             raise ValueError("mode " + mode + " is unknown!")
         if threshold_mode not in ("rel", "abs"):
             raise ValueError("threshold mode " + threshold_mode + " is unknown!")
-        self.optimizer = optimizer
-        self.factor, self.patience, self.cooldown, self.eps = factor, patience, cooldown, eps
-        self.min_lrs = _per_group("min_lr", optimizer, min_lr)
-        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
+        self.mode_worse = math.inf if mode == "min" else -math.inf
         self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
-        self.best = math.inf if mode == "min" else -math.inf
+
+    def _reset(self):
+        self.best = self.mode_worse
         self.cooldown_counter = self.num_bad_epochs = 0
-        self.last_epoch = 0
-        self._last_lr = _lrs(self)
 
     @property
     def in_cooldown(self):

@@ -1,6 +1,7 @@
 """Optimisers and schedulers follow PyTorch's trajectories (parity), and the seeds' SGD
 facts hold without PyTorch (lr=1: new weight = old weight - grad)."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -185,6 +186,26 @@ def test_reduce_on_plateau_matches_torch(torch):
             trace.append(opt.param_groups[0]["lr"])
         traces.append(trace)
     assert traces[0] == traces[1]
+
+
+@pytest.mark.parametrize("name,kwargs", SCHEDULERS + [("ReduceLROnPlateau", {})],
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(SCHEDULERS)] + ["plateau"])
+def test_scheduler_state_dict_keys_and_get_lr_warning_as_torch(torch, name, kwargs):
+    """A scheduler's state_dict holds PyTorch's keys in PyTorch's order (its step flags
+    included), and get_lr() called outside step() warns as PyTorch's does."""
+    seen = []
+    for lib in (ember, torch):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9)
+        sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
+        opt.step()
+        sched.step(1.0) if name == "ReduceLROnPlateau" else sched.step()
+        caught = []
+        if name != "ReduceLROnPlateau":
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                sched.get_lr()
+        seen.append((list(sched.state_dict()), [str(w.message) for w in caught]))
+    assert seen[0] == seen[1]
 
 
 def test_scheduler_state_dict_roundtrip():
