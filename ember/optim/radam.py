@@ -43,9 +43,9 @@ class RAdam(Optimizer):
                  capturable=False, differentiable=False):
         _check(lr, eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      decoupled_weight_decay=decoupled_weight_decay,
                                       maximize=maximize, foreach=foreach, capturable=capturable,
-                                      differentiable=differentiable))
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      differentiable=differentiable))  # (PyTorch's key order)
 
     @step_with_hooks
     def step(self):

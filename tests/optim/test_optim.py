@@ -298,3 +298,20 @@ def test_untracked_ternary_inplace_rounds_as_out_of_place(dtype):
         getattr(x, op + "_")(e["b"], e["c"], value=-0.3)
         assert x._version == version + 1
         assert np.array_equal(x.numpy(), getattr(ember, op)(e["a"], e["b"], e["c"], value=-0.3).numpy())
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "Adafactor"])
+def test_optimizer_state_dict_layout_as_torch(torch, name):
+    """state_dict()'s param_groups hold PyTorch's keys and defaults in its order, and each
+    parameter's state PyTorch's entries (tensors of the same dtype and shape)."""
+    def layout(lib):
+        p = lib.nn.Parameter(lib.ones(3))
+        opt = getattr(lib.optim, name)([p], lr=0.1)
+        p.grad = lib.full((3,), 0.5)
+        opt.step()
+        sd = opt.state_dict()
+        state = {k: (str(v.dtype), tuple(v.shape)) if hasattr(v, "dtype") else type(v).__name__
+                 for k, v in sd["state"].get(0, {}).items()}
+        return list(sd), list(sd["param_groups"][0].items()), state
+    assert layout(ember) == layout(torch)
