@@ -12,6 +12,7 @@ import numpy as np
 from . import dtypes as _dt
 from ._tensor import make_tensor
 from .device import device as _device
+from .random import torch_mt19937
 
 __all__ = ["SobolEngine"]
 
@@ -47,9 +48,7 @@ def _direction_numbers(dimension, bits):
 def _mt19937_words(seed, count):
     """The first `count` 32-bit outputs of the Mersenne Twister seeded with `seed` as
     PyTorch's CPU generator seeds it (its low 32 bits)."""
-    bits = np.random.MT19937()
-    bits._legacy_seeding(int(seed) & 0xFFFFFFFF)
-    return bits.random_raw(count)
+    return torch_mt19937(seed).random_raw(count)
 
 
 def _trailing_ones(k):

@@ -1,6 +1,12 @@
 """Random-number generators: an `ember.Generator` per device on the backend's bit generator.
 
-Same seed, same numbers (within ember; PyTorch's own streams are not reproduced).
+Same seed, same numbers. On the CPU the bit generator is PyTorch's: the 32-bit Mersenne
+Twister seeded with the seed's low 32 bits (NumPy's MT19937 seeded as the C++ std::mt19937
+is), and the uniform, integer and permutation samplers (ops/random_ops.py) turn its words
+into numbers as PyTorch's CPU kernels do, so `torch.manual_seed(0); torch.rand(3)`, a
+layer's initial weights and a DataLoader's shuffled order are PyTorch's. The other samplers
+(normal, bernoulli, dropout ...) draw from the same stream by NumPy's methods: reproducible,
+but not PyTorch's numbers. A CUDA generator is CuPy's.
 `manual_seed` seeds the CPU generator and every CUDA generator, made or yet to be made.
 """
 import contextlib
@@ -58,10 +64,10 @@ class Generator(Frozen):
 
     @property
     def rng(self):
-        """The backend's generator (numpy.random.Generator, or CuPy's) that ops draw from."""
+        """The backend's generator (numpy.random.Generator on PyTorch's Mersenne Twister, or
+        CuPy's) that ops draw from."""
         if self._rng is None:
-            xp = backend_of(self.device).xp
-            fill(self, _rng=xp.random.default_rng(self._initial))
+            fill(self, _rng=_new_rng(self.device, self._initial))
         return self._rng
 
     def manual_seed(self, seed):
@@ -91,12 +97,14 @@ class Generator(Frozen):
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = bytes(new_state._host().tobytes())
         try:
-            # Only a state this module made is accepted: a tuple of ints, dicts and bytes.
+            # Only a state this module made is accepted: a tuple of ints, dicts and bytes,
+            # taken into a new generator, so a bad one leaves this one as it was.
             initial, bit_state = _StateUnpickler(raw).load()
+            rng = _new_rng(self.device, initial)
+            _restore(rng, bit_state)
         except Exception:
             raise RuntimeError("Invalid mt19937 state") from None
-        fill(self, _initial=initial)
-        _restore(self.rng, bit_state)
+        fill(self, _initial=initial, _rng=rng)
         return self
 
     def graphsafe_get_state(self):
@@ -122,9 +130,42 @@ class Generator(Frozen):
         return f"<torch._C.Generator object at {hex(id(self))}>"
 
 
+class TorchStream(np.random.Generator):
+    """NumPy's Generator on PyTorch's Twister, holding the second Box-Muller value PyTorch's
+    CPU generator keeps between small normal draws (ops/_torch_stream.py)."""
+    normal_cache = None
+
+    def __reduce__(self):  # NumPy's own reduce would come back as a plain Generator
+        return (_torch_stream_from, (self.bit_generator, self.normal_cache))
+
+
+def _torch_stream_from(bits, normal_cache):
+    rng = TorchStream(bits)
+    rng.normal_cache = normal_cache
+    return rng
+
+
+def _new_rng(device, seed):
+    xp = backend_of(device).xp
+    return TorchStream(torch_mt19937(seed)) if xp is np else xp.random.default_rng(seed)
+
+
+def torch_mt19937(seed):
+    """NumPy's MT19937 in the state PyTorch's CPU generator has after `manual_seed(seed)`:
+    std::mt19937 seeded with the seed's low 32 bits (NumPy's legacy seeding is that one)."""
+    bits = np.random.MT19937()
+    bits._legacy_seeding(int(seed) & 0xFFFFFFFF)
+    return bits
+
+
 def _capture(rng):
-    """A picklable snapshot of a backend generator's stream position."""
+    """A picklable snapshot of a backend generator's stream position (plain data only: the
+    Twister's 624 words as bytes)."""
     bit = rng.bit_generator
+    if isinstance(bit, np.random.MT19937):
+        state = bit.state["state"]
+        return ("MT19937", state["key"].astype("<u4").tobytes(), int(state["pos"]),
+                getattr(rng, "normal_cache", None))
     if isinstance(bit, np.random.BitGenerator):
         return bit.state
     return bytes(bit._state.get().tobytes())  # CuPy: the cuRAND states, copied to the host
@@ -132,7 +173,15 @@ def _capture(rng):
 
 def _restore(rng, state):
     bit = rng.bit_generator
-    if isinstance(bit, np.random.BitGenerator):
+    if isinstance(bit, np.random.MT19937):
+        name, key, pos, cache = state
+        if name != "MT19937" or len(key) != 624 * 4 or not 0 <= pos <= 624 or \
+                not (cache is None or isinstance(cache, float)):
+            raise ValueError("not a Mersenne Twister state")
+        bit.state = {"bit_generator": "MT19937",
+                     "state": {"key": np.frombuffer(key, "<u4").astype(np.uint32), "pos": pos}}
+        rng.normal_cache = cache
+    elif isinstance(bit, np.random.BitGenerator):
         bit.state = state
     else:
         bit._state.set(np.frombuffer(state, dtype=np.int8))  # CuPy: back into device memory

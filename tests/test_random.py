@@ -1,6 +1,8 @@
 """Random sampling: seeding and generators (same seed, same numbers; independent generators;
 state round trips; fork_rng), the distributions' statistics, autograd behaviour of the
-samplers, devices (the `fake_cuda` stand-in), and parity of shapes, dtypes and errors."""
+samplers, devices (the `fake_cuda` stand-in), parity of shapes, dtypes and errors, and
+PyTorch's own numbers from the CPU samplers whose stream ember reproduces."""
+import pickle
 import re
 
 import numpy as np
@@ -363,3 +365,71 @@ def test_a_cuda_generator_without_cuda_is_refused_as_pytorch_refuses_it():
     x = ember.ones(3, requires_grad=True)
     ember.utils.checkpoint.checkpoint(ember.sin, x, use_reentrant=False).sum().backward()
     assert x.grad.tolist() == pytest.approx([0.5403023] * 3)
+
+
+# ---- PyTorch's CPU stream -------------------------------------------------------------------
+_SAME_AS_PYTORCH = {
+    "rand": lambda L, g: L.rand(5, 7, generator=g),
+    "rand float64": lambda L, g: L.rand(9, dtype=L.float64, generator=g),
+    "rand float16": lambda L, g: L.rand(5000, dtype=L.float16, generator=g),
+    "rand bfloat16": lambda L, g: L.rand(5000, dtype=L.bfloat16, generator=g),
+    "rand complex64": lambda L, g: L.rand(6, dtype=L.complex64, generator=g),
+    "uniform_": lambda L, g: L.empty(1000).uniform_(-0.3, 0.7, generator=g),
+    "uniform_ half": lambda L, g: L.empty(3000, dtype=L.float16).uniform_(-1, 3, generator=g),
+    "randn 3": lambda L, g: L.randn(3, generator=g),
+    "randn 16": lambda L, g: L.randn(16, generator=g),
+    "randn 1000": lambda L, g: L.randn(10, 100, generator=g),
+    "randn 37 float64": lambda L, g: L.randn(37, dtype=L.float64, generator=g),
+    "normal_": lambda L, g: L.empty(99).normal_(0.5, 2.0, generator=g),
+    "normal small then large": lambda L, g: L.cat([L.randn(3, generator=g),
+                                                   L.randn(40, generator=g)]),
+    "normal(mean, std, size)": lambda L, g: L.normal(1.0, 0.1, (50,), generator=g),
+    "randint": lambda L, g: L.randint(-5, 17, (40,), generator=g),
+    "randint 2^40": lambda L, g: L.randint(0, 1 << 40, (9,), generator=g),
+    "random_ int32": lambda L, g: L.empty(9, dtype=L.int32).random_(generator=g),
+    "random_ int64": lambda L, g: L.empty(9, dtype=L.int64).random_(generator=g),
+    "random_ float": lambda L, g: L.empty(9).random_(generator=g),
+    "randperm": lambda L, g: L.randperm(1000, generator=g),
+    "exponential_": lambda L, g: L.empty(20).exponential_(generator=g),
+}
+
+
+@pytest.mark.parametrize("name", list(_SAME_AS_PYTORCH))
+def test_cpu_samplers_give_pytorchs_numbers(torch, name):
+    """The same seed gives PyTorch's values, bit for bit, on the CPU: uniform, normal,
+    integer and permutation draws (so layers' initial weights and samplers' orders too)."""
+    make = _SAME_AS_PYTORCH[name]
+    want = make(torch, torch.Generator().manual_seed(7))
+    got = make(ember, ember.Generator().manual_seed(7))
+    assert str(got.dtype) == str(want.dtype)
+    assert np.array_equal(got.float().numpy() if got.dtype is ember.bfloat16 else got.numpy(),
+                          want.float().numpy() if want.dtype is torch.bfloat16 else want.numpy())
+
+
+def test_seeded_programs_start_as_pytorchs(torch):
+    """torch.manual_seed(s) then building a model, shuffling a DataLoader, splitting a
+    dataset: PyTorch's weights and orders (the default generator; its Box-Muller value is
+    carried between calls as PyTorch's is)."""
+    def run(lib):
+        lib.manual_seed(3)
+        model = lib.nn.Sequential(lib.nn.Conv2d(1, 2, 3), lib.nn.Linear(4, 3),
+                                  lib.nn.Embedding(5, 2), lib.nn.LSTM(2, 3))
+        weights = [p.detach().numpy().copy() for p in model.parameters()]
+        small = [lib.randn(3).tolist() for _ in range(3)]
+        order = [b.tolist() for b in lib.utils.data.DataLoader(list(range(10)), batch_size=4,
+                                                               shuffle=True)]
+        split = [list(s.indices) for s in lib.utils.data.random_split(range(10), [0.3, 0.7])]
+        return weights, small, order, split
+    (w1, *rest1), (w2, *rest2) = run(torch), run(ember)
+    assert all(np.array_equal(a, b) for a, b in zip(w1, w2)) and rest1 == rest2
+
+
+def test_generator_state_carries_the_normal_cache():
+    g = ember.Generator().manual_seed(5)
+    ember.randn(1, generator=g)  # leaves the pair's second value for the next draw
+    state = g.get_state()
+    first = ember.randn(3, generator=g).tolist()
+    g.set_state(state)
+    assert ember.randn(3, generator=g).tolist() == first
+    twin = pickle.loads(pickle.dumps(g))
+    assert ember.randn(5, generator=g).tolist() == ember.randn(5, generator=twin).tolist()

@@ -22,6 +22,7 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .. import random as _random
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, backend_of, checks_on_host
+from . import _torch_stream as _ts
 from ._graph import Node, inplace, record, write_out
 from .creation import (check_factory_grad, factory_out, resolve_device, size_arg, zeros_like)
 
@@ -40,8 +41,11 @@ def _rng(dev, generator):
 
 
 def _uniform01(rng, shape, d):
-    """Uniform [0, 1) in dtype `d`. Half and bfloat16 draw on their own mantissa grid, so
-    no value rounds up to 1 (as PyTorch does)."""
+    """Uniform [0, 1) in dtype `d` (float32 for float16 and bfloat16, which round it, as
+    PyTorch's CPU kernel does; on a device they draw on their own mantissa grid)."""
+    bits = _ts.stream(rng)
+    if bits is not None:
+        return _ts.uniform01(bits, shape, d is _dt.float64 or d is _dt.complex128)
     if d is _dt.float64 or d is _dt.complex128:
         u = rng.random(shape, dtype=np.float64)
     else:
@@ -64,16 +68,35 @@ def _complex(re, im, d):
 
 
 def _rand_array(rng, shape, d):
+    if (d is _dt.float16 or d is _dt.bfloat16) and _ts.stream(rng) is not None:
+        return _ts.uniform_half(_ts.stream(rng), shape, d, 0, 1)
+    if d.is_complex and _ts.stream(rng) is not None:  # PyTorch draws (re, im) in turn
+        pairs = _uniform01(rng, tuple(shape) + (2,), d)
+        return _complex(pairs[..., 0], pairs[..., 1], d)
     if d.is_complex:
         return _complex(_uniform01(rng, shape, d), _uniform01(rng, shape, d), d)
     return _uniform01(rng, shape, d).astype(d.np, copy=False)
 
 
 def _randn_array(rng, shape, d):
+    if _ts.stream(rng) is not None and not d.is_complex:
+        out = _ts.normal(rng, shape, d)
+        if out is not None:
+            return out
     if d.is_complex:  # PyTorch: each part has variance 1/2, the whole variance 1
         s = math.sqrt(0.5)
         return _complex(_standard_normal(rng, shape, d) * s, _standard_normal(rng, shape, d) * s, d)
     return _standard_normal(rng, shape, d).astype(d.np, copy=False)
+
+
+def _normal_array(rng, shape, d, mean, std):
+    """N(mean, std^2) draws in dtype `d`: PyTorch's own where its stream is reproduced (the
+    mean and std applied inside, as its kernel applies them), else scaled standard draws."""
+    if _ts.stream(rng) is not None and not d.is_complex:
+        out = _ts.normal(rng, shape, d, mean, std)
+        if out is not None:
+            return out
+    return _affine_inplace(_randn_array(rng, shape, d), std, mean)
 
 
 def _affine_inplace(a, scale, shift):
@@ -81,33 +104,9 @@ def _affine_inplace(a, scale, shift):
     layer's initialisation draws millions of values, and fresh temporaries of that size cost
     more in page faults than the arithmetic. A float32 draw on the CPU is fused instead."""
     if isinstance(a, np.ndarray) and a.dtype == np.float32:
-        return _fused_float32(a, np.float32(scale), np.float32(shift))
+        return _ts.fused_float32(a, scale, shift)
     a *= scale
     a += shift
-    return a
-
-
-_FUSE_CHUNK = 1 << 14  # float64 elements: a 128 KiB scratch that stays in cache
-
-
-def _fused_float32(a, scale, shift):
-    """PyTorch's CPU samplers turn a float32 draw u into u * scale + shift (scale and shift
-    rounded to float32 first) with one rounding, as a fused multiply-add: two float32
-    roundings differ from it in the last bit for about half the values of a layer's
-    initialisation. The product of two float32 numbers is exact in float64, so the sum there
-    rounded once to float32 gives PyTorch's value; done a cache-sized chunk at a time so no
-    float64 copy of a large draw is made."""
-    if not a.flags.c_contiguous:  # a fresh draw always is; this keeps the writes in `a`
-        a[...] = a * np.float64(scale) + np.float64(shift)
-        return a
-    flat = a.reshape(-1)
-    scratch = np.empty(min(_FUSE_CHUNK, flat.size))
-    for start in range(0, flat.size, _FUSE_CHUNK):
-        part = flat[start:start + _FUSE_CHUNK]
-        wide = scratch[:part.size]
-        np.multiply(part, float(scale), out=wide, dtype=np.float64)  # not in float32
-        wide += float(shift)
-        part[...] = wide
     return a
 
 
@@ -120,8 +119,13 @@ def _width(low, high, a):
 
 
 def _integers(rng, low, high_inclusive, shape):
-    """int64 draws in [low, high_inclusive] (inclusive, so the full int64 range fits)."""
-    return rng.integers(low, high_inclusive, size=shape, dtype=np.int64, endpoint=True)
+    """int64 draws in [low, high_inclusive] (inclusive, so the full int64 range fits). From
+    PyTorch's stream as its kernel draws: low + word % span, a random64() word where the span
+    needs more than 32 bits (wrapping as its unsigned sum does)."""
+    bits = _ts.stream(rng)
+    if bits is None:
+        return rng.integers(low, high_inclusive, size=shape, dtype=np.int64, endpoint=True)
+    return _ts.integers(bits, low, high_inclusive, shape)
 
 
 def _xp(t):
@@ -189,14 +193,15 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _randn(size, generator, out, dtype, device, kwargs.get("requires_grad", False))
 
 
-def _randn(size, generator, out, dtype, device, requires_grad):
-    shape = size_arg(size, "randn")
+def _randn(size, generator, out, dtype, device, requires_grad, mean=0.0, std=1.0,
+           fname="randn"):
+    shape = size_arg(size, fname)
 
     def draw(dev, d):
         d = d or _dt.get_default_dtype()
         _require_float(d, "normal_kernel_cpu", complex_ok=True)
-        return _randn_array(_rng(dev, generator), shape, d), d
-    return _factory("randn", shape, dtype, device, requires_grad, out, draw)
+        return _normal_array(_rng(dev, generator), shape, d, mean, std), d
+    return _factory(fname, shape, dtype, device, requires_grad, out, draw)
 
 
 def _size_kwarg(size, kwargs, fname):
@@ -303,8 +308,12 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
                                                           int(np.iinfo(d.np).max)):
             raise RuntimeError(f"value cannot be converted to type {d.np.name}_t without "
                                "overflow")
-        # A permutation is the order that sorts independent uniform keys.
-        keys = _integers(_rng(dev, generator), 0, (1 << 62), (n,))
+        rng = _rng(dev, generator)
+        bits = _ts.stream(rng)
+        if bits is not None:
+            return _ts.randperm(bits, n).astype(d.np), d
+        # on a device: the order that sorts independent uniform keys
+        keys = _integers(rng, 0, (1 << 62), (n,))
         return keys.argsort(kind="stable").astype(d.np), d
     return _factory("randperm", (n,), dtype, device, requires_grad, out, draw)
 
@@ -415,9 +424,8 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, l
                             f"({type(mean).__name__}, {type(std).__name__}), but expected one of:")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
-        t = randn(*size_arg((size,), "normal"), generator=generator, dtype=dtype,
-                  device=device, out=out)
-        _affine_inplace(t._array, std, mean)  # scales and shifts randn's array in place
+        # PyTorch's empty(size).normal_(mean, std): mean and std applied in its kernel
+        t = _randn((size,), generator, out, dtype, device, False, mean, std, "normal")
         if requires_grad:
             check_factory_grad(t.dtype, True)
             t._requires_grad = True
@@ -588,7 +596,10 @@ def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
     gen = generator
 
     def draw(s):
-        u = _rand_array(_rng(s._device, gen), s._array.shape, s.dtype)
+        rng = _rng(s._device, gen)
+        if (s.dtype is _dt.float16 or s.dtype is _dt.bfloat16) and _ts.stream(rng):
+            return _ts.uniform_half(_ts.stream(rng), s._array.shape, s.dtype, from_, to)
+        u = _rand_array(rng, s._array.shape, s.dtype)
         # PyTorch takes the width between the bounds in float32, as it holds them
         return _affine_inplace(u, _width(from_, to, u), from_)
     return _sample_inplace(self, UniformBackward0, draw)
@@ -600,8 +611,7 @@ def normal_(self, mean=0, std=1, *, generator=None):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
 
     def draw(s):
-        n = _randn_array(_rng(s._device, generator), s._array.shape, s.dtype)
-        return _affine_inplace(n, std, mean)
+        return _normal_array(_rng(s._device, generator), s._array.shape, s.dtype, mean, std)
     return _sample_inplace(self, NormalBackward0, draw)
 
 

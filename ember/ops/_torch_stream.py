@@ -1,0 +1,246 @@
+"""PyTorch's CPU samplers on PyTorch's stream: a CPU generator's bit generator is the 32-bit
+Mersenne Twister PyTorch's is (ember/random.py), and these turn its words into numbers as
+PyTorch's CPU kernels do, so the same seed gives PyTorch's values: uniform (rand, uniform_,
+every layer's default initialisation), integers (randint, random_), randperm (samplers,
+random_split) and normal (randn, normal_). Each takes the NumPy generator an op draws from;
+`stream(rng)` is None for a device's generator, whose ops keep their own ways.
+
+The normal sampler of 16 or more float32 values is PyTorch's AVX2 kernel: Box-Muller on
+pairs of uniforms 8 apart in each block of 16, its logarithm and sine/cosine the Cephes
+single-precision polynomials evaluated operation by operation in float32 (so the roundings
+are the kernel's); fewer values, or float64, take PyTorch's double-precision Box-Muller,
+whose second value the generator keeps for its next draw (`TorchStream.normal_cache`)."""
+import math
+
+import numpy as np
+
+from ..random import TorchStream
+
+_MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
+
+
+def stream(rng):
+    """The Mersenne Twister of a CPU generator, else None (a device's)."""
+    bits = getattr(rng, "bit_generator", None)
+    return bits if isinstance(bits, np.random.MT19937) else None
+
+
+def words64(bits, count):
+    """PyTorch's random64(): two 32-bit words, the first one high."""
+    w = bits.random_raw(2 * count).reshape(count, 2)
+    return (w[:, 0] << np.uint64(32)) | w[:, 1]
+
+
+def uniform01(bits, shape, wide):
+    """PyTorch's uniform_real_distribution on [0, 1): a word's low 24 bits over 2^24
+    (float32), or random64()'s low 53 bits over 2^53 (float64): exact values."""
+    n = math.prod(shape)
+    if wide:
+        u = (words64(bits, n) & _MASK53).astype(np.float64)
+        u *= 2.0 ** -53
+    else:
+        u = (bits.random_raw(n) & _MASK24).astype(np.float32)
+        u *= np.float32(2.0 ** -24)
+    return u.reshape(shape)
+
+
+_FUSE_CHUNK = 1 << 14  # float64 elements: a 128 KiB scratch that stays in cache
+
+
+def fused_float32(a, scale, shift):
+    """a * scale + shift for a float32 array, rounded once, in place (as the fused
+    multiply-add of PyTorch's CPU kernels: two float32 roundings differ from it in the last
+    bit for about half the values). The product of two float32 numbers is exact in
+    float64, so the sum there rounded once to float32 is the fused value; a cache-sized
+    chunk at a time, so no float64 copy of a large array is made."""
+    scale, shift = float(np.float32(scale)), float(np.float32(shift))
+    if not a.flags.c_contiguous:
+        a[...] = a * np.float64(scale) + np.float64(shift)
+        return a
+    flat = a.reshape(-1)
+    scratch = np.empty(min(_FUSE_CHUNK, flat.size))
+    for start in range(0, flat.size, _FUSE_CHUNK):
+        part = flat[start:start + _FUSE_CHUNK]
+        wide = scratch[:part.size]
+        np.multiply(part, scale, out=wide, dtype=np.float64)
+        wide += shift
+        part[...] = wide
+    return a
+
+
+def uniform_half(bits, shape, d, low, high):
+    """PyTorch's uniform for float16 and bfloat16: the float32 draw scaled to [low, high)
+    in float32 (the bounds held in `d`, one rounding), rounded to `d`; a value that rounds
+    up to `high` becomes `low`, as PyTorch's kernel wraps it."""
+    kind = d.np.type
+    low, high = np.float32(kind(low)), np.float32(kind(high))
+    u = uniform01(bits, shape, wide=False)
+    if (low, high) != (0, 1):
+        u = fused_float32(u, high - low, low)
+    out = u.astype(d.np)
+    out[out == kind(high)] = kind(low)
+    return out
+
+
+def integers(bits, low, high_inclusive, shape):
+    """int64 values in [low, high_inclusive] as PyTorch draws them: low + word % span, a
+    random64() word where the span needs more than 32 bits (wrapping as its unsigned sum)."""
+    span, n = high_inclusive - low + 1, math.prod(shape)
+    words = words64(bits, n) if span >= 1 << 32 else bits.random_raw(n)
+    if span < 1 << 64:
+        words %= np.uint64(span)
+    words += np.uint64(low & ((1 << 64) - 1))
+    return words.view(np.int64).reshape(shape)
+
+
+def randperm(bits, n):
+    """PyTorch's CPU randperm: a Fisher-Yates shuffle of 0..n-1 taking word % (n - i) at
+    step i (below 2^32 / 20; past that, its inside-out form on random64() words)."""
+    if n < 0xFFFFFFFF // 20:
+        steps = max(n - 1, 0)
+        offsets = bits.random_raw(steps) % (np.uint64(n) - np.arange(steps, dtype=np.uint64))
+        perm = list(range(n))
+        for i, z in enumerate(offsets.tolist()):  # sequential swaps: a Python loop
+            j = i + z
+            perm[i], perm[j] = perm[j], perm[i]
+        return np.array(perm, dtype=np.int64)
+    picks = (words64(bits, n) % (np.arange(n, dtype=np.uint64) + np.uint64(1))).tolist()
+    perm = [0] * n
+    for i, z in enumerate(picks):
+        perm[i] = perm[z]
+        perm[z] = i
+    return np.array(perm, dtype=np.int64)
+
+
+# ---- normal ---------------------------------------------------------------------------------
+def normal(rng, shape, d, mean=0.0, std=1.0):
+    """PyTorch's CPU normal_ of a contiguous tensor of dtype `d` (float32 or float64), or
+    None where this does not reproduce it (float16, bfloat16)."""
+    bits, n = stream(rng), math.prod(shape)
+    if n < 16:
+        return _normal_small(rng, bits, n, mean, std).astype(d.np).reshape(shape)
+    if d.name == "float32":
+        return _normal_fill32(bits, n, mean, std).reshape(shape)
+    if d.name == "float64":
+        return _normal_fill64(bits, n, mean, std).reshape(shape)
+    return None
+
+
+def _normal_small(rng, bits, n, mean, std):
+    """Under 16 values: PyTorch's normal_distribution<double>, one Box-Muller pair per two
+    values, the second kept in the generator for its next draw."""
+    out = np.empty(n)
+    cache = getattr(rng, "normal_cache", None)
+    for k in range(n):
+        if cache is not None:
+            value, cache = cache, None
+        else:
+            u1, u2 = uniform01(bits, (2,), wide=True).tolist()
+            radius = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            cache = radius * math.sin(theta)
+            value = radius * math.cos(theta)
+        out[k] = value * std + mean
+    if isinstance(rng, TorchStream):
+        rng.normal_cache = cache  # (a generator unpickled from an older ember has no slot)
+    return out
+
+
+def _fill_blocks(bits, n, wide, transform):
+    """PyTorch's normal_fill: n uniforms, each block of 16 turned into normals by
+    `transform` (on (blocks, 2, 8) views), then, if n is not a multiple of 16, the last 16
+    places drawn afresh and transformed again."""
+    data = uniform01(bits, (n,), wide)
+    full = n - n % 16
+    transform(data[:full].reshape(-1, 2, 8))
+    if n % 16:
+        data[n - 16:] = uniform01(bits, (16,), wide)
+        transform(data[n - 16:].reshape(1, 2, 8))
+    return data
+
+
+def _normal_fill64(bits, n, mean, std):
+    def transform(blocks):
+        u1 = 1.0 - blocks[:, 0]
+        radius = np.sqrt(-2.0 * np.log(u1))
+        theta = (2.0 * math.pi) * blocks[:, 1]
+        blocks[:, 0] = radius * np.cos(theta) * std + mean
+        blocks[:, 1] = radius * np.sin(theta) * std + mean
+    return _fill_blocks(bits, n, True, transform)
+
+
+def _normal_fill32(bits, n, mean, std):
+    def transform(blocks):
+        f = np.float32
+        u1 = f(1.0) - blocks[:, 0]
+        radius = np.sqrt(f(-2.0) * _logf(u1))
+        sin, cos = _sincosf(f(2.0 * math.pi) * blocks[:, 1])
+        for k, value in ((0, radius * cos), (1, radius * sin)):
+            blocks[:, k] = fused_float32(value, std, mean)  # the kernel's fmadd
+    return _fill_blocks(bits, n, False, transform)
+
+
+# Cephes' single-precision logarithm and sine/cosine as PyTorch's AVX2 kernel evaluates them:
+# constants rounded to float32, each operation a float32 one in the kernel's order, and a
+# fused multiply-add (`_fma`) wherever its compiler fused a product into the addition that
+# uses it (checked bit for bit against PyTorch's randn on 800K values).
+_f32 = np.float32
+_LOG_P = tuple(_f32(c) for c in (
+    7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+    -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
+_LOG_Q1, _LOG_Q2, _SQRTHF = _f32(-2.12194440e-4), _f32(0.693359375), _f32(0.707106781186547524)
+_DP = (_f32(-0.78515625), _f32(-2.4187564849853515625e-4), _f32(-3.77489497744594108e-8))
+_SIN_P = (_f32(-1.9515295891e-4), _f32(8.3321608736e-3), _f32(-1.6666654611e-1))
+_COS_P = (_f32(2.443315711809948e-5), _f32(-1.388731625493765e-3), _f32(4.166664568298827e-2))
+_FOUR_OVER_PI = _f32(1.27323954473516)
+
+
+def _fma(a, b, c):
+    """a * b + c of float32 operands with one rounding (the product is exact in float64)."""
+    wide = np.multiply(a, b, dtype=np.float64)
+    wide += c
+    return wide.astype(np.float32)
+
+
+def _horner(x, coefficients):
+    y = np.full_like(x, coefficients[0])
+    for c in coefficients[1:]:
+        y = _fma(y, x, c)
+    return y
+
+
+def _logf(x):
+    """log of a float32 array (positive: PyTorch's u1 is in (0, 1])."""
+    x = np.maximum(x, _f32(1.17549435e-38))  # no subnormals
+    raw = x.view(np.int32)
+    e = ((raw >> 23) - 127).astype(np.float32) + _f32(1.0)
+    m = ((raw & ~0x7F800000) | 0x3F000000).view(np.float32)  # the mantissa in [0.5, 1)
+    low = m < _SQRTHF
+    kept = np.where(low, m, _f32(0.0))
+    m = m - _f32(1.0)
+    e = e - np.where(low, _f32(1.0), _f32(0.0))
+    m = m + kept
+    z = m * m
+    y = _horner(m, _LOG_P) * m
+    y = _fma(y, z, e * _LOG_Q1)
+    y = _fma(z, _f32(-0.5), y)
+    return _fma(e, _LOG_Q2, m + y)
+
+
+def _sincosf(x):
+    """(sin, cos) of a float32 array of non-negative angles."""
+    j = (x * _FOUR_OVER_PI).astype(np.int32)  # truncation
+    j = (j + 1) & ~1
+    y = j.astype(np.float32)
+    sin_negative = (j & 4) != 0
+    cos_negative = (~(j - 2) & 4) != 0
+    sine_poly = (j & 2) == 0
+    for dp in _DP:  # x - j pi/4 in three parts
+        x = _fma(y, dp, x)
+    z = x * x
+    yc = _horner(z, _COS_P) * z
+    yc = _fma(yc, z, -(z * _f32(0.5))) + _f32(1.0)
+    ys = _fma(_horner(z, _SIN_P) * z, x, x)
+    sin = np.where(sine_poly, ys, yc)
+    cos = np.where(sine_poly, yc, ys)
+    return np.where(sin_negative, -sin, sin), np.where(cos_negative, -cos, cos)
