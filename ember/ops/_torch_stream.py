@@ -146,13 +146,20 @@ def _normal_small(rng, bits, n, mean, std):
     return out
 
 
+# blocks of 16 transformed at a time: 4096 (64K values) keep the transforms' ~40 passes and
+# their float64 temporaries in a core's cache
+_BLOCKS_AT_ONCE = 4096
+
+
 def _fill_blocks(bits, n, wide, transform):
     """PyTorch's normal_fill: n uniforms, each block of 16 turned into normals by
     `transform` (on (blocks, 2, 8) views), then, if n is not a multiple of 16, the last 16
     places drawn afresh and transformed again."""
     data = uniform01(bits, (n,), wide)
     full = n - n % 16
-    transform(data[:full].reshape(-1, 2, 8))
+    blocks = data[:full].reshape(-1, 2, 8)
+    for start in range(0, len(blocks), _BLOCKS_AT_ONCE):  # each part's passes stay in cache
+        transform(blocks[start:start + _BLOCKS_AT_ONCE])
     if n % 16:
         data[n - 16:] = uniform01(bits, (16,), wide)
         transform(data[n - 16:].reshape(1, 2, 8))
