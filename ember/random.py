@@ -130,24 +130,33 @@ class Generator(Frozen):
         return f"<torch._C.Generator object at {hex(id(self))}>"
 
 
-class TorchStream(np.random.Generator):
-    """NumPy's Generator on PyTorch's Twister, holding the second Box-Muller value PyTorch's
-    CPU generator keeps between small normal draws (ops/_torch_stream.py)."""
-    normal_cache = None
+_TORCH_STREAM = []
 
-    def __reduce__(self):  # NumPy's own reduce would come back as a plain Generator
-        return (_torch_stream_from, (self.bit_generator, self.normal_cache))
+
+def torch_stream_class():
+    """TorchStream: NumPy's Generator on PyTorch's Twister, holding the second Box-Muller value
+    PyTorch's CPU generator keeps between small normal draws (ops/_torch_stream.py). Made on
+    first use, so that `import ember` does not load numpy.random (15 ms)."""
+    if not _TORCH_STREAM:
+        class TorchStream(np.random.Generator):
+            normal_cache = None
+
+            def __reduce__(self):  # NumPy's own reduce would come back as a plain Generator
+                return (_torch_stream_from, (self.bit_generator, self.normal_cache))
+        _TORCH_STREAM.append(TorchStream)
+    return _TORCH_STREAM[0]
 
 
 def _torch_stream_from(bits, normal_cache):
-    rng = TorchStream(bits)
+    rng = torch_stream_class()(bits)
     rng.normal_cache = normal_cache
     return rng
 
 
 def _new_rng(device, seed):
     xp = backend_of(device).xp
-    return TorchStream(torch_mt19937(seed)) if xp is np else xp.random.default_rng(seed)
+    return torch_stream_class()(torch_mt19937(seed)) if xp is np else \
+        xp.random.default_rng(seed)
 
 
 def torch_mt19937(seed):

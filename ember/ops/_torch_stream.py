@@ -9,12 +9,12 @@ The normal sampler of 16 or more float32 values is PyTorch's AVX2 kernel: Box-Mu
 pairs of uniforms 8 apart in each block of 16, its logarithm and sine/cosine the Cephes
 single-precision polynomials evaluated operation by operation in float32 (so the roundings
 are the kernel's); fewer values, or float64, take PyTorch's double-precision Box-Muller,
-whose second value the generator keeps for its next draw (`TorchStream.normal_cache`)."""
+whose second value the generator keeps for its next draw (random.torch_stream_class())."""
 import math
 
 import numpy as np
 
-from ..random import TorchStream
+from ..random import torch_stream_class
 
 _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
 
@@ -141,7 +141,7 @@ def _normal_small(rng, bits, n, mean, std):
             cache = radius * math.sin(theta)
             value = radius * math.cos(theta)
         out[k] = value * std + mean
-    if isinstance(rng, TorchStream):
+    if isinstance(rng, torch_stream_class()):
         rng.normal_cache = cache  # (a generator unpickled from an older ember has no slot)
     return out
 
