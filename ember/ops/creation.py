@@ -12,7 +12,7 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import CPU, backend_of, canonical
 from ._graph import Node
-from ._varargs import varargs_or_keyword
+from ._varargs import int_list_error, varargs_or_keyword
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full",
            "zeros_like", "ones_like", "empty_like", "full_like", "scalar_tensor", "empty_strided",
@@ -50,29 +50,17 @@ def _is_int(x):
     return isinstance(x, (builtins.int, np.integer)) and not isinstance(x, (builtins.bool, np.bool_))
 
 
-def size_arg(size, fname, varargs=True):
+def size_arg(args, fname, position=1):
     """A shape from `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(Size)`, with PyTorch's errors
-    (which differ between `f(*size)` and `f(size)` signatures)."""
-    if len(size) == 1 and not (_is_int(size[0]) or _is_int_tensor(size[0])):
-        one = size[0]
-        if not isinstance(one, (tuple, list)):
-            raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, not "
-                            f"{type(one).__name__}")
-        for i, s in enumerate(one):
-            if not (_is_int(s) or _is_int_tensor(s)):
-                if varargs:
-                    raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at "
-                                    f"pos {i + 1} with error \"type must be tuple of ints,but got "
-                                    f"{type(s).__name__}\"")
-                raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, "
-                                f"but found element of type {type(s).__name__} at pos {i}")
-        size = one
-    else:
-        for i, s in enumerate(size):
-            if not (_is_int(s) or _is_int_tensor(s)):
-                raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at pos "
-                                f"{i + 1} with error \"type must be tuple of ints,but got "
-                                f"{type(s).__name__}\"")
+    (`position`: where the size stands among the op's arguments, for them)."""
+    size = args
+    if len(size) == 1 and not _is_size_int(size[0]):
+        size = size[0] if isinstance(size[0], (tuple, list)) else None
+    if size is None or not builtins.all(_is_size_int(s) for s in size):
+        err = int_list_error(args, fname, "size", position, _is_size_int)
+        if err is not None:
+            raise err
+        size = args[0] if len(args) == 1 and not _is_size_int(args[0]) else args
     shape = tuple(builtins.int(s) for s in size)
     for s in shape:
         if s < 0:
@@ -81,6 +69,10 @@ def size_arg(size, fname, varargs=True):
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
     return shape
+
+
+def _is_size_int(s):
+    return _is_int(s) or _is_int_tensor(s)
 
 
 def _is_int_tensor(s):
@@ -563,7 +555,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    shape = size_arg((size,), "full", varargs=False) if not _is_int(size) else None
+    shape = size_arg((size,), "full") if not _is_int(size) else None
     if shape is None:
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
@@ -653,7 +645,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
     d, dev = _like(self, dtype, device, "new_full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _filled(fill_value, size_arg((size,), "new_full", varargs=False), d, dev, requires_grad, None,
+    return _filled(fill_value, size_arg((size,), "new_full"), d, dev, requires_grad, None,
                    "new_full")
 
 

@@ -24,7 +24,8 @@ from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, backend_of, checks_on_host
 from . import _torch_stream as _ts
 from ._graph import Node, inplace, record, write_out
-from .creation import (check_factory_grad, factory_out, resolve_device, size_arg, zeros_like)
+from .creation import (_is_size_int, check_factory_grad, factory_out, resolve_device, size_arg,
+                       zeros_like)
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
            "poisson", "rand_like", "randn_like", "randint_like"]
@@ -213,11 +214,14 @@ def _size_kwarg(size, kwargs, fname):
         if size:
             raise TypeError(f"{fname}() got multiple values for argument 'size'")
         return (kwargs["size"],)
-    if not size:  # PyTorch's size has no default: rand() is not a 0-d draw
+    # PyTorch's size has no default (rand() is not a 0-d draw), and varargs that do not start
+    # with an int fit neither signature
+    if not size or (len(size) > 1 and not _is_size_int(size[0])):
         common = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
                   "torch.device device = None, bool pin_memory = False, bool requires_grad = "
                   "False)")
-        raise TypeError(f"{fname}() received an invalid combination of arguments - got (), but "
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                        f"({', '.join(type(s).__name__ for s in size)}), but "
                         "expected one of:\n * (tuple of ints size, *, torch.Generator generator, "
                         f"{common}\n * (tuple of ints size, *, {common}\n")
     return size
@@ -282,7 +286,7 @@ def _randint_args(args, low, high, size, fname):
         where = f" (position {pos + 1})" if len(args) > pos else ""
         raise TypeError(f"{fname}(): argument 'size'{where} must be tuple of ints, not "
                         f"{type(size).__name__}")
-    return low, high, size_arg((size,), fname)
+    return low, high, size_arg((size,), fname, pos + 1)
 
 
 def randint(*args, low=0, high=None, size=None, generator=None, out=None, dtype=None,

@@ -16,7 +16,7 @@ from ..device import backend_of
 from .._state import grad as _grad_state
 from ._graph import (INFERENCE_MODE, NO_GRAD_MODE, Node, first_order_arrays,
                      mark_multi_output_views, record, write_out)
-from ._varargs import varargs_or_keyword
+from ._varargs import int_list_error, varargs_or_keyword
 
 __all__ = ["reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
            "narrow", "select", "unbind", "clone", "cat", "concat", "concatenate", "stack",
@@ -63,21 +63,46 @@ def shift_empty_view(out, source, dim, start):
     return out
 
 
-def _size_args(size, fname="view", what="size", _int=builtins.int):
+def _is_size_int(v):
+    return isinstance(v, (builtins.int, np.integer, Tensor))
+
+
+def _size_args(args, fname="view", what="size", position=1, _int=builtins.int):
+    size = args
     if len(size) == 1 and not isinstance(size[0], (_int, np.integer, Tensor)):
         if not isinstance(size[0], (tuple, list)):
-            raise TypeError(f"{fname}(): argument '{what}' (position 1) must be tuple of ints, not "
-                            f"{type(size[0]).__name__}")
+            raise int_list_error(args, fname, what, position, _is_size_int)
         size = tuple(size[0])
     for s in size:
         if type(s) is not _int:
-            for i, v in enumerate(size):  # a float or None is refused, not truncated
-                if not isinstance(v, (_int, np.integer, Tensor)):
-                    raise TypeError(f"{fname}(): argument '{what}' failed to unpack the object at "
-                                    f"pos {i + 1} with error \"type must be tuple of ints,but got "
-                                    f"{type(v).__name__}\"")
+            # a float or None is refused, not truncated
+            if not builtins.all(_is_size_int(v) for v in size):
+                raise int_list_error(args, fname, what, position, _is_size_int)
             return tuple(_int(s) for s in size)
     return size
+
+
+def _view_mismatch(args):
+    """PyTorch's TypeError for view() arguments that fit neither of its signatures (a dtype,
+    or a size list starting with an int), or None when they fit one."""
+    one = args[0]
+    if len(args) == 1 and isinstance(one, (tuple, list)) and (not one or _is_size_int(one[0])):
+        return None
+    if len(args) > 1 and _is_size_int(one) and not isinstance(one, bool):
+        return None
+    sigs = [" * (torch.dtype dtype)", " * (tuple of ints size)"]
+    if len(args) == 1:  # one argument is matched against each signature, and told why not
+        if isinstance(one, (tuple, list)):
+            left, right = ("(", ")") if isinstance(one, tuple) else ("[", "]")
+            got = (f"{type(one).__name__} of {left}"
+                   f"{', '.join(type(v).__name__ for v in one)}{right}")
+        else:
+            got = type(one).__name__
+        sigs = [f"{s}\n      didn't match because some of the arguments have invalid types: "
+                f"(!{got}!)" for s in sigs]
+    return TypeError(f"view() received an invalid combination of arguments - got "
+                     f"({', '.join(type(a).__name__ for a in args)}), but expected one of:\n"
+                     + "\n".join(sigs) + "\n")
 
 
 def _infer_size(size, numel):
@@ -126,9 +151,15 @@ def view(self, *args, size=None, dtype=None):
         args = (dtype,)
     size = args if size is None else varargs_or_keyword(args, size, "size", "view")
     if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer, tuple, list, Tensor)):
-        from .conversion import view_dtype
-        return view_dtype(self, size[0])
-    shape = _infer_size(_size_args(size), self._array.size)
+        if isinstance(size[0], _dt.dtype) or dtype is not None:
+            from .conversion import view_dtype
+            return view_dtype(self, size[0])
+        raise _view_mismatch(size)
+    try:
+        size = _size_args(size)
+    except TypeError as e:
+        raise (_view_mismatch(size) or e) from None
+    shape = _infer_size(size, self._array.size)
     src = self._array
     arr = src.reshape(shape)
     # A view's base is the memory's owner (NumPy collapses chains of views, down to an array

@@ -158,7 +158,8 @@ def _check_geometry(size, stride, offset, storage_numel, item):
 
 
 def as_strided(input, size, stride, storage_offset=None):
-    size, stride = _size_args((size,)), _size_args((stride,))
+    size, stride = (_size_args((size,), "as_strided"),
+                    _size_args((stride,), "as_strided", "stride", 2))
     root, storage = _storage_of(input)
     offset = input.storage_offset() if storage_offset is None else builtins.int(storage_offset)
     numel = _span(storage)
@@ -248,7 +249,8 @@ def swapaxes_(self, axis0, axis1):
 
 
 def as_strided_(self, size, stride, storage_offset=None):
-    size, stride = _size_args((size,)), _size_args((stride,))
+    size, stride = (_size_args((size,), "as_strided_"),
+                    _size_args((stride,), "as_strided_", "stride", 2))
     offset = self.storage_offset() if storage_offset is None else builtins.int(storage_offset)
     return _restride(self, lambda x: as_strided(x, size, stride, offset), "AsStridedBackward1")
 
@@ -265,7 +267,7 @@ def resize_(self, *args, size=None, memory_format=None):
     Views made earlier of the base keep the old memory (ember has no shared storage object)."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    sizes = _size_args(varargs_or_keyword(args, size, "size", "resize_"))
+    sizes = _size_args(varargs_or_keyword(args, size, "size", "resize_"), "resize_")
     if builtins.any(n < 0 for n in sizes):
         raise RuntimeError("numel: integer multiplication overflow")
     if sizes == self._array.shape:
