@@ -391,7 +391,32 @@ _SAME_AS_PYTORCH = {
     "random_ float": lambda L, g: L.empty(9).random_(generator=g),
     "randperm": lambda L, g: L.randperm(1000, generator=g),
     "exponential_": lambda L, g: L.empty(20).exponential_(generator=g),
+    "bernoulli_(p)": lambda L, g: L.empty(300).bernoulli_(0.3, generator=g),
+    "bernoulli(x, p) float64": lambda L, g: L.bernoulli(L.ones(40, dtype=L.float64), 0.7,
+                                                        generator=g),
+    # probabilities of float64 draw 53-bit uniforms, the others 24-bit ones
+    "bernoulli(probs)": lambda L, g: L.bernoulli(L.linspace(0, 1, 300), generator=g),
+    "bernoulli(probs) float64": lambda L, g: L.bernoulli(L.linspace(0, 1, 300, dtype=L.float64),
+                                                         generator=g),
+    "bernoulli(probs) float16": lambda L, g: L.bernoulli(L.rand(300, generator=g).half(),
+                                                         generator=g),
+    "bernoulli_(probs)": lambda L, g: L.zeros(5, 8).bernoulli_(L.linspace(0, 1, 8), generator=g),
 }
+
+
+@pytest.mark.parametrize("name", ["dropout", "dropout1d", "dropout2d", "dropout3d",
+                                  "alpha_dropout", "feature_alpha_dropout"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_seeded_dropout_drops_pytorchs_elements(torch, name, dtype):
+    """Dropout's mask is PyTorch's `bernoulli_(1 - p)` on its stream, and its scaling PyTorch's
+    in the input's dtype: a seeded run drops the same elements with the same values."""
+    def run(lib):
+        lib.manual_seed(11)
+        shape = {"dropout1d": (4, 6, 9), "dropout3d": (3, 4, 2, 3, 5)}.get(name, (4, 6, 5, 5))
+        x = lib.linspace(-3, 3, int(np.prod(shape))).reshape(shape).to(getattr(lib, dtype))
+        ys = [getattr(lib.nn.functional, name)(x, 0.3, training=True) for _ in range(2)]
+        return [y.float().numpy() for y in ys]
+    assert all(np.array_equal(a, b) for a, b in zip(run(torch), run(ember)))
 
 
 @pytest.mark.parametrize("name", list(_SAME_AS_PYTORCH))

@@ -57,6 +57,14 @@ def _uniform01(rng, shape, d):
     return u
 
 
+def bernoulli_mask(rng, shape, p):
+    """A bool array of `shape`, True with probability p (a number): PyTorch's CPU draws on a
+    CPU generator (u < p, u of 53 bits)."""
+    if _ts.stream(rng) is not None:
+        return _ts.bernoulli_mask(rng, shape, p)
+    return rng.random(shape) < p
+
+
 def _standard_normal(rng, shape, d):
     wide = np.float64 if d in (_dt.float64, _dt.complex128) else np.float32
     return rng.standard_normal(shape, dtype=wide)
@@ -466,7 +474,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     if p is not None:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
-        arr = (_uniform01(rng, shape, _dt.float64) < p).astype(input._array.dtype)
+        arr = bernoulli_mask(rng, shape, p).astype(input._array.dtype)
         return _finish_sampled(arr, dev, BernoulliBackward0, (input,), out, "bernoulli")
     _require_float(input.dtype, "bernoulli_tensor_cpu_p_")
     probs = input._array
@@ -477,9 +485,17 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
                            "(Could this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
-    u = _uniform01(rng, shape, _dt.float64)
-    arr = (u < probs).astype(probs.dtype)
+    arr = _bernoulli_draws(rng, shape, probs).astype(probs.dtype)
     return _finish_sampled(arr, dev, BernoulliBackward0, (input,), out, "bernoulli")
+
+
+def _bernoulli_draws(rng, shape, probs):
+    """u < p elementwise for an array of probabilities: PyTorch's CPU kernel draws u as a
+    double (53 bits) for float64 probabilities and as a float (24 bits) for the others,
+    compared with p in that precision."""
+    if probs.dtype == np.float64:
+        return _uniform01(rng, shape, _dt.float64) < probs
+    return _uniform01(rng, shape, _dt.float32) < probs.astype(np.float32, copy=False)
 
 
 def poisson(input, generator=None):
@@ -627,15 +643,15 @@ def bernoulli_(self, p=0.5, *, generator=None):
             raise RuntimeError(_expand_message(target, p._array.shape))
 
         def draw_t(s):
-            u = _uniform01(_rng(s._device, generator), s._array.shape, _dt.float64)
-            return (u < p._array).astype(s._array.dtype)
+            return _bernoulli_draws(_rng(s._device, generator), s._array.shape,
+                                    p._array).astype(s._array.dtype)
         return _sample_inplace(self, BernoulliBackward1, draw_t, (p,))
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
 
     def draw(s):
-        u = _uniform01(_rng(s._device, generator), s._array.shape, _dt.float64)
-        return (u < p).astype(s._array.dtype)
+        return bernoulli_mask(_rng(s._device, generator), s._array.shape, p).astype(
+            s._array.dtype)
     return _sample_inplace(self, BernoulliBackward2, draw)
 
 

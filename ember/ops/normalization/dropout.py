@@ -6,6 +6,7 @@ import math
 import warnings
 
 from ..._tensor import make_tensor, xp_of
+from ..random_ops import bernoulli_mask
 from ._common import _opmath
 
 __all__ = [
@@ -22,10 +23,12 @@ def _check_p(p):
 
 
 def _bernoulli_keep(input, shape, p):
-    """A float mask of `shape`: 1 with probability 1 - p."""
+    """A float mask of `shape`: 1 with probability 1 - p, drawn as PyTorch's dropout draws it
+    (`bernoulli_(1 - p)` on a mask of the input's dtype: u < 1 - p, u of 53 bits), so that a
+    seeded CPU run drops PyTorch's elements."""
     from ...random import generator_for
     rng = generator_for(input._device, None).rng
-    return (rng.random(shape) >= p).astype(_opmath(input._array).dtype)
+    return bernoulli_mask(rng, shape, 1 - p).astype(_opmath(input._array).dtype)
 
 
 def _feature_shape(input):
