@@ -458,3 +458,29 @@ def test_generator_state_carries_the_normal_cache():
     assert ember.randn(3, generator=g).tolist() == first
     twin = pickle.loads(pickle.dumps(g))
     assert ember.randn(5, generator=g).tolist() == ember.randn(5, generator=twin).tolist()
+
+
+def test_seeded_training_with_dropout_follows_pytorch(torch):
+    """A seeded training loop with dropout and a shuffling DataLoader (the main job's shape):
+    the same initial weights, batches and masks as PyTorch, so the losses agree step by step
+    to float32 rounding."""
+    data = np.random.default_rng(0).standard_normal((96, 12)).astype(np.float32)
+    labels = (data[:, 0] > 0).astype(np.int64)
+
+    def run(lib):
+        lib.manual_seed(5)
+        model = lib.nn.Sequential(lib.nn.Linear(12, 32), lib.nn.ReLU(), lib.nn.Dropout(0.3),
+                                  lib.nn.Linear(32, 2))
+        opt = lib.optim.Adam(model.parameters(), lr=1e-2)
+        loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(
+            lib.tensor(data), lib.tensor(labels)), batch_size=16, shuffle=True)
+        losses = []
+        for _ in range(2):
+            for x, y in loader:
+                opt.zero_grad()
+                loss = lib.nn.functional.cross_entropy(model(x), y)
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+        return losses
+    assert run(ember) == pytest.approx(run(torch), rel=1e-5)
