@@ -401,6 +401,12 @@ _SAME_AS_PYTORCH = {
     "bernoulli(probs) float16": lambda L, g: L.bernoulli(L.rand(300, generator=g).half(),
                                                          generator=g),
     "bernoulli_(probs)": lambda L, g: L.zeros(5, 8).bernoulli_(L.linspace(0, 1, 8), generator=g),
+    "multinomial one draw": lambda L, g: L.multinomial(L.rand(4, 9, generator=g), 1, generator=g),
+    "multinomial without replacement": lambda L, g: L.multinomial(
+        L.rand(3, 40, dtype=L.float64, generator=g), 25, generator=g),
+    "multinomial with replacement": lambda L, g: L.multinomial(
+        L.rand(3, 500, generator=g) * (L.rand(3, 500, generator=g) > 0.3), 300, True,
+        generator=g),
 }
 
 
@@ -458,6 +464,13 @@ def test_generator_state_carries_the_normal_cache():
     assert ember.randn(3, generator=g).tolist() == first
     twin = pickle.loads(pickle.dumps(g))
     assert ember.randn(5, generator=g).tolist() == ember.randn(5, generator=twin).tolist()
+
+
+def test_weighted_sampler_draws_pytorchs_indices(torch):
+    def draw(lib):
+        lib.manual_seed(3)
+        return list(lib.utils.data.WeightedRandomSampler([0.1, 0.5, 0.2, 0.2, 1.0], 50))
+    assert draw(ember) == draw(torch)
 
 
 def test_seeded_training_with_dropout_follows_pytorch(torch):

@@ -4,8 +4,9 @@ PyTorch's CPU kernels do, so the same seed gives PyTorch's values: uniform (rand
 every layer's default initialisation), integers (randint, random_), randperm (samplers,
 random_split) and normal (randn, normal_). Each takes the NumPy generator an op draws from;
 `stream(rng)` is None for a device's generator, whose ops keep their own ways. Bernoulli
-draws (bernoulli, bernoulli_, every dropout's mask) compare these uniforms with p, as
-PyTorch's default CPU kernel does (ops/random_ops.py).
+draws (bernoulli, bernoulli_, every dropout's mask) compare these uniforms with p, and
+multinomial (WeightedRandomSampler, sampling from a model) races exponentials or searches
+the cumulative probabilities, as PyTorch's default CPU kernels do.
 
 The normal sampler of 16 or more float32 values is PyTorch's AVX2 kernel: Box-Muller on
 pairs of uniforms 8 apart in each block of 16, its logarithm and sine/cosine the Cephes
@@ -63,6 +64,29 @@ def bernoulli_mask(rng, shape, p):
     if tie.size:
         keep[tie] = words[1::2][tie] < limit_low
     return keep.reshape(shape)
+
+
+def multinomial(bits, probs, k, replacement):
+    """(rows, k) category indices for the (rows, n) probabilities `probs` (float32 or float64,
+    checked), as PyTorch's CPU multinomial draws them. One draw, or draws without replacement:
+    exponential races, probs / E with E ~ Exp(1) in probs' dtype (E = -log1p(-u)), the
+    largest first. Draws with replacement: per row, the cumulative sums in probs' dtype,
+    divided by the total, the last set to 1, then for each draw the first category whose
+    cumulative probability reaches u."""
+    rows, n = probs.shape
+    if not replacement or k == 1:
+        e = -np.log1p(-uniform01(bits, (rows, n), True))
+        keys = probs / e.astype(probs.dtype)
+        if k == 1:
+            return keys.argmax(axis=1)[:, None]
+        return np.argsort(-keys, axis=1, kind="stable")[:, :k]
+    out = np.empty((rows, k), np.int64)
+    for r in range(rows):
+        cum = np.cumsum(probs[r])  # (sequential: the kernel's running sum)
+        cum /= cum[-1]
+        cum[-1] = 1
+        out[r] = np.searchsorted(cum.astype(np.float64), uniform01(bits, (k,), True), "left")
+    return out
 
 
 _FUSE_CHUNK = 1 << 14  # float64 elements: a 128 KiB scratch that stays in cache

@@ -535,8 +535,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         if bool((probs.sum(axis=1) <= 0).any()):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = _rng(dev, generator)
+    bits = _ts.stream(rng)
     if rows == 0:
         idx = xp.zeros((0, num_samples), dtype=np.int64)
+    elif bits is not None and input._array.dtype in (np.float32, np.float64):
+        idx = _ts.multinomial(bits, input._array.reshape(rows, n_cat), num_samples, replacement)
     elif replacement:
         idx = _with_replacement(xp, rng, probs, num_samples)
     else:
