@@ -466,6 +466,17 @@ def test_generator_state_carries_the_normal_cache():
     assert ember.randn(5, generator=g).tolist() == ember.randn(5, generator=twin).tolist()
 
 
+def test_gumbel_softmax_draws_pytorchs_noise(torch):
+    """gumbel_softmax's noise is PyTorch's exponential_ then log in the logits' dtype: the same
+    hard choices, soft values equal to softmax's last place."""
+    def run(lib, hard):
+        lib.manual_seed(4)
+        x = lib.linspace(-2, 2, 60).reshape(6, 10)
+        return lib.nn.functional.gumbel_softmax(x, tau=0.5, hard=hard).numpy()
+    assert np.array_equal(run(ember, True), run(torch, True))
+    np.testing.assert_allclose(run(ember, False), run(torch, False), rtol=1e-6, atol=1e-7)
+
+
 def test_weighted_sampler_draws_pytorchs_indices(torch):
     def draw(lib):
         lib.manual_seed(3)

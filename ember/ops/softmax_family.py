@@ -237,12 +237,14 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning,
                       stacklevel=2)
     from ..random import generator_for
+    from .random_ops import _uniform01
     rng = generator_for(logits._device, None).rng
     arr = logits._array
     xp = xp_of(logits)
-    u = rng.random(arr.shape)
-    # -log(Exponential(1)): Exponential(1) = -log(1 - U)
-    gumbels = make_tensor((-xp.log(-xp.log1p(-u))).astype(arr.dtype), logits._device)
+    # PyTorch's -log(Exponential(1)): exponential_ in the logits' dtype (-log1p(-u), u of 53
+    # bits, rounded), then its log there, so a seeded CPU run draws PyTorch's noise
+    e = (-xp.log1p(-_uniform01(rng, arr.shape, _dt.float64))).astype(arr.dtype)
+    gumbels = make_tensor(xp.negative(xp.log(e)), logits._device)
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft
