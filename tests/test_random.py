@@ -401,6 +401,20 @@ _SAME_AS_PYTORCH = {
     "bernoulli(probs) float16": lambda L, g: L.bernoulli(L.rand(300, generator=g).half(),
                                                          generator=g),
     "bernoulli_(probs)": lambda L, g: L.zeros(5, 8).bernoulli_(L.linspace(0, 1, 8), generator=g),
+    # float64 scalings are fused as in PyTorch's kernels, and the init bounds rounded in its order
+    "uniform_ float64": lambda L, g: L.empty(500, dtype=L.float64).uniform_(-0.1, 0.3, generator=g),
+    "normal_ float64": lambda L, g: L.empty(101, dtype=L.float64).normal_(0.5, 2.1, generator=g),
+    "normal_ float64 small": lambda L, g: L.empty(7, dtype=L.float64).normal_(-1.5, 0.3,
+                                                                            generator=g),
+    "kaiming_uniform_ float64": lambda L, g: L.nn.init.kaiming_uniform_(
+        L.empty(30, 40, dtype=L.float64), a=0.3, generator=g),
+    "xavier_uniform_ float64": lambda L, g: L.nn.init.xavier_uniform_(
+        L.empty(30, 40, dtype=L.float64), generator=g),
+    # PyTorch 2.13's rejection samplers: normal draws (most of the mass inside [a, b]) or
+    # uniform proposals (little of it)
+    "trunc_normal_": lambda L, g: L.nn.init.trunc_normal_(L.empty(3000), std=0.5, generator=g),
+    "trunc_normal_ narrow": lambda L, g: L.nn.init.trunc_normal_(
+        L.empty(3000, dtype=L.float64), std=0.5, a=-0.1, b=0.1, generator=g),
     "multinomial one draw": lambda L, g: L.multinomial(L.rand(4, 9, generator=g), 1, generator=g),
     "multinomial without replacement": lambda L, g: L.multinomial(
         L.rand(3, 40, dtype=L.float64, generator=g), 25, generator=g),

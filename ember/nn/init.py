@@ -68,17 +68,60 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Normal(mean, std) restricted to [a, b], by the inverse CDF of a uniform draw."""
-    from ..ops import unary_special
-    with no_grad():
-        def cdf(x):
-            return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
-        lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.copy_(unary_special.erfinv(tensor))
-        tensor.mul_(std * math.sqrt(2.0)).add_(mean)
-        tensor.clamp_(min=a, max=b)
+    """Normal(mean, std) restricted to [a, b] by rejection, as PyTorch 2.13 draws it (so a
+    seeded CPU run gets its values): when [a, b] holds more than 0.3 of the mass, normal
+    draws, out-of-range entries replaced from fresh whole draws until none is left; else
+    uniform proposals on [a, b], each accepted when log(U) < log(pdf / pdf at the mode)."""
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+    if tensor.is_meta:  # no values to draw (the rejection loops would read them)
         return tensor
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+    with no_grad():
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            return _normal_rejection(tensor, mean, std, a, b, generator)
+        return _uniform_rejection(tensor, mean, std, a, b, generator)
+
+
+def _normal_rejection(tensor, mean, std, a, b, generator):
+    from .. import ops
+    lo, hi = (tensor.new_tensor(v, device="cpu").item() for v in (a, b))  # the dtype's bounds
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < lo) | (result > hi)
+        if not outside.any():
+            break
+        fresh = ops.empty_like(result).normal_(mean, std, generator=generator)
+        result = ops.where(outside, fresh, result)
+    if result is not tensor:
+        tensor.copy_(result)
+    return tensor
+
+
+def _uniform_rejection(tensor, mean, std, a, b, generator):
+    from .. import ops
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def log_density(x):  # in place: log(pdf(x) / pdf(mode))
+        return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+    def rejected(candidates, scratch):
+        return scratch.uniform_(generator=generator).log_().gt(candidates)
+    scratch = ops.empty_like(tensor)
+    result = tensor.uniform_(a, b, generator=generator)
+    candidates = log_density(result.clone())
+    pending = rejected(candidates, scratch)
+    while pending.any():
+        candidates.uniform_(a, b, generator=generator)
+        result = ops.where(pending, candidates, result)
+        log_density(candidates)
+        pending = ops.where(pending, rejected(candidates, scratch), pending)
+    if result is not tensor:
+        tensor.copy_(result)
+    return tensor
 
 
 def constant_(tensor, val):
@@ -122,7 +165,9 @@ def dirac_(tensor, groups=1):
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _fans(tensor)
-    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    # the bound from the standard deviation, in PyTorch's order of roundings (the float64
+    # draws see its last place)
+    a = math.sqrt(3.0) * (gain * math.sqrt(2.0 / float(fan_in + fan_out)))
     return uniform_(tensor, -a, a, generator)
 
 
@@ -136,7 +181,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
     gain = calculate_gain(nonlinearity, a)
-    bound = math.sqrt(3.0) * gain / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * (gain / math.sqrt(_fan(tensor, mode)))  # (PyTorch's order)
     return uniform_(tensor, -bound, bound, generator)
 
 

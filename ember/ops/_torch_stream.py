@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..random import torch_stream_class
+from ._fma import fused_multiply_add
 
 _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
 _MASK21 = np.uint64((1 << 21) - 1)  # random64()'s high word's part of a 53-bit draw
@@ -185,10 +186,10 @@ def _normal_small(rng, bits, n, mean, std):
             theta = 2.0 * math.pi * u1
             cache = radius * math.sin(theta)
             value = radius * math.cos(theta)
-        out[k] = value * std + mean
+        out[k] = value
     if isinstance(rng, torch_stream_class()):
         rng.normal_cache = cache  # (a generator unpickled from an older ember has no slot)
-    return out
+    return fused_multiply_add(out, np.float64(std), mean)  # (fused, as PyTorch's kernel)
 
 
 # blocks of 16 transformed at a time: 4096 (64K values) keep the transforms' ~40 passes and
@@ -216,8 +217,9 @@ def _normal_fill64(bits, n, mean, std):
         u1 = 1.0 - blocks[:, 0]
         radius = np.sqrt(-2.0 * np.log(u1))
         theta = (2.0 * math.pi) * blocks[:, 1]
-        blocks[:, 0] = radius * np.cos(theta) * std + mean
-        blocks[:, 1] = radius * np.sin(theta) * std + mean
+        # (radius cos(theta)) std + mean with one rounding: PyTorch's kernel fuses it
+        blocks[:, 0] = fused_multiply_add(radius * np.cos(theta), np.float64(std), mean)
+        blocks[:, 1] = fused_multiply_add(radius * np.sin(theta), np.float64(std), mean)
     return _fill_blocks(bits, n, True, transform)
 
 

@@ -23,6 +23,7 @@ from .. import random as _random
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, backend_of, checks_on_host
 from . import _torch_stream as _ts
+from ._fma import fused_multiply_add
 from ._graph import Node, inplace, record, write_out
 from .creation import (_is_size_int, check_factory_grad, factory_out, resolve_device, size_arg,
                        zeros_like)
@@ -111,9 +112,13 @@ def _normal_array(rng, shape, d, mean, std):
 def _affine_inplace(a, scale, shift):
     """a * scale + shift written into the fresh draw `a` (already in the tensor's dtype): a
     layer's initialisation draws millions of values, and fresh temporaries of that size cost
-    more in page faults than the arithmetic. A float32 draw on the CPU is fused instead."""
+    more in page faults than the arithmetic. A float32 or float64 draw on the CPU is fused
+    instead (one rounding, as PyTorch's kernel)."""
     if isinstance(a, np.ndarray) and a.dtype == np.float32:
         return _ts.fused_float32(a, scale, shift)
+    if isinstance(a, np.ndarray) and a.dtype == np.float64:
+        a[...] = fused_multiply_add(a, np.float64(scale), shift)
+        return a
     a *= scale
     a += shift
     return a

@@ -8,6 +8,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import backend_of
+from ._fma import fused_multiply_add
 from .creation import (_finish, _float_dtype, _is_int, check_factory_grad, factory_out,
                        resolve_device)
 
@@ -137,34 +138,10 @@ def _line(start, end, steps, d, fname, fused=False):
     if fused and d in (_dt.float32, _dt.float64):
         # PyTorch's compiled linspace kernel fuses each multiply-add (one rounding, not two):
         # unfused sums differ from its values in the last place (-1..1 in 101 steps: 37 of them)
-        up, down = _fused_multiply_add(step, idx, start), _fused_multiply_add(-step, back, end)
+        up, down = fused_multiply_add(step, idx, start), fused_multiply_add(-step, back, end)
     else:
         up, down = start + step * idx, end - step * back
     return np.where(i < halfway, up, down).astype(work, copy=False)
-
-
-def _fused_multiply_add(a, b, c):
-    """a * b + c rounded once, in the type of `a` (float32 or float64)."""
-    if a.dtype == np.float32:  # the float32 product is exact in float64; one rounding after
-        return (a.astype(np.float64) * b + np.float64(c)).astype(np.float32)
-    # float64: the product's rounding error and the sum's, exactly (Dekker, Knuth), added back
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    s = p + c
-    v = s - p
-    s_err = (p - (s - v)) + (c - v)
-    fused = s + (s_err + p_err)
-    # near the float64 limit the split overflows: there the plain sum is the value
-    return np.where(np.isfinite(fused), fused, s)
-
-
-def _split(x):
-    """x = hi + lo, each half of the float64 mantissa (so their products are exact)."""
-    t = 134217729.0 * x  # 2**27 + 1
-    hi = t - (t - x)
-    return hi, x - hi
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
