@@ -6,7 +6,8 @@ random_split) and normal (randn, normal_). Each takes the NumPy generator an op 
 `stream(rng)` is None for a device's generator, whose ops keep their own ways. Bernoulli
 draws (bernoulli, bernoulli_, every dropout's mask) compare these uniforms with p, and
 multinomial (WeightedRandomSampler, sampling from a model) races exponentials or searches
-the cumulative probabilities, as PyTorch's default CPU kernels do.
+the cumulative probabilities, and poisson runs PyTorch's two samplers value by value, as
+PyTorch's default CPU kernels do.
 
 The normal sampler of 16 or more float32 values is PyTorch's AVX2 kernel: Box-Muller on
 pairs of uniforms 8 apart in each block of 16, its logarithm and sine/cosine the Cephes
@@ -88,6 +89,71 @@ def multinomial(bits, probs, k, replacement):
         cum[-1] = 1
         out[r] = np.searchsorted(cum.astype(np.float64), uniform01(bits, (k,), True), "left")
     return out
+
+
+def poisson(bits, rates):
+    """PyTorch's CPU poisson, element by element in memory order: under rate 10, the product
+    of uniforms against exp(-rate) (Knuth); from 10 on, Hoermann's transformed rejection
+    (PTRS), with the C library's log, exp and lgamma (Python's math calls the same ones)."""
+    flat = np.ascontiguousarray(rates, dtype=np.float64).reshape(-1)
+    out = np.empty(flat.size)
+    uniform = _BufferedUniforms(bits)
+    try:
+        for i, rate in enumerate(flat.tolist()):
+            out[i] = _poisson_large(rate, uniform) if rate >= 10 else \
+                _poisson_small(rate, uniform) if rate != 0 else 0
+    finally:
+        uniform.settle()
+    return out.reshape(np.shape(rates))
+
+
+class _BufferedUniforms:
+    """PyTorch's 53-bit uniforms for a sampler that takes them one at a time (a Python call
+    each): drawn a chunk at a time, and at the end the stream is left where drawing exactly
+    the ones taken would leave it (back to its first state, then that many skipped)."""
+    CHUNK = 4096
+
+    def __init__(self, bits):
+        self.bits, self.start, self.taken, self.buffer = bits, bits.state, 0, []
+
+    def __call__(self):
+        if not self.buffer:
+            self.buffer = uniform01(self.bits, (self.CHUNK,), True).tolist()[::-1]
+        self.taken += 1
+        return self.buffer.pop()
+
+    def settle(self):
+        self.bits.state = self.start
+        self.bits.random_raw(2 * self.taken)
+
+
+def _poisson_small(rate, uniform):
+    limit, count, product = math.exp(-rate), 0, 1.0
+    while True:
+        product *= uniform()
+        if product <= limit:
+            return count
+        count += 1
+
+
+def _poisson_large(rate, uniform):
+    root, log_rate = math.sqrt(rate), math.log(rate)
+    b = 0.931 + 2.53 * root
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + rate + 0.43)
+        if us >= 0.07 and v <= v_r:
+            return k
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if math.log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b) <= \
+                -rate + k * log_rate - math.lgamma(k + 1.0):
+            return k
 
 
 _FUSE_CHUNK = 1 << 14  # float64 elements: a 128 KiB scratch that stays in cache

@@ -509,8 +509,15 @@ def poisson(input, generator=None):
     if bool((rates < 0).any()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     rng = _rng(input._device, generator)
-    arr = rng.poisson(rates.astype(np.float64), size=rates.shape).astype(rates.dtype)
+    # PyTorch's draws are a Python loop here (~2 us a value): up to _EXACT_POISSON values,
+    # where a seeded program's rates usually stand; larger tensors take NumPy's sampler
+    bits = _ts.stream(rng) if rates.size <= _EXACT_POISSON else None
+    arr = (_ts.poisson(bits, rates) if bits is not None else
+           rng.poisson(rates.astype(np.float64), size=rates.shape)).astype(rates.dtype)
     return _finish_sampled(arr, input._device, PoissonBackward0, (input,), None, "poisson")
+
+
+_EXACT_POISSON = 1 << 16
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
