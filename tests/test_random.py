@@ -492,6 +492,20 @@ def test_gumbel_softmax_draws_pytorchs_noise(torch):
     np.testing.assert_allclose(run(ember, False), run(torch, False), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_rrelu_draws_pytorchs_slopes(torch, dtype):
+    """Training rrelu draws a slope for each x <= 0 only, in order, from PyTorch's stream:
+    the same outputs and gradients (the slope at x = 0 too), and the stream left where
+    PyTorch leaves it."""
+    def run(lib):
+        lib.manual_seed(3)
+        x = lib.linspace(-2, 2, 301).to(getattr(lib, dtype)).requires_grad_()
+        y = lib.nn.functional.rrelu(x, 0.01, 0.77, training=True)
+        y.float().sum().backward()
+        return y.detach().float().numpy(), x.grad.float().numpy(), lib.rand(3).numpy()
+    assert all(np.array_equal(a, b) for a, b in zip(run(ember), run(torch)))
+
+
 def test_weighted_sampler_draws_pytorchs_indices(torch):
     def draw(lib):
         lib.manual_seed(3)

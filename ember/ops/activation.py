@@ -767,18 +767,40 @@ def rrelu(input, lower=1.0 / 8.0, upper=1.0 / 3.0, training=False, inplace=False
                                               _node=RreluWithNoiseBackward1), ())
     _check_float(input, "leaky_relu_cpu")
     arr = input._array
-    if training:
-        from ..random import generator_for
-        rng = generator_for(input._device, generator).rng
-        slopes = lower + (upper - lower) * rng.random(arr.shape)
-        noise = select(arr >= 0, 1.0, slopes).astype(arr.dtype)
+    if training:  # x times the slope in opmath (float for half types), then rounded
+        slopes = _rrelu_noise(input, lower, upper, generator)
+        res = make_tensor((arr * slopes).astype(arr.dtype), input._device)
+        noise = slopes.astype(arr.dtype)
     else:
         noise = select(arr >= 0, 1.0, (lower + upper) / 2).astype(arr.dtype)
-    res = make_tensor((arr * noise).astype(arr.dtype), input._device)
+        res = make_tensor((arr * noise).astype(arr.dtype), input._device)
     node = record(_node, (input,), res)
     if node is not None:
         node.save_for_backward(make_tensor(noise, input._device))
     return res
+
+
+def _rrelu_noise(input, lower, upper, generator):
+    """The training slopes, in x's opmath dtype: 1 for positive x, else a draw from U(lower,
+    upper). As PyTorch's CPU kernel: only the x <= 0 elements draw, in order, u (53 bits)
+    scaled in double (not fused, unlike the uniform_ kernel's) between the bounds held in
+    the opmath type."""
+    from ..random import generator_for
+    from . import _torch_stream as ts
+    arr = input._array
+    rng = generator_for(input._device, generator).rng
+    drawn = arr <= 0
+    bits = ts.stream(rng)
+    held = np.float64 if arr.dtype == np.float64 else np.float32
+    if bits is None:  # a device's generator: a draw for every element, the others unused
+        slopes = lower + (upper - lower) * rng.random(arr.shape)
+        return select(drawn, slopes, 1.0).astype(held)
+    lo, hi = float(held(lower)), float(held(upper))
+    at = np.flatnonzero(drawn)
+    slopes = ts.uniform01(bits, (at.size,), True) * (hi - lo) + lo
+    noise = np.ones(arr.size, held)
+    noise[at] = slopes.astype(held)
+    return noise.reshape(arr.shape)
 
 
 def rrelu_(input, lower=1.0 / 8.0, upper=1.0 / 3.0, training=False, generator=None):
