@@ -416,6 +416,10 @@ _SAME_AS_PYTORCH = {
     "trunc_normal_ narrow": lambda L, g: L.nn.init.trunc_normal_(
         L.empty(3000, dtype=L.float64), std=0.5, a=-0.1, b=0.1, generator=g),
     "poisson": lambda L, g: L.poisson(L.linspace(0, 40, 500), generator=g),
+    "geometric_": lambda L, g: L.empty(500).geometric_(0.3, generator=g),
+    "log_normal_ then randn": lambda L, g: L.cat([
+        L.empty(301, dtype=L.float64).log_normal_(0.5, 0.3, generator=g),
+        L.randn(3, dtype=L.float64, generator=g)]),
     "multinomial one draw": lambda L, g: L.multinomial(L.rand(4, 9, generator=g), 1, generator=g),
     "multinomial without replacement": lambda L, g: L.multinomial(
         L.rand(3, 40, dtype=L.float64, generator=g), 25, generator=g),

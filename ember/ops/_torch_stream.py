@@ -258,6 +258,14 @@ def _normal_small(rng, bits, n, mean, std):
     return fused_multiply_add(out, np.float64(std), mean)  # (fused, as PyTorch's kernel)
 
 
+def log_normal(rng, shape, mean, std):
+    """PyTorch's CPU log_normal_: exp of a normal_distribution<double> draw per value (the
+    small-draw Box-Muller, its cached second value included), with the C library's exp."""
+    n = math.prod(shape)
+    normal = _normal_small(rng, stream(rng), n, mean, std)
+    return np.array([math.exp(v) for v in normal.tolist()]).reshape(shape)
+
+
 # blocks of 16 transformed at a time: 4096 (64K values) keep the transforms' ~40 passes and
 # their float64 temporaries in a core's cache
 _BLOCKS_AT_ONCE = 4096

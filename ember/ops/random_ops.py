@@ -517,7 +517,7 @@ def poisson(input, generator=None):
     return _finish_sampled(arr, input._device, PoissonBackward0, (input,), None, "poisson")
 
 
-_EXACT_POISSON = 1 << 16
+_EXACT_POISSON = 1 << 16  # (and log_normal_'s)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -745,10 +745,12 @@ def geometric_(self, p, *, generator=None):
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
 
     def draw(s):
-        u = _uniform01(_rng(s._device, generator), s._array.shape, _dt.float64)
-        # trials up to the first success: ceil(log(1 - u) / log(1 - p)), at least 1
+        rng = _rng(s._device, generator)
+        u = _uniform01(rng, s._array.shape, _dt.float64)
+        # trials up to the first success: ceil(log(u) / log(1 - p)) (1 - u and u alike are
+        # uniform; PyTorch's kernel takes log(u), so its stream gives its values), at least 1
         xp = _xp(s)
-        k = xp.maximum(xp.ceil(xp.log1p(-u) / math.log1p(-p)), 1)
+        k = xp.maximum(xp.ceil(xp.log(u) / math.log1p(-p)), 1)
         return k.astype(s._array.dtype)
     return _sample_inplace(self, GeometricBackward0, draw)
 
@@ -759,7 +761,12 @@ def log_normal_(self, mean=1, std=2, *, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
 
     def draw(s):
-        n = _standard_normal(_rng(s._device, generator), s._array.shape, _dt.float64)
+        rng = _rng(s._device, generator)
+        # PyTorch's draws (a double normal draw each, then exp) are a Python loop here: up
+        # to _EXACT_POISSON values, as poisson's
+        if _ts.stream(rng) is not None and s._array.size <= _EXACT_POISSON:
+            return _ts.log_normal(rng, s._array.shape, mean, std).astype(s._array.dtype)
+        n = _standard_normal(rng, s._array.shape, _dt.float64)
         return _xp(s).exp(n * std + mean).astype(s._array.dtype)
     return _sample_inplace(self, LogNormalBackward0, draw)
 
