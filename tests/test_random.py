@@ -510,6 +510,19 @@ def test_rrelu_draws_pytorchs_slopes(torch, dtype):
     assert all(np.array_equal(a, b) for a, b in zip(run(ember), run(torch)))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_samples_are_pytorchs(torch, dtype):
+    """Gamma draws follow PyTorch's Marsaglia-Tsang kernel on its stream (alpha < 1 boosted),
+    and leave the stream where PyTorch leaves it."""
+    def run(lib):
+        lib.manual_seed(5)
+        d = getattr(lib, dtype)
+        g = lib.distributions.Gamma(lib.linspace(0.05, 6, 120, dtype=d), lib.full((120,), 2.0,
+                                                                                dtype=d))
+        return g.sample((2,)).numpy(), lib.rand(3).numpy()
+    assert all(np.array_equal(a, b) for a, b in zip(run(ember), run(torch)))
+
+
 def test_weighted_sampler_draws_pytorchs_indices(torch):
     def draw(lib):
         lib.manual_seed(3)

@@ -2,6 +2,8 @@
 computed parameters, and the sampling primitives that draw from ember's generators."""
 from numbers import Number
 
+import numpy as np
+
 from .. import random as _random
 from .._tensor import Tensor
 from ..dtypes import finfo, get_default_dtype
@@ -9,6 +11,8 @@ from ..ops import broadcast_tensors, empty, log, log1p, sigmoid, tensor as _tens
 from ..autograd import enable_grad
 from ..autograd.function import Function
 from ..nn import functional as F
+from ..ops import _torch_stream as _ts
+from ..ops.random_ops import _EXACT_POISSON
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs",
            "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
@@ -197,8 +201,7 @@ class _StandardGamma(Function):
     @staticmethod
     def forward(ctx, concentration):
         arr = concentration._array
-        out = _draw(concentration.device, lambda rng, xp: rng.standard_gamma(
-            arr.astype("float64")).astype(arr.dtype))
+        out = _draw(concentration.device, lambda rng, xp: _gamma_draws(rng, arr))
         ctx.save_for_backward(concentration, out)
         return out
 
@@ -206,6 +209,17 @@ class _StandardGamma(Function):
     def backward(ctx, grad):
         concentration, out = ctx.saved_tensors
         return grad * _StandardGammaGrad.apply(concentration, out)
+
+
+def _gamma_draws(rng, alphas):
+    """Gamma(alpha, 1) draws in alphas' dtype: PyTorch's own on a CPU generator (float32 and
+    float64, up to _EXACT_POISSON values: a Python loop), floored at the dtype's smallest
+    normal as its kernel floors them; else NumPy's sampler."""
+    if _ts.stream(rng) is not None and alphas.dtype in (np.float32, np.float64) and \
+            alphas.size <= _EXACT_POISSON:
+        drawn = _ts.standard_gamma(rng, alphas, alphas.dtype == np.float32)
+        return np.maximum(drawn.astype(alphas.dtype), np.finfo(alphas.dtype).tiny)
+    return rng.standard_gamma(alphas.astype("float64")).astype(alphas.dtype)
 
 
 def _standard_gamma(concentration):

@@ -6,8 +6,8 @@ random_split) and normal (randn, normal_). Each takes the NumPy generator an op 
 `stream(rng)` is None for a device's generator, whose ops keep their own ways. Bernoulli
 draws (bernoulli, bernoulli_, every dropout's mask) compare these uniforms with p, and
 multinomial (WeightedRandomSampler, sampling from a model) races exponentials or searches
-the cumulative probabilities, and poisson runs PyTorch's two samplers value by value, as
-PyTorch's default CPU kernels do.
+the cumulative probabilities, and poisson, log_normal_ and the gamma sampler (Gamma's
+draws) run PyTorch's samplers value by value, as its default CPU kernels do.
 
 The normal sampler of 16 or more float32 values is PyTorch's AVX2 kernel: Box-Muller on
 pairs of uniforms 8 apart in each block of 16, its logarithm and sine/cosine the Cephes
@@ -105,6 +105,72 @@ def poisson(bits, rates):
     finally:
         uniform.settle()
     return out.reshape(np.shape(rates))
+
+
+_THIRD32 = float(np.float32(1) / np.float32(3))  # the kernel's 1.0f / 3.0f
+_C0331 = float(np.float32(0.0331))
+
+
+def standard_gamma(rng, alphas, single):
+    """Gamma(alpha, 1) draws as PyTorch's CPU sample_gamma makes them, value by value in
+    memory order, as float64 before its final cast: Marsaglia and Tsang's method, alpha < 1
+    boosted by U^(1/alpha), normals from its cached double Box-Muller. `single`: alpha is
+    held in float (the float32 _standard_gamma kernel), whose boost and d = alpha - 1/3 are
+    float arithmetic; else in double (_sample_dirichlet's)."""
+    flat = np.ascontiguousarray(alphas).reshape(-1).tolist()
+    out = np.empty(len(flat))
+    uniform = _BufferedUniforms(stream(rng))
+    try:
+        for i, alpha in enumerate(flat):
+            out[i] = _gamma_one(rng, uniform, alpha, single)
+    finally:
+        uniform.settle()
+    return out.reshape(np.shape(alphas))
+
+
+def _gamma_one(rng, uniform, alpha, single):
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        if single:
+            a = np.float32(alpha)
+            scale *= (1.0 - uniform()) ** float(np.float32(1) / a)
+            d = float((a + np.float32(1)) - np.float32(_THIRD32))
+        else:
+            scale *= (1.0 - uniform()) ** (1.0 / alpha)
+            d = (alpha + 1.0) - _THIRD32
+    else:
+        d = float(np.float32(alpha) - np.float32(_THIRD32)) if single else alpha - _THIRD32
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        while True:
+            x = _normal_one(rng, uniform)
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1.0 - uniform()
+        xx = x * x
+        if u < 1.0 - _C0331 * xx * xx:
+            return scale * d * v
+        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def _normal_one(rng, uniform):
+    """One normal_distribution<double>(0, 1) draw, with the generator's cached second value
+    (as _normal_small), its uniforms from `uniform`."""
+    cache = getattr(rng, "normal_cache", None)
+    if cache is not None:
+        rng.normal_cache = None
+        return cache
+    u1, u2 = uniform(), uniform()
+    radius = math.sqrt(-2.0 * math.log1p(-u2))
+    theta = 2.0 * math.pi * u1
+    if isinstance(rng, torch_stream_class()):
+        rng.normal_cache = radius * math.sin(theta)
+    return radius * math.cos(theta)
 
 
 class _BufferedUniforms:
