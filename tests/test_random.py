@@ -523,6 +523,17 @@ def test_gamma_samples_are_pytorchs(torch, dtype):
     assert all(np.array_equal(a, b) for a, b in zip(run(ember), run(torch)))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dirichlet_and_beta_samples_are_pytorchs(torch, dtype):
+    def run(lib):
+        lib.manual_seed(5)
+        c = lib.linspace(0.2, 3, 12, dtype=getattr(lib, dtype)).reshape(4, 3)
+        x = lib.distributions.Dirichlet(c).sample((2,))
+        b = lib.distributions.Beta(c[:, 0], c[:, 1]).sample()
+        return x.numpy(), b.numpy(), lib.rand(2).numpy()
+    assert all(np.array_equal(a, b) for a, b in zip(run(ember), run(torch)))
+
+
 def test_weighted_sampler_draws_pytorchs_indices(torch):
     def draw(lib):
         lib.manual_seed(3)

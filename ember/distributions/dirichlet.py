@@ -4,7 +4,7 @@ from ..nn.functional import one_hot
 from . import constraints
 from ._bases import _Params
 from .exp_family import ExponentialFamily
-from .utils import _standard_gamma
+from .utils import _sample_dirichlet
 
 __all__ = ["Dirichlet"]
 
@@ -24,8 +24,7 @@ class Dirichlet(_Params, ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        gammas = _standard_gamma(self.concentration.expand(shape))
-        return gammas / gammas.sum(-1, keepdim=True)
+        return _sample_dirichlet(self.concentration.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -211,15 +211,46 @@ class _StandardGamma(Function):
         return grad * _StandardGammaGrad.apply(concentration, out)
 
 
-def _gamma_draws(rng, alphas):
-    """Gamma(alpha, 1) draws in alphas' dtype: PyTorch's own on a CPU generator (float32 and
-    float64, up to _EXACT_POISSON values: a Python loop), floored at the dtype's smallest
-    normal as its kernel floors them; else NumPy's sampler."""
+def _gamma_draws(rng, alphas, wide=False):
+    """Gamma(alpha, 1) draws in alphas' dtype (float64 when `wide`, alpha then held in double
+    as Dirichlet's kernel holds it): PyTorch's own on a CPU generator (float32 and float64, up
+    to _EXACT_POISSON values: a Python loop), floored at the dtype's smallest normal as its
+    kernels floor them; else NumPy's sampler."""
+    dtype = np.dtype(np.float64) if wide else alphas.dtype
     if _ts.stream(rng) is not None and alphas.dtype in (np.float32, np.float64) and \
             alphas.size <= _EXACT_POISSON:
-        drawn = _ts.standard_gamma(rng, alphas, alphas.dtype == np.float32)
-        return np.maximum(drawn.astype(alphas.dtype), np.finfo(alphas.dtype).tiny)
-    return rng.standard_gamma(alphas.astype("float64")).astype(alphas.dtype)
+        drawn = _ts.standard_gamma(rng, alphas, alphas.dtype == np.float32 and not wide)
+        return np.maximum(drawn.astype(dtype), np.finfo(dtype).tiny)
+    return rng.standard_gamma(alphas.astype("float64")).astype(dtype)
+
+
+class _DirichletSample(Function):
+    """Dirichlet(concentration) draws as PyTorch's _sample_dirichlet makes them: Gamma draws
+    with alpha held in double (PyTorch's own on a CPU generator), normalised in double, then
+    cast and kept inside (0, 1) of the dtype. Differentiable in the concentration through the
+    gamma draws' implicit reparameterisation: x = g / sum(g), so
+    d alpha_j = (grad_j - sum_i grad_i x_i) / sum(g) * dg_j / d alpha_j."""
+
+    @staticmethod
+    def forward(ctx, concentration):
+        arr = concentration._array
+        gammas = _draw(concentration.device, lambda rng, xp: _gamma_draws(rng, arr, wide=True))
+        total = gammas.sum(-1, keepdim=True)
+        d = concentration.dtype
+        x = (gammas / total).to(d).clamp(finfo(d).tiny, 1 - finfo(d).eps / 2)
+        ctx.save_for_backward(concentration, gammas, total, x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        concentration, gammas, total, x = ctx.saved_tensors
+        inner = (grad * x).sum(-1, keepdim=True)
+        dg = _StandardGammaGrad.apply(concentration, gammas.to(concentration.dtype))
+        return (grad - inner) / total.to(grad.dtype) * dg
+
+
+def _sample_dirichlet(concentration):
+    return _DirichletSample.apply(concentration)
 
 
 def _standard_gamma(concentration):
