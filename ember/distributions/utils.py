@@ -220,7 +220,9 @@ def _gamma_draws(rng, alphas, wide=False):
     if _ts.stream(rng) is not None and alphas.dtype in (np.float32, np.float64) and \
             alphas.size <= _EXACT_POISSON:
         drawn = _ts.standard_gamma(rng, alphas, alphas.dtype == np.float32 and not wide)
-        return np.maximum(drawn.astype(dtype), np.finfo(dtype).tiny)
+        drawn = drawn.astype(dtype)
+        tiny = np.finfo(dtype).tiny
+        return np.where(tiny < drawn, drawn, tiny)  # std::max(tiny, x): NaN gives tiny too
     return rng.standard_gamma(alphas.astype("float64")).astype(dtype)
 
 

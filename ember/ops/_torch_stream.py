@@ -142,12 +142,12 @@ def _gamma_one(rng, uniform, alpha, single):
             d = (alpha + 1.0) - _THIRD32
     else:
         d = float(np.float32(alpha) - np.float32(_THIRD32)) if single else alpha - _THIRD32
-    c = 1.0 / math.sqrt(9.0 * d)
+    c = 1.0 / math.sqrt(9.0 * d) if d > 0 else math.nan  # (C's sqrt gives NaN, not an error)
     while True:
         while True:
             x = _normal_one(rng, uniform)
             y = 1.0 + c * x
-            if y > 0:
+            if not y <= 0:  # (a NaN y leaves the loop, as the kernel's do-while)
                 break
         v = y * y * y
         u = 1.0 - uniform()
@@ -212,7 +212,9 @@ def _poisson_large(rate, uniform):
         u = uniform() - 0.5
         v = uniform()
         us = 0.5 - abs(u)
-        k = math.floor((2 * a / us + b) * u + rate + 0.43)
+        t = ((2 * a / us if us else math.inf) + b) * u + rate + 0.43  # (C's a / 0 = inf)
+        # (an infinite rate: the kernel's floor(inf) cast to int64 is x86's INT64_MIN)
+        k = math.floor(t) if math.isfinite(t) else -(1 << 63)
         if us >= 0.07 and v <= v_r:
             return k
         if k < 0 or (us < 0.013 and v > us):

@@ -506,7 +506,7 @@ def _bernoulli_draws(rng, shape, probs):
 def poisson(input, generator=None):
     _require_float(input.dtype, "poisson_cpu")
     rates = input._array
-    if bool((rates < 0).any()):
+    if bool((~(rates >= 0)).any()):  # (NaN too, as the kernel's check)
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     rng = _rng(input._device, generator)
     # PyTorch's draws are a Python loop here (~2 us a value): up to _EXACT_POISSON values,
