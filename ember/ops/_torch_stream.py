@@ -57,15 +57,21 @@ def bernoulli_mask(rng, shape, p):
     decide that but for one value in 2^21 (a tie, settled by the low word). 1M draws in
     ~12 ms, ~8 of them the words (PyTorch's whole draw: ~10)."""
     n = math.prod(shape)
-    words = rng.bit_generator.random_raw(2 * n)
-    high = words[0::2] & _MASK21
     limit = math.ceil(min(max(p, 0.0), 1.0) * 2.0 ** 53)
     limit_high, limit_low = np.uint64(limit >> 32), np.uint64(limit & 0xFFFFFFFF)
-    keep = high < limit_high
-    tie = np.flatnonzero(high == limit_high)
-    if tie.size:
-        keep[tie] = words[1::2][tie] < limit_low
+    keep = np.empty(n, bool)
+    for start in range(0, n, _MASK_CHUNK):  # (the words take 16 bytes a value: in parts)
+        part = keep[start:start + _MASK_CHUNK]
+        words = rng.bit_generator.random_raw(2 * part.size)
+        high = words[0::2] & _MASK21
+        np.less(high, limit_high, out=part)
+        tie = np.flatnonzero(high == limit_high)
+        if tie.size:
+            part[tie] = words[1::2][tie] < limit_low
     return keep.reshape(shape)
+
+
+_MASK_CHUNK = 1 << 20
 
 
 def multinomial(bits, probs, k, replacement):
