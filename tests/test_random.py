@@ -565,3 +565,24 @@ def test_seeded_training_with_dropout_follows_pytorch(torch):
                 losses.append(loss.item())
         return losses
     assert run(ember) == pytest.approx(run(torch), rel=1e-5)
+
+
+def test_seeded_transformer_training_with_dropout_follows_pytorch(torch):
+    """A TransformerEncoder with dropout (its attention weights' and feed-forward's masks),
+    trained a few AdamW steps from one seed: PyTorch's losses, to the optimizers' rounding."""
+    data = np.random.default_rng(0).standard_normal((4, 10, 32)).astype(np.float32)
+
+    def run(lib):
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1, batch_first=True)
+        model = lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
+        x, losses = lib.tensor(data), []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses
+    assert run(ember) == pytest.approx(run(torch), rel=1e-4)
