@@ -534,6 +534,33 @@ def test_dirichlet_and_beta_samples_are_pytorchs(torch, dtype):
     assert all(np.array_equal(a, b) for a, b in zip(run(ember), run(torch)))
 
 
+_FILLS = {
+    "uniform_": lambda t, g: t.uniform_(-1, 2, generator=g),
+    "normal_": lambda t, g: t.normal_(0.5, 2, generator=g),
+    "bernoulli_": lambda t, g: t.bernoulli_(0.4, generator=g),
+    "exponential_": lambda t, g: t.exponential_(generator=g),
+    "random_": lambda t, g: t.random_(3, 50, generator=g),
+}
+_VIEWS = {
+    "transposed": lambda L: L.empty(6, 40).t(),
+    "permuted": lambda L: L.empty(3, 4, 5).permute(2, 0, 1),
+    "strided": lambda L: L.empty(6, 40, dtype=L.float64)[:, ::2],
+}
+
+
+@pytest.mark.parametrize("view", list(_VIEWS))
+@pytest.mark.parametrize("fill", list(_FILLS))
+def test_samplers_fill_non_contiguous_tensors_as_pytorch(torch, fill, view):
+    """An in-place sampler on a non-contiguous tensor draws in the order of its memory (and
+    normal_ takes PyTorch's value-by-value path there): the same values land in the same
+    places."""
+    def run(lib):
+        t = _VIEWS[view](lib)
+        _FILLS[fill](t, lib.Generator().manual_seed(7))
+        return t.numpy()
+    assert np.array_equal(run(ember), run(torch))
+
+
 def test_weighted_sampler_draws_pytorchs_indices(torch):
     def draw(lib):
         lib.manual_seed(3)

@@ -299,11 +299,12 @@ def randperm(bits, n):
 
 
 # ---- normal ---------------------------------------------------------------------------------
-def normal(rng, shape, d, mean=0.0, std=1.0):
+def normal(rng, shape, d, mean=0.0, std=1.0, per_value=False):
     """PyTorch's CPU normal_ of a contiguous tensor of dtype `d` (float32 or float64), or
-    None where this does not reproduce it (float16, bfloat16)."""
+    None where this does not reproduce it (float16, bfloat16). `per_value`: its path for a
+    non-contiguous tensor (the small-draw Box-Muller for every value, any dtype)."""
     bits, n = stream(rng), math.prod(shape)
-    if n < 16:
+    if n < 16 or per_value:
         return _normal_small(rng, bits, n, mean, std).astype(d.np).reshape(shape)
     if d.name == "float32":
         return _normal_fill32(bits, n, mean, std).reshape(shape)

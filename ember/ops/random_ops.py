@@ -605,9 +605,11 @@ def _with_replacement(xp, rng, probs, k):
 # ---- in-place samplers ----------------------------------------------------------------------
 def _sample_inplace(self, node_cls, draw, others=()):
     """Fill `self` with `draw(rng_source_tensor)` through the in-place path: leaf checks,
-    version bump, and (when tracked) a zero-gradient node for the new value."""
+    version bump, and (when tracked) a zero-gradient node for the new value. Values are drawn
+    in the order of self's memory, as PyTorch's CPU kernels fill a tensor (a transposed one
+    too), unless `others` (a probability tensor) must line up with self's own order."""
     def compute(s):
-        t = make_tensor(draw(s), s._device)
+        t = make_tensor(draw(s) if others else _in_memory_order(s, draw), s._device)
         record(node_cls, (s,) + tuple(o for o in others if isinstance(o, Tensor)), t)
         return t
     return inplace(self, compute, others)
@@ -644,10 +646,28 @@ def normal_(self, mean=0, std=1, *, generator=None):
     _require_float(self.dtype, "normal_kernel_cpu", complex_ok=True)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
+    # PyTorch fills a non-contiguous tensor value by value (its small-draw Box-Muller)
+    per_value = not self._array.flags.c_contiguous
 
     def draw(s):
-        return _normal_array(_rng(s._device, generator), s._array.shape, s.dtype, mean, std)
+        rng = _rng(s._device, generator)
+        if per_value and _ts.stream(rng) is not None and not s.dtype.is_complex:
+            n = s._array.size
+            return _ts.normal(rng, (n,), s.dtype, mean, std, per_value=True).reshape(
+                s._array.shape)
+        return _normal_array(rng, s._array.shape, s.dtype, mean, std)
     return _sample_inplace(self, NormalBackward0, draw)
+
+
+def _in_memory_order(s, draw):
+    """draw(s) for a C-contiguous s; else the values drawn for s's dims in the order of its
+    strides (outermost first) and laid back in s's own order."""
+    arr = s._array
+    if not isinstance(arr, np.ndarray) or arr.ndim < 2 or arr.flags.c_contiguous:
+        return draw(s)
+    order = sorted(builtins.range(arr.ndim), key=lambda i: -builtins.abs(arr.strides[i]))
+    drawn = draw(make_tensor(arr.transpose(order), s._device))
+    return drawn.transpose(np.argsort(order))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
