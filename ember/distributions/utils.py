@@ -12,7 +12,7 @@ from ..autograd import enable_grad
 from ..autograd.function import Function
 from ..nn import functional as F
 from ..ops import _torch_stream as _ts
-from ..ops.random_ops import _EXACT_POISSON
+from ..ops.random_ops import LOOPED_DRAWS_MAX
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs",
            "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
@@ -214,11 +214,11 @@ class _StandardGamma(Function):
 def _gamma_draws(rng, alphas, wide=False):
     """Gamma(alpha, 1) draws in alphas' dtype (float64 when `wide`, alpha then held in double
     as Dirichlet's kernel holds it): PyTorch's own on a CPU generator (float32 and float64, up
-    to _EXACT_POISSON values: a Python loop), floored at the dtype's smallest normal as its
+    to LOOPED_DRAWS_MAX values: a Python loop), floored at the dtype's smallest normal as its
     kernels floor them; else NumPy's sampler."""
     dtype = np.dtype(np.float64) if wide else alphas.dtype
     if _ts.stream(rng) is not None and alphas.dtype in (np.float32, np.float64) and \
-            alphas.size <= _EXACT_POISSON:
+            alphas.size <= LOOPED_DRAWS_MAX:
         drawn = _ts.standard_gamma(rng, alphas, alphas.dtype == np.float32 and not wide)
         drawn = drawn.astype(dtype)
         tiny = np.finfo(dtype).tiny

@@ -509,15 +509,15 @@ def poisson(input, generator=None):
     if bool((~(rates >= 0)).any()):  # (NaN too, as the kernel's check)
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     rng = _rng(input._device, generator)
-    # PyTorch's draws are a Python loop here (~2 us a value): up to _EXACT_POISSON values,
-    # where a seeded program's rates usually stand; larger tensors take NumPy's sampler
-    bits = _ts.stream(rng) if rates.size <= _EXACT_POISSON else None
+    bits = _ts.stream(rng) if rates.size <= LOOPED_DRAWS_MAX else None
     arr = (_ts.poisson(bits, rates) if bits is not None else
            rng.poisson(rates.astype(np.float64), size=rates.shape)).astype(rates.dtype)
     return _finish_sampled(arr, input._device, PoissonBackward0, (input,), None, "poisson")
 
 
-_EXACT_POISSON = 1 << 16  # (and log_normal_'s)
+# The samplers whose PyTorch draws are a Python loop here (poisson, log_normal_, gamma: ~2 us
+# a value) reproduce them up to this many values; larger tensors take NumPy's samplers.
+LOOPED_DRAWS_MAX = 1 << 16
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -770,7 +770,8 @@ def geometric_(self, p, *, generator=None):
         # trials up to the first success: ceil(log(u) / log(1 - p)) (1 - u and u alike are
         # uniform; PyTorch's kernel takes log(u), so its stream gives its values), at least 1
         xp = _xp(s)
-        k = xp.maximum(xp.ceil(xp.log(u) / math.log1p(-p)), 1)
+        with np.errstate(divide="ignore"):  # (u = 0: log is -inf, the draw inf, as PyTorch's)
+            k = xp.maximum(xp.ceil(xp.log(u) / math.log1p(-p)), 1)
         return k.astype(s._array.dtype)
     return _sample_inplace(self, GeometricBackward0, draw)
 
@@ -782,9 +783,8 @@ def log_normal_(self, mean=1, std=2, *, generator=None):
 
     def draw(s):
         rng = _rng(s._device, generator)
-        # PyTorch's draws (a double normal draw each, then exp) are a Python loop here: up
-        # to _EXACT_POISSON values, as poisson's
-        if _ts.stream(rng) is not None and s._array.size <= _EXACT_POISSON:
+        # (PyTorch's draws: a double normal draw each, then exp)
+        if _ts.stream(rng) is not None and s._array.size <= LOOPED_DRAWS_MAX:
             return _ts.log_normal(rng, s._array.shape, mean, std).astype(s._array.dtype)
         n = _standard_normal(rng, s._array.shape, _dt.float64)
         return _xp(s).exp(n * std + mean).astype(s._array.dtype)
