@@ -179,6 +179,22 @@ def _normal_one(rng, uniform):
     return radius * math.cos(theta)
 
 
+class _PairedUniforms:
+    """PyTorch's 53-bit uniforms straight from the stream, two at a draw: for `_normal_one`
+    alone, which takes them in pairs, so none is drawn that is not used."""
+
+    def __init__(self, bits):
+        self.bits, self.pending = bits, []
+
+    def __call__(self):
+        if not self.pending:
+            self.pending = uniform01(self.bits, (2,), True).tolist()[::-1]
+        return self.pending.pop()
+
+    def settle(self):
+        pass
+
+
 class _BufferedUniforms:
     """PyTorch's 53-bit uniforms for a sampler that takes them one at a time (a Python call
     each): drawn a chunk at a time, and at the end the stream is left where drawing exactly
@@ -314,22 +330,15 @@ def normal(rng, shape, d, mean=0.0, std=1.0, per_value=False):
 
 
 def _normal_small(rng, bits, n, mean, std):
-    """Under 16 values: PyTorch's normal_distribution<double>, one Box-Muller pair per two
-    values, the second kept in the generator for its next draw."""
-    out = np.empty(n)
-    cache = getattr(rng, "normal_cache", None)
-    for k in range(n):
-        if cache is not None:
-            value, cache = cache, None
-        else:
-            u1, u2 = uniform01(bits, (2,), wide=True).tolist()
-            radius = math.sqrt(-2.0 * math.log1p(-u2))
-            theta = 2.0 * math.pi * u1
-            cache = radius * math.sin(theta)
-            value = radius * math.cos(theta)
-        out[k] = value
-    if isinstance(rng, torch_stream_class()):
-        rng.normal_cache = cache  # (a generator unpickled from an older ember has no slot)
+    """PyTorch's normal_distribution<double> for each of n values (under 16 values, or a
+    non-contiguous tensor): one Box-Muller pair per two values, the second kept in the
+    generator for its next draw (`_normal_one`)."""
+    # a buffer's bookkeeping (the stream's state kept and put back) pays from ~16 values
+    uniform = _BufferedUniforms(bits) if n >= 16 else _PairedUniforms(bits)
+    try:
+        out = np.array([_normal_one(rng, uniform) for _ in range(n)], dtype=np.float64)
+    finally:
+        uniform.settle()
     return fused_multiply_add(out, np.float64(std), mean)  # (fused, as PyTorch's kernel)
 
 

@@ -22,7 +22,7 @@ from .decompositions.norms import matrix_norm, vector_norm
 from .._state import warn_once
 from .normalization.dropout import _bernoulli_keep
 from .normalization.embedding import _embedding_bag, _embedding_renorm
-from .random_ops import _rng
+from ._draws import _rng
 
 __all__ = ["conv_tbc", "native_dropout", "frobenius_norm", "nuclear_norm", "native_norm",
            "norm_except_dim", "grid_sampler_2d", "grid_sampler_3d", "embedding_bag",

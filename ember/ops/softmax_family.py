@@ -237,7 +237,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning,
                       stacklevel=2)
     from ..random import generator_for
-    from .random_ops import _uniform01
+    from ._draws import _uniform01
     rng = generator_for(logits._device, None).rng
     arr = logits._array
     xp = xp_of(logits)

@@ -6,7 +6,7 @@ import math
 import warnings
 
 from ..._tensor import make_tensor, xp_of
-from ..random_ops import bernoulli_mask
+from .._draws import bernoulli_mask
 from ._common import _opmath
 
 __all__ = [
