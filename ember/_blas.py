@@ -1,8 +1,12 @@
 """The BLAS library NumPy links: its thread count, read and set (`set_num_threads` sets it),
-and its warm-up (`warm_up`). `threadpoolctl` is used for the thread count when it is
-installed (it knows OpenBLAS, MKL and BLIS); otherwise OpenBLAS's own
-`openblas_set_num_threads` / `openblas_get_num_threads` are called through ctypes on the
-library NumPy has loaded (NumPy's wheels bundle OpenBLAS)."""
+and its warm-up (`warm_up`). OpenBLAS (NumPy's wheels bundle it) is asked through its own
+`openblas_set_num_threads` / `openblas_get_num_threads`, called through ctypes on the library
+NumPy has loaded: its count is process-wide, and the call works from any thread. Only a BLAS
+without those (MKL, BLIS) goes through `threadpoolctl`, when it is installed: for OpenBLAS,
+threadpoolctl 3.8 lets only the first thread that set a count set it again, and ignores the
+others without a word, and the intra-op pool gives the BLAS its threads back from whichever
+thread notices (`_parallel`): a release from a pool thread was lost, and every product after
+it ran on one thread (a GPT step after a CIFAR ResNet's, at 2 threads, 1.3x its time)."""
 import ctypes
 import os
 
@@ -18,18 +22,6 @@ class _Blas:
 
     def _find(self):
         self._found = True
-        try:
-            import threadpoolctl
-            controller = threadpoolctl.ThreadpoolController()
-            blas = controller.select(user_api="blas")
-            self._set = lambda n: blas.limit(limits=n)
-            self._get = lambda: min(m.num_threads for m in blas.lib_controllers) \
-                if blas.lib_controllers else None
-            if blas.lib_controllers:
-                return
-        except ImportError:
-            pass
-        self._set = self._get = None
         for lib in self._openblas_libraries():
             for prefix in ("scipy_openblas", "openblas"):
                 for suffix in ("64_", ""):
@@ -40,6 +32,14 @@ class _Blas:
                         getter.argtypes, getter.restype = [], ctypes.c_int
                         self._set, self._get = setter, getter
                         return
+        try:
+            import threadpoolctl
+        except ImportError:
+            return
+        blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
+        if blas.lib_controllers:
+            self._set = lambda n: blas.limit(limits=n)
+            self._get = lambda: min(m.num_threads for m in blas.lib_controllers)
 
     @staticmethod
     def _openblas_libraries():

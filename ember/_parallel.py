@@ -101,14 +101,18 @@ class _Pool:
 
     def claim_blas(self):
         if not self.blas_claimed:
-            self._blas_threads = blas.get()  # (OPENBLAS_NUM_THREADS's, or set_num_threads')
+            if self._blas_threads is None:  # OPENBLAS_NUM_THREADS's count, read once: later
+                self._blas_threads = blas.get()  # set_num_threads calls keep it here
             blas.set(1)
             self.blas_claimed = True
 
     def holds_cores(self):
         """Whether the pool holds the cores now, giving them back to the BLAS (its thread
-        count as it was) if it has run no parts for RELEASE_AFTER_S."""
-        if self.blas_claimed and time.monotonic() - self.last_parallel > RELEASE_AFTER_S:
+        count as it was) if it has run no parts for RELEASE_AFTER_S. Never while parts run
+        (a product inside a part asks): the parts hold the cores, and `last_parallel` is
+        only stamped when they end."""
+        if self.blas_claimed and time.monotonic() - self.last_parallel > RELEASE_AFTER_S \
+                and not self._busy.locked():
             self.blas_claimed = False
             blas.set(self._blas_threads or self.count())
         return self.blas_claimed
@@ -144,9 +148,8 @@ def set_intra_threads(n):
     """Set by `ember.set_num_threads`: the pool's count, and the BLAS's (at once while it has
     its own threads, else when the pool gives them back)."""
     _pool.threads = n
-    if _pool.blas_claimed:
-        _pool._blas_threads = n
-    else:
+    _pool._blas_threads = n
+    if not _pool.blas_claimed:
         blas.set(n)
 
 

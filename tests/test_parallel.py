@@ -136,6 +136,43 @@ def test_the_pool_holds_the_cores_while_in_use(two_threads, monkeypatch):
     assert _parallel._pool.blas_claimed and blas.get() in (None, 1)
 
 
+def test_a_product_inside_parts_leaves_the_cores_with_the_pool(two_threads, monkeypatch):
+    # A product inside a part, long after the last parts ended, once gave the BLAS its threads
+    # back from the part's thread mid-run; with threadpoolctl that set was lost, and every
+    # product after it ran on one thread.
+    monkeypatch.setattr(_parallel._pool, "_blas_threads", 2)
+    monkeypatch.setattr(_parallel, "SPLIT_PRODUCT_MIN", 0)
+    monkeypatch.setattr(_parallel, "RELEASE_AFTER_S", 0.0)
+    a = np.ones((64, 64), np.float32)
+    seen = []
+
+    def part(share):
+        time.sleep(0.01)
+        np.testing.assert_array_equal(_parallel.matmul(np, a, a), a @ a)
+        seen.append((_parallel._pool.blas_claimed, _parallel.blas.get()))
+    _parallel.run_parts(2, part)
+    assert seen == [(True, _parallel.blas.get() and 1)] * 2
+    time.sleep(0.01)
+    _parallel.matmul(np, a, a)  # the caller's, between parts: given back, at the count it had
+    assert not _parallel._pool.blas_claimed
+    assert _parallel.blas.get() in (None, 2)
+
+
+def test_the_blas_count_is_set_from_any_thread():
+    blas = _parallel.blas
+    before = blas.get()
+    if before is None:
+        pytest.skip("no BLAS thread count to set")
+    try:
+        for count in (1, 2):
+            worker = threading.Thread(target=blas.set, args=(count,))
+            worker.start()
+            worker.join()
+            assert blas.get() == count
+    finally:
+        blas.set(before)
+
+
 def _conv_pass(x, w, stride, padding, groups=1):
     xt = ember.tensor(x, requires_grad=True)
     wt = ember.tensor(w, requires_grad=True)
