@@ -277,7 +277,7 @@ def tensor_repr(t, prefix="tensor("):
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
     if getattr(t, "_fw_grad", None) is not None:
-        from ._tensor import forward_grad  # the module that imports this one
+        from ._autograd_meta import forward_grad  # (imports _tensor, which imports this one)
         tangent = forward_grad(t)
         if tangent is not None:
             suffixes.append(f"tangent={tangent}")  # 0-dim: formats as its number

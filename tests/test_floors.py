@@ -21,7 +21,8 @@ FLOORS = {
     "ember.backends": 1, "ember.utils": 1, "ember.utils.hooks": 1, "ember.utils._pytree": 1,
     # 2: the Tensor, and what speaks tensors with no op: printing, storages, sparse COO,
     # random generators (their state is a uint8 tensor)
-    "ember._tensor": 2, "ember._printing": 2, "ember._storage": 2, "ember._sparse": 2,
+    "ember._tensor": 2, "ember._autograd_meta": 2, "ember._printing": 2, "ember._storage": 2,
+    "ember._sparse": 2,
     "ember._sparse_compressed": 2,
     "ember.random": 2, "ember.storage": 2, "ember.types": 2, "ember._symbolic": 2,
     "ember.utils._python_dispatch": 2,

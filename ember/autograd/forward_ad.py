@@ -8,7 +8,8 @@ itself lives here, a floor above the ops, since it runs the engine.
 from typing import NamedTuple
 
 from .._state import autocast as _autocast, forward_ad as _fw, grad as _grad_state
-from .._tensor import Tensor, forward_grad, set_tangent
+from .._autograd_meta import forward_grad, set_tangent
+from .._tensor import Tensor
 from ..ops import _dual, _graph
 from ..ops.creation import zeros as _zeros
 from . import engine as _engine

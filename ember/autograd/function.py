@@ -8,7 +8,8 @@ with ember ops differentiates again.
 import functools
 
 from .._state import forward_ad as _fw, grad as _grad
-from .._tensor import Tensor, forward_grad, make_tensor, set_tangent
+from .._autograd_meta import forward_grad, set_tangent
+from .._tensor import Tensor, make_tensor
 from ..ops._dual import input_tangents
 from ..ops._graph import Node, _save, edge
 

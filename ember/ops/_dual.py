@@ -17,7 +17,7 @@ tangents as each op runs).
 import weakref
 
 from .._state import forward_ad as _fw, grad as _grad_state
-from .._tensor import forward_grad, set_tangent
+from .._autograd_meta import forward_grad, set_tangent
 
 __all__ = ["input_tangents", "mark_pending", "carry_tangent", "resolve_pending", "has_tangent"]
 

@@ -26,7 +26,8 @@ from .._state import (anomaly as _anomaly, flop_counter as _flops, forward_ad as
                       selective_checkpoint as _sac,
                       selective_checkpoint_anywhere as _sac_anywhere,
                       saved_tensor_hooks_anywhere as _saved_hooks_anywhere)
-from .._tensor import Tensor, _make, _refresh_view_grad_fn, forward_grad, make_tensor, set_tangent
+from .._autograd_meta import _refresh_view_grad_fn, forward_grad, set_tangent
+from .._tensor import Tensor, _make, make_tensor
 from ..device import is_writeable
 from ..utils.hooks import register as _register_hook
 from ._dual import carry_tangent, has_tangent, input_tangents, mark_pending

@@ -11,6 +11,7 @@ from ..._environment import typename
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
+from ._loading import load_entry
 from .hooks import (_global_backward_hooks, _global_backward_pre_hooks,  # noqa: F401
                     _global_buffer_registration_hooks, _global_forward_hooks,
                     _global_forward_hooks_always_called, _global_forward_hooks_with_kwargs,
@@ -84,27 +85,6 @@ def zero_grads(parameters, set_to_none=True):
             else:
                 g.requires_grad_(False)
             g.zero_()
-
-
-def _swaps_on_load():
-    from ... import __future__ as future
-    return future.get_swap_module_params_on_conversion()
-
-
-def _swap_loaded(param, value, assign):
-    """load_state_dict under torch.__future__'s swap switch: `param.module_load` makes the
-    new value from the checkpoint's, and it is swapped into the parameter object itself."""
-    new = param.module_load(value, assign=assign)
-    if new is value or new is param:
-        raise RuntimeError("module_load returned one of self or other, please .detach() the "
-                           "result if returning one of the inputs in module_load")
-    if isinstance(param, Parameter):
-        if isinstance(new, Parameter):
-            new.requires_grad_(param.requires_grad)
-        else:
-            new = Parameter(new, requires_grad=param.requires_grad)
-    from ...utils import swap_tensors
-    swap_tensors(param, new)
 
 
 def _addindent(text, spaces):
@@ -676,7 +656,6 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
-        from ...autograd.grad_mode import no_grad
         assign = local_metadata.get("assign_to_params_buffers", False)
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
@@ -691,43 +670,7 @@ class Module:
                 if strict:
                     missing_keys.append(key)
                 continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  f"torch.Tensor or Tensor-like object from checkpoint but "
-                                  f"received {type(value)}")
-                continue
-            if is_lazy(param):  # still lazy: the checkpoint's is an uninitialized one too
-                continue
-            if value.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{value.shape} from checkpoint, the shape in current model is "
-                                  f"{param.shape}.")
-                continue
-            if param.is_meta and not value.is_meta and not assign:
-                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
-                              "to a meta parameter in the current model, which is a no-op. (Did "
-                              "you mean to pass `assign=True` to assign items in the state "
-                              "dictionary to their corresponding key in the module instead of "
-                              "copying them in place?)")
-            try:
-                with no_grad():
-                    if _swaps_on_load():
-                        _swap_loaded(param, value, assign)
-                    elif assign:  # the checkpoint's tensor itself: how a meta model is filled
-                        if isinstance(param, Parameter):
-                            if isinstance(value, Parameter):
-                                value.requires_grad_(param.requires_grad)
-                            else:
-                                value = Parameter(value, requires_grad=param.requires_grad)
-                        setattr(self, name, value)
-                    else:
-                        param.copy_(value)
-            except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
-                                  f"in the model are {param.size()} and whose dimensions in the "
-                                  f"checkpoint are {value.size()}, an exception occurred : "
-                                  f"{ex.args}.")
+            load_entry(self, name, param, key, state_dict[key], assign, error_msgs)
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         has_extra = getattr(type(self), "set_extra_state", None) is not Module.set_extra_state
         if has_extra:
