@@ -22,7 +22,7 @@ from ._graph import Node, first_order_arrays, record, write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
 from .pointwise._common import as_array, broadcast_error
-from .shape import broadcast_array
+from .shape import broadcast_array, wrap_dims_once
 
 __all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
            "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean",
@@ -44,9 +44,7 @@ def dims_of(dim, ndim):
     if isinstance(dim, (builtins.int, np.integer)):
         d = _wrap_dim(builtins.int(dim), ndim)
         return (d,) if ndim else ()
-    axes = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
+    axes = tuple(sorted(wrap_dims_once(dim, ndim)))
     if not ndim:
         return ()
     return axes if axes else tuple(range(ndim))

@@ -7,6 +7,7 @@ in-place write through the view can rewire the base's graph (`_graph.inplace`).
 """
 import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -421,6 +422,17 @@ class SqueezeBackward2(SqueezeBackward0):
     pass
 
 
+def wrap_dims_once(dims, ndim):
+    """`dims` wrapped into [0, ndim), each at most once: PyTorch names the first repeat."""
+    seen = []
+    for d in dims:
+        d = _wrap_dim(d, ndim)
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+    return seen
+
+
 def squeeze(input, dim=None):
     shape = input._array.shape
     if dim is None:
@@ -428,7 +440,7 @@ def squeeze(input, dim=None):
         cls = SqueezeBackward0
     else:
         dims = (dim,) if isinstance(dim, (builtins.int, np.integer)) else tuple(dim)
-        axes = tuple(sorted({_wrap_dim(d, len(shape)) for d in dims}))
+        axes = tuple(sorted(wrap_dims_once(dims, len(shape))))
         axes = tuple(a for a in axes if shape and shape[a] == 1)
         cls = SqueezeBackward1 if isinstance(dim, (builtins.int, np.integer)) else SqueezeBackward2
     arr = input._array.squeeze(axes) if axes else input._array.view()
@@ -442,7 +454,20 @@ class UnsqueezeBackward0(Node):
         return grad.squeeze(self.dim)
 
 
+def _int_dim(dim):
+    """unsqueeze's `dim` as an int (anything with __index__ but a bool), or PyTorch's
+    TypeError in the words of the method form, `x.unsqueeze(1.0)`."""
+    if not isinstance(dim, bool):
+        try:
+            return operator.index(dim)
+        except TypeError:
+            pass
+    raise TypeError(f"unsqueeze(): argument 'dim' (position 1) must be int, not "
+                    f"{type(dim).__name__}")
+
+
 def unsqueeze(input, dim):
+    dim = _int_dim(dim)
     n = input._array.ndim
     d = _wrap_dim(dim, n + 1)
     arr = _xp(input).expand_dims(input._array, d)
@@ -500,9 +525,14 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, len(shape))
     start = builtins.int(start)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -shape[d] <= start <= shape[d]:
+        raise IndexError(f"start out of range (expected to be in range of [{-shape[d]}, "
+                         f"{shape[d]}], but got {start})")
     if start < 0:
         start += shape[d]
-    if not 0 <= start <= shape[d] or length < 0 or start + length > shape[d]:
+    if start + length > shape[d]:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({shape[d]}).")
     index = (slice(None),) * d + (slice(start, start + length),)
