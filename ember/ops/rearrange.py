@@ -15,7 +15,7 @@ from .._state import warn_once
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
-from .shape import _check_joinable, _infer_size, cat, make_view_of, narrow, shift_empty_view, stack
+from .shape import _check_joinable, _infer_size, wrap_dims_once, cat, make_view_of, narrow, shift_empty_view, stack
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "unsafe_split_with_sizes", "ravel", "diagflat", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
@@ -258,10 +258,7 @@ def flip(input, *args, dims=None):
     if len(dims) == 1 and not isinstance(dims[0], (builtins.int, np.integer)):
         dims = dims[0]  # flip(t, (0, 2)) as well as t.flip(0, 2)
     dims = tuple(dims)
-    axes = tuple(_wrap_dim(d, input.dim()) for d in dims)
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but "
-                           f"unique flip dims size={len(set(axes))}")
+    axes = tuple(wrap_dims_once(dims, input.dim()))
     arr = input._array
     xp = xp_of(input)
     # PyTorch's result is empty_like(input): a dense input's own strides (order "K" keeps

@@ -123,9 +123,9 @@ class SumBackward0(SumBackward1):
         return grad.expand(self._meta[0][0])
 
 
-def _sum_dtype(input, dtype):
+def _sum_dtype(input, dtype, fname="sum"):
     if dtype is not None:
-        return _dt.dtype_arg(dtype, "sum")
+        return _dt.dtype_arg(dtype, fname)
     d = input.dtype
     return _dt.int64 if (d is _dt.bool or (not d.is_floating_point and not d.is_complex)) else d
 
@@ -535,7 +535,7 @@ class ProdBackward0(ProdBackward1):
 
 
 def _prod(input, axes, keepdim, dtype, node_cls=ProdBackward1, out=None):
-    d = _sum_dtype(input, dtype)
+    d = _sum_dtype(input, dtype, "prod")
     arr = input._array
     if input.dtype._kind:
         _casts.refuse(input.dtype, "prod_out_cpu", (_dt.UINT,))
@@ -577,7 +577,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         nan = xp_of(input).isnan(arr)
         arr = arr.copy()
         arr[nan] = 0
-    d = _sum_dtype(input, dtype)
+    d = _sum_dtype(input, dtype, "nansum")
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     total = accumulating(arr).sum(axis=axes, keepdims=keepdim)

@@ -252,11 +252,14 @@ def expand(self, *args, size=None, implicit=False):
                            f"the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     target = []
-    for i, s in enumerate(sizes):
+    for i in range(len(sizes) - 1, -1, -1):  # PyTorch checks from the last dim
+        s = sizes[i]
         if i < lead:
-            if s < 0:
+            if s == -1:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
-                                   "leading, non-existing dimension 0")
+                                   f"leading, non-existing dimension {i}")
+            if s < 0:  # PyTorch's size check, which sees a negative element count
+                raise RuntimeError("numel: integer multiplication overflow")
             target.append(s)
             continue
         cur = shape[i - lead]
@@ -269,7 +272,7 @@ def expand(self, *args, size=None, implicit=False):
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(shape)}")
         target.append(s)
-    target = tuple(target)
+    target = tuple(reversed(target))
     arr = self._array.view() if target == shape else broadcast_array(self._array, target,
                                                                      self._device)
     out = make_view_of(self, arr, lambda b: b.expand(target))
