@@ -152,6 +152,7 @@ class ModuleList(Module):
         return v
 
     def extend(self, modules):
+        _check_iterable(modules, "ModuleList")
         offset = len(self)
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
@@ -220,6 +221,12 @@ class ModuleDict(Module):
             self[key] = module
 
 
+def _check_iterable(values, kind):
+    if not hasattr(values, "__iter__"):
+        raise TypeError(f"{kind}.extend should be called with an iterable, but got "
+                        f"{type(values).__name__}")
+
+
 def _pairs(entries, kind, who=None):
     """The (key, value) pairs of a sequence given to ModuleDict/ParameterDict.update, each
     checked as PyTorch checks it (`who`: the name its first message gives the class)."""
@@ -285,6 +292,7 @@ class ParameterList(Module):
         return self
 
     def extend(self, values):
+        _check_iterable(values, "ParameterList")
         for v in values:
             self.append(v)
         return self
