@@ -193,6 +193,37 @@ CASES = {
     "setitem_ellipsis_leaf": lambda t: t.ones(3, requires_grad=True).__setitem__(Ellipsis, 0),
     "setitem_full_range_leaf": lambda t: t.ones(3, requires_grad=True).__setitem__(slice(0, 3), 0),
     "setitem_part_leaf": lambda t: t.ones(3, requires_grad=True).__setitem__(slice(0, 2), 0),
+    "multilabel_margin_target_shape": lambda t: F(
+        t).multilabel_margin_loss(t.ones(2, 3), t.zeros(2, 4, dtype=t.long)),
+    "multilabel_margin_1d_target_len": lambda t: F(
+        t).multilabel_margin_loss(t.ones(3), t.zeros(4, dtype=t.long)),
+    "multilabel_margin_3d": lambda t: F(
+        t).multilabel_margin_loss(t.ones(2, 3, 1), t.zeros(2, 3, 1, dtype=t.long)),
+    "ctc_blank_oob": lambda t: F(t).ctc_loss(
+        t.ones(5, 2, 4).log_softmax(2), t.tensor([[1, 2], [1, 2]]), [5, 5], [2, 2], blank=5),
+    "ctc_blank_neg": lambda t: F(t).ctc_loss(
+        t.ones(5, 2, 4).log_softmax(2), t.tensor([[1, 2], [1, 2]]), [5, 5], [2, 2], blank=-1),
+    "pack_lengths_tensor_2d": lambda t: t.nn.utils.rnn.pack_padded_sequence(
+        t.ones(5, 2, 3), t.tensor([[5, 3]])),
+    "pack_lengths_0d": lambda t: t.nn.utils.rnn.pack_padded_sequence(t.ones(5, 2, 3), t.tensor(5)),
+    "modulelist_extend_int": lambda t: t.nn.ModuleList().extend(3),
+    "paramlist_extend_int": lambda t: t.nn.ParameterList().extend(3),
+    "bce_logits_weight": lambda t: F(
+        t).binary_cross_entropy_with_logits(t.ones(2, 3), t.ones(2, 3), weight=t.ones(4)),
+    "gaussian_nll_var_neg": lambda t: F(t).gaussian_nll_loss(t.ones(2), t.ones(2), -t.ones(2)),
+    "glu_odd": lambda t: F(t).glu(t.ones(3)),
+    "prelu_weight": lambda t: t.nn.PReLU(3)(t.ones(2, 4)),
+    "bilinear_shape": lambda t: t.nn.Bilinear(3, 4, 5)(t.ones(2, 3), t.ones(2, 5)),
+    "fold_bad": lambda t: F(t).fold(t.ones(1, 4, 5), output_size=(4, 4), kernel_size=2),
+    "affine_grid_theta": lambda t: F(t).affine_grid(t.ones(2, 3, 3), (2, 1, 4, 4)),
+    "grid_sample_grid_shape": lambda t: F(t).grid_sample(t.ones(1, 1, 4, 4), t.zeros(1, 2, 2, 3)),
+    "vector_to_params_bad": lambda t: t.nn.utils.vector_to_parameters(
+        t.ones(2), [t.nn.Parameter(t.ones(3))]),
+    "load_sd_unexpected_nested": lambda t: t.nn.Sequential(t.nn.Linear(2, 2)).load_state_dict(
+        {"0.weight": t.ones(2, 2), "0.bias": t.ones(2), "1.weight": t.ones(1)}),
+    "load_sd_nonstrict_shape": lambda t: t.nn.Linear(
+        2, 2).load_state_dict({"weight": t.ones(3, 2)}, strict=False),
+    "load_sd_not_mapping": lambda t: t.nn.Linear(2, 2).load_state_dict([1, 2]),
 }
 
 
