@@ -61,6 +61,8 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
+        if defaults.get("fused") and defaults.get("foreach"):  # the optimizers with a fused form
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
