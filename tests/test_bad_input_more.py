@@ -420,6 +420,95 @@ def cyclic_base_momentum_len(t):
     return t.optim.lr_scheduler.CyclicLR(o, 0.1, 1, base_momentum=[0.1, 0.2])
 
 
+@case
+def c(name, f): C[name] = f
+
+
+@case
+def func_backward_wrong_type(t):
+    class Fn(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return 3
+    x = t.ones(2, requires_grad=True)
+    Fn.apply(x).sum().backward()
+
+
+@case
+def func_save_nontensor(t):
+    class Fn(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(3)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    return Fn.apply(t.ones(2, requires_grad=True))
+
+
+@case
+def grad_inputs_empty(t):
+    x = t.ones(2, requires_grad=True)
+    return t.autograd.grad((x * 2).sum(), [])
+
+
+@case
+def gradcheck_no_grad(t):
+    return t.autograd.gradcheck(lambda x: x * 2, (t.ones(2, dtype=t.float64),))
+
+
+@case
+def set_grad_enabled_str(t):
+    return t.set_grad_enabled("yes")
+
+
+@case
+def sgd_foreach_fused(t):
+    return t.optim.SGD([t.ones(2, requires_grad=True)], lr=0.1, foreach=True, fused=True)
+
+
+@case
+def adam_foreach_fused(t):
+    return t.optim.Adam([t.ones(2, requires_grad=True)], foreach=True, fused=True)
+
+
+@case
+def backward_inputs_nograd(t):
+    x = t.ones(2, requires_grad=True)
+    (x * 2).sum().backward(inputs=[t.ones(2)])
+
+
+@case
+def hessian_nonscalar(t):
+    return t.autograd.functional.hessian(lambda x: x * 2, t.ones(2))
+
+
+@case
+def inference_inplace_outside(t):
+    with t.inference_mode():
+        x = t.ones(2)
+    x.add_(1)
+
+
+@case
+def view_inplace_multi_output(t):
+    x = t.ones(4, requires_grad=True) * 1
+    a, b = x.split(2)
+    a.mul_(2)
+
+
+@case
+def plateau_step_no_metric(t):
+    o = t.optim.SGD([t.ones(2, requires_grad=True)], lr=0.1)
+    t.optim.lr_scheduler.ReduceLROnPlateau(o).step()
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_more_wrong_calls_answered_as_pytorch(torch, name):
     assert_answered_as_pytorch(torch, CASES[name], name in TYPE_ONLY)
