@@ -590,8 +590,9 @@ def _write_whole(self, value):
     from .creation import fill_
     if not isinstance(value, Tensor):
         value = _scalar_like(value, self)
+    # (a 0-dim value on another device than a CPU would be read to the host by fill_)
     if value._array.shape != self._array.shape and not value._array.ndim and \
-            value._device.type == "cpu":
+            (value._device == self._device or value._device.type == "cpu"):
         fill_(self, value)
     else:
         copy_(self, _value_for(self, value))

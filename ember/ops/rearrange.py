@@ -15,7 +15,8 @@ from .._state import warn_once
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
-from .shape import _check_joinable, _infer_size, wrap_dims_once, cat, make_view_of, narrow, shift_empty_view, stack
+from .shape import (_check_joinable, _infer_size, cat, make_view_of, narrow, shift_empty_view,
+                    stack, wrap_dims_once)
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "unsafe_split_with_sizes", "ravel", "diagflat", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
@@ -583,7 +584,6 @@ def block_diag(*tensors):
     mats = [t.reshape(1, -1) if t.dim() <= 1 and t.numel() and t.dim() == 1 else
             (t.reshape(1, 1) if t.dim() == 0 else t) for t in tensors]
     dtype = _dt.promote_operands([(t.dtype, 1) for t in mats]) if mats else _dt.float32
-    rows = builtins.sum(m.shape[0] for m in mats)
     cols = builtins.sum(m.shape[1] for m in mats)
     pieces, c = [], 0
     for m in mats:
