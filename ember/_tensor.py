@@ -144,6 +144,7 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return _shape(self._array.shape)
+        _check_has_dims(self, dim)
         return self._array.shape[_wrap_dim(dim, self._array.ndim)]
 
     def dim(self):
@@ -296,6 +297,8 @@ class Tensor:
         return self.dtype.is_signed
 
     def stride(self, dim=None):
+        if dim is not None:
+            _check_has_dims(self, dim)
         item = self._array.itemsize
         strides = tuple(s // item for s in self._array.strides)
         # NumPy leaves a size-1 or empty axis's stride arbitrary; report PyTorch's.
@@ -711,6 +714,12 @@ def _rebuild(cls, array, device, requires_grad, state):
 
 
 # ---- helpers the ops share -------------------------------------------------------------
+def _check_has_dims(t, dim):
+    """size(dim) and stride(dim) of a 0-dim tensor: PyTorch's IndexError, whatever the dim."""
+    if not t._array.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+
+
 def _wrap_dim(dim, ndim):
     """A dim in [-ndim, ndim) made non-negative, or PyTorch's IndexError."""
     n = ndim if ndim > 0 else 1

@@ -30,16 +30,11 @@ def _tensors(x):
 
 
 def _root_grads(outputs, grad_outputs, create_graph):
+    # PyTorch pairs outputs with gradients (extra gradients are dropped), makes or checks each
+    # pair's gradient, then counts, then looks at which outputs require grad
     grads = _tensors(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError("grad can be implicitly created only for scalar outputs"
-                           if not grads else
-                           f"got {len(grads)} tensors and {len(outputs)} gradients")
     roots = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
-        if not out._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
-                               "a grad_fn")
         if g is None:
             if out._array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -55,8 +50,14 @@ def _root_grads(outputs, grad_outputs, create_graph):
                                f"{g.shape} and output[{i}] has a shape of {out.shape}.")
         if not create_graph:
             g = g.detach()
-        roots.append((edge(out), g))
-    return roots
+        roots.append((out, g))
+    if len(roots) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(roots)} gradients")
+    for i, (out, _) in enumerate(roots):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+    return [(edge(out), g) for out, g in roots]
 
 
 def _ones_like(arr, dev):
@@ -106,6 +107,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_grads(outputs, grad_outputs, create_graph)  # (the outputs checked first)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -478,7 +481,7 @@ def _call_pre_hooks(node, grads):
                 if grads[nr] is not None:
                     new = hook(grads[nr])
                     if new is not None:
-                        grads[nr] = new
+                        grads[nr] = _check_hooked(hook, new, grads[nr])
     if node._retained:
         for nr, ref in node._retained.items():
             t = ref()
@@ -497,23 +500,31 @@ def _hook_result(hook, new, old):
     """A node hook's replacement gradients, checked as PyTorch checks them."""
     if type(new) is not tuple:
         raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
-    name = getattr(hook, "__name__", "<unknown>")
     if len(new) != len(old):
-        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got "
-                           f"{len(new)}, but expected {len(old)})")
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
+                           f"values (got {len(new)}, but expected {len(old)})")
     for g, was in zip(new, old):
-        if g is None:
-            continue
-        if not isinstance(g, Tensor):
-            raise TypeError(f"expected Variable, but hook returned '{type(g).__name__}'")
-        if was is None:
-            raise RuntimeError("can't replace a None gradient with a non-None value")
-        if g._array.shape != was._array.shape:
-            raise RuntimeError(f"hook '{name}' has changed the size of value")
-        if g.dtype is not was.dtype or g._device != was._device:
-            raise RuntimeError(f"hook '{name}' has changed the type of value (was {was.type()} "
-                               f"got {g.type()})")
+        if g is not None:
+            _check_hooked(hook, g, was)
     return new
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _check_hooked(hook, g, was):
+    """A gradient a hook returned in place of `was`: a tensor of its shape, dtype and device."""
+    if not isinstance(g, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(g).__name__}'")
+    if was is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if g._array.shape != was._array.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    if g.dtype is not was.dtype or g._device != was._device:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{was.type()} got {g.type()})")
+    return g
 
 
 def _validated(node, results):
@@ -589,7 +600,7 @@ def _leaf_hooked(leaf, g):
         for hook in list(leaf._hooks.values()):
             new = hook(g)
             if new is not None:
-                g = new
+                g = _check_hooked(hook, new, g)
     return g
 
 

@@ -24,6 +24,10 @@ class BackwardCFunction(Node):
     _builtin = False
 
     def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is "
+                                f"of type {type(t).__name__}")
         self._to_save = tensors
 
     def save_for_forward(self, *tensors):
@@ -55,6 +59,9 @@ class BackwardCFunction(Node):
         if len(results) < n_args or any(g is not None for g in results[n_args:]):
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                                f"(expected {n_args}, got {len(results)})")
+        for g in results:
+            if g is not None and not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
         return tuple(g for g, is_t in zip(results, self._arg_is_tensor) if is_t)
 
 

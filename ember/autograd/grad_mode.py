@@ -95,7 +95,10 @@ class set_grad_enabled(_Mode):
     """Takes effect at once (so it works as a plain call), and restores on exit."""
 
     def __init__(self, mode):
-        self.mode = bool(mode)
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
+        self.mode = mode
         self._prev = (_grad.enabled, _grad.inference)
         _grad.enabled = self.mode
 

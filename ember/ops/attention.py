@@ -20,6 +20,7 @@ from .creation import full, zeros
 from .distance import _check_tensor
 from .linalg import bmm, linear
 from .normalization import dropout
+from .pointwise._common import broadcast_error
 from .rearrange import triu
 from .shape import cat
 from .spatial import pad
@@ -88,6 +89,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         k = _repeat_heads(key, hq // hk)
         v = _repeat_heads(value, hq // value.shape[-3])
     attn = q.matmul(k.transpose(-2, -1) * factor)
+    if bias is not None:  # a mask that does not broadcast to the scores
+        err = broadcast_error(tuple(attn.shape), tuple(bias.shape))
+        if err is not None:
+            raise err
     if isinstance(bias, Tensor):  # a mask that learns: its gradient flows through the sum
         attn = attn + bias
         # A query that sees no key gets zeros, not NaN. Masking every row (a no-op where none
@@ -189,6 +194,10 @@ def _in_projection(query, key, value, w, b, separate):
         if query is key and key is value:
             return linear(query, w, b).chunk(3, -1)
         w_q, w_k, w_v = w.chunk(3)
+        if key is value:  # encoder-decoder attention: keys and values in one product, as PyTorch
+            b_kv = None if b is None else b[b_q.shape[0]:]
+            return (linear(query, w_q, b_q),
+                    *linear(key, w[w_q.shape[0]:], b_kv).chunk(2, -1))
     else:
         w_q, w_k, w_v = separate
         b_q, b_k, b_v = (None,) * 3 if b is None else b.chunk(3)

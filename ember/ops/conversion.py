@@ -36,6 +36,7 @@ def _move(array, src, dst):
 
 def _parse_to(args, kwargs):
     """PyTorch's `to` overloads: (device, dtype), (dtype), (tensor), with keywords."""
+    given_kw = dict(kwargs)
     dev = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
@@ -58,21 +59,35 @@ def _parse_to(args, kwargs):
         else:
             dev = args.pop(0)
     # a dtype, or a Python type standing for one (`x.to(float)`); `type` here is Tensor.type
+    kw_dtype = given_kw.get("dtype")
     if args and (isinstance(args[0], _dt.dtype) or isinstance(args[0], builtins.type)):
+        if kw_dtype is not None:  # a dtype twice: no overload takes it
+            args.append(kw_dtype)
         dtype = args.pop(0)
+    elif kw_dtype is not None and not isinstance(kw_dtype, (_dt.dtype, builtins.type)):
+        args.append(kw_dtype)  # `to(dtype="float32")`: no overload takes it
     if args and isinstance(args[0], builtins.bool):  # legacy positional non_blocking, copy
         args.pop(0)
         if args:
             copy = args.pop(0)
     if args:
         raise TypeError(f"to() received an invalid combination of arguments - got "
-                        f"({', '.join(_arg_type(a) for a in given)}), but expected one of:\n"
+                        f"({_got(given, given_kw)}), but expected one of:\n"
                         + "".join(f" * ({overload}, bool non_blocking = False, bool copy = False, "
                                   "*, torch.memory_format memory_format = None)\n"
                                   for overload in ("torch.device device = None, torch.dtype dtype "
                                                    "= None", "torch.dtype dtype",
                                                    "Tensor tensor")))
     return dev, dtype, copy, fmt
+
+
+def _got(args, kwargs):
+    """The arguments as PyTorch's parser lists them: positional types, then keywords in name
+    order (each followed by ', ' when there is no positional one)."""
+    keywords = [f"{k}={_arg_type(v)}" for k, v in sorted(kwargs.items())]
+    if args:
+        return ", ".join([_arg_type(a) for a in args] + keywords)
+    return "".join(k + ", " for k in keywords)
 
 
 def _arg_type(a):

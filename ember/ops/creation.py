@@ -3,6 +3,7 @@
 import builtins
 import collections.abc
 import math
+import numbers
 
 import numpy as np
 
@@ -559,10 +560,13 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     if shape is None:
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
-    if isinstance(fill_value, Tensor):
+    if isinstance(fill_value, Tensor) and not fill_value.dim():
         if dtype is None and out is None:
             dtype = fill_value.dtype
         fill_value = fill_value.item()
+    elif not isinstance(fill_value, (numbers.Number, np.generic)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
     if dtype is None and out is None:
         dtype = _scalar_type(fill_value)
     return _filled(fill_value, shape, dtype, device, requires_grad, out, "full")

@@ -160,6 +160,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         input_lengths, target_lengths = (v.reshape(1) if isinstance(v, Tensor) else v
                                          for v in (input_lengths, target_lengths))
     T, N, C = log_probs.shape
+    if not 0 <= blank < C:
+        raise RuntimeError("blank must be in label range")
     il, tl = _lengths(input_lengths), _lengths(target_lengths)
     if len(il) != N:
         raise RuntimeError("input_lengths must be of size batch_size")

@@ -80,7 +80,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
     if input.dtype._kind:
         _casts.refuse(input.dtype, "cumsum_out_cpu", (_dt.UINT,))
     arr, axis = _scan_axis(input, dim)
-    d = _sum_dtype(input, dtype)
+    d = _sum_dtype(input, dtype, "cumsum")
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     # each running total is kept in float32 for half precision, rounded as it is written
@@ -138,7 +138,7 @@ def _cumprod_grad_quadratic(grad, x, axis):
 
 def cumprod(input, dim, *, dtype=None, out=None):
     arr, axis = _scan_axis(input, dim)
-    d = _sum_dtype(input, dtype)
+    d = _sum_dtype(input, dtype, "cumprod")
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     res = const(_shaped(arr.cumprod(axis=axis), input), input)

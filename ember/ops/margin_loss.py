@@ -134,6 +134,20 @@ class MultilabelMarginLossBackward0(Node):
         return (g * self.pattern).reshape(self.input_shape)
 
 
+def _check_multilabel_shapes(input, target):
+    """multilabel_margin_loss's operands: a non-empty vector or matrix, and a target of its
+    shape."""
+    n = input.dim()
+    if not ((n == 2 and input.shape[1]) or (n == 1 and input.shape[0]) or n == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(input.shape)}")
+    fits = target.dim() <= 1 and target.numel() == input.numel() if n <= 1 else \
+        tuple(target.shape) == tuple(input.shape)
+    if not fits:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+
+
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Per sample, the hinge 1 - (x[j] - x[i]) over each listed target j (the entries before
     the first -1) and each class i that is not a target, over the class count; computed with
@@ -143,6 +157,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         input, = fp32(input)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    _check_multilabel_shapes(input, target)
     x = input if input.dim() > 1 else input.unsqueeze(0)
     tt = (target if target.dim() > 1 else target.unsqueeze(0))._array
     C = x.shape[1]

@@ -2,6 +2,7 @@
 PyTorch's result dtypes, size rules and messages (the other factories are in `creation`)."""
 import builtins
 import math
+import numbers
 
 import numpy as np
 
@@ -30,8 +31,37 @@ def _is_float_arg(v):
         isinstance(v, Tensor) and v.dtype.is_floating_point)
 
 
+def _is_number(v):
+    """What PyTorch's parser takes as a Number: a Python or NumPy number, a 0-dim tensor."""
+    return isinstance(v, (numbers.Number, np.generic)) or (isinstance(v, Tensor) and not v.dim())
+
+
+_ARANGE_OVERLOADS = (
+    "(Number end, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)",
+    "(Number start, Number end, *, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)",
+    "(Number start, Number end, Number step = 1, *, Tensor out = None, torch.dtype dtype = None, "
+    "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+    "bool requires_grad = False)")
+
+
+def _check_arange_numbers(start, end, step):
+    if end is None:
+        if not _is_number(start):
+            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
+                            f"{type(start).__name__}")
+        return
+    given = (start, end) if type(step) is builtins.int and step == 1 else (start, end, step)
+    if not builtins.all(_is_number(v) for v in given):
+        raise TypeError("arange() received an invalid combination of arguments - got "
+                        f"({', '.join(type(v).__name__ for v in given)}), but expected one of:\n"
+                        + "".join(f" * {o}\n" for o in _ARANGE_OVERLOADS))
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
+    _check_arange_numbers(start, end, step)
     if end is None:
         start, end = 0, start
     is_float = builtins.any(_is_float_arg(v) for v in (start, end, step))

@@ -15,7 +15,8 @@ from .._state import warn_once
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
 from ._varargs import varargs_or_keyword
-from .shape import _check_joinable, cat, make_view_of, narrow, shift_empty_view, stack
+from .shape import (_check_joinable, _infer_size, cat, make_view_of, narrow, shift_empty_view,
+                    stack, wrap_dims_once)
 
 __all__ = ["split", "chunk", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "unsafe_split_with_sizes", "ravel", "diagflat", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr",
@@ -31,6 +32,8 @@ METHODS = ["split", "chunk", "unsafe_split", "unsafe_chunk", "ravel", "diagflat"
 
 # ---- splitting (views) --------------------------------------------------------------------
 def _split_sizes(tensor, split_size_or_sections, d):
+    if not tensor.dim() and isinstance(split_size_or_sections, (builtins.int, np.integer)):
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     size = tensor.shape[d]
     if isinstance(split_size_or_sections, (builtins.int, np.integer)):
         step = builtins.int(split_size_or_sections)
@@ -153,6 +156,8 @@ def _method(fn):
 def _chunk_size(input, chunks, dim):
     """The split size of chunk, or for an empty dim the `chunks` sizes (all 0: PyTorch gives
     that many empty chunks)."""
+    if not input.dim():
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     size = input.shape[_wrap_dim(dim, input.dim())]
@@ -173,6 +178,12 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
     for name, given in (("sections", sections), ("indices", indices),
                         ("tensor_indices_or_sections", tensor_indices_or_sections)):
         indices_or_sections = _one_of(indices_or_sections, given, name, "tensor_split")
+    if not isinstance(indices_or_sections, (builtins.int, np.integer, Tensor, list, tuple)):
+        raise TypeError(f"tensor_split() received an invalid combination of arguments - got "
+                        f"({type(indices_or_sections).__name__}), but expected one of:\n"
+                        f" * (tuple of ints indices, int dim = 0)\n"
+                        f" * (Tensor tensor_indices_or_sections, int dim = 0)\n"
+                        f" * (int sections, int dim = 0)\n")
     d = _wrap_dim(dim, input.dim())
     size = input.shape[d]
     if isinstance(indices_or_sections, Tensor) and indices_or_sections.dim() == 0:
@@ -225,12 +236,15 @@ def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.dim())
     sizes = list(sizes)
     shape = list(input.shape)
-    if -1 in sizes:
-        known = math.prod(s for s in sizes if s != -1)
-        sizes[sizes.index(-1)] = shape[d] // known if known else 0
-    if math.prod(sizes) != shape[d]:
-        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
-                           f"of dim {dim} ({shape[d]}) in the input tensor")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        sizes = list(_infer_size(sizes, shape[d]))
+    except RuntimeError as e:  # PyTorch rewords the error of sizes that do not fit
+        if str(e).startswith("shape '["):
+            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size "
+                               f"of dim {dim} ({shape[d]}) in the input tensor") from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
     return input.view(shape[:d] + sizes + shape[d + 1:])
 
 
@@ -245,10 +259,7 @@ def flip(input, *args, dims=None):
     if len(dims) == 1 and not isinstance(dims[0], (builtins.int, np.integer)):
         dims = dims[0]  # flip(t, (0, 2)) as well as t.flip(0, 2)
     dims = tuple(dims)
-    axes = tuple(_wrap_dim(d, input.dim()) for d in dims)
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but "
-                           f"unique flip dims size={len(set(axes))}")
+    axes = tuple(wrap_dims_once(dims, input.dim()))
     arr = input._array
     xp = xp_of(input)
     # PyTorch's result is empty_like(input): a dense input's own strides (order "K" keeps
@@ -395,11 +406,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if reps.size == 1:
             reps = np.full(n, reps[0])
         elif reps.size != n:
-            raise RuntimeError("repeats must have the same size as input along dim")
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {reps.size} and input.size({d}) = {n}")
     else:
         reps = builtins.int(repeats)
-        if reps < 0:
-            raise RuntimeError("repeats can not be negative")
+        if reps < 0:  # a number: PyTorch's own words (a tensor of counts: "repeats can not ...")
+            raise RuntimeError("Repeats must be non-negative")
         # PyTorch's int form: each slice repeated by a broadcast copy, not a gather
         shape = list(input.shape)
         spread = shape[:d + 1] + [reps] + shape[d + 1:]
@@ -572,7 +584,6 @@ def block_diag(*tensors):
     mats = [t.reshape(1, -1) if t.dim() <= 1 and t.numel() and t.dim() == 1 else
             (t.reshape(1, 1) if t.dim() == 0 else t) for t in tensors]
     dtype = _dt.promote_operands([(t.dtype, 1) for t in mats]) if mats else _dt.float32
-    rows = builtins.sum(m.shape[0] for m in mats)
     cols = builtins.sum(m.shape[1] for m in mats)
     pieces, c = [], 0
     for m in mats:

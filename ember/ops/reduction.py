@@ -22,7 +22,7 @@ from ._graph import Node, first_order_arrays, record, write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
 from .pointwise._common import as_array, broadcast_error
-from .shape import broadcast_array
+from .shape import broadcast_array, wrap_dims_once
 
 __all__ = ["sum", "mean", "sum_to_size", "max", "min", "argmax", "argmin", "amax", "amin",
            "all", "any", "allclose", "equal", "prod", "count_nonzero", "nansum", "nanmean",
@@ -44,9 +44,7 @@ def dims_of(dim, ndim):
     if isinstance(dim, (builtins.int, np.integer)):
         d = _wrap_dim(builtins.int(dim), ndim)
         return (d,) if ndim else ()
-    axes = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
+    axes = tuple(sorted(wrap_dims_once(dim, ndim)))
     if not ndim:
         return ()
     return axes if axes else tuple(range(ndim))
@@ -125,9 +123,9 @@ class SumBackward0(SumBackward1):
         return grad.expand(self._meta[0][0])
 
 
-def _sum_dtype(input, dtype):
+def _sum_dtype(input, dtype, fname="sum"):
     if dtype is not None:
-        return _dt.dtype_arg(dtype, "sum")
+        return _dt.dtype_arg(dtype, fname)
     d = input.dtype
     return _dt.int64 if (d is _dt.bool or (not d.is_floating_point and not d.is_complex)) else d
 
@@ -537,7 +535,7 @@ class ProdBackward0(ProdBackward1):
 
 
 def _prod(input, axes, keepdim, dtype, node_cls=ProdBackward1, out=None):
-    d = _sum_dtype(input, dtype)
+    d = _sum_dtype(input, dtype, "prod")
     arr = input._array
     if input.dtype._kind:
         _casts.refuse(input.dtype, "prod_out_cpu", (_dt.UINT,))
@@ -579,7 +577,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         nan = xp_of(input).isnan(arr)
         arr = arr.copy()
         arr[nan] = 0
-    d = _sum_dtype(input, dtype)
+    d = _sum_dtype(input, dtype, "nansum")
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     total = accumulating(arr).sum(axis=axes, keepdims=keepdim)

@@ -7,6 +7,7 @@ in-place write through the view can rewire the base's graph (`_graph.inplace`).
 """
 import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -251,11 +252,14 @@ def expand(self, *args, size=None, implicit=False):
                            f"the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     target = []
-    for i, s in enumerate(sizes):
+    for i in range(len(sizes) - 1, -1, -1):  # PyTorch checks from the last dim
+        s = sizes[i]
         if i < lead:
-            if s < 0:
+            if s == -1:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
-                                   "leading, non-existing dimension 0")
+                                   f"leading, non-existing dimension {i}")
+            if s < 0:  # PyTorch's size check, which sees a negative element count
+                raise RuntimeError("numel: integer multiplication overflow")
             target.append(s)
             continue
         cur = shape[i - lead]
@@ -268,7 +272,7 @@ def expand(self, *args, size=None, implicit=False):
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(shape)}")
         target.append(s)
-    target = tuple(target)
+    target = tuple(reversed(target))
     arr = self._array.view() if target == shape else broadcast_array(self._array, target,
                                                                      self._device)
     out = make_view_of(self, arr, lambda b: b.expand(target))
@@ -421,6 +425,17 @@ class SqueezeBackward2(SqueezeBackward0):
     pass
 
 
+def wrap_dims_once(dims, ndim):
+    """`dims` wrapped into [0, ndim), each at most once: PyTorch names the first repeat."""
+    seen = []
+    for d in dims:
+        d = _wrap_dim(d, ndim)
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+    return seen
+
+
 def squeeze(input, dim=None):
     shape = input._array.shape
     if dim is None:
@@ -428,7 +443,7 @@ def squeeze(input, dim=None):
         cls = SqueezeBackward0
     else:
         dims = (dim,) if isinstance(dim, (builtins.int, np.integer)) else tuple(dim)
-        axes = tuple(sorted({_wrap_dim(d, len(shape)) for d in dims}))
+        axes = tuple(sorted(wrap_dims_once(dims, len(shape))))
         axes = tuple(a for a in axes if shape and shape[a] == 1)
         cls = SqueezeBackward1 if isinstance(dim, (builtins.int, np.integer)) else SqueezeBackward2
     arr = input._array.squeeze(axes) if axes else input._array.view()
@@ -442,7 +457,20 @@ class UnsqueezeBackward0(Node):
         return grad.squeeze(self.dim)
 
 
+def _int_dim(dim):
+    """unsqueeze's `dim` as an int (anything with __index__ but a bool), or PyTorch's
+    TypeError in the words of the method form, `x.unsqueeze(1.0)`."""
+    if not isinstance(dim, bool):
+        try:
+            return operator.index(dim)
+        except TypeError:
+            pass
+    raise TypeError(f"unsqueeze(): argument 'dim' (position 1) must be int, not "
+                    f"{type(dim).__name__}")
+
+
 def unsqueeze(input, dim):
+    dim = _int_dim(dim)
     n = input._array.ndim
     d = _wrap_dim(dim, n + 1)
     arr = _xp(input).expand_dims(input._array, d)
@@ -500,9 +528,14 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, len(shape))
     start = builtins.int(start)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -shape[d] <= start <= shape[d]:
+        raise IndexError(f"start out of range (expected to be in range of [{-shape[d]}, "
+                         f"{shape[d]}], but got {start})")
     if start < 0:
         start += shape[d]
-    if not 0 <= start <= shape[d] or length < 0 or start + length > shape[d]:
+    if start + length > shape[d]:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({shape[d]}).")
     index = (slice(None),) * d + (slice(start, start + length),)

@@ -153,10 +153,15 @@ def _picked(input, index, axis, node_cls, tuple_type, out, fname):
 _UNSET = object()
 
 
+def _refuse_complex(input, what):
+    """PyTorch's CPU sort and topk have no complex kernels (complex32 has none anywhere)."""
+    if input.dtype is _dt.complex32 or (input.is_complex() and input.device.type == "cpu"):
+        raise RuntimeError(f" {what} does not support complex dtypes on CPU")
+
+
 def sort(input, dim=-1, descending=False, *, stable=_UNSET, out=None):
     arr = input._array
-    if input.dtype is _dt.complex32:
-        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+    _refuse_complex(input, "Sort")
     if input.dtype._kind:
         _casts.refuse(input.dtype, "sorting_kernel_method_name", (_dt.UINT,))
     axis = _wrap_dim(dim, arr.ndim)
@@ -168,6 +173,7 @@ def sort(input, dim=-1, descending=False, *, stable=_UNSET, out=None):
 @with_out("argsort")
 def argsort(input, dim=-1, descending=False, stable=False):
     arr = input._array
+    _refuse_complex(input, "Sort")
     axis = _wrap_dim(dim, arr.ndim)
     xp = xp_of(input)
     if not arr.ndim:
@@ -183,8 +189,7 @@ def msort(input, *, out=None):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The k largest (or smallest) elements along `dim`, always in sorted order."""
     arr = input._array
-    if input.dtype is _dt.complex32:
-        raise RuntimeError(" topk does not support complex dtypes on CPU")
+    _refuse_complex(input, "topk")
     if input.dtype._kind:
         _casts.refuse(input.dtype, "topk_cpu")
     if arr.dtype == np.bool_:

@@ -159,7 +159,7 @@ def pad(input, pad, mode="constant", value=None):
         n = shape[ax]
         if mode == "reflect":
             if lo >= n or hi >= n:
-                raise RuntimeError("Argument #4: Padding size should be less than the "
+                raise RuntimeError(f"Argument #{4 + 2 * d}: Padding size should be less than the "
                                    "corresponding input dimension, but got: padding "
                                    f"({lo}, {hi}) at dimension {ax} of input {shape}")
         elif mode == "circular":

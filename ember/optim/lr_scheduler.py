@@ -342,8 +342,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 def _per_group(name, optimizer, value):
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
-            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got "
-                             f"{len(value)}")
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} "
+                             f"has {len(value)} values, param_groups has "
+                             f"{len(optimizer.param_groups)}.")
         return list(value)
     return [value] * len(optimizer.param_groups)
 
@@ -510,16 +511,22 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
+def _check_same_optimizer(combined, schedulers, optimizer):
+    """SequentialLR and ChainedScheduler combine schedulers of one optimizer only."""
+    for i, s in enumerate(schedulers):
+        if s.optimizer is not optimizer:
+            raise ValueError(f"{type(combined).__name__} expects all schedulers to belong to the "
+                             f"same optimizer, but got scheduler {type(s).__name__} at index {i} "
+                             f"has {s.optimizer}, which is different from "
+                             f"{type(optimizer).__name__}.")
+
+
 class SequentialLR(LRScheduler):
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
             raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got no "
                              "scheduler.")
-        for i, s in enumerate(schedulers):
-            if s.optimizer is not optimizer:
-                raise ValueError(f"{type(self).__name__} expects all schedulers to belong to the "
-                                 f"same optimizer, but got scheduler at index {i} to be different "
-                                 "than the optimizer passed in.")
+        _check_same_optimizer(self, schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError("Sequential Schedulers expects number of schedulers provided to be "
                              f"one more than the number of milestone points, but got number of "
@@ -567,6 +574,7 @@ class ChainedScheduler(LRScheduler):
                              "but got no scheduler.")
         self._schedulers = list(schedulers)
         self.optimizer = optimizer if optimizer is not None else self._schedulers[0].optimizer
+        _check_same_optimizer(self, schedulers, self.optimizer)
         self._last_lr = _lrs(self._schedulers[-1])
 
     def step(self):
@@ -588,6 +596,8 @@ class ReduceLROnPlateau(LRScheduler):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
+        if isinstance(min_lr, (list, tuple)) and len(min_lr) != len(optimizer.param_groups):
+            raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
         self.min_lrs = _per_group("min_lr", optimizer, min_lr)
         self.patience, self.cooldown, self.eps = patience, cooldown, eps
         self.last_epoch = 0

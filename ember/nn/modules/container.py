@@ -152,6 +152,7 @@ class ModuleList(Module):
         return v
 
     def extend(self, modules):
+        _check_iterable(modules, "ModuleList")
         offset = len(self)
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
@@ -215,9 +216,31 @@ class ModuleDict(Module):
         return self._modules.values()
 
     def update(self, modules):
-        items = modules.items() if hasattr(modules, "items") else modules
+        items = modules.items() if hasattr(modules, "items") else _pairs(modules, "ModuleDict")
         for key, module in items:
             self[key] = module
+
+
+def _check_iterable(values, kind):
+    if not hasattr(values, "__iter__"):
+        raise TypeError(f"{kind}.extend should be called with an iterable, but got "
+                        f"{type(values).__name__}")
+
+
+def _pairs(entries, kind, who=None):
+    """The (key, value) pairs of a sequence given to ModuleDict/ParameterDict.update, each
+    checked as PyTorch checks it (`who`: the name its first message gives the class)."""
+    if not hasattr(entries, "__iter__"):
+        raise TypeError(f"{who or kind}.update should be called with an iterable of key/value "
+                        f"pairs, but got {type(entries).__name__}")
+    for i, pair in enumerate(entries):
+        if not hasattr(pair, "__iter__"):
+            raise TypeError(f"{kind} update sequence element #{i} should be Iterable; "
+                            f"is{type(pair).__name__}")
+        if len(pair) != 2:
+            raise ValueError(f"{kind} update sequence element #{i} has length {len(pair)}; 2 is "
+                             "required")
+        yield pair[0], pair[1]
 
 
 def _entries_repr(entries, type_text):
@@ -269,12 +292,20 @@ class ParameterList(Module):
         return self
 
     def extend(self, values):
+        _check_iterable(values, "ParameterList")
         for v in values:
             self.append(v)
         return self
 
     def extra_repr(self):
         return _entries_repr(enumerate(self), lambda p: str(p.dtype))
+
+
+def _check_key(key):
+    if not isinstance(key, str):
+        raise TypeError(f"Index given to ParameterDict cannot be used as a key as it is not a "
+                        f"string (type is '{type(key).__name__}'). Open an issue on github if you "
+                        "need non-string keys.")
 
 
 class ParameterDict(Module):
@@ -285,9 +316,11 @@ class ParameterDict(Module):
             self.update(parameters)
 
     def __getitem__(self, key):
+        _check_key(key)
         return getattr(self, key)
 
     def __setitem__(self, key, value):
+        _check_key(key)
         self._keys[key] = None
         if not isinstance(value, Parameter) and hasattr(value, "_array"):
             value = Parameter(value)
@@ -330,7 +363,7 @@ class ParameterDict(Module):
         elif hasattr(parameters, "items"):
             items = sorted(parameters.items())
         else:
-            items = parameters
+            items = _pairs(parameters, "ParameterDict", "ParametersDict")  # PyTorch's spelling
         for k, v in items:
             self[k] = v
 

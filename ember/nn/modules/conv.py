@@ -165,19 +165,21 @@ class _ConvTransposeNd(_ConvNd):
         if output_size is None:
             return self.output_padding
         n = self._nd
-        output_size = list(output_size)[-n:]
+        batched = input.dim() == n + 2
+        if len(output_size) == n + 1 + batched:
+            output_size = output_size[1 + batched:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have "
+                             f"{n} or {n + 1 + batched} elements (got {len(output_size)})")
         spatial = input.shape[-n:]
-        out = []
-        for d in range(n):
-            base = ((spatial[d] - 1) * self.stride[d] - 2 * self.padding[d] +
-                    self.dilation[d] * (self.kernel_size[d] - 1) + 1)
-            extra = output_size[d] - base
-            if not 0 <= extra < max(self.stride[d], self.dilation[d]):
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
-                                 f"range from {base} to {base + self.stride[d] - 1} (for an "
-                                 f"input of {list(spatial)})")
-            out.append(extra)
-        return tuple(out)
+        mins = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d] +
+                self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        maxs = [lo + s - 1 for lo, s in zip(mins, self.stride)]
+        if any(not lo <= size <= hi for size, lo, hi in zip(output_size, mins, maxs)):
+            # PyTorch's words, the input's size after its first two dims even when unbatched
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range "
+                             f"from {mins} to {maxs} (for an input of {input.size()[2:]})")
+        return tuple(size - lo for size, lo in zip(output_size, mins))
 
     def forward(self, input, output_size=None):
         op = self._output_padding(input, output_size)

@@ -130,6 +130,10 @@ def _packed_order(lengths, batch_first, time, batch):
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    ndim = lengths.dim() if isinstance(lengths, Tensor) else np.ndim(lengths)
+    if ndim != 1:  # PyTorch makes any lengths a CPU int64 tensor, then wants it 1-d
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {ndim}D "
+                           "cpu Long tensor")
     lengths = _cpu_ints(lengths)
     if enforce_sorted:
         sorted_indices = None

@@ -72,11 +72,23 @@ def _prepare(input, weight, bias, nd, fname, transposed):
     return input, unbatched
 
 
+def _dilation_words(dilation, transposed):
+    """How PyTorch prints a bad dilation: 1-d convolutions run as 2-d ones with a leading 1;
+    the transposed kernels name each axis."""
+    if len(dilation) == 1:
+        dilation = [1] + dilation
+    if not transposed:
+        return str(dilation)
+    names = ["depth", "height", "width"][-len(dilation):]
+    return ", ".join(f"dilation_{n}: {d}" for n, d in zip(names, dilation))
+
+
 def _check_params(input, weight, bias, stride, dilation, groups, transposed):
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+        raise RuntimeError(f"dilation should be greater than zero, but got "
+                           f"{_dilation_words(list(dilation), transposed)}")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     shape_w = list(weight.shape)

@@ -16,7 +16,7 @@ from ._common import operands
 from .arithmetic import (_check_alpha, _scale, add, div, floor_divide, mul, pow, remainder,
                          sub)
 from .comparison import bitwise_not, logical_not
-from .selection import clamp, clamp_max, clamp_min
+from .selection import clamp, clamp_max, clamp_min, scalar_clamp_dtype
 from .unary_core import abs, cos, exp, log, neg, relu, sgn, sigmoid, sign, sin, sqrt, tanh
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_", "subtract_", "multiply_",
@@ -86,8 +86,30 @@ def pow_(self, exponent):
     return inplace(self, lambda s: pow(s, exponent), (exponent,))
 
 
+def _check_scalar_clamp_cast(input, *bounds):
+    """In-place clamp with number bounds: PyTorch names the tensor's C++ type when the
+    result cannot be cast back ("long int", not "Long")."""
+    if any(isinstance(b, Tensor) for b in bounds) or input.dtype._kind:
+        return
+    d = scalar_clamp_dtype(input, *bounds)
+    if d is not input.dtype and d._category > input.dtype._category:
+        raise RuntimeError(f"result type {d._scalar_name} can't be cast to the desired output "
+                           f"type {input.dtype._cpp_name}")
+
+
 def clamp_(input, min=None, max=None):
+    _check_scalar_clamp_cast(input, min, max)
     return inplace(input, lambda s: clamp(s, min, max), (min, max))
+
+
+def clamp_min_(input, min):
+    _check_scalar_clamp_cast(input, min)
+    return inplace(input, lambda s: clamp_min(s, min), (min,))
+
+
+def clamp_max_(input, max):
+    _check_scalar_clamp_cast(input, max)
+    return inplace(input, lambda s: clamp_max(s, max), (max,))
 
 
 def _inplace_unary(op):
@@ -105,8 +127,6 @@ subtract_, multiply_, divide_, true_divide_ = sub_, mul_, div_, div_
 neg_, abs_, exp_, log_, sqrt_, sin_, cos_, tanh_, sigmoid_, relu_, sign_, sgn_ = (
     _inplace_unary(f) for f in (neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, sign, sgn))
 clip_ = clamp_
-clamp_min_ = _inplace_unary(clamp_min)
-clamp_max_ = _inplace_unary(clamp_max)
 floor_divide_ = _inplace_unary(floor_divide)
 remainder_ = _inplace_unary(remainder)
 logical_not_ = _inplace_unary(logical_not)

@@ -29,6 +29,15 @@ class ClampBackward1(Node):
         return where(mask, grad, 0)
 
 
+def scalar_clamp_dtype(input, *bounds):
+    """The dtype of clamp's result for Python-number bounds."""
+    d = input.dtype
+    for bound in bounds:
+        if bound is not None:
+            d = _promote(d, input._array.ndim > 0, type(_as_scalar(bound, "clamp")), None)
+    return d
+
+
 def clamp(input, min=None, max=None, *, out=None):
     if input.dtype._kind:
         _refuse_clamp(input, "clamp_scalar_cpu" if not isinstance(min, Tensor) and
@@ -38,10 +47,9 @@ def clamp(input, min=None, max=None, *, out=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_tensor(input, min, max, out)
     arr = input._array
-    d = input.dtype
-    for bound in (min, max):
-        if bound is not None:
-            d = _promote(d, arr.ndim > 0, type(_as_scalar(bound, "clamp")), None)
+    d = scalar_clamp_dtype(input, min, max)
+    if out is not None and out.dtype is not d:  # PyTorch's structured kernel: no cast to out
+        raise RuntimeError(f"Found dtype {out.dtype._scalar_name} but expected {d._scalar_name}")
     if arr.dtype is not d.np:
         arr = arr.astype(d.np)
     if not (d.is_floating_point or d.is_complex or d is _dt.bool):
