@@ -5,6 +5,7 @@ import math
 from ...ops import loss as L
 from ...ops.linear_loss import linear_cross_entropy
 from .linear import Linear
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
@@ -201,7 +202,10 @@ class TripletMarginLoss(_Loss):
 class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(reduction=reduction)
-        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+        # the default is a PairwiseDistance child module, which the repr lists, as PyTorch's
+        self.distance_function = distance_function if distance_function is not None \
+            else PairwiseDistance()
+        self.margin, self.swap = margin, swap
 
     def forward(self, anchor, positive, negative):
         return L.triplet_margin_with_distance_loss(

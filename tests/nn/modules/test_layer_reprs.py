@@ -64,6 +64,8 @@ BUILD = [
     lambda t: t.nn.KLDivLoss(reduction="batchmean"),
     lambda t: t.nn.CTCLoss(blank=1),
     lambda t: t.nn.TripletMarginLoss(margin=2.0),
+    lambda t: t.nn.TripletMarginWithDistanceLoss(),  # its default distance is a child
+    lambda t: t.nn.TripletMarginWithDistanceLoss(distance_function=t.nn.PairwiseDistance(p=1)),
     lambda t: t.nn.Flatten(),
     lambda t: t.nn.Unflatten(1, (2, 2)),
     lambda t: t.nn.Identity(3, foo=2),
