@@ -475,3 +475,27 @@ def test_deepcopy_keeps_shared_memory_shared(torch):
         results.append((view.tolist(), transposed[0].tolist(), view.storage_offset(),
                         view.stride(), base[1, 0].item(), copy.deepcopy(base[1:]).tolist()))
     assert results[0] == results[1]
+
+
+def test_subclass_prints_under_its_name(torch):
+    """A Tensor subclass prints as `MyT([1., 1.])`, and print()/str() go through the
+    subclass's own __repr__; Parameter and CausalBias print as plain tensors; the core classes
+    print as PyTorch files them (`<class 'torch.Tensor'>`, `<class 'torch.dtype'>` ...)."""
+    seen = []
+    for lib in (ember, torch):
+        class MyT(lib.Tensor):
+            pass
+
+        class Own(lib.Tensor):
+            def __repr__(self, **kwargs):
+                return "own"
+        from importlib import import_module
+        bias = import_module(lib.__name__ + ".nn.attention.bias")
+        y = lib.ones(2).as_subclass(MyT)
+        seen.append([repr(y), str(y), str(lib.ones(2).as_subclass(Own)),
+                     f"{lib.ones(1).as_subclass(Own)}", str(lib.nn.Parameter(lib.ones(1))),
+                     repr(bias.causal_lower_right(2, 3)), repr(lib.Tensor), str(lib.Tensor)]
+                    + [repr(type(x)) for x in (lib.Size([1]), lib.float32, lib.device("cpu"),
+                                               lib.finfo(), lib.iinfo(lib.int8), lib.strided,
+                                               lib.contiguous_format, lib.per_tensor_affine)])
+    assert [s.replace("ember", "torch") for s in seen[0]] == seen[1]
