@@ -98,3 +98,19 @@ def test_annotations_in_code_and_graph_match_torch_fx(torch):
     conv-bn fuser tutorial prints ResNet's traced code)."""
     import torch.fx  # noqa: F401
     assert _annotated(ember) == _annotated(torch)
+
+
+def _builtin_named_params(torch_module):
+    class M(torch_module.nn.Module):
+        def forward(self, input, sum, x, device):
+            return input + sum + x
+
+    gm = torch_module.fx.symbolic_trace(M())
+    ones = torch_module.ones(1)
+    return gm.code, str(gm.graph), gm(ones, ones, ones, None).tolist()
+
+
+def test_parameters_named_like_builtins_as_in_torch_fx(torch):
+    """A parameter named like a builtin (`input`, `sum`) or `device` is the node `input_1`,
+    which the code assigns first (`input_1 = input`), as fx does."""
+    assert _builtin_named_params(ember) == _builtin_named_params(torch)
