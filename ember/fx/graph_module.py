@@ -153,7 +153,9 @@ class GraphModule(Module):
         return out
 
     def __str__(self):
-        return super().__str__() + "\n\n\n\n" + self._code.strip("\n") + "\n    "
+        # the module, its code, and fx's reminder line, one line apart
+        return "\n".join([super().__str__(), self._code,
+                          "# To see more debug info, please use `graph_module.print_readable()`"])
 
     def __copy__(self):
         return GraphModule(self, self._graph, type(self).__name__)

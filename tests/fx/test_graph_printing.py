@@ -114,3 +114,10 @@ def test_parameters_named_like_builtins_as_in_torch_fx(torch):
     """A parameter named like a builtin (`input`, `sum`) or `device` is the node `input_1`,
     which the code assigns first (`input_1 = input`), as fx does."""
     assert _builtin_named_params(ember) == _builtin_named_params(torch)
+
+
+def test_graph_module_str_as_torch_fx(torch):
+    """print(gm): the module, its code, then fx's reminder of print_readable()."""
+    def text(lib):
+        return str(lib.fx.symbolic_trace(lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU())))
+    assert text(ember) == text(torch)
