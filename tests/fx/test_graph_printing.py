@@ -121,3 +121,14 @@ def test_graph_module_str_as_torch_fx(torch):
     def text(lib):
         return str(lib.fx.symbolic_trace(lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU())))
     assert text(ember) == text(torch)
+
+
+@pytest.mark.parametrize("params", ["x, input", "x", "input"])
+def test_print_readable_as_torch_fx(torch, params):
+    """The stack-trace note sits below the parameters' own lines, a blank line between."""
+    def text(lib):
+        ns = {"lib": lib}
+        exec(f"class M(lib.nn.Module):\n    def forward(self, {params}):\n"
+             f"        return {params.replace(',', ' +')}{' + 1' if params == 'x' else ''}\n", ns)
+        return lib.fx.symbolic_trace(ns["M"]()).print_readable(print_output=False)
+    assert text(ember) == text(torch)
