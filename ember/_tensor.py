@@ -625,7 +625,8 @@ class Tensor:
         # a subclass prints under its own name (`MyT([1., 2.])`), as in PyTorch; str() goes
         # through type(self).__repr__, so a subclass's own __repr__ is print()'s too
         cls = type(self)
-        return tensor_repr(self, "tensor(" if cls is Tensor else f"{cls.__name__}(")
+        return tensor_repr(self, "tensor(" if cls is Tensor else f"{cls.__name__}(",
+                           tensor_contents)
 
     def __format__(self, spec):
         # as PyTorch: a plain 0-dim tensor formats as its number (f"{t}" too), anything

@@ -499,3 +499,16 @@ def test_subclass_prints_under_its_name(torch):
                                                lib.finfo(), lib.iinfo(lib.int8), lib.strided,
                                                lib.contiguous_format, lib.per_tensor_affine)])
     assert [s.replace("ember", "torch") for s in seen[0]] == seen[1]
+
+
+def test_repr_with_tensor_contents(torch):
+    """`t.__repr__(tensor_contents=...)` (how subclasses print their own values) replaces the
+    values' text and keeps the suffixes."""
+    seen = []
+    for lib in (ember, torch):
+        seen.append([lib.ones(2).__repr__(tensor_contents="abc"),
+                     lib.ones(2, dtype=lib.float64, requires_grad=True).__repr__(
+                         tensor_contents="[x]"),
+                     lib.zeros(0, 2).__repr__(tensor_contents="Q"),
+                     lib.zeros(2, device="meta").__repr__(tensor_contents="Q")])
+    assert seen[0] == seen[1]
