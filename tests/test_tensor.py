@@ -512,3 +512,20 @@ def test_repr_with_tensor_contents(torch):
                      lib.zeros(0, 2).__repr__(tensor_contents="Q"),
                      lib.zeros(2, device="meta").__repr__(tensor_contents="Q")])
     assert seen[0] == seen[1]
+
+
+def test_tensor_str_print_opts_and_printoptions(torch):
+    """torch._tensor_str.PRINT_OPTS reads and sets the live options; printoptions() restores
+    them afterwards."""
+    seen = []
+    for lib in (ember, torch):
+        opts = lib._tensor_str.PRINT_OPTS
+        with lib._tensor_str.printoptions(precision=2, sci_mode=True):
+            inside = (repr(lib.tensor([1.2345])), opts.precision)
+        opts.precision = 1
+        try:
+            assigned = repr(lib.tensor([1.2345]))
+        finally:
+            opts.precision = 4
+        seen.append((inside, assigned, dict(vars(opts)), repr(lib.tensor([1.2345]))))
+    assert seen[0] == seen[1]
