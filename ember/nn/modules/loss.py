@@ -1,6 +1,7 @@
 """Loss modules: thin classes over the functional losses (ember/ops/loss.py), with
 PyTorch's constructor arguments; `weight` and `pos_weight` are buffers."""
 import math
+import warnings
 
 from ...ops import loss as L
 from ...ops.linear_loss import linear_cross_entropy
@@ -49,7 +50,15 @@ class NLLLoss(_WeightedLoss):
                           reduction=self.reduction)
 
 
-NLLLoss2d = NLLLoss
+class NLLLoss2d(NLLLoss):
+    """Deprecated: NLLLoss under its own name (which print shows), warning as PyTorch's."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):

@@ -58,6 +58,7 @@ BUILD = [
     lambda t: t.nn.ParameterDict({"a": t.nn.Parameter(t.ones(2, 3))}),
     lambda t: t.nn.CrossEntropyLoss(label_smoothing=0.1),
     lambda t: t.nn.NLLLoss(ignore_index=3),
+    lambda t: t.nn.NLLLoss2d(ignore_index=3),  # its own class, as PyTorch's
     lambda t: t.nn.BCEWithLogitsLoss(pos_weight=t.ones(2)),
     lambda t: t.nn.SmoothL1Loss(beta=0.5),
     lambda t: t.nn.HuberLoss(delta=2.0),
