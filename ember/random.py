@@ -100,18 +100,22 @@ class Generator(Frozen):
         if not isinstance(new_state, Tensor) or new_state.dtype.name != "uint8":
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = bytes(new_state._host().tobytes())
-        if isinstance(self.rng.bit_generator, np.random.MT19937):
+        cpu = isinstance(self.rng.bit_generator, np.random.MT19937)
+        if cpu and len(raw) == _CPU_STATE.itemsize:
             initial, rng = _cpu_state_from(raw)
-            fill(self, _initial=initial, _rng=rng)
-            return self
-        try:
-            # Only a state this module made is accepted: a tuple of ints, dicts and bytes,
-            # taken into a new generator, so a bad one leaves this one as it was.
-            initial, bit_state = _StateUnpickler(raw).load()
-            rng = _new_rng(self.device, initial)
-            _restore(rng, bit_state)
-        except Exception:
-            raise RuntimeError("Invalid mt19937 state") from None
+        else:
+            try:
+                # Only a state this module made is accepted (on the CPU, the pickled form
+                # ember wrote before it took PyTorch's layout, as in older checkpoints): a
+                # tuple of ints, dicts and bytes, taken into a new generator, so a bad one
+                # leaves this one as it was.
+                initial, bit_state = _StateUnpickler(raw).load()
+                rng = _new_rng(self.device, initial)
+                _restore(rng, bit_state)
+            except Exception:
+                if cpu:
+                    _cpu_state_from(raw)  # PyTorch's error for a state of another size
+                raise RuntimeError("Invalid mt19937 state") from None
         fill(self, _initial=initial, _rng=rng)
         return self
 
