@@ -66,7 +66,7 @@ _LAZY_MODULES = ("distributed", "distributions", "jit", "testing", "func", "hub"
                  "quantization", "overrides", "futures", "signal", "optim", "serialization", "nn",
                  "cuda", "types", "fx", "export", "onnx", "_dynamo", "_inductor", "_C",
                  "accelerator", "backends", "cpu", "sparse", "storage", "quasirandom",
-                 "__future__", "_utils")
+                 "__future__", "_utils", "_tensor_str")
 # the namespaces that re-export op families loaded on first use (ember/ops/__init__.py)
 _LAZY_MODULES += ("fft", "linalg", "special", "functional")
 _lazy_attributes(__import__("sys").modules[__name__], {

@@ -10,6 +10,7 @@ from ._frozen import Frozen, fill
 class layout(Frozen):
     """A tensor memory layout; prints as PyTorch's (`torch.strided`)."""
 
+    __module__ = "ember"  # `<class 'torch.layout'>`
     __slots__ = ("name",)
     _torch_name = "torch.layout"
 

@@ -17,6 +17,7 @@ __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last
 
 class memory_format(Frozen):
     """One of PyTorch's four memory formats; the four are singletons."""
+    __module__ = "ember"  # `<class 'torch.memory_format'>`
     __slots__ = ("_name",)
     _torch_name = "torch.memory_format"
 

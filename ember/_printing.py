@@ -216,7 +216,7 @@ def _printable(a, dtype):
     return a
 
 
-def _meta_repr(t, prefix):
+def _meta_repr(t, prefix, contents=None):
     """A meta tensor has no values: PyTorch prints `...`, its size, and any dtype but the
     default one."""
     suffixes = ["device='meta'", f"size={tuple(t.shape)}"]
@@ -226,16 +226,18 @@ def _meta_repr(t, prefix):
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _append_suffixes(prefix + "...", suffixes, len(prefix))
+    return _append_suffixes(prefix + ("..." if contents is None else contents), suffixes,
+                            len(prefix))
 
 
-def tensor_repr(t, prefix="tensor("):
+def tensor_repr(t, prefix="tensor(", contents=None):
     """PyTorch's `repr` of ember tensor `t`, e.g. `tensor([1., 2.], dtype=torch.float64)`.
-    `prefix` replaces "tensor(" for subclasses that print under their own name."""
+    `prefix` replaces "tensor(" for subclasses that print under their own name; `contents`
+    (`repr(t, tensor_contents=...)`) the values' text, the suffixes kept."""
     a = t._array
     device = t.device
     if device.type == "meta":
-        return _meta_repr(t, prefix)
+        return _meta_repr(t, prefix, contents)
     if not isinstance(a, np.ndarray):
         a = t._host()  # through the backend: printing reads the device, as in PyTorch
     dtype = t.dtype
@@ -269,8 +271,11 @@ def tensor_repr(t, prefix="tensor("):
         elif floating:
             a = a.astype(np.float64)
         summarize = a.size > _OPTS["threshold"]
-        body = _render(a, indent, summarize, _Cells(a, summarize, floating, is_complex))
+        if contents is None:
+            body = _render(a, indent, summarize, _Cells(a, summarize, floating, is_complex))
 
+    if contents is not None:
+        body = contents
     grad_fn = getattr(t, "grad_fn", None)
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")

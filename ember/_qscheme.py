@@ -9,6 +9,7 @@ __all__ = ["qscheme", "per_tensor_affine", "per_channel_affine", "per_tensor_sym
 
 
 class qscheme:
+    __module__ = "ember"  # `<class 'torch.qscheme'>`
     __slots__ = ("name",)
 
     def __init__(self, name):

@@ -11,6 +11,7 @@ __all__ = ["Size", "shape_of"]
 class Size(tuple):
     """A tensor's shape: a tuple of ints that prints as `torch.Size([2, 3])`."""
 
+    __module__ = "ember"  # `<class 'torch.Size'>`
     __slots__ = ()
 
     def __new__(cls, sizes=()):

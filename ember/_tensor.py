@@ -98,6 +98,7 @@ _OWN_DTYPE = object()  # a tensor's grad_dtype left as its own dtype
 
 
 class Tensor:
+    __module__ = "ember"  # `<class 'torch.Tensor'>`, as PyTorch files it
     __slots__ = ("_array", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_vc",
                  "_base", "_view_fn", "_grad", "__dict__", "__weakref__")
     # Rarely set fields live in the instance dict, with these class-level defaults.
@@ -624,9 +625,11 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         from ._printing import tensor_repr  # here: `import ember` need not load the printer
-        return tensor_repr(self)
-
-    __str__ = __repr__
+        # a subclass prints under its own name (`MyT([1., 2.])`), as in PyTorch; str() goes
+        # through type(self).__repr__, so a subclass's own __repr__ is print()'s too
+        cls = type(self)
+        return tensor_repr(self, "tensor(" if cls is Tensor else f"{cls.__name__}(",
+                           tensor_contents)
 
     def __format__(self, spec):
         # as PyTorch: a plain 0-dim tensor formats as its number (f"{t}" too), anything

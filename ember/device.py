@@ -29,6 +29,7 @@ class device(Frozen):
     PyTorch's branch. Equal devices are one object (each is made once and cached)."""
 
     __slots__ = ("type", "index")
+    __module__ = "ember"  # `<class 'torch.device'>`
     _torch_name = "torch.device"
 
     def __new__(cls, type, index=None):

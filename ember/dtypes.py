@@ -46,6 +46,7 @@ class dtype(Frozen):
                  "_category", "_scalar_name", "_tensor_type", "_storage_type", "_cpp_name",
                  "_kind")
     _torch_name = "torch.dtype"
+    __module__ = "ember"  # `<class 'torch.dtype'>` (finfo, iinfo), as PyTorch files them
 
     def __init__(self, name, np_dtype, category, scalar_name, cpp_name, kind=""):
         np_dtype = np.dtype(np_dtype)
@@ -410,6 +411,7 @@ class finfo(_TypeInfo):
 
     __slots__ = ("bits", "dtype", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
                  "_described")
+    __module__ = "ember"
     _torch_name = "torch.finfo"
 
     def __init__(self, type=None):
@@ -447,6 +449,7 @@ class iinfo(_TypeInfo):
     """Limits of an integer dtype, with PyTorch's attribute names."""
 
     __slots__ = ("bits", "dtype", "max", "min", "_described")
+    __module__ = "ember"
     _torch_name = "torch.iinfo"
 
     def __init__(self, type):

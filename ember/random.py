@@ -86,24 +86,36 @@ class Generator(Frozen):
         return self._initial
 
     def get_state(self):
-        """The generator's state as a uint8 tensor, as PyTorch returns it."""
+        """The generator's state as a uint8 tensor, as PyTorch returns it: on the CPU, PyTorch's
+        5056 bytes (so states cross between the two); elsewhere the backend's, pickled."""
         from ._tensor import Tensor
-        state = (self._initial, _capture(self.rng))
-        return Tensor._wrap(np.frombuffer(pickle.dumps(state), dtype=np.uint8).copy())
+        if isinstance(self.rng.bit_generator, np.random.MT19937):
+            raw = _cpu_state_bytes(self._initial, self.rng)
+        else:
+            raw = pickle.dumps((self._initial, _capture(self.rng)))
+        return Tensor._wrap(np.frombuffer(raw, dtype=np.uint8).copy())
 
     def set_state(self, new_state):
         from ._tensor import Tensor
         if not isinstance(new_state, Tensor) or new_state.dtype.name != "uint8":
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = bytes(new_state._host().tobytes())
-        try:
-            # Only a state this module made is accepted: a tuple of ints, dicts and bytes,
-            # taken into a new generator, so a bad one leaves this one as it was.
-            initial, bit_state = _StateUnpickler(raw).load()
-            rng = _new_rng(self.device, initial)
-            _restore(rng, bit_state)
-        except Exception:
-            raise RuntimeError("Invalid mt19937 state") from None
+        cpu = isinstance(self.rng.bit_generator, np.random.MT19937)
+        if cpu and len(raw) == _CPU_STATE.itemsize:
+            initial, rng = _cpu_state_from(raw)
+        else:
+            try:
+                # Only a state this module made is accepted (on the CPU, the pickled form
+                # ember wrote before it took PyTorch's layout, as in older checkpoints): a
+                # tuple of ints, dicts and bytes, taken into a new generator, so a bad one
+                # leaves this one as it was.
+                initial, bit_state = _StateUnpickler(raw).load()
+                rng = _new_rng(self.device, initial)
+                _restore(rng, bit_state)
+            except Exception:
+                if cpu:
+                    _cpu_state_from(raw)  # PyTorch's error for a state of another size
+                raise RuntimeError("Invalid mt19937 state") from None
         fill(self, _initial=initial, _rng=rng)
         return self
 
@@ -194,6 +206,48 @@ def _restore(rng, state):
         bit.state = state
     else:
         bit._state.set(np.frombuffer(state, dtype=np.int8))  # CuPy: back into device memory
+
+
+# PyTorch's CPU generator state: the initial seed (u64), `left` and `seeded` (i32), `next`
+# (u64), the Twister's 624 words (each as u64), three doubles (the second is the cached
+# Box-Muller value), its valid flag (i32, then 4 bytes of padding), a cached float and its flag
+# (then 3 bytes of padding). `left` counts down to the next twist: 625 - NumPy's `pos`.
+_CPU_STATE = np.dtype([("seed", "<u8"), ("left", "<i4"), ("seeded", "<i4"), ("next", "<u8"),
+                       ("words", "<u8", 624), ("normal_x", "<f8"), ("normal_y", "<f8"),
+                       ("normal_rho", "<f8"), ("normal_valid", "<i4"), ("_pad", "V4"),
+                       ("float_normal", "<f4"), ("float_valid", "u1"), ("_pad2", "V3")])
+
+
+def _cpu_state_bytes(initial, rng):
+    mt = rng.bit_generator.state["state"]
+    key, pos = mt["key"], int(mt["pos"])
+    # just seeded (nothing drawn yet): PyTorch's `next` is 0 until the first twist
+    fresh = pos == 624 and np.array_equal(key, torch_mt19937(initial).state["state"]["key"])
+    state = np.zeros((), _CPU_STATE)
+    state["seed"], state["left"], state["seeded"] = initial, 625 - pos, 1
+    state["next"], state["words"] = 0 if fresh else pos, key
+    cache = getattr(rng, "normal_cache", None)
+    if cache is not None:
+        state["normal_y"], state["normal_valid"] = cache, 1
+    return state.tobytes()
+
+
+def _cpu_state_from(raw):
+    """(initial seed, generator) from PyTorch's CPU state bytes; PyTorch's errors for others.
+    (A cached float normal has no place in ember's stream and is dropped.)"""
+    if len(raw) != _CPU_STATE.itemsize:
+        raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_CPU_STATE.itemsize} but "
+                           f"found the input RNG state size to be {len(raw)}")
+    state = np.frombuffer(raw, _CPU_STATE)[0]
+    left, nxt = int(state["left"]), int(state["next"])
+    if not state["seeded"] or not 0 < left <= 624 or nxt > 624:
+        raise RuntimeError("Invalid mt19937 state")
+    initial = int(state["seed"])
+    rng = torch_stream_class()(torch_mt19937(initial))
+    rng.bit_generator.state = {"bit_generator": "MT19937", "state": {
+        "key": (state["words"] & 0xFFFFFFFF).astype(np.uint32), "pos": 625 - left}}
+    rng.normal_cache = float(state["normal_y"]) if state["normal_valid"] else None
+    return initial, rng
 
 
 class _StateUnpickler(pickle.Unpickler):

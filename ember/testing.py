@@ -14,7 +14,10 @@ _TOLERANCES = {_dt.float16: (1e-3, 1e-5), _dt.bfloat16: (1.6e-2, 1e-5),
 
 def _as_tensor(x):
     from .ops.creation import tensor
-    return x if isinstance(x, Tensor) else tensor(x)
+    if isinstance(x, Tensor):
+        return x
+    # a Python float or complex compares in double precision (PyTorch's tolerances for it)
+    return tensor(x, dtype={float: _dt.float64, complex: _dt.complex128}.get(type(x)))
 
 
 def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=None,
@@ -55,19 +58,46 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     close = np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if close.all():
         return
-    bad = ~close
-    diff = np.abs(x - y)
-    worst = np.unravel_index(np.argmax(np.where(bad, diff, -1)), x.shape) if x.ndim else ()
-    rel = diff / np.abs(y)
-    worst_rel = np.unravel_index(np.argmax(np.where(bad, np.nan_to_num(rel, nan=-1), -1)),
-                                 x.shape) if x.ndim else ()
-    kind = "Tensor-likes" if x.size > 1 else "Scalars"
-    text = (f"{kind} are not close!\n\nMismatched elements: {int(bad.sum())} / {x.size} "
-            f"({100 * bad.sum() / x.size:.1f}%)\nGreatest absolute difference: "
-            f"{diff[worst]} at index {tuple(int(i) for i in worst)} (up to {atol} allowed)\n"
-            f"Greatest relative difference: {rel[worst_rel]} at index "
-            f"{tuple(int(i) for i in worst_rel)} (up to {rtol} allowed)")
-    raise AssertionError(msg or text)
+    raise AssertionError(msg or _mismatch_message(a, e, close, rtol, atol))
+
+
+def _mismatch_message(a, e, matches, rtol, atol):
+    """PyTorch's text: a 0-dim pair as "Scalars" with both values; else "Tensor-likes" with the
+    greatest differences among the mismatches, computed in the tensors' dtype (integers in
+    int64, their ratio in float32) and printed as Python numbers. A tolerance of zero on
+    both reads "not equal!" and no "(up to ... allowed)"."""
+    equal = rtol == 0 and atol == 0
+
+    def line(kind, value, index, tol):
+        text = (f"{kind.title()} difference: {value}" if index is None else
+                f"Greatest {kind} difference: {value} at index {index}")
+        return text if equal else f"{text} (up to {tol} allowed)"
+
+    if a.dim() == 0:
+        actual, expected = a.item(), e.item()
+        abs_diff = abs(actual - expected)
+        rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
+        kind, extra, at_abs, at_rel = "Scalars", f"Expected {expected} but got {actual}.", None, None
+    else:
+        x, y = (t.detach().cpu()._array.reshape(-1) for t in (a, e))
+        if x.dtype.kind in "biu":
+            x, y = x.astype(np.int64), y.astype(np.int64)
+        bad = ~matches.reshape(-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            diff = np.abs(x - y)
+            diff[~bad] = 0
+            rel = (diff.astype(np.float32) / np.abs(y).astype(np.float32)
+                   if diff.dtype.kind == "i" else diff / np.abs(y))
+        rel[~bad] = 0
+        i, j = int(np.argmax(diff)), int(np.argmax(rel))  # (the first NaN, as torch.max)
+        abs_diff, rel_diff = diff[i].item(), rel[j].item()
+        at_abs, at_rel = (tuple(int(k) for k in np.unravel_index(n, a.shape)) for n in (i, j))
+        total = x.size
+        extra = (f"Mismatched elements: {int(bad.sum())} / {total} "
+                 f"({int(bad.sum()) / total:.1%})")
+        kind = "Tensor-likes"
+    return (f"{kind} are not {'equal' if equal else 'close'}!\n\n{extra}\n"
+            f"{line('absolute', abs_diff, at_abs, atol)}\n{line('relative', rel_diff, at_rel, rtol)}")
 
 
 _ALLCLOSE_TOLERANCES = {_dt.float16: (1e-3, 1e-3), _dt.float32: (1e-4, 1e-5),

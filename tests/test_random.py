@@ -63,6 +63,51 @@ def test_get_state_set_state_round_trip():
     assert ember.rand(4).tolist() == x.tolist()
 
 
+@pytest.mark.parametrize("draw", [None, "rand1", "rand624", "rand700", "randn1", "randint"])
+def test_cpu_state_is_pytorchs_bytes(torch, draw):
+    """A CPU generator's state is PyTorch's 5056-byte layout, byte for byte, and a state
+    taken from PyTorch resumes PyTorch's stream in ember."""
+    draws = {"rand1": lambda t: t.rand(1), "rand624": lambda t: t.rand(624),
+             "rand700": lambda t: t.rand(700), "randn1": lambda t: t.randn(1),
+             "randint": lambda t: t.randint(0, 10, (5,))}
+    states = []
+    for lib in (torch, ember):
+        lib.manual_seed(5)
+        if draw:
+            draws[draw](lib)
+        states.append(lib.get_rng_state().numpy())
+    assert states[1].shape == (5056,) and np.array_equal(states[0], states[1])
+    ember.set_rng_state(ember.tensor(states[0]))
+    torch.set_rng_state(torch.tensor(states[0]))
+    assert ember.randn(3).tolist() == torch.randn(3).tolist()
+    assert np.array_equal(ember.Generator().get_state().numpy(),
+                          torch.Generator().get_state().numpy())
+
+
+def test_cpu_state_checks_as_pytorch():
+    with pytest.raises(RuntimeError, match="Expected a CPUGeneratorImplState of size 5056 but "
+                                           "found the input RNG state size to be 10"):
+        ember.set_rng_state(ember.zeros(10, dtype=ember.uint8))
+    state = ember.get_rng_state()
+    state[8:12] = 0  # `left` 0
+    with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
+        ember.set_rng_state(state)
+
+
+def test_a_state_ember_pickled_before_still_resumes():
+    """Checkpoints written before the CPU state took PyTorch's layout hold ember's pickled
+    (seed, Twister words, position, cached normal): they still load and resume the stream."""
+    import pickle
+    from ember.random import _capture
+    g = ember.default_generator
+    ember.manual_seed(3)
+    ember.randn(5)
+    old = pickle.dumps((g.initial_seed(), _capture(g.rng)))
+    expected = ember.randn(4).tolist()
+    ember.set_rng_state(ember.tensor(np.frombuffer(old, np.uint8).copy()))
+    assert ember.randn(4).tolist() == expected
+
+
 def test_set_state_rejects_other_tensors():
     with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
         ember.Generator().set_state(ember.zeros(3))

@@ -475,3 +475,57 @@ def test_deepcopy_keeps_shared_memory_shared(torch):
         results.append((view.tolist(), transposed[0].tolist(), view.storage_offset(),
                         view.stride(), base[1, 0].item(), copy.deepcopy(base[1:]).tolist()))
     assert results[0] == results[1]
+
+
+def test_subclass_prints_under_its_name(torch):
+    """A Tensor subclass prints as `MyT([1., 1.])`, and print()/str() go through the
+    subclass's own __repr__; Parameter and CausalBias print as plain tensors; the core classes
+    print as PyTorch files them (`<class 'torch.Tensor'>`, `<class 'torch.dtype'>` ...)."""
+    seen = []
+    for lib in (ember, torch):
+        class MyT(lib.Tensor):
+            pass
+
+        class Own(lib.Tensor):
+            def __repr__(self, **kwargs):
+                return "own"
+        from importlib import import_module
+        bias = import_module(lib.__name__ + ".nn.attention.bias")
+        y = lib.ones(2).as_subclass(MyT)
+        seen.append([repr(y), str(y), str(lib.ones(2).as_subclass(Own)),
+                     f"{lib.ones(1).as_subclass(Own)}", str(lib.nn.Parameter(lib.ones(1))),
+                     repr(bias.causal_lower_right(2, 3)), repr(lib.Tensor), str(lib.Tensor)]
+                    + [repr(type(x)) for x in (lib.Size([1]), lib.float32, lib.device("cpu"),
+                                               lib.finfo(), lib.iinfo(lib.int8), lib.strided,
+                                               lib.contiguous_format, lib.per_tensor_affine)])
+    assert [s.replace("ember", "torch") for s in seen[0]] == seen[1]
+
+
+def test_repr_with_tensor_contents(torch):
+    """`t.__repr__(tensor_contents=...)` (how subclasses print their own values) replaces the
+    values' text and keeps the suffixes."""
+    seen = []
+    for lib in (ember, torch):
+        seen.append([lib.ones(2).__repr__(tensor_contents="abc"),
+                     lib.ones(2, dtype=lib.float64, requires_grad=True).__repr__(
+                         tensor_contents="[x]"),
+                     lib.zeros(0, 2).__repr__(tensor_contents="Q"),
+                     lib.zeros(2, device="meta").__repr__(tensor_contents="Q")])
+    assert seen[0] == seen[1]
+
+
+def test_tensor_str_print_opts_and_printoptions(torch):
+    """torch._tensor_str.PRINT_OPTS reads and sets the live options; printoptions() restores
+    them afterwards."""
+    seen = []
+    for lib in (ember, torch):
+        opts = lib._tensor_str.PRINT_OPTS
+        with lib._tensor_str.printoptions(precision=2, sci_mode=True):
+            inside = (repr(lib.tensor([1.2345])), opts.precision)
+        opts.precision = 1
+        try:
+            assigned = repr(lib.tensor([1.2345]))
+        finally:
+            opts.precision = 4
+        seen.append((inside, assigned, dict(vars(opts)), repr(lib.tensor([1.2345]))))
+    assert seen[0] == seen[1]

@@ -32,3 +32,31 @@ def _allclose(lib):
 def test_assert_allclose_matches_torch(torch):
     import torch.testing  # noqa: F401
     assert _allclose(ember) == _allclose(torch)
+
+
+MISMATCHES = [
+    lambda t: (t.tensor([1., 2., 3.]), t.tensor([1., 2.5, 3.])),  # float32 differences
+    lambda t: (t.tensor([1, 2]), t.tensor([1, 3])),  # "not equal!", no tolerances shown
+    lambda t: (t.tensor(1.5), t.tensor(1.)),  # 0-dim: "Scalars", both values
+    lambda t: (t.tensor([1.5]), t.tensor([1.])),  # one element, still "Tensor-likes"
+    lambda t: (t.tensor([[1., 2.], [3., 4.]]), t.tensor([[1., 2.1], [3.3, 4.]])),
+    lambda t: (t.tensor([1., float("nan")]), t.tensor([1., 2.])),
+    lambda t: (t.tensor([1., 2.]), t.tensor([1., 0.])),
+    lambda t: (t.tensor([True, False]), t.tensor([True, True])),
+    lambda t: (t.tensor([1., 2.], dtype=t.bfloat16), t.tensor([1., 2.5], dtype=t.bfloat16)),
+    lambda t: (t.tensor([1 + 1j, 2j]), t.tensor([1 + 1j, 3j])),
+    lambda t: (1.0, 1.5),  # Python floats: double precision's tolerances
+    lambda t: (1, 2),
+    lambda t: (t.tensor(0.), t.tensor(1.)),
+    lambda t: (t.tensor([1, 2], dtype=t.uint8), t.tensor([3, 2], dtype=t.uint8)),
+]
+
+
+@pytest.mark.parametrize("build", MISMATCHES, ids=range(len(MISMATCHES)))
+def test_assert_close_message_as_torch(torch, build):
+    messages = []
+    for lib in (ember, torch):
+        with pytest.raises(AssertionError) as info:
+            lib.testing.assert_close(*build(lib))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

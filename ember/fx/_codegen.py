@@ -171,7 +171,9 @@ def _line(node, globals_, self_name, params):
             params.append(f"{param} = {_repr(node.args[0], globals_)}")
         else:
             params.append(param)
-        return None
+        # a parameter named like a builtin (`input`) gets its node's own name, as in fx
+        bare = target.lstrip("*") if isinstance(target, str) else target
+        return None if node.name == bare else f"{node.name} = {bare}"
     if op == "output":
         return f"return {_repr(node.args[0], globals_)}"
     if op == "get_attr":

@@ -24,21 +24,20 @@ def _snake(name):
 
 class _Namespace:
     """Unique node names, as fx makes them: `add`, `add_1`, ...; never a builtin's or a
-    keyword's name (`sum` becomes `sum_1`)."""
+    keyword's name (`sum` becomes `sum_1`, a parameter `input` is the node `input_1`)."""
 
     def __init__(self):
         self._used, self._count = set(), {}
 
-    def create(self, candidate, shadow_ok=False):
-        """`shadow_ok`: a placeholder may keep a builtin's name (`input`), as it is the
-        forward's own parameter name."""
-        base = _snake(candidate) if not shadow_ok else candidate
+    def create(self, candidate, placeholder=False):
+        """A placeholder keeps its parameter's spelling (not snake-cased)."""
+        base = candidate if placeholder else _snake(candidate)
         match = re.fullmatch(r"(.*)_(\d+)", base)
         if match and match.group(1) in self._count:
             base = match.group(1)
         name = base
         if name in self._used or keyword.iskeyword(name) or \
-                (hasattr(builtins, name) and not shadow_ok) or \
+                hasattr(builtins, name) or \
                 name in ("torch", "self", "operator", "device"):
             k = self._count.get(base, 0) + 1
             while f"{base}_{k}" in self._used:
@@ -87,7 +86,7 @@ class Graph:
             candidate = getattr(target, "__name__", "fn")
             if candidate.startswith("__") and candidate.endswith("__") and len(candidate) > 4:
                 candidate = candidate[2:-2]
-        node = Node(self, self._namespace.create(candidate, shadow_ok=op == "placeholder"),
+        node = Node(self, self._namespace.create(candidate, placeholder=op == "placeholder"),
                     op, target, args or (),
                     kwargs or {}, type_expr)
         self._insert_node(node)

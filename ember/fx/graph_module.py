@@ -142,10 +142,14 @@ class GraphModule(Module):
         lines = [f"class {type(self).__name__}(torch.nn.Module):"]
         body = self._code.strip("\n").split("\n")
         if any(n.op not in ("placeholder", "output") for n in self.graph.nodes):
-            # ember records no stack traces on nodes; fx says so above the first node
+            # ember records no stack traces on nodes; fx says so above the first node that is
+            # not a parameter's (`input_1 = input`), a blank line below those
+            params = {f"    {n.name} = {n.target.lstrip('*')}" for n in self.graph.nodes
+                      if n.op == "placeholder"}
             first = next(i for i, line in enumerate(body) if line.startswith("    ")
-                         and not line.lstrip().startswith("#"))
-            body.insert(first, "    # No stacktrace found for following nodes")
+                         and not line.lstrip().startswith("#") and line not in params)
+            note = ["    # No stacktrace found for following nodes"]
+            body[first:first] = ([""] + note) if body[first - 1] in params else note
         lines += ["    " + line if line else line for line in body]
         out = "\n".join(lines).rstrip() + "\n"
         if print_output:
@@ -153,7 +157,9 @@ class GraphModule(Module):
         return out
 
     def __str__(self):
-        return super().__str__() + "\n\n\n\n" + self._code.strip("\n") + "\n    "
+        # the module, its code, and fx's reminder line, one line apart
+        return "\n".join([super().__str__(), self._code,
+                          "# To see more debug info, please use `graph_module.print_readable()`"])
 
     def __copy__(self):
         return GraphModule(self, self._graph, type(self).__name__)

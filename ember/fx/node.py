@@ -226,7 +226,7 @@ def type_name(t):
         if issubclass(t, Tensor) and t.__module__.startswith("ember"):
             return "torch.Tensor"
         return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-    return repr(t).replace("ember._tensor.Tensor", "torch.Tensor")
+    return repr(t).replace("ember.Tensor", "torch.Tensor")
 
 
 def annotation_code(t, globals_):

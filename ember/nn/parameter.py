@@ -24,7 +24,8 @@ class Parameter(Tensor):
         pass
 
     def __repr__(self):
-        return "Parameter containing:\n" + super().__repr__()
+        from .._printing import tensor_repr
+        return "Parameter containing:\n" + tensor_repr(self)
 
     __str__ = __repr__  # Tensor binds __str__ to its own __repr__; print shows this one
 

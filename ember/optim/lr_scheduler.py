@@ -331,7 +331,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         else:
             self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
-        self._step_count += 1
+        # (no _step_count += 1: PyTorch's own step leaves the count at 0, as its state_dict shows)
         with _within_step(self):
             values = self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
@@ -387,8 +387,11 @@ class CyclicLR(LRScheduler):
             self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
             self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
-                for m, group in zip(self.max_momentums, optimizer.param_groups):
+                for m, b, group in zip(self.max_momentums, self.base_momentums,
+                                       optimizer.param_groups):
                     _set_momentum(group, m, self.use_beta1)
+                    # each group keeps its bounds, as PyTorch's (printed by the optimizer)
+                    group["max_momentum"], group["base_momentum"] = m, b
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 

@@ -5,22 +5,14 @@ A whole object pickled by `ember.save` names PyTorch's module paths for ember's 
 `torchvision.X`), so PyTorch loads it; `ember.load` maps those names back to ember's. The
 two directions are inverse, so a file ember wrote loads in ember with or without PyTorch.
 
-ember files most classes where PyTorch does; the few it files elsewhere are listed here with
+ember files most classes where PyTorch does (Tensor, Size, dtype, device ... name `ember` as
+their module, as PyTorch's name `torch`); the few it files elsewhere are listed here with
 PyTorch's home, so the written name is one PyTorch resolves.
 """
 import importlib
 
 # (ember module, qualified name) -> PyTorch's module for that class or function
 _TORCH_HOME = {
-    ("ember._tensor", "Tensor"): "torch",
-    ("ember._tensor", "Size"): "torch",
-    ("ember.device", "device"): "torch",
-    ("ember.dtypes", "dtype"): "torch",
-    ("ember.dtypes", "finfo"): "torch",
-    ("ember.dtypes", "iinfo"): "torch",
-    ("ember._memory_format", "memory_format"): "torch",
-    ("ember._layout", "layout"): "torch",
-    ("ember._qscheme", "qscheme"): "torch",
     ("ember.random", "Generator"): "torch",
     ("ember.optim._adafactor", "Adafactor"): "torch.optim._adafactor",
     ("ember.utils.data._utils.fetch", "_DatasetKind"): "torch.utils.data.dataloader",

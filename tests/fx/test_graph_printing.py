@@ -98,3 +98,37 @@ def test_annotations_in_code_and_graph_match_torch_fx(torch):
     conv-bn fuser tutorial prints ResNet's traced code)."""
     import torch.fx  # noqa: F401
     assert _annotated(ember) == _annotated(torch)
+
+
+def _builtin_named_params(torch_module):
+    class M(torch_module.nn.Module):
+        def forward(self, input, sum, x, device):
+            return input + sum + x
+
+    gm = torch_module.fx.symbolic_trace(M())
+    ones = torch_module.ones(1)
+    return gm.code, str(gm.graph), gm(ones, ones, ones, None).tolist()
+
+
+def test_parameters_named_like_builtins_as_in_torch_fx(torch):
+    """A parameter named like a builtin (`input`, `sum`) or `device` is the node `input_1`,
+    which the code assigns first (`input_1 = input`), as fx does."""
+    assert _builtin_named_params(ember) == _builtin_named_params(torch)
+
+
+def test_graph_module_str_as_torch_fx(torch):
+    """print(gm): the module, its code, then fx's reminder of print_readable()."""
+    def text(lib):
+        return str(lib.fx.symbolic_trace(lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU())))
+    assert text(ember) == text(torch)
+
+
+@pytest.mark.parametrize("params", ["x, input", "x", "input"])
+def test_print_readable_as_torch_fx(torch, params):
+    """The stack-trace note sits below the parameters' own lines, a blank line between."""
+    def text(lib):
+        ns = {"lib": lib}
+        exec(f"class M(lib.nn.Module):\n    def forward(self, {params}):\n"
+             f"        return {params.replace(',', ' +')}{' + 1' if params == 'x' else ''}\n", ns)
+        return lib.fx.symbolic_trace(ns["M"]()).print_readable(print_output=False)
+    assert text(ember) == text(torch)

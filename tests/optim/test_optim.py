@@ -208,6 +208,34 @@ def test_scheduler_state_dict_keys_and_get_lr_warning_as_torch(torch, name, kwar
     assert seen[0] == seen[1]
 
 
+def _rounded(value):
+    if isinstance(value, float):
+        return round(value, 12)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_rounded(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("name,kwargs", SCHEDULERS, ids=[f"{n}-{i}" for i, (n, _) in
+                                                        enumerate(SCHEDULERS)])
+def test_scheduler_state_and_optimizer_print_as_torch(torch, name, kwargs):
+    """After a few steps, the scheduler's state_dict values and the optimizer's repr are
+    PyTorch's (CyclicLR's groups hold their momentum bounds; CosineAnnealingWarmRestarts
+    keeps _step_count at 0)."""
+    seen = []
+    for lib in (ember, torch):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9)
+        sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
+        for _ in range(3):
+            opt.step()
+            sched.step()
+        state = {k: v for k, v in sched.state_dict().items() if k != "lr_lambdas"}
+        seen.append((_rounded(state), repr(opt)))
+    assert seen[0] == seen[1]
+
+
 def test_scheduler_state_dict_roundtrip():
     p = nn.Parameter(ember.ones(2))
     opt = ember.optim.SGD([p], lr=0.1)

@@ -37,6 +37,9 @@ class CausalBias(Tensor):
             warnings.warn("Lower right causal bias will produce NaNs in the output when seq_len_q "
                           "> seq_len_kv!", stacklevel=2)
 
+    def __repr__(self):  # the mask it stands for, as PyTorch prints it
+        return repr(self._materialize())
+
     def _materialize(self, device=None):
         """The boolean mask (True where attention is allowed) on `device` (the CPU by
         default)."""

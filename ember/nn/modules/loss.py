@@ -1,10 +1,12 @@
 """Loss modules: thin classes over the functional losses (ember/ops/loss.py), with
 PyTorch's constructor arguments; `weight` and `pos_weight` are buffers."""
 import math
+import warnings
 
 from ...ops import loss as L
 from ...ops.linear_loss import linear_cross_entropy
 from .linear import Linear
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
@@ -48,7 +50,15 @@ class NLLLoss(_WeightedLoss):
                           reduction=self.reduction)
 
 
-NLLLoss2d = NLLLoss
+class NLLLoss2d(NLLLoss):
+    """Deprecated: NLLLoss under its own name (which print shows), warning as PyTorch's."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -201,7 +211,10 @@ class TripletMarginLoss(_Loss):
 class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(reduction=reduction)
-        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+        # the default is a PairwiseDistance child module, which the repr lists, as PyTorch's
+        self.distance_function = distance_function if distance_function is not None \
+            else PairwiseDistance()
+        self.margin, self.swap = margin, swap
 
     def forward(self, anchor, positive, negative):
         return L.triplet_margin_with_distance_loss(

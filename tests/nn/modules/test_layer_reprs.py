@@ -58,12 +58,15 @@ BUILD = [
     lambda t: t.nn.ParameterDict({"a": t.nn.Parameter(t.ones(2, 3))}),
     lambda t: t.nn.CrossEntropyLoss(label_smoothing=0.1),
     lambda t: t.nn.NLLLoss(ignore_index=3),
+    lambda t: t.nn.NLLLoss2d(ignore_index=3),  # its own class, as PyTorch's
     lambda t: t.nn.BCEWithLogitsLoss(pos_weight=t.ones(2)),
     lambda t: t.nn.SmoothL1Loss(beta=0.5),
     lambda t: t.nn.HuberLoss(delta=2.0),
     lambda t: t.nn.KLDivLoss(reduction="batchmean"),
     lambda t: t.nn.CTCLoss(blank=1),
     lambda t: t.nn.TripletMarginLoss(margin=2.0),
+    lambda t: t.nn.TripletMarginWithDistanceLoss(),  # its default distance is a child
+    lambda t: t.nn.TripletMarginWithDistanceLoss(distance_function=t.nn.PairwiseDistance(p=1)),
     lambda t: t.nn.Flatten(),
     lambda t: t.nn.Unflatten(1, (2, 2)),
     lambda t: t.nn.Identity(3, foo=2),
