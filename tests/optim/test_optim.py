@@ -226,14 +226,20 @@ def test_scheduler_state_and_optimizer_print_as_torch(torch, name, kwargs):
     keeps _step_count at 0)."""
     seen = []
     for lib in (ember, torch):
-        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9)
-        sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
-        for _ in range(3):
-            opt.step()
-            sched.step()
+        sched = _stepped_scheduler(lib, name, kwargs, 3)
         state = {k: v for k, v in sched.state_dict().items() if k != "lr_lambdas"}
-        seen.append((_rounded(state), repr(opt)))
+        seen.append((_rounded(state), repr(sched.optimizer)))
     assert seen[0] == seen[1]
+
+
+def _stepped_scheduler(lib, name, kwargs, steps):
+    """Scheduler `name` over SGD with momentum on one parameter, after `steps` steps."""
+    opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9)
+    sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+    return sched
 
 
 def test_scheduler_state_dict_roundtrip():
@@ -258,23 +264,14 @@ def test_scheduler_state_saves_and_crosses_to_torch(torch, name, kwargs):
     import io
     states = {}
     for lib in (ember, torch):
-        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9)
-        sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
-        for _ in range(4):
-            opt.step()
-            sched.step()
         buf = io.BytesIO()
-        lib.save(sched.state_dict(), buf)
+        lib.save(_stepped_scheduler(lib, name, kwargs, 4).state_dict(), buf)
         states[lib.__name__] = buf.getvalue()
     for saved_by, lib in (("ember", torch), ("torch", ember)):
         opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9)
         sched = getattr(lib.optim.lr_scheduler, name)(opt, **kwargs)
         sched.load_state_dict(lib.load(io.BytesIO(states[saved_by]), weights_only=False))
-        other = getattr(lib.optim.lr_scheduler, name)(
-            lib.optim.SGD([lib.nn.Parameter(lib.ones(2))], lr=0.1, momentum=0.9), **kwargs)
-        for _ in range(4):
-            other.optimizer.step()
-            other.step()
+        other = _stepped_scheduler(lib, name, kwargs, 4)
         for _ in range(5):
             opt.step()
             sched.step()
