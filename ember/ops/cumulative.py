@@ -13,7 +13,7 @@ from .._tensor import _wrap_dim, xp_of
 from ._graph import Node, inplace, record, write_out, with_out
 from .pointwise import logical_xor, scalar_op, where
 from .reduction import _sum_dtype, accumulating, const, return_type
-from .sorting import scatter_add_along
+from .sorting import _no_kernel, scatter_add_along
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "trapz",
            "cumulative_trapezoid", "gradient"]
@@ -178,6 +178,7 @@ def _cum_extreme(input, dim, is_max, out):
     fname = "cummax" if is_max else "cummin"
     if input.dtype._kind:
         _casts.refuse(input.dtype, f"{fname}_cpu")
+    _no_kernel(input, f"{fname}_cpu", bool_too=False)
     arr, axis = _scan_axis(input, dim)
     xp = xp_of(input)
     values = _accumulate(xp, "maximum" if is_max else "minimum", arr, axis)

@@ -229,14 +229,17 @@ class NanmedianBackward0(MaxBackward1):
     pass
 
 
-def _not_for_bool(input, what):
-    if input._array.dtype == np.bool_:
+def _no_kernel(input, what, bool_too=True):
+    """PyTorch's error where its CPU kernel has no loop for the dtype: complex on the CPU
+    (kthvalue, median, mode, unique, cummax/cummin), and bool where `bool_too`."""
+    if (bool_too and input._array.dtype == np.bool_) or \
+            (input.is_complex() and input.device.type == "cpu"):
         raise NotImplementedError(f"\"{what}\" not implemented for '{input.dtype._scalar_name}'")
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The k-th smallest element (1-based) of each slice along `dim`, and its index."""
-    _not_for_bool(input, "kthvalue_cpu")
+    _no_kernel(input, "kthvalue_cpu")
     arr = input._array
     axis = _wrap_dim(dim, arr.ndim)
     n = arr.shape[axis] if arr.ndim else 1
@@ -268,7 +271,7 @@ def _median_position(xp, arr, axis, ignore_nan):
 
 def _median(input, dim, keepdim, out, ignore_nan):
     fname = "nanmedian" if ignore_nan else "median"
-    _not_for_bool(input, f"{fname}_cpu" if ignore_nan else "median_cpu")
+    _no_kernel(input, "median_cpu" if dim is None else "median_out")  # nanmedian's too
     arr = input._array
     xp = xp_of(input)
     if dim is None:
@@ -311,6 +314,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """The most frequent value of each slice (the smallest among equally frequent ones) and
     the last index where it occurs."""
+    _no_kernel(input, "mode_cpu", bool_too=False)
     arr = input._array
     xp = xp_of(input)
     axis = _wrap_dim(dim, arr.ndim)
@@ -367,6 +371,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """The distinct elements (or slices along `dim`), sorted, with optionally the inverse
     (each element's position in the result) and the counts. NaNs are all distinct."""
     refuse_on_meta("aten::_unique2" if dim is None else "aten::unique_dim", input)
+    _no_kernel(input, "unique" if dim is None else "unique_dim", bool_too=False)
     if input.dtype._kind:
         _casts.refuse(input.dtype, "unique", (_dt.UINT,))
     # Computed on the host: the result's size depends on the data (PyTorch synchronises
@@ -399,6 +404,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """unique over runs of equal consecutive elements (or slices along `dim`)."""
     refuse_on_meta("aten::unique_consecutive", input)
+    _no_kernel(input, "unique", bool_too=False)
     arr = input._array
     xp = xp_of(input)
     if dim is None:
