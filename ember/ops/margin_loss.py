@@ -158,8 +158,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_multilabel_shapes(input, target)
-    x = input if input.dim() > 1 else input.unsqueeze(0)
-    tt = (target if target.dim() > 1 else target.unsqueeze(0))._array
+    x = input if input.dim() > 1 else input.reshape(1, -1)  # a vector (or a 0-dim: 1 class)
+    tt = (target if target.dim() > 1 else target.reshape(1, -1))._array
     C = x.shape[1]
     check_data(input._device, (tt < -1) | (tt >= C),
                RuntimeError("argument #2 'target' is out of range"),
@@ -174,7 +174,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         hinge = 1 - picked + x.unsqueeze(1)  # (N, K, C)
         pairs = listed[:, :, None] & others[:, None, :]
         loss = where(make_tensor(pairs, dev), hinge.clamp(min=0), 0.0).sum((1, 2)) / C
-        if input.dim() == 1:
+        if input.dim() <= 1:
             loss = loss.squeeze(0)
         out = reduce_loss(loss, reduction)
     node = record(MultilabelMarginLossBackward0, (input,), out)
