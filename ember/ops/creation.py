@@ -659,10 +659,12 @@ class _FillNode(Node):
 
     def backward(self, grad):
         grads = []
-        for (fn, _), (shape, npd) in zip(self._next, self._meta):
+        # inputs (the old value, and a fill value tensor when there is one): by position, as
+        # a 0-dim tensor's old value and fill value have the same shape
+        for k, ((fn, _), (_, npd)) in enumerate(zip(self._next, self._meta)):
             if fn is None:
                 grads.append(None)
-            elif shape == grad._array.shape:
+            elif k == 0:
                 grads.append(zeros_like(grad))
             else:  # the 0-dim fill value
                 grads.append(grad.sum().to(_dt.FROM_NUMPY[npd]))

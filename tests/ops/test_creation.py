@@ -166,6 +166,15 @@ def test_fill_and_zero_in_autograd():
     assert w.tolist() == [0.0, 0.0]
 
 
+def test_fill_of_a_0dim_tensor_gives_the_fill_value_its_gradient():
+    """The old value and the fill value are told apart by position, not by shape: both are
+    0-dim here."""
+    v = ember.tensor(2.0, requires_grad=True)
+    w = ember.zeros((), requires_grad=True)
+    (w * 3).fill_(v).backward()
+    assert v.grad.item() == 1.0 and w.grad.item() == 0.0
+
+
 def test_fill_through_a_view_writes_the_base():
     base = ember.zeros(2, 3)
     base[1].fill_(7)
