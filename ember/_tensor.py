@@ -368,6 +368,11 @@ class Tensor:
         self._requires_grad = flag
 
     def requires_grad_(self, requires_grad=True):
+        if type(requires_grad) is not bool:  # PyTorch's parser takes a bool, nothing else
+            kind = type(requires_grad)  # named as its C type is (numpy's with their module)
+            name = ("numpy." if kind.__module__ == "numpy" else "") + kind.__name__
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {name}")
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             # PyTorch's method words it differently from the property setter
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
@@ -769,31 +774,15 @@ def _tensor_argument(fname, input):
                         f"{type(input).__name__}")
 
 
-def is_floating_point(input):
-    _tensor_argument("is_floating_point", input)
-    return input.is_floating_point()
+def _query(name):
+    """torch.`name`(input): the method's answer, for a tensor argument only."""
+    def query(input):
+        _tensor_argument(name, input)
+        return getattr(input, name)()
+    query.__name__ = query.__qualname__ = name
+    return query
 
 
-def is_complex(input):
-    _tensor_argument("is_complex", input)
-    return input.is_complex()
-
-
-def numel(input):
-    _tensor_argument("numel", input)
-    return input.numel()
-
-
-def get_device(input):
-    _tensor_argument("get_device", input)
-    return input.get_device()
-
-
-def is_inference(input):
-    _tensor_argument("is_inference", input)
-    return input.is_inference()
-
-
-def is_distributed(input):
-    _tensor_argument("is_distributed", input)
-    return input.is_distributed()
+is_floating_point, is_complex, numel, get_device, is_inference, is_distributed = (
+    _query(name) for name in ("is_floating_point", "is_complex", "numel", "get_device",
+                              "is_inference", "is_distributed"))
