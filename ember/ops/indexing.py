@@ -587,12 +587,12 @@ def _write_whole(self, value):
     """`t[...] = value` where the index selects all of `t`: PyTorch's copy (CopyBackwards) of
     a value of t's shape, else a fill from a 0-dim value (a number made one, FillBackward3),
     else a copy of the broadcast value; a leaf's own error where it requires grad."""
-    from .creation import fill_
     if not isinstance(value, Tensor):
         value = _scalar_like(value, self)
     # (a 0-dim value on another device than a CPU would be read to the host by fill_)
     if value._array.shape != self._array.shape and not value._array.ndim and \
             (value._device == self._device or value._device.type == "cpu"):
+        from .creation import fill_
         fill_(self, value)
     else:
         copy_(self, _value_for(self, value))
@@ -631,12 +631,12 @@ def __setitem__(self, index, value):
         target = _basic_getitem(self, idx)
         if 0 in target._array.strides:  # fill_ would allow it; `t[idx] = v` does not
             check_no_internal_overlap(target._array)
-        from .creation import fill_
         if target is self:  # the whole tensor: written itself, not a view of it, as PyTorch
             _write_whole(self, value)
         elif isinstance(value, Tensor):
             copy_(target, _value_for(target, value))
         else:
+            from .creation import fill_
             fill_(target, value)
         return
     value_t = value if isinstance(value, Tensor) else _scalar_like(value, self)
