@@ -121,9 +121,13 @@ class dual_level(_DecoratorContextManager):
 
 
 # ---- an op's tangents, from its backward ----------------------------------------------------
-class _Sink:
+class _Sink(_graph.Node):
     """Stands in an edge of an input that has a tangent, so the node's backward computes
-    that input's gradient (it skips inputs whose edge is empty). Never run."""
+    that input's gradient (it skips inputs whose edge is empty). Never run. It is a node
+    with no edges because the graph of that gradient may lead back through the node itself
+    (a saved result that requires grad, as tanh's), and the engine then walks these edges."""
+
+    _next = ()
 
 
 _SINK_EDGE = (_Sink(), 0)

@@ -1,6 +1,7 @@
 """`gradcheck` and `gradgradcheck`: analytical gradients against central finite differences.
 
-Inputs should be float64: the differences are taken with `eps` steps on the arrays.
+Inputs should be float64: the differences are taken with `eps` steps on the arrays (in
+place, on the tensors' device); the Jacobians are assembled in host memory.
 Also the Jacobian helpers of `torch.autograd.gradcheck` that PyTorch exposes (two of them
 deprecated, with its FutureWarning): `get_numerical_jacobian`,
 `get_numerical_jacobian_wrt_specific_input` and `get_analytical_jacobian`.
@@ -11,6 +12,7 @@ import numpy as np
 
 from .._state import grad as _grad
 from .._tensor import Tensor, make_tensor
+from ..device import backend_of
 from . import engine
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
@@ -29,6 +31,16 @@ def _outputs(func, inputs):
     return [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
 
 
+def _host(t):
+    """A host copy of tensor t's array (the Jacobians are NumPy arrays, whatever the device)."""
+    return np.array(t._host())
+
+
+def _like(arr, t):
+    """A tensor on t's device holding the host array `arr` (a gradient or a tangent)."""
+    return make_tensor(backend_of(t._device).from_host(arr, t._device.index), t._device)
+
+
 def _numerical(func, inputs, i, eps, step=1.0):
     """Jacobian columns of every output with respect to input i, by central differences of
     `step * eps` (`step` 1j: along a complex input's imaginary part)."""
@@ -43,9 +55,9 @@ def _numerical(func, inputs, i, eps, step=1.0):
         for k, idx in enumerate(np.ndindex(arr.shape)):
             orig = arr[idx].copy()
             arr[idx] = orig + step * eps
-            plus = [o._array.copy() for o in _outputs(func, inputs)]
+            plus = [_host(o) for o in _outputs(func, inputs)]
             arr[idx] = orig - step * eps
-            minus = [o._array.copy() for o in _outputs(func, inputs)]
+            minus = [_host(o) for o in _outputs(func, inputs)]
             arr[idx] = orig
             for j, (p, m) in enumerate(zip(plus, minus)):
                 jac[j][k] = ((p - m) / (2 * eps)).reshape(-1)
@@ -69,11 +81,11 @@ def _analytical(func, inputs, diff_idx, part=1.0):
         for k in range(o._array.size):
             g = np.zeros(o._array.shape, dtype=o._array.dtype)
             g.reshape(-1)[k] = part
-            grads = engine.grad(o, [inputs[i] for i in diff_idx], make_tensor(g, o._device),
+            grads = engine.grad(o, [inputs[i] for i in diff_idx], _like(g, o),
                                 retain_graph=True, allow_unused=True)
             for i, gi in zip(diff_idx, grads):
                 if gi is not None:
-                    jacs[i, j][:, k] = gi._array.reshape(-1)
+                    jacs[i, j][:, k] = _host(gi).reshape(-1)
     return outs, jacs
 
 
@@ -89,7 +101,7 @@ def _forward(func, inputs, i, part=1.0):
             v = np.zeros(t._array.shape, dtype=t._array.dtype)
             v.reshape(-1)[k] = part
             args = list(inputs)
-            args[i] = forward_ad.make_dual(t.detach(), make_tensor(v, t._device))
+            args[i] = forward_ad.make_dual(t.detach(), _like(v, t))
             outs = _outputs(func, args)
             if jac is None:
                 jac = [np.zeros((t._array.size, o._array.size), dtype=np.complex128
@@ -97,7 +109,7 @@ def _forward(func, inputs, i, part=1.0):
             for j, o in enumerate(outs):
                 tangent = forward_ad.unpack_dual(o).tangent
                 if tangent is not None:
-                    jac[j][k] = tangent._array.reshape(-1)
+                    jac[j][k] = _host(tangent).reshape(-1)
     return jac
 
 
@@ -129,6 +141,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if not diff_idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of them have requires_grad=True.")
+    if fast_mode:
+        return _fast_check(func, inputs, diff_idx, eps, atol, rtol, raise_exception,
+                           check_forward_ad, check_backward_ad)
     if check_forward_ad:
         for i in diff_idx:
             along_re = _numerical(func, inputs, i, eps)
@@ -179,8 +194,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     outs = _outputs(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(make_tensor(rng.standard_normal(o._array.shape).astype(o._array.dtype),
-                                         o._device).requires_grad_(True) for o in outs)
+        grad_outputs = tuple(_like(rng.standard_normal(o._array.shape).astype(o._array.dtype),
+                                   o).requires_grad_(True) for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
@@ -201,7 +216,129 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return grads
 
     return gradcheck(first_derivatives, inputs + tuple(grad_outputs), eps=eps, atol=atol,
-                     rtol=rtol, raise_exception=raise_exception)
+                     rtol=rtol, raise_exception=raise_exception, fast_mode=fast_mode)
+
+
+# ---- fast mode -----------------------------------------------------------------------------------
+# PyTorch's fast mode checks one number per (input, output) pair instead of whole Jacobians:
+# v^T J u for random unit vectors u (over the input) and v (over the output). Finite differences
+# give J u from two evaluations along u, the backward gives v^T J from one pass with gradient v,
+# so the cost no longer grows with the inputs' size. The absolute tolerance grows as PyTorch's
+# does, by sum(u) sum(v): each element of the difference may be off by atol.
+def _unit_vector(rng, size):
+    u = rng.random(size)
+    norm = np.sqrt(np.dot(u, u))
+    return u / norm if norm > 0 else u
+
+
+def _along(func, inputs, i, direction, eps, step=1.0):
+    """J u of every output with respect to input i (flattened; central differences of
+    `step * eps` along `direction`, `step` 1j: along a complex input's imaginary part)."""
+    t = inputs[i]
+    arr = t._array
+    delta = _like((step * eps * direction).reshape(arr.shape).astype(arr.dtype), t)._array
+    orig = arr.copy()
+    prev = _grad.enabled
+    _grad.enabled = False
+    try:
+        arr[...] = orig + delta
+        plus = [_host(o).astype(np.complex128 if o.dtype.is_complex else np.float64)
+                for o in _outputs(func, inputs)]
+        arr[...] = orig - delta
+        minus = [_host(o) for o in _outputs(func, inputs)]
+    finally:
+        arr[...] = orig
+        _grad.enabled = prev
+    return [((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)]
+
+
+def _fast_check(func, inputs, diff_idx, eps, atol, rtol, raise_exception, forward, backward):
+    rng = np.random.default_rng(0)  # its own stream: the user's generators stay as they were
+    outs = _outputs(func, inputs)
+    vs = [_unit_vector(rng, o._array.size) for o in outs]
+    for i in diff_idx:
+        t = inputs[i]
+        ur = _unit_vector(rng, t._array.size)
+        ui = _unit_vector(rng, t._array.size) if t.dtype.is_complex else None
+        along_re = _along(func, inputs, i, ur, eps)
+        along_im = _along(func, inputs, i, ui, eps, 1j) if ui is not None else None
+        u_sum = ur.sum() + (0.0 if ui is None else ui.sum())
+        if forward:
+            tangents = _fast_forward(func, inputs, i, ur, ui)
+            for j, tangent in enumerate(tangents):
+                n = along_re[j] if ui is None else along_re[j] + along_im[j]
+                if not np.allclose(tangent, n, rtol=rtol, atol=atol * u_sum):
+                    if not raise_exception:
+                        return False
+                    _fast_failure(func, inputs, i, j, n, tangent, eps, atol, rtol, "forward")
+        if not backward:
+            continue
+        for j, o in enumerate(outs):
+            for part in ((1, 1j) if o.dtype.is_complex else (1,)):
+                take = np.real if part == 1 else np.imag
+                g = _fast_vjp(o, t, vs[j] * part)
+                n = np.dot(vs[j], take(along_re[j]))
+                a = np.dot(g.real, ur)
+                if ui is not None:
+                    n = n + 1j * np.dot(vs[j], take(along_im[j]))
+                    a = a + 1j * np.dot(g.imag, ui)
+                if np.allclose(a, n, rtol=rtol, atol=atol * u_sum * vs[j].sum()):
+                    continue
+                if not raise_exception:
+                    return False
+                _fast_failure(func, inputs, i, j, n, a, eps, atol, rtol,
+                              "" if part == 1 else " (the imaginary part of the output)")
+    return True
+
+
+def _fast_vjp(output, target, v):
+    """v^T J of `output` with respect to `target`, flattened (zeros where nothing flows)."""
+    if not output._requires_grad:
+        return np.zeros(target._array.size, target._array.dtype)
+    v = v.reshape(output._array.shape).astype(output._array.dtype)
+    (g,) = engine.grad(output, [target], _like(v, output), retain_graph=True,
+                       allow_unused=True)
+    return np.zeros(target._array.size, target._array.dtype) if g is None else \
+        _host(g).reshape(-1)
+
+
+def _fast_forward(func, inputs, i, ur, ui):
+    """J u of every output from forward mode, u = ur (+ i ui for a complex input)."""
+    from . import forward_ad
+    t = inputs[i]
+    u = ur if ui is None else ur + 1j * ui
+    with forward_ad.dual_level():
+        args = list(inputs)
+        args[i] = forward_ad.make_dual(
+            t.detach(), _like(u.reshape(t._array.shape).astype(t._array.dtype), t))
+        outs = _outputs(func, args)
+        return [np.zeros(o._array.size) if forward_ad.unpack_dual(o).tangent is None else
+                _host(forward_ad.unpack_dual(o).tangent).reshape(-1) for o in outs]
+
+
+def _fast_failure(func, inputs, i, j, numerical, analytical, eps, atol, rtol, what):
+    """Raise fast mode's mismatch, with both Jacobians recomputed in full (slow mode) below
+    the projected numbers, as PyTorch's message has them."""
+    forward = what == "forward"
+    mode = "computed with forward mode " if forward else ""
+    head = (f"Jacobian {mode}mismatch for output {j} with respect to input {i}"
+            f"{'' if forward else what},\nnumerical:{make_tensor(np.asarray(numerical))}\n"
+            f"analytical:{make_tensor(np.asarray(analytical))}\n")
+    diff_idx = [k for k, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
+    slow_n = _numerical(func, inputs, i, eps)[j]
+    slow_a = (_forward(func, inputs, i)[j] if forward
+              else _analytical(func, inputs, diff_idx)[1][i, j])
+    agree = np.allclose(slow_a, slow_n, rtol=rtol, atol=atol)
+    detail = (
+        "\nThe numbers above are v^T J u for random unit vectors u and v (fast mode: "
+        "https://github.com/pytorch/pytorch/issues/53876). The whole Jacobians, recomputed "
+        f"element by element (slow mode):\n\nNumerical:\n {make_tensor(slow_n)}\nAnalytical:\n"
+        f"{make_tensor(slow_a)}\n\nThe max per-element difference (slow mode) is: "
+        f"{make_tensor(np.abs(slow_n - slow_a).max(initial=0.0))}.\n")
+    if agree:
+        detail += ("\nFast mode failed but slow mode's element-wise differences are within the "
+                   "tolerances: the check may pass with fast_mode=False.")
+    raise GradcheckError(head + detail)
 
 
 # ---- the exposed Jacobian helpers ---------------------------------------------------------------
@@ -232,15 +369,15 @@ def _columns(call, target, eps):
         for k, idx in enumerate(np.ndindex(arr.shape)):
             orig = arr[idx].copy()
             arr[idx] = orig + eps
-            plus = [o._array.copy() for o in _as_tuple(call()) if isinstance(o, Tensor)]
+            plus = [_host(o) for o in _as_tuple(call()) if isinstance(o, Tensor)]
             arr[idx] = orig - eps
-            minus = [o._array.copy() for o in _as_tuple(call()) if isinstance(o, Tensor)]
+            minus = [_host(o) for o in _as_tuple(call()) if isinstance(o, Tensor)]
             arr[idx] = orig
             for j, (p, m) in enumerate(zip(plus, minus)):
                 jac[j][k] = ((p - m) / (2 * eps)).reshape(-1)
     finally:
         _grad.enabled = prev
-    return [make_tensor(j, target._device) for j in jac]
+    return [_like(j, target) for j in jac]
 
 
 def get_numerical_jacobian_wrt_specific_input(fn, input_idx, inputs, outputs, eps, input=None,
@@ -270,14 +407,14 @@ def _analytical_rows(output, inputs):
     for k in range(output._array.size):
         g = np.zeros(output._array.shape, dtype=output._array.dtype)
         g.reshape(-1)[k] = 1
-        grads = engine.grad(output, inputs, make_tensor(g, output._device), retain_graph=True,
+        grads = engine.grad(output, inputs, _like(g, output), retain_graph=True,
                             allow_unused=True)
         for i, gi in enumerate(grads):
             if gi is None:
                 continue
             types_ok &= gi.dtype is inputs[i].dtype
             sizes_ok &= tuple(gi.shape) == tuple(inputs[i].shape)
-            jac[i][:, k] = gi._array.reshape(-1)
+            jac[i][:, k] = _host(gi).reshape(-1)
     return jac, sizes_ok, types_ok
 
 
@@ -296,5 +433,5 @@ def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
     first, sizes_ok, types_ok = _analytical_rows(output, diff)
     second, _, _ = _analytical_rows(output, diff)
     reentrant = all(np.abs(a - b).max(initial=0.0) <= nondet_tol for a, b in zip(first, second))
-    return (tuple(make_tensor(j, output._device) for j in first), bool(reentrant),
+    return (tuple(_like(j, output) for j in first), bool(reentrant),
             bool(sizes_ok), bool(types_ok))

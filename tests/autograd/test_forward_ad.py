@@ -245,3 +245,19 @@ def test_custom_function_jvp_sees_outputs_in_the_graph(torch):
     assert mine[1] is theirs[1] is True
     assert mine[2] == pytest.approx(theirs[2]) and mine[3] == pytest.approx(theirs[3])
     assert mine[4] == theirs[4] == "<torch.autograd.function.ExpBackward object"
+
+
+def test_tangent_through_an_op_whose_saved_result_requires_grad(torch):
+    """tanh saves its result; with a weight that requires grad that result is in the reverse
+    graph, and computing the tangent walks back through tanh's own node (it failed with an
+    AttributeError before)."""
+    def run(lib):
+        fw = lib.autograd.forward_ad
+        x = lib.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=lib.float64)
+        w = lib.tensor([[1.0, 0.5], [-0.5, 2.0]], dtype=lib.float64, requires_grad=True)
+        with fw.dual_level():
+            y = (fw.make_dual(x, lib.ones_like(x)) @ w).tanh()
+            tangent = fw.unpack_dual(y).tangent
+            tangent.sum().backward()
+        return tangent.flatten().tolist() + w.grad.flatten().tolist()
+    assert run(ember) == pytest.approx(run(torch))

@@ -47,3 +47,84 @@ def _modes(lib):
 
 def test_forward_mode_checks_match_torch(torch):
     assert _modes(ember) == _modes(torch) == [True, False, True, True]
+
+
+def _fast_mode(lib):
+    """Fast mode's verdicts on right and wrong derivatives: real and complex inputs and
+    outputs, backward and forward mode, gradgradcheck."""
+    class WrongCorner(lib.autograd.Function):  # one Jacobian entry off by 0.1
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            r = (2 * a * g).clone()
+            r[0, 0] += 0.1
+            return r
+
+    class ConjugatedGrad(lib.autograd.Function):  # right for a real input, wrong for complex
+        @staticmethod
+        def forward(ctx, a):
+            return a * (2 + 1j)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * (2 + 1j)
+
+    gc, ggc = lib.autograd.gradcheck, lib.autograd.gradgradcheck
+    gen = lib.Generator().manual_seed(3)
+    x = lib.randn(4, 5, dtype=lib.float64, generator=gen).requires_grad_()
+    w = lib.randn(5, 3, dtype=lib.float64, generator=gen).requires_grad_()
+    z = lib.randn(4, dtype=lib.complex128, generator=gen).requires_grad_()
+
+    def mm_tanh(a, b):
+        return (a @ b).tanh()
+    return [gc(mm_tanh, (x, w), fast_mode=True),
+            gc(mm_tanh, (x, w), fast_mode=True, check_forward_ad=True),
+            ggc(mm_tanh, (x, w), fast_mode=True),
+            gc(lambda a: a * a.conj() + a.exp(), (z,), fast_mode=True, check_forward_ad=True),
+            gc(lambda a: a.abs(), (z,), fast_mode=True),
+            gc(lambda a: lib.fft.fft(a), (x,), fast_mode=True),
+            ggc(lambda a: a * a.exp(), (z,), fast_mode=True),
+            gc(WrongCorner.apply, (x,), fast_mode=True, raise_exception=False),
+            gc(ConjugatedGrad.apply, (z,), fast_mode=True, raise_exception=False)]
+
+
+def test_fast_mode_verdicts_match_torch(torch):
+    assert _fast_mode(ember) == _fast_mode(torch) == [True] * 7 + [False, False]
+
+
+def test_fast_mode_failure_names_the_pair_and_shows_the_slow_jacobians(torch):
+    def wrong(lib):
+        class Wrong(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * b
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g  # b's gradient is wrong
+        a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            lib.autograd.gradcheck(Wrong.apply, (a, b), fast_mode=True)
+        return str(info.value)
+    mine, theirs = wrong(ember), wrong(torch)
+    head = "Jacobian mismatch for output 0 with respect to input 0,\nnumerical:"
+    assert mine.startswith(head) and theirs.startswith(head)
+    assert "(slow mode) is: 3.0" in mine and "(slow mode) is: 3.0" in theirs
+    assert "Numerical:\n tensor([[3.0000, 0.0000],\n        [0.0000, 4.0000]], dtype=torch.float64)" \
+        in mine
+
+
+def test_fast_mode_leaves_the_global_generator_alone():
+    ember.manual_seed(5)
+    expected = ember.rand(3)
+    ember.manual_seed(5)
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    ember.manual_seed(5)
+    assert ember.autograd.gradcheck(ember.sin, (x,), fast_mode=True)
+    assert ember.equal(ember.rand(3), expected)
