@@ -150,6 +150,7 @@ def main():
     parser = argparse.ArgumentParser(description="CIFAR-style ResNet on synthetic images")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--train-size", type=int, default=512)
+    parser.add_argument("--test-size", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
@@ -168,7 +169,7 @@ def main():
     ])
     transform_test = transforms.Compose([transforms.ToTensor(), normalize])
     trainset = PatternDataset(args.train_size, transform_train, seed=1)
-    testset = PatternDataset(200, transform_test, seed=2)
+    testset = PatternDataset(args.test_size, transform_test, seed=2)
     trainloader = DataLoader(trainset, batch_size=args.batch_size, shuffle=True, drop_last=True)
     testloader = DataLoader(testset, batch_size=100, shuffle=False)
 
