@@ -6,6 +6,11 @@ tests/ops/test_lazy_families.py checks."""
 
 # family: (`__all__`, `METHODS`, `FUNCTIONAL`)
 NAMES = {
+    "removed": (
+        ("eig", "lstsq", "matrix_rank", "solve", "symeig"),
+        ("eig", "lstsq", "solve", "symeig"),
+        (),
+    ),
     "foreach": (
         ("_foreach_abs", "_foreach_abs_", "_foreach_acos", "_foreach_acos_", "_foreach_add",
          "_foreach_add_", "_foreach_addcdiv", "_foreach_addcdiv_", "_foreach_addcmul",
@@ -292,7 +297,7 @@ NAMES = {
         (),
     ),
     "dlpack": (
-        ("from_dlpack",),
+        ("from_dlpack", "to_dlpack"),
         (),
         (),
     ),

@@ -1,5 +1,6 @@
 """`from_dlpack`: a tensor over memory another library lends through DLPack (an object with
-`__dlpack__`, or a bare capsule from `to_dlpack`), without copying unless asked."""
+`__dlpack__`, or a bare capsule from `to_dlpack`), without copying unless asked; `to_dlpack`,
+a tensor's memory lent as such a capsule."""
 import numpy as np
 
 from .. import dtypes as _dt
@@ -7,8 +8,13 @@ from .._tensor import Tensor, make_tensor
 from ..device import CPU, backend_of, canonical
 from .creation import resolve_device
 
-__all__ = ["from_dlpack"]
+__all__ = ["from_dlpack", "to_dlpack"]
 METHODS = []
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule over `tensor`'s memory (its gradient tracking is not carried)."""
+    return tensor.detach().__dlpack__()
 
 
 def from_dlpack(ext_tensor, *, device=None, copy=None):

@@ -2,7 +2,7 @@
 DLPack capsules, without copying."""
 import enum
 
-from ..ops.dlpack import from_dlpack
+from ..ops.dlpack import from_dlpack, to_dlpack
 
 __all__ = ["DLDeviceType", "from_dlpack", "to_dlpack"]
 
@@ -25,7 +25,3 @@ class DLDeviceType(enum.IntEnum):
     kDLHexagon = 16
     kDLMAIA = 17
 
-
-def to_dlpack(tensor):
-    """A DLPack capsule over `tensor`'s memory (its gradient tracking is not carried)."""
-    return tensor.detach().__dlpack__()

@@ -17,8 +17,8 @@ GAPS = {
     "xpu": "device", "ipu": "device", "mtia": "device", "to_mkldnn": "device",
     # nested tensors
     "to_padded_tensor": "nested",
-    # removed from PyTorch long ago: they only raise there
-    "eig": "removed", "lstsq": "removed", "solve": "removed", "symeig": "removed",
+    # removed from PyTorch long ago: they only raise there (eig, lstsq, solve and symeig raise
+    # PyTorch's notes in ember too: ember/ops/removed.py)
     "reinforce": "removed", "volatile": "removed",
     # functorch's first-class dimensions (functorch.dim), a separate experimental library
     "index": "first-class dims",

@@ -64,6 +64,9 @@ register(
         S(("list",), raises=TypeError)), grad=False),
     OpInfo("from_dlpack", lambda lib, key: lib.from_dlpack(_ARRAYS[key]()), _const(
         S(("f64",)), S(("i32",))), grad=False),
+    # a tensor lent as a DLPack capsule and taken back: the same values, dtype and shape
+    OpInfo("to_dlpack", lambda lib, x: lib.from_dlpack(lib.to_dlpack(x)), _const(
+        S((F64,)), S((I64,)), S((np.array([True, False]),))), grad=False),
     OpInfo("as_tensor", _fn("as_tensor"), _const(
         S(([1, 2],)), S(([1, 2],), {"dtype": "float64"}), S((F64,)), S((I64,), {"dtype": "float32"})),
         grad=False),
