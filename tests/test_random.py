@@ -658,3 +658,54 @@ def test_seeded_transformer_training_with_dropout_follows_pytorch(torch):
             losses.append(loss.item())
         return losses
     assert run(ember) == pytest.approx(run(torch), rel=1e-4)
+
+
+def _half_bits(lib, t):
+    return t.contiguous().view(lib.int16).numpy().tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_normal_draws_are_pytorchs(torch, dtype):
+    """randn, normal_ and normal(mean, std, size) of float16 and bfloat16, bit for bit, and
+    the stream left where PyTorch leaves it (the next draws equal): from 16 contiguous values
+    the float32 kernel's values rounded, the last partial block drawn afresh (its places
+    take no uniforms of their own first, as float32's do); under 16, or not contiguous, the
+    double Box-Muller per value, rounded through float."""
+    def run(lib, n, mean, std, form, seed):
+        lib.manual_seed(seed)
+        d = getattr(lib, dtype)
+        if form == "randn":
+            t = lib.randn(n, dtype=d)
+        elif form == "normal":
+            t = lib.normal(mean, std, (n,), dtype=d)
+        elif form == "strided":
+            t = lib.zeros(2 * n, dtype=d)[::2].normal_(mean, std)
+        else:
+            t = lib.empty(n, dtype=d).normal_(mean, std)
+        return _half_bits(lib, t), lib.randn(20).tolist(), lib.rand(3).tolist()
+    sizes = list(range(1, 50)) + [64, 100, 255, 256, 1000, 4099]
+    forms = ["randn", "normal_", "normal", "strided"]
+    params = [(0.0, 1.0), (0.3, 2.7), (-5.0, 0.1), (1e-3, 1e4), (2.0, 0.0)]
+    for i, n in enumerate(sizes):
+        mean, std = params[i % len(params)]
+        args = (n, mean, std, forms[i % len(forms)], i * 7919)
+        assert run(ember, *args) == run(torch, *args), args
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_normal_in_other_forms_is_pytorchs(torch, dtype):
+    """A half tensor's other normal draws: shapes, a generator, randn_like, a transposed
+    view, mean and std as tensors (a number std is applied inside the sampler, as
+    normal_(0, std), then the mean tensor added)."""
+    def run(lib):
+        d = getattr(lib, dtype)
+        g = lib.Generator().manual_seed(3)
+        lib.manual_seed(11)
+        grid = lib.linspace(-2, 2, 45, dtype=d)
+        draws = [lib.randn(3, 7, 2, dtype=d), lib.randn(40, dtype=d, generator=g),
+                 lib.randn_like(lib.zeros(37, dtype=d)),
+                 lib.zeros(6, 5, dtype=d).t().normal_(0.5, 2.0),
+                 lib.normal(grid, 0.7), lib.normal(grid[:5], 0.7), lib.normal(0.25, grid.abs()),
+                 lib.normal(grid, grid.abs()), lib.randn(40, generator=g)]
+        return [_half_bits(lib, t) if t.dtype == d else t.tolist() for t in draws]
+    assert run(ember) == run(torch)

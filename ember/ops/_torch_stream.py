@@ -12,8 +12,10 @@ draws) run PyTorch's samplers value by value, as its default CPU kernels do.
 The normal sampler of 16 or more float32 values is PyTorch's AVX2 kernel: Box-Muller on
 pairs of uniforms 8 apart in each block of 16, its logarithm and sine/cosine the Cephes
 single-precision polynomials evaluated operation by operation in float32 (so the roundings
-are the kernel's); fewer values, or float64, take PyTorch's double-precision Box-Muller,
-whose second value the generator keeps for its next draw (random.torch_stream_class())."""
+are the kernel's); float16 and bfloat16 take the same float32 values, rounded (their last
+partial block drawn differently); 16 or more float64 values the same blocks in double;
+fewer values, or a non-contiguous tensor, PyTorch's double-precision Box-Muller, whose
+second value the generator keeps for its next draw (random.torch_stream_class())."""
 import math
 
 import numpy as np
@@ -316,16 +318,21 @@ def randperm(bits, n):
 
 # ---- normal ---------------------------------------------------------------------------------
 def normal(rng, shape, d, mean=0.0, std=1.0, per_value=False):
-    """PyTorch's CPU normal_ of a contiguous tensor of dtype `d` (float32 or float64), or
-    None where this does not reproduce it (float16, bfloat16). `per_value`: its path for a
-    non-contiguous tensor (the small-draw Box-Muller for every value, any dtype)."""
+    """PyTorch's CPU normal_ of a contiguous tensor of dtype `d` (a real floating dtype), or
+    None where this does not reproduce it. `per_value`: its path for a non-contiguous tensor
+    (the small-draw Box-Muller for every value, any dtype)."""
     bits, n = stream(rng), math.prod(shape)
+    half = d.name in ("float16", "bfloat16")
     if n < 16 or per_value:
-        return _normal_small(rng, bits, n, mean, std).astype(d.np).reshape(shape)
+        out = _normal_small(rng, bits, n, mean, std)
+        # (a double goes to a half type through float, as c10 converts it)
+        return (out.astype(np.float32) if half else out).astype(d.np).reshape(shape)
     if d.name == "float32":
         return _normal_fill32(bits, n, mean, std).reshape(shape)
     if d.name == "float64":
         return _normal_fill64(bits, n, mean, std).reshape(shape)
+    if half:
+        return _normal_fill_half(bits, n, mean, std).astype(d.np).reshape(shape)
     return None
 
 
@@ -379,6 +386,23 @@ def _normal_fill64(bits, n, mean, std):
         blocks[:, 0] = fused_multiply_add(radius * np.cos(theta), np.float64(std), mean)
         blocks[:, 1] = fused_multiply_add(radius * np.sin(theta), np.float64(std), mean)
     return _fill_blocks(bits, n, True, transform)
+
+
+def _normal_fill_half(bits, n, mean, std):
+    """PyTorch 2.13's normal_ of 16 or more contiguous float16 or bfloat16 values (found by
+    experiment, bit for bit: all n, means and stds tried, and the stream's position after),
+    as float32 values to round to the dtype once: the float32 kernel's values, mean and std
+    taken as float32, on the whole blocks of 16 (one float32 uniform, 24 bits, per value:
+    the tensor's own dtype plays no part in the drawing); then, if n is not a multiple of
+    16, 16 more uniforms transformed and written over the last 16 places. Unlike float32,
+    which draws n uniforms first, the places past the whole blocks take no uniforms of
+    their own: n + 16 - n % 16 words in all, not n + 16."""
+    whole = n - n % 16
+    out = np.empty(n, np.float32)
+    out[:whole] = _normal_fill32(bits, whole, mean, std)
+    if n % 16:
+        out[n - 16:] = _normal_fill32(bits, 16, mean, std)
+    return out
 
 
 def _normal_fill32(bits, n, mean, std):

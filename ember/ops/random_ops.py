@@ -352,8 +352,11 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, l
     m = mean._array if mt else mean
     s = std._array.astype(d.np, copy=False) if st else std
     shape = _broadcast_shape(mean._array.shape, std._array.shape) if mt and st else ref._array.shape
-    noise = _randn_array(_rng(dev, generator), shape, d)
-    arr = (m + s * noise).astype(d.np, copy=False)
+    if st:  # PyTorch: standard draws, times std, plus mean, each in the tensor's dtype
+        arr = (m + s * _randn_array(_rng(dev, generator), shape, d)).astype(d.np, copy=False)
+    else:  # a number std is applied inside the sampler (as normal_(0, std)), then mean added
+        arr = (m + _normal_array(_rng(dev, generator), shape, d, 0.0, std)).astype(
+            d.np, copy=False)
     node_cls = NormalBackward3 if mt and st else (NormalBackward1 if mt else NormalBackward2)
     inputs = (mean, std) if mt and st else (ref,)
     return _finish_sampled(arr, dev, node_cls, inputs, out, "normal")

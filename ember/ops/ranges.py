@@ -10,8 +10,8 @@ from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import backend_of
 from ._fma import fused_multiply_add
-from .creation import (_finish, _float_dtype, _is_int, check_factory_grad, factory_out,
-                       resolve_device)
+from .creation import (_convert_scalar, _finish, _float_dtype, _is_int, check_factory_grad,
+                       factory_out, resolve_device)
 
 __all__ = ["arange", "range", "linspace", "logspace", "eye"]
 METHODS = []
@@ -149,10 +149,11 @@ def _line(start, end, steps, d, fname, fused=False):
     counted up from start and the second down from end, in the dtype's own arithmetic."""
     if d is _dt.bool:
         raise NotImplementedError(f'"{fname}_cpu" not implemented for \'Bool\'')
+    if d in _HALVES:
+        return _half_line(start, end, steps, d)
     i = np.arange(steps)
     if d.is_floating_point or d.is_complex:
-        # (c10::Half and BFloat16 compute in float)
-        work = np.float32 if d in (_dt.float16, _dt.bfloat16) else d.np.type
+        work = d.np.type
         start, end = work(d.np.type(start)), work(d.np.type(end))
         idx = i.astype(work)
     else:
@@ -168,10 +169,65 @@ def _line(start, end, steps, d, fname, fused=False):
     if fused and d in (_dt.float32, _dt.float64):
         # PyTorch's compiled linspace kernel fuses each multiply-add (one rounding, not two):
         # unfused sums differ from its values in the last place (-1..1 in 101 steps: 37 of them)
-        up, down = fused_multiply_add(step, idx, start), fused_multiply_add(-step, back, end)
+        # (the index negated, not the step: a NaN step keeps its sign, as in PyTorch)
+        up, down = fused_multiply_add(step, idx, start), fused_multiply_add(step, -back, end)
     else:
         up, down = start + step * idx, end - step * back
     return np.where(i < halfway, up, down).astype(work, copy=False)
+
+
+_HALVES = (_dt.float16, _dt.bfloat16)
+_REAL_FLOATS = _HALVES + (_dt.float32, _dt.float64)  # (not the float8 types: PyTorch has no
+#                                                       linspace for them)
+
+
+def _rounded(x, d):
+    """x (float32, or float64 for float64) rounded to the real floating dtype `d`, held in
+    float32 for float16 and bfloat16: c10's Half and BFloat16 compute each operation in
+    float and round its result to the type, so every step of their arithmetic is this."""
+    if d is _dt.bfloat16:  # (its conversion makes every NaN the one positive quiet NaN)
+        x = np.where(np.isnan(x), np.float32(np.nan), x)
+    if d in _HALVES:
+        return np.asarray(x, np.float32).astype(d.np).astype(np.float32)
+    return np.asarray(x, d.np)
+
+
+def _bound(value, d):
+    """A start or end (already checked by `_check_conversion`) as PyTorch's Scalar conversion to
+    the real floating dtype `d` makes it: a double goes to a half type through float, two
+    roundings (1 + 2**-11 + 2**-40 is 1.0 in float16, not the nearest 1.001)."""
+    return _rounded(np.float32(value) if d in _HALVES else value, d)
+
+
+def _check_conversion(d, steps, start, end=None):
+    """PyTorch converts the bounds to a floating dtype with its overflow check (a finite
+    value past the dtype's range raises) where steps > 1; a single step is a fill with the
+    start (linspace) or its power (logspace), which checks float32 and float64 but converts
+    to float16 and bfloat16 unchecked (1e39 is inf)."""
+    if steps > 1 and d in _REAL_FLOATS:
+        _convert_scalar(start, d), _convert_scalar(end, d)
+    elif steps == 1 and d in (_dt.float32, _dt.float64):
+        _convert_scalar(start, d)
+
+
+def _half_line(start, end, steps, d):
+    """PyTorch's CPU linspace of float16 and bfloat16 (float32 values of the dtype): its
+    kernel is serial for every dtype (no vector path whose chunks could split the halves
+    differently), and for these two the step is of the dtype itself, so each operation
+    rounds to it: the difference of the bounds, the count steps - 1 and the step itself;
+    the index, which is converted to the dtype before the multiply (so from 2049 in
+    float16 and 257 in bfloat16 it rounds), the product, and the sum. An overflowing
+    difference makes the step inf and the values inf or NaN, as in PyTorch."""
+    with np.errstate(all="ignore"):
+        if steps == 1:  # (filled with the start, through float, unchecked)
+            return _rounded(np.float32(start), d).reshape(1)
+        start, end = _bound(start, d), _bound(end, d)
+        step = _rounded(_rounded(end - start, d) / _rounded(np.float32(steps - 1), d), d)
+        i = np.arange(steps)
+        up = _rounded(start + _rounded(step * _rounded(i.astype(np.float32), d), d), d)
+        back = _rounded((steps - 1 - i).astype(np.float32), d)
+        down = _rounded(end - _rounded(step * back, d), d)
+        return np.where(i < steps // 2, up, down)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
@@ -184,9 +240,26 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
             _dt.scalar_dtype(1j) if is_complex else _dt.get_default_dtype())
     else:
         d = _dt.to_dtype(dtype)
+    _check_conversion(d, steps, start, end)
     arr = _line(start, end, steps, d, "linspace", fused=True).astype(d.np)
     t = _finish(arr, resolve_device(device), requires_grad)
     return t if out is None else factory_out(out, t, "linspace")
+
+
+def _log_exponents(start, end, steps, d):
+    """PyTorch's logspace exponents for a real floating dtype `d`, in double: the bounds
+    converted to `d` and their difference taken in `d`, but the step (that difference over
+    steps - 1) and start + step * i (below steps // 2; end - step * (steps - 1 - i) from
+    there) in double, unfused; a single step is the start as given, unconverted."""
+    if steps == 1:
+        return np.full(1, builtins.float(start))
+    start, end = _bound(start, d), _bound(end, d)
+    with np.errstate(all="ignore"):
+        step = np.float64(_rounded(end - start, d)) / (steps - 1)
+        i = np.arange(steps)
+        up = np.float64(start) + step * i
+        down = np.float64(end) - step * (steps - 1 - i)
+    return np.where(i < steps // 2, up, down)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
@@ -195,10 +268,22 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     start, end = _number(start), _number(end)
     d = _dt.to_dtype(dtype) if dtype is not None else (
         out.dtype if out is not None else _dt.get_default_dtype())
-    exps = _line(start, end, steps, d, "logspace")
-    # the power is taken in double (std::pow(double base, exponent)), then converted
+    if steps > 1:
+        _check_conversion(d, steps, start, end)
+    if d in _REAL_FLOATS:
+        exps = _log_exponents(start, end, steps, d)
+    else:
+        exps = _line(start, end, steps, d, "logspace")
+    # the power is taken in double (std::pow(double base, exponent)), then converted (to a
+    # half type through float, as c10 converts a double)
     wide = np.complex128 if d.is_complex else np.float64
-    arr = np.power(np.asarray(base, dtype=wide), exps.astype(wide)).astype(d.np)
+    with np.errstate(over="ignore", invalid="ignore"):
+        arr = np.power(np.asarray(base, dtype=wide), exps.astype(wide))
+        if steps == 1:  # (the fill value is the power)
+            _check_conversion(d, steps, arr[0].item())
+        if d in _HALVES:
+            arr = _rounded(arr.astype(np.float32), d)
+        arr = arr.astype(d.np)
     t = _finish(arr, resolve_device(device), requires_grad)
     return t if out is None else factory_out(out, t, "logspace")
 

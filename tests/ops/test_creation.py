@@ -307,3 +307,76 @@ def test_linspace_rounds_each_multiply_add_once(torch, args, dtype):
              np_type(float(Fraction(float(t)) - Fraction(float(step)) * (steps - 1 - i)))
              for i in range(steps)]
     np.testing.assert_array_equal(e, np.array(exact, dtype=dtype))
+
+
+def _bits(t):
+    """A tensor's values as their bits (NaNs' signs included), its dtype's name with them."""
+    lib = ember if isinstance(t, ember.Tensor) else __import__("torch")
+    ints = {2: lib.int16, 4: lib.int32, 8: lib.int64}[t.element_size()]
+    return str(t.dtype).split(".")[-1], t.view(ints).numpy().tolist()
+
+
+def _range_cases(count, seed):
+    """(start, end, steps) triples: steps from 0 to past the float16 and bfloat16 integer
+    ranges (where the index rounds) and past PyTorch's parallel grain, bounds of every sign
+    and size, ints and floats, equal, swapped and negated bounds."""
+    rng = np.random.default_rng(seed)
+    counts = [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, 100, 101, 255, 256, 257,
+              258, 1000, 2047, 2048, 2049, 2050, 3001, 4096, 4097, 40001]
+    cases = []
+    for _ in range(count):
+        scale = float(rng.choice([1e-3, 1, 10, 1000, 6e4]))
+        a = float(rng.uniform(-scale, scale)) if rng.random() < 0.7 else int(rng.integers(-50, 50))
+        b = [float(rng.uniform(-scale, scale)), int(rng.integers(-50, 50)), a, -a][rng.integers(4)]
+        cases.append((a, b, int(rng.choice(counts))))
+    return cases
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_linspace_is_pytorchs_bit_for_bit(torch, dtype):
+    # float16 and bfloat16 compute in their own type (each operation rounded to it, the index
+    # too), serially: neither the float32 values rounded nor a vector path's
+    special = [(0, 1, 10), (0, 1, 100), (-1, 1, 1), (3, 3, 5), (5, -5, 2), (-3, 7, 3),
+               (1 + 2 ** -11 + 2 ** -40, 2, 2), (1 + 2 ** -8 + 2 ** -40, 2, 3),
+               (-6e4, 6e4, 5), (-3e38, 3e38, 5), (float("nan"), 1, 4), (float("inf"), 1, 4),
+               (0, 65504, 3), (0, 65519, 3), (0, 1e6, 10), (0, 1e39, 3), (0, 1e39, 1),
+               (1e39, 0, 1)]
+    for args in special + _range_cases(300, 1):
+        got = _outcome_bits(ember, "linspace", args, dtype)
+        assert got == _outcome_bits(torch, "linspace", args, dtype), args
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_logspace_is_pytorchs_bit_for_bit(torch, dtype):
+    # the exponents from bounds and a difference in the dtype, a step and sums in double
+    special = [(0, 2, 3), (0, 5, 3), (10, 10, 1), (39, 0, 1), (0.1, 3, 1), (-2, 2, 21),
+               (1 + 2 ** -11 + 2 ** -40, 2, 2), (float("inf"), 1, 4), (0, 1e6, 3)]
+    cases = [(a / 20 if isinstance(a, float) else a % 9, b / 20 if isinstance(b, float) else
+              b % 9, steps) for a, b, steps in _range_cases(150, 2)]
+    for i, args in enumerate(special + cases):
+        base = (10.0, 2.0, 2.5, 0.5)[i % 4]
+        got = _outcome_bits(ember, "logspace", args, dtype, base=base)
+        assert got == _outcome_bits(torch, "logspace", args, dtype, base=base), (args, base)
+
+
+def _outcome_bits(lib, fname, args, dtype, **kwargs):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (no NumPy overflow warnings either)
+            return _bits(getattr(lib, fname)(*args, dtype=getattr(lib, dtype), **kwargs))
+    except RuntimeError as e:
+        return "error", str(e)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_linspace_and_logspace_into_out_and_from_tensors(torch, dtype):
+    for lib_args in [(0.3, 2.5, 9), (-7, 3, 300)]:
+        results = []
+        for lib in (ember, torch):
+            out = lib.empty(4, dtype=getattr(lib, dtype))
+            start, end = lib.tensor(lib_args[0]), lib.tensor(lib_args[1])
+            results.append([_bits(lib.linspace(*lib_args, out=out)), _bits(out),
+                            _bits(lib.linspace(start, end, lib_args[2], dtype=out.dtype)),
+                            _bits(lib.logspace(*lib_args[:2], 7,
+                                               out=lib.empty(0, dtype=out.dtype)))])
+        assert results[0] == results[1]
