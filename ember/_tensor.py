@@ -648,12 +648,16 @@ class Tensor:
     def __dlpack__(self, stream=None, **kwargs):
         if self._requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        if self._device.type == "meta":  # (no memory to lend)
+            raise BufferError("Cannot pack tensors on meta")
         if stream is not None:
             kwargs["stream"] = stream
         # max_version must reach the array: without it NumPy imports the memory read-only
         return self._array.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
+        if self._device.type == "meta":
+            raise ValueError("Unknown device type meta for Dlpack")
         return self._array.__dlpack_device__()
 
     def __deepcopy__(self, memo):

@@ -42,11 +42,13 @@ _LAZY_FUNCTIONAL = {n: f for f, (_, _, names) in _LAZY_FAMILY_NAMES.items() for 
 # The methods that a lazy family binds itself when it loads, since they are not the functions
 # of their names: Tensor.polygamma(n) takes n after self (torch.polygamma(n, input) first),
 # Tensor.mvlgamma / igamma / igammac have their own argument errors (unary/special.py,
-# gamma_functions.py), Tensor.split_with_sizes its own argument positions (rearrange.py).
+# gamma_functions.py), Tensor.split_with_sizes its own argument positions (rearrange.py),
+# Tensor.solve and Tensor.lstsq their argument's name (removed.py).
 _SELF_BOUND_METHODS = {**dict.fromkeys(("polygamma", "mvlgamma", "igamma", "igammac"),
                                         "unary_special"),
                        **dict.fromkeys(("split_with_sizes", "unsafe_split_with_sizes"),
-                                       "rearrange")}
+                                       "rearrange"),
+                       **dict.fromkeys(("solve", "lstsq"), "removed")}
 _functional_loaded = {}  # the `ember.nn.functional` names of the families loaded so far
 # (namespace, public names, functional names, PyTorch's namespace) of the modules given to export()
 _exported_to = []

@@ -22,9 +22,10 @@ SPELLINGS = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "
 # functions and Tensor methods that take one of PyTorch's names above but that PyTorch writes
 # in Python, so its parser never sees them
 PYTHON_WRITTEN = {
-    "torch": frozenset({"norm", "split", "stft", "unique", "unique_consecutive"}),
-    "Tensor": frozenset({"istft", "module_load", "norm", "split", "stft", "to_sparse_coo",
-                         "unflatten", "unique", "unique_consecutive"}),
+    "torch": frozenset({"lstsq", "matrix_rank", "norm", "solve", "split", "stft", "symeig",
+                        "unique", "unique_consecutive"}),
+    "Tensor": frozenset({"istft", "lstsq", "module_load", "norm", "solve", "split", "stft",
+                         "symeig", "to_sparse_coo", "unflatten", "unique", "unique_consecutive"}),
 }
 # the nn.functional names PyTorch binds from C++ (the rest of that namespace is Python)
 CPP_FUNCTIONAL = frozenset({

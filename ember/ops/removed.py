@@ -2,8 +2,10 @@
 replaces each: `torch.eig`, `torch.lstsq`, `torch.solve`, `torch.symeig`, `torch.matrix_rank`
 (and the Tensor methods of the first four). Each raises PyTorch's RuntimeError, whatever its
 arguments, as PyTorch's Python stubs do."""
+from .._tensor import Tensor
+
 __all__ = ["eig", "lstsq", "matrix_rank", "solve", "symeig"]
-METHODS = ["eig", "lstsq", "solve", "symeig"]
+METHODS = ["eig", "symeig"]  # Tensor.lstsq and Tensor.solve name their argument `other`
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed."
 
@@ -59,3 +61,16 @@ def matrix_rank(input, tol=None, symmetric=False, *, out=None):
         f"{_REMOVED}\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter "
         "'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
 
+
+
+def _solve_method(self, other):
+    return solve(self, other)
+
+
+def _lstsq_method(self, other):
+    return lstsq(self, other)
+
+
+_solve_method.__name__ = _solve_method.__qualname__ = "solve"
+_lstsq_method.__name__ = _lstsq_method.__qualname__ = "lstsq"
+Tensor.solve, Tensor.lstsq = _solve_method, _lstsq_method
