@@ -311,9 +311,9 @@ def _fast_forward(func, inputs, i, ur, ui):
         args = list(inputs)
         args[i] = forward_ad.make_dual(
             t.detach(), _like(u.reshape(t._array.shape).astype(t._array.dtype), t))
-        outs = _outputs(func, args)
-        return [np.zeros(o._array.size) if forward_ad.unpack_dual(o).tangent is None else
-                _host(forward_ad.unpack_dual(o).tangent).reshape(-1) for o in outs]
+        tangents = [(o, forward_ad.unpack_dual(o).tangent) for o in _outputs(func, args)]
+        return [np.zeros(o._array.size) if tangent is None else _host(tangent).reshape(-1)
+                for o, tangent in tangents]
 
 
 def _fast_failure(func, inputs, i, j, numerical, analytical, eps, atol, rtol, what):
