@@ -28,7 +28,7 @@ FAMILY_NAMES = ("pointwise", "pointwise_inplace", "unary", "unary_special", "red
                 "windows", "bilinear", "vander", "memory", "tensor_methods", "stft", "view_copies",
                 "recurrent", "aten_forms", "linear_loss", "sparse_products", "grouped_mm",
                 "scaled_mm", "lowrank", "lobpcg", "hashing", "dlpack", "sparse_compressed",
-                "fake_quantize", "foreach", "removed")
+                "fake_quantize", "foreach", "removed", "segment_reduce")
 # LAZY_FAMILY_NAMES load on first use of one of their names (a function here, in `ember` or
 # `ember.nn.functional`, a Tensor method): every family but those that the Tensor's operators
 # and indexing, and the families' own module-level imports, need (pointwise, shape, indexing,

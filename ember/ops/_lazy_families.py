@@ -291,6 +291,11 @@ NAMES = {
         (),
         (),
     ),
+    "segment_reduce": (
+        ("segment_reduce",),
+        (),
+        (),
+    ),
     "hashing": (
         ("hash_tensor",),
         ("hash_tensor",),
