@@ -8,7 +8,9 @@ import numbers
 
 import numpy as np
 
+from .._state import forward_ad as _fw
 from .._tensor import Tensor, _wrap_dim, make_tensor, xp_of
+from ._dual import has_tangent
 from ._graph import Node, record
 from .creation import _convert_scalar
 
@@ -104,7 +106,7 @@ _BackwardNotImplemented.__name__ = _BackwardNotImplemented.__qualname__ = "NotIm
 class SegmentReduceBackward0(Node):
     def backward(self, grad):
         data, result = self.saved_tensors
-        xp, x, kind = xp_of(data), data._array, self.kind
+        xp, x = xp_of(data), data._array
         if data.is_meta or grad.is_meta:  # no values: only the gradient's shape and dtype
             g = make_tensor(xp.zeros(x.shape, x.dtype), grad._device)
         else:
@@ -149,6 +151,12 @@ class SegmentReduceBackward0(Node):
 def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
                    unsafe=False, initial=None):
     _check_args(data, reduce, lengths, indices, offsets, axis, unsafe, initial)
+    if _fw.level is not None and has_tangent(data):  # PyTorch refuses before any check
+        raise NotImplementedError(
+            "Trying to use forward AD with segment_reduce that does not support it because it "
+            "has not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation or submit a PR adding the implementation to derivatives.yaml")
     if indices is not None:
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
     if reduce not in _KINDS:
@@ -191,23 +199,17 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     if check and data.dtype.name not in _FLOATS:
         raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
                                   f"'{data.dtype._scalar_name}'")
-    if isinstance(initial, Tensor):
-        initial = initial.item()
-    if initial is not None:
-        initial = _convert_scalar(initial, data.dtype)
-    x = data._array
+    if initial is not None:  # (a 0-dim tensor is a Number to PyTorch's parser)
+        initial = _convert_scalar(initial.item() if isinstance(initial, Tensor) else initial,
+                                  data.dtype)
     starts, ends = _bounds(xp, seg, name == "offsets", shape, ax, check)
-    if not check:
-        res = xp.zeros(out_shape, x.dtype)
-    else:
-        res = _reduced(xp, kind, ufunc_name, x, starts, ends, ax, initial)
-        res = res.reshape(out_shape)
-    res = make_tensor(res, data._device)
+    res = make_tensor(_reduced(xp, kind, ufunc_name, data._array, starts, ends, ax, initial)
+                      .reshape(out_shape) if check else xp.zeros(out_shape, data._array.dtype),
+                      data._device)  # (meta: no values to reduce)
     node = record(SegmentReduceBackward0, (data,), res)
     if node is not None:
         node.save_for_backward(data, res)
-        node.kind, node.axis, node.initial, node.starts, node.ends = \
-            kind, ax, initial, starts, ends
+        node.kind, node.axis, node.initial, node.starts, node.ends = kind, ax, initial, starts, ends
     return res
 
 

@@ -76,3 +76,15 @@ def test_leading_dims_must_match_data():
         ember.segment_reduce(x, "sum", lengths=ember.tensor([[3]]), axis=1)
     with pytest.raises(RuntimeError, match="outside"):
         ember.segment_reduce(ember.zeros(6), "sum", offsets=ember.tensor([0, 2, 7]))
+
+
+def test_no_forward_ad(torch):
+    """PyTorch refuses forward AD before looking at any other argument."""
+    messages = []
+    for lib in (ember, torch):
+        with lib.autograd.forward_ad.dual_level():
+            x = lib.autograd.forward_ad.make_dual(lib.tensor([1.0, 2.0]), lib.ones(2))
+            with pytest.raises(NotImplementedError) as caught:
+                lib.segment_reduce(x, "foo", lengths=lib.tensor([1, 2]))
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
