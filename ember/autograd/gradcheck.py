@@ -141,8 +141,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if not diff_idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of them have requires_grad=True.")
+    # as PyTorch's, only the outputs that require grad are checked; where none does, the
+    # function must not depend on its inputs at all
+    live = [j for j, o in enumerate(_outputs(func, inputs)) if o._requires_grad]
+    if not live:
+        return _constant(func, inputs, diff_idx, eps, raise_exception, fast_mode)
     if fast_mode:
-        return _fast_check(func, inputs, diff_idx, eps, atol, rtol, raise_exception,
+        return _fast_check(func, inputs, diff_idx, live, eps, atol, rtol, raise_exception,
                            check_forward_ad, check_backward_ad)
     if check_forward_ad:
         for i in diff_idx:
@@ -150,7 +155,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             along_im = _numerical(func, inputs, i, eps, 1j) if inputs[i].dtype.is_complex else None
             fw_re = _forward(func, inputs, i)
             fw_im = _forward(func, inputs, i, 1j) if along_im is not None else None
-            for j in range(len(along_re)):
+            for j in live:
                 checks = [(fw_re[j], along_re[j])]
                 if along_im is not None:
                     checks.append((fw_im[j], along_im[j]))
@@ -160,8 +165,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                     if not raise_exception:
                         return False
                     raise GradcheckError("Jacobian computed with forward mode mismatch for "
-                                         f"output {j} with respect to input {i},\nnumerical:"
-                                         f"{make_tensor(n)}\nanalytical:{make_tensor(a)}\n")
+                                         f"output {live.index(j)} with respect to input {i},\n"
+                                         f"numerical:{make_tensor(n)}\nanalytical:"
+                                         f"{make_tensor(a)}\n")
     if not check_backward_ad:
         return True
     outs, analytical = _analytical(func, inputs, diff_idx)
@@ -170,7 +176,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     for i in diff_idx:
         along_re = _numerical(func, inputs, i, eps)
         along_im = _numerical(func, inputs, i, eps, 1j) if inputs[i].dtype.is_complex else None
-        for j, o in enumerate(outs):
+        for j in live:
+            o = outs[j]
             parts = ((1, analytical), (1j, imaginary)) if o.dtype.is_complex else ((1, analytical),)
             for part, jacs in parts:
                 a = jacs[i, j]
@@ -180,9 +187,29 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                 if not raise_exception:
                     return False
                 what = "" if part == 1 else " (the imaginary part of the output)"
-                raise GradcheckError(f"Jacobian mismatch for output {j} with respect to input "
-                                     f"{i}{what},\nnumerical:{make_tensor(n)}\nanalytical:"
-                                     f"{make_tensor(a)}\n")
+                raise GradcheckError(f"Jacobian mismatch for output {live.index(j)} with "
+                                     f"respect to input {i}{what},\nnumerical:"
+                                     f"{make_tensor(n)}\nanalytical:{make_tensor(a)}\n")
+    return True
+
+
+def _constant(func, inputs, diff_idx, eps, raise_exception, fast_mode):
+    """No output requires grad: the finite differences must be zero (PyTorch's check; fast
+    mode takes them along one random direction per input)."""
+    rng = np.random.default_rng(0)
+    for i in diff_idx:
+        t = inputs[i]
+        if fast_mode:
+            diffs = _along(func, inputs, i, _unit_vector(rng, t._array.size), eps)
+        else:
+            diffs = _numerical(func, inputs, i, eps)
+            if t.dtype.is_complex:
+                diffs += _numerical(func, inputs, i, eps, 1j)
+        if all(np.allclose(d, 0, rtol=1e-5, atol=1e-8) for d in diffs):
+            continue
+        if not raise_exception:
+            return False
+        raise GradcheckError("Numerical gradient for function expected to be zero")
     return True
 
 
@@ -252,7 +279,8 @@ def _along(func, inputs, i, direction, eps, step=1.0):
     return [((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)]
 
 
-def _fast_check(func, inputs, diff_idx, eps, atol, rtol, raise_exception, forward, backward):
+def _fast_check(func, inputs, diff_idx, live, eps, atol, rtol, raise_exception, forward,
+                backward):
     rng = np.random.default_rng(0)  # its own stream: the user's generators stay as they were
     outs = _outputs(func, inputs)
     vs = [_unit_vector(rng, o._array.size) for o in outs]
@@ -265,15 +293,18 @@ def _fast_check(func, inputs, diff_idx, eps, atol, rtol, raise_exception, forwar
         u_sum = ur.sum() + (0.0 if ui is None else ui.sum())
         if forward:
             tangents = _fast_forward(func, inputs, i, ur, ui)
-            for j, tangent in enumerate(tangents):
+            for j in live:
+                tangent = tangents[j]
                 n = along_re[j] if ui is None else along_re[j] + along_im[j]
                 if not np.allclose(tangent, n, rtol=rtol, atol=atol * u_sum):
                     if not raise_exception:
                         return False
-                    _fast_failure(func, inputs, i, j, n, tangent, eps, atol, rtol, "forward")
+                    _fast_failure(func, inputs, i, j, live, n, tangent, eps, atol, rtol,
+                                  "forward")
         if not backward:
             continue
-        for j, o in enumerate(outs):
+        for j in live:
+            o = outs[j]
             for part in ((1, 1j) if o.dtype.is_complex else (1,)):
                 take = np.real if part == 1 else np.imag
                 g = _fast_vjp(o, t, vs[j] * part)
@@ -286,7 +317,7 @@ def _fast_check(func, inputs, diff_idx, eps, atol, rtol, raise_exception, forwar
                     continue
                 if not raise_exception:
                     return False
-                _fast_failure(func, inputs, i, j, n, a, eps, atol, rtol,
+                _fast_failure(func, inputs, i, j, live, n, a, eps, atol, rtol,
                               "" if part == 1 else " (the imaginary part of the output)")
     return True
 
@@ -316,12 +347,13 @@ def _fast_forward(func, inputs, i, ur, ui):
                 for o, tangent in tangents]
 
 
-def _fast_failure(func, inputs, i, j, numerical, analytical, eps, atol, rtol, what):
+def _fast_failure(func, inputs, i, j, live, numerical, analytical, eps, atol, rtol, what):
     """Raise fast mode's mismatch, with both Jacobians recomputed in full (slow mode) below
-    the projected numbers, as PyTorch's message has them."""
+    the projected numbers, as PyTorch's message has them (output j counted among `live`,
+    the outputs that require grad)."""
     forward = what == "forward"
     mode = "computed with forward mode " if forward else ""
-    head = (f"Jacobian {mode}mismatch for output {j} with respect to input {i}"
+    head = (f"Jacobian {mode}mismatch for output {live.index(j)} with respect to input {i}"
             f"{'' if forward else what},\nnumerical:{make_tensor(np.asarray(numerical))}\n"
             f"analytical:{make_tensor(np.asarray(analytical))}\n")
     diff_idx = [k for k, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]

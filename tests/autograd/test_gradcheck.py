@@ -128,3 +128,26 @@ def test_fast_mode_leaves_the_global_generator_alone():
     ember.manual_seed(5)
     assert ember.autograd.gradcheck(ember.sin, (x,), fast_mode=True)
     assert ember.equal(ember.rand(3), expected)
+
+
+def _outputs_without_grad(lib):
+    """Outputs that do not require grad are not checked; where none does, the function must
+    not depend on its inputs (PyTorch's "Numerical gradient for function expected to be
+    zero"), in slow and fast mode."""
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    z = lib.tensor([0.5 + 1j, -2j], dtype=lib.complex128, requires_grad=True)
+    got = []
+    for fast in (False, True):
+        for f, inp in ((lambda a: a.detach() * 2, x), (lambda a: (a.detach() * 2, a * 2), x),
+                       (lambda a: a.detach() * 0 + 1, x), (lambda a: a.detach().abs(), z)):
+            try:
+                got.append(lib.autograd.gradcheck(f, (inp,), fast_mode=fast))
+            except RuntimeError as e:
+                got.append(str(e))
+    return got
+
+
+def test_outputs_without_grad_are_judged_as_torch(torch):
+    zero = "Numerical gradient for function expected to be zero"
+    assert _outputs_without_grad(ember) == _outputs_without_grad(torch) == \
+        [zero, True, True, zero] * 2
