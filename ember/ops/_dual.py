@@ -28,6 +28,17 @@ def has_tangent(t):
     return entry is not None and entry[0] is _fw.level
 
 
+def refuse_tangent(t, op_name):
+    """PyTorch's NotImplementedError for an op without a forward-mode formula, where `t`
+    carries a tangent (it refuses before any other check of the call)."""
+    if _fw.level is not None and has_tangent(t):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {op_name} that does not support it because it has "
+            "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation or submit a PR adding the implementation to derivatives.yaml")
+
+
 def input_tangents(inputs):
     """The inputs' tangents (None where one has none), or None when no input has one or
     forward AD is off (no open level, inference mode)."""

@@ -14,9 +14,8 @@ import math
 
 import numpy as np
 
-from .._state import forward_ad as _fw
 from .._tensor import Tensor, make_tensor, xp_of
-from ._dual import has_tangent
+from ._dual import refuse_tangent
 from ._graph import Node, record
 from ._accumulate import bincount_sized
 
@@ -103,12 +102,7 @@ class CtcLossBackward0(Node):
 
 def _ctc(log_probs, ext, real, il, tl, blank, zero_infinity):
     """PyTorch's _ctc_loss: each sequence's negative log likelihood, (N,)."""
-    if _fw.level is not None and has_tangent(log_probs):  # PyTorch has no forward formula
-        raise NotImplementedError(
-            "Trying to use forward AD with _ctc_loss that does not support it because it has "
-            "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
-            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
-            "its implementation or submit a PR adding the implementation to derivatives.yaml")
+    refuse_tangent(log_probs, "_ctc_loss")  # PyTorch has no forward formula
     xp = xp_of(log_probs)
     lp = log_probs._array
     T, N, C = lp.shape

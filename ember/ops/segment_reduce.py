@@ -8,9 +8,8 @@ import numbers
 
 import numpy as np
 
-from .._state import forward_ad as _fw
 from .._tensor import Tensor, _wrap_dim, make_tensor, xp_of
-from ._dual import has_tangent
+from ._dual import refuse_tangent
 from ._graph import Node, record
 from .creation import _convert_scalar
 
@@ -151,12 +150,7 @@ class SegmentReduceBackward0(Node):
 def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
                    unsafe=False, initial=None):
     _check_args(data, reduce, lengths, indices, offsets, axis, unsafe, initial)
-    if _fw.level is not None and has_tangent(data):  # PyTorch refuses before any check
-        raise NotImplementedError(
-            "Trying to use forward AD with segment_reduce that does not support it because it "
-            "has not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
-            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
-            "its implementation or submit a PR adding the implementation to derivatives.yaml")
+    refuse_tangent(data, "segment_reduce")  # PyTorch has no forward formula
     if indices is not None:
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
     if reduce not in _KINDS:
