@@ -70,6 +70,20 @@ def test_float32_erf_within_an_ulp(torch, path):
     assert (np.abs(got - exact) / ulp).max() < 0.6
 
 
+def test_float32_erfinv_within_an_ulp_and_a_bit(torch):
+    """The float32 kernel (a polynomial in log((1 - x)(1 + x)), a second one in the tails)
+    against float64, over uniform draws (a block of 32K with a few tail elements, as
+    trunc_normal_ draws) and every float32 from 0.9966 to the last below 1."""
+    tail = np.arange(np.float32(0.9966).view(np.int32), np.float32(1).view(np.int32),
+                     dtype=np.int32).view(np.float32)
+    x = np.concatenate([np.random.default_rng(0).uniform(-1, 1, 300_000).astype(np.float32),
+                        tail, -tail, np.geomspace(1e-44, 0.99, 3000).astype(np.float32)])
+    got = ember.erfinv(ember.tensor(x)).numpy().astype(np.float64)
+    exact = torch.erfinv(torch.from_numpy(x.astype(np.float64))).numpy()
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got - exact) / ulp).max() < 1.2
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("shape", [(1, 2, 3), (), (0, 3), (257, 129)])
