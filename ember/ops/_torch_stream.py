@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from .._select import select
 from ..random import torch_stream_class
 from ._fma import fused_multiply_add
 
@@ -452,9 +453,9 @@ def _logf(x):
     e = ((raw >> 23) - 127).astype(np.float32) + _f32(1.0)
     m = ((raw & ~0x7F800000) | 0x3F000000).view(np.float32)  # the mantissa in [0.5, 1)
     low = m < _SQRTHF
-    kept = np.where(low, m, _f32(0.0))
+    kept = m * low  # (m where low, else 0: products with a mask, not `where`, see _select)
     m = m - _f32(1.0)
-    e = e - np.where(low, _f32(1.0), _f32(0.0))
+    e = e - low
     m = m + kept
     z = m * m
     y = _horner(m, _LOG_P) * m
@@ -477,6 +478,6 @@ def _sincosf(x):
     yc = _horner(z, _COS_P) * z
     yc = _fma(yc, z, -(z * _f32(0.5))) + _f32(1.0)
     ys = _fma(_horner(z, _SIN_P) * z, x, x)
-    sin = np.where(sine_poly, ys, yc)
-    cos = np.where(sine_poly, yc, ys)
-    return np.where(sin_negative, -sin, sin), np.where(cos_negative, -cos, cos)
+    sin = select(sine_poly, ys, yc)
+    cos = select(sine_poly, yc, ys)
+    return select(sin_negative, -sin, sin), select(cos_negative, -cos, cos)
