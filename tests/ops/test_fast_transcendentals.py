@@ -84,6 +84,20 @@ def test_float32_erfinv_within_an_ulp_and_a_bit(torch):
     assert (np.abs(got - exact) / ulp).max() < 1.2
 
 
+def test_float32_erfc_within_an_ulp(torch):
+    """The float32 kernel (exp(-x^2) times a polynomial for erfcx) against float64, on both
+    sides of 0, into the subnormal results before erfc rounds to 0, and past them."""
+    x = np.concatenate([np.linspace(-11, 11, 400001), np.geomspace(1e-44, 1, 3000),
+                        -np.geomspace(1e-44, 1, 3000), [-np.inf, np.inf, np.nan]]).astype(
+        np.float32)
+    got = ember.erfc(ember.tensor(x)).numpy().astype(np.float64)
+    exact = torch.erfc(torch.from_numpy(x.astype(np.float64))).numpy()
+    finite = np.isfinite(x)
+    ulp = np.spacing(np.abs(exact[finite]).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got[finite] - exact[finite]) / ulp).max() < 0.6
+    assert got[-3] == 2 and got[-2] == 0 and np.isnan(got[-1])
+
+
 @pytest.mark.parametrize("name", ["lgamma", "digamma"])
 def test_float32_lgamma_digamma_round_correctly(torch, path, name):
     """The float32 kernels (a shift by eight and the asymptotic series, in float64) against
