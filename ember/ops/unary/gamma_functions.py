@@ -24,7 +24,8 @@ from ..._tensor import Tensor
 from .._graph import Node, inplace, record, write_out
 from ..pointwise import BinaryNode, binary
 from ._common import _module, _need_tensor, _not_implemented, _promoted
-from .special import _coefficients, _hurwitz_zeta, _lgamma, digamma, lgamma
+from ._special_kernels import _coefficients, _hurwitz_zeta, _lgamma
+from .special import digamma, lgamma
 
 __all__ = ["mvlgamma", "igamma", "igammac"]
 METHODS = ["mvlgamma_", "igamma_", "igammac_"]  # the others are bound at the end

@@ -18,8 +18,9 @@ from ... import dtypes as _dt
 from .._graph import Node, record, write_out
 from .. import pointwise as _pw
 from ._common import _need_tensor, _not_implemented, _unary
-from .special import (_EI_C, _EI_D, _SQRPI, _blockwise, _erf_near_zero, _erfc, _erfcx_positive,
-                      _erfinv, _exp_square, erf)
+from ._special_kernels import (_EI_C, _EI_D, _SQRPI, _blockwise, _erf_near_zero, _erfc,
+                               _erfcx_positive, _erfinv, _exp_square)
+from .special import erf
 
 __all__ = []  # torch.special only: re-exported by ember/special.py
 
