@@ -1,5 +1,5 @@
-"""Fits the polynomials of ember's float32 erfinv (ember/ops/unary/_single_kernels.py, _ERFINV32 and
-_ERFINV32_TAIL) and checks them: erfinv(x) = x P(v) with v = log((1 - x)(1 + x)), P a
+"""Fits the polynomials of ember's float32 erfinv (ember/ops/unary/_single_kernels.py,
+_ERFINV32 and _ERFINV32_Q) and checks them: erfinv(x) = x P(v) with v = log((1 - x)(1 + x)), P a
 polynomial on v in [-TAIL, 0] (|x| up to 0.99663), and beyond it sign(x) Q(sqrt(-v)) up to
 the largest float32 below 1.
 
