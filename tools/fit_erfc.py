@@ -1,7 +1,8 @@
 """Fits the polynomial of ember's float32 erfc (ember/ops/unary/_single_kernels.py,
-_ERFCX32) and checks it: erfc(a) = exp(-a^2) erfcx(a) for a = |x| (clamped at CLAMP, where float32's erfc
-has rounded to 0), erfcx a polynomial in t = (a - 3) / (a + 3), and erfc(x) = 2 - erfc(-x)
-for x < 0. ember evaluates it in float64; the check does the same. Needs SciPy (erfcx, erfc).
+_ERFCX32) and checks it: erfc(a) = exp(-a^2) erfcx(a) for a = |x| (clamped at CLAMP, where
+float32's erfc has rounded to 0), erfcx a polynomial in t = (a - 3) / (a + 3), and
+erfc(x) = 2 - erfc(-x) for x < 0. ember evaluates it in float64; the check does the same.
+Needs SciPy (erfcx, erfc).
 
     python tools/fit_erfc.py        # prints the coefficients and the float32 errors in ulp
 """
