@@ -4,6 +4,7 @@ float64 (tools/fit_erfc.py, tools/fit_erfinv.py) or a shift and an asymptotic se
 place, block by block; rare elements past a form take the float64 kernels of
 _special_kernels.py."""
 import builtins
+import math
 
 import numpy as np
 
@@ -167,11 +168,14 @@ def _erfinv_single(xp, x):
 # product is t (t + 6)(t + 10)(t + 12) with t = x^2 + 7x (under 2e307 up to float32's
 # largest), the sum its logarithmic derivative (2x + 7) P'(t) / P(t). All in float64, in
 # place, block by block: lgamma ~40 and digamma ~35 passes against ~150 of the general
-# kernels, which compute every branch for every element; those take x <= 0, infinities, NaN
-# (and lgamma's exact zeros, x = 1 and 2, where this form leaves ~1e-16).
-def _shifted_single(x, body, general, exact=()):
+# kernels, which compute every branch for every element. Negative x reflect onto 1 - x (the
+# general kernels' formulas); the general kernels take 0, the negative integers, infinities,
+# NaN (and lgamma's exact zeros, x = 1 and 2, where this form leaves ~1e-16).
+def _shifted_single(x, body, general, reflect, exact=()):
     """body(x64 block, y64 = x + 8, out) for float32 x > 0 (finite, not in `exact`), block
-    by block; the other elements from `general(np, float64 array)`."""
+    by block; `reflect(x, positive)` for finite negative x off the integers, given
+    `positive(z)`, the body's values at z > 0; the other elements (0, the negative integers,
+    infinities, NaN, `exact`) from `general(np, float64 array)`."""
     flat = x.reshape(-1)
     out = np.empty(flat.shape, np.float32)
     n = min(flat.size, _SINGLE_BLOCK)
@@ -189,8 +193,19 @@ def _shifted_single(x, body, general, exact=()):
             other |= xb == value
         other = np.flatnonzero(other)
         if other.size:
-            ob[other] = general(np, xb[other].astype(np.float64))
+            xs = xb[other].astype(np.float64)
+            values = np.empty(xs.shape)
+            negative = (xs < 0) & (xs > -np.inf) & (xs != np.round(xs))
+            values[negative] = reflect(xs[negative], lambda z: _body_at(body, z))
+            values[~negative] = general(np, xs[~negative])
+            ob[other] = values
     return out.reshape(x.shape)
+
+
+def _body_at(body, z):
+    out = np.empty_like(z)
+    body(z, z + 8.0, out)
+    return out
 
 
 def _rising8(x, t, p):
@@ -220,7 +235,10 @@ def _lgamma_single(xp, x):
         out += series
         out += _HALF_LOG_2PI
         out -= p
-    return _shifted_single(x, body, _lgamma, exact=(1.0, 2.0))
+    def reflect(x, positive):  # lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)
+        sine = np.abs(np.sin(np.pi * (x - np.round(x))))
+        return (math.log(np.pi) - np.log(sine)) - positive(1.0 - x)
+    return _shifted_single(x, body, _lgamma, reflect, exact=(1.0, 2.0))
 
 
 def _digamma_single(xp, x):
@@ -245,4 +263,6 @@ def _digamma_single(xp, x):
         out -= t
         out += series
         out -= q
-    return _shifted_single(x, body, _digamma)
+    def reflect(x, positive):  # digamma(x) = digamma(1 - x) - pi / tan(pi x)
+        return positive(1.0 - x) - np.pi / np.tan(np.pi * np.fmod(x, 1.0))
+    return _shifted_single(x, body, _digamma, reflect)
