@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..._select import select
-from ._special_kernels import _HALF_LOG_2PI, _coefficients, _digamma, _lgamma
+from ._special_kernels import _HALF_LOG_2PI, _coefficients, _digamma, _horner, _lgamma
 
 # erf in single precision: one rational function x P(s) / Q(s) of s = (x / 4)^2 with x clamped
 # to [-4, 4] (erf(4) = 1 - 1.5e-8 rounds to 1 in float32), its coefficients fitted for this
@@ -30,15 +30,6 @@ _ERF32_Q = (1.0, 7.95945191813758, 29.173369412348315, 63.33270793271223, 85.692
 _SINGLE_BLOCK = 1 << 15
 
 
-def _horner(xp, s, coefs):
-    acc = s * coefs[-1]
-    for c in coefs[-2:0:-1]:
-        acc += c
-        acc *= s
-    acc += coefs[0]
-    return acc
-
-
 def _erf_single(xp, x):
     """erf of a float32 NumPy array, to float32 accuracy (NaN stays NaN through the clamp):
     in place, block by block, in float64 scratch reused from block to block."""
@@ -53,12 +44,8 @@ def _erf_single(xp, x):
         np.clip(zb, -_ERF32_CLAMP, _ERF32_CLAMP, out=zb)
         np.multiply(zb, zb, out=sb)
         sb *= 1.0 / (_ERF32_CLAMP * _ERF32_CLAMP)
-        for acc, coefficients in ((nb, _ERF32_P), (db, _ERF32_Q)):
-            np.multiply(sb, coefficients[-1], out=acc)
-            for c in coefficients[-2:0:-1]:
-                acc += c
-                acc *= sb
-            acc += coefficients[0]
+        _horner(sb, _ERF32_P, out=nb)
+        _horner(sb, _ERF32_Q, out=db)
         nb *= zb
         np.divide(nb, db, out=out[start:start + _SINGLE_BLOCK], casting="same_kind")
     return out.reshape(x.shape)
@@ -91,11 +78,7 @@ def _erfc_single(xp, x):
         np.add(ab, _ERFC32_T, out=gb)
         np.subtract(ab, _ERFC32_T, out=tb)
         tb /= gb
-        np.multiply(tb, _ERFCX32[-1], out=gb)
-        for c in _ERFCX32[-2:0:-1]:
-            gb += c
-            gb *= tb
-        gb += _ERFCX32[0]
+        _horner(tb, _ERFCX32, out=gb)
         np.multiply(ab, ab, out=tb)
         np.negative(tb, out=tb)
         np.exp(tb, out=tb)
@@ -142,11 +125,7 @@ def _erfinv_single(xp, x):
         with np.errstate(divide="ignore", invalid="ignore"):  # |x| >= 1: the tail's business
             np.log(vb, out=vb)
         vd[...] = vb
-        np.multiply(vd, _ERFINV32[-1], out=y)
-        for c in _ERFINV32[-2:0:-1]:
-            y += c
-            y *= vd
-        y += _ERFINV32[0]
+        _horner(vd, _ERFINV32, out=y)
         y *= xb
         ob = out[start:start + _SINGLE_BLOCK]
         ob[...] = y
@@ -155,7 +134,7 @@ def _erfinv_single(xp, x):
             t = xb[tail].astype(np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 s = np.sqrt(-np.log((1.0 - t) * (1.0 + t)))  # inf at +-1, NaN past them
-            yt = np.copysign(_horner(np, s, _ERFINV32_Q), t)
+            yt = np.copysign(_horner(s, _ERFINV32_Q), t)
             ob[tail] = select(np.abs(t) == 1.0, np.copysign(np.inf, t), yt)
     return out.reshape(x.shape)
 
@@ -226,7 +205,7 @@ def _lgamma_single(xp, x):
         _rising8(x, t, p)
         np.log(p, out=p)                          # log of the product
         np.reciprocal(y, out=t)                   # 1 / y
-        series = _horner(np, t * t, series_coefficients)
+        series = _horner(t * t, series_coefficients)
         series *= t
         np.subtract(y, 0.5, out=out)
         np.log(y, out=t)
@@ -249,14 +228,14 @@ def _digamma_single(xp, x):
         t, p = np.empty_like(x), np.empty_like(x)
         _rising8(x, t, p)
         # P'(t) = 4t^3 + 84t^2 + 504t + 720; the sum of 1 / (x + j) is (2x + 7) P'(t) / P(t)
-        q = _horner(np, t, (720.0, 504.0, 84.0, 4.0))
+        q = _horner(t, (720.0, 504.0, 84.0, 4.0))
         q /= p
         np.multiply(x, 2.0, out=t)
         t += 7.0
         q *= t
         np.reciprocal(y, out=t)
         r = t * t
-        series = _horner(np, r, series_coefficients)
+        series = _horner(r, series_coefficients)
         series *= r
         np.log(y, out=out)
         t *= 0.5

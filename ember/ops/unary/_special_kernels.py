@@ -30,48 +30,52 @@ _SQRPI = 0.56418958354775628695  # 1 / sqrt(pi)
 _ERF_THRESH, _ERF_XBIG = 0.46875, 27.3  # erfc underflows to 0 past XBIG
 
 
+def _horner(s, coefficients, out=None):
+    """sum_k coefficients[k] s^k by Horner's scheme, in place in `out` (or one new array). Cody's
+    rational forms are two of these: the leading coefficient of a denominator is 1, and s * 1.0
+    is exact."""
+    if out is None:
+        out = s * coefficients[-1]
+    else:
+        np.multiply(s, coefficients[-1], out=out)
+    for c in coefficients[-2:0:-1]:
+        out += c
+        out *= s
+    out += coefficients[0]
+    return out
+
+
 def _erf_near_zero(xp, x):
     """erf(x) for |x| <= 0.46875."""
     ysq = x * x
-    num, den = _ERF_A[4] * ysq, ysq.copy()
-    for i in range(3):  # (in place: the same roundings, a third of the temporaries)
-        num += _ERF_A[i]
-        num *= ysq
-        den += _ERF_B[i]
-        den *= ysq
-    num += _ERF_A[3]
+    num = _horner(ysq, _ERF_NEAR_NUM)
     num *= x
-    den += _ERF_B[3]
-    num /= den
+    num /= _horner(ysq, _ERF_NEAR_DEN)
     return num
 
 
 def _erfcx_mid(y):
-    num, den = _ERF_C[8] * y, y.copy()
-    for i in range(7):
-        num += _ERF_C[i]
-        num *= y
-        den += _ERF_D[i]
-        den *= y
-    num += _ERF_C[7]
-    den += _ERF_D[7]
-    num /= den
+    num = _horner(y, _ERF_MID_NUM)
+    num /= _horner(y, _ERF_MID_DEN)
     return num
 
 
 def _erfcx_large(y):
     ysq = 1.0 / (y * y)
-    num, den = _ERF_P[5] * ysq, ysq.copy()
-    for i in range(4):
-        num += _ERF_P[i]
-        num *= ysq
-        den += _ERF_Q[i]
-        den *= ysq
-    num += _ERF_P[4]
+    num = _horner(ysq, _ERF_LARGE_NUM)
     num *= ysq
-    den += _ERF_Q[4]
-    num /= den
+    num /= _horner(ysq, _ERF_LARGE_DEN)
     return (_SQRPI - num) / y
+
+
+# Cody's coefficients as polynomials in increasing powers (his tables list each numerator's
+# leading coefficient last)
+_ERF_NEAR_NUM = (_ERF_A[3], _ERF_A[2], _ERF_A[1], _ERF_A[0], _ERF_A[4])
+_ERF_NEAR_DEN = (_ERF_B[3], _ERF_B[2], _ERF_B[1], _ERF_B[0], 1.0)
+_ERF_MID_NUM = (_ERF_C[7],) + _ERF_C[6::-1] + (_ERF_C[8],)
+_ERF_MID_DEN = (_ERF_D[7],) + _ERF_D[6::-1] + (1.0,)
+_ERF_LARGE_NUM = (_ERF_P[4],) + _ERF_P[3::-1] + (_ERF_P[5],)
+_ERF_LARGE_DEN = (_ERF_Q[4],) + _ERF_Q[3::-1] + (1.0,)
 
 
 def _erfcx_positive(xp, y):
