@@ -3,6 +3,7 @@ caches, cores), read once from Linux's /proc/cpuinfo and /sys, under PyTorch's n
 import functools
 import os
 import platform
+import struct
 import types
 
 # PyTorch's name -> the kernel's flag in /proc/cpuinfo (x86)
@@ -70,6 +71,30 @@ def _cache_size(level, kinds):
     return 0
 
 
+def _avx10(avx512):
+    """avx10_1 and avx10_2 as PyTorch's cpuinfo reads them from CPUID (leaf 7.1 EDX bit 19,
+    with the AVX-512 registers enabled; the version in leaf 0x24 EBX): Linux lists no AVX10
+    flag in /proc/cpuinfo, so CPUID is read through /dev/cpu/0/cpuid where it can be (the
+    cpuid driver, readable by root); elsewhere both are False."""
+    def leaf(index, subleaf=0):
+        return struct.unpack("<4I", os.pread(fd, 16, index | subleaf << 32))
+    found = {"avx10_1": False, "avx10_2": False}
+    try:
+        fd = os.open("/dev/cpu/0/cpuid", os.O_RDONLY)
+    except OSError:
+        return found
+    try:
+        max_leaf = leaf(0)[0]
+        if avx512 and max_leaf >= 7 and leaf(7, 1)[3] >> 19 & 1:
+            found["avx10_1"] = True
+            found["avx10_2"] = max_leaf >= 0x24 and leaf(0x24)[1] & 0xFF >= 2
+    except (OSError, struct.error):
+        pass
+    finally:
+        os.close(fd)
+    return found
+
+
 @functools.lru_cache(maxsize=None)
 def get_capabilities():
     """An immutable mapping of the CPU's capabilities: one bool per instruction-set
@@ -81,6 +106,7 @@ def get_capabilities():
     if architecture in ("x86_64", "AMD64", "i686", "i386"):
         flags = set(first.get("flags", "").split())
         capabilities.update({name: flag in flags for name, flag in _X86_FLAGS.items()})
+        capabilities.update(_avx10(capabilities["avx512_f"]))
     elif architecture in ("aarch64", "arm64"):
         features = set(first.get("Features", "").split())
         capabilities.update({name: flag in features for name, flag in _ARM_FLAGS.items()})

@@ -23,6 +23,7 @@ import numpy as np
 from .._select import select
 from ..random import torch_stream_class
 from ._fma import fused_multiply_add
+from ._libm import libm
 
 _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
 _MASK21 = np.uint64((1 << 21) - 1)  # random64()'s high word's part of a 53-bit draw
@@ -86,7 +87,9 @@ def multinomial(bits, probs, k, replacement):
     cumulative probability reaches u."""
     rows, n = probs.shape
     if not replacement or k == 1:
-        e = -np.log1p(-uniform01(bits, (rows, n), True))
+        u = uniform01(bits, (rows, n), True)
+        # (std::log1p's values: in float64 probabilities a last place can reorder the races)
+        e = -(libm("log1p", -u) if probs.dtype == np.float64 else np.log1p(-u))
         keys = probs / e.astype(probs.dtype)
         if k == 1:
             return keys.argmax(axis=1)[:, None]
@@ -381,7 +384,7 @@ def _fill_blocks(bits, n, wide, transform):
 def _normal_fill64(bits, n, mean, std):
     def transform(blocks):
         u1 = 1.0 - blocks[:, 0]
-        radius = np.sqrt(-2.0 * np.log(u1))
+        radius = np.sqrt(-2.0 * libm("log", u1))  # (std::log's values)
         theta = (2.0 * math.pi) * blocks[:, 1]
         # (radius cos(theta)) std + mean with one rounding: PyTorch's kernel fuses it
         blocks[:, 0] = fused_multiply_add(radius * np.cos(theta), np.float64(std), mean)

@@ -24,6 +24,7 @@ from ..device import assert_on_device, backend_of, checks_on_host
 from . import _torch_stream as _ts
 from ._draws import (_affine_inplace, _integers, _normal_array, _rand_array,
                      _randn_array, _rng, _standard_normal, _uniform01, _width, bernoulli_mask)
+from ._libm import libm
 from ._graph import Node, inplace, record, write_out
 from .creation import (_is_size_int, check_factory_grad, factory_out, resolve_device, size_arg,
                        zeros_like)
@@ -651,6 +652,8 @@ def exponential_(self, lambd=1, *, generator=None):
 
     def draw(s):
         u = _uniform01(_rng(s._device, generator), s._array.shape, _dt.float64)
+        if s._array.dtype == np.float64 and isinstance(u, np.ndarray):
+            return -libm("log1p", -u) / lambd  # (PyTorch's std::log1p, to the last place)
         return (-_xp(s).log1p(-u) / lambd).astype(s._array.dtype)
     return _sample_inplace(self, ExponentialBackward0, draw)
 
@@ -695,6 +698,8 @@ def cauchy_(self, median=0, sigma=1, *, generator=None):
 
     def draw(s):
         u = _uniform01(_rng(s._device, generator), s._array.shape, _dt.float64)
+        if s._array.dtype == np.float64 and isinstance(u, np.ndarray):
+            return median + sigma * libm("tan", math.pi * (u - 0.5))  # (std::tan's values)
         return (median + sigma * _xp(s).tan(math.pi * (u - 0.5))).astype(s._array.dtype)
     return _sample_inplace(self, CauchyBackward0, draw)
 

@@ -10,6 +10,7 @@ from .. import dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import backend_of
 from ._fma import fused_multiply_add
+from ._libm import libm
 from .creation import (_convert_scalar, _finish, _float_dtype, _is_int, check_factory_grad,
                        factory_out, resolve_device)
 
@@ -278,7 +279,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     # half type through float, as c10 converts a double)
     wide = np.complex128 if d.is_complex else np.float64
     with np.errstate(over="ignore", invalid="ignore"):
-        arr = np.power(np.asarray(base, dtype=wide), exps.astype(wide))
+        arr = (np.power(np.asarray(base, dtype=wide), exps.astype(wide)) if d.is_complex
+               else libm("power", base, exps))
         if steps == 1:  # (the fill value is the power)
             _check_conversion(d, steps, arr[0].item())
         if d in _HALVES:
