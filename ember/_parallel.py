@@ -40,6 +40,7 @@ import ml_dtypes
 import numpy as np
 
 from ._blas import blas, warm_up
+from ._gemm import product
 
 
 def _default_threads():
@@ -233,7 +234,7 @@ def matmul(xp, a, b, out=None):
     if threads < 2 or not _pool.holds_cores() or a.ndim < 2 or b.ndim < 2 or \
             a.dtype.char not in _SPLIT_TYPES or b.dtype != a.dtype or \
             (out is not None and out.dtype != a.dtype):
-        return np.matmul(a, b, out=out)
+        return one_product(a, b, out)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.shape[:-2] if a.ndim >= b.ndim else b.shape[:-2]
     size = m * n * k
@@ -241,7 +242,7 @@ def matmul(xp, a, b, out=None):
         size *= d
     if size < SPLIT_PRODUCT_MIN or b.shape[-2] != k or \
             (a.ndim > 2 and b.ndim > 2 and a.shape[:-2] != b.shape[:-2]):
-        return np.matmul(a, b, out=out)
+        return one_product(a, b, out)
     if out is None:
         out = np.empty(batch + (m, n), a.dtype)
     # two parts a thread, where there are places enough, for `map_parts` to balance; one
@@ -249,17 +250,28 @@ def matmul(xp, a, b, out=None):
     if batch and batch[0] >= threads:  # whole matrices of the batch per part
         pick_a = (lambda s: a[s]) if a.ndim > 2 else (lambda s: a)
         pick_b = (lambda s: b[s]) if b.ndim > 2 else (lambda s: b)
-        map_parts(lambda s: np.matmul(pick_a(s), pick_b(s), out=out[s]),
+        map_parts(lambda s: one_product(pick_a(s), pick_b(s), out[s]),
                   even_cuts(batch[0], 2 * threads), holds=False)
     elif m >= n or m >= 8 * threads:  # rows of a
         parts = threads if b.nbytes >= SHARED_REPACK_BYTES else 2 * threads
-        map_parts(lambda s: np.matmul(a[..., s, :], b, out=out[..., s, :]),
+        map_parts(lambda s: one_product(a[..., s, :], b, out[..., s, :]),
                   even_cuts(m, parts), holds=False)
     else:  # columns of b
         parts = threads if a.nbytes >= SHARED_REPACK_BYTES else 2 * threads
-        map_parts(lambda s: np.matmul(a, b[..., s], out=out[..., s]), even_cuts(n, parts),
+        map_parts(lambda s: one_product(a, b[..., s], out[..., s]), even_cuts(n, parts),
                   holds=False)
     return out
+
+
+def one_product(a, b, out=None):
+    """np.matmul(a, b, out=out) in one call. A product that runs on one thread (at one
+    intra-op thread, or while the pool holds the cores: its parts) goes to MKL where it is
+    installed (`_gemm`); one on the BLAS's own threads stays NumPy's."""
+    if _pool.count() < 2 or _pool.blas_claimed:
+        res = product(a, b, out)
+        if res is not None:
+            return res
+    return np.matmul(a, b, out=out)
 
 
 def even_cuts(n, parts):

@@ -1,7 +1,8 @@
-"""`torch.backends.mkl`: whether ember's CPU math runs on Intel's oneMKL. ember's matrix
-products are NumPy's BLAS, so MKL is available exactly when the NumPy it runs on was built
-against MKL (its wheels bundle OpenBLAS instead). Its on-demand verbose mode needs MKL's own
-verbose switch, which ember does not reach: only VERBOSE_OFF can be entered."""
+"""`torch.backends.mkl`: whether ember's CPU math runs on Intel's oneMKL: where the NumPy it
+runs on was built against MKL (its wheels bundle OpenBLAS instead), or where MKL is
+installed beside it (`pip install ember[mkl]`), whose products ember calls itself
+(`ember/_gemm.py`). Its on-demand verbose mode needs MKL's own verbose switch, which ember
+does not reach: only VERBOSE_OFF can be entered."""
 
 VERBOSE_OFF = 0
 VERBOSE_ON = 1
@@ -10,10 +11,13 @@ _available = None
 
 
 def is_available():
-    """Whether NumPy's BLAS (ember's matrix products) is oneMKL."""
+    """Whether ember's matrix products run on oneMKL (NumPy's BLAS, or ember's own calls)."""
     global _available
     if _available is None:
-        _available = "mkl" in _numpy_blas_name()
+        from .. import _gemm
+        library = _gemm.library()
+        _available = "mkl" in _numpy_blas_name() or (library is not None and
+                                                     library.vendor == "mkl")
     return _available
 
 

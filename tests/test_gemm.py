@@ -1,0 +1,203 @@
+"""ember._gemm: products through a CBLAS library by ctypes (MKL's where installed). CI has no
+MKL, so these tests hand the module NumPy's own OpenBLAS CBLAS (ILP64 symbols), which
+exercises every layout, batch and output case the MKL path takes."""
+import ctypes
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import ember
+from ember import _gemm
+
+
+def _numpy_cblas():
+    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    for path in glob.glob(os.path.join(libs, "*openblas*")):
+        lib = ctypes.CDLL(path)
+        if hasattr(lib, "scipy_cblas_sgemm64_"):
+            return _gemm.Cblas(lib, lambda r: f"scipy_cblas_{r}64_", "openblas",
+                               index=ctypes.c_int64)
+    pytest.skip("NumPy's BLAS is not scipy-openblas64")
+
+
+@pytest.fixture
+def cblas(monkeypatch):
+    """Products through NumPy's OpenBLAS by ctypes, for the test, of every size; counted."""
+    monkeypatch.setattr(_gemm, "MIN_MULTIPLY_ADDS", 0)
+    calls = []
+    library = _numpy_cblas()
+    for table in (library.gemm,):
+        for kind, f in list(table.items()):
+            def counted(*args, f=f):
+                calls.append(args[3:6])
+                return f(*args)
+            table[kind] = counted
+    before = _gemm.use(library)
+    yield calls
+    _gemm.use(before)
+
+
+def _matrix(rng, shape, dtype, layout):
+    """A (…, r, c) array laid out as `layout`: "c" contiguous, "f" transposed storage,
+    "rows" a row-strided view of a wider array, "neg" a reversed view."""
+    if layout == "c":
+        return rng.standard_normal(shape).astype(dtype)
+    if layout == "f":
+        return np.ascontiguousarray(rng.standard_normal(shape).astype(dtype).swapaxes(-1, -2)) \
+            .swapaxes(-1, -2)
+    if layout == "rows":
+        return rng.standard_normal(shape[:-1] + (shape[-1] + 3,)).astype(dtype)[..., 1:-2]
+    return rng.standard_normal(shape).astype(dtype)[..., ::-1, :]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("la", ["c", "f", "rows"])
+@pytest.mark.parametrize("lb", ["c", "f", "rows"])
+@pytest.mark.parametrize("mkn", [(5, 7, 3), (1, 9, 4), (6, 1, 5), (4, 8, 1), (1, 1, 1),
+                                 (33, 65, 17)])
+def test_products_equal_numpys(cblas, dtype, la, lb, mkn):
+    m, k, n = mkn
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    a, b = _matrix(rng, (m, k), dtype, la), _matrix(rng, (k, n), dtype, lb)
+    got = _gemm.product(a, b)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=tol, atol=tol)
+    assert got.dtype == dtype and got.flags.c_contiguous and len(cblas) == 1
+
+
+@pytest.mark.parametrize("shapes", [((3, 5, 4), (4, 6)), ((5, 4), (3, 4, 6)),
+                                    ((2, 3, 5, 4), (2, 3, 4, 6)), ((2, 3, 5, 4), (4, 6)),
+                                    ((1, 5, 4), (3, 4, 6)), ((3, 5, 4), (1, 4, 6))])
+def test_batches_equal_numpys(cblas, shapes):
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    got = _gemm.product(a, b)
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-5, atol=1e-5)
+    assert got.shape == np.matmul(a, b).shape
+
+
+def test_batch_of_transposed_and_strided_views(cblas):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 6, 5)).astype(np.float32).swapaxes(1, 2)  # (4, 5, 6), each F
+    b = rng.standard_normal((8, 6, 3)).astype(np.float32)[::2]              # every other one
+    got = _gemm.product(a, b)
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-5, atol=1e-5)
+
+
+def test_into_out_and_its_views(cblas):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((6, 4)), rng.standard_normal((4, 5))
+    wide = np.zeros((6, 9))
+    out = wide[:, 2:7]  # rows strided past the product's width
+    assert _gemm.product(a, b, out) is out
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    assert not wide[:, :2].any() and not wide[:, 7:].any()
+    batched = np.zeros((2, 6, 5))
+    assert _gemm.product(np.stack([a, 2 * a]), b, batched) is batched
+    np.testing.assert_allclose(batched[1], 2 * a @ b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["int", "mixed", "vector", "empty_m", "empty_k", "half",
+                                  "overlap", "out_dtype", "out_transposed", "zero_stride",
+                                  "unbatchable", "readonly_out", "object"])
+def test_numpy_computes_what_blas_cannot(cblas, case):
+    """Cases left to NumPy: product() answers None and calls nothing."""
+    rng = np.random.default_rng(3)
+    a, b, out = rng.standard_normal((4, 3)), rng.standard_normal((3, 5)), None
+    if case == "int":
+        a, b = a.astype(np.int64), b.astype(np.int64)
+    elif case == "mixed":
+        b = b.astype(np.float32)
+    elif case == "vector":
+        b = b[:, 0]
+    elif case == "empty_m":
+        a = a[:0]
+    elif case == "empty_k":
+        a, b = a[:, :0], b[:0]
+    elif case == "half":
+        a, b = a.astype(np.float16), b.astype(np.float16)
+    elif case == "overlap":
+        buf = np.zeros((4, 5))
+        a, out = buf[:, :3], buf
+        b = rng.standard_normal((3, 5))
+    elif case == "out_dtype":
+        out = np.empty((4, 5), np.float32)
+    elif case == "out_transposed":
+        out = np.empty((5, 4)).T
+    elif case == "zero_stride":
+        a = np.broadcast_to(rng.standard_normal((1, 3)), (4, 3))
+    elif case == "unbatchable":
+        a, b = rng.standard_normal((2, 5, 4, 3)), rng.standard_normal((5, 3, 2))
+    elif case == "readonly_out":
+        out = np.empty((4, 5))
+        out.flags.writeable = False
+    elif case == "object":
+        a = a.astype(object)
+    assert _gemm.product(a, b, out) is None and not cblas
+
+
+@pytest.fixture
+def one_thread():
+    before = ember.get_num_threads()
+    ember.set_num_threads(1)
+    yield
+    ember.set_num_threads(before)
+
+
+def test_ember_ops_run_through_it(cblas, one_thread):
+    """At one thread, matmul, linear, a convolution and attention go through the library,
+    and give what NumPy's products give (the same model, gradients included)."""
+    def run():
+        ember.manual_seed(0)
+        model = ember.nn.Sequential(ember.nn.Conv2d(3, 8, 3, padding=1), ember.nn.ReLU(),
+                                    ember.nn.Flatten(), ember.nn.Linear(8 * 36, 5))
+        x = ember.randn(4, 3, 6, 6, requires_grad=True)
+        q = ember.randn(2, 3, 7, 8)
+        attn = ember.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        loss = model(x).square().sum() + (attn.sum(0) @ q[0].transpose(-1, -2)).sum()
+        loss.backward()
+        return [loss.detach().numpy(), x.grad.numpy()] + [p.grad.numpy()
+                                                          for p in model.parameters()]
+    with_library = run()
+    assert cblas
+    calls = len(cblas)
+    _gemm.use(None)
+    for got, want in zip(with_library, run()):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+    assert len(cblas) == calls  # without it, NumPy's own products
+
+
+def test_small_products_stay_numpys(cblas, monkeypatch):
+    monkeypatch.setattr(_gemm, "MIN_MULTIPLY_ADDS", 1 << 20)
+    a, b = np.ones((64, 128), np.float32), np.ones((128, 128), np.float32)
+    assert _gemm.product(a, b[:, :127]) is None and not cblas
+    assert _gemm.product(a, b) is not None and len(cblas) == 1
+
+
+def test_products_on_the_blas_threads_stay_numpys(cblas):
+    """At two threads, a product the pool does not split runs on OpenBLAS's own threads."""
+    from ember import _parallel
+    before = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        if not _parallel._pool.blas_claimed:
+            a = np.ones((8, 8))
+            np.testing.assert_array_equal(_parallel.one_product(a, a), a @ a)
+            assert not cblas
+        _parallel._pool.claim_blas()  # the pool's parts: one thread each
+        a = np.ones((8, 8))
+        _parallel.one_product(a, a)
+        assert cblas
+    finally:
+        _parallel._pool.last_parallel = 0.0
+        _parallel._pool.holds_cores()  # gives the cores back to the BLAS
+        ember.set_num_threads(before)
+
+
+def test_mkl_is_left_off_on_request(monkeypatch):
+    monkeypatch.setenv("EMBER_MKL", "0")
+    assert _gemm._load_mkl() is None
+
+
