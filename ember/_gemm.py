@@ -38,7 +38,7 @@ class Cblas:
     `name(routine)` gives a routine's symbol; `index` is the library's integer type."""
 
     def __init__(self, lib, name, vendor, index=ctypes.c_int, batched=False):
-        self.vendor, self.index = vendor, index
+        self.lib, self.vendor, self.index = lib, vendor, index
         self.gemm, self.batched = {}, {}
         pointer = ctypes.c_void_p
         for kind, scalar in _TYPES.values():
