@@ -14,21 +14,25 @@ from ember.ops import _gelu_cpu
 _C_TYPES = {"vms": ctypes.c_float, "vmd": ctypes.c_double}
 
 
+_FUNCTIONS = {"CdfNorm": lambda v: 0.5 * math.erfc(-v / math.sqrt(2)), "Erf": math.erf}
+
+
 class _StandIn:
-    """vmsCdfNorm / vmdCdfNorm as VML calls them: (n, input address, output address, mode),
-    computed with math.erf; every call recorded."""
+    """vms* / vmd* functions as VML calls them: (n, input address, output address, mode),
+    computed with Python's math; every call recorded."""
 
     def __init__(self):
         self.calls = []
         for prefix, c_type in _C_TYPES.items():
-            setattr(self, prefix + "CdfNorm", self._cdf(prefix, c_type))
+            for name, f in _FUNCTIONS.items():
+                setattr(self, prefix + name, self._entry(prefix + name, c_type, f))
 
-    def _cdf(self, prefix, c_type):
+    def _entry(self, symbol, c_type, f):
         def call(n, src, dst, mode):
-            self.calls.append((prefix, n, mode))
+            self.calls.append((symbol[:3], n, mode))
             x = np.ctypeslib.as_array((c_type * n).from_address(src))
             y = np.ctypeslib.as_array((c_type * n).from_address(dst))
-            y[:] = [0.5 * math.erfc(-v / math.sqrt(2)) for v in x.tolist()]
+            y[:] = [f(v) for v in x.tolist()]
         return call
 
 
@@ -70,6 +74,16 @@ def test_gelu_takes_its_normal_cdf_from_vml(stand_in):
     pdf = np.exp(-0.5 * x.detach().numpy().astype(np.float64) ** 2) / math.sqrt(2 * math.pi)
     np.testing.assert_allclose(x.grad.numpy(), phi + x.detach().numpy() * pdf, rtol=1e-5,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_erf_takes_vml_where_it_can(stand_in, dtype):
+    x = ember.linspace(-4, 4, 101, dtype=getattr(ember, dtype))
+    got = ember.erf(x)
+    assert stand_in.calls == [({"float32": "vms", "float64": "vmd"}[dtype], 101, 0x2)]
+    np.testing.assert_allclose(got.numpy(), [math.erf(v) for v in x.tolist()], rtol=1e-6)
+    # a strided view: VML or ember's kernels, the same values to float rounding
+    np.testing.assert_allclose(ember.erf(x[::2]).numpy(), got.numpy()[::2], rtol=1e-6)
 
 
 def test_without_a_library_nothing_is_called():
