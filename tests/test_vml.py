@@ -14,7 +14,8 @@ from ember.ops import _gelu_cpu
 _C_TYPES = {"vms": ctypes.c_float, "vmd": ctypes.c_double}
 
 
-_FUNCTIONS = {"CdfNorm": lambda v: 0.5 * math.erfc(-v / math.sqrt(2)), "Erf": math.erf}
+_FUNCTIONS = {"CdfNorm": lambda v: 0.5 * math.erfc(-v / math.sqrt(2)), "Erf": math.erf,
+              "Tanh": math.tanh}
 
 
 class _StandIn:
@@ -37,7 +38,8 @@ class _StandIn:
 
 
 @pytest.fixture
-def stand_in():
+def stand_in(monkeypatch):
+    monkeypatch.setattr(_vml, "UFUNC_MIN_SIZE", 0)
     lib = _StandIn()
     before = _vml.use(lib)
     yield lib
@@ -84,6 +86,18 @@ def test_erf_takes_vml_where_it_can(stand_in, dtype):
     np.testing.assert_allclose(got.numpy(), [math.erf(v) for v in x.tolist()], rtol=1e-6)
     # a strided view: VML or ember's kernels, the same values to float rounding
     np.testing.assert_allclose(ember.erf(x[::2]).numpy(), got.numpy()[::2], rtol=1e-6)
+
+
+def test_numpy_ufuncs_take_vml_where_it_can(stand_in):
+    x = ember.linspace(-3, 3, 50)
+    np.testing.assert_allclose(ember.tanh(x).numpy(), np.tanh(x.numpy()), rtol=1e-6)
+    assert stand_in.calls == [("vms", 50, 0x2)]
+    a = np.linspace(-2, 2, 8)
+    assert _vml.ufunc(np.tanh, a, out=a) is a  # in place
+    np.testing.assert_allclose(a, np.tanh(np.linspace(-2, 2, 8)), rtol=1e-12)
+    b = np.empty((8, 2))[:, 0]  # an output VML cannot write: NumPy's ufunc does
+    assert _vml.ufunc(np.tanh, np.ones(8), out=b) is b and len(stand_in.calls) == 2
+    assert _vml.ufunc(np.negative, np.ones(3)).tolist() == [-1, -1, -1]  # not VML's
 
 
 def test_without_a_library_nothing_is_called():

@@ -23,6 +23,7 @@ from .._state import (autocast as _autocast, forward_ad as _fw,
                       selective_checkpoint_anywhere as _sac_anywhere,
                       grad as _grad_state)
 from .._tensor import make_tensor, xp_of
+from .._vml import ufunc as vml_ufunc
 from ..backends import cudnn as _cudnn, mkldnn as _mkldnn
 from ._graph import Node, record
 
@@ -54,7 +55,7 @@ def _sigmoid_(a, xp):
     """a <- 1 / (1 + exp(-a)), in place (exp overflows to inf for very negative a: 1/inf = 0).
     The last pass divides 1 by a: the same bits as reciprocal, in ~0.7 of its time."""
     xp.negative(a, out=a)
-    xp.exp(a, out=a)
+    vml_ufunc(xp.exp, a, out=a)
     a += 1
     xp.divide(1, a, out=a)
 
@@ -150,11 +151,11 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
                 Cprev[r] = cp
                 g += _rows_times(xp, hp, Whh, tmp)
                 _sigmoid_(g[:, :3 * H], xp)
-                xp.tanh(g[:, 3 * H:], out=g[:, 3 * H:])
+                vml_ufunc(xp.tanh, g[:, 3 * H:], out=g[:, 3 * H:])
                 cp *= g[:, H:2 * H]
                 xp.multiply(g[:, :H], g[:, 3 * H:], out=prod[:bs])
                 cp += prod[:bs]
-                xp.tanh(cp, out=tct)
+                vml_ufunc(xp.tanh, cp, out=tct)
                 if hc is None:
                     xp.multiply(g[:, 2 * H:3 * H], tct, out=out[r])
                 else:
@@ -177,7 +178,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
                 n = g[:, 2 * H:]
                 xp.multiply(g[:, :H], hn[r], out=t[:, 2 * H:])
                 n += t[:, 2 * H:]
-                xp.tanh(n, out=n)
+                vml_ufunc(xp.tanh, n, out=n)
                 o = out[r]
                 xp.subtract(hp, n, out=o)                 # n + z * (h - n)
                 o *= g[:, H:2 * H]
@@ -194,7 +195,7 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
                 if relu:
                     xp.maximum(g, 0, out=out[r])
                 else:
-                    xp.tanh(g, out=out[r])
+                    vml_ufunc(xp.tanh, g, out=out[r])
                 hp[...] = out[r]
             c_n = None
     dev = x._device

@@ -19,6 +19,7 @@ from .._memory_format import c_ordered
 from .._select import select
 from ..device import backend_of
 from .._tensor import _wrap_dim, make_tensor, xp_of
+from .._vml import ufunc as vml_ufunc
 from .._state import autocast as _autocast, grad as _grad_state
 from . import _device_kernels
 from ._gelu_cpu import _SQRT_2_PI, gelu_single, gelu_single_grad
@@ -180,7 +181,7 @@ class EluBackward0(Node):
         if arrays is not None:
             g, xa = arrays
             neg = as_array(np.multiply(xa, self.input_scale))
-            np.exp(neg, out=neg)
+            vml_ufunc(np.exp, neg, out=neg)  # (the exp of the tensor path below)
             neg *= self.scale * self.alpha * self.input_scale
             neg *= g
             return make_tensor(select(xa <= 0, neg, g * self.scale), grad._device)

@@ -30,6 +30,7 @@ import numpy as np
 
 from .._state import forward_ad as _fw, grad as _grad_state
 from .._tensor import Tensor, make_tensor, xp_of
+from .._vml import ufunc as vml_ufunc
 from ..device import is_writeable
 from ..ops._device_kernels import Kernel, usable as _kernels_usable
 from ..ops._graph import before_write, write_watchers
@@ -170,9 +171,9 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         if amsgrad:
             xp.maximum(vmax._array, V, out=vmax._array)
             vmax._vc.value += 1
-            denom = xp.sqrt(vmax._array)
+            denom = vml_ufunc(xp.sqrt, vmax._array)
         else:
-            denom = xp.sqrt(V)
+            denom = vml_ufunc(xp.sqrt, V)
         denom /= bias2_sqrt
         denom += eps
         M = -step_size * M
@@ -406,9 +407,9 @@ def _adam_flat(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
         xp.maximum(vmax, V, out=vmax)
         for t_max in max_exp_avg_sqs:
             t_max._vc.value += 1
-        denom = xp.sqrt(vmax)
+        denom = vml_ufunc(xp.sqrt, vmax)
     else:
-        denom = xp.sqrt(V)
+        denom = vml_ufunc(xp.sqrt, V)
     denom /= bias2_sqrt
     denom += eps
     update = flat.update

@@ -7,6 +7,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._state import ThreadLocal
 from ..._tensor import make_tensor, Tensor, xp_of
+from ..._vml import ufunc as vml_ufunc
 from .. import _device_kernels
 from .._graph import Node, first_order_arrays, not_a_tensor, record, write_out, with_out
 from ._common import as_array, barebones_unary, round_back
@@ -27,7 +28,7 @@ def unary(input, fn, node_cls, save, out=None, fname="op", to_float=True):
         arr, back = barebones_unary(input, fname, to_float)
     if to_float and arr.dtype.kind in "biu":
         arr = arr.astype(_dt.get_default_dtype().np)
-    res = fn(arr)
+    res = vml_ufunc(fn, arr)
     res = make_tensor(res if back is None else round_back(res, back), input._device)
     node = record(node_cls, (input,), res)
     if node is not None and save is not None:

@@ -8,6 +8,7 @@ exp, log, sqrt, sin, cos and tanh themselves are core arithmetic and live in `po
 import math
 
 from ... import dtypes as _dt
+from ..._vml import ufunc as vml_ufunc
 from .._graph import Node, inplace, record
 from .. import pointwise as _pw
 from ..pointwise import BinaryNode, binary, where
@@ -46,7 +47,7 @@ class Expm1Backward0(Node):
 
 
 def expm1(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.expm1(a), Expm1Backward0, "result", out, "expm1")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.expm1, a), Expm1Backward0, "result", out, "expm1")
 
 
 class Log2Backward0(Node):
@@ -56,7 +57,7 @@ class Log2Backward0(Node):
 
 
 def log2(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.log2(a), Log2Backward0, "input", out, "log2")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.log2, a), Log2Backward0, "input", out, "log2")
 
 
 class Log10Backward0(Node):
@@ -66,7 +67,7 @@ class Log10Backward0(Node):
 
 
 def log10(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.log10(a), Log10Backward0, "input", out, "log10")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.log10, a), Log10Backward0, "input", out, "log10")
 
 
 class Log1PBackward0(Node):
@@ -76,7 +77,7 @@ class Log1PBackward0(Node):
 
 
 def log1p(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.log1p(a), Log1PBackward0, "input", out, "log1p")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.log1p, a), Log1PBackward0, "input", out, "log1p")
 
 
 class RsqrtBackward0(Node):
@@ -112,7 +113,7 @@ class TanBackward0(Node):
 
 
 def tan(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.tan(a), TanBackward0, "result", out, "tan")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.tan, a), TanBackward0, "result", out, "tan")
 
 
 class AsinBackward0(Node):
@@ -122,7 +123,7 @@ class AsinBackward0(Node):
 
 
 def asin(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.arcsin(a), AsinBackward0, "input", out, "asin")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.arcsin, a), AsinBackward0, "input", out, "asin")
 
 
 class AcosBackward0(Node):
@@ -132,7 +133,7 @@ class AcosBackward0(Node):
 
 
 def acos(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.arccos(a), AcosBackward0, "input", out, "acos")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.arccos, a), AcosBackward0, "input", out, "acos")
 
 
 class AtanBackward0(Node):
@@ -142,7 +143,7 @@ class AtanBackward0(Node):
 
 
 def atan(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.arctan(a), AtanBackward0, "input", out, "atan")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.arctan, a), AtanBackward0, "input", out, "atan")
 
 
 class SinhBackward0(Node):
@@ -152,7 +153,7 @@ class SinhBackward0(Node):
 
 
 def sinh(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.sinh(a), SinhBackward0, "input", out, "sinh")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.sinh, a), SinhBackward0, "input", out, "sinh")
 
 
 class CoshBackward0(Node):
@@ -162,7 +163,7 @@ class CoshBackward0(Node):
 
 
 def cosh(input, *, out=None):
-    return _unary(input, lambda xp, a: xp.cosh(a), CoshBackward0, "input", out, "cosh")
+    return _unary(input, lambda xp, a: vml_ufunc(xp.cosh, a), CoshBackward0, "input", out, "cosh")
 
 
 class AsinhBackward0(Node):
