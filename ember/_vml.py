@@ -13,7 +13,9 @@ import numpy as np
 
 from . import _gemm
 
-_HIGH_ACCURACY = 0x2  # VML_HA
+# VML_HA (under 1 ulp) | VML_ERRMODE_IGNORE: no errno or callback on a domain error or
+# overflow, whose values (NaN, inf) are IEEE's, as NumPy's with ember's seterr(all="ignore")
+MODE = 0x2 | 0x100
 _PREFIX = {np.dtype(np.float32): "vms", np.dtype(np.float64): "vmd"}
 _CHUNK = 1 << 30  # VML's counts are C ints
 
@@ -66,13 +68,14 @@ def function(name, x, out=None):
     if out is None:
         out = np.empty_like(x)
     elif type(out) is not np.ndarray or out.dtype != x.dtype or out.shape != x.shape or \
-            not out.flags.c_contiguous or not out.flags.writeable:
-        return None
+            not out.flags.c_contiguous or not out.flags.writeable or \
+            (out.ctypes.data != x.ctypes.data and np.may_share_memory(out, x)):
+        return None  # (VML writes in place, or into memory apart from its input)
     f = _entry(lib, _PREFIX[x.dtype] + name)
     flat_in, flat_out = x.reshape(-1), out.reshape(-1)
     for start in range(0, x.size, _CHUNK):
         part = flat_in[start:start + _CHUNK]
-        f(part.size, part.ctypes.data, flat_out[start:].ctypes.data, _HIGH_ACCURACY)
+        f(part.size, part.ctypes.data, flat_out[start:].ctypes.data, MODE)
     return out
 
 
