@@ -19,7 +19,6 @@ from .._dtype_casts import cast_if_needed
 from .._parallel import matmul as _products
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
-from .._vml import ufunc as vml_ufunc
 from ._device_kernels import Kernel, device_exp_sum, device_sum, usable
 from ._graph import Node, record
 from .softmax_family import SoftmaxBackward0, sums_along
@@ -62,7 +61,7 @@ def masked_softmax_(xp, z, masked, axis=-1):
     if masked:  # a row of -inf: max 0 makes its exps 0, its sum 1
         row_max = xp.where(xp.isneginf(row_max), 0, row_max)
     xp.subtract(z, row_max, out=z)
-    vml_ufunc(xp.exp, z, out=z)
+    xp.exp(z, out=z)
     total = sums_along(xp, z, dim)
     if masked:
         total = xp.where(total == 0, 1, total)

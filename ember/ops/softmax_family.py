@@ -13,7 +13,6 @@ from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, make_tensor, xp_of
-from .._vml import ufunc as vml_ufunc
 from ._device_kernels import device_sum
 from ._graph import Node, record, write_out
 from .activation import _compute, _low_precision
@@ -139,7 +138,7 @@ class LogSoftmaxBackward0(Node):
             kept = self.__dict__.get("exp_and_sum")
             total = sums_along(xp, g, self.dim)
             if kept is None:
-                dx = vml_ufunc(xp.exp, ya)
+                dx = xp.exp(ya)
                 xp.multiply(dx, total, out=dx)
             else:
                 e, e_sum = kept
@@ -172,12 +171,12 @@ def _softmax_forward(input, d, log, node_cls):
         # a row of -inf (or inf) gives nan from inf - inf; PyTorch gives nan there too
         z = xp.subtract(a, max_along(xp, a, d))
         if log:
-            e = vml_ufunc(xp.exp, z)
+            e = xp.exp(z)
             total = sums_along(xp, e, d)
             xp.subtract(z, xp.log(total), out=z)
             kept.extend((e, total))
         else:
-            vml_ufunc(xp.exp, z, out=z)
+            xp.exp(z, out=z)
             xp.divide(z, sums_along(xp, z, d), out=z)
         return z
     out = _compute(arr, fn)
