@@ -184,7 +184,8 @@ def product(a, b, out=None):
         return out
     layout_a, layout_b = _operand(a, m, k), _operand(b, k, n)
     layout_c = _operand(out, m, n)
-    if layout_a is None or layout_b is None or layout_c is None or layout_c[0]:
+    if layout_a is None or layout_b is None or layout_c is None or layout_c[0] or \
+            not (a.flags.aligned and b.flags.aligned and out.flags.aligned):
         return None
     (ta, lda), (tb, ldb), ldc = layout_a, layout_b, layout_c[1]
     if max(lda, ldb, ldc) > _INT_MAX:

@@ -63,12 +63,12 @@ def function(name, x, out=None):
     among them) or a new array; None where VML cannot serve."""
     lib = library()
     if lib is None or type(x) is not np.ndarray or x.dtype not in _PREFIX or \
-            not x.flags.c_contiguous:
+            not x.flags.c_contiguous or not x.flags.aligned:
         return None
     if out is None:
         out = np.empty_like(x)
     elif type(out) is not np.ndarray or out.dtype != x.dtype or out.shape != x.shape or \
-            not out.flags.c_contiguous or not out.flags.writeable or \
+            not out.flags.c_contiguous or not out.flags.aligned or not out.flags.writeable or \
             (out.ctypes.data != x.ctypes.data and np.may_share_memory(out, x)):
         return None  # (VML writes in place, or into memory apart from its input)
     f = _entry(lib, _PREFIX[x.dtype] + name)

@@ -101,7 +101,8 @@ def test_into_out_and_its_views(cblas):
 
 @pytest.mark.parametrize("case", ["int", "mixed", "vector", "empty_m", "empty_k", "half",
                                   "overlap", "out_dtype", "out_transposed", "zero_stride",
-                                  "unbatchable", "readonly_out", "object"])
+                                  "unbatchable", "readonly_out", "object", "misaligned",
+                                  "big_endian"])
 def test_numpy_computes_what_blas_cannot(cblas, case):
     """Cases left to NumPy: product() answers None and calls nothing."""
     rng = np.random.default_rng(3)
@@ -135,6 +136,11 @@ def test_numpy_computes_what_blas_cannot(cblas, case):
         out.flags.writeable = False
     elif case == "object":
         a = a.astype(object)
+    elif case == "misaligned":  # float64s one byte into a buffer
+        a = np.frombuffer(np.zeros(4 * 3 * 8 + 1, np.uint8).tobytes(), np.float64, 12,
+                          offset=1).reshape(4, 3)
+    elif case == "big_endian":
+        a, b = a.astype(">f8"), b.astype(">f8")
     assert _gemm.product(a, b, out) is None and not cblas
 
 

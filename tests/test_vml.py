@@ -61,6 +61,10 @@ def test_what_vml_cannot_take_is_left(stand_in):
     assert _vml.function("CdfNorm", x.T) is None  # not C-contiguous
     assert _vml.function("CdfNorm", x.astype(np.float16)) is None
     assert _vml.function("CdfNorm", x.astype(np.int32)) is None
+    assert _vml.function("CdfNorm", x.astype(">f4")) is None
+    misaligned = np.frombuffer(np.zeros(4 * 12 + 1, np.uint8).tobytes(), np.float32, 12,
+                               offset=1)
+    assert _vml.function("CdfNorm", misaligned) is None
     assert not stand_in.calls
     assert _vml.function("CdfNorm", np.zeros(0, np.float32)).shape == (0,)
 
