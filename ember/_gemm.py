@@ -127,6 +127,16 @@ def _operand(x, rows, cols):
     return None
 
 
+def _readable(x, rows, cols):
+    """(x, its layout) where BLAS can read x's matrices as stored, else (a C-ordered copy, its
+    layout), as NumPy's matmul copies such an operand (a weight's strided view, say)."""
+    layout = _operand(x, rows, cols) if x.flags.aligned else None
+    if layout is None:
+        x = np.ascontiguousarray(x)
+        layout = _operand(x, rows, cols)
+    return x, layout
+
+
 def _batch_stride(x, batch):
     """The item stride that steps `x` through the flattened `batch` (its leading dims,
     broadcast to `batch`), or None where they do not collapse into one stride."""
@@ -182,10 +192,10 @@ def product(a, b, out=None):
         return None
     if count == 0:
         return out
-    layout_a, layout_b = _operand(a, m, k), _operand(b, k, n)
+    a, layout_a = _readable(a, m, k)
+    b, layout_b = _readable(b, k, n)
     layout_c = _operand(out, m, n)
-    if layout_a is None or layout_b is None or layout_c is None or layout_c[0] or \
-            not (a.flags.aligned and b.flags.aligned and out.flags.aligned):
+    if layout_c is None or layout_c[0] or not out.flags.aligned:
         return None
     (ta, lda), (tb, ldb), ldc = layout_a, layout_b, layout_c[1]
     if max(lda, ldb, ldc) > _INT_MAX:
