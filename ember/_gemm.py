@@ -173,8 +173,8 @@ def product(a, b, out=None):
             a.ndim < 2 or b.ndim < 2:
         return None
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    if m * n * k < max(MIN_MULTIPLY_ADDS, 1) or b.shape[-2] != k or a.dtype != b.dtype or \
-            a.dtype not in _TYPES or m > _INT_MAX or n > _INT_MAX or k > _INT_MAX:
+    if not (m and n and k) or m * n * k < MIN_MULTIPLY_ADDS or b.shape[-2] != k or \
+            a.dtype != b.dtype or a.dtype not in _TYPES or max(m, n, k) > _INT_MAX:
         return None
     if a.ndim == 2 and b.ndim == 2:
         batch, count = (), 1
@@ -192,11 +192,11 @@ def product(a, b, out=None):
         return None
     if count == 0:
         return out
-    a, layout_a = _readable(a, m, k)
-    b, layout_b = _readable(b, k, n)
     layout_c = _operand(out, m, n)
     if layout_c is None or layout_c[0] or not out.flags.aligned:
         return None
+    a, layout_a = _readable(a, m, k)
+    b, layout_b = _readable(b, k, n)
     (ta, lda), (tb, ldb), ldc = layout_a, layout_b, layout_c[1]
     if max(lda, ldb, ldc) > _INT_MAX:
         return None
