@@ -185,22 +185,6 @@ def _normal_one(rng, uniform):
     return radius * math.cos(theta)
 
 
-class _PairedUniforms:
-    """PyTorch's 53-bit uniforms straight from the stream, two at a draw: for `_normal_one`
-    alone, which takes them in pairs, so none is drawn that is not used."""
-
-    def __init__(self, bits):
-        self.bits, self.pending = bits, []
-
-    def __call__(self):
-        if not self.pending:
-            self.pending = uniform01(self.bits, (2,), True).tolist()[::-1]
-        return self.pending.pop()
-
-    def settle(self):
-        pass
-
-
 class _BufferedUniforms:
     """PyTorch's 53-bit uniforms for a sampler that takes them one at a time (a Python call
     each): drawn a chunk at a time, and at the end the stream is left where drawing exactly
@@ -341,15 +325,27 @@ def normal(rng, shape, d, mean=0.0, std=1.0, per_value=False):
 
 
 def _normal_small(rng, bits, n, mean, std):
-    """PyTorch's normal_distribution<double> for each of n values (under 16 values, or a
-    non-contiguous tensor): one Box-Muller pair per two values, the second kept in the
-    generator for its next draw (`_normal_one`)."""
-    # a buffer's bookkeeping (the stream's state kept and put back) pays from ~16 values
-    uniform = _BufferedUniforms(bits) if n >= 16 else _PairedUniforms(bits)
-    try:
-        out = np.array([_normal_one(rng, uniform) for _ in range(n)], dtype=np.float64)
-    finally:
-        uniform.settle()
+    """PyTorch's normal_distribution<double> for each of n values (under 16 values, a
+    non-contiguous tensor, log_normal_): `_normal_one` n times, computed at once. A value
+    cached by the last draw comes first; then one Box-Muller pair per two values, from two
+    uniforms each in the stream's order, the pair's second value kept in the generator when
+    n leaves it over. The C library's log1p, sin and cos, as PyTorch's scalar kernel."""
+    out = np.empty(n, np.float64)
+    cache = getattr(rng, "normal_cache", None)
+    first = 0
+    if cache is not None and n:
+        rng.normal_cache = None
+        out[0], first = cache, 1
+    pairs = (n - first + 1) // 2
+    if pairs:
+        u = uniform01(bits, (pairs, 2), True)
+        radius = np.sqrt(-2.0 * libm("log1p", -u[:, 1]))
+        theta = (2.0 * math.pi) * u[:, 0]
+        cos, sin = radius * libm("cos", theta), radius * libm("sin", theta)
+        out[first::2] = cos
+        out[first + 1::2] = sin[:(n - first) // 2]
+        if (n - first) % 2 and isinstance(rng, torch_stream_class()):
+            rng.normal_cache = float(sin[-1])
     return fused_multiply_add(out, np.float64(std), mean)  # (fused, as PyTorch's kernel)
 
 
@@ -357,8 +353,7 @@ def log_normal(rng, shape, mean, std):
     """PyTorch's CPU log_normal_: exp of a normal_distribution<double> draw per value (the
     small-draw Box-Muller, its cached second value included), with the C library's exp."""
     n = math.prod(shape)
-    normal = _normal_small(rng, stream(rng), n, mean, std)
-    return np.array([math.exp(v) for v in normal.tolist()]).reshape(shape)
+    return libm("exp", _normal_small(rng, stream(rng), n, mean, std)).reshape(shape)
 
 
 # blocks of 16 transformed at a time: 4096 (64K values) keep the transforms' ~40 passes and

@@ -682,7 +682,7 @@ def log_normal_(self, mean=1, std=2, *, generator=None):
     def draw(s):
         rng = _rng(s._device, generator)
         # (PyTorch's draws: a double normal draw each, then exp)
-        if _ts.stream(rng) is not None and s._array.size <= LOOPED_DRAWS_MAX:
+        if _ts.stream(rng) is not None:
             return _ts.log_normal(rng, s._array.shape, mean, std).astype(s._array.dtype)
         n = _standard_normal(rng, s._array.shape, _dt.float64)
         return _xp(s).exp(n * std + mean).astype(s._array.dtype)
