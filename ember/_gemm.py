@@ -20,7 +20,6 @@ OpenMP, MKL on Intel's ran a 1024^3 product on 2 threads no faster than on one.)
 library's entry points); tests give it another CBLAS (NumPy's own OpenBLAS) to check every
 layout against `numpy.matmul` in CI, where MKL is not installed."""
 import ctypes
-import glob
 import math
 import os
 import sys
@@ -59,6 +58,7 @@ class Cblas:
 def _mkl_paths():
     """Where pip (and conda) put libmkl_rt: the environment's lib directory, then the
     loader's own search."""
+    import glob  # (only once products run: not at `import ember`)
     for prefix in dict.fromkeys((sys.prefix, os.environ.get("CONDA_PREFIX", sys.prefix))):
         yield from sorted(glob.glob(os.path.join(prefix, "lib", "libmkl_rt.so*")))
     yield "libmkl_rt.so.3"
