@@ -1,5 +1,5 @@
-"""ember.ops._libm: float64 log, log1p, tan and pow with the C library's values (PyTorch's
-scalar std:: calls), whichever path this machine's NumPy takes."""
+"""ember.ops._libm: float64 log, log1p, exp, sin, cos, tan and pow with the C library's values
+(PyTorch's scalar std:: calls), whichever path this machine's NumPy takes."""
 import math
 
 import numpy as np
@@ -11,6 +11,9 @@ _CASES = {
     "log": ([0.0, -1.0, 1.0, np.inf, np.nan, 5e-324, 0.3, 1.7e308],),
     "log1p": ([-1.0, -2.0, 0.0, -0.0, np.inf, np.nan, -0.999999, 1e-300],),
     "tan": ([0.0, -0.0, np.inf, np.nan, 1.5707963267948966, -1e300, 3.0],),
+    "exp": ([0.0, -0.0, np.inf, -np.inf, np.nan, 709.8, 710.0, -745.2, -746.0],),
+    "sin": ([0.0, -0.0, np.inf, np.nan, 1e300, 3.141592653589793],),
+    "cos": ([0.0, -0.0, -np.inf, np.nan, 1e300, 1.5707963267948966],),
     "power": ([10.0, 2.0, 0.0, 0.0, -2.0, -2.0, 1.0, np.nan, 2.5],
               [400.0, -1100.0, -1.0, 0.0, 0.5, 3.0, np.nan, 0.0, 1e-3]),
 }
@@ -26,7 +29,8 @@ def path(request, monkeypatch):
 @pytest.mark.parametrize("name", list(_CASES))
 def test_values_are_the_c_librarys(name, path):
     rng = np.random.default_rng(1)
-    low, high = {"log": (0, 3), "log1p": (-1, 2), "tan": (-4, 4), "power": (0.1, 20)}[name]
+    low, high = {"log": (0, 3), "log1p": (-1, 2), "tan": (-4, 4), "power": (0.1, 20),
+                 "exp": (-40, 40), "sin": (0, 7), "cos": (0, 7)}[name]
     args = [rng.uniform(low, high, 5000)]
     if name == "power":
         args.append(rng.uniform(-40, 40, 5000))
