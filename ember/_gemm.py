@@ -37,7 +37,7 @@ class Cblas:
     `name(routine)` gives a routine's symbol; `index` is the library's integer type."""
 
     def __init__(self, lib, name, vendor, index=ctypes.c_int, batched=False):
-        self.lib, self.vendor, self.index = lib, vendor, index
+        self.lib, self.vendor = lib, vendor
         self.gemm, self.batched = {}, {}
         pointer = ctypes.c_void_p
         for kind, scalar in _TYPES.values():

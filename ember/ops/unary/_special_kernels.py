@@ -228,10 +228,7 @@ def _lgamma_positive(xp, x):
     big = x >= 10.0
     # Stirling's series for x >= 10.
     xb = select(big, x, 10.0)
-    r = 1.0 / (xb * xb)
-    s = _coefficients()['STIRLING'][0]
-    for c in _coefficients()['STIRLING'][1:]:
-        s = s * r + c
+    s = _horner(1.0 / (xb * xb), _coefficients()['STIRLING'][::-1])
     stirling = (xb - 0.5) * xp.log(xb) - xb + _HALF_LOG_2PI + s / xb
     # Elsewhere: a shift by whole steps to t in [1.5, 2.5), then the series around 2.
     xs = select(big, 2.0, x)

@@ -24,7 +24,7 @@ from ..._tensor import Tensor
 from .._graph import Node, inplace, record, write_out
 from ..pointwise import BinaryNode, binary
 from ._common import _module, _need_tensor, _not_implemented, _promoted
-from ._special_kernels import _coefficients, _hurwitz_zeta, _lgamma
+from ._special_kernels import _coefficients, _horner, _hurwitz_zeta, _lgamma
 from .special import digamma, lgamma
 
 __all__ = ["mvlgamma", "igamma", "igammac"]
@@ -137,11 +137,7 @@ def _log_prefactor(xp, a, x):
     """log(x^a e^-x / Gamma(a)) for a, x > 0."""
     large = a >= 10.0
     al = select(large, a, 10.0)
-    r = 1.0 / (al * al)
-    s = _coefficients()['STIRLING'][0]
-    for c in _coefficients()['STIRLING'][1:]:
-        s = s * r + c
-    stirling = s / al
+    stirling = _horner(1.0 / (al * al), _coefficients()['STIRLING'][::-1]) / al
     big = -_a_u_minus_log1p_u(xp, al, x) + 0.5 * xp.log(al / (2.0 * math.pi)) - stirling
     asmall = select(large, 1.0, a)
     small = asmall * xp.log(x) - x - _lgamma(xp, asmall)
