@@ -179,7 +179,8 @@ def run_table(cases, rounds, quick):
     torch_threads = torch.get_num_threads() if torch is not None else "-"
     env = ", ".join(f"{k}={os.environ.get(k, 'unset')}" for k in BLAS_ENV)
     print(f"threads: torch {torch_threads}, NumPy BLAS {blas_threads()} ({env}); ember's "
-          f"products through MKL: {ember.backends.mkl.is_available()}")
+          f"products through MKL: {ember.backends.mkl.is_available()}; convolutions through "
+          f"oneDNN: {ember.backends.mkldnn.is_available()}")
     print(f"{'model':58} {'ember ms':>9} {'torch ms':>9} {'ratio':>6}  first loss ember/torch")
     for case in cases:
         mine, theirs = paired_steps(case)

@@ -1,8 +1,10 @@
 """Shared test fixtures. `fake_cuda`: 'cuda' on the strict CuPy stand-in (tests/_strict_cupy;
-this machine has no GPU), so the code a GPU runs is what runs."""
+this machine has no GPU), so the code a GPU runs is what runs. `numpy_convolutions`: ember's
+own NumPy convolution routines, where oneDNN would otherwise take float32 convolutions."""
 import pytest
 
 import ember
+from ember import _dnnl
 from tests._strict_cupy import strict_cupy
 
 
@@ -23,3 +25,10 @@ def cupy_like():
 @pytest.fixture
 def torch():
     return pytest.importorskip("torch")
+
+
+@pytest.fixture
+def numpy_convolutions():
+    before = _dnnl.use(None)
+    yield
+    _dnnl.use(before)

@@ -192,6 +192,7 @@ CONV_CASES = [  # (N, C, O, size, kernel, stride, padding, groups, dtype)
 ]
 
 
+@pytest.mark.usefixtures("numpy_convolutions")  # (oneDNN's threads are its own)
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: "x".join(map(str, c[:8])))
 def test_convolutions_on_two_threads_match_one(case, monkeypatch, thread_counts):
     n, c, o, size, k, stride, padding, groups, dtype = case

@@ -1,6 +1,8 @@
-"""`torch.backends.mkldnn`: ember has no oneDNN (MKL-DNN) kernels, so it is not available;
-its flags are kept with PyTorch's defaults, and its verbose mode (oneDNN's own logging)
-cannot be switched on."""
+"""`torch.backends.mkldnn`: whether ember's float32 CPU convolutions run on oneDNN (MKL-DNN),
+as PyTorch's do: where it is installed (`pip install ember[onednn]`, `ember/_dnnl.py`).
+`enabled = False` (or `flags(enabled=False)`) sends them to ember's NumPy routines; the other
+flags are kept with PyTorch's defaults, and the verbose mode (oneDNN's own logging) cannot be
+switched on."""
 import sys
 import types
 
@@ -17,17 +19,19 @@ VERBOSE_ON_CREATION = 2
 
 
 def is_available():
-    return False
+    """Whether ember's convolutions can run on oneDNN here."""
+    from .. import _dnnl
+    return _dnnl.library() is not None
 
 
 def is_acl_available():
-    """Whether oneDNN was built with Arm's Compute Library: ember has no oneDNN."""
+    """Whether oneDNN was built with Arm's Compute Library: the x86 wheel ember uses is not."""
     return False
 
 
 class verbose:
-    """`with verbose(VERBOSE_ON):` logs oneDNN's primitives in the block. ember has no
-    oneDNN, so only VERBOSE_OFF can be entered."""
+    """`with verbose(VERBOSE_ON):` logs oneDNN's primitives in the block. ember does not
+    reach oneDNN's logging switch, so only VERBOSE_OFF can be entered."""
 
     def __init__(self, level):
         self.level = level

@@ -22,6 +22,9 @@ def test_each_backend_is_an_importable_module(name):
         assert module.is_built() in (True, False)
     elif name == "mkl":  # NumPy's BLAS: MKL where NumPy was built with it
         assert module.is_available() in (True, False)
+    elif name == "mkldnn":  # where oneDNN is installed (ember/_dnnl.py)
+        from ember import _dnnl
+        assert module.is_available() is (_dnnl.library() is not None)
     else:
         assert module.is_available() is False
 

@@ -12,6 +12,9 @@ import ember.nn.functional as F
 
 from ember.ops.conv import _layout
 
+# ember's own routines, which these tests look inside (not oneDNN's)
+pytestmark = pytest.mark.usefixtures("numpy_convolutions")
+
 LAYOUTS = ["auto", "im2col", "channels_last", "batched", "winograd"]
 
 CASES = [  # (input shape, weight shape, conv kwargs)

@@ -11,6 +11,9 @@ import ember.nn.functional as F
 from ember.ops.conv import _layout, _routines, _shifted
 from tests.ops.test_conv_winograd import _both, _im2col
 
+# ember's own routines, which these tests look inside (not oneDNN's)
+pytestmark = pytest.mark.usefixtures("numpy_convolutions")
+
 # (N, C, O, H, W, kernel, lo, hi)
 SHAPES = [
     (2, 3, 4, 5, 7, (3, 3), (1, 1), (1, 1)),

@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 
+from ... import _dnnl
 from ..._blas import warm_up
-from ..._parallel import map_parts, matmul as _products, thread_cuts
+from ..._parallel import intra_threads, map_parts, matmul as _products, thread_cuts
 from . import _device_columns, _layout
 from ._channels_last import (_from_rows, _rows, _weight_matrix, col2im_channels_last,
                              flipped_weight_matrix, im2col_channels_last)
@@ -85,6 +86,18 @@ def _slices_within_budget(n, per_sample):
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
 
+# ---- oneDNN's kernels, where it is installed (`_dnnl`) ----------------------------------------
+# A convolution of fewer multiply-adds runs on one of oneDNN's threads: on more, its parallel
+# regions cost more than they save, and OpenMP's workers then spin beside NumPy's and ember's
+# threads (DigitsCNN's 0.3M and 9.4M multiply-add layers on 2 threads: a step of 4x the time).
+ONEDNN_PARALLEL_MIN_MACS = 1 << 24
+
+
+def _onednn_threads(n, o, c, y_spatial, kernel):
+    macs = n * o * c * math.prod(y_spatial) * math.prod(kernel)
+    return intra_threads() if macs >= ONEDNN_PARALLEL_MIN_MACS else 1
+
+
 # ---- a 1x1 convolution of channels_last memory: one product, no copies ---------------------
 # A model turned channels_last keeps its activations (N, C, *S) in (N, *S, C) memory
 # (`_memory_format.follow_channels_last`). There a pointwise convolution (1x1 kernel, stride
@@ -129,6 +142,11 @@ def conv_forward(xp, x, w, p, osz=None, keep=None, weight_matrix=_weight_matrix)
     if osz is None:
         padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
         osz = out_size(padded, kernel, stride, dil)
+    if xp is np and _dnnl.applies(x, w):  # oneDNN's kernels where it is installed
+        y = _dnnl.forward(x, w, p, osz, _onednn_threads(x.shape[0], w.shape[0], w.shape[1],
+                                                         osz, kernel))
+        if y is not None:
+            return y
     n, o = x.shape[0], w.shape[0]
     job = "forward" if keep is None else "forward_kept"
     if _layout.shifted_ok(xp, x, x.shape[1], o, kernel, p, osz):
@@ -194,6 +212,11 @@ def conv_transpose_forward(xp, y, w, p, size):
         else None
     if rows is not None:  # (N * L, O) @ (O, C)
         return _from_channels_last_rows(xp, _products(xp, rows, w.reshape(o, cg)), y, cg)
+    if xp is np and _dnnl.applies(y, w):
+        x = _dnnl.backward_data(y, w, p, size, _onednn_threads(
+            y.shape[0], o, cg, y.shape[2:], kernel))
+        if x is not None:
+            return x
     if _device_columns.applies(xp, y, w, p):
         parts = _slices_within_budget(y.shape[0], g * cg * math.prod(kernel) *
                                       math.prod(y.shape[2:]) * y.dtype.itemsize)
@@ -295,6 +318,11 @@ def conv_weight_grad(xp, x, gy, p, w_shape, kept=None):
         x_rows, gy_rows = _channels_last_rows(xp, x), _channels_last_rows(xp, gy)
         if x_rows is not None and gy_rows is not None:  # (O, N * L) @ (N * L, C)
             return _products(xp, gy_rows.T, x_rows).reshape(w_shape)
+    if xp is np and _dnnl.applies(x, gy):
+        gw = _dnnl.backward_weights(x, gy, p, w_shape, _onednn_threads(
+            x.shape[0], w_shape[0], w_shape[1], gy.shape[2:], kernel))
+        if gw is not None:
+            return gw
     if _layout.shifted_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:]):
         return shifted_weight_grad(xp, x, gy, w_shape, lo, _kept_copies(kept))
     if _layout.winograd_ok(xp, x, w_shape[1], w_shape[0], kernel, p, gy.shape[2:], "weight"):
@@ -383,6 +411,8 @@ def conv_backward(xp, x, gy, w, p, kept=None):
     their own ways."""
     if xp is np:
         warm_up()
+        if _dnnl.applies(x, w, gy):
+            return None  # oneDNN's two kernels, one for each gradient
     elif _device_columns.applies(xp, x, w, p) and \
             _batch_slices(x, w.shape[2:], p, gy.shape[2:]) is None:
         return _device_columns.backward(xp, x, gy, w, p)

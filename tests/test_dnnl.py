@@ -1,0 +1,171 @@
+"""ember's convolutions through oneDNN (ember/_dnnl.py), where it is installed (the test
+extra installs it on x86-64 Linux): each routine against ember's own NumPy routines and a
+float64 reference, over the layouts, strides, paddings, dilations and groups that reach it."""
+import os
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember import _dnnl
+from ember.ops.conv import _routines
+
+pytestmark = pytest.mark.skipif(_dnnl.library() is None, reason="oneDNN is not installed")
+
+# (N, C, O, spatial, kernel, stride, lo, hi, dilation, groups)
+CASES = [
+    (2, 3, 4, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1),
+    (3, 16, 32, (8, 8), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), 1),
+    (2, 6, 4, (7, 10), (3, 2), (2, 1), (0, 1), (2, 0), (1, 2), 2),   # asymmetric, grouped
+    (2, 8, 8, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 8),    # depthwise
+    (2, 4, 5, (8, 8), (3, 3), (2, 2), (0, 0), (0, 0), (1, 1), 1),    # a row no window reads
+    (2, 3, 4, (11,), (5,), (2,), (2,), (1,), (2,), 1),               # 1-d
+    (1, 2, 3, (5, 6, 4), (3, 2, 3), (1, 2, 1), (1, 0, 1), (1, 1, 1), (1, 1, 1), 1),  # 3-d
+    (4, 3, 8, (32, 32), (7, 7), (2, 2), (3, 3), (3, 3), (1, 1), 1),  # a stem
+]
+
+
+def _p(case):
+    n, c, o, spatial, kernel, stride, lo, hi, dil, g = case
+    return stride, lo, hi, dil, g
+
+
+def _arrays(case, seed=0):
+    n, c, o, spatial, kernel, stride, lo, hi, dil, g = case
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, c) + spatial).astype(np.float32)
+    w = rng.standard_normal((o, c // g) + kernel).astype(np.float32)
+    y_spatial = tuple((s + a + b - d * (k - 1) - 1) // st + 1
+                      for s, k, st, a, b, d in zip(spatial, kernel, stride, lo, hi, dil))
+    gy = rng.standard_normal((n, o) + y_spatial).astype(np.float32)
+    return x, w, gy, y_spatial
+
+
+def _numpy(fn, *args):
+    before = _dnnl.use(None)
+    try:
+        return fn(*args)
+    finally:
+        _dnnl.use(before)
+
+
+def _close(ours, reference):
+    scale = max(1.0, float(np.abs(reference).max()))
+    np.testing.assert_allclose(ours, reference, rtol=0, atol=2e-5 * scale)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_each_routine_equals_embers_numpy_routines(case, threads):
+    x, w, gy, y_spatial = _arrays(case)
+    p = _p(case)
+    x64, w64, gy64 = (a.astype(np.float64) for a in (x, w, gy))  # (NumPy's routines)
+    y = _dnnl.forward(x, w, p, y_spatial, threads)
+    assert y is not None and y.dtype == np.float32 and y.flags.c_contiguous
+    _close(y, _routines.conv_forward(np, x64, w64, p, y_spatial))
+    gx = _dnnl.backward_data(gy, w, p, x.shape[2:], threads)
+    _close(gx, _routines.conv_transpose_forward(np, gy64, w64, p, x.shape[2:]))
+    gw = _dnnl.backward_weights(x, gy, p, w.shape, threads)
+    _close(gw, _routines.conv_weight_grad(np, x64, gy64, p, w.shape))
+
+
+def test_arrays_it_cannot_read_in_place_are_copied_first():
+    case = CASES[1]
+    x, w, gy, y_spatial = _arrays(case)
+    p = _p(case)
+    broadcast = np.broadcast_to(np.float32(1.5), gy.shape)  # the gradient of a summed loss
+    transposed = np.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
+    flipped = np.ascontiguousarray(w[:, :, ::-1])[:, :, ::-1]  # negative strides
+    _close(_dnnl.forward(transposed, flipped, p, y_spatial, 1),
+           _dnnl.forward(x, w, p, y_spatial, 1))
+    _close(_dnnl.backward_weights(x, broadcast, p, w.shape, 1),
+           _dnnl.backward_weights(x, np.ascontiguousarray(broadcast), p, w.shape, 1))
+    _close(_dnnl.backward_data(broadcast, flipped, p, x.shape[2:], 1),
+           _dnnl.backward_data(np.ascontiguousarray(broadcast), w, p, x.shape[2:], 1))
+
+
+def test_what_it_does_not_take_is_left_to_numpy():
+    x, w, gy, y_spatial = _arrays(CASES[0])
+    p = _p(CASES[0])
+    assert _dnnl.forward(x.astype(np.float64), w.astype(np.float64), p, y_spatial, 1) is None
+    assert _dnnl.forward(x[:0], w, p, y_spatial, 1) is None  # an empty batch
+    assert _dnnl.forward(x.astype(np.float16), w.astype(np.float16), p, y_spatial, 1) is None
+    assert not _dnnl.applies(x[0, 0], w)  # no batch and channel dims
+    with ember.backends.mkldnn.flags(enabled=False):
+        assert not _dnnl.applies(x, w)
+
+
+def test_module_training_matches_numpy_routines_and_switches_off():
+    """A conv net's gradients, through ember's graph: oneDNN's and NumPy's agree, and
+    `torch.backends.mkldnn.flags(enabled=False)` takes the NumPy routines."""
+    def grads():
+        ember.manual_seed(0)
+        net = ember.nn.Sequential(ember.nn.Conv2d(3, 8, 3, padding=1), ember.nn.ReLU(),
+                                  ember.nn.Conv2d(8, 4, 3, stride=2, padding=1, groups=2),
+                                  ember.nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1,
+                                                           output_padding=1))
+        x = ember.randn(2, 3, 10, 10, requires_grad=True)
+        net(x).square().sum().backward()
+        return [x.grad.numpy()] + [q.grad.numpy() for q in net.parameters()]
+
+    calls = []
+    real = _dnnl._Plan.run
+
+    def counted(self, *arrays):
+        calls.append(self.name)
+        return real(self, *arrays)
+    try:
+        _dnnl._Plan.run = counted
+        ours = grads()
+        assert len(calls) == 9  # three convolutions, three kernels each
+        calls.clear()
+        with ember.backends.mkldnn.flags(enabled=False):
+            theirs = grads()
+        assert not calls
+    finally:
+        _dnnl._Plan.run = real
+    for a, b in zip(ours, theirs):
+        _close(a, b)
+
+
+def test_openmp_threads_are_left_as_they_were():
+    lib = _dnnl.library()
+    before = lib._get_threads()
+    x, w, gy, y_spatial = _arrays(CASES[1])
+    _dnnl.forward(x, w, _p(CASES[1]), y_spatial, 2 if before == 1 else 1)
+    assert lib._get_threads() == before
+
+
+def test_plans_are_bounded_and_given_back(monkeypatch):
+    monkeypatch.setattr(_dnnl, "_plans", _dnnl._Plans(size=2))
+    x, w, gy, y_spatial = _arrays(CASES[0])
+    p = _p(CASES[0])
+    for n in (1, 2, 3):
+        assert _dnnl.forward(x[:n], w, p, y_spatial, 1) is not None
+    assert len(_dnnl._plans._plans) == 2
+
+
+def test_a_forked_child_leaves_convolutions_to_numpy():
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, and leave at once
+        os.write(write, b"1" if _dnnl.library() is None else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    assert _dnnl.library() is not None
+
+
+def test_results_equal_pytorchs(torch):
+    """PyTorch's CPU convolutions are oneDNN's too: the same values, to float32 rounding."""
+    x, w, gy, y_spatial = _arrays(CASES[1])
+    tx = torch.tensor(x, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, stride=2, padding=1)
+    ty.backward(torch.tensor(gy))
+    ex, ew = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+    ey = F.conv2d(ex, ew, stride=2, padding=1)
+    ey.backward(ember.tensor(gy))
+    for a, b in ((ey, ty), (ex.grad, tx.grad), (ew.grad, tw.grad)):
+        _close(a.detach().numpy(), b.detach().numpy())
