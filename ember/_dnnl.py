@@ -1,4 +1,4 @@
-"""float32 convolutions through Intel's oneDNN, where it is installed (`pip install
+"""float32 convolutions and LSTM layers through Intel's oneDNN, where it is installed (`pip install
 ember[onednn]`): the library PyTorch's own CPU convolutions run on. Given NCHW arrays,
 PyTorch has oneDNN copy them into its blocked layouts (nChw16c on AVX-512), convolve there
 with a JIT kernel, and copy the result back; this module asks oneDNN for the same, so a
@@ -7,8 +7,9 @@ convolution takes PyTorch's time and, where both pick the same kernel, gives its
 ember's own NumPy route's 3.8; every value equal to PyTorch's; `/work/notes/s31/proto2.py`).
 
 Three routines answer for the three arrays a convolution's graph needs (`forward`,
-`backward_data`, `backward_weights`), each with an array or None where NumPy's routines
-should compute instead: another dtype, an empty dim, a library or a forked process that
+`backward_data`, `backward_weights`), and two for an LSTM layer's direction (`lstm_forward`,
+`lstm_backward`: oneDNN's LSTM, which PyTorch's CPU LSTM runs too), each with arrays or None
+where NumPy's routines should compute instead: another dtype, an empty dim, a library or a forked process that
 cannot run oneDNN, a shape oneDNN refuses. Each shape's primitives (the convolution and the
 reorders into and out of its layouts) are made once and kept in a bounded cache; a plan runs
 one call at a time (oneDNN's primitives keep their scratch memory with them).
@@ -75,6 +76,10 @@ class Library:
                     [ctypes.POINTER(p), p, i, p, p, p, dims, dims, dims, dims, p, p],
                 "dnnl_convolution_backward_weights_primitive_desc_create":
                     [ctypes.POINTER(p), p, i, p, p, p, p, dims, dims, dims, dims, p, p],
+                "dnnl_lstm_forward_primitive_desc_create":
+                    [ctypes.POINTER(p), p, i, i] + [p] * 11 + [ctypes.c_uint, p],
+                "dnnl_lstm_backward_primitive_desc_create":
+                    [ctypes.POINTER(p), p, i, i] + [p] * 22 + [ctypes.c_uint, p, p],
                 "dnnl_reorder_primitive_desc_create": [ctypes.POINTER(p), p, p, p, p, p],
                 "dnnl_primitive_desc_query": [p, i, i, p],
                 "dnnl_primitive_desc_destroy": [p],
@@ -181,32 +186,36 @@ def use(lib):
 
 # ---- plans: a shape's primitives, made once --------------------------------------------------
 class _Plan:
-    """One convolution primitive for a shape, with the reorders between each operand's
-    plain layout (as NumPy holds it) and the layout the kernel wants. `operands`: (argument,
-    plain descriptor) in the order `run` takes the arrays, the output last."""
+    """One primitive for a shape, with the reorders between each operand's plain layout (as
+    NumPy holds it) and the layout the kernel wants. `operands`: (argument, plain descriptor,
+    role) in the order `run` takes the arrays; role "in" (read), "out" (written) or "sum" (an
+    output the kernel adds into, which starts at zero). A plain descriptor None takes the
+    kernel's own layout (a workspace: `nbytes` tells its size)."""
 
     def __init__(self, lib, pd, operands, threads):
         self.lib, self.lock, self.threads = lib, threading.Lock(), threads
         self.owned = []  # what __del__ gives back to oneDNN
         self.primitive = self._primitive(pd)
         self.name = self._query_name(pd)
-        self.steps = []  # (argument, plain memory, kernel memory or None, reorder, bytes)
-        for arg, plain in operands:
+        self.steps = []  # (argument, role, plain memory, kernel memory or None, reorder, bytes)
+        self.nbytes = {}
+        for arg, plain, role in operands:
             wanted = lib.lib.dnnl_primitive_desc_query_md(pd, _QUERY_EXEC_ARG_MD, arg)
+            self.nbytes[arg] = lib.lib.dnnl_memory_desc_get_size(wanted)
+            plain = wanted if plain is None else plain
             user = self._memory(plain)
             if lib.lib.dnnl_memory_desc_equal(plain, wanted):
-                self.steps.append((arg, user, None, None, 0))
+                self.steps.append((arg, role, user, None, None, 0))
                 continue
             inner = self._memory(wanted)
-            src, dst = (inner, user) if arg in (DST, DIFF_SRC, DIFF_WEIGHTS) else (user, inner)
+            src, dst = (user, inner) if role == "in" else (inner, user)
             reorder_pd = _handle()
             lib.call("dnnl_reorder_primitive_desc_create", ctypes.byref(reorder_pd),
-                     plain if src is user else wanted, lib.engine,
-                     wanted if src is user else plain, lib.engine, None)
+                     plain if role == "in" else wanted, lib.engine,
+                     wanted if role == "in" else plain, lib.engine, None)
             reorder = self._primitive(reorder_pd)
             lib.call("dnnl_primitive_desc_destroy", reorder_pd)
-            self.steps.append((arg, user, inner, (reorder, src, dst),
-                               lib.lib.dnnl_memory_desc_get_size(wanted)))
+            self.steps.append((arg, role, user, inner, (reorder, src, dst), self.nbytes[arg]))
 
     def _primitive(self, pd):
         prim = _handle()
@@ -226,26 +235,30 @@ class _Plan:
         return (name.value or b"").decode()
 
     def run(self, *arrays):
-        """Run the plan on `arrays` (the inputs, then the output: its plain layouts)."""
+        """Run the plan on `arrays` (one for each operand, in its plain layout)."""
         lib, call = self.lib, self.lib.call
         args = (_Arg * len(self.steps))()
         with self.lock, lib.threads(self.threads):
             stream = lib.stream
             scratch = []  # the kernel-layout copies, alive until the stream has run
-            for k, ((arg, user, inner, reorder, size), a) in enumerate(zip(self.steps, arrays)):
+            for k, ((arg, role, user, inner, reorder, size), a) in enumerate(
+                    zip(self.steps, arrays)):
                 call("dnnl_memory_set_data_handle", user, a.ctypes.data)
-                if inner is not None:
-                    buffer = np.empty(size + _ALIGN, np.uint8)
+                if inner is None:
+                    if role == "sum":
+                        a[...] = 0
+                else:
+                    buffer = (np.zeros if role == "sum" else np.empty)(size + _ALIGN, np.uint8)
                     scratch.append(buffer)
                     call("dnnl_memory_set_data_handle", inner,
                          buffer.ctypes.data + (-buffer.ctypes.data) % _ALIGN)
+                    if role == "in":  # into the kernel's layout
+                        self._reorder(reorder, stream)
                 args[k].arg, args[k].memory = arg, (user if inner is None else inner)
-                if inner is not None and reorder[2] is inner:  # an input into its layout
-                    self._reorder(reorder, stream)
             call("dnnl_primitive_execute", self.primitive, stream, len(args), args)
-            arg, user, inner, reorder, size = self.steps[-1]
-            if inner is not None:
-                self._reorder(reorder, stream)
+            for arg, role, user, inner, reorder, size in self.steps:
+                if inner is not None and role != "in":
+                    self._reorder(reorder, stream)
             call("dnnl_stream_wait", stream)
 
     def _reorder(self, reorder, stream):
@@ -408,9 +421,9 @@ def forward(x, w, p, y_spatial, threads):
         pd = _forward_pd(lib, mds, x.shape, w.shape, y_shape, p)
         try:
             return _Plan(lib, pd, [
-                (SRC, mds.plain(x.shape, _elements(x))),
-                (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g))),
-                (DST, mds.plain(y_shape, _c_strides(y_shape)))], threads)
+                (SRC, mds.plain(x.shape, _elements(x)), "in"),
+                (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g)), "in"),
+                (DST, mds.plain(y_shape, _c_strides(y_shape)), "out")], threads)
         finally:
             lib.call("dnnl_primitive_desc_destroy", pd)
     plan = _plan(key, threads, make)
@@ -441,9 +454,9 @@ def backward_data(gy, w, p, x_spatial, threads):
                      mds.any(_weight_shape(w.shape, g)), mds.any(gy.shape),
                      *_conv_params(x_shape[2:], gy.shape[2:], w.shape[2:], p), hint, None)
             return _Plan(lib, pd, [
-                (DIFF_DST, mds.plain(gy.shape, _elements(gy))),
-                (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g))),
-                (DIFF_SRC, mds.plain(x_shape, _c_strides(x_shape)))], threads)
+                (DIFF_DST, mds.plain(gy.shape, _elements(gy)), "in"),
+                (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g)), "in"),
+                (DIFF_SRC, mds.plain(x_shape, _c_strides(x_shape)), "out")], threads)
         finally:
             lib.call("dnnl_primitive_desc_destroy", hint)
             if pd:
@@ -474,10 +487,11 @@ def backward_weights(x, gy, p, w_shape, threads):
                      mds.any(_weight_shape(w_shape, g)), None, mds.any(gy.shape),
                      *_conv_params(x.shape[2:], gy.shape[2:], w_shape[2:], p), hint, None)
             return _Plan(lib, pd, [
-                (SRC, mds.plain(x.shape, _elements(x))),
-                (DIFF_DST, mds.plain(gy.shape, _elements(gy))),
+                (SRC, mds.plain(x.shape, _elements(x)), "in"),
+                (DIFF_DST, mds.plain(gy.shape, _elements(gy)), "in"),
                 (DIFF_WEIGHTS, mds.plain(_weight_shape(w_shape, g),
-                                         _c_strides(_weight_shape(w_shape, g))))], threads)
+                                         _c_strides(_weight_shape(w_shape, g))), "out")],
+                         threads)
         finally:
             lib.call("dnnl_primitive_desc_destroy", hint)
             if pd:
@@ -501,3 +515,121 @@ def _c_strides(shape):
         strides.append(step)
         step *= d
     return tuple(reversed(strides))
+
+
+# ---- an LSTM layer's direction ---------------------------------------------------------------
+SRC_ITER, SRC_ITER_C, DST_ITER, DST_ITER_C, WEIGHTS_ITER, BIAS, WORKSPACE = 2, 3, 18, 19, 34, \
+    41, 64
+DIFF_SRC_ITER, DIFF_SRC_ITER_C, DIFF_DST_ITER, DIFF_DST_ITER_C, DIFF_WEIGHTS_ITER, DIFF_BIAS = \
+    130, 131, 146, 147, 162, 169
+_BACKWARD = 128
+_LEFT_TO_RIGHT, _RIGHT_TO_LEFT = 1, 2
+
+
+def _gates_strides(w, hidden):
+    """A PyTorch gate weight (4H, K)'s strides as oneDNN's (1, 1, K, 4, H) ldigo dims."""
+    s0, s1 = (s // w.itemsize for s in w.strides)
+    return (4 * hidden * w.shape[1], 4 * hidden * w.shape[1], s1, hidden * s0, s0)
+
+
+def _lstm_plan(kind, x_shape, hidden, reverse, threads):
+    """The plan of an LSTM layer's forward (training) or backward: x (T, B, I), no
+    projection; PyTorch's gate order (i, f, g, o) is oneDNN's."""
+    t, b, i = x_shape
+    h = hidden
+    key = ("lstm", kind, x_shape, hidden, reverse)
+    state = (1, 1, b, h)
+    w_layer, w_iter, bias = (1, 1, i, 4, h), (1, 1, h, 4, h), (1, 1, 4, h)
+    direction = _RIGHT_TO_LEFT if reverse else _LEFT_TO_RIGHT
+    strides_w = _gates_strides(np.empty((4 * h, i), np.float32), h)
+    strides_u = _gates_strides(np.empty((4 * h, h), np.float32), h)
+
+    def forward_pd(lib, mds):
+        pd = _handle()
+        lib.call("dnnl_lstm_forward_primitive_desc_create", ctypes.byref(pd), lib.engine,
+                 _FORWARD_TRAINING, direction, mds.any(x_shape), mds.any(state),
+                 mds.any(state), mds.any(w_layer), mds.any(w_iter), None, None,
+                 mds.any(bias), mds.any((t, b, h)), mds.any(state), mds.any(state), 0, None)
+        return pd
+
+    def make(lib, mds):
+        plain = {
+            "x": mds.plain(x_shape, _c_strides(x_shape)),
+            "y": mds.plain((t, b, h), _c_strides((t, b, h))),
+            "state": mds.plain(state, _c_strides(state)),
+            "w": mds.plain(w_layer, strides_w), "u": mds.plain(w_iter, strides_u),
+            "bias": mds.plain(bias, _c_strides(bias))}
+        fwd = forward_pd(lib, mds)
+        if kind == "forward":
+            try:
+                return _Plan(lib, fwd, [
+                    (SRC, plain["x"], "in"), (SRC_ITER, plain["state"], "in"),
+                    (SRC_ITER_C, plain["state"], "in"), (WEIGHTS, plain["w"], "in"),
+                    (WEIGHTS_ITER, plain["u"], "in"), (BIAS, plain["bias"], "in"),
+                    (DST, plain["y"], "out"), (DST_ITER, plain["state"], "out"),
+                    (DST_ITER_C, plain["state"], "out"), (WORKSPACE, None, "out")], threads)
+            finally:
+                lib.call("dnnl_primitive_desc_destroy", fwd)
+        pd = _handle()
+        try:
+            a = mds.any
+            lib.call("dnnl_lstm_backward_primitive_desc_create", ctypes.byref(pd), lib.engine,
+                     _BACKWARD, direction, a(x_shape), a(state), a(state), a(w_layer),
+                     a(w_iter), None, None, a(bias), a((t, b, h)), a(state), a(state),
+                     a(x_shape), a(state), a(state), a(w_layer), a(w_iter), None, None,
+                     a(bias), a((t, b, h)), a(state), a(state), 0, fwd, None)
+            return _Plan(lib, pd, [
+                (SRC, plain["x"], "in"), (SRC_ITER, plain["state"], "in"),
+                (SRC_ITER_C, plain["state"], "in"), (WEIGHTS, plain["w"], "in"),
+                (WEIGHTS_ITER, plain["u"], "in"), (BIAS, plain["bias"], "in"),
+                (DST, plain["y"], "in"), (DST_ITER, plain["state"], "in"),
+                (DST_ITER_C, plain["state"], "in"), (DIFF_DST, plain["y"], "in"),
+                (DIFF_DST_ITER, plain["state"], "in"), (DIFF_DST_ITER_C, plain["state"], "in"),
+                (WORKSPACE, None, "in"), (DIFF_SRC, plain["x"], "out"),
+                (DIFF_SRC_ITER, plain["state"], "out"),
+                (DIFF_SRC_ITER_C, plain["state"], "out"),
+                (DIFF_WEIGHTS, plain["w"], "sum"), (DIFF_WEIGHTS_ITER, plain["u"], "sum"),
+                (DIFF_BIAS, plain["bias"], "sum")], threads)
+        finally:
+            lib.call("dnnl_primitive_desc_destroy", fwd)
+            if pd:
+                lib.call("dnnl_primitive_desc_destroy", pd)
+    return _plan(key, threads, make)
+
+
+def lstm_forward(x, h0, c0, w_ih, w_hh, bias, reverse, threads):
+    """One direction of an LSTM layer over x (T, B, I) float32, from states h0, c0 (B, H),
+    with PyTorch's weights w_ih (4H, I), w_hh (4H, H) and summed bias (4H,): (output (T, B,
+    H), h_n, c_n, what `lstm_backward` needs), or None."""
+    if not applies(x) or not all(isinstance(a, np.ndarray) and a.dtype == np.float32
+                                 for a in (h0, c0, w_ih, w_hh, bias)):
+        return None
+    hidden = w_hh.shape[1]
+    plan = _lstm_plan("forward", x.shape, hidden, reverse, threads)
+    if plan is None:
+        return None
+    x, h0, c0, w_ih, w_hh, bias = (np.ascontiguousarray(a)
+                                   for a in (x, h0, c0, w_ih, w_hh, bias))
+    t, b, _ = x.shape
+    y = np.empty((t, b, hidden), np.float32)
+    h_n, c_n = np.empty((b, hidden), np.float32), np.empty((b, hidden), np.float32)
+    workspace = np.empty(plan.nbytes[WORKSPACE] + _ALIGN, np.uint8)
+    ws = workspace[(-workspace.ctypes.data) % _ALIGN:][:plan.nbytes[WORKSPACE]]
+    plan.run(x, h0, c0, w_ih, w_hh, bias, y, h_n, c_n, ws)
+    return y, h_n, c_n, (x, h0, c0, w_ih, w_hh, bias, y, h_n, c_n, ws, reverse, threads)
+
+
+def lstm_backward(saved, d_y, d_hn, d_cn):
+    """The gradients (x, h0, c0, w_ih, w_hh, bias) of `lstm_forward`'s direction, from those
+    of its output and final states."""
+    x, h0, c0, w_ih, w_hh, bias, y, h_n, c_n, ws, reverse, threads = saved
+    hidden = w_hh.shape[1]
+    plan = _lstm_plan("backward", x.shape, hidden, reverse, threads)
+    if plan is None:
+        raise DnnlError("oneDNN refused the backward of an LSTM whose forward it ran")
+    d_y, d_hn, d_cn = (np.ascontiguousarray(a, np.float32) for a in (d_y, d_hn, d_cn))
+    d_x, d_h0, d_c0 = np.empty_like(x), np.empty_like(h0), np.empty_like(c0)
+    d_wih, d_whh, d_bias = np.empty_like(w_ih), np.empty_like(w_hh), np.empty_like(bias)
+    plan.run(x, h0, c0, w_ih, w_hh, bias, y, h_n, c_n, d_y, d_hn, d_cn, ws, d_x, d_h0, d_c0,
+             d_wih, d_whh, d_bias)
+    return d_x, d_h0, d_c0, d_wih, d_whh, d_bias

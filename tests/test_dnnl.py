@@ -169,3 +169,63 @@ def test_results_equal_pytorchs(torch):
     ey.backward(ember.tensor(gy))
     for a, b in ((ey, ty), (ex.grad, tx.grad), (ew.grad, tw.grad)):
         _close(a.detach().numpy(), b.detach().numpy())
+
+
+# ---- LSTM layers -------------------------------------------------------------------------------
+def _lstm_grads(bidirectional, bias, num_layers=2, seed=0):
+    ember.manual_seed(seed)
+    lstm = ember.nn.LSTM(5, 7, num_layers=num_layers, bias=bias, bidirectional=bidirectional)
+    x = ember.randn(6, 3, 5, requires_grad=True)
+    h0 = ember.randn(num_layers * (2 if bidirectional else 1), 3, 7, requires_grad=True)
+    c0 = ember.randn(num_layers * (2 if bidirectional else 1), 3, 7, requires_grad=True)
+    out, (h_n, c_n) = lstm(x, (h0, c0))
+    (out.square().sum() + h_n.sum() * 2 + c_n.cos().sum()).backward()
+    return [out.detach().numpy(), h_n.detach().numpy(), c_n.detach().numpy(),
+            x.grad.numpy(), h0.grad.numpy(), c0.grad.numpy()] + \
+        [p.grad.numpy() for p in lstm.parameters()]
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+def test_lstm_layers_equal_embers_fused_numpy_layers(bidirectional, bias, monkeypatch):
+    calls = []
+    real = _dnnl.lstm_backward
+    monkeypatch.setattr(_dnnl, "lstm_backward", lambda *a: calls.append(1) or real(*a))
+    ours = _lstm_grads(bidirectional, bias)
+    assert len(calls) == 2 * (2 if bidirectional else 1)  # every layer and direction
+    calls.clear()
+    before = _dnnl.use(None)
+    try:
+        theirs = _lstm_grads(bidirectional, bias)
+    finally:
+        _dnnl.use(before)
+    assert not calls
+    for a, b in zip(ours, theirs):
+        _close(a, b)
+
+
+def test_lstm_layers_equal_pytorchs(torch):
+    """PyTorch's CPU LSTM runs oneDNN's kernel too: the same values."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((9, 4, 6)).astype(np.float32)
+    torch.manual_seed(0)
+    theirs = torch.nn.LSTM(6, 8, bidirectional=True)
+    ours = ember.nn.LSTM(6, 8, bidirectional=True)
+    ours.load_state_dict({k: ember.tensor(v.detach().numpy())
+                          for k, v in theirs.state_dict().items()})
+    tx, ex = torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
+    ty, ey = theirs(tx)[0], ours(ex)[0]
+    ty.square().sum().backward()
+    ey.square().sum().backward()
+    _close(ey.detach().numpy(), ty.detach().numpy())
+    _close(ex.grad.numpy(), tx.grad.numpy())
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        _close(p.grad.numpy(), q.grad.numpy())
+
+
+def test_lstm_backward_through_it_is_not_differentiable():
+    lstm = ember.nn.LSTM(3, 4)
+    x = ember.randn(5, 2, 3, requires_grad=True)
+    out = lstm(x)[0].sum()
+    with pytest.raises(RuntimeError, match="not differentiable"):
+        ember.autograd.grad(out, x, create_graph=True)

@@ -13,9 +13,14 @@ turns the fused path off. `recurrent.run_direction` takes this path only where i
 gives the composite path's results: no autocast, no forward-mode AD, no saved tensor hooks or
 selective checkpointing (the node keeps arrays, not tensors), float32/float64. A packed
 sequence runs the same loop on the live rows of the running state (see `_steps`).
+
+Where oneDNN is installed (`ember/_dnnl.py`), a padded float32 LSTM direction without a
+projection runs on oneDNN's LSTM instead, forward and backward: the kernel PyTorch's own CPU
+LSTM runs, with its values to the bit (measured on every output and gradient).
 """
 import numpy as np
 
+from .. import _dnnl
 from .._parallel import matmul as _products
 from .._state import (autocast as _autocast, forward_ad as _fw,
                       saved_tensor_hooks as _saved_hooks,
@@ -103,6 +108,11 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     xp = xp_of(x)
     X = x._array
+    if mode == "LSTM" and batch_sizes is None and w_hr is None and xp is np and \
+            _dnnl.applies(X):
+        done = _onednn_lstm(x, h0, c0, weights, reverse)
+        if done is not None:
+            return done
     if batch_sizes is None:
         T, B = X.shape[0], X.shape[1]
         sizes = [B] * T
@@ -214,6 +224,40 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
     return out_t, h_n_t, c_n_t
 
 
+# oneDNN's LSTM runs on one thread: its OpenMP workers spin on the cores the products' OpenBLAS
+# threads want next (the LSTM LM's step at 2 threads took 2.2x PyTorch's time with the layer
+# on 2 threads, 1.6x on one).
+ONEDNN_THREADS = 1
+
+
+def _onednn_lstm(x, h0, c0, weights, reverse):
+    """`direction` of a padded float32 LSTM without projections through oneDNN's LSTM, the
+    kernel PyTorch's CPU LSTM runs (the same bits, measured), or None where oneDNN refuses."""
+    w_ih, w_hh, b_ih, b_hh, _ = weights
+    biases = [b._array for b in (b_ih, b_hh) if b is not None]
+    bias = biases[0] + biases[1] if len(biases) == 2 else \
+        (biases[0] if biases else np.zeros(w_ih.shape[0], np.float32))
+    X = x._array
+    h0a, c0a = np.array(h0._array, np.float32), np.array(c0._array, np.float32)
+    done = _dnnl.lstm_forward(X, h0a, c0a, w_ih._array, w_hh._array, bias, reverse,
+                              ONEDNN_THREADS)
+    if done is None:
+        return None
+    y, h_n, c_n, saved = done
+    dev = x._device
+    out_t, h_n_t, c_n_t = make_tensor(y, dev), make_tensor(h_n, dev), make_tensor(c_n, dev)
+    inputs = [x, h0, c0] + [w for w in weights if w is not None]
+    node = record(LstmLayerBackward0, inputs, out_t, h_n_t, c_n_t)
+    if node is not None:
+        node.mode = "LSTM"
+        node.has = (b_ih is not None, b_hh is not None, False)
+        node.arrays = {"onednn": saved}
+        node._out_meta = tuple((o._array.shape, o.dtype, o._device)
+                               for o in (out_t, h_n_t, c_n_t))
+        node.save_for_backward(x, w_ih, w_hh, None, out_t)
+    return out_t, h_n_t, c_n_t
+
+
 # ---- backward --------------------------------------------------------------------------------
 class FusedLayerBackward(Node):
     arrays = None
@@ -232,6 +276,8 @@ class FusedLayerBackward(Node):
                 "enabled=False) on CUDA) for the composite, twice differentiable path")
         x, w_ih, w_hh, w_hr, out_t = self.saved_tensors  # checks their versions
         A = self.arrays
+        if "onednn" in A:
+            return self._onednn_backward(d_out, d_hn, d_cn)
         xp = xp_of(x)
         X = x._array
         X2 = X.reshape(-1, X.shape[-1])
@@ -318,6 +364,17 @@ class FusedLayerBackward(Node):
         grads += [g for g, present in ((d_b_ih, has_bih), (d_b_hh, has_bhh), (d_whr, has_proj))
                   if present]
         return tuple(None if a is None else make_tensor(a, dev) for a in grads)
+
+
+    def _onednn_backward(self, d_out, d_hn, d_cn):
+        d_x, d_h0, d_c0, d_wih, d_whh, d_bias = _dnnl.lstm_backward(
+            self.arrays["onednn"], d_out._array, d_hn._array, d_cn._array)
+        has_bih, has_bhh, _ = self.has
+        grads = [d_x, d_h0, d_c0, d_wih, d_whh]
+        grads += [d_bias] if has_bih else []
+        grads += [d_bias.copy() if has_bih else d_bias] if has_bhh else []
+        dev = d_out._device
+        return tuple(make_tensor(a, dev) for a in grads)
 
 
 class LstmLayerBackward0(FusedLayerBackward):
