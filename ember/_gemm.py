@@ -8,12 +8,16 @@ buffers, and answers None where NumPy should compute instead (another dtype, a v
 empty or int32-overflowing dimension, a layout BLAS cannot read, an output that overlaps an
 operand).
 
-MKL runs sequentially, each product on the thread that asks for it: `_parallel.one_product`
-sends it the products that run on one thread (at one intra-op thread, and the parts the
-intra-op pool runs on each core), and leaves those that run on the BLAS's own threads to
-NumPy's OpenBLAS. (MKL on its OpenMP threads beside OpenBLAS's and the pool's, on 2 cores,
-made a GPT step 1.2x and an LSTM step 1.3x slower than OpenBLAS alone; beside PyTorch's GNU
-OpenMP, MKL on Intel's ran a 1024^3 product on 2 threads no faster than on one.)
+MKL runs on GNU OpenMP's threads where libgomp is there (the runtime oneDNN's wheel and
+PyTorch's run on: one pool of OpenMP threads for every kernel, as in PyTorch), else
+sequentially. `_parallel.one_product` gives each product its thread count: the intra-op
+threads for a product of PARALLEL_MIN_MULTIPLY_ADDS or more, one thread otherwise and inside
+the intra-op pool's parts. While MKL has OpenMP threads, NumPy's OpenBLAS keeps one
+(`threaded()`): OpenMP's workers busy-wait for milliseconds after each parallel region, and
+two threading runtimes on 2 cores took each other's cores (an LSTM LM's step at 2 threads,
+oneDNN's LSTM beside OpenBLAS's threads: 2.2x PyTorch's time; on OpenMP alone: 1.16x). MKL on
+Intel's OpenMP, beside PyTorch's libgomp, ran a 1024^3 product on 2 threads no faster than
+on one, so that runtime is never asked for.
 
 `EMBER_MKL=0` in the environment leaves every product to NumPy, as does a NumPy built on MKL
 (its own products are MKL's then, on MKL's threads). The module holds one `Cblas` (the
@@ -36,8 +40,9 @@ class Cblas:
     """A CBLAS library's ?gemm (and, where it has them, ?gemm_batch_strided) entry points.
     `name(routine)` gives a routine's symbol; `index` is the library's integer type."""
 
-    def __init__(self, lib, name, vendor, index=ctypes.c_int, batched=False):
+    def __init__(self, lib, name, vendor, index=ctypes.c_int, batched=False, threads=None):
         self.lib, self.vendor = lib, vendor
+        self.threads = threads  # sets the calling thread's count, where the library has threads
         self.gemm, self.batched = {}, {}
         pointer = ctypes.c_void_p
         for kind, scalar in _TYPES.values():
@@ -76,20 +81,55 @@ def _load_mkl():
         except (OSError, AttributeError):
             continue
         layer.argtypes, layer.restype = [ctypes.c_int], ctypes.c_int
-        layer(1)  # sequential: each product on its calling thread (see the module docstring)
+        threads = getattr(lib, "MKL_Set_Num_Threads_Local", None)
+        gnu = threads is not None and _gnu_openmp()
+        layer(_GNU_THREADS if gnu else _SEQUENTIAL)
+        if gnu:
+            threads.argtypes, threads.restype = [ctypes.c_int], ctypes.c_int
         try:
-            return Cblas(lib, lambda r: f"cblas_{r}", "mkl", batched=True)
+            return Cblas(lib, lambda r: f"cblas_{r}", "mkl", batched=True,
+                         threads=threads if gnu else None)
         except AttributeError:  # an MKL before 2021: no strided batches
             continue
     return None
 
 
+_SEQUENTIAL, _GNU_THREADS = 1, 3  # MKL_THREADING_SEQUENTIAL, MKL_THREADING_GNU
+
+
+def _gnu_openmp():
+    """Whether GNU OpenMP's libgomp loads (MKL's GNU threading layer needs it; without it MKL
+    would stop the process at its first product)."""
+    try:
+        ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        return False
+    return True
+
+
 class _State:
     cblas = None
     loaded = False
+    forked = False
 
 
 _state = _State()
+
+
+def _forget():
+    """In a forked child: GNU OpenMP's threads do not survive a fork (a parallel region there
+    can hang), so its products run on one thread."""
+    _state.forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget)
+
+
+def threaded():
+    """Whether products run on MKL's OpenMP threads (then NumPy's BLAS keeps one)."""
+    cblas = library()
+    return cblas is not None and cblas.threads is not None and not _state.forked
 
 
 def library():
@@ -97,6 +137,9 @@ def library():
     if not _state.loaded:
         _state.loaded = True
         _state.cblas = _load_mkl()
+        if _state.cblas is not None and _state.cblas.threads is not None:
+            from ._blas import blas
+            blas.set(1)  # OpenMP's threads are the products' now (see the module docstring)
     return _state.cblas
 
 
@@ -163,11 +206,15 @@ def _batch_stride(x, batch):
 # 1.45x faster: (32, 256) @ (256, 144) x32 1276 -> 870 us, (48, 5511) @ (5511, 48) 355 ->
 # 269, (20, 512) @ (512, 2048) 1.8x).
 MIN_MULTIPLY_ADDS = 1_100_000
+# A product takes the OpenMP threads from this many multiply-adds in all: a parallel region
+# costs ~10-20 us to start and end (oneDNN's convolutions draw the line at the same size).
+PARALLEL_MIN_MULTIPLY_ADDS = 1 << 24
 
 
-def product(a, b, out=None):
-    """np.matmul(a, b, out=out) through the CBLAS library, or None where NumPy should
-    compute it (see the module's docstring and MIN_MULTIPLY_ADDS)."""
+def product(a, b, out=None, threads=1):
+    """np.matmul(a, b, out=out) through the CBLAS library, on up to `threads` threads where
+    it has them, or None where NumPy should compute it (see the module's docstring and
+    MIN_MULTIPLY_ADDS)."""
     cblas = _state.cblas if _state.loaded else library()
     if cblas is None or not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or \
             a.ndim < 2 or b.ndim < 2:
@@ -201,6 +248,9 @@ def product(a, b, out=None):
     if max(lda, ldb, ldc) > _INT_MAX:
         return None
     kind, scalar = _TYPES[a.dtype]
+    if cblas.threads is not None:  # (MKL's count is the calling thread's own)
+        cblas.threads(1 if _state.forked or m * n * k * count < PARALLEL_MIN_MULTIPLY_ADDS
+                      else threads)
     args = (_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k,
             scalar(1.0))
     if count == 1:

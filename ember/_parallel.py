@@ -40,7 +40,7 @@ import ml_dtypes
 import numpy as np
 
 from ._blas import blas, warm_up
-from ._gemm import product
+from ._gemm import product, threaded
 
 
 def _default_threads():
@@ -115,7 +115,7 @@ class _Pool:
         if self.blas_claimed and time.monotonic() - self.last_parallel > RELEASE_AFTER_S \
                 and not self._busy.locked():
             self.blas_claimed = False
-            blas.set(self._blas_threads or self.count())
+            blas.set(_blas_count(self._blas_threads or self.count()))
         return self.blas_claimed
 
     def forget(self):
@@ -151,7 +151,7 @@ def set_intra_threads(n):
     _pool.threads = n
     _pool._blas_threads = n
     if not _pool.blas_claimed:
-        blas.set(n)
+        blas.set(_blas_count(n))
 
 
 def threads_for(parts):
@@ -264,14 +264,21 @@ def matmul(xp, a, b, out=None):
 
 
 def one_product(a, b, out=None):
-    """np.matmul(a, b, out=out) in one call. A product that runs on one thread (at one
-    intra-op thread, or while the pool holds the cores: its parts) goes to MKL where it is
-    installed (`_gemm`); one on the BLAS's own threads stays NumPy's."""
-    if _pool.count() < 2 or _pool.blas_claimed:
+    """np.matmul(a, b, out=out) in one call. MKL takes it where it is installed (`_gemm`): on
+    one thread at one intra-op thread, or while the pool holds the cores (its parts), else on
+    MKL's OpenMP threads where it has them; one on the BLAS's own threads stays NumPy's."""
+    count = _pool.count()
+    if count < 2 or _pool.blas_claimed:
         res = product(a, b, out)
-        if res is not None:
-            return res
-    return np.matmul(a, b, out=out)
+    else:
+        res = product(a, b, out, threads=count) if threaded() else None
+    return np.matmul(a, b, out=out) if res is None else res
+
+
+def _blas_count(n):
+    """The thread count NumPy's BLAS gets for n intra-op threads: one while MKL's products
+    run on OpenMP threads (see `_gemm`)."""
+    return 1 if n > 1 and threaded() else n
 
 
 def even_cuts(n, parts):

@@ -197,9 +197,11 @@ def test_small_products_stay_numpys(cblas, monkeypatch):
     assert _gemm.product(a, b) is not None and len(cblas) == 1
 
 
-def test_products_on_the_blas_threads_stay_numpys(cblas):
-    """At two threads, a product the pool does not split runs on OpenBLAS's own threads."""
+def test_products_on_the_blas_threads_stay_numpys(cblas, monkeypatch):
+    """At two threads, a product the pool does not split runs on OpenBLAS's own threads,
+    where the library has none (MKL without GNU OpenMP)."""
     from ember import _parallel
+    monkeypatch.setattr(_parallel, "threaded", lambda: False)
     before = ember.get_num_threads()
     ember.set_num_threads(2)
     try:
@@ -215,6 +217,49 @@ def test_products_on_the_blas_threads_stay_numpys(cblas):
         _parallel._pool.last_parallel = 0.0
         _parallel._pool.holds_cores()  # gives the cores back to the BLAS
         ember.set_num_threads(before)
+
+
+def test_large_products_take_the_openmp_threads(cblas, monkeypatch):
+    """Where the library has threads, a product of PARALLEL_MIN_MULTIPLY_ADDS or more runs on
+    the threads asked for, a smaller one (or any in a forked child) on one."""
+    counts = []
+    library = _gemm.library()
+    monkeypatch.setattr(library, "threads", counts.append)
+    monkeypatch.setattr(_gemm, "PARALLEL_MIN_MULTIPLY_ADDS", 64 * 64 * 64)
+    a = np.ones((64, 64), np.float32)
+    assert _gemm.threaded()
+    _gemm.product(a, a, threads=2)
+    _gemm.product(a[:32], a, threads=2)
+    _gemm.product(np.stack([a[:32]] * 2), a, threads=2)  # a batch counts in all
+    monkeypatch.setattr(_gemm._state, "forked", True)
+    assert not _gemm.threaded()
+    _gemm.product(a, a, threads=2)
+    assert counts == [2, 1, 2, 1]
+
+
+def test_one_product_asks_for_the_intra_op_threads(cblas, monkeypatch):
+    from ember import _parallel
+    counts = []
+    monkeypatch.setattr(_gemm.library(), "threads", counts.append)
+    monkeypatch.setattr(_gemm, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(_parallel._pool, "threads", 2)
+    monkeypatch.setattr(_parallel._pool, "blas_claimed", False)
+    a = np.ones((16, 16), np.float32)
+    np.testing.assert_array_equal(_parallel.one_product(a, a), a @ a)
+    monkeypatch.setattr(_parallel._pool, "blas_claimed", True)  # the pool's parts: one each
+    np.testing.assert_array_equal(_parallel.one_product(a, a), a @ a)
+    assert counts == [2, 1]
+
+
+def test_mkl_takes_gnu_openmp_only_where_libgomp_loads(monkeypatch):
+    real = ctypes.CDLL
+
+    def no_gomp(name, *args, **kwargs):
+        if "gomp" in str(name):
+            raise OSError(name)
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(ctypes, "CDLL", no_gomp)
+    assert not _gemm._gnu_openmp()
 
 
 def test_mkl_is_left_off_on_request(monkeypatch):

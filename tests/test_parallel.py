@@ -121,6 +121,7 @@ def test_products_numpy_would_refuse_still_raise_its_errors(two_threads, monkeyp
 
 
 def test_the_pool_holds_the_cores_while_in_use(two_threads, monkeypatch):
+    monkeypatch.setattr(_parallel, "threaded", lambda: False)  # products on OpenBLAS's threads
     blas = _parallel.blas
     assert blas.get() in (None, 1)  # taken from the BLAS by the fixture's parallel parts
     monkeypatch.setattr(_parallel, "SPLIT_PRODUCT_MIN", 0)
@@ -140,6 +141,7 @@ def test_a_product_inside_parts_leaves_the_cores_with_the_pool(two_threads, monk
     # A product inside a part, long after the last parts ended, once gave the BLAS its threads
     # back from the part's thread mid-run; with threadpoolctl that set was lost, and every
     # product after it ran on one thread.
+    monkeypatch.setattr(_parallel, "threaded", lambda: False)  # products on OpenBLAS's threads
     monkeypatch.setattr(_parallel._pool, "_blas_threads", 2)
     monkeypatch.setattr(_parallel, "SPLIT_PRODUCT_MIN", 0)
     monkeypatch.setattr(_parallel, "RELEASE_AFTER_S", 0.0)
@@ -156,6 +158,27 @@ def test_a_product_inside_parts_leaves_the_cores_with_the_pool(two_threads, monk
     _parallel.matmul(np, a, a)  # the caller's, between parts: given back, at the count it had
     assert not _parallel._pool.blas_claimed
     assert _parallel.blas.get() in (None, 2)
+
+
+def test_openblas_keeps_one_thread_while_mkl_has_openmp_threads(two_threads, monkeypatch):
+    """Products on MKL's OpenMP threads (`_gemm.threaded`): OpenBLAS's own threads would spin
+    beside them, so it keeps one, given back by the pool and set by set_num_threads alike."""
+    monkeypatch.setattr(_parallel, "threaded", lambda: True)
+    monkeypatch.setattr(_parallel, "RELEASE_AFTER_S", 0.0)
+    blas = _parallel.blas
+    before = ember.get_num_threads()
+    try:
+        _parallel.run_parts(2, lambda share: None)
+        time.sleep(0.01)
+        assert not _parallel._pool.holds_cores()  # given back: at one thread
+        assert blas.get() in (None, 1)
+        ember.set_num_threads(2)
+        assert blas.get() in (None, 1)
+        monkeypatch.setattr(_parallel, "threaded", lambda: False)
+        ember.set_num_threads(2)
+        assert blas.get() in (None, 2)
+    finally:
+        ember.set_num_threads(before)
 
 
 def test_the_blas_count_is_set_from_any_thread():

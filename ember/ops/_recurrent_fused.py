@@ -21,7 +21,8 @@ LSTM runs, with its values to the bit (measured on every output and gradient).
 import numpy as np
 
 from .. import _dnnl
-from .._parallel import matmul as _products
+from .._gemm import threaded
+from .._parallel import intra_threads, matmul as _products
 from .._state import (autocast as _autocast, forward_ad as _fw,
                       saved_tensor_hooks as _saved_hooks,
                       saved_tensor_hooks_anywhere as _saved_hooks_anywhere,
@@ -224,10 +225,15 @@ def direction(mode, x, h0, c0, weights, reverse, batch_sizes=None):
     return out_t, h_n_t, c_n_t
 
 
-# oneDNN's LSTM runs on one thread: its OpenMP workers spin on the cores the products' OpenBLAS
-# threads want next (the LSTM LM's step at 2 threads took 2.2x PyTorch's time with the layer
-# on 2 threads, 1.6x on one).
-ONEDNN_THREADS = 1
+# oneDNN's LSTM takes the intra-op threads from this many multiply-adds, where the products
+# run on OpenMP's threads too (`_gemm.threaded`): beside OpenBLAS's threads its spinning
+# OpenMP workers took their cores (the LSTM LM's step at 2 threads: 2.2x PyTorch's time, 1.6x
+# with the layer on one thread, 1.16x with products and layer on OpenMP's threads).
+ONEDNN_PARALLEL_MIN_MACS = 1 << 24
+
+
+def _onednn_threads(macs):
+    return intra_threads() if macs >= ONEDNN_PARALLEL_MIN_MACS and threaded() else 1
 
 
 def _onednn_lstm(x, h0, c0, weights, reverse):
@@ -239,8 +245,9 @@ def _onednn_lstm(x, h0, c0, weights, reverse):
         (biases[0] if biases else np.zeros(w_ih.shape[0], np.float32))
     X = x._array
     h0a, c0a = np.array(h0._array, np.float32), np.array(c0._array, np.float32)
+    macs = X.shape[0] * X.shape[1] * w_ih.shape[0] * (w_ih.shape[1] + w_hh.shape[1])
     done = _dnnl.lstm_forward(X, h0a, c0a, w_ih._array, w_hh._array, bias, reverse,
-                              ONEDNN_THREADS)
+                              _onednn_threads(macs))
     if done is None:
         return None
     y, h_n, c_n, saved = done
@@ -305,7 +312,7 @@ class FusedLayerBackward(Node):
                 dht += dO[r]
                 if has_proj:
                     dH[r] = dht
-                    dhc = dht @ Whr
+                    dhc = _products(xp, dht, Whr)
                 else:
                     dhc = dht
                 g, d, tct = G[r], dG[r], tc[r]
@@ -319,7 +326,7 @@ class FusedLayerBackward(Node):
                 _products(xp, d, Whh, out=dht)
             d_c0 = dc
             if has_proj:
-                d_whr = dH.T @ hc
+                d_whr = _products(xp, dH.T, hc)
         elif mode == "GRU":
             hn = A["hn"]
             H = Hout
@@ -335,7 +342,7 @@ class FusedLayerBackward(Node):
                 dhgt[:, :2 * H] = d[:, :2 * H]
                 xp.multiply(dn, rr, out=dhgt[:, 2 * H:])
                 dht *= z
-                dht += dhgt @ Whh
+                dht += _products(xp, dhgt, Whh)
         else:
             out = out_t._array.reshape(N, Hout)
             relu = mode == "RNN_RELU"
@@ -350,9 +357,10 @@ class FusedLayerBackward(Node):
                     xp.multiply(dht, 1 - y * y, out=d)
                 _products(xp, d, Whh, out=dht)
         # the weights' gradients: one GEMM each over all steps
-        d_x = (dG @ Wih).reshape(X.shape) if self.needs_input_grad[0] else None
-        d_wih = dG.T @ X2
-        d_whh = dhg.T @ Hprev
+        # (through _products, as every product: MKL's where it is installed)
+        d_x = _products(xp, dG, Wih).reshape(X.shape) if self.needs_input_grad[0] else None
+        d_wih = _products(xp, dG.T, X2)
+        d_whh = _products(xp, dhg.T, Hprev)
         d_b_ih = dG.sum(0) if has_bih else None
         d_b_hh = dhg.sum(0) if has_bhh else None
         if perm is not None:
