@@ -178,9 +178,11 @@ def blas_threads():
 def run_table(cases, rounds, quick):
     torch_threads = torch.get_num_threads() if torch is not None else "-"
     env = ", ".join(f"{k}={os.environ.get(k, 'unset')}" for k in BLAS_ENV)
+    mkl, onednn = ember.backends.mkl.is_available(), ember.backends.mkldnn.is_available()
+    # (asked after MKL has loaded: on OpenMP's threads, it leaves NumPy's BLAS one; _gemm)
     print(f"threads: torch {torch_threads}, NumPy BLAS {blas_threads()} ({env}); ember's "
-          f"products through MKL: {ember.backends.mkl.is_available()}; convolutions through "
-          f"oneDNN: {ember.backends.mkldnn.is_available()}")
+          f"products through MKL: {mkl} (on OpenMP threads: {ember._gemm.threaded()}); "
+          f"convolutions through oneDNN: {onednn}")
     print(f"{'model':58} {'ember ms':>9} {'torch ms':>9} {'ratio':>6}  first loss ember/torch")
     for case in cases:
         mine, theirs = paired_steps(case)
