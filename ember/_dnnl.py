@@ -80,6 +80,14 @@ class Library:
                     [ctypes.POINTER(p), p, i, i] + [p] * 11 + [ctypes.c_uint, p],
                 "dnnl_lstm_backward_primitive_desc_create":
                     [ctypes.POINTER(p), p, i, i] + [p] * 22 + [ctypes.c_uint, p, p],
+                "dnnl_eltwise_forward_primitive_desc_create":
+                    [ctypes.POINTER(p), p, i, i, p, p, ctypes.c_float, ctypes.c_float, p],
+                "dnnl_eltwise_backward_primitive_desc_create":
+                    [ctypes.POINTER(p), p, i, p, p, p, ctypes.c_float, ctypes.c_float, p, p],
+                "dnnl_layer_normalization_forward_primitive_desc_create":
+                    [ctypes.POINTER(p), p, i, p, p, p, ctypes.c_float, ctypes.c_uint, p],
+                "dnnl_layer_normalization_backward_primitive_desc_create":
+                    [ctypes.POINTER(p), p, i, p, p, p, p, ctypes.c_float, ctypes.c_uint, p, p],
                 "dnnl_reorder_primitive_desc_create": [ctypes.POINTER(p), p, p, p, p, p],
                 "dnnl_primitive_desc_query": [p, i, i, p],
                 "dnnl_primitive_desc_destroy": [p],
@@ -384,6 +392,8 @@ def _plan(key, threads, make):
     plan = _plans.get(key)
     if plan is False:
         lib = library()
+        if lib is None:  # (taken away between a forward and its backward: `use(None)`)
+            return None
         with _Descriptors(lib) as mds, lib.threads(threads):
             try:
                 plan = make(lib, mds)
@@ -633,3 +643,139 @@ def lstm_backward(saved, d_y, d_hn, d_cn):
     plan.run(x, h0, c0, w_ih, w_hh, bias, y, h_n, c_n, d_y, d_hn, d_cn, ws, d_x, d_h0, d_c0,
              d_wih, d_whh, d_bias)
     return d_x, d_h0, d_c0, d_wih, d_whh, d_bias
+
+
+# ---- layer norm over the last dim --------------------------------------------------------------
+MEAN, VARIANCE, SCALE, SHIFT, DIFF_SCALE, DIFF_SHIFT = 49, 50, 51, 52, 255, 256
+_USE_SCALE, _USE_SHIFT = 0x2, 0x4
+
+
+def _layer_norm_plan(kind, shape, eps, scale, shift, threads):
+    """The plan of layer norm's forward (training: it gives the statistics) or backward over
+    the last dim of a C-ordered (..., D) array, with or without scale (weight) and shift
+    (bias)."""
+    flags = (_USE_SCALE if scale else 0) | (_USE_SHIFT if shift else 0)
+    key = ("layer_norm", kind, shape, float(eps), flags)
+
+    def make(lib, mds):
+        x = mds.plain(shape, _c_strides(shape))
+        stat = mds.plain(shape[:-1], _c_strides(shape[:-1]))
+        vec = mds.plain(shape[-1:], (1,))
+        affine = [(SCALE, vec, "in")] * bool(scale) + [(SHIFT, vec, "in")] * bool(shift)
+        fwd = _handle()
+        lib.call("dnnl_layer_normalization_forward_primitive_desc_create", ctypes.byref(fwd),
+                 lib.engine, _FORWARD_TRAINING, x, x, stat, eps, flags, None)
+        if kind == "forward":
+            try:
+                return _Plan(lib, fwd, [(SRC, x, "in")] + affine + [
+                    (DST, x, "out"), (MEAN, stat, "out"), (VARIANCE, stat, "out")], threads)
+            finally:
+                lib.call("dnnl_primitive_desc_destroy", fwd)
+        pd = _handle()
+        try:
+            lib.call("dnnl_layer_normalization_backward_primitive_desc_create",
+                     ctypes.byref(pd), lib.engine, _BACKWARD, x, x, x, stat, eps, flags, fwd,
+                     None)
+            return _Plan(lib, pd, [(SRC, x, "in"), (DIFF_DST, x, "in"), (MEAN, stat, "in"),
+                                   (VARIANCE, stat, "in")] + affine + [
+                (DIFF_SRC, x, "out")] + [(DIFF_SCALE, vec, "out")] * bool(scale) +
+                [(DIFF_SHIFT, vec, "out")] * bool(shift), threads)
+        finally:
+            lib.call("dnnl_primitive_desc_destroy", fwd)
+            if pd:
+                lib.call("dnnl_primitive_desc_destroy", pd)
+    return _plan(key, threads, make)
+
+
+def layer_norm_forward(x, weight, bias, eps, threads):
+    """Layer norm of x (..., D) (float32, C-ordered) over its last dim, with weight and bias
+    (D,) or None: (y, mean, variance), the statistics of shape x.shape[:-1]; or None."""
+    if library() is None or not _mkldnn.enabled or not isinstance(x, np.ndarray) or \
+            x.dtype != np.float32 or not x.size or x.ndim not in (2, 3, 4, 5) or \
+            not x.flags.c_contiguous or \
+            any(a is not None and (not isinstance(a, np.ndarray) or a.dtype != np.float32)
+                for a in (weight, bias)):
+        return None
+    plan = _layer_norm_plan("forward", x.shape, eps, weight is not None, bias is not None,
+                            threads)
+    if plan is None:
+        return None
+    y = np.empty_like(x)
+    mean, var = np.empty(x.shape[:-1], np.float32), np.empty(x.shape[:-1], np.float32)
+    affine = [np.ascontiguousarray(a) for a in (weight, bias) if a is not None]
+    plan.run(x, *affine, y, mean, var)
+    return y, mean, var
+
+
+def layer_norm_backward(x, gy, mean, var, weight, bias, eps, threads):
+    """The gradients (x, weight or None, bias or None) of `layer_norm_forward`."""
+    plan = _layer_norm_plan("backward", x.shape, eps, weight is not None, bias is not None,
+                            threads)
+    if plan is None:
+        raise DnnlError("oneDNN refused the backward of a layer norm whose forward it ran")
+    affine = [np.ascontiguousarray(a) for a in (weight, bias) if a is not None]
+    dx = np.empty_like(x)
+    dw = None if weight is None else np.empty(weight.shape, np.float32)
+    db = None if bias is None else np.empty(bias.shape, np.float32)
+    plan.run(x, np.ascontiguousarray(gy, np.float32), mean, var, *affine, dx,
+             *[a for a in (dw, db) if a is not None])
+    return dx, dw, db
+
+
+# ---- elementwise functions (GELU's two forms) ----------------------------------------------------
+ELTWISE = {"gelu_erf": 0x31, "gelu_tanh": 0x2b}  # dnnl_eltwise_gelu_erf, dnnl_eltwise_gelu_tanh
+
+
+def _eltwise_plan(kind, algorithm, size, threads):
+    """The plan of an elementwise function's forward or backward (from its input) over a
+    flat float32 array of `size` elements."""
+    def make(lib, mds):
+        x = mds.plain((size,), (1,))
+        fwd = _handle()
+        lib.call("dnnl_eltwise_forward_primitive_desc_create", ctypes.byref(fwd), lib.engine,
+                 _FORWARD_TRAINING, ELTWISE[algorithm], x, x, 0.0, 0.0, None)
+        if kind == "forward":
+            try:
+                return _Plan(lib, fwd, [(SRC, x, "in"), (DST, x, "out")], threads)
+            finally:
+                lib.call("dnnl_primitive_desc_destroy", fwd)
+        pd = _handle()
+        try:
+            lib.call("dnnl_eltwise_backward_primitive_desc_create", ctypes.byref(pd),
+                     lib.engine, ELTWISE[algorithm], x, x, x, 0.0, 0.0, fwd, None)
+            return _Plan(lib, pd, [(SRC, x, "in"), (DIFF_DST, x, "in"), (DIFF_SRC, x, "out")],
+                         threads)
+        finally:
+            lib.call("dnnl_primitive_desc_destroy", fwd)
+            if pd:
+                lib.call("dnnl_primitive_desc_destroy", pd)
+    return _plan(("eltwise", kind, algorithm, size), threads, make)
+
+
+def _flat_float32(a):
+    return library() is not None and _mkldnn.enabled and isinstance(a, np.ndarray) and \
+        a.dtype == np.float32 and a.size > 0 and a.flags.c_contiguous
+
+
+def eltwise(algorithm, x, threads):
+    """ELTWISE[algorithm](x) for a C-ordered float32 array, or None."""
+    if not _flat_float32(x):
+        return None
+    plan = _eltwise_plan("forward", algorithm, x.size, threads)
+    if plan is None:
+        return None
+    y = np.empty_like(x)
+    plan.run(x.reshape(-1), y.reshape(-1))
+    return y
+
+
+def eltwise_backward(algorithm, x, gy, threads):
+    """gy * ELTWISE[algorithm]'(x), or None."""
+    if not _flat_float32(x) or not isinstance(gy, np.ndarray) or gy.shape != x.shape:
+        return None
+    plan = _eltwise_plan("backward", algorithm, x.size, threads)
+    if plan is None:
+        return None
+    dx = np.empty_like(x)
+    plan.run(x.reshape(-1), np.ascontiguousarray(gy, np.float32).reshape(-1), dx.reshape(-1))
+    return dx

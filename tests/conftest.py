@@ -1,6 +1,7 @@
 """Shared test fixtures. `fake_cuda`: 'cuda' on the strict CuPy stand-in (tests/_strict_cupy;
-this machine has no GPU), so the code a GPU runs is what runs. `numpy_convolutions`: ember's
-own NumPy convolution routines, where oneDNN would otherwise take float32 convolutions."""
+this machine has no GPU), so the code a GPU runs is what runs. `numpy_kernels`: ember's
+own NumPy routines, where oneDNN would otherwise take float32 convolutions, LSTMs and layer
+norms."""
 import pytest
 
 import ember
@@ -28,7 +29,7 @@ def torch():
 
 
 @pytest.fixture
-def numpy_convolutions():
+def numpy_kernels():
     before = _dnnl.use(None)
     yield
     _dnnl.use(before)

@@ -229,3 +229,109 @@ def test_lstm_backward_through_it_is_not_differentiable():
     out = lstm(x)[0].sum()
     with pytest.raises(RuntimeError, match="not differentiable"):
         ember.autograd.grad(out, x, create_graph=True)
+
+
+# ---- layer norm ----------------------------------------------------------------------------------
+def _layer_norm_grads(shape, affine, seed=0):
+    rng = np.random.default_rng(seed)
+    x = ember.tensor(rng.standard_normal(shape).astype(np.float32) * 3 + 1, requires_grad=True)
+    w = ember.tensor(rng.standard_normal(shape[-1]).astype(np.float32), requires_grad=True) \
+        if affine in ("both", "weight") else None
+    b = ember.tensor(rng.standard_normal(shape[-1]).astype(np.float32), requires_grad=True) \
+        if affine in ("both", "bias") else None
+    y = F.layer_norm(x, shape[-1:], w, b, eps=1e-4)
+    (y.square() * ember.arange(shape[-1], dtype=ember.float32)).sum().backward()
+    return [y.detach().numpy(), x.grad.numpy()] + [t.grad.numpy() for t in (w, b)
+                                                   if t is not None]
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (3, 4, 37), (2, 3, 4, 16)])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+def test_layer_norms_equal_embers_numpy_layer_norms(shape, affine, monkeypatch):
+    calls = []
+    real = _dnnl.layer_norm_backward
+    monkeypatch.setattr(_dnnl, "layer_norm_backward", lambda *a: calls.append(1) or real(*a))
+    ours = _layer_norm_grads(shape, affine)
+    assert calls
+    before = _dnnl.use(None)
+    try:
+        theirs = _layer_norm_grads(shape, affine)
+    finally:
+        _dnnl.use(before)
+    for a, b in zip(ours, theirs):
+        _close(a, b)
+
+
+def test_layer_norm_keeps_its_double_backward():
+    x = ember.randn(4, 6, dtype=ember.float32, requires_grad=True)
+    w = ember.randn(6, requires_grad=True)
+    y = F.layer_norm(x, (6,), w)
+    (gx,) = ember.autograd.grad(y.square().sum(), x, create_graph=True)
+    (ggx,) = ember.autograd.grad(gx.sum(), x)
+    before = _dnnl.use(None)
+    try:
+        y2 = F.layer_norm(x, (6,), w)
+        (gx2,) = ember.autograd.grad(y2.square().sum(), x, create_graph=True)
+        (ggx2,) = ember.autograd.grad(gx2.sum(), x)
+    finally:
+        _dnnl.use(before)
+    _close(ggx.numpy(), ggx2.numpy())
+
+
+def test_layer_norms_equal_pytorchs(torch):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((8, 16, 64)).astype(np.float32)
+    w, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    grads = []
+    for lib in (ember, torch):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = lib.nn.functional.layer_norm(ts[0], (64,), ts[1], ts[2])
+        y.backward(lib.tensor(g))
+        grads.append([y.detach().numpy()] + [t.grad.numpy() for t in ts])
+    for a, b in zip(*grads):
+        _close(a, b)
+
+
+# ---- GELU ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_equals_embers_numpy_gelu(approximate, monkeypatch):
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((300, 70)) * 4).astype(np.float32)
+    x.reshape(-1)[:5] = [np.inf, -np.inf, 0.0, 20.0, -20.0]
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    calls = []
+    real = _dnnl.eltwise_backward
+    monkeypatch.setattr(_dnnl, "eltwise_backward", lambda *a: calls.append(1) or real(*a))
+
+    def run():
+        t = ember.tensor(x, requires_grad=True)
+        y = F.gelu(t, approximate=approximate)
+        y.backward(ember.tensor(g))
+        return y.detach().numpy(), t.grad.numpy()
+    ours = run()
+    assert calls
+    assert ours[0].reshape(-1)[0] == np.inf  # gelu(+inf) = +inf, as PyTorch's scalar kernel
+    before = _dnnl.use(None)
+    try:
+        theirs = run()
+    finally:
+        _dnnl.use(before)
+    for a, b in zip(ours, theirs):
+        finite = np.isfinite(b)
+        _close(a[finite], b[finite])
+        assert np.array_equal(np.isnan(a), np.isnan(b))
+
+
+def test_a_gelu_backward_after_onednn_is_switched_off_takes_numpys():
+    x = ember.randn(50, 8, requires_grad=True)
+    y = F.gelu(x)
+    with ember.backends.mkldnn.flags(enabled=False):
+        y.sum().backward()
+    before = _dnnl.use(None)
+    try:
+        x2 = x.detach().requires_grad_()
+        F.gelu(x2).sum().backward()
+    finally:
+        _dnnl.use(before)
+    _close(x.grad.numpy(), x2.grad.numpy())

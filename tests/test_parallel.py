@@ -215,7 +215,7 @@ CONV_CASES = [  # (N, C, O, size, kernel, stride, padding, groups, dtype)
 ]
 
 
-@pytest.mark.usefixtures("numpy_convolutions")  # (oneDNN's threads are its own)
+@pytest.mark.usefixtures("numpy_kernels")  # (oneDNN's threads are its own)
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: "x".join(map(str, c[:8])))
 def test_convolutions_on_two_threads_match_one(case, monkeypatch, thread_counts):
     n, c, o, size, k, stride, padding, groups, dtype = case
@@ -238,6 +238,7 @@ def test_convolutions_on_two_threads_match_one(case, monkeypatch, thread_counts)
         np.testing.assert_array_equal(c2, b)  # the same bits on every run at two threads
 
 
+@pytest.mark.usefixtures("numpy_kernels")  # (the NumPy routines' own bits)
 @pytest.mark.parametrize("module, shape", [
     ("BatchNorm2d", (4, 6, 5, 5)), ("BatchNorm1d", (6, 4)), ("GroupNorm", (6, 4, 3, 3)),
     ("LayerNorm", (6, 4, 8))])

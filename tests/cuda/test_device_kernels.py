@@ -35,6 +35,7 @@ def _norm_steps(device, dtype, x, w, b):
             for t in (bn, ln, plain, bare, xt.grad, wt.grad, bt.grad, rm, rv)]
 
 
+@pytest.mark.usefixtures("numpy_kernels")  # (the NumPy routines' own bits)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_norms_on_a_device_run_the_fused_kernels_with_the_cpus_bits(monkeypatch, dtype):
     from ember.ops import _device_kernels
@@ -60,6 +61,7 @@ def test_norms_on_a_device_run_the_fused_kernels_with_the_cpus_bits(monkeypatch,
             "ember_norm_affine_input_grad"} <= set(made)
 
 
+@pytest.mark.usefixtures("numpy_kernels")  # (the NumPy routines' own bits)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", [(4, 7), (2, 3, 5), (2, 2, 3, 6)])
 @pytest.mark.parametrize("needs", ["all", "no_input", "no_weight", "no_bias"])
@@ -142,6 +144,7 @@ def test_relu_and_gelu_kernels_give_the_general_paths_bits(monkeypatch, dtype):
         _same(f, g)
 
 
+@pytest.mark.usefixtures("numpy_kernels")  # (the NumPy routines' own bits)
 def test_a_kernel_that_does_not_compile_turns_them_all_off_with_a_warning(monkeypatch):
     """Every kernel is compiled before any is used: where one fails (a CuPy or CUDA ember was
     not run on), all stay off for that dtype and the general paths give the same results."""

@@ -13,7 +13,7 @@ import ember.nn.functional as F
 from ember.ops.conv import _layout
 
 # ember's own routines, which these tests look inside (not oneDNN's)
-pytestmark = pytest.mark.usefixtures("numpy_convolutions")
+pytestmark = pytest.mark.usefixtures("numpy_kernels")
 
 LAYOUTS = ["auto", "im2col", "channels_last", "batched", "winograd"]
 

@@ -12,7 +12,7 @@ from ember.ops.conv import _layout, _routines, _shifted
 from tests.ops.test_conv_winograd import _both, _im2col
 
 # ember's own routines, which these tests look inside (not oneDNN's)
-pytestmark = pytest.mark.usefixtures("numpy_convolutions")
+pytestmark = pytest.mark.usefixtures("numpy_kernels")
 
 # (N, C, O, H, W, kernel, lo, hi)
 SHAPES = [

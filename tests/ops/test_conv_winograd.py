@@ -11,7 +11,7 @@ import ember.nn.functional as F
 from ember.ops.conv import _layout, _routines, _winograd
 
 # ember's own routines, which these tests look inside (not oneDNN's)
-pytestmark = pytest.mark.usefixtures("numpy_convolutions")
+pytestmark = pytest.mark.usefixtures("numpy_kernels")
 
 # (N, C, O, H, W, lo, hi): odd and even sizes, every padding a 3x3 stride-1 convolution meets
 # (a stride-1 transposed convolution's adjoint pads by 2 - padding, so lo may be negative)

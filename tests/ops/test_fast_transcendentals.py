@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember import _dnnl
 from ember.ops.unary import special as _special
 
 _EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300, 5e-324, 1e-45, 1e-38, 3e38,
@@ -182,8 +183,9 @@ def test_gelu_without_grad_keeps_nothing():
 
 def test_float32_gelu_accuracy_beside_pytorchs(torch):
     """The float32 GELU (its normal CDF a float32 rational): for x > 0 within 4 ulp of the
-    exact value (PyTorch's own kernel: about 7), elsewhere an absolute error of the order of
-    PyTorch's own, including around the clamp where Phi rounds to 0 or 1."""
+    exact value (PyTorch's own kernel: about 7; oneDNN's, where it is installed: 4.7),
+    elsewhere an absolute error of the order of PyTorch's own, including around the clamp
+    where Phi rounds to 0 or 1."""
     x = np.concatenate([np.linspace(-9, 9, 300001), np.linspace(5.4, 5.9, 5001),
                         -np.linspace(5.4, 5.9, 5001), np.geomspace(1e-38, 1, 500),
                         -np.geomspace(1e-38, 1, 500)]).astype(np.float32)
@@ -191,7 +193,7 @@ def test_float32_gelu_accuracy_beside_pytorchs(torch):
     got = ember.nn.functional.gelu(ember.tensor(x)).numpy().astype(np.float64)
     theirs = torch.nn.functional.gelu(torch.from_numpy(x)).numpy().astype(np.float64)
     ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
-    assert (np.abs(got - exact) / ulp)[x > 0].max() < 4
+    assert (np.abs(got - exact) / ulp)[x > 0].max() < (5 if _dnnl.library() else 4)
     assert np.abs(got - exact).max() < 4 * np.abs(theirs - exact).max()
     far_left = x < -3  # from erfc in float64: no less accurate than PyTorch's there
     assert np.abs(got - exact)[far_left].max() <= np.abs(theirs - exact)[far_left].max()

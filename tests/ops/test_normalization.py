@@ -183,6 +183,7 @@ def test_normalize_and_rms_norm_match_torch():
                                rtol=1e-5)
 
 
+@pytest.mark.usefixtures("numpy_kernels")  # (the NumPy routines' own bits)
 @pytest.mark.parametrize("dev", ["cpu", "cuda"])
 @pytest.mark.parametrize("fn,shape", [
     (lambda x, w, b: EF.layer_norm(x, (x.shape[-1],), w, b), (3, 5, 37)),
