@@ -1,18 +1,21 @@
-"""float32 convolutions and LSTM layers through Intel's oneDNN, where it is installed (`pip install
-ember[onednn]`): the library PyTorch's own CPU convolutions run on. Given NCHW arrays,
-PyTorch has oneDNN copy them into its blocked layouts (nChw16c on AVX-512), convolve there
-with a JIT kernel, and copy the result back; this module asks oneDNN for the same, so a
-convolution takes PyTorch's time and, where both pick the same kernel, gives its bits
-(Sapphire Rapids, 1 thread, 3x3 pad 1: (32, 16, 32, 32) 1.64 ms against PyTorch's 1.69 and
-ember's own NumPy route's 3.8; every value equal to PyTorch's; `/work/notes/s31/proto2.py`).
+"""float32 convolutions, LSTM layers, layer norms and GELUs through Intel's oneDNN, where it is
+installed (`pip install ember[onednn]`): the library PyTorch's own CPU convolutions run on.
+Given NCHW arrays, PyTorch has oneDNN copy them into its blocked layouts (nChw16c on
+AVX-512), convolve there with a JIT kernel, and copy the result back; this module asks oneDNN
+for the same, so a convolution takes PyTorch's time and, where both pick the same kernel,
+gives its bits (Sapphire Rapids, 1 thread, 3x3 pad 1: (32, 16, 32, 32) 1.64 ms against
+PyTorch's 1.69 and ember's own NumPy route's 3.8; every value equal to PyTorch's;
+`/work/notes/s31/proto2.py`).
 
 Three routines answer for the three arrays a convolution's graph needs (`forward`,
-`backward_data`, `backward_weights`), and two for an LSTM layer's direction (`lstm_forward`,
-`lstm_backward`: oneDNN's LSTM, which PyTorch's CPU LSTM runs too), each with arrays or None
-where NumPy's routines should compute instead: another dtype, an empty dim, a library or a forked process that
-cannot run oneDNN, a shape oneDNN refuses. Each shape's primitives (the convolution and the
-reorders into and out of its layouts) are made once and kept in a bounded cache; a plan runs
-one call at a time (oneDNN's primitives keep their scratch memory with them).
+`backward_data`, `backward_weights`), and two each for an LSTM layer's direction
+(`lstm_forward`, `lstm_backward`: oneDNN's LSTM, which PyTorch's CPU LSTM runs too), a layer
+norm over the last dim (`layer_norm_forward`, `layer_norm_backward`) and an elementwise
+function (`eltwise`, `eltwise_backward`: GELU's two forms), each with arrays or None where
+NumPy's routines should compute instead: another dtype, an empty dim, a library or a forked
+process that cannot run oneDNN, a shape oneDNN refuses. Each shape's primitives (the kernel
+and the reorders into and out of its layouts) are made once and kept in a bounded cache; a
+plan runs one call at a time (oneDNN's primitives keep their scratch memory with them).
 
 oneDNN runs on the GNU OpenMP threads of the `onednn-cpu-gomp` wheel, as many as the caller
 asks for the call (oneDNN divides the work when it makes a primitive, so a plan is made for a
