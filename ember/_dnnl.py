@@ -37,6 +37,7 @@ _FORWARD_TRAINING, _BACKWARD_DATA, _BACKWARD_WEIGHTS = 64, 160, 192
 _CONVOLUTION_DIRECT = 1
 _CPU, _IN_ORDER = 1, 1
 _QUERY_IMPL, _QUERY_EXEC_ARG_MD = 8, 255
+_SCRATCHPAD_USER, SCRATCHPAD = 1, 80
 SRC, DST, WEIGHTS, DIFF_SRC, DIFF_DST, DIFF_WEIGHTS = 1, 17, 33, 129, 145, 161
 _Dims = ctypes.c_int64 * 12  # dnnl_dims_t
 _ALIGN = 64  # the kernel-layout copies start on a cache line, as oneDNN's own buffers do
@@ -93,6 +94,8 @@ class Library:
                     [ctypes.POINTER(p), p, i, p, p, p, p, ctypes.c_float, ctypes.c_uint, p, p],
                 "dnnl_reorder_primitive_desc_create": [ctypes.POINTER(p), p, p, p, p, p],
                 "dnnl_primitive_desc_query": [p, i, i, p],
+                "dnnl_primitive_attr_create": [ctypes.POINTER(p)],
+                "dnnl_primitive_attr_set_scratchpad_mode": [p, i],
                 "dnnl_primitive_desc_destroy": [p],
                 "dnnl_primitive_create": [ctypes.POINTER(p), p],
                 "dnnl_primitive_execute": [p, p, i, ctypes.POINTER(_Arg)],
@@ -109,6 +112,12 @@ class Library:
         self.engine = p()
         self.call("dnnl_engine_create", ctypes.byref(self.engine), _CPU, 0)
         self._streams = threading.local()
+        # every primitive takes its scratch memory from its caller (`_Plan.run`), not from
+        # the library's buffer, which primitives running at once on two threads shared (two
+        # threads' LSTMs crashed the process)
+        self.attr = p()
+        self.call("dnnl_primitive_attr_create", ctypes.byref(self.attr))
+        self.call("dnnl_primitive_attr_set_scratchpad_mode", self.attr, _SCRATCHPAD_USER)
 
     @property
     def stream(self):
@@ -223,16 +232,19 @@ class _Plan:
             reorder_pd = _handle()
             lib.call("dnnl_reorder_primitive_desc_create", ctypes.byref(reorder_pd),
                      plain if role == "in" else wanted, lib.engine,
-                     wanted if role == "in" else plain, lib.engine, None)
+                     wanted if role == "in" else plain, lib.engine, lib.attr)
             reorder = self._primitive(reorder_pd)
             lib.call("dnnl_primitive_desc_destroy", reorder_pd)
             self.steps.append((arg, role, user, inner, (reorder, src, dst), self.nbytes[arg]))
 
     def _primitive(self, pd):
+        """(pd's primitive, (memory for its scratchpad, bytes) or None where it needs none)."""
         prim = _handle()
         self.lib.call("dnnl_primitive_create", ctypes.byref(prim), pd)
         self.owned.append(("dnnl_primitive_destroy", prim))
-        return prim
+        md = self.lib.lib.dnnl_primitive_desc_query_md(pd, _QUERY_EXEC_ARG_MD, SCRATCHPAD)
+        size = self.lib.lib.dnnl_memory_desc_get_size(md) if md else 0
+        return prim, ((self._memory(md), size) if size else None)
 
     def _memory(self, md):
         mem = _handle()
@@ -264,18 +276,30 @@ class _Plan:
                     call("dnnl_memory_set_data_handle", inner,
                          buffer.ctypes.data + (-buffer.ctypes.data) % _ALIGN)
                     if role == "in":  # into the kernel's layout
-                        self._reorder(reorder, stream)
+                        self._reorder(reorder, stream, scratch)
                 args[k].arg, args[k].memory = arg, (user if inner is None else inner)
-            call("dnnl_primitive_execute", self.primitive, stream, len(args), args)
+            self._execute(self.primitive, args, stream, scratch)
             for arg, role, user, inner, reorder, size in self.steps:
                 if inner is not None and role != "in":
-                    self._reorder(reorder, stream)
+                    self._reorder(reorder, stream, scratch)
             call("dnnl_stream_wait", stream)
 
-    def _reorder(self, reorder, stream):
-        prim, src, dst = reorder
-        args = (_Arg * 2)(_Arg(SRC, src), _Arg(DST, dst))
-        self.lib.call("dnnl_primitive_execute", prim, stream, 2, args)
+    def _execute(self, primitive, args, stream, scratch):
+        """Run `primitive` (as `_primitive` gives it) with `args` and a scratchpad of its own,
+        kept in `scratch` until the stream has run."""
+        prim, pad = primitive
+        if pad is not None:
+            memory, size = pad
+            buffer = np.empty(size + _ALIGN, np.uint8)
+            scratch.append(buffer)
+            self.lib.call("dnnl_memory_set_data_handle", memory,
+                          buffer.ctypes.data + (-buffer.ctypes.data) % _ALIGN)
+            args = (_Arg * (len(args) + 1))(*args, _Arg(SCRATCHPAD, memory))
+        self.lib.call("dnnl_primitive_execute", prim, stream, len(args), args)
+
+    def _reorder(self, reorder, stream, scratch):
+        primitive, src, dst = reorder
+        self._execute(primitive, (_Arg * 2)(_Arg(SRC, src), _Arg(DST, dst)), stream, scratch)
 
     def __del__(self):
         for name, h in reversed(self.owned):
@@ -414,7 +438,7 @@ def _forward_pd(lib, mds, x_shape, w_shape, y_shape, p, *, x_md=None):
     pd = _handle()
     lib.call("dnnl_convolution_forward_primitive_desc_create", ctypes.byref(pd), lib.engine,
              _FORWARD_TRAINING, _CONVOLUTION_DIRECT, mds.any(x_shape),
-             mds.any(_weight_shape(w_shape, g)), None, mds.any(y_shape), *params, None)
+             mds.any(_weight_shape(w_shape, g)), None, mds.any(y_shape), *params, lib.attr)
     return pd
 
 
@@ -465,7 +489,7 @@ def backward_data(gy, w, p, x_spatial, threads):
             lib.call("dnnl_convolution_backward_data_primitive_desc_create", ctypes.byref(pd),
                      lib.engine, _CONVOLUTION_DIRECT, mds.any(x_shape),
                      mds.any(_weight_shape(w.shape, g)), mds.any(gy.shape),
-                     *_conv_params(x_shape[2:], gy.shape[2:], w.shape[2:], p), hint, None)
+                     *_conv_params(x_shape[2:], gy.shape[2:], w.shape[2:], p), hint, lib.attr)
             return _Plan(lib, pd, [
                 (DIFF_DST, mds.plain(gy.shape, _elements(gy)), "in"),
                 (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g)), "in"),
@@ -498,7 +522,7 @@ def backward_weights(x, gy, p, w_shape, threads):
             lib.call("dnnl_convolution_backward_weights_primitive_desc_create",
                      ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, mds.any(x.shape),
                      mds.any(_weight_shape(w_shape, g)), None, mds.any(gy.shape),
-                     *_conv_params(x.shape[2:], gy.shape[2:], w_shape[2:], p), hint, None)
+                     *_conv_params(x.shape[2:], gy.shape[2:], w_shape[2:], p), hint, lib.attr)
             return _Plan(lib, pd, [
                 (SRC, mds.plain(x.shape, _elements(x)), "in"),
                 (DIFF_DST, mds.plain(gy.shape, _elements(gy)), "in"),
@@ -562,7 +586,7 @@ def _lstm_plan(kind, x_shape, hidden, reverse, threads):
         lib.call("dnnl_lstm_forward_primitive_desc_create", ctypes.byref(pd), lib.engine,
                  _FORWARD_TRAINING, direction, mds.any(x_shape), mds.any(state),
                  mds.any(state), mds.any(w_layer), mds.any(w_iter), None, None,
-                 mds.any(bias), mds.any((t, b, h)), mds.any(state), mds.any(state), 0, None)
+                 mds.any(bias), mds.any((t, b, h)), mds.any(state), mds.any(state), 0, lib.attr)
         return pd
 
     def make(lib, mds):
@@ -590,7 +614,7 @@ def _lstm_plan(kind, x_shape, hidden, reverse, threads):
                      _BACKWARD, direction, a(x_shape), a(state), a(state), a(w_layer),
                      a(w_iter), None, None, a(bias), a((t, b, h)), a(state), a(state),
                      a(x_shape), a(state), a(state), a(w_layer), a(w_iter), None, None,
-                     a(bias), a((t, b, h)), a(state), a(state), 0, fwd, None)
+                     a(bias), a((t, b, h)), a(state), a(state), 0, fwd, lib.attr)
             return _Plan(lib, pd, [
                 (SRC, plain["x"], "in"), (SRC_ITER, plain["state"], "in"),
                 (SRC_ITER_C, plain["state"], "in"), (WEIGHTS, plain["w"], "in"),
@@ -667,7 +691,7 @@ def _layer_norm_plan(kind, shape, eps, scale, shift, threads):
         affine = [(SCALE, vec, "in")] * bool(scale) + [(SHIFT, vec, "in")] * bool(shift)
         fwd = _handle()
         lib.call("dnnl_layer_normalization_forward_primitive_desc_create", ctypes.byref(fwd),
-                 lib.engine, _FORWARD_TRAINING, x, x, stat, eps, flags, None)
+                 lib.engine, _FORWARD_TRAINING, x, x, stat, eps, flags, lib.attr)
         if kind == "forward":
             try:
                 return _Plan(lib, fwd, [(SRC, x, "in")] + affine + [
@@ -678,7 +702,7 @@ def _layer_norm_plan(kind, shape, eps, scale, shift, threads):
         try:
             lib.call("dnnl_layer_normalization_backward_primitive_desc_create",
                      ctypes.byref(pd), lib.engine, _BACKWARD, x, x, x, stat, eps, flags, fwd,
-                     None)
+                     lib.attr)
             return _Plan(lib, pd, [(SRC, x, "in"), (DIFF_DST, x, "in"), (MEAN, stat, "in"),
                                    (VARIANCE, stat, "in")] + affine + [
                 (DIFF_SRC, x, "out")] + [(DIFF_SCALE, vec, "out")] * bool(scale) +
@@ -736,7 +760,7 @@ def _eltwise_plan(kind, algorithm, size, threads):
         x = mds.plain((size,), (1,))
         fwd = _handle()
         lib.call("dnnl_eltwise_forward_primitive_desc_create", ctypes.byref(fwd), lib.engine,
-                 _FORWARD_TRAINING, ELTWISE[algorithm], x, x, 0.0, 0.0, None)
+                 _FORWARD_TRAINING, ELTWISE[algorithm], x, x, 0.0, 0.0, lib.attr)
         if kind == "forward":
             try:
                 return _Plan(lib, fwd, [(SRC, x, "in"), (DST, x, "out")], threads)
@@ -745,7 +769,7 @@ def _eltwise_plan(kind, algorithm, size, threads):
         pd = _handle()
         try:
             lib.call("dnnl_eltwise_backward_primitive_desc_create", ctypes.byref(pd),
-                     lib.engine, ELTWISE[algorithm], x, x, x, 0.0, 0.0, fwd, None)
+                     lib.engine, ELTWISE[algorithm], x, x, x, 0.0, 0.0, fwd, lib.attr)
             return _Plan(lib, pd, [(SRC, x, "in"), (DIFF_DST, x, "in"), (DIFF_SRC, x, "out")],
                          threads)
         finally:

@@ -335,3 +335,33 @@ def test_a_gelu_backward_after_onednn_is_switched_off_takes_numpys():
     finally:
         _dnnl.use(before)
     _close(x.grad.numpy(), x2.grad.numpy())
+
+
+def test_threads_run_kernels_at_once():
+    """Each call brings its own scratchpad, and each plan runs one call at a time: threads
+    running the same convolutions, LSTMs, layer norms and GELUs at once get every result
+    (with oneDNN's own scratchpad, two threads' LSTMs crashed the process)."""
+    import threading
+    x, w = ember.randn(4, 8, 12, 12), ember.randn(16, 8, 3, 3)
+    lstm, xs = ember.nn.LSTM(8, 16), ember.randn(7, 3, 8)
+
+    def results():
+        with ember.no_grad():
+            return [F.conv2d(x, w, padding=1).numpy(), lstm(xs)[0].numpy(),
+                    F.layer_norm(x, (12,)).numpy(), F.gelu(x).numpy()]
+    want = results()
+    failures = []
+
+    def work():
+        try:
+            for _ in range(20):
+                for got, expected in zip(results(), want):
+                    np.testing.assert_array_equal(got, expected)
+        except Exception as e:  # (reported below, from the main thread)
+            failures.append(e)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[0]
