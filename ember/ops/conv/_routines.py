@@ -87,9 +87,11 @@ def _slices_within_budget(n, per_sample):
 
 
 # ---- oneDNN's kernels, where it is installed (`_dnnl`) ----------------------------------------
-# A convolution of fewer multiply-adds runs on one of oneDNN's threads: on more, its parallel
-# regions cost more than they save, and OpenMP's workers then spin beside NumPy's and ember's
-# threads (DigitsCNN's 0.3M and 9.4M multiply-add layers on 2 threads: a step of 4x the time).
+# A convolution of fewer multiply-adds runs on one of oneDNN's threads. Where NumPy's OpenBLAS
+# has threads of its own (MKL not on OpenMP's, `_gemm.threaded`), OpenMP's spinning workers
+# took their cores: DigitsCNN's 0.3M and 9.4M multiply-add layers on 2 threads made its step
+# 4.4x PyTorch's. On one runtime the line hardly matters (DigitsCNN 1.13-1.18 with every layer
+# on 2 threads, 1.11-1.14 with this line; the CNN 1.40-1.48 either way).
 ONEDNN_PARALLEL_MIN_MACS = 1 << 24
 
 
