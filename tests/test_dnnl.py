@@ -1,6 +1,7 @@
-"""ember's convolutions through oneDNN (ember/_dnnl.py), where it is installed (the test
-extra installs it on x86-64 Linux): each routine against ember's own NumPy routines and a
-float64 reference, over the layouts, strides, paddings, dilations and groups that reach it."""
+"""ember's convolutions, LSTMs, layer norms and GELUs through oneDNN (ember/_dnnl.py,
+ember/_dnnl_layers.py), where it is installed (the test extra installs it on x86-64 Linux):
+each routine against ember's own NumPy routines and a float64 reference, over the layouts,
+strides, paddings, dilations and groups that reach it, and against PyTorch's."""
 import os
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 
 import ember
 import ember.nn.functional as F
-from ember import _dnnl
+from ember import _dnnl, _dnnl_layers
 from ember.ops.conv import _routines
 
 pytestmark = pytest.mark.skipif(_dnnl.library() is None, reason="oneDNN is not installed")
@@ -189,8 +190,8 @@ def _lstm_grads(bidirectional, bias, num_layers=2, seed=0):
 @pytest.mark.parametrize("bias", [False, True])
 def test_lstm_layers_equal_embers_fused_numpy_layers(bidirectional, bias, monkeypatch):
     calls = []
-    real = _dnnl.lstm_backward
-    monkeypatch.setattr(_dnnl, "lstm_backward", lambda *a: calls.append(1) or real(*a))
+    real = _dnnl_layers.lstm_backward
+    monkeypatch.setattr(_dnnl_layers, "lstm_backward", lambda *a: calls.append(1) or real(*a))
     ours = _lstm_grads(bidirectional, bias)
     assert len(calls) == 2 * (2 if bidirectional else 1)  # every layer and direction
     calls.clear()
@@ -249,8 +250,8 @@ def _layer_norm_grads(shape, affine, seed=0):
 @pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
 def test_layer_norms_equal_embers_numpy_layer_norms(shape, affine, monkeypatch):
     calls = []
-    real = _dnnl.layer_norm_backward
-    monkeypatch.setattr(_dnnl, "layer_norm_backward", lambda *a: calls.append(1) or real(*a))
+    real = _dnnl_layers.layer_norm_backward
+    monkeypatch.setattr(_dnnl_layers, "layer_norm_backward", lambda *a: calls.append(1) or real(*a))
     ours = _layer_norm_grads(shape, affine)
     assert calls
     before = _dnnl.use(None)
@@ -301,8 +302,8 @@ def test_gelu_equals_embers_numpy_gelu(approximate, monkeypatch):
     x.reshape(-1)[:5] = [np.inf, -np.inf, 0.0, 20.0, -20.0]
     g = rng.standard_normal(x.shape).astype(np.float32)
     calls = []
-    real = _dnnl.eltwise_backward
-    monkeypatch.setattr(_dnnl, "eltwise_backward", lambda *a: calls.append(1) or real(*a))
+    real = _dnnl_layers.eltwise_backward
+    monkeypatch.setattr(_dnnl_layers, "eltwise_backward", lambda *a: calls.append(1) or real(*a))
 
     def run():
         t = ember.tensor(x, requires_grad=True)

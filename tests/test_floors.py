@@ -17,7 +17,7 @@ FLOORS = {
     "ember._meta": 1,
     "ember._memory_format": 1, "ember._allocator": 1, "ember.version": 1, "ember._qscheme": 1,
     "ember.torch_version": 1, "ember.__future__": 1, "ember._errors": 1, "ember.futures": 1,
-    "ember._blas": 1, "ember._gemm": 1, "ember._vml": 1, "ember._dnnl": 1, "ember._parallel": 1, "ember._torch_function": 1, "ember._select": 1, "ember._config_module": 1,
+    "ember._blas": 1, "ember._gemm": 1, "ember._vml": 1, "ember._dnnl": 1, "ember._dnnl_layers": 1, "ember._parallel": 1, "ember._torch_function": 1, "ember._select": 1, "ember._config_module": 1,
     "ember.backends": 1, "ember.utils": 1, "ember.utils.hooks": 1, "ember.utils._pytree": 1,
     # 2: the Tensor, and what speaks tensors with no op: printing, storages, sparse COO,
     # random generators (their state is a uint8 tensor)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .. import _dnnl
+from .. import _dnnl_layers
 from .._gemm import threaded
 from .._parallel import intra_threads
 from .._vml import function
@@ -98,11 +98,11 @@ def _normal_tail(x):
 _TAIL_LEVELS = 16
 
 
-# oneDNN's GELU kernels, where it is installed (`ember/_dnnl.py`): the exact form's values are
-# PyTorch's to the bit, forward and backward (PyTorch's CPU GELU computes the same), in 0.8 ms
-# for 512K values both ways, against 2.0 ms by the NumPy passes below (PyTorch: 1.2, with its
-# autograd). On the intra-op threads from ONEDNN_PARALLEL_MIN_ELEMENTS, where the products run
-# on OpenMP's threads too (`_gemm.threaded`).
+# oneDNN's GELU kernels, where it is installed (`ember/_dnnl_layers.py`): the exact form's
+# values are PyTorch's to the bit, forward and backward (PyTorch's CPU GELU computes the
+# same), in 0.8 ms for 512K values both ways, against 2.0 ms by the NumPy passes below
+# (PyTorch: 1.2, with its autograd). On the intra-op threads from ONEDNN_PARALLEL_MIN_ELEMENTS,
+# where the products run on OpenMP's threads too (`_gemm.threaded`).
 ONEDNN_PARALLEL_MIN_ELEMENTS = 1 << 16
 _ONEDNN_FORMS = {"none": "gelu_erf", "tanh": "gelu_tanh"}
 
@@ -123,7 +123,7 @@ def gelu_single(a, approximate, keep):
     """(gelu(a), kept) for a float32 NumPy array: kept is Phi(a) (exact form) or the tanh of
     the inner term (tanh form) when `keep`, else None (BY_ONEDNN where oneDNN computed it).
     Exact form: _normal_cdf_single; tanh form: in float32, block by block."""
-    y = _dnnl.eltwise(_ONEDNN_FORMS[approximate], a, _onednn_threads(a.size))
+    y = _dnnl_layers.eltwise(_ONEDNN_FORMS[approximate], a, _onednn_threads(a.size))
     if y is not None:
         # gelu(+inf) = +inf, as PyTorch's scalar kernel (and ember's own) give it; oneDNN's
         # vector kernel, as PyTorch's, gives NaN there
@@ -163,7 +163,8 @@ def gelu_single_grad(x, kept, grad, approximate):
     """grad * gelu'(x) on float32 arrays from what the forward kept, block by block (as the
     forward's CDF, so each block's passes stay in L2)."""
     if kept is BY_ONEDNN:
-        d = _dnnl.eltwise_backward(_ONEDNN_FORMS[approximate], x, grad, _onednn_threads(x.size))
+        d = _dnnl_layers.eltwise_backward(_ONEDNN_FORMS[approximate], x, grad,
+                                          _onednn_threads(x.size))
         if d is not None:
             return d
         kept = _gelu_numpy(x, approximate, True)[1]  # (oneDNN switched off since the forward)

@@ -14,13 +14,13 @@ gives the composite path's results: no autocast, no forward-mode AD, no saved te
 selective checkpointing (the node keeps arrays, not tensors), float32/float64. A packed
 sequence runs the same loop on the live rows of the running state (see `_steps`).
 
-Where oneDNN is installed (`ember/_dnnl.py`), a padded float32 LSTM direction without a
+Where oneDNN is installed (`ember/_dnnl_layers.py`), a padded float32 LSTM direction without a
 projection runs on oneDNN's LSTM instead, forward and backward: the kernel PyTorch's own CPU
 LSTM runs, with its values to the bit (measured on every output and gradient).
 """
 import numpy as np
 
-from .. import _dnnl
+from .. import _dnnl, _dnnl_layers
 from .._gemm import threaded
 from .._parallel import intra_threads, matmul as _products
 from .._state import (autocast as _autocast, forward_ad as _fw,
@@ -246,7 +246,7 @@ def _onednn_lstm(x, h0, c0, weights, reverse):
     X = x._array
     h0a, c0a = np.array(h0._array, np.float32), np.array(c0._array, np.float32)
     macs = X.shape[0] * X.shape[1] * w_ih.shape[0] * (w_ih.shape[1] + w_hh.shape[1])
-    done = _dnnl.lstm_forward(X, h0a, c0a, w_ih._array, w_hh._array, bias, reverse,
+    done = _dnnl_layers.lstm_forward(X, h0a, c0a, w_ih._array, w_hh._array, bias, reverse,
                               _onednn_threads(macs))
     if done is None:
         return None
@@ -375,7 +375,7 @@ class FusedLayerBackward(Node):
 
 
     def _onednn_backward(self, d_out, d_hn, d_cn):
-        d_x, d_h0, d_c0, d_wih, d_whh, d_bias = _dnnl.lstm_backward(
+        d_x, d_h0, d_c0, d_wih, d_whh, d_bias = _dnnl_layers.lstm_backward(
             self.arrays["onednn"], d_out._array, d_hn._array, d_cn._array)
         has_bih, has_bhh, _ = self.has
         grads = [d_x, d_h0, d_c0, d_wih, d_whh]

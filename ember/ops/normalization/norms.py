@@ -11,7 +11,7 @@ import builtins
 
 import numpy as np
 
-from ... import _dnnl, dtypes as _dt
+from ... import _dnnl, _dnnl_layers, dtypes as _dt
 from ..._gemm import threaded
 from ..._memory_format import follow_channels_last
 from ..._parallel import intra_threads, map_parts
@@ -83,7 +83,7 @@ class _NormBackward(Node):
             # layer norm's forward by oneDNN: its backward too (where it is still there; the
             # closed form below takes the statistics the node keeps alike)
             mean, var, b, threads = self.onednn
-            dx, dw, db = _dnnl.layer_norm_backward(
+            dx, dw, db = _dnnl_layers.layer_norm_backward(
                 x._array, grad._array, mean, var, saved[1]._array if self.has_weight else None,
                 b, self.eps, threads)
             return tuple(make_tensor(a, x._device) for a in (dx, dw, db) if a is not None)
@@ -445,7 +445,7 @@ def _onednn_layer_norm(input, weight, bias, eps):
     w = None if weight is None else weight._array
     b = None if bias is None else bias._array
     threads = intra_threads() if x.size >= ONEDNN_PARALLEL_MIN_ELEMENTS and threaded() else 1
-    done = _dnnl.layer_norm_forward(x, w, b, eps, threads)
+    done = _dnnl_layers.layer_norm_forward(x, w, b, eps, threads)
     if done is None:
         return None
     y, mean, var = done
