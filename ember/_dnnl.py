@@ -334,10 +334,18 @@ _plans = _Plans()
 
 
 class _Descriptors:
-    """The memory descriptors a plan is made from, destroyed once it is."""
+    """The memory and primitive descriptors a plan is made from, destroyed once it is made
+    (or refused)."""
 
     def __init__(self, lib):
-        self.lib, self.made = lib, []
+        self.lib, self.made, self.primitives = lib, [], []
+
+    def primitive(self, name, *args):
+        """A primitive descriptor by oneDNN's `name`(descriptor, engine, *args)."""
+        pd = _handle()
+        self.lib.call(name, ctypes.byref(pd), self.lib.engine, *args)
+        self.primitives.append(pd)
+        return pd
 
     def plain(self, shape, strides):
         return self._make("dnnl_memory_desc_create_with_strides", len(shape), _dims(shape),
@@ -357,6 +365,8 @@ class _Descriptors:
         return self
 
     def __exit__(self, *exc):
+        for pd in self.primitives:
+            self.lib.lib.dnnl_primitive_desc_destroy(pd)
         for md in self.made:
             self.lib.lib.dnnl_memory_desc_destroy(md)
 
@@ -432,13 +442,10 @@ def _plan(key, threads, make):
 def _forward_pd(lib, mds, x_shape, w_shape, y_shape, p):
     """A forward primitive descriptor with every layout left to oneDNN: the kernel and, for
     the backward ones, their hint."""
-    g = p[4]
-    params = _conv_params(x_shape[2:], y_shape[2:], w_shape[2:], p)
-    pd = _handle()
-    lib.call("dnnl_convolution_forward_primitive_desc_create", ctypes.byref(pd), lib.engine,
-             _FORWARD_TRAINING, _CONVOLUTION_DIRECT, mds.any(x_shape),
-             mds.any(_weight_shape(w_shape, g)), None, mds.any(y_shape), *params, lib.attr)
-    return pd
+    return mds.primitive(
+        "dnnl_convolution_forward_primitive_desc_create", _FORWARD_TRAINING,
+        _CONVOLUTION_DIRECT, mds.any(x_shape), mds.any(_weight_shape(w_shape, p[4])), None,
+        mds.any(y_shape), *_conv_params(x_shape[2:], y_shape[2:], w_shape[2:], p), lib.attr)
 
 
 def forward(x, w, p, y_spatial, threads):
@@ -454,14 +461,10 @@ def forward(x, w, p, y_spatial, threads):
     key = ("forward", x.shape, x.strides, w.shape, w.strides, y_shape, _key(p))
 
     def make(lib, mds):
-        pd = _forward_pd(lib, mds, x.shape, w.shape, y_shape, p)
-        try:
-            return _Plan(lib, pd, [
-                (SRC, mds.plain(x.shape, _elements(x)), "in"),
-                (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g)), "in"),
-                (DST, mds.plain(y_shape, _c_strides(y_shape)), "out")], threads)
-        finally:
-            lib.call("dnnl_primitive_desc_destroy", pd)
+        return _Plan(lib, _forward_pd(lib, mds, x.shape, w.shape, y_shape, p), [
+            (SRC, mds.plain(x.shape, _elements(x)), "in"),
+            (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g)), "in"),
+            (DST, mds.plain(y_shape, _c_strides(y_shape)), "out")], threads)
     plan = _plan(key, threads, make)
     if plan is None:
         return None
@@ -482,21 +485,15 @@ def backward_data(gy, w, p, x_spatial, threads):
     key = ("backward_data", gy.shape, gy.strides, w.shape, w.strides, x_shape, _key(p))
 
     def make(lib, mds):
-        hint = _forward_pd(lib, mds, x_shape, w.shape, gy.shape, p)
-        pd = _handle()
-        try:
-            lib.call("dnnl_convolution_backward_data_primitive_desc_create", ctypes.byref(pd),
-                     lib.engine, _CONVOLUTION_DIRECT, mds.any(x_shape),
-                     mds.any(_weight_shape(w.shape, g)), mds.any(gy.shape),
-                     *_conv_params(x_shape[2:], gy.shape[2:], w.shape[2:], p), hint, lib.attr)
-            return _Plan(lib, pd, [
-                (DIFF_DST, mds.plain(gy.shape, _elements(gy)), "in"),
-                (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g)), "in"),
-                (DIFF_SRC, mds.plain(x_shape, _c_strides(x_shape)), "out")], threads)
-        finally:
-            lib.call("dnnl_primitive_desc_destroy", hint)
-            if pd:
-                lib.call("dnnl_primitive_desc_destroy", pd)
+        pd = mds.primitive(
+            "dnnl_convolution_backward_data_primitive_desc_create", _CONVOLUTION_DIRECT,
+            mds.any(x_shape), mds.any(_weight_shape(w.shape, g)), mds.any(gy.shape),
+            *_conv_params(x_shape[2:], gy.shape[2:], w.shape[2:], p),
+            _forward_pd(lib, mds, x_shape, w.shape, gy.shape, p), lib.attr)
+        return _Plan(lib, pd, [
+            (DIFF_DST, mds.plain(gy.shape, _elements(gy)), "in"),
+            (WEIGHTS, mds.plain(_weight_shape(w.shape, g), _weight_strides(w, g)), "in"),
+            (DIFF_SRC, mds.plain(x_shape, _c_strides(x_shape)), "out")], threads)
     plan = _plan(key, threads, make)
     if plan is None:
         return None
@@ -515,23 +512,16 @@ def backward_weights(x, gy, p, w_shape, threads):
     key = ("backward_weights", x.shape, x.strides, gy.shape, gy.strides, w_shape, _key(p))
 
     def make(lib, mds):
-        hint = _forward_pd(lib, mds, x.shape, w_shape, gy.shape, p)
-        pd = _handle()
-        try:
-            lib.call("dnnl_convolution_backward_weights_primitive_desc_create",
-                     ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, mds.any(x.shape),
-                     mds.any(_weight_shape(w_shape, g)), None, mds.any(gy.shape),
-                     *_conv_params(x.shape[2:], gy.shape[2:], w_shape[2:], p), hint, lib.attr)
-            return _Plan(lib, pd, [
-                (SRC, mds.plain(x.shape, _elements(x)), "in"),
-                (DIFF_DST, mds.plain(gy.shape, _elements(gy)), "in"),
-                (DIFF_WEIGHTS, mds.plain(_weight_shape(w_shape, g),
-                                         _c_strides(_weight_shape(w_shape, g))), "out")],
-                         threads)
-        finally:
-            lib.call("dnnl_primitive_desc_destroy", hint)
-            if pd:
-                lib.call("dnnl_primitive_desc_destroy", pd)
+        pd = mds.primitive(
+            "dnnl_convolution_backward_weights_primitive_desc_create", _CONVOLUTION_DIRECT,
+            mds.any(x.shape), mds.any(_weight_shape(w_shape, g)), None, mds.any(gy.shape),
+            *_conv_params(x.shape[2:], gy.shape[2:], w_shape[2:], p),
+            _forward_pd(lib, mds, x.shape, w_shape, gy.shape, p), lib.attr)
+        return _Plan(lib, pd, [
+            (SRC, mds.plain(x.shape, _elements(x)), "in"),
+            (DIFF_DST, mds.plain(gy.shape, _elements(gy)), "in"),
+            (DIFF_WEIGHTS, mds.plain(_weight_shape(w_shape, g),
+                                     _c_strides(_weight_shape(w_shape, g))), "out")], threads)
     plan = _plan(key, threads, make)
     if plan is None:
         return None

@@ -2,12 +2,10 @@
 where it is installed, on `_dnnl`'s library and plans (see its docstring): oneDNN's LSTM is
 the kernel PyTorch's CPU LSTM runs, and its exact GELU gives PyTorch's CPU GELU's bits. Each
 routine answers with arrays, or None where NumPy's routines should compute instead."""
-import ctypes
-
 import numpy as np
 
 from ._dnnl import (_ALIGN, _FORWARD_TRAINING, DIFF_DST, DIFF_SRC, DIFF_WEIGHTS, DST, SRC,
-                    WEIGHTS, DnnlError, _c_strides, _handle, _mkldnn, _Plan, _plan, applies,
+                    WEIGHTS, DnnlError, _c_strides, _mkldnn, _Plan, _plan, applies,
                     library)
 
 _BACKWARD = 128
@@ -39,14 +37,6 @@ def _lstm_plan(kind, x_shape, hidden, reverse, threads):
     strides_w = _gates_strides(np.empty((4 * h, i), np.float32), h)
     strides_u = _gates_strides(np.empty((4 * h, h), np.float32), h)
 
-    def forward_pd(lib, mds):
-        pd = _handle()
-        lib.call("dnnl_lstm_forward_primitive_desc_create", ctypes.byref(pd), lib.engine,
-                 _FORWARD_TRAINING, direction, mds.any(x_shape), mds.any(state),
-                 mds.any(state), mds.any(w_layer), mds.any(w_iter), None, None,
-                 mds.any(bias), mds.any((t, b, h)), mds.any(state), mds.any(state), 0, lib.attr)
-        return pd
-
     def make(lib, mds):
         plain = {
             "x": mds.plain(x_shape, _c_strides(x_shape)),
@@ -54,41 +44,26 @@ def _lstm_plan(kind, x_shape, hidden, reverse, threads):
             "state": mds.plain(state, _c_strides(state)),
             "w": mds.plain(w_layer, strides_w), "u": mds.plain(w_iter, strides_u),
             "bias": mds.plain(bias, _c_strides(bias))}
-        fwd = forward_pd(lib, mds)
+        a = mds.any
+        lstm = (direction, a(x_shape), a(state), a(state), a(w_layer), a(w_iter), None, None,
+                a(bias), a((t, b, h)), a(state), a(state))  # (no peepholes, no projection)
+        fwd = mds.primitive("dnnl_lstm_forward_primitive_desc_create", _FORWARD_TRAINING,
+                            *lstm, 0, lib.attr)
+        inputs = [(SRC, plain["x"]), (SRC_ITER, plain["state"]), (SRC_ITER_C, plain["state"]),
+                  (WEIGHTS, plain["w"]), (WEIGHTS_ITER, plain["u"]), (BIAS, plain["bias"])]
+        outputs = [(DST, plain["y"]), (DST_ITER, plain["state"]), (DST_ITER_C, plain["state"])]
         if kind == "forward":
-            try:
-                return _Plan(lib, fwd, [
-                    (SRC, plain["x"], "in"), (SRC_ITER, plain["state"], "in"),
-                    (SRC_ITER_C, plain["state"], "in"), (WEIGHTS, plain["w"], "in"),
-                    (WEIGHTS_ITER, plain["u"], "in"), (BIAS, plain["bias"], "in"),
-                    (DST, plain["y"], "out"), (DST_ITER, plain["state"], "out"),
-                    (DST_ITER_C, plain["state"], "out"), (WORKSPACE, None, "out")], threads)
-            finally:
-                lib.call("dnnl_primitive_desc_destroy", fwd)
-        pd = _handle()
-        try:
-            a = mds.any
-            lib.call("dnnl_lstm_backward_primitive_desc_create", ctypes.byref(pd), lib.engine,
-                     _BACKWARD, direction, a(x_shape), a(state), a(state), a(w_layer),
-                     a(w_iter), None, None, a(bias), a((t, b, h)), a(state), a(state),
-                     a(x_shape), a(state), a(state), a(w_layer), a(w_iter), None, None,
-                     a(bias), a((t, b, h)), a(state), a(state), 0, fwd, lib.attr)
-            return _Plan(lib, pd, [
-                (SRC, plain["x"], "in"), (SRC_ITER, plain["state"], "in"),
-                (SRC_ITER_C, plain["state"], "in"), (WEIGHTS, plain["w"], "in"),
-                (WEIGHTS_ITER, plain["u"], "in"), (BIAS, plain["bias"], "in"),
-                (DST, plain["y"], "in"), (DST_ITER, plain["state"], "in"),
-                (DST_ITER_C, plain["state"], "in"), (DIFF_DST, plain["y"], "in"),
-                (DIFF_DST_ITER, plain["state"], "in"), (DIFF_DST_ITER_C, plain["state"], "in"),
-                (WORKSPACE, None, "in"), (DIFF_SRC, plain["x"], "out"),
-                (DIFF_SRC_ITER, plain["state"], "out"),
-                (DIFF_SRC_ITER_C, plain["state"], "out"),
-                (DIFF_WEIGHTS, plain["w"], "sum"), (DIFF_WEIGHTS_ITER, plain["u"], "sum"),
-                (DIFF_BIAS, plain["bias"], "sum")], threads)
-        finally:
-            lib.call("dnnl_primitive_desc_destroy", fwd)
-            if pd:
-                lib.call("dnnl_primitive_desc_destroy", pd)
+            return _Plan(lib, fwd, [(arg, md, "in") for arg, md in inputs] +
+                         [(arg, md, "out") for arg, md in outputs] + [(WORKSPACE, None, "out")],
+                         threads)
+        pd = mds.primitive("dnnl_lstm_backward_primitive_desc_create", _BACKWARD, *lstm,
+                           *lstm[1:], 0, fwd, lib.attr)  # (the gradients' descriptors alike)
+        return _Plan(lib, pd, [(arg, md, "in") for arg, md in inputs + outputs] + [
+            (DIFF_DST, plain["y"], "in"), (DIFF_DST_ITER, plain["state"], "in"),
+            (DIFF_DST_ITER_C, plain["state"], "in"), (WORKSPACE, None, "in"),
+            (DIFF_SRC, plain["x"], "out"), (DIFF_SRC_ITER, plain["state"], "out"),
+            (DIFF_SRC_ITER_C, plain["state"], "out"), (DIFF_WEIGHTS, plain["w"], "sum"),
+            (DIFF_WEIGHTS_ITER, plain["u"], "sum"), (DIFF_BIAS, plain["bias"], "sum")], threads)
     return _plan(key, threads, make)
 
 
@@ -147,28 +122,17 @@ def _layer_norm_plan(kind, shape, eps, scale, shift, threads):
         stat = mds.plain(shape[:-1], _c_strides(shape[:-1]))
         vec = mds.plain(shape[-1:], (1,))
         affine = [(SCALE, vec, "in")] * bool(scale) + [(SHIFT, vec, "in")] * bool(shift)
-        fwd = _handle()
-        lib.call("dnnl_layer_normalization_forward_primitive_desc_create", ctypes.byref(fwd),
-                 lib.engine, _FORWARD_TRAINING, x, x, stat, eps, flags, lib.attr)
+        fwd = mds.primitive("dnnl_layer_normalization_forward_primitive_desc_create",
+                            _FORWARD_TRAINING, x, x, stat, eps, flags, lib.attr)
         if kind == "forward":
-            try:
-                return _Plan(lib, fwd, [(SRC, x, "in")] + affine + [
-                    (DST, x, "out"), (MEAN, stat, "out"), (VARIANCE, stat, "out")], threads)
-            finally:
-                lib.call("dnnl_primitive_desc_destroy", fwd)
-        pd = _handle()
-        try:
-            lib.call("dnnl_layer_normalization_backward_primitive_desc_create",
-                     ctypes.byref(pd), lib.engine, _BACKWARD, x, x, x, stat, eps, flags, fwd,
-                     lib.attr)
-            return _Plan(lib, pd, [(SRC, x, "in"), (DIFF_DST, x, "in"), (MEAN, stat, "in"),
-                                   (VARIANCE, stat, "in")] + affine + [
-                (DIFF_SRC, x, "out")] + [(DIFF_SCALE, vec, "out")] * bool(scale) +
-                [(DIFF_SHIFT, vec, "out")] * bool(shift), threads)
-        finally:
-            lib.call("dnnl_primitive_desc_destroy", fwd)
-            if pd:
-                lib.call("dnnl_primitive_desc_destroy", pd)
+            return _Plan(lib, fwd, [(SRC, x, "in")] + affine + [
+                (DST, x, "out"), (MEAN, stat, "out"), (VARIANCE, stat, "out")], threads)
+        pd = mds.primitive("dnnl_layer_normalization_backward_primitive_desc_create",
+                           _BACKWARD, x, x, x, stat, eps, flags, fwd, lib.attr)
+        return _Plan(lib, pd, [(SRC, x, "in"), (DIFF_DST, x, "in"), (MEAN, stat, "in"),
+                               (VARIANCE, stat, "in")] + affine + [
+            (DIFF_SRC, x, "out")] + [(DIFF_SCALE, vec, "out")] * bool(scale) +
+            [(DIFF_SHIFT, vec, "out")] * bool(shift), threads)
     return _plan(key, threads, make)
 
 
@@ -216,24 +180,14 @@ def _eltwise_plan(kind, algorithm, size, threads):
     flat float32 array of `size` elements."""
     def make(lib, mds):
         x = mds.plain((size,), (1,))
-        fwd = _handle()
-        lib.call("dnnl_eltwise_forward_primitive_desc_create", ctypes.byref(fwd), lib.engine,
-                 _FORWARD_TRAINING, ELTWISE[algorithm], x, x, 0.0, 0.0, lib.attr)
+        fwd = mds.primitive("dnnl_eltwise_forward_primitive_desc_create", _FORWARD_TRAINING,
+                            ELTWISE[algorithm], x, x, 0.0, 0.0, lib.attr)
         if kind == "forward":
-            try:
-                return _Plan(lib, fwd, [(SRC, x, "in"), (DST, x, "out")], threads)
-            finally:
-                lib.call("dnnl_primitive_desc_destroy", fwd)
-        pd = _handle()
-        try:
-            lib.call("dnnl_eltwise_backward_primitive_desc_create", ctypes.byref(pd),
-                     lib.engine, ELTWISE[algorithm], x, x, x, 0.0, 0.0, fwd, lib.attr)
-            return _Plan(lib, pd, [(SRC, x, "in"), (DIFF_DST, x, "in"), (DIFF_SRC, x, "out")],
-                         threads)
-        finally:
-            lib.call("dnnl_primitive_desc_destroy", fwd)
-            if pd:
-                lib.call("dnnl_primitive_desc_destroy", pd)
+            return _Plan(lib, fwd, [(SRC, x, "in"), (DST, x, "out")], threads)
+        pd = mds.primitive("dnnl_eltwise_backward_primitive_desc_create", ELTWISE[algorithm],
+                           x, x, x, 0.0, 0.0, fwd, lib.attr)
+        return _Plan(lib, pd, [(SRC, x, "in"), (DIFF_DST, x, "in"), (DIFF_SRC, x, "out")],
+                     threads)
     return _plan(("eltwise", kind, algorithm, size), threads, make)
 
 
