@@ -25,6 +25,13 @@ time on two threads; `/work/notes/s13/wino_min.py`).
   stacks of 64 small products (0.5 ms) 1.45x their one-thread time; GELU's passes over a
   GPT's 2 MB activations, split beside the BLAS's threads, left the step as it was (1.01-1.03x;
   `/work/notes/s23/mm_gpt2.py`, `batch_split.py`, `m_gelu.py`). Only long parts pay.
+- Where GNU OpenMP's libgomp loads, the parts run on its team (`_Team`): the threads MKL's
+  products and oneDNN's kernels run on, whose workers busy-wait for milliseconds after each
+  region, so that threads of ember's own found a core taken, and a part started on a spinning
+  worker starts at once. Where MKL's products run on that team too (`_gemm.threaded()`), the
+  pool takes nothing from the BLAS: OpenBLAS keeps one thread, and products stay whole on
+  MKL's threads. Threads of the pool's own remain where libgomp does not load, and in a
+  forked child.
 - `map_parts` lets each thread take the next item when it is free and returns the results in
   the items' order: a caller that sums them in that order gets the same bits whichever thread
   computed which (`run_parts`, below it, gives thread t the parts t, t + threads, ...).
@@ -33,6 +40,8 @@ time on two threads; `/work/notes/s13/wino_min.py`).
 - A forked child (a DataLoader worker) starts with no pool and makes its own on first use.
 """
 import _thread  # (not `threading`, which `import ember` does not load)
+import ctypes
+import itertools
 import os
 import time
 
@@ -62,6 +71,7 @@ class _Pool:
         self.blas_claimed = False
         self._blas_threads = None  # the BLAS's count when the pool took the cores
         self.last_parallel = 0.0
+        self._team = False       # GNU OpenMP's team (`team`), once looked for
 
     def count(self):
         if self.threads is None:
@@ -85,8 +95,11 @@ class _Pool:
         if threads < 2 or not self._busy.acquire(blocking=False):
             return [body(share) for share in shares]
         try:
-            if holds:
+            if holds and not threaded():  # (MKL on OpenMP: its threads are the team's)
                 self.claim_blas()
+            team = self.team()
+            if team is not None:
+                return team.run(body, shares)
             executor = self._workers(threads - 1)
             futures = [executor.submit(_warmed, body, share) for share in shares[1:]]
             try:
@@ -99,6 +112,12 @@ class _Pool:
             if holds:
                 self.last_parallel = time.monotonic()
             self._busy.release()
+
+    def team(self):
+        """GNU OpenMP's team, or None (no libgomp, or a forked child: see `forget`)."""
+        if self._team is False:
+            self._team = _Team.load()
+        return self._team
 
     def claim_blas(self):
         if not self.blas_claimed:
@@ -122,6 +141,61 @@ class _Pool:
         """In a forked child: the parent's worker threads do not exist here."""
         self._executor, self._size = None, 0
         self._busy = _thread.allocate_lock()
+        self._team = None  # GNU OpenMP's threads do not survive a fork (a region can hang)
+
+
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _Team:
+    """GNU OpenMP's threads running the pool's parts: the threads MKL's products and oneDNN's
+    kernels run on (and PyTorch's, in the same process). After each parallel region its
+    workers busy-wait for milliseconds, so a pool of threads of ember's own found the other
+    core taken by a spinning worker, and ran its parts at half speed or worse (GPT's attention
+    split over its heads in ember's threads: 1.2x its one-thread time; on the team's, 0.75x).
+    Each part is a ctypes callback: the worker takes the GIL for the part's Python and gives
+    it back inside NumPy's loops, as the pool's own threads do."""
+
+    def __init__(self, gomp):
+        self._parallel = gomp.GOMP_parallel
+        self._parallel.argtypes = [_ENTRY, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint]
+        self._parallel.restype = None
+        self._member, self._size = gomp.omp_get_thread_num, gomp.omp_get_num_threads
+        for f in (self._member, self._size):
+            f.argtypes, f.restype = [], ctypes.c_int
+        self._jobs = {}
+        self._keys = itertools.count(1)
+        self._entry = _ENTRY(self._part)  # (kept: the library calls it)
+
+    @classmethod
+    def load(cls):
+        try:
+            return cls(ctypes.CDLL("libgomp.so.1"))
+        except (OSError, AttributeError):
+            return None
+
+    def run(self, body, shares):
+        """[body(share) for share in shares] on a parallel region of len(shares) threads, the
+        caller being thread 0; the first exception a part raised is raised after all end."""
+        key = next(self._keys)
+        results, errors = [None] * len(shares), []
+        self._jobs[key] = (body, shares, results, errors)
+        try:
+            self._parallel(self._entry, key, len(shares), 0)
+        finally:
+            del self._jobs[key]
+        if errors:
+            raise errors[0]
+        return results
+
+    def _part(self, key):
+        body, shares, results, errors = self._jobs[key]
+        # (OpenMP may give a region fewer threads than asked: each takes every size-th share)
+        for k in range(self._member(), len(shares), self._size()):
+            try:
+                results[k] = body(shares[k])
+            except BaseException as e:  # (an exception must not cross the C library)
+                errors.append(e)
 
 
 def _warmed(body, share):
@@ -179,6 +253,21 @@ def map_parts(fn, items, holds=True):
             results[k] = fn(items[k])
     run_parts(threads_for(len(items)), take, holds=holds)
     return results
+
+
+def by_first_dim(body, a, min_bytes, group=1):
+    """body(s) for slices s of a's first dim, one a thread, where `a` is a NumPy array of
+    `min_bytes` or more (independent work along that dim: rows of a softmax, the heads of an
+    attention); else body(slice(None)) once. The cuts fall on multiples of `group`."""
+    threads = _pool.count()
+    if not isinstance(a, np.ndarray) or not a.ndim or threads < 2 or a.nbytes < min_bytes \
+            or a.shape[0] < threads * group:
+        body(slice(None))
+        return
+    cuts = [slice(g.start * group, g.stop * group)
+            for g in even_cuts(a.shape[0] // group, threads)]
+    cuts[-1] = slice(cuts[-1].start, a.shape[0])
+    map_parts(body, cuts)
 
 
 def thread_cuts(n, nbytes, min_bytes, part_bytes=None):

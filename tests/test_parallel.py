@@ -9,12 +9,23 @@ import pytest
 
 import ember
 from ember import _parallel
+
+try:
+    import torch
+except ImportError:
+    torch = None
 from ember.ops.conv import _routines, _winograd
 
 
-@pytest.fixture
-def two_threads(monkeypatch):
-    """The pool at two threads, holding the cores (as after its first parallel conv)."""
+@pytest.fixture(params=["openmp", "own threads"])
+def two_threads(monkeypatch, request):
+    """The pool at two threads, its parts on GNU OpenMP's team or on threads of its own,
+    holding the cores (as after its first parallel conv) from a BLAS of its own threads."""
+    if request.param == "openmp" and _parallel._Team.load() is None:
+        pytest.skip("no GNU OpenMP (libgomp) here")
+    if request.param == "own threads":
+        monkeypatch.setattr(_parallel._pool, "_team", None)
+    monkeypatch.setattr(_parallel, "threaded", lambda: False)  # products on OpenBLAS's threads
     monkeypatch.setattr(_parallel._pool, "threads", 2)
     _parallel.run_parts(2, lambda share: None)  # takes the cores from the BLAS
     assert _parallel._pool.blas_claimed
@@ -39,6 +50,32 @@ def test_parts_are_shared_by_thread_and_returned_in_thread_order(two_threads):
         return list(share)
     assert _parallel.run_parts(5, body, threads=2) == [[0, 2, 4], [1, 3]]
     assert seen[(0, 2, 4)] == threading.get_ident() != seen[(1, 3)]
+
+
+def test_parts_run_on_openmps_team_where_libgomp_loads(monkeypatch):
+    team = _parallel._Team.load()
+    if team is None:
+        pytest.skip("no GNU OpenMP (libgomp) here")
+    monkeypatch.setattr(_parallel._pool, "threads", 2)
+    monkeypatch.setattr(_parallel._pool, "_team", team)
+    member = team._member
+    assert _parallel.run_parts(4, lambda share: (list(share), member())) == \
+        [([0, 2], 0), ([1, 3], 1)]
+    # OpenMP may give a region fewer threads than asked: every share still runs
+    monkeypatch.setattr(team, "_size", lambda: 1)
+    monkeypatch.setattr(team, "_member", lambda: 0)
+    assert _parallel.run_parts(3, lambda share: list(share), threads=3) == [[0], [1], [2]]
+
+
+def test_parts_leave_products_on_openmp_threads_to_mkl(monkeypatch):
+    """Where MKL's products run on OpenMP's threads, parts do not take the cores from the
+    BLAS: there is no spinning BLAS thread of another runtime to keep off them, and products
+    between parts stay on MKL's threads, unsplit."""
+    monkeypatch.setattr(_parallel, "threaded", lambda: True)
+    monkeypatch.setattr(_parallel._pool, "threads", 2)
+    monkeypatch.setattr(_parallel._pool, "blas_claimed", False)
+    assert _parallel.run_parts(2, lambda share: share[0]) == [0, 1]
+    assert not _parallel._pool.blas_claimed
 
 
 def test_one_thread_runs_every_part_in_the_caller():
@@ -236,6 +273,53 @@ def test_convolutions_on_two_threads_match_one(case, monkeypatch, thread_counts)
     for a, b, c2 in zip(one, two, again):  # output, input gradient, weight gradient
         np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol * np.abs(a).max())
         np.testing.assert_array_equal(c2, b)  # the same bits on every run at two threads
+
+
+def _sdpa(mask=None, causal=False):
+    def run(lib, q, k, v):
+        m = None if mask is None else lib.tensor(mask)
+        return lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m,
+                                                              is_causal=causal)
+    return run
+
+
+_MASK = np.random.default_rng(5).random((35, 1, 6, 7)) > 0.3
+
+
+@pytest.mark.parametrize("name, shapes, run", [
+    ("softmax", [(37, 4, 9)], lambda lib, x: lib.softmax(x, -1)),
+    ("softmax dim 1", [(37, 4, 9)], lambda lib, x: lib.softmax(x, 1)),
+    ("log_softmax", [(43, 33)], lambda lib, x: lib.log_softmax(x, 1)),
+    ("cross_entropy", [(43, 33)], lambda lib, x: lib.nn.functional.cross_entropy(
+        x, lib.tensor(np.arange(43) % 33))),
+    ("attention", [(35, 2, 6, 4), (35, 2, 7, 4), (35, 2, 7, 5)], _sdpa()),
+    ("causal attention", [(35, 2, 6, 4), (35, 2, 6, 4), (35, 2, 6, 4)], _sdpa(causal=True)),
+    ("masked attention", [(35, 2, 6, 4), (35, 2, 7, 4), (35, 2, 7, 5)], _sdpa(_MASK))])
+def test_rows_and_heads_on_two_threads_give_one_thread_bits(name, shapes, run, monkeypatch,
+                                                            thread_counts):
+    """Softmax's rows and attention's batch split across the threads: each part is the
+    whole's computation on its rows, so the bits are the one-thread bits."""
+    from ember.ops import _attention_core, softmax_family
+    monkeypatch.setattr(softmax_family, "THREADED_MIN_BYTES", 0)
+    monkeypatch.setattr(_attention_core, "THREADED_MIN_BYTES", 0)
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    results = []
+    for threads in (1, 2):
+        monkeypatch.setattr(_parallel._pool, "threads", threads)
+        inputs = [ember.tensor(a, requires_grad=True) for a in arrays]
+        y = run(ember, *inputs)
+        y.backward(ember.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))
+                                .astype(np.float32)))
+        results.append([y.detach().numpy()] + [t.grad.numpy() for t in inputs])
+    assert 2 in thread_counts  # (the parts of 16 rows or batch items and the rest)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(b, a)
+    if torch is not None:
+        inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+        expected = run(torch, *inputs)
+        np.testing.assert_allclose(results[1][0], expected.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
 
 
 @pytest.mark.usefixtures("numpy_kernels")  # (the NumPy routines' own bits)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
-from .._parallel import matmul as _products
+from .._parallel import by_first_dim, matmul as _products
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
 from ._device_kernels import Kernel, device_exp_sum, device_sum, usable
@@ -24,6 +24,10 @@ from ._graph import Node, record
 from .softmax_family import SoftmaxBackward0, sums_along
 
 _CAUSAL_BIASES = {}
+# Attention's batch is split across the intra-op threads from scores of this size: each
+# thread's part is then ~0.3 ms or more (GPT's (16, 4, 64, 64) scores, 1 MB: the node's
+# forward and backward at 2 threads 0.75x their one-thread time; `/work/notes/s32/`).
+THREADED_MIN_BYTES = 512 << 10
 
 
 def causal_bias(xp, L, S, dtype, device):
@@ -121,37 +125,75 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         xp = xp_of(q)
         dtype = q._array.dtype
         qa, ka, va, pt, g = (_opmath(t._array) for t in (q, k, v, probs, grad))
-        dv = _products(xp, pt, g) if need_v else None  # P^T dO, P^T as kept
-        d_scores = _products(xp, va, _t(g))  # (dO V^T)^T, laid out as P^T
-        rows = device_sum(xp, (pt.ndim - 2,), d_scores, pt)
-        if rows is None:
-            rows = xp.expand_dims(xp.einsum("...sl,...sl->...l", d_scores, pt), -2)
-        if usable(xp, d_scores, rows, pt):
-            _SCORES_GRAD(xp, rows, pt, d_scores.dtype.type(s), d_scores)
-        else:
-            xp.subtract(d_scores, rows, out=d_scores)
-            xp.multiply(d_scores, pt, out=d_scores)
-            xp.multiply(d_scores, s, out=d_scores)
-        dq = _products(xp, _t(d_scores), ka) if need_q else None
-        dk = _products(xp, d_scores, qa) if need_k else None
+        grads = [xp.empty(a.shape, a.dtype) if need else None
+                 for a, need in ((qa, need_q), (ka, need_k), (va, need_v))]
+        dq, dk, dv = grads
+        by_first_dim(lambda c: _gradients(xp, s, qa[c], ka[c], va[c], pt[c], g[c],
+                                          *(None if a is None else a[c] for a in grads)),
+                     pt, THREADED_MIN_BYTES)
         return tuple(None if a is None else make_tensor(cast_if_needed(a, dtype), q._device)
                      for a in (dq, dk, dv))
+
+
+def _gradients(xp, s, qa, ka, va, pt, g, dq, dk, dv):
+    """The closed form's dq, dk, dv (each written where it is not None) of the batch qa ...
+    (the whole, or a thread's part)."""
+    if dv is not None:
+        _products(xp, pt, g, out=dv)  # P^T dO, P^T as kept
+    d_scores = _products(xp, va, _t(g))  # (dO V^T)^T, laid out as P^T
+    rows = device_sum(xp, (pt.ndim - 2,), d_scores, pt)
+    if rows is None:
+        rows = xp.expand_dims(xp.einsum("...sl,...sl->...l", d_scores, pt), -2)
+    if usable(xp, d_scores, rows, pt):
+        _SCORES_GRAD(xp, rows, pt, d_scores.dtype.type(s), d_scores)
+    else:
+        xp.subtract(d_scores, rows, out=d_scores)
+        xp.multiply(d_scores, pt, out=d_scores)
+        xp.multiply(d_scores, s, out=d_scores)
+    if dq is not None:
+        _products(xp, _t(d_scores), ka, out=dq)
+    if dk is not None:
+        _products(xp, d_scores, qa, out=dk)
 
 
 def _opmath(a):
     return a.astype(np.float32) if _low(a.dtype) else a
 
 
-def _laid_out_as(xp, q, probs, v):
-    """probs @ v in the query's memory layout, as PyTorch's attention lays its output out: a
-    query cut from a (B, L, H, D) projection gives an output whose transpose back to (B, L,
-    H * D) needs no copy. BLAS writes each (L, D) matrix straight into the strided buffer."""
-    if q.flags.c_contiguous or q.ndim < 3:
-        return _products(xp, probs, v)
-    out = xp.empty_like(q, dtype=xp.result_type(probs, v))  # order "K": q's layout
-    if out.shape != probs.shape[:-1] + v.shape[-1:]:  # broadcast batch dims: no layout
-        return _products(xp, probs, v)
-    return _products(xp, probs, v, out=out)
+def _laid_out_as(xp, q, probs_t, v):
+    """An empty output for probs @ v in the query's memory layout, as PyTorch's attention
+    lays its output out: a query cut from a (B, L, H, D) projection gives an output whose
+    transpose back to (B, L, H * D) needs no copy (BLAS writes each (L, D) matrix straight
+    into the strided buffer)."""
+    shape = probs_t.shape[:-2] + probs_t.shape[-1:] + v.shape[-1:]  # (..., L, Dv)
+    dtype = xp.result_type(probs_t, v)
+    if q.flags.c_contiguous or q.ndim < 3 or q.shape != shape:
+        return xp.empty(shape, dtype)
+    return xp.empty_like(q, dtype=dtype)  # order "K": q's layout
+
+
+def _attend(xp, scale, qa, ka, va, bias_t, probs_t, out):
+    """The forward of the batch qa ... (the whole, or a thread's part): the attention weights
+    transposed into probs_t, and the output into out."""
+    scores = _products(xp, ka, _t(qa), out=probs_t)  # transposed: (..., S, L)
+    if usable(xp, scores, *(() if bias_t is None else (bias_t,))):  # one kernel on a device
+        if bias_t is None:
+            _SCALE(xp, scores.dtype.type(scale), scores)
+        else:
+            _SCALE_BIAS(xp, scores.dtype.type(scale), bias_t, scores)
+    else:
+        xp.multiply(scores, scale, out=scores)
+        if bias_t is not None:  # the caller checked that it broadcasts to the scores' shape
+            xp.add(scores, bias_t, out=scores)
+    masked_softmax_(xp, scores, bias_t is not None, axis=-2)
+    _products(xp, _t(scores), va, out=out)
+
+
+def _batch_part(bias_t, c):
+    """A mask's part for the batch slice c of 4-d scores (its batch dim may be broadcast)."""
+    if bias_t is None or bias_t.ndim < 4 or bias_t.shape[0] == 1:
+        return bias_t
+    return bias_t[c]
 
 
 def fused_attention(query, key, value, bias, scale):
@@ -160,20 +202,12 @@ def fused_attention(query, key, value, bias, scale):
     xp = xp_of(query)
     dtype = query._array.dtype
     qa, ka, va = (_opmath(t._array) for t in (query, key, value))
-    scores = _products(xp, ka, _t(qa))  # transposed: (..., S, L)
+    probs_t = xp.empty(qa.shape[:-2] + (ka.shape[-2], qa.shape[-2]), qa.dtype)  # (..., S, L)
+    out = _laid_out_as(xp, query._array, probs_t, va)
     bias_t = None if bias is None else _t(bias)  # (a mask has 2 dims or more)
-    if usable(xp, scores, *(() if bias is None else (bias_t,))):  # one kernel on a device
-        if bias is None:
-            _SCALE(xp, scores.dtype.type(scale), scores)
-        else:
-            _SCALE_BIAS(xp, scores.dtype.type(scale), bias_t, scores)
-    else:
-        xp.multiply(scores, scale, out=scores)
-        if bias is not None:  # the caller checked that it broadcasts to the scores' shape
-            xp.add(scores, bias_t, out=scores)
-    probs_t = masked_softmax_(xp, scores, bias is not None, axis=-2)
-    out = make_tensor(cast_if_needed(_laid_out_as(xp, query._array, _t(probs_t), va), dtype),
-                      query._device)
+    by_first_dim(lambda c: _attend(xp, scale, qa[c], ka[c], va[c], _batch_part(bias_t, c),
+                                   probs_t[c], out[c]), probs_t, THREADED_MIN_BYTES)
+    out = make_tensor(cast_if_needed(out, dtype), query._device)
     node = record(ScaledDotProductFlashAttentionForCpuBackward0, (query, key, value), out)
     if node is not None:
         node.scale, node.bias = scale, bias

@@ -11,6 +11,7 @@ import numpy as np
 from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
+from .._parallel import by_first_dim
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from ._device_kernels import device_sum
@@ -96,6 +97,26 @@ _TREE_MAX_ROW = 64
 _TREE_MIN_SIZE = 1 << 14
 
 
+# Rows are split across the intra-op threads from this size (of the result): a part of ~0.2
+# ms or more (a GPT's cross-entropy over (1024, 1000) logits, 4 MB, forward and backward at 2
+# threads: 0.63x their one-thread time; `/work/notes/s32/ce_parts.py`).
+THREADED_MIN_BYTES = 1 << 20
+# ... in parts of whole groups of this many rows: BLAS sums rows (`sums_along`) in groups, and
+# a row's bits depend on its place in its group (OpenBLAS's float32 gemv: rows from a start of
+# 2 or 3 mod 4 differ in the last bit), so a part starting mid-group would differ from the
+# whole at one thread.
+ROW_GROUP = 16
+
+
+def _by_rows(body, a, d):
+    """body(s) for slices s of a's first dim (the rows of a softmax along d > 0) on the
+    intra-op threads where `a` is large enough, else body(slice(None))."""
+    if d == 0:
+        body(slice(None))
+    else:
+        by_first_dim(body, a, THREADED_MIN_BYTES, ROW_GROUP)
+
+
 def _backward_operands(y, grad):
     """The saved output and the incoming gradient as arrays in opmath (half and bfloat16
     computed in float32), for a first-order backward on arrays."""
@@ -116,8 +137,12 @@ class SoftmaxBackward0(Node):
         if not _grad_state.enabled:
             xp = xp_of(y)
             ya, g = _backward_operands(y, grad)
-            dx = xp.subtract(g, _dot_along(xp, g, ya, self.dim))
-            xp.multiply(dx, ya, out=dx)
+            dx = xp.empty(g.shape, xp.result_type(ya, g))
+
+            def rows(c):
+                xp.subtract(g[c], _dot_along(xp, g[c], ya[c], self.dim), out=dx[c])
+                xp.multiply(dx[c], ya[c], out=dx[c])
+            _by_rows(rows, dx, self.dim)
             return make_tensor(cast_if_needed(dx, y._array.dtype), y._device)
         gy = grad * y
         return gy - y * gy.sum(self.dim, keepdim=True)
@@ -136,14 +161,18 @@ class LogSoftmaxBackward0(Node):
             # exp(y), the softmax: the forward kept exp(x - max) and its row sums on the way
             # (softmax = e / sum), so the division folds into the rows' factor here
             kept = self.__dict__.get("exp_and_sum")
-            total = sums_along(xp, g, self.dim)
-            if kept is None:
-                dx = xp.exp(ya)
-                xp.multiply(dx, total, out=dx)
-            else:
-                e, e_sum = kept
-                dx = xp.multiply(e, total / e_sum)
-            xp.subtract(g, dx, out=dx)
+            dx = xp.empty(g.shape, xp.result_type(ya, g))
+
+            def rows(c):
+                total = sums_along(xp, g[c], self.dim)
+                if kept is None:
+                    xp.exp(ya[c], out=dx[c])
+                    xp.multiply(dx[c], total, out=dx[c])
+                else:
+                    e, e_sum = kept
+                    xp.multiply(e[c], total / e_sum[c], out=dx[c])
+                xp.subtract(g[c], dx[c], out=dx[c])
+            _by_rows(rows, dx, self.dim)
             return make_tensor(cast_if_needed(dx, y._array.dtype), y._device)
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
 
@@ -168,16 +197,24 @@ def _softmax_forward(input, d, log, node_cls):
     def fn(a):
         if a.size == 0:
             return a.copy()
-        # a row of -inf (or inf) gives nan from inf - inf; PyTorch gives nan there too
-        z = xp.subtract(a, max_along(xp, a, d))
+        z = xp.empty_like(a)
         if log:
-            e = xp.exp(z)
-            total = sums_along(xp, e, d)
-            xp.subtract(z, xp.log(total), out=z)
-            kept.extend((e, total))
-        else:
-            xp.exp(z, out=z)
-            xp.divide(z, sums_along(xp, z, d), out=z)
+            kept.extend((xp.empty_like(a), xp.empty(a.shape[:d] + (1,) + a.shape[d + 1:],
+                                                     a.dtype)))
+
+        def rows(c):
+            # a row of -inf (or inf) gives nan from inf - inf; PyTorch gives nan there too
+            ac, zc = a[c], z[c]
+            xp.subtract(ac, max_along(xp, ac, d), out=zc)
+            if log:
+                e, total = kept[0][c], kept[1][c]
+                xp.exp(zc, out=e)
+                total[...] = sums_along(xp, e, d)
+                xp.subtract(zc, xp.log(total), out=zc)
+            else:
+                xp.exp(zc, out=zc)
+                xp.divide(zc, sums_along(xp, zc, d), out=zc)
+        _by_rows(rows, a, d)
         return z
     out = _compute(arr, fn)
     if zero_d:
