@@ -7,9 +7,10 @@ threadpoolctl 3.8 lets only the first thread that set a count set it again, and 
 others without a word, and the intra-op pool gives the BLAS its threads back from whichever
 thread notices (`_parallel`): a release from a pool thread was lost, and every product after
 it ran on one thread (a GPT step after a CIFAR ResNet's, at 2 threads, 1.3x its time)."""
-import _thread
 import ctypes
 import os
+
+from ._state import ThreadLocal
 
 
 class _Blas:
@@ -85,18 +86,15 @@ blas = _Blas()
 # 12 -> 34 (a 256^3 product does not do it; 384^3 and larger ones, float32 or float64, do).
 # A model whose products are all smaller (CIFAR ResNet) never got there. The warm-up is one
 # 512^3 product per thread (about 5 ms, once), taken by the CPU convolutions.
-# (by thread id, not a threading.local: OpenMP's workers run the intra-op pool's parts in
-# Python states made afresh for each part, `_parallel`)
-_warmed = set()
+_warm = ThreadLocal()
 WARM_UP_SIZE = 512
 
 
 def warm_up():
     """Run the one product that takes the BLAS to its full speed, once per thread."""
-    thread = _thread.get_ident()
-    if thread in _warmed:
+    if getattr(_warm, "done", False):
         return
-    _warmed.add(thread)
+    _warm.done = True
     import numpy
     a = numpy.ones((WARM_UP_SIZE, WARM_UP_SIZE), numpy.float32)
     numpy.matmul(a, a)

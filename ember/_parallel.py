@@ -154,7 +154,8 @@ class _Team:
     core taken by a spinning worker, and ran its parts at half speed or worse (GPT's attention
     split over its heads in ember's threads: 1.2x its one-thread time; on the team's, 0.75x).
     Each part is a ctypes callback: the worker takes the GIL for the part's Python and gives
-    it back inside NumPy's loops, as the pool's own threads do."""
+    it back inside NumPy's loops, as the pool's own threads do, and keeps its Python thread
+    state from part to part (`_resident`)."""
 
     def __init__(self, gomp):
         self._parallel = gomp.GOMP_parallel
@@ -165,7 +166,19 @@ class _Team:
             f.argtypes, f.restype = [], ctypes.c_int
         self._jobs = {}
         self._keys = itertools.count(1)
+        self._workers = set()  # OpenMP's workers whose Python thread state stays
         self._entry = _ENTRY(self._part)  # (kept: the library calls it)
+
+    def _resident(self):
+        """Keep this worker's Python thread state for good: a callback from a thread Python
+        does not know makes a state for the call and drops it after, and with it the
+        thread's threading.local data (the convolutions' scratch buffers, relu's zeros,
+        oneDNN's stream), which each part would then make again. One more hold on the state
+        than the callback's own keeps it."""
+        ensure = ctypes.pythonapi.PyGILState_Ensure
+        ensure.restype = ctypes.c_int
+        ensure()  # (never released: the worker lives as long as the process)
+        self._workers.add(_thread.get_ident())
 
     @classmethod
     def load(cls):
@@ -189,9 +202,12 @@ class _Team:
         return results
 
     def _part(self, key):
+        member = self._member()  # (0: the caller, a thread of Python's own)
+        if member and _thread.get_ident() not in self._workers:
+            self._resident()
         body, shares, results, errors = self._jobs[key]
         # (OpenMP may give a region fewer threads than asked: each takes every size-th share)
-        for k in range(self._member(), len(shares), self._size()):
+        for k in range(member, len(shares), self._size()):
             try:
                 results[k] = body(shares[k])
             except BaseException as e:  # (an exception must not cross the C library)

@@ -67,6 +67,20 @@ def test_parts_run_on_openmps_team_where_libgomp_loads(monkeypatch):
     assert _parallel.run_parts(3, lambda share: list(share), threads=3) == [[0], [1], [2]]
 
 
+def test_thread_local_data_stays_with_each_thread_across_parts(two_threads):
+    """A team worker keeps its Python thread state from part to part, as the pool's own
+    threads do: the scratch memory and caches kept in threading.local live on."""
+    local = threading.local()
+
+    def body(share):
+        local.count = getattr(local, "count", 0) + 1
+        return threading.get_ident(), local.count
+    first = _parallel.run_parts(2, body)
+    second = _parallel.run_parts(2, body)
+    assert [ident for ident, _ in first] == [ident for ident, _ in second]
+    assert [count + 1 for _, count in first] == [count for _, count in second]
+
+
 def test_parts_leave_products_on_openmp_threads_to_mkl(monkeypatch):
     """Where MKL's products run on OpenMP's threads, parts do not take the cores from the
     BLAS: there is no spinning BLAS thread of another runtime to keep off them, and products

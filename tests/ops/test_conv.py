@@ -208,7 +208,7 @@ def test_blas_warm_up_runs_once_per_thread(monkeypatch):
     convolves, and the results are the same either way."""
     import threading
     from ember import _blas
-    monkeypatch.setattr(_blas, "_warmed", set())
+    monkeypatch.setattr(_blas, "_warm", threading.local())
     products = []
     real = np.matmul
     monkeypatch.setattr(np, "matmul", lambda a, b, *r, **k: products.append(a.shape)
