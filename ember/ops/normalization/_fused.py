@@ -83,8 +83,12 @@ def broadcastable(a, shape):
 # 0.56-0.61, ResNet-18's 25 MB stem 0.46. But inside a whole step at 2 threads, once its
 # passes had become faster (`_planes`), threading CIFAR ResNet's 2 MB layers made the step
 # 1.05-1.09x slower, and ResNet-18's from 2 MB rather than 8 MB was even (1.007), while none
-# at all was 1.06x slower (`/work/notes/s22/toggle_ab.py`): so from 8 MB.
-THREADED_MIN_BYTES = 8 << 20
+# at all was 1.06x slower (`/work/notes/s22/toggle_ab.py`): so from 8 MB on threads of the
+# pool's own. On OpenMP's team (`_parallel._Team`), parts start at once: from 1.5 MB rather
+# than 8, ResNet-18's step at 2 threads took 0.92-0.94x its time and CIFAR ResNet's
+# 0.97-0.98x, while parts of 0.5-1 MB were slower than whole (`/work/notes/s32/ab_step.py`,
+# `bn_thr.py`).
+THREADED_MIN_BYTES = 1536 << 10
 
 
 def kept_cuts(xp, xs, axes):
