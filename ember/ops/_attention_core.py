@@ -26,7 +26,8 @@ from .softmax_family import SoftmaxBackward0, sums_along
 _CAUSAL_BIASES = {}
 # Attention's batch is split across the intra-op threads from scores of this size: each
 # thread's part is then ~0.3 ms or more (GPT's (16, 4, 64, 64) scores, 1 MB: the node's
-# forward and backward at 2 threads 0.75x their one-thread time; `/work/notes/s32/`).
+# forward at 2 threads 0.75x its one-thread time, the GPT step 0.95x;
+# `/work/notes/s32/gomp_proto.py`, `ab_step.py`).
 THREADED_MIN_BYTES = 512 << 10
 
 

@@ -99,7 +99,8 @@ _TREE_MIN_SIZE = 1 << 14
 
 # Rows are split across the intra-op threads from this size (of the result): a part of ~0.2
 # ms or more (a GPT's cross-entropy over (1024, 1000) logits, 4 MB, forward and backward at 2
-# threads: 0.63x their one-thread time; `/work/notes/s32/ce_parts.py`).
+# threads: 0.63x their one-thread time, the GPT step 0.965x; `/work/notes/s32/ce_parts.py`,
+# `ab_step.py`).
 THREADED_MIN_BYTES = 1 << 20
 # ... in parts of whole groups of this many rows: BLAS sums rows (`sums_along`) in groups, and
 # a row's bits depend on its place in its group (OpenBLAS's float32 gemv: rows from a start of
