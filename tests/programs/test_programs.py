@@ -236,9 +236,12 @@ def test_hogwild(tmp_path):
     metrics, out = run_program("hogwild.py", tmp_path, "--data", DIGITS, "--num-processes", "2")
     assert metrics["exitcodes"] == [0, 0] and metrics["is_shared"]
     assert out.count("Train Epoch: 1") == 2  # both workers trained
-    # the parent only tests: the learning it sees was written into shared memory by the workers
-    assert metrics["initial_accuracy"] < 0.2 and metrics["accuracy"] > 0.75, metrics
-    assert metrics["losses"][1] < 0.3 * metrics["losses"][0]
+    # the parent only tests: the learning it sees was written into shared memory by the workers.
+    # Their updates race (that is Hogwild), so where they end varies from run to run: over 8
+    # runs the test loss fell to 0.23-0.30 of the initial one (0.30 in a full suite run on 2
+    # busy cores) and accuracy reached 0.79-0.88; memory not shared would leave 1.0 and ~0.1.
+    assert metrics["initial_accuracy"] < 0.2 and metrics["accuracy"] > 0.6, metrics
+    assert metrics["losses"][1] < 0.5 * metrics["losses"][0]
     check_pytorch_loads("hogwild.py", tmp_path, "hogwild.pt")
 
 
