@@ -126,7 +126,10 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         xp = xp_of(q)
         dtype = q._array.dtype
         qa, ka, va, pt, g = (_opmath(t._array) for t in (q, k, v, probs, grad))
-        grads = [xp.empty(a.shape, a.dtype) if need else None
+        # each gradient laid out as its input, as PyTorch's kernel lays them out: heads cut
+        # from a (B, L, 3 * E) projection take theirs back through the transpose and view
+        # without a copy each
+        grads = [xp.empty_like(a) if need else None
                  for a, need in ((qa, need_q), (ka, need_k), (va, need_v))]
         dq, dk, dv = grads
         by_first_dim(lambda c: _gradients(xp, s, qa[c], ka[c], va[c], pt[c], g[c],
