@@ -130,6 +130,14 @@ def test_a_failing_part_raises_once_every_part_is_done(two_threads):
     assert finished == [1]  # the worker's part had finished before the error came back
     assert _parallel.run_parts(2, lambda share: share[0], threads=2) == [0, 1]  # not left busy
 
+    def interrupted(share):  # (Ctrl-C lands in the caller's part, thread 0)
+        if share[0] == 0:
+            raise KeyboardInterrupt
+        return share[0]
+    with pytest.raises(KeyboardInterrupt):
+        _parallel.run_parts(2, interrupted, threads=2)
+    assert _parallel.run_parts(2, lambda share: share[0], threads=2) == [0, 1]
+
 
 def _split_cases(rng):
     f = lambda *shape, dtype=np.float32: rng.standard_normal(shape).astype(dtype)  # noqa: E731
