@@ -211,10 +211,10 @@ MIN_MULTIPLY_ADDS = 1_100_000
 PARALLEL_MIN_MULTIPLY_ADDS = 1 << 24
 
 
-def product(a, b, out=None, threads=1):
+def product(a, b, out=None, threads=1, accumulate=False):
     """np.matmul(a, b, out=out) through the CBLAS library, on up to `threads` threads where
     it has them, or None where NumPy should compute it (see the module's docstring and
-    MIN_MULTIPLY_ADDS)."""
+    MIN_MULTIPLY_ADDS). `accumulate`: out += a @ b instead (?gemm's beta = 1), `out` given."""
     cblas = _state.cblas if _state.loaded else library()
     if cblas is None or not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or \
             a.ndim < 2 or b.ndim < 2:
@@ -232,6 +232,8 @@ def product(a, b, out=None, threads=1):
             return None
         count = math.prod(batch)
     if out is None:
+        if accumulate:
+            raise ValueError("product(accumulate=True) adds into `out`: it must be given")
         out = np.empty(batch + (m, n), a.dtype)
     elif not isinstance(out, np.ndarray) or out.dtype != a.dtype or \
             out.shape != batch + (m, n) or not out.flags.writeable or \
@@ -253,22 +255,23 @@ def product(a, b, out=None, threads=1):
                       else threads)
     args = (_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k,
             scalar(1.0))
+    beta = scalar(1.0 if accumulate else 0.0)
     if count == 1:
-        cblas.gemm[kind](*args, a.ctypes.data, lda, b.ctypes.data, ldb, scalar(0.0),
-                         out.ctypes.data, ldc)
+        cblas.gemm[kind](*args, a.ctypes.data, lda, b.ctypes.data, ldb, beta, out.ctypes.data,
+                         ldc)
         return out
     steps = [_batch_stride(x, batch) for x in (a, b, out)]
     if None in steps:
         return None
     if kind in cblas.batched:
         sa, sb, sc = steps
-        cblas.batched[kind](*args, a.ctypes.data, lda, sa, b.ctypes.data, ldb, sb,
-                            scalar(0.0), out.ctypes.data, ldc, sc, count)
+        cblas.batched[kind](*args, a.ctypes.data, lda, sa, b.ctypes.data, ldb, sb, beta,
+                            out.ctypes.data, ldc, sc, count)
     else:
         size = a.itemsize
         sa, sb, sc = (s * size for s in steps)
         pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
         for i in range(count):
-            cblas.gemm[kind](*args, pa + i * sa, lda, pb + i * sb, ldb, scalar(0.0),
-                             pc + i * sc, ldc)
+            cblas.gemm[kind](*args, pa + i * sa, lda, pb + i * sb, ldb, beta, pc + i * sc,
+                             ldc)
     return out

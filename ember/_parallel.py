@@ -368,16 +368,32 @@ def matmul(xp, a, b, out=None):
     return out
 
 
-def one_product(a, b, out=None):
-    """np.matmul(a, b, out=out) in one call. MKL takes it where it is installed (`_gemm`): on
-    one thread at one intra-op thread, or while the pool holds the cores (its parts), else on
-    MKL's OpenMP threads where it has them; one on the BLAS's own threads stays NumPy's."""
+def one_product(a, b, out=None, accumulate=False):
+    """np.matmul(a, b, out=out) in one call (`accumulate`: out += a @ b). MKL takes it where
+    it is installed (`_gemm`): on one thread at one intra-op thread, or while the pool holds
+    the cores (its parts), else on MKL's OpenMP threads where it has them; one on the BLAS's
+    own threads stays NumPy's."""
     count = _pool.count()
     if count < 2 or _pool.blas_claimed:
-        res = product(a, b, out)
+        res = product(a, b, out, accumulate=accumulate)
     else:
-        res = product(a, b, out, threads=count) if threaded() else None
-    return np.matmul(a, b, out=out) if res is None else res
+        res = product(a, b, out, threads=count, accumulate=accumulate) if threaded() else None
+    if res is not None:
+        return res
+    if accumulate:
+        return np.add(out, np.matmul(a, b), out=out)
+    return np.matmul(a, b, out=out)
+
+
+def add_product(xp, a, b, c):
+    """c += a @ b for matrices, c holding what the product adds to (addmm's bias): for NumPy
+    arrays MKL's ?gemm with beta = 1 where it takes the product, which is PyTorch's addmm
+    to the bit (a product and then an add rounds differently where MKL splits the inner
+    dim: a Linear of 512 inputs gave other bits), and saves the add's pass."""
+    if xp is not np or (_pool.count() > 1 and _pool.holds_cores()):
+        c += matmul(xp, a, b)  # (a split product: its own parts)
+        return c
+    return one_product(a, b, c, accumulate=True)
 
 
 def _blas_count(n):

@@ -167,6 +167,43 @@ def test_operands_blas_cannot_read_are_copied(cblas, case):
     assert cblas
 
 
+@pytest.mark.parametrize("shapes", [((6, 4), (4, 5)), ((3, 6, 4), (3, 4, 5)),
+                                    ((3, 6, 4), (4, 5))])
+def test_accumulate_adds_the_product_into_out(cblas, shapes):
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal(s) for s in shapes)
+    start = rng.standard_normal(np.matmul(a, b).shape)
+    out = start.copy()
+    assert _gemm.product(a, b, out, accumulate=True) is out
+    np.testing.assert_allclose(out, start + a @ b, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="out"):
+        _gemm.product(a, b, accumulate=True)
+
+
+@pytest.mark.parametrize("library", ["cblas", "numpy"])
+def test_addmm_adds_its_product_into_the_bias(cblas, one_thread, library):
+    """Linear's addmm: the bias copied into the output and the product added into it by one
+    ?gemm with beta = 1 (PyTorch's addmm, to the bit where MKL computes both), or NumPy's
+    product added where the library does not take it; every bias shape addmm broadcasts."""
+    if library == "numpy":
+        _gemm.use(None)
+    rng = np.random.default_rng(4)
+    a, w = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((4, 5))
+    w = w.astype(np.float32)
+    for bias in (rng.standard_normal(5), rng.standard_normal((6, 5)), rng.standard_normal(
+            (6, 1)), rng.standard_normal((1, 5)), np.array(1.5)):
+        bias = bias.astype(np.float32)
+        before = len(cblas)
+        got = ember.addmm(ember.tensor(bias), ember.tensor(a), ember.tensor(w)).numpy()
+        np.testing.assert_allclose(got, bias + a @ w, rtol=1e-6, atol=1e-6)
+        assert len(cblas) - before == (library == "cblas")  # one ?gemm call, no other
+    lin = ember.nn.Linear(4, 5)
+    x = ember.tensor(a, requires_grad=True)
+    lin(x).sum().backward()  # (the node and its gradients as before)
+    np.testing.assert_allclose(x.grad.numpy(), np.tile(lin.weight.detach().numpy().sum(0),
+                                                       (6, 1)), rtol=1e-6)
+
+
 def test_ember_ops_run_through_it(cblas, one_thread):
     """At one thread, matmul, linear, a convolution and attention go through the library,
     and give what NumPy's products give (the same model, gradients included)."""

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ... import dtypes as _dt
-from ..._parallel import matmul as _products
+from ..._parallel import add_product as _add_product, matmul as _products
 from ..._sparse import SparseTensor
 from ..._sparse_compressed import SparseCompressedTensor
 from ..._tensor import make_tensor, Tensor, xp_of
@@ -369,7 +369,16 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         input.expand(m, n)  # raises PyTorch's message for a bias that does not fit
     prod = kept_output(AddmmBackward0, (input, mat1, mat2)) if _sac_anywhere.count else None
     computed = prod is None
-    if computed:
+    a1, a2, bias = mat1._array, mat2._array, input._array
+    if computed and alpha == 1 and beta == 1 and type(a1) is np.ndarray and \
+            a1.dtype == a2.dtype == bias.dtype and a1.dtype.char in "fd":
+        # the bias first and the product added into it, as PyTorch's addmm does: its bits
+        # where MKL computes (a product and then an add round otherwise where MKL splits the
+        # inner dim), and no pass to add the bias
+        prod = np.empty((m, n), a1.dtype)
+        prod[...] = bias
+        _add_product(np, a1, a2, prod)
+    elif computed:
         prod = _products(xp_of(mat1), mat1._array, mat2._array)
         if alpha != 1:
             prod *= alpha
