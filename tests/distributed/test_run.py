@@ -141,9 +141,16 @@ def test_the_launchers_own_error_file_gets_the_root_cause(script, tmp_path):
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     record = json.loads(own.read_text())
-    assert record["message"]["message"] == "ValueError: rank 1 fails on purpose"
+    root = _report(proc.stderr).split("Root Cause")[1]
+    if "rank      : 0 (local_rank: 0)" in root:
+        # a loaded machine: rank 0's all_reduce saw rank 1's connection close and failed on
+        # its own within the same second, and failures are timed in whole seconds, the lower
+        # rank first on a tie (as in PyTorch's launcher): rank 0's error is the root cause
+        assert record["message"]["message"].startswith("DistNetworkError"), record
+    else:
+        assert record["message"]["message"] == "ValueError: rank 1 fails on purpose"
+        assert "raise ValueError" in record["message"]["extraInfo"]["py_callstack"]
     assert record["message"]["errorCode"] == 1
-    assert "raise ValueError" in record["message"]["extraInfo"]["py_callstack"]
     kept = list((tmp_path / "logs").glob("*/attempt_0/1/error.json"))
     assert len(kept) == 1 and json.loads(kept[0].read_text())["message"]["message"] == \
         "ValueError: rank 1 fails on purpose"
