@@ -275,14 +275,13 @@ def by_first_dim(body, a, min_bytes, group=1):
     """body(s) for slices s of a's first dim, one a thread, where `a` is a NumPy array of
     `min_bytes` or more (independent work along that dim: rows of a softmax, the heads of an
     attention); else body(slice(None)) once. The cuts fall on multiples of `group`."""
-    threads = _pool.count()
-    if not isinstance(a, np.ndarray) or not a.ndim or threads < 2 or a.nbytes < min_bytes \
-            or a.shape[0] < threads * group:
+    cuts = thread_cuts(a.shape[0] // group, a.nbytes, min_bytes) \
+        if isinstance(a, np.ndarray) and a.ndim else None
+    if cuts is None:
         body(slice(None))
         return
-    cuts = [slice(g.start * group, g.stop * group)
-            for g in even_cuts(a.shape[0] // group, threads)]
-    cuts[-1] = slice(cuts[-1].start, a.shape[0])
+    cuts = [slice(c.start * group, c.stop * group) for c in cuts]
+    cuts[-1] = slice(cuts[-1].start, a.shape[0])  # (the last part takes the rows past a group)
     map_parts(body, cuts)
 
 
