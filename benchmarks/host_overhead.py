@@ -14,10 +14,10 @@ runs the models of gpu_check.py (small shapes) on 'cuda' through the strict CuPy
            only as before/after in one run on this machine).
 
     PYTHONPATH=. python benchmarks/host_overhead.py [--steps 3] [--top 25] [--only resnet]
-                                                    [--sites 30]
+                                                    [--sites 30] [--views]
 
 --sites K prints the K ember functions that launch the most kernels a step, and what they
-launch.
+launch; with --views, the calls that make views (no kernel, host time all the same) count too.
 """
 import collections
 import cProfile
@@ -104,9 +104,10 @@ def _entry(frame):
     return name not in _NO_KERNEL and code.co_name != "_view", name
 
 
-def launch_sites(step, steps):
+def launch_sites(step, steps, views=False):
     """({'launch': n, 'view': n} a step, Counter of (ember function, what it launched) over
-    `steps` steps): each outermost call into the stand-in, by the ember function making it."""
+    `steps` steps): each outermost call into the stand-in, by the ember function making it;
+    with `views`, the calls that make views are counted as sites too."""
     kinds, sites = collections.Counter(), collections.Counter()
 
     def profile(frame, event, arg):
@@ -124,10 +125,10 @@ def launch_sites(step, steps):
         kinds["launch" if launches else "view"] += 1
         while caller is not None and "/ember/" not in caller.f_code.co_filename:
             caller = caller.f_back
-        if launches:
+        if launches or views:
             where = "?" if caller is None else \
                 f"{caller.f_code.co_filename.split('/ember/')[1]}:{caller.f_code.co_name}"
-            sites[(where, name)] += 1
+            sites[(where, name if launches else f"(view) {name}")] += 1
     sys.setprofile(profile)
     try:
         for _ in range(steps):
@@ -156,7 +157,7 @@ def main():
             profile.disable()
             stats = pstats.Stats(profile)
             figures = counts(stats, steps)
-            split, sites = launch_sites(step, steps)
+            split, sites = launch_sites(step, steps, "--views" in sys.argv)
             figures = dict(figures, **split)
             t0 = time.perf_counter()
             for _ in range(steps):

@@ -9,14 +9,49 @@ them on the arrays inside, one rounding per operation as NumPy's arithmetic and 
 anything beyond the subset is refused with NotImplementedError, so a kernel the stand-in cannot
 run fails loudly here rather than running differently on a GPU. Arguments are checked as CuPy
 checks them: device arrays (or scalars) only, one dtype per type placeholder, no dtype a
-kernel cannot name; a kernel with no array to size its loop needs `size=`."""
+kernel cannot name; a kernel with no array to size its loop needs `size=`.
+
+With EMBER_KERNEL_RECORD=<prefix> in the environment, every distinct call (the kernel's
+definition and its arguments' dtypes, dims and layouts) is written at exit to
+`<prefix>.<pid>.jsonl`, for `benchmarks/nvcc_check.py` to compile as CuPy would (on a machine with no
+GPU, with CUDA's nvcc)."""
+import atexit
+import json
 import math
+import os
 import re
 
 import numpy as np
 
 from . import c_subset
 from .array import kernel_dtype, ndarray, unsupported
+
+_RECORD_PREFIX = os.environ.get("EMBER_KERNEL_RECORD")
+_RECORDED = {}  # signature -> its record, written at exit
+
+
+def _layout(a, shape=None):
+    """[dtype, ndim, C-contiguous] of a kernel argument as the kernel reads it (broadcast to
+    `shape` when given); a scalar is [None, 0, True]: CuPy types it from its parameter."""
+    if type(a) is not ndarray:
+        return [None, 0, True]
+    v = a._a if shape is None else np.broadcast_to(a._a, shape)
+    return [v.dtype.name, v.ndim, bool(v.flags.c_contiguous)]
+
+
+def _record(kind, definition, arguments, **call):
+    if _RECORD_PREFIX is None:
+        return
+    entry = {"kind": kind, "definition": definition, "arguments": arguments, **call}
+    _RECORDED.setdefault(json.dumps(entry, sort_keys=True), entry)
+
+
+@atexit.register
+def _write_records():
+    if _RECORD_PREFIX and _RECORDED:
+        with open(f"{_RECORD_PREFIX}.{os.getpid()}.jsonl", "w") as f:
+            f.writelines(line + "\n" for line in _RECORDED)
+
 
 _REDUCTIONS = {"a+b": np.add, "max(a,b)": np.maximum, "min(a,b)": np.minimum}
 
@@ -70,6 +105,8 @@ class ReductionKernel:
                  name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
                  options=()):
         self.name = name
+        self._definition = [in_params, out_params, map_expr, reduce_expr, post_map_expr,
+                            identity, name, reduce_type, preamble, list(options)]
         self._in, self._out = _parameters(in_params), _parameters(out_params)
         if len(self._out) != 1 or any(raw for raw, _, _ in self._in + self._out):
             raise NotImplementedError("the CuPy stand-in's ReductionKernel has one output and "
@@ -116,6 +153,10 @@ class ReductionKernel:
                 raise NotImplementedError(f"{self.name}: post_map_expr reads an array parameter")
             result = _flat_run(self._post, {"a": reduced, **read}, bound.get("T"),
                                reduced.shape)
+        _record("reduction", self._definition, [_layout(a, shape) for a in args],
+                axis=sorted(range(len(shape)) if axis is None else
+                            {a % len(shape) for a in np.atleast_1d(axis).tolist()}),
+                keepdims=bool(keepdims), ndim=len(shape))
         return ndarray._of(np.array(result, dtype=out_dtype))
 
 
@@ -156,6 +197,8 @@ class ElementwiseKernel:
                  preamble="", no_return=False, return_tuple=False, loop_prep="",
                  after_loop="", options=()):
         self.name = name
+        self._definition = [in_params, out_params, operation, name, preamble, loop_prep,
+                            after_loop, list(options)]
         self._in, self._out = _parameters(in_params), _parameters(out_params)
         if "i" in (name for _, _, name in self._in + self._out):
             raise ValueError("Can not use 'i' as a parameter name")
@@ -209,6 +252,9 @@ class ElementwiseKernel:
             run.run(self._body, declared)
         for (_, _, name), out in zip(self._out, outs):
             np.copyto(out._a, np.broadcast_to(run.env[name], (n,)).reshape(shape))
+        _record("elementwise", self._definition, [
+            _layout(a, None if p[0] else shape) for p, a in zip(self._in, args)] +
+            [_layout(o) for o in outs], ndim=len(shape), size=size is not None)
         return outs[0] if len(outs) == 1 and not self._return_tuple else tuple(outs)
 
 

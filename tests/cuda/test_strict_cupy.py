@@ -310,3 +310,34 @@ def test_norms_softmax_and_attention_sum_on_a_device_without_einsum(cp, monkeypa
 
     for got, want in zip(run("cuda"), run("cpu")):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_kernel_calls_are_recorded_for_nvcc_check(cp, monkeypatch, tmp_path):
+    """With EMBER_KERNEL_RECORD, each distinct kernel call is written once, as
+    benchmarks/nvcc_check.py reads it: the definition and what each argument is."""
+    import json
+
+    from tests._strict_cupy import kernels
+    monkeypatch.setattr(kernels, "_RECORD_PREFIX", str(tmp_path / "rec"))
+    monkeypatch.setattr(kernels, "_RECORDED", {})
+    x = cp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    scale = cp.ElementwiseKernel("T x, raw T w, T k", "T y", "y = x * w[i % 4] * k", "scale")
+    for _ in range(2):  # the same call twice: one record
+        scale(x, x, np.float32(2))
+    scale(x.T, x, np.float32(2))  # another layout: a record of its own
+    total = cp.ReductionKernel("T x, T n", "T y", "x", "a + b", "y = a / n", "0", "total")
+    total(x, np.float32(3), axis=0)
+    with pytest.raises(NotImplementedError):  # refused by the stand-in: no record
+        total(x, x, axis=0)
+    kernels._write_records()
+    (path,) = tmp_path.glob("rec.*.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["kind"] for r in records] == ["elementwise", "elementwise", "reduction"]
+    first, transposed, reduction = records
+    assert first["definition"][:4] == ["T x, raw T w, T k", "T y", "y = x * w[i % 4] * k",
+                                       "scale"]
+    assert first["arguments"] == [["float32", 2, True], ["float32", 2, True], [None, 0, True],
+                                  ["float32", 2, True]]
+    assert transposed["arguments"][0] == ["float32", 2, False] and not first["size"]
+    assert reduction["arguments"] == [["float32", 2, True], [None, 0, True]]
+    assert reduction["axis"] == [0] and reduction["ndim"] == 2 and not reduction["keepdims"]
