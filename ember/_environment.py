@@ -108,12 +108,10 @@ def get_num_interop_threads():
 
 
 # ---- matmul precision, determinism, warnings --------------------------------------------
-_settings = {"matmul_precision": "highest"}
-
-
 def set_float32_matmul_precision(precision):
-    """Recorded for `get_float32_matmul_precision`; NumPy's float32 matmul always computes in
-    full float32 ("highest"), which every setting permits."""
+    """NumPy's float32 products always compute in full float32 ("highest", which every
+    setting permits); on a GPU "high" and "medium" let cuBLAS compute them in TF32, as
+    `torch.backends.cuda.matmul.allow_tf32 = True` does."""
     if not isinstance(precision, str):
         raise RuntimeError("set_float32_matmul_precision expects a str, but got "
                            f"{type(precision).__name__}")
@@ -121,11 +119,13 @@ def set_float32_matmul_precision(precision):
         warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
                       "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
         return
-    _settings["matmul_precision"] = precision
+    _state.matmul_precision.float32 = precision
+    from .backends import cuda as _cuda_backend
+    _cuda_backend.apply_matmul_precision()
 
 
 def get_float32_matmul_precision():
-    return _settings["matmul_precision"]
+    return _state.matmul_precision.float32
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

@@ -199,3 +199,11 @@ class profiler:
     """The recording profiler, or None (read once per backward by the engine, and by the op
     wrappers that exist only while one records)."""
     active = None
+
+
+class matmul_precision:
+    """torch.set_float32_matmul_precision: "highest" (float32 products in float32), "high" or
+    "medium" (TF32 allowed on a GPU). One setting behind it and
+    `torch.backends.cuda.matmul.allow_tf32`, as in PyTorch: setting either shows in the
+    other."""
+    float32 = "highest"

@@ -194,7 +194,9 @@ class CudaBackend:
             except ImportError:
                 raise AssertionError("Torch not compiled with CUDA enabled") from None
             from . import _allocator
+            from .backends import cuda as cuda_flags
             _allocator.track_cuda_memory(cupy)
+            cuda_float32_products(cupy, cuda_flags.matmul_tf32())
             self._cupy = cupy
         return self._cupy
 
@@ -296,6 +298,22 @@ class CudaBackend:
         except Exception:  # NVRTC's CompileException, or a CuPy without these kernels
             self._assert_kernels = False
             return None
+
+
+def cuda_float32_products(cupy, tf32):
+    """Set CuPy's float32 (and complex64) matrix products, cuBLAS's, to compute in TF32 or in
+    full float32; return whether they were in TF32. TF32 needs compute capability 8.0 (CuPy
+    would warn and keep float32): below it, products stay float32, as PyTorch's do. The
+    setting is CuPy's, one for the process (`_routines_linalg`, which PyTorch users reach
+    through torch.backends); a CuPy without it has float32 products only."""
+    types = getattr(getattr(cupy, "_core", None), "_routines_linalg", None)
+    if types is None:
+        return False
+    was = types.get_compute_type(np.float32) == types.COMPUTE_TYPE_TF32
+    if tf32 != was and (not tf32 or int(cupy.cuda.Device().compute_capability) >= 80):
+        types.set_compute_type(np.float32, types.COMPUTE_TYPE_TF32 if tf32 else
+                               types.COMPUTE_TYPE_DEFAULT)
+    return was
 
 
 class _DeviceAsserts:

@@ -1,7 +1,8 @@
 """Shared test fixtures. `fake_cuda`: 'cuda' on the strict CuPy stand-in (tests/_strict_cupy;
 this machine has no GPU), so the code a GPU runs is what runs. `numpy_kernels`: ember's
 own NumPy routines, where oneDNN would otherwise take float32 convolutions, LSTMs and layer
-norms."""
+norms. `full_float32`: convolutions on 'cuda' without TF32, for tests that hold them to the
+CPU's values (as PyTorch's own tests compare devices with TF32 off)."""
 import pytest
 
 import ember
@@ -33,3 +34,11 @@ def numpy_kernels():
     before = _dnnl.use(None)
     yield
     _dnnl.use(before)
+
+
+@pytest.fixture
+def full_float32(monkeypatch):
+    """Float32 convolutions on 'cuda' in full float32: by default they compute in TF32, as
+    cuDNN's do (`torch.backends.cudnn.allow_tf32`), which moves their values in the fourth
+    digit."""
+    monkeypatch.setattr(ember.backends.cudnn, "allow_tf32", False)

@@ -410,6 +410,7 @@ def test_binary_results_laid_out_as_tensoriterator(op):
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
 
 
+@pytest.mark.usefixtures("full_float32")  # held to the CPU's values
 @pytest.mark.parametrize("op", CHANNELS_LAST_OPS)
 def test_channels_last_carried_on_cuda_as_on_the_cpu(op, fake_cuda):
     """The device's kernels (a fused batch norm, one-launch pools) keep the same layouts."""

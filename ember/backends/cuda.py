@@ -3,7 +3,9 @@ is built when CuPy is installed. Its matrix products are cuBLAS's and its linear
 cuSOLVER's (through CuPy); its FFTs keep their plans in CuPy's plan cache, which
 `cufft_plan_cache` reads and sizes. Matmul precision, the attention-kernel toggles and the
 library preferences are kept as flags with PyTorch's defaults: ember has one attention
-implementation (the math one), and the flags do not change its numbers."""
+implementation (the math one), and the flags do not change its numbers. TF32 matmuls
+(`matmul.allow_tf32`, `set_float32_matmul_precision("high")`) set CuPy's float32 products to
+TF32 on GPUs that have it (compute capability 8.0 and up)."""
 import contextlib
 import enum
 import importlib.util
@@ -11,7 +13,7 @@ import os
 import warnings
 
 from .. import _state
-from ..device import backend_of, device as _device
+from ..device import backend_of, cuda_float32_products, device as _device
 from ._sdpa import (SDPAParams, can_use_cudnn_attention, can_use_efficient_attention,
                     can_use_flash_attention)
 
@@ -40,7 +42,7 @@ def _cuda():
 class cuBLASModule:
     """`torch.backends.cuda.matmul`: how much precision cuBLAS may trade for speed."""
 
-    _flags = {"allow_tf32": False, "allow_fp16_reduced_precision_reduction": (True, True),
+    _flags = {"allow_fp16_reduced_precision_reduction": (True, True),
               "allow_bf16_reduced_precision_reduction": (True, True),
               "allow_fp16_accumulation": False, "fp32_precision": "none"}
 
@@ -71,7 +73,9 @@ class cuBLASModule:
                 return flags[key][0]
             if name == key + "_split_k":
                 return flags[key][1]
-        if name in ("allow_tf32", "allow_fp16_accumulation", "fp32_precision"):
+        if name == "allow_tf32":
+            return matmul_tf32()
+        if name in ("allow_fp16_accumulation", "fp32_precision"):
             return flags[name]
         raise AttributeError("Unknown attribute " + name)
 
@@ -80,18 +84,39 @@ class cuBLASModule:
         if name in ("allow_fp16_reduced_precision_reduction",
                     "allow_bf16_reduced_precision_reduction"):
             flags[name] = self._reduction_setting(value, name)
-        elif name in ("allow_tf32", "allow_fp16_accumulation"):
+        elif name == "allow_tf32":  # the float32 matmul precision, as in PyTorch
+            _state.matmul_precision.float32 = "high" if value else "highest"
+            apply_matmul_precision()
+        elif name == "allow_fp16_accumulation":
             flags[name] = bool(value)
         elif name == "fp32_precision":
             if value not in ("none", "ieee", "tf32"):
                 raise RuntimeError(f"Invalid precision {value} for cuda matmul: expected one of "
                                    "none, ieee, tf32")
             flags[name] = value
+            apply_matmul_precision()
         else:
             raise AttributeError("Unknown attribute " + name)
 
 
 matmul = cuBLASModule()
+
+
+def matmul_tf32():
+    """Whether float32 matrix products on a GPU may compute in TF32: `matmul.fp32_precision`
+    "tf32", or (where it is "none") a float32 matmul precision other than "highest"."""
+    precision = cuBLASModule._flags["fp32_precision"]
+    if precision != "none":
+        return precision == "tf32"
+    return _state.matmul_precision.float32 != "highest"
+
+
+def apply_matmul_precision():
+    """Give CuPy's float32 products (cuBLAS) the TF32 setting, where CuPy is loaded already
+    (loading it applies the setting then)."""
+    cupy = getattr(backend_of(_device("cuda")), "_cupy", None)
+    if cupy is not None:
+        cuda_float32_products(cupy, matmul_tf32())
 
 
 # ---- the libraries behind BLAS, linear algebra and ROCm's flash attention --------------------

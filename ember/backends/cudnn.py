@@ -1,5 +1,7 @@
 """`torch.backends.cudnn`: ember computes with CuPy, not cuDNN, so cuDNN is never available;
-the flags scripts set (`benchmark`, `deterministic` ...) are kept with PyTorch's defaults."""
+the flags scripts set (`benchmark`, `deterministic` ...) are kept with PyTorch's defaults.
+`allow_tf32` (on by default, as PyTorch's) has ember's float32 convolutions on a GPU compute
+their products in TF32, as cuDNN's would (`conv_tf32`)."""
 import sys
 import types
 
@@ -16,6 +18,15 @@ depthwise_kernel = "auto"  # which kernel depthwise convolutions use: "auto", "c
 
 # the dtypes cuDNN computes in
 CUDNN_TENSOR_DTYPES = {_dt.float16, _dt.float32, _dt.float64}
+
+
+def conv_tf32():
+    """Whether float32 convolutions on a GPU may compute in TF32, as cuDNN's do by default:
+    `fp32_precision` "tf32", or (where it is "none") `allow_tf32`. ember's convolutions
+    are products of cuBLAS (through CuPy), which this sets for them."""
+    if fp32_precision != "none":
+        return fp32_precision == "tf32"
+    return bool(allow_tf32)
 
 
 def is_available():

@@ -3,7 +3,7 @@ CuPy needs no GPU). The strict stand-in exposes exactly these names, with these 
 ufunc loops, so code that works on it uses nothing a real CuPy lacks.
 
     python -m venv /tmp/cupyvenv && /tmp/cupyvenv/bin/pip install numpy ml_dtypes cupy-cuda12x==14.2.0
-    /tmp/cupyvenv/bin/python tests/_strict_cupy/list_cupy_names.py > tests/_strict_cupy/_cupy_api.py
+    /tmp/cupyvenv/bin/python -P tests/_strict_cupy/list_cupy_names.py > tests/_strict_cupy/_cupy_api.py
 """
 import importlib
 import inspect
@@ -13,7 +13,7 @@ import cupy
 
 MODULES = ["cupy", "cupy.random", "cupy.linalg", "cupy.fft", "cupy.cuda", "cupy.cuda.runtime",
            "cupyx", "cupyx.scipy", "cupyx.scipy.special", "cupyx.scipy.sparse", "cupyx.scipy.linalg",
-           "cupyx.scipy.ndimage"]
+           "cupyx.scipy.ndimage", "cupy._core._routines_linalg"]
 CLASSES = {"ndarray": cupy.ndarray, "random.Generator": cupy.random.Generator,
            "cuda.Device": cupy.cuda.Device, "cuda.Stream": cupy.cuda.Stream,
            "cuda.Event": cupy.cuda.Event, "cuda.MemoryPointer": cupy.cuda.MemoryPointer}

@@ -6,6 +6,7 @@ has (no float8 arithmetic, bfloat16 as CuPy's loops give it) and refuses NumPy a
 lists, as CuPy's do. Functions that copy host data to the device (`array`, `asarray` ...) are
 the only ones that take NumPy arrays."""
 import inspect
+import os
 import types
 
 import numpy as np
@@ -472,6 +473,80 @@ def _cuda_module(hooks, pool):
     return cuda
 
 
+# ---- cuBLAS's compute types (cupy._core._routines_linalg) ---------------------------------------
+_COMPUTE_TYPES = {"COMPUTE_TYPE_TBD": 0, "COMPUTE_TYPE_DEFAULT": 1, "COMPUTE_TYPE_PEDANTIC": 2,
+                  "COMPUTE_TYPE_FP16": 3, "COMPUTE_TYPE_FP32": 4, "COMPUTE_TYPE_FP64": 5,
+                  "COMPUTE_TYPE_BF16": 6, "COMPUTE_TYPE_TF32": 7}
+_TF32 = _COMPUTE_TYPES["COMPUTE_TYPE_TF32"]
+_compute_types = None  # the current device's: the products read it
+
+
+def _routines_linalg():
+    """CuPy's compute types as it keeps them: one per dtype kind (bfloat16, float16, float32
+    with complex64, float64 with complex128, int8, int32) for the process, undecided until
+    first asked (then DEFAULT, or TF32 for float32 where CUPY_TF32 is set); TF32 and BF16
+    need compute capability 8.0, else CuPy warns and keeps DEFAULT."""
+    global _compute_types
+    module = _module("cupy._core._routines_linalg")
+    vars(module).update(_COMPUTE_TYPES)
+    types = _compute_types = [0] * 6
+
+    def to_compute_type_index(dtype):
+        dtype = np.dtype(dtype)
+        for index, kinds in enumerate(("", "e", "fF", "dD")):
+            if kinds and dtype.char in kinds:
+                return index
+        if dtype.name == "bfloat16":
+            return 0
+        if dtype.char == "b":
+            return 4
+        if dtype.name == "int32":
+            return 5
+        raise TypeError(f"dtype is not supported: {dtype}")
+
+    def set_compute_type(dtype, compute_type):
+        if compute_type in (6, _TF32) and int(Device().compute_capability) < 80:
+            compute_type = 1
+        elif compute_type not in range(8):
+            raise ValueError(f"Unknown compute type: {compute_type}")
+        types[to_compute_type_index(dtype)] = compute_type
+
+    def get_compute_type(dtype):
+        index = to_compute_type_index(dtype)
+        if types[index] == 0:
+            tf32 = np.dtype(dtype).char in "fF" and int(os.getenv("CUPY_TF32", "0")) > 0
+            set_compute_type(dtype, _TF32 if tf32 else 1)
+        return types[index]
+
+    module.to_compute_type_index = to_compute_type_index
+    module.set_compute_type, module.get_compute_type = set_compute_type, get_compute_type
+    module.compute_type_to_str = lambda t: {v: k for k, v in _COMPUTE_TYPES.items()}.get(t, t)
+    return module
+
+
+def _in_tf32(a):
+    """A float32 (or complex64) operand as cuBLAS's TF32 products read it: each float rounded
+    to TF32's 10 mantissa bits (to nearest, ties to even; infinities and NaN kept)."""
+    if type(a) is not ndarray or a._a.dtype.char not in "fF":
+        return a
+    bits = np.ascontiguousarray(a._a).view(np.uint32)
+    rounded = (bits + np.uint32(0xFFF) + ((bits >> 13) & np.uint32(1))) & np.uint32(0xFFFFE000)
+    special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+    return ndarray._of(np.where(special, bits, rounded).view(a._a.dtype))
+
+
+def _products_in(function):
+    """A CuPy product (matmul, dot, tensordot, inner: cuBLAS's) that reads its float32
+    operands in TF32 where the compute type says so (CuPy's einsum, which also multiplies
+    through cuBLAS at times, is not modelled: it stays float32)."""
+    def call(*args, **kwargs):
+        if _compute_types is not None and _compute_types[2] == _TF32:
+            args = [_in_tf32(a) for a in args[:2]] + list(args[2:])
+        return function(*args, **kwargs)
+    call.__name__ = call.__qualname__ = function.__name__
+    return call
+
+
 # ---- the modules -------------------------------------------------------------------------------
 _MODULES = None  # the stateless modules, made once per process (their functions hold nothing)
 
@@ -501,6 +576,8 @@ def _stateless():
     cupyx.scipy = _module("cupyx.scipy")
     cupyx.scipy.special = _module("cupyx.scipy.special", MODULES["cupyx.scipy.special"],
                                   scipy.special)
+    for name in ("matmul", "dot", "tensordot", "inner"):
+        setattr(cupy, name, _products_in(getattr(cupy, name)))
     cupy.TRANSFERS = TRANSFERS
     _MODULES = {"cupy": cupy, "cupy.random": cupy.random, "cupy.linalg": cupy.linalg,
                 "cupy.fft": cupy.fft, "cupy.lib": cupy.lib,
@@ -528,6 +605,8 @@ def build():
     cupy.cuda = modules["cupy.cuda"] = _cuda_module(hooks, pool)
     modules["cupy.cuda.runtime"] = cupy.cuda.runtime
     cupy.cuda.nccl = modules["cupy.cuda.nccl"] = nccl_parts.build()
+    cupy._core = modules["cupy._core"] = _module("cupy._core")
+    cupy._core._routines_linalg = modules["cupy._core._routines_linalg"] = _routines_linalg()
     cupy.get_default_memory_pool = lambda: pool
     array_parts.POOL = pool
     return modules

@@ -190,6 +190,7 @@ CONVS = [  # (N, C, O, *size), kernel, stride, padding, dilation, groups
 ]
 
 
+@pytest.mark.usefixtures("full_float32")  # held to the CPU's values
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", range(len(CONVS)))
 def test_convolutions_take_the_index_kernels_with_the_cpus_values(monkeypatch, dtype, case):

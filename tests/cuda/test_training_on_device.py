@@ -196,6 +196,7 @@ OPTIMIZERS = {
 }
 
 
+@pytest.mark.usefixtures("full_float32")  # held to the CPU's values
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
 def test_resnet_style_steps_and_eval_match_the_cpu(optimizer):
     state, batch = _initial_state(SmallResNet), _image_batch()
@@ -214,6 +215,7 @@ def test_resnet_style_steps_and_eval_match_the_cpu(optimizer):
     assert REAL_CUDA or cuda["transfers"] == [1] * STEPS  # the loss.item()
 
 
+@pytest.mark.usefixtures("full_float32")  # held to the CPU's values
 def test_torchvision_resnet18_step_matches_the_cpu():
     """The real ResNet-18 (ember.vision.models), one SGD-momentum step on a small batch."""
     from ember.vision.models import resnet18

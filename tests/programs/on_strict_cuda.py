@@ -6,7 +6,10 @@ one. Test-only: ember knows nothing of the stand-in; it finds `cupy` as it would
 With STRICT_CUPY_TRANSFERS_FILE set, the stand-in's device-to-host transfers are written there
 as JSON at the end (also when the script exits through SystemExit): {"count": all of them,
 "lines": {a line of the script's source: the transfers made under it}}, so a test can hold a
-program to the reads its own lines ask for (`loss.item()`, `torch.save`) and find any other."""
+program to the reads its own lines ask for (`loss.item()`, `torch.save`) and find any other.
+With STRICT_CUPY_FULL_FLOAT32=1, convolutions compute in full float32 rather than in cuDNN's
+TF32 (`torch.backends.cudnn.allow_tf32 = False`), for a test that compares them with the
+CPU's."""
 import collections
 import json
 import os
@@ -35,6 +38,8 @@ def _count_by_script_line(script):
 
 def run(argv):
     path = os.environ.get("STRICT_CUPY_TRANSFERS_FILE")
+    if os.environ.get("STRICT_CUPY_FULL_FLOAT32") == "1":
+        ember.backends.cudnn.allow_tf32 = False
     with strict_cupy():
         start = TRANSFERS.count
         # python -m ember.compat compiles the script under its absolute path, as python does

@@ -59,7 +59,8 @@ def test_program_on_cuda_gives_the_cpus_metrics_and_reads_only_where_asked(scrip
     transfers_file = tmp_path / "transfers.json"
     got, out = run_program(script, tmp_path / "cuda", *args, "--device", "cuda",
                            runner="tests.programs.on_strict_cuda",
-                           env={"STRICT_CUPY_TRANSFERS_FILE": str(transfers_file)})
+                           env={"STRICT_CUPY_TRANSFERS_FILE": str(transfers_file),
+                                "STRICT_CUPY_FULL_FLOAT32": "1"})  # the CPU's values
     drawn = DEVICE_DRAWN.get(script, set())
     _assert_close({k: v for k, v in got.items() if k not in drawn},
                   {k: v for k, v in expected.items() if k not in drawn}, script)

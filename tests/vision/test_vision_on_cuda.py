@@ -3,6 +3,7 @@ stand-in): photometric transforms, perspective/elastic warps, deform_conv2d, the
 position-sensitive RoI pools, masks_to_boxes and drop_block give CUDA tensors, equal to
 their CPU results."""
 import numpy as np
+import pytest
 
 import ember
 import ember.vision.ops as O
@@ -16,6 +17,7 @@ def _same(cpu, cuda, atol=1e-6):
     np.testing.assert_allclose(cuda.detach().cpu().numpy(), cpu.detach().numpy(), atol=atol)
 
 
+@pytest.mark.usefixtures("full_float32")  # held to the CPU's values
 def test_photometric_and_warps_on_cuda(fake_cuda):
     u8 = ember.tensor(RNG.integers(0, 256, (2, 3, 9, 10), dtype=np.uint8))
     f32 = u8.float() / 255

@@ -12,12 +12,18 @@ The columns are the (C*KH*KW, N*OH*OW) matrix, rows in the weight's (c, ki, kj) 
 each one product over the whole batch (with groups, one batched product of the groups' row
 blocks). Both gradients share gy's (O, N*L) copy (`backward`). The kernels are C index
 arithmetic the tests' CuPy stand-in runs with NumPy; before first use each is compared with
-the CPU routines on a small case (`_trial`)."""
+the CPU routines on a small case (`_trial`).
+
+Float32 products compute in TF32 where `torch.backends.cudnn.allow_tf32` says (on by
+default), as cuDNN's convolutions do, whatever the matmul setting (`_products`)."""
 import math
 
 import numpy as np
 
-from ..._parallel import matmul as _products
+from ..._parallel import matmul
+from ...backends.cuda import matmul_tf32
+from ...backends.cudnn import conv_tf32
+from ...device import cuda_float32_products
 from .. import _device_kernels
 from ._im2col import col2im, im2col, pad_array
 
@@ -63,6 +69,19 @@ _SWAP = _device_kernels.Kernel(
     "ptrdiff_t k = i % inner; ptrdiff_t q = i / inner;"
     "y = m[(q % lead * second + q / lead) * inner + k]",
     trial=lambda xp, dtype: _trial(xp, dtype, "swap"))
+
+
+def _products(xp, a, b, out=None):
+    """a @ b on the device, a float32 product in TF32 where cuDNN's convolutions would be
+    (`conv_tf32`): CuPy's setting for the products is switched for this one where the
+    matmul setting differs, and put back."""
+    if a.dtype != np.float32 or conv_tf32() == matmul_tf32():
+        return matmul(xp, a, b, out)
+    was = cuda_float32_products(xp, conv_tf32())
+    try:
+        return matmul(xp, a, b, out)
+    finally:
+        cuda_float32_products(xp, was)
 
 
 def applies(xp, x, w, p):
