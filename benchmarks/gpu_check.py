@@ -178,6 +178,9 @@ def cases(rng):
 def timings(torch):
     torch_device = "cpu" if STAND_IN else "cuda"
     rng = np.random.default_rng(0)
+    print("TF32 (ember, torch): convolutions",
+          (ember.backends.cudnn.allow_tf32, torch.backends.cudnn.allow_tf32), "matmuls",
+          (ember.backends.cuda.matmul.allow_tf32, torch.backends.cuda.matmul.allow_tf32))
     print(header("training step on cuda"), "  first losses (ember, torch)")
     for name, build, x, y, make_opt in cases(rng):
         ember.manual_seed(0)
