@@ -306,7 +306,7 @@ def test_repeated_rows_add_up_by_the_run_sums_kernel_with_the_cpus_bits(monkeypa
 
 @pytest.mark.parametrize("transposed", [False, True])
 def test_device_convolutions_over_the_column_budget_go_in_slices(monkeypatch, transposed):
-    """On a device too, a batch whose columns exceed COL_BUDGET is convolved in slices of the
+    """On a device too, a batch whose columns exceed its budget is convolved in slices of the
     batch (forward, and each gradient on its own): the values of one pass."""
     from ember.ops.conv import _routines
     rng = np.random.default_rng(8)
@@ -321,10 +321,23 @@ def test_device_convolutions_over_the_column_budget_go_in_slices(monkeypatch, tr
         return [out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in ts]
     with strict_cupy():
         whole = run()
-        monkeypatch.setattr(_routines, "COL_BUDGET", 1)  # one sample per slice
+        monkeypatch.setattr(_routines, "DEVICE_COL_BUDGET", 1)  # one sample per slice
         sliced = run()
     for got, want in zip(sliced, whole):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_devices_column_budget_keeps_resnet18_at_batch_64_whole():
+    """A device's step is bound by its calls: ResNet-18's 7x7 stem at batch 64 (450 MB of
+    columns) goes whole there, in two slices on the CPU; at batch 256 (1.8 GB) in four."""
+    from ember.ops.conv import _routines
+    p = ((2, 2), (3, 3), (3, 3), (1, 1), 1)
+    x = np.zeros((64, 3, 224, 224), np.float32)
+    assert len(_routines._batch_slices(x, (7, 7), p, (112, 112))) == 2
+    with strict_cupy() as cp:
+        assert _routines._batch_slices(cp.asarray(x), (7, 7), p, (112, 112)) is None
+        big = cp.zeros((256, 3, 224, 224), np.float32)
+        assert len(_routines._batch_slices(big, (7, 7), p, (112, 112))) == 4
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

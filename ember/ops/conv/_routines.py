@@ -15,8 +15,16 @@ from ._shifted import ShiftedCopies, shifted_forward, shifted_weight_grad
 from ._winograd import _unsplit, winograd_backward, winograd_forward, winograd_weight_grad
 
 
-# ResNet-18 at batch 256 on a GPU needs a few hundred MB of scratch per layer, not GBs.
+# ResNet-18 at batch 256 on a GPU needs a few hundred MB of scratch per layer, not GBs. A
+# device's budget is twice the CPU's: its step is bound by the host's calls, which a batch in
+# slices multiplies, and ResNet-18's stem and first stage at batch 64 (460-470 MB of columns)
+# then go whole.
 COL_BUDGET = 1 << 28
+DEVICE_COL_BUDGET = 1 << 29
+
+
+def _col_budget(a):
+    return COL_BUDGET if isinstance(a, np.ndarray) else DEVICE_COL_BUDGET
 
 # A forward whose weight gradient is to come keeps its im2col columns for it (sparing the
 # weight gradient a second padded copy and column copy: measured at 1 thread on CIFAR
@@ -68,19 +76,19 @@ def _thread_parts(xp, n, per_sample):
 
 
 def _batch_slices(x, kernel, p, osz):
-    """Slices of the batch whose im2col buffers each fit COL_BUDGET (None: all of it fits)."""
+    """Slices of the batch whose im2col buffers each fit the budget (None: all of it fits)."""
     if osz is None:
         stride, lo, hi, dil, _ = p
         padded = tuple(s + l + h for s, l, h in zip(x.shape[2:], lo, hi))
         osz = out_size(padded, kernel, stride, dil)
     return _slices_within_budget(x.shape[0], x.shape[1] * math.prod(kernel) * math.prod(osz) *
-                                 x.dtype.itemsize)
+                                 x.dtype.itemsize, _col_budget(x))
 
 
-def _slices_within_budget(n, per_sample):
-    """Slices of a batch of n whose columns (`per_sample` bytes a sample) each fit COL_BUDGET,
-    or None where all of it fits."""
-    step = max(1, COL_BUDGET // max(per_sample, 1))
+def _slices_within_budget(n, per_sample, budget):
+    """Slices of a batch of n whose columns (`per_sample` bytes a sample) each fit `budget`
+    bytes, or None where all of it fits."""
+    step = max(1, budget // max(per_sample, 1))
     if n <= step:
         return None
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
@@ -221,7 +229,8 @@ def conv_transpose_forward(xp, y, w, p, size):
             return x
     if _device_columns.applies(xp, y, w, p):
         parts = _slices_within_budget(y.shape[0], g * cg * math.prod(kernel) *
-                                      math.prod(y.shape[2:]) * y.dtype.itemsize)
+                                      math.prod(y.shape[2:]) * y.dtype.itemsize,
+                                      DEVICE_COL_BUDGET)
         if parts is not None:
             return xp.concatenate([conv_transpose_forward(xp, y[s], w, p, size) for s in parts])
         return _device_columns.transpose(xp, y, w, p, size)
@@ -246,8 +255,8 @@ def conv_transpose_forward(xp, y, w, p, size):
     n, osz = y.shape[0], y.shape[2:]
     parity = _layout.parity_transpose_ok(xp, y, g, kernel, stride, dil)
     per_sample = g * cg * math.prod(kernel) * math.prod(osz) * y.dtype.itemsize
-    if not parity and n > 1 and n * per_sample > COL_BUDGET:
-        step = max(1, COL_BUDGET // per_sample)
+    if not parity and n > 1 and n * per_sample > _col_budget(y):
+        step = max(1, _col_budget(y) // per_sample)
         return xp.concatenate([conv_transpose_forward(xp, y[i:i + step], w, p, size)
                                for i in range(0, n, step)])
     parts = _thread_parts(xp, n, per_sample)
