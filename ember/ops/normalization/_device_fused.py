@@ -12,12 +12,14 @@ a parameter of the array's type, so each operation rounds as the CPU's float32 (
 ufunc does (a GPU may contract a multiply and an add into one rounding: within tolerance). They
 apply to float32 and float64 arrays (`usable`); other dtypes keep the general path.
 """
-from .._device_kernels import (Kernel, device_normalized_dot, device_product_sum, device_sum,
-                               usable)
+import math
+
+from .._device_kernels import (Kernel, device_centred_sum, device_mean, device_normalized_dot,
+                               device_product_sum, device_sum, usable)
 
 __all__ = ["usable", "statistics_tail", "layer_norm_backward", "scale_shift_", "running_update_",
-           "centred_coefficients", "input_grad_", "normalized",
-           "normalize", "batch_backward_coefficients", "centred_input_grad"]
+           "centred_coefficients", "input_grad_", "normalized", "normalize", "batch_normalize",
+           "batch_norm_backward"]
 
 
 _STATS = Kernel("ember_norm_stats", "T s, T n, T eps, T one", "T var, T invstd",
@@ -27,8 +29,9 @@ _STATS_SCALED = Kernel("ember_norm_stats_scaled", "T s, T n, T eps, T one, T w",
                        "var = s / n; invstd = one / sqrt(var + eps); k = invstd * w")
 _SCALE = Kernel("ember_norm_scale", "T k", "T y", "y = y * k")
 _SCALE_SHIFT = Kernel("ember_norm_scale_shift", "T k, T b", "T y", "y = y * k + b")
-_RUNNING = Kernel("ember_norm_running", "T mean, T var, T c, T m, T om", "T rm, T rv",
-                  "rm = rm * om + mean * m; rv = rv * om + var * c * m")
+# (the batch statistics read by channel: any contiguous shape of C values)
+_RUNNING = Kernel("ember_norm_running", "raw T mean, raw T var, T c, T m, T om", "T rm, T rv",
+                  "rm = rm * om + mean[i] * m; rv = rv * om + var[i] * c * m")
 _CENTRED = Kernel("ember_norm_centred_coefs", "T dot, T total, T mneg, T n", "T a, T t",
                   "a = dot / mneg; t = total / n")
 _NORMALIZED = Kernel("ember_norm_normalized", "T x, T m, T k", "T y", "y = (x - m) * k")
@@ -44,13 +47,21 @@ _NORMALIZED_AFFINE = Kernel("ember_norm_normalized_affine", "T x, T m, T k, T w,
                             "y = (x - m) * k * w + b")
 _NORMALIZED_SCALED = Kernel("ember_norm_normalized_scaled", "T x, T m, T k, T w", "T y",
                             "y = (x - m) * k * w")
-_BATCH_BACK = Kernel("ember_norm_batch_back", "T dot, T total, T invstd, T mneg, T n",
+# batch norm's per-channel kernels run over the statistics' shape (1, C, 1 ...), which
+# broadcasts against the input, and read the (C,) vectors (weight, bias, the backward's sums)
+# by channel: no reshape on the way (a call each on a device)
+_BATCH_STATS = Kernel("ember_norm_batch_stats", "T s, T n, T eps, T one, raw T w, raw T b",
+                      "T var, T invstd, T k, T shift",
+                      "var = s / n; invstd = one / sqrt(var + eps); k = invstd * w[i];"
+                      "shift = b[i]")
+_BATCH_BACK = Kernel("ember_norm_batch_back", "raw T dot, raw T total, T invstd, T mneg, T n",
                      "T a, T t, T dw",
-                     "a = dot / mneg * invstd * invstd; t = total / n; dw = dot * invstd")
+                     "a = dot[i] / mneg * invstd * invstd; t = total[i] / n; dw = dot[i] * invstd")
 _BATCH_BACK_SCALED = Kernel(
-    "ember_norm_batch_back_scaled", "T dot, T total, T invstd, T mneg, T n, T w",
+    "ember_norm_batch_back_scaled", "raw T dot, raw T total, T invstd, T mneg, T n, raw T w",
     "T a, T t, T coef, T dw",
-    "a = dot / mneg * invstd * invstd; t = total / n; coef = invstd * w; dw = dot * invstd")
+    "a = dot[i] / mneg * invstd * invstd; t = total[i] / n; coef = invstd * w[i];"
+    "dw = dot[i] * invstd")
 _CENTRED_INPUT_GRAD = Kernel("ember_norm_centred_input_grad", "T x, T m, T g, T a, T t, T coef",
                              "T dx", "dx = ((x - m) * a + g - t) * coef")
 
@@ -77,7 +88,8 @@ def scale_shift_(xp, y, multiplier, shift):
 def running_update_(xp, running_mean, running_var, mean, var, correction, momentum):
     """running <- running * (1 - momentum) + stat * momentum for the mean and for the variance
     made unbiased (var * correction), in place, with the CPU path's roundings: stat * momentum,
-    running * (1 - momentum), then their sum."""
+    running * (1 - momentum), then their sum. `mean` and `var` are contiguous, of any shape
+    with the running statistics' size."""
     t = mean.dtype.type
     _RUNNING(xp, mean, var, t(correction), t(momentum), t(1 - momentum), running_mean,
              running_var)
@@ -152,18 +164,37 @@ def normalize(xp, xs, mean, multiplier, shift, feature=None):
     return _NORMALIZED_SHIFTED(xp, xs, mean, multiplier, shift)
 
 
-def batch_backward_coefficients(xp, dot, total, invstd, count, scale):
-    """(a, t, coef, dw) per channel from dot = sum(g * (x - mean)) and total = sum(g):
-    a = dot / -count * invstd * invstd, t = total / count, coef = invstd [* scale] and the
-    weight's gradient dw = dot * invstd."""
+def batch_normalize(xp, xs, axes, eps, w, b):
+    """(y, mean, invstd, biased var) of batch norm's training forward on a device, in 4
+    kernels and no reshape: the statistics over `axes` of xs (the group view) in its
+    statistics' shape, y = (xs - mean) * (invstd * w) + b with w and b the (C,) weight and bias
+    (or both None). The CPU path's operations in its order (`_fused.normalize_batch_stats`)."""
+    count = math.prod([xs.shape[a] for a in axes])
+    mean = device_mean(xp, axes, xs, count)
+    squares = device_centred_sum(xp, axes, xs, mean)
+    t = squares.dtype.type
+    if w is None:
+        var, invstd = _STATS(xp, squares, t(count), t(eps), t(1))
+        return _NORMALIZED(xp, xs, mean, invstd), mean, invstd, var
+    var, invstd, k, shift = _BATCH_STATS(xp, squares, t(count), t(eps), t(1), w, b)
+    return _NORMALIZED_SHIFTED(xp, xs, mean, k, shift), mean, invstd, var
+
+
+def batch_norm_backward(xp, g, xs, mean, invstd, w, axes, need_w, need_b):
+    """(dx, dw, db) of batch norm with batch statistics on a device, in 4 kernels: the sums
+    dot = sum(g * (xs - mean)) and total = sum(g) per channel, the coefficients a = dot /
+    -count * invstd^2, t = total / count, coef = invstd [* w] (with dw = dot * invstd), and
+    dx = ((xs - mean) * a + g - t) * coef, the centred input never stored. `mean` and `invstd`
+    in the statistics' shape, w (C,) or None; dw and db fresh (C,) arrays (None where not
+    needed)."""
+    count = math.prod([xs.shape[a] for a in axes])
+    dot = device_centred_sum(xp, axes, xs, mean, g, keepdims=False)
+    total = device_sum(xp, axes, g, keepdims=False)
     t = dot.dtype.type
-    if scale is None:
+    if w is None:
         a, mean_g, dw = _BATCH_BACK(xp, dot, total, invstd, t(-count), t(count))
-        return a, mean_g, invstd, dw
-    return _BATCH_BACK_SCALED(xp, dot, total, invstd, t(-count), t(count), scale)
-
-
-def centred_input_grad(xp, xs, mean, g, a, mean_g, coef):
-    """((xs - mean) * a + g - mean_g) * coef into a fresh array: input_grad_ from the input
-    itself."""
-    return _CENTRED_INPUT_GRAD(xp, xs, mean, g, a, mean_g, coef)
+        coef = invstd
+    else:
+        a, mean_g, coef, dw = _BATCH_BACK_SCALED(xp, dot, total, invstd, t(-count), t(count), w)
+    dx = _CENTRED_INPUT_GRAD(xp, xs, mean, g, a, mean_g, coef)
+    return dx, dw.reshape(dot.shape) if need_w else None, total if need_b else None

@@ -17,7 +17,6 @@ from ..._memory_format import follow_channels_last
 from ..._parallel import intra_threads, map_parts
 from ..._state import forward_ad as _fw_state, grad as _grad_state
 from ..._tensor import make_tensor, xp_of
-from .._device_kernels import device_centred_sum
 from .._graph import Node, record
 from .._planes import spread
 from ..pointwise import scalar_op
@@ -140,6 +139,11 @@ class _NormBackward(Node):
         once) and xhat is never formed (invstd folds into the coefficients). A large input
         is cut into parts by channel for the intra-op threads (`fused.kept_cuts`)."""
         mean, invstd = self.stats
+        if self.train and need_x and device_fused.usable(
+                xp, g, xs, invstd, *(() if w is None else (w,))):
+            # a device: four kernels, the centred input never stored (`device_fused`)
+            return device_fused.batch_norm_backward(xp, g, xs, mean, invstd, w, self.axes,
+                                                    need_w, need_b)
         scale = None if w is None else w.reshape(mean.shape)
         cuts = fused.kept_cuts(xp, xs, self.axes) if self.train else None
         if cuts is None:
@@ -160,19 +164,6 @@ def _batch_norm_sums(xp, g, xs, mean, invstd, scale, axes, train, need_x, need_w
     """(dx, dw = sum(g * (xs - mean)) * invstd, sum(g)) of batch norm in the group view, the
     sums per channel with the reduced dims dropped (None where not needed); dx into `out`
     when given."""
-    if train and need_x and out is None and device_fused.usable(
-            xp, g, xs, invstd, *(() if scale is None else (scale,))):
-        # a device: four kernels, the centred input never stored (`device_fused`); the sums
-        # and coefficients per channel with the reduced dims dropped, so that dw and db are
-        # fresh arrays (a view would be copied again into .grad)
-        dot = device_centred_sum(xp, axes, xs, mean, g, keepdims=False)
-        total = fused.sum_over(xp, axes, g, keepdims=False)
-        a, mean_g, coef, dw = device_fused.batch_backward_coefficients(
-            xp, dot, total, invstd.reshape(dot.shape), fused.count_over(xs.shape, axes),
-            None if scale is None else scale.reshape(dot.shape))
-        dx = device_fused.centred_input_grad(xp, xs, mean, g, a.reshape(mean.shape),
-                                             mean_g.reshape(mean.shape), coef.reshape(mean.shape))
-        return dx, dw if need_w else None, total if need_b else None
     wants_xc = need_w or (need_x and train)
     xc = None
     if wants_xc:
@@ -216,7 +207,11 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
     w = None if weight is None else _opmath(weight._array)
     b = None if bias is None else _opmath(bias._array)
     scale = shift = None
-    if per_group_affine:
+    # batch norm's training forward on a device: 4 kernels, the statistics kept in their shape
+    # (the running statistics read mean and var by channel), weight and bias read by channel
+    device_batch = per_group_affine and stats is None and xs.size and \
+        (w is None) == (b is None) and device_fused.usable(xp, xs, *(() if w is None else (w, b)))
+    if per_group_affine and not device_batch:
         stats_shape = tuple(1 if i in axes else s for i, s in enumerate(group_shape))
         scale = None if w is None else w.reshape(stats_shape)
         shift = None if b is None else b.reshape(stats_shape)
@@ -228,7 +223,10 @@ def _normalize_forward(input, weight, bias, group_shape, axes, affine_shape, eps
             stats is None and xs.size and device_fused.usable(xp, xs, w, *(
                 () if b is None else (b,))):
         feature = (fused.shaped(w, (w.size,)), None if b is None else fused.shaped(b, (b.size,)))
-    if stats is None and xs.size:
+    if device_batch:
+        y, mean, invstd, var = device_fused.batch_normalize(xp, xs, axes, eps, w, b)
+        stats_out = (mean, invstd, var)
+    elif stats is None and xs.size:
         y, mean, invstd, flat = fused.normalize_batch_stats(xp, xs, axes, eps, scale, shift,
                                                             feature)
         stats_out = (flat[0], invstd, flat[1])
@@ -337,9 +335,9 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
             m = momentum if momentum is not None else 0.0
             correction = n / builtins.max(n - 1, 1)
             rm, rv = running_mean._array, running_var._array
-            if device_fused.usable(xp, rm, rv, mean, var) and rm.shape == rv.shape == (c,):
-                device_fused.running_update_(xp, rm, rv, fused.shaped(mean, (c,)),
-                                             fused.shaped(var, (c,)), correction, m)
+            if device_fused.usable(xp, rm, rv, mean, var) and rm.shape == rv.shape == (c,) \
+                    and mean.size == var.size == c:
+                device_fused.running_update_(xp, rm, rv, mean, var, correction, m)
             else:
                 unbiased = var * correction
                 for arr, stat in ((rm, mean), (rv, unbiased)):
