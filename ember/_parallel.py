@@ -274,15 +274,24 @@ def map_parts(fn, items, holds=True):
 def by_first_dim(body, a, min_bytes, group=1):
     """body(s) for slices s of a's first dim, one a thread, where `a` is a NumPy array of
     `min_bytes` or more (independent work along that dim: rows of a softmax, the heads of an
-    attention); else body(slice(None)) once. The cuts fall on multiples of `group`."""
+    attention); else body(None) once, for the whole arrays (`parts`: no slicing, which on a
+    device is a call each). The cuts fall on multiples of `group`."""
     cuts = thread_cuts(a.shape[0] // group, a.nbytes, min_bytes) \
         if isinstance(a, np.ndarray) and a.ndim else None
     if cuts is None:
-        body(slice(None))
+        body(None)
         return
     cuts = [slice(c.start * group, c.stop * group) for c in cuts]
     cuts[-1] = slice(cuts[-1].start, a.shape[0])  # (the last part takes the rows past a group)
     map_parts(body, cuts)
+
+
+def parts(c, *arrays):
+    """Each of `arrays` sliced by c along its first dim (None stays None), or the arrays
+    themselves where c is None (by_first_dim's whole)."""
+    if c is None:
+        return arrays
+    return tuple(None if a is None else a[c] for a in arrays)
 
 
 def thread_cuts(n, nbytes, min_bytes, part_bytes=None):

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
-from .._parallel import by_first_dim, matmul as _products
+from .._parallel import by_first_dim, matmul as _products, parts
 from .._state import grad as _grad_state
 from .._tensor import make_tensor, xp_of
 from ._device_kernels import Kernel, device_exp_sum, device_sum, usable
@@ -132,8 +132,7 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         grads = [xp.empty_like(a) if need else None
                  for a, need in ((qa, need_q), (ka, need_k), (va, need_v))]
         dq, dk, dv = grads
-        by_first_dim(lambda c: _gradients(xp, s, qa[c], ka[c], va[c], pt[c], g[c],
-                                          *(None if a is None else a[c] for a in grads)),
+        by_first_dim(lambda c: _gradients(xp, s, *parts(c, qa, ka, va, pt, g, *grads)),
                      pt, THREADED_MIN_BYTES)
         return tuple(None if a is None else make_tensor(cast_if_needed(a, dtype), q._device)
                      for a in (dq, dk, dv))
@@ -194,8 +193,9 @@ def _attend(xp, scale, qa, ka, va, bias_t, probs_t, out):
 
 
 def _batch_part(bias_t, c):
-    """A mask's part for the batch slice c of 4-d scores (its batch dim may be broadcast)."""
-    if bias_t is None or bias_t.ndim < 4 or bias_t.shape[0] == 1:
+    """A mask's part for the batch slice c of 4-d scores (its batch dim may be broadcast; c
+    None: the whole)."""
+    if c is None or bias_t is None or bias_t.ndim < 4 or bias_t.shape[0] == 1:
         return bias_t
     return bias_t[c]
 
@@ -209,8 +209,8 @@ def fused_attention(query, key, value, bias, scale):
     probs_t = xp.empty(qa.shape[:-2] + (ka.shape[-2], qa.shape[-2]), qa.dtype)  # (..., S, L)
     out = _laid_out_as(xp, query._array, probs_t, va)
     bias_t = None if bias is None else _t(bias)  # (a mask has 2 dims or more)
-    by_first_dim(lambda c: _attend(xp, scale, qa[c], ka[c], va[c], _batch_part(bias_t, c),
-                                   probs_t[c], out[c]), probs_t, THREADED_MIN_BYTES)
+    by_first_dim(lambda c: _attend(xp, scale, *parts(c, qa, ka, va), _batch_part(bias_t, c),
+                                   *parts(c, probs_t, out)), probs_t, THREADED_MIN_BYTES)
     out = make_tensor(cast_if_needed(out, dtype), query._device)
     node = record(ScaledDotProductFlashAttentionForCpuBackward0, (query, key, value), out)
     if node is not None:

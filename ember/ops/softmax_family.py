@@ -11,7 +11,7 @@ import numpy as np
 from .. import _memory_format as _mf
 from .. import dtypes as _dt
 from .._dtype_casts import cast_if_needed
-from .._parallel import by_first_dim
+from .._parallel import by_first_dim, parts
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from ._device_kernels import device_sum
@@ -111,9 +111,9 @@ ROW_GROUP = 16
 
 def _by_rows(body, a, d):
     """body(s) for slices s of a's first dim (the rows of a softmax along d > 0) on the
-    intra-op threads where `a` is large enough, else body(slice(None))."""
+    intra-op threads where `a` is large enough, else body(None), the whole (`parts`)."""
     if d == 0:
-        body(slice(None))
+        body(None)
     else:
         by_first_dim(body, a, THREADED_MIN_BYTES, ROW_GROUP)
 
@@ -141,8 +141,9 @@ class SoftmaxBackward0(Node):
             dx = xp.empty(g.shape, xp.result_type(ya, g))
 
             def rows(c):
-                xp.subtract(g[c], _dot_along(xp, g[c], ya[c], self.dim), out=dx[c])
-                xp.multiply(dx[c], ya[c], out=dx[c])
+                gc, yc, dxc = parts(c, g, ya, dx)
+                xp.subtract(gc, _dot_along(xp, gc, yc, self.dim), out=dxc)
+                xp.multiply(dxc, yc, out=dxc)
             _by_rows(rows, dx, self.dim)
             return make_tensor(cast_if_needed(dx, y._array.dtype), y._device)
         gy = grad * y
@@ -165,14 +166,15 @@ class LogSoftmaxBackward0(Node):
             dx = xp.empty(g.shape, xp.result_type(ya, g))
 
             def rows(c):
-                total = sums_along(xp, g[c], self.dim)
+                gc, yc, dxc = parts(c, g, ya, dx)
+                total = sums_along(xp, gc, self.dim)
                 if kept is None:
-                    xp.exp(ya[c], out=dx[c])
-                    xp.multiply(dx[c], total, out=dx[c])
+                    xp.exp(yc, out=dxc)
+                    xp.multiply(dxc, total, out=dxc)
                 else:
-                    e, e_sum = kept
-                    xp.multiply(e[c], total / e_sum[c], out=dx[c])
-                xp.subtract(g[c], dx[c], out=dx[c])
+                    e, e_sum = parts(c, *kept)
+                    xp.multiply(e, total / e_sum, out=dxc)
+                xp.subtract(gc, dxc, out=dxc)
             _by_rows(rows, dx, self.dim)
             return make_tensor(cast_if_needed(dx, y._array.dtype), y._device)
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
@@ -205,10 +207,10 @@ def _softmax_forward(input, d, log, node_cls):
 
         def rows(c):
             # a row of -inf (or inf) gives nan from inf - inf; PyTorch gives nan there too
-            ac, zc = a[c], z[c]
+            ac, zc = parts(c, a, z)
             xp.subtract(ac, max_along(xp, ac, d), out=zc)
             if log:
-                e, total = kept[0][c], kept[1][c]
+                e, total = parts(c, *kept)
                 xp.exp(zc, out=e)
                 total[...] = sums_along(xp, e, d)
                 xp.subtract(zc, xp.log(total), out=zc)
