@@ -111,20 +111,26 @@ def layer_norm_backward(xp, g, x, xs, mean, invstd, w, feature_axes, reduce_axes
     statistics; dw and db sum over `reduce_axes` of x's shape (as the CPU's), the rows over
     `feature_axes` of the group view."""
     stats_x = x.shape[:-1] + (1,)
-    m_x, k_x = mean.reshape(stats_x), invstd.reshape(stats_x)
+    m_x, k_x = _shaped(mean, stats_x), _shaped(invstd, stats_x)
     dw = device_normalized_dot(xp, reduce_axes, g, x, m_x, k_x, keepdims=False) \
         if need_w else None
     db = device_sum(xp, reduce_axes, g, keepdims=False) if need_b else None
     dx = None
     if need_x:
-        gs = g.reshape(xs.shape)
-        wf = w if w.shape == xs.shape[-1:] else w.reshape(xs.shape[-1])
+        gs = _shaped(g, xs.shape)
+        wf = _shaped(w, xs.shape[-1:])
         dot = device_normalized_dot(xp, feature_axes, gs, xs, mean, invstd, wf)
         total = device_product_sum(xp, feature_axes, gs, wf)
         t = dot.dtype.type
         count = xs.size // max(1, dot.size)
         dx = _AFFINE_INPUT_GRAD(xp, xs, mean, invstd, gs, wf, dot, total, t(-count), t(count))
     return dx, dw, db
+
+
+def _shaped(a, shape):
+    """`a` reshaped to `shape`, with no call (a view's, on a device) when it has it already
+    (a contiguous input's group view is the input itself)."""
+    return a if a.shape == shape else a.reshape(shape)
 
 
 def centred_coefficients(xp, dot, total, count):

@@ -111,7 +111,8 @@ def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None, feature=Non
     passes, as PyTorch's float32 kernels: no sum-of-squares cancellation). `scale` and
     `shift` have the statistics' shape (batch norm's per-channel weight and bias); so have
     mean and invstd, while the flat statistics drop the reduced dims (batch norm's running
-    statistics and weight gradient take them without a reshape). `feature`: a (weight, bias
+    statistics and weight gradient take them without a reshape; on a device they keep them:
+    the running update reads them by channel). `feature`: a (weight, bias
     or None) along the last axis (layer norm's), applied after, y * weight + bias."""
     cuts = kept_cuts(xp, xs, axes)
     if cuts is None:
@@ -128,19 +129,20 @@ def normalize_batch_stats(xp, xs, axes, eps, scale=None, shift=None, feature=Non
 
 def _normalize_batch_stats(xp, xs, axes, eps, scale, shift, out=None, feature=None):
     """normalize_batch_stats on one thread, y into `out` when given."""
+    if out is None and device_fused.usable(xp, xs, *(a for a in (scale, shift) if a is not None)):
+        # the squares' sum and the normalising pass subtract the mean themselves (the CPU's
+        # roundings: the sum is einsum's of the centred values on the stand-in); every
+        # statistic in the statistics' shape, the "flat" ones too (a reshape is a call on a
+        # device: their one user, batch norm's running update, reads them by channel)
+        mean = mean_over(xp, axes, xs)
+        squares = device_centred_sum(xp, axes, xs, mean)
+        var, invstd, multiplier = device_fused.statistics_tail(
+            xp, squares, count_over(xs.shape, axes), eps, scale)
+        y = device_fused.normalize(xp, xs, mean, multiplier, shift, feature)
+        return y, mean, invstd, (mean, var, invstd)
     stats_shape = _spec(xs.shape, axes, 1)[1]
     flat_mean = mean_over(xp, axes, xs, keepdims=False)
     mean = flat_mean.reshape(stats_shape)
-    if out is None and device_fused.usable(xp, xs, *(a for a in (scale, shift) if a is not None)):
-        # the squares' sum and the normalising pass subtract the mean themselves (the CPU's
-        # roundings: the sum is einsum's of the centred values on the stand-in)
-        squares = device_centred_sum(xp, axes, xs, mean, keepdims=False)
-        flat_var, flat_invstd, multiplier = device_fused.statistics_tail(
-            xp, squares, count_over(xs.shape, axes), eps,
-            None if scale is None else scale.reshape(squares.shape))
-        y = device_fused.normalize(xp, xs, mean, multiplier.reshape(stats_shape), shift,
-                                   feature)
-        return y, mean, flat_invstd.reshape(stats_shape), (flat_mean, flat_var, flat_invstd)
     y = xp.subtract(xs, spread(xp, mean, xs), out=out)
     flat_var = mean_over(xp, axes, y, y, keepdims=False)
     flat_invstd = _as(1.0 / xp.sqrt(flat_var + eps), xs.dtype)
