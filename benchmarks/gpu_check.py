@@ -20,6 +20,9 @@
         # writes DIR/profile_<model>.txt: cProfile of ember's steps, where the host time goes)
     python benchmarks/gpu_check.py --stand-in --quick   # rehearsal without a GPU: ember on
         # the strict stand-in, PyTorch on the CPU, small shapes, no pytest stage
+
+Before it, without a GPU: benchmarks/nvcc_check.py compiles every kernel of ember's as CuPy
+would (a kernel NVRTC refused would turn all of them off, with a warning, on the GPU).
 """
 import importlib.util
 import os
