@@ -13,6 +13,8 @@
 3. NCCL on the one GPU (ember.distributed "nccl", world size 1 and a second group): values,
    and all_reduce MB/s at 1 MB and 64 MB beside torch's NCCL; a failure here is printed and
    the rest of the check still runs.
+4. The probes (tests/_strict_cupy/probe.py): where CuPy answers otherwise than the stand-in
+   models it.
 
     python benchmarks/gpu_check.py [--test-seconds 300] [--no-tests] [--no-timings]
                                    [--profile DIR]
@@ -405,6 +407,18 @@ def pytest_stage(seconds, log, tests=_TESTS):
     print("\n".join(failed[:40] or [line for line in lines if " FAILED " in line][:40]))
 
 
+def probe_stage():
+    """tests/_strict_cupy/probe.py: where the real CuPy answers otherwise than the stand-in
+    models it (its lines marked !!), and the TF32 product's bits."""
+    command = [sys.executable, "-m", "tests._strict_cupy.probe"] + \
+        (["--stand-in"] if STAND_IN else [])
+    lines = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                           timeout=180).stdout.splitlines()
+    differ = [line for line in lines if line.startswith("!!")]
+    print(f"probes: {len(lines)} run, {len(differ)} differ from the stand-in")
+    print("\n".join(differ + [line for line in lines if "TF32" in line and line not in differ]))
+
+
 def _option(name, default):
     return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 
@@ -421,6 +435,7 @@ def main():
                 op_overhead(torch)
                 timings(torch)
             _guarded(nccl_check, torch)
+        _guarded(probe_stage)
         return
     import cupy
     print(ember.cuda.get_device_name(0), "| torch", torch.__version__, "| cupy",
@@ -434,6 +449,7 @@ def main():
     print("ember's own kernels on:", {str(dtype): ok for (_, dtype), ok
                                       in _device_kernels._COMPILED.items()})
     _guarded(nccl_check, torch)
+    _guarded(probe_stage)
 
 
 if __name__ == "__main__":

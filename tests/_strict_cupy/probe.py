@@ -113,6 +113,22 @@ def _bag_op(cp, dtype="float64"):
     return out[3].cpu().tolist(), seen
 
 
+def _tf32_product(cp):
+    """A float32 product in TF32 (a convolution's, by default): how cuBLAS reads the operands
+    (the stand-in rounds them to 10 mantissa bits, to nearest even). x @ identity, 64 x 64,
+    large enough for the tensor cores."""
+    from cupy._core import _routines_linalg as linalg
+    before = linalg.get_compute_type(np.float32)
+    linalg.set_compute_type(np.float32, linalg.COMPUTE_TYPE_TF32)
+    try:
+        x = np.ones((64, 64), np.float32)
+        x[0, :4] = [1 + 2 ** -11, 1 + 3 * 2 ** -11, 1 + 2 ** -10 + 2 ** -12, -3.9995]
+        y = cp.matmul(cp.asarray(x), cp.asarray(np.eye(64, dtype=np.float32)))
+        return y.get()[0, :4].tolist()
+    finally:
+        linalg.set_compute_type(np.float32, before)
+
+
 def _empty_after_free(cp):
     a = cp.full(1024, 7.0)
     del a
@@ -185,6 +201,7 @@ PROBES = {
     # TF32 for a convolution's products (PyTorch's cudnn.allow_tf32 is on by default): the API
     "matmul compute-type API": lambda cp: [n for n in dir(__import__(
         "cupy._core._routines_linalg", fromlist=["_"])) if "compute" in n.lower()],
+    "matmul in TF32: the operands' bits": _tf32_product,
     "argsort of repeated int64": lambda cp: cp.argsort(
         cp.asarray(np.array([8, 0, 1, 0, 8, 1]))).get().tolist(),
     "ascontiguousarray of a broadcast": lambda cp: cp.ascontiguousarray(
