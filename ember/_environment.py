@@ -119,9 +119,8 @@ def set_float32_matmul_precision(precision):
         warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
                       "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
         return
-    _state.matmul_precision.float32 = precision
     from .backends import cuda as _cuda_backend
-    _cuda_backend.apply_matmul_precision()
+    _cuda_backend.set_matmul_precision(precision)
 
 
 def get_float32_matmul_precision():

@@ -69,6 +69,7 @@ def test_constants_and_version():
 
 
 def test_float32_matmul_precision():
+    fp32 = ember.backends.cuda.cuBLASModule._flags["fp32_precision"]
     try:
         for p in ("high", "medium", "highest"):
             ember.set_float32_matmul_precision(p)
@@ -80,6 +81,7 @@ def test_float32_matmul_precision():
             _error(lambda: torch.set_float32_matmul_precision(3))
     finally:
         ember.set_float32_matmul_precision("highest")
+        ember.backends.cuda.cuBLASModule._flags["fp32_precision"] = fp32  # (which that set)
 
 
 def test_deterministic_flags_follow_pytorch():
@@ -202,3 +204,38 @@ def test_init_num_threads_keeps_the_configured_count():
     before = ember.get_num_threads()
     ember.init_num_threads()
     assert ember.get_num_threads() == before
+
+
+# Each of PyTorch's answers from a fresh process (its TF32 flags refuse some mixes of the legacy
+# and new APIs for good, which must not reach the other tests' torch)
+_TF32_SEQUENCES = {
+    "precision high": ("set_float32_matmul_precision('high')",
+                       "backends.cuda.matmul.allow_tf32"),
+    "precision medium": ("set_float32_matmul_precision('medium')",
+                         "backends.cuda.matmul.allow_tf32, get_float32_matmul_precision()"),
+    "precision back to highest": ("set_float32_matmul_precision('high'); "
+                                  "set_float32_matmul_precision('highest')",
+                                  "backends.cuda.matmul.allow_tf32"),
+    "allow_tf32 on": ("backends.cuda.matmul.allow_tf32 = True",
+                      "get_float32_matmul_precision(), backends.cuda.matmul.fp32_precision"),
+    "allow_tf32 on and off": ("backends.cuda.matmul.allow_tf32 = True; "
+                              "backends.cuda.matmul.allow_tf32 = False",
+                              "get_float32_matmul_precision(), backends.cuda.matmul.allow_tf32"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TF32_SEQUENCES))
+def test_tf32_matmul_flag_and_precision_are_one_setting_as_in_pytorch(case):
+    import subprocess
+    import sys
+    steps, read = _TF32_SEQUENCES[case]
+    answers = []
+    for lib in ("torch", "ember"):
+        script = f"import {lib} as m; " + "; ".join(
+            ("m." + step.strip()) for step in steps.split(";")) + \
+            f"; print(repr(({', '.join('m.' + r.strip() for r in read.split(','))},)))"
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        answers.append(done.stdout.strip())
+    assert answers[0] == answers[1], (case, answers)

@@ -85,8 +85,7 @@ class cuBLASModule:
                     "allow_bf16_reduced_precision_reduction"):
             flags[name] = self._reduction_setting(value, name)
         elif name == "allow_tf32":  # the float32 matmul precision, as in PyTorch
-            _state.matmul_precision.float32 = "high" if value else "highest"
-            apply_matmul_precision()
+            set_matmul_precision("high" if value else "highest")
         elif name == "allow_fp16_accumulation":
             flags[name] = bool(value)
         elif name == "fp32_precision":
@@ -109,6 +108,15 @@ def matmul_tf32():
     if precision != "none":
         return precision == "tf32"
     return _state.matmul_precision.float32 != "highest"
+
+
+def set_matmul_precision(precision):
+    """torch.set_float32_matmul_precision, and `matmul.allow_tf32` (True is "high", False
+    "highest"): the precision, and with it `matmul.fp32_precision` ("tf32", or "ieee" for
+    "highest"), as PyTorch keeps the two."""
+    _state.matmul_precision.float32 = precision
+    cuBLASModule._flags["fp32_precision"] = "ieee" if precision == "highest" else "tf32"
+    apply_matmul_precision()
 
 
 def apply_matmul_precision():

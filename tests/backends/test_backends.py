@@ -76,7 +76,7 @@ def test_defaults_match_pytorch(torch):
         assert getattr(ember.backends.cudnn, name) == getattr(torch.backends.cudnn, name), name
     for name in ("enabled", "deterministic", "allow_tf32", "fp32_precision"):
         assert getattr(ember.backends.mkldnn, name) == getattr(torch.backends.mkldnn, name), name
-    for name in ("allow_tf32", "allow_fp16_reduced_precision_reduction",
+    for name in ("allow_tf32", "fp32_precision", "allow_fp16_reduced_precision_reduction",
                  "allow_bf16_reduced_precision_reduction"):
         assert getattr(ember.backends.cuda.matmul, name) == \
             getattr(torch.backends.cuda.matmul, name), name

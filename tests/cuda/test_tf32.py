@@ -18,10 +18,13 @@ RNG = np.random.default_rng(7)
 @pytest.fixture
 def flags():
     """The TF32 settings put back as they were after the test."""
+    flags = ember.backends.cuda.cuBLASModule._flags
     conv, precision = ember.backends.cudnn.allow_tf32, _state.matmul_precision.float32
+    fp32 = flags["fp32_precision"]
     yield
     ember.backends.cudnn.allow_tf32 = conv
-    ember.set_float32_matmul_precision(precision)
+    _state.matmul_precision.float32, flags["fp32_precision"] = precision, fp32
+    ember.backends.cuda.apply_matmul_precision()
 
 
 def _tf32(a):
