@@ -304,8 +304,8 @@ def cuda_float32_products(cupy, tf32):
     """Set CuPy's float32 (and complex64) matrix products, cuBLAS's, to compute in TF32 or in
     full float32; return whether they were in TF32. TF32 needs compute capability 8.0 (CuPy
     would warn and keep float32): below it, products stay float32, as PyTorch's do. The
-    setting is CuPy's, one for the process (`_routines_linalg`, which PyTorch users reach
-    through torch.backends); a CuPy without it has float32 products only."""
+    setting is CuPy's own, one for the process (cupy._core._routines_linalg, read by its
+    matmul, dot and tensordot); a CuPy without it computes in float32 only."""
     types = getattr(getattr(cupy, "_core", None), "_routines_linalg", None)
     if types is None:
         return False

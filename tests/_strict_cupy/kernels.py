@@ -13,8 +13,8 @@ kernel cannot name; a kernel with no array to size its loop needs `size=`.
 
 With EMBER_KERNEL_RECORD=<prefix> in the environment, every distinct call (the kernel's
 definition and its arguments' dtypes, dims and layouts) is written at exit to
-`<prefix>.<pid>.jsonl`, for `benchmarks/nvcc_check.py` to compile as CuPy would (on a machine with no
-GPU, with CUDA's nvcc)."""
+`<prefix>.<pid>.jsonl`, for `benchmarks/nvcc_check.py` to compile as CuPy would (on a
+machine with no GPU, with CUDA's nvcc)."""
 import atexit
 import json
 import math

@@ -3,7 +3,9 @@ CuPy needs no GPU). The strict stand-in exposes exactly these names, with these 
 ufunc loops, so code that works on it uses nothing a real CuPy lacks.
 
     python -m venv /tmp/cupyvenv && /tmp/cupyvenv/bin/pip install numpy ml_dtypes cupy-cuda12x==14.2.0
-    /tmp/cupyvenv/bin/python -P tests/_strict_cupy/list_cupy_names.py > tests/_strict_cupy/_cupy_api.py
+    /tmp/cupyvenv/bin/python -P tests/_strict_cupy/list_cupy_names.py \
+        > tests/_strict_cupy/_cupy_api.py
+(-P: run from this folder, its array.py would shadow the standard library's `array`)
 """
 import importlib
 import inspect
