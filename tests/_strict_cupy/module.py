@@ -8,6 +8,7 @@ the only ones that take NumPy arrays."""
 import inspect
 import os
 import types
+import warnings
 
 import numpy as np
 import scipy.special
@@ -506,6 +507,9 @@ def _routines_linalg():
 
     def set_compute_type(dtype, compute_type):
         if compute_type in (6, _TF32) and int(Device().compute_capability) < 80:
+            warnings.warn("COMPUTE_TYPE_BF16 and COMPUTE_TYPE_TF32 are only available on GPUs "
+                          "with compute capability 8.0 or higher. COMPUTE_TYPE_DEFAULT will be "
+                          "used instead.")
             compute_type = 1
         elif compute_type not in range(8):
             raise ValueError(f"Unknown compute type: {compute_type}")

@@ -3,6 +3,8 @@ their products in TF32 by default (`torch.backends.cudnn.allow_tf32`, cuDNN's), 
 matmuls only when asked (`torch.backends.cuda.matmul.allow_tf32`,
 `torch.set_float32_matmul_precision("high")`). On the strict CuPy stand-in, a product in TF32
 reads its operands rounded to TF32's 10 mantissa bits, as cuBLAS's tensor cores do."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -133,12 +135,16 @@ def test_a_gpu_before_ampere_keeps_float32(cupy_like, flags, monkeypatch):
     so a V100 computes in float32 whatever the flags, as PyTorch's kernels do there."""
     monkeypatch.setattr(cupy_like.cuda.Device, "compute_capability", property(lambda s: "70"))
     x, w = _data(1, 2, 5, 5), _data(2, 2, 3, 3)
-    ember.backends.cuda.matmul.allow_tf32 = True
-    got = F.conv2d(ember.tensor(x).cuda(), ember.tensor(w).cuda()).cpu().numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (CuPy's own warning, had ember asked it for TF32)
+        ember.backends.cuda.matmul.allow_tf32 = True
+        got = F.conv2d(ember.tensor(x).cuda(), ember.tensor(w).cuda()).cpu().numpy()
     np.testing.assert_allclose(got, F.conv2d(ember.tensor(x), ember.tensor(w)).numpy(),
                                rtol=1e-6, atol=1e-6)
     types = cupy_like._core._routines_linalg
     assert types.get_compute_type(np.float32) == types.COMPUTE_TYPE_DEFAULT
+    with pytest.warns(UserWarning, match="compute capability 8.0 or higher"):
+        types.set_compute_type(np.float32, types.COMPUTE_TYPE_TF32)
 
 
 def test_the_stand_ins_compute_types_are_cupys(cupy_like):
