@@ -502,6 +502,32 @@ def inplace(self, compute, others=(), allow_overlap=False):
     return self
 
 
+def inplace_saving_result(self, write, node_cls):
+    """An in-place unary op whose backward reads only its result (relu_): `write(array)` puts
+    the new values into self's memory in one pass, and the node saves self itself, as
+    PyTorch's does; `inplace` copies self aside, computes out of place and copies back (three
+    passes: torchvision's ResNets run relu_ after every batch norm). Returns False where
+    `inplace` must run instead: a tracked view (CopySlices) or leaf (its error), forward-mode
+    AD, an inference tensor, memory read-only or overlapping itself."""
+    arr = self._array
+    if self._inference or _fw.level is not None or 0 in arr.strides or not is_writeable(arr):
+        return False
+    tracked = tracks(self)
+    if tracked and (self._base is not None or self._grad_fn is None):
+        return False
+    if write_watchers:
+        before_write(self)
+    before = _alias(self) if tracked else None
+    write(arr)
+    self._vc.value += 1
+    if tracked:
+        self._output_nr = 0
+        node = record(node_cls, (before,), self)
+        if node is not None:
+            node.save_for_backward(self)
+    return True
+
+
 def _inplace_on_view(view, compute):
     """In-place on a view, tracked: the base becomes the output of a CopySlices node.
     Only the view's region is copied (the op may save it), never the whole base."""

@@ -227,3 +227,67 @@ def test_relu_of_large_inputs_matches_torch(dtype, inplace):
         assert not unary_core._zeros_local.buf.any()
         finite = np.isfinite(a)  # PyTorch passes the gradient through a NaN input
         np.testing.assert_array_equal(e_leaf.grad.numpy()[finite], t_leaf.grad.numpy()[finite])
+
+
+def test_relu_inplace_writes_once_into_its_own_memory_and_saves_itself(monkeypatch):
+    """relu_ on a float tensor (tracked or not, not a tracked view) writes its result into its
+    memory in one pass, and its node saves the tensor itself, as PyTorch's does: a later
+    in-place change fails the backward with PyTorch's message. A tracked view keeps the
+    general path (CopySlices)."""
+    from ember.ops.pointwise import inplace_forms
+
+    def general(*a, **k):
+        raise AssertionError("the general in-place path ran")
+    a = np.random.default_rng(3).standard_normal((64, 80)).astype(np.float32)
+    e_leaf, t_leaf = _pair(a, True)
+    e, t = e_leaf * 2, t_leaf * 2
+    with monkeypatch.context() as m:
+        m.setattr(inplace_forms, "_relu_general_", general)
+        ptr, version = e.data_ptr(), e._version
+        assert e.relu_() is e and e.data_ptr() == ptr and e._version == version + 1
+        with ember.no_grad():
+            plain = ember.tensor(a)
+            plain.relu_()
+    t.relu_()
+    assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__ == "ReluBackward0"
+    np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+    np.testing.assert_array_equal(plain.numpy(), np.maximum(a, 0))
+    e.sum().backward()
+    t.sum().backward()
+    np.testing.assert_array_equal(e_leaf.grad.numpy(), t_leaf.grad.numpy())
+    messages = []
+    for lib, leaf in ((ember, e_leaf), (torch, t_leaf)):
+        y = leaf * 1
+        y.relu_()
+        y.add_(1)
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    base = e_leaf * 1
+    base[:, :40].relu_()  # a tracked view: its base becomes CopySlices' output
+    assert base.grad_fn.name() == "torch::autograd::CopySlices"
+
+
+def test_relu_inplace_on_a_device_is_one_call(fake_cuda):
+    import sys
+
+    from tests._strict_cupy import array as stand_in_array
+    x = ember.randn(4, 8, device=fake_cuda) * ember.ones(1, requires_grad=True, device=fake_cuda)
+    calls = []
+    inner = stand_in_array.ndarray.__setitem__
+    cp = sys.modules["cupy"]
+    maximum = cp.maximum
+
+    def counted(*args, **kwargs):
+        calls.append("maximum")
+        return maximum(*args, **kwargs)
+    cp.maximum = counted
+    try:
+        stand_in_array.ndarray.__setitem__ = lambda *a: (calls.append("setitem"), inner(*a))[1]
+        x.relu_()
+    finally:
+        cp.maximum = maximum
+        stand_in_array.ndarray.__setitem__ = inner
+    assert calls == ["maximum"]
+    assert (x.cpu() >= 0).all()

@@ -9,15 +9,16 @@ import inspect as _inspect
 import numpy as np
 
 from ..._sparse import SparseTensor
-from ..._tensor import Tensor
+from ..._tensor import Tensor, xp_of
 from ...device import is_writeable
-from .._graph import before_write, inplace, tracks, write_watchers
+from .._graph import before_write, inplace, inplace_saving_result, tracks, write_watchers
 from ._common import operands
 from .arithmetic import (_check_alpha, _scale, add, div, floor_divide, mul, pow, remainder,
                          sub)
 from .comparison import bitwise_not, logical_not
 from .selection import clamp, clamp_max, clamp_min, scalar_clamp_dtype
-from .unary_core import abs, cos, exp, log, neg, relu, sgn, sigmoid, sign, sin, sqrt, tanh
+from .unary_core import (ReluBackward0, abs, cos, exp, log, neg, relu, relu_into, sgn, sigmoid,
+                         sign, sin, sqrt, tanh)
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_", "subtract_", "multiply_",
            "divide_", "true_divide_", "neg_", "abs_", "exp_", "log_", "sqrt_", "sin_", "cos_",
@@ -124,8 +125,21 @@ def _inplace_unary(op):
     return method
 
 subtract_, multiply_, divide_, true_divide_ = sub_, mul_, div_, div_
-neg_, abs_, exp_, log_, sqrt_, sin_, cos_, tanh_, sigmoid_, relu_, sign_, sgn_ = (
+neg_, abs_, exp_, log_, sqrt_, sin_, cos_, tanh_, sigmoid_, _relu_general_, sign_, sgn_ = (
     _inplace_unary(f) for f in (neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, sign, sgn))
+
+
+def relu_(input):
+    """In place, one pass over a float tensor's memory (`inplace_saving_result`: relu's
+    backward reads only its result); otherwise the general in-place form."""
+    if isinstance(input, Tensor) and input._array.dtype.kind == "f" and not input.dtype._kind \
+            and inplace_saving_result(
+                input, lambda a: relu_into(xp_of(input), a), ReluBackward0):
+        return input
+    return _relu_general_(input)
+
+
+relu_.__signature__ = _relu_general_.__signature__
 clip_ = clamp_
 floor_divide_ = _inplace_unary(floor_divide)
 remainder_ = _inplace_unary(remainder)

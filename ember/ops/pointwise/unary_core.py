@@ -231,6 +231,13 @@ def _relu(x):
     return np.maximum(x, x.dtype.type(0))
 
 
+def relu_into(xp, a):
+    """relu of the float array `a` written into `a` itself (one pass; `_relu`'s zeros)."""
+    zeros = _zeros_as(a) if type(a) is np.ndarray and a.size >= _ZEROS_FROM and \
+        a.dtype in _FAST_MAX else None
+    xp.maximum(a, a.dtype.type(0) if zeros is None else zeros, out=a)
+
+
 def relu(input):
     if not isinstance(input, Tensor):
         raise not_a_tensor("relu", input)
