@@ -462,7 +462,7 @@ def before_write(t):
         watch(t)
 
 
-def inplace(self, compute, others=(), allow_overlap=False):
+def inplace(self, compute, others=(), allow_overlap=False, saves_input=True):
     """Run an in-place op: `compute(self)` gives the new value of `self` out of place (an
     ember op, so the graph is built for it); its array is written into self's memory.
 
@@ -470,6 +470,8 @@ def inplace(self, compute, others=(), allow_overlap=False):
     Self keeps its identity and memory; its version is bumped; the graph is rewired so that
     `self` (or, for a view, its base through PyTorch's CopySlices) is the op's output.
     `allow_overlap`: the op may write into an expanded tensor (PyTorch's fill_, zero_ ...).
+    `saves_input` False: the op's node saves none of its operands (add_, sub_), so self's
+    values need no copy aside before they are overwritten.
     """
     if self._inference:
         check_inference_write(self)
@@ -491,7 +493,8 @@ def inplace(self, compute, others=(), allow_overlap=False):
     # Out of place on a copy of self standing where self stands in the graph (the node may
     # save it, and self's memory is about to change), then self becomes the op's output.
     before = _alias(self)
-    before._array = before._array.copy()
+    if saves_input:
+        before._array = before._array.copy()
     value = compute(before)
     if _fw.level is not None:
         carry_tangent(self, value)

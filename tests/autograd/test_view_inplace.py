@@ -125,3 +125,25 @@ def test_write_into_expanded(torch, make, write):
         r = _EXPANDED_WRITES[write](x, T)
         return None if r is None else x.detach()
     _same(torch, scenario)
+
+
+def _residual(T, second_use):
+    """A ResNet block's `out += identity` (tracked add_ and sub_, which copy nothing aside:
+    their nodes save no operand), then `second_use`; the leaves' gradients."""
+    g = T.Generator().manual_seed(0)
+    a = T.randn(2, 3, generator=g).requires_grad_()
+    b = T.randn(2, 3, generator=g).requires_grad_()
+    out, identity = a * 2, b * 3
+    saved = out * out  # saves `out` before the write: its backward must then refuse
+    out += identity
+    out -= a
+    loss = second_use(out, saved)
+    loss.backward()
+    return T.cat([a.grad.flatten(), b.grad.flatten(), T.tensor([float(out._version)])])
+
+
+@pytest.mark.parametrize("use", ["after", "saved_before"])
+def test_tracked_add_and_sub_in_place_as_pytorchs(torch, use):
+    second = {"after": lambda out, saved: (out * out).sum(),
+              "saved_before": lambda out, saved: saved.sum() + out.sum()}[use]
+    _same(torch, lambda T: _residual(T, second))

@@ -61,13 +61,13 @@ def add_(self, other, *, alpha=1):
         return add_dense_sparse_(self, other, alpha)
     if _direct_inplace(self, other, np.add, alpha):
         return self
-    return inplace(self, lambda s: add(s, other, alpha=alpha), (other,))
+    return inplace(self, lambda s: add(s, other, alpha=alpha), (other,), saves_input=False)
 
 
 def sub_(self, other, *, alpha=1):
     if not isinstance(other, builtins.bool) and _direct_inplace(self, other, np.subtract, alpha):
         return self
-    return inplace(self, lambda s: sub(s, other, alpha=alpha), (other,))
+    return inplace(self, lambda s: sub(s, other, alpha=alpha), (other,), saves_input=False)
 
 
 def mul_(self, other):
