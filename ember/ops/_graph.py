@@ -505,13 +505,14 @@ def inplace(self, compute, others=(), allow_overlap=False, saves_input=True):
     return self
 
 
-def inplace_saving_result(self, write, node_cls):
-    """An in-place unary op whose backward reads only its result (relu_): `write(array)` puts
-    the new values into self's memory in one pass, and the node saves self itself, as
-    PyTorch's does; `inplace` copies self aside, computes out of place and copies back (three
-    passes: torchvision's ResNets run relu_ after every batch norm). Returns False where
-    `inplace` must run instead: a tracked view (CopySlices) or leaf (its error), forward-mode
-    AD, an inference tensor, memory read-only or overlapping itself."""
+def inplace_saving_result(self, write, node_cls, **fields):
+    """An in-place unary op whose backward reads only its result (relu_, hardtanh_):
+    `write(array)` puts the new values into self's memory in one pass, and the node (with
+    `fields` set on it) saves self itself, as PyTorch's does; `inplace` copies self aside,
+    computes out of place and copies back (three passes: torchvision's ResNets run relu_ after
+    every batch norm). Returns False where `inplace` must run instead: a tracked view
+    (CopySlices) or leaf (its error), forward-mode AD, an inference tensor, memory read-only
+    or overlapping itself."""
     arr = self._array
     if self._inference or _fw.level is not None or 0 in arr.strides or not is_writeable(arr):
         return False
@@ -527,6 +528,8 @@ def inplace_saving_result(self, write, node_cls):
         self._output_nr = 0
         node = record(node_cls, (before,), self)
         if node is not None:
+            for name, value in fields.items():
+                setattr(node, name, value)
             node.save_for_backward(self)
     return True
 

@@ -25,7 +25,7 @@ from . import _device_kernels
 from ._gelu_cpu import _SQRT_2_PI, gelu_single, gelu_single_grad
 from ._autocast import lower
 from ._graph import Node, first_order_arrays, record, write_out, with_out
-from ._graph import inplace as _inplace
+from ._graph import inplace as _inplace, inplace_saving_result
 from .pointwise import relu as _relu_op
 from .pointwise import relu_, sigmoid, tanh, where
 from .pointwise._common import as_array
@@ -86,6 +86,9 @@ def relu(input, inplace=False):
 
 
 class HardtanhBackward0(Node):
+    """Saves the input, or (hardtanh_) the result, which gives the same mask: a value at or
+    past a bound is clipped to it."""
+
     def backward(self, grad):
         (x,) = self.saved_tensors
         # PyTorch drops the gradient where x <= min_val or x >= max_val: NaN passes it (a
@@ -97,6 +100,10 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, _node=HardtanhB
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
+        if input._array.dtype.kind == "f" and not input.dtype._kind and inplace_saving_result(
+                input, lambda a: xp_of(input).clip(a, min_val, max_val, out=a),
+                HardtanhBackward0, min_val=min_val, max_val=max_val):
+            return input  # in one pass (relu6 after every convolution of a MobileNet)
         return _in_place(input, hardtanh, HardtanhBackward0, min_val, max_val)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         lo, hi = math.ceil(min_val), math.floor(max_val)

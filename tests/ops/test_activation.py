@@ -291,3 +291,25 @@ def test_relu_inplace_on_a_device_is_one_call(fake_cuda):
         stand_in_array.ndarray.__setitem__ = inner
     assert calls == ["maximum"]
     assert (x.cpu() >= 0).all()
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 6.0), (-1.0, 1.0), (0.5, 0.5)])
+def test_hardtanh_inplace_in_one_pass_masks_as_pytorchs(monkeypatch, bounds):
+    """hardtanh_ (relu6 in MobileNets) writes in place and saves its result: the gradient's
+    mask from the clipped values is PyTorch's from the input, at the bounds and for NaN."""
+    from ember.ops import activation
+
+    def general(*a, **k):
+        raise AssertionError("the general in-place path ran")
+    monkeypatch.setattr(activation, "_in_place", general)
+    a = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 3.0, 6.0, 7.0, np.nan], np.float32)
+    e_leaf, t_leaf = _pair(a, True)
+    e, t = e_leaf * 1, t_leaf * 1
+    ptr = e.data_ptr()
+    assert EF.hardtanh(e, *bounds, inplace=True) is e and e.data_ptr() == ptr
+    TF.hardtanh(t, *bounds, inplace=True)
+    np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+    weights = np.arange(a.size, dtype=np.float32)
+    (e * ember.tensor(weights)).sum().backward()
+    (t * torch.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(e_leaf.grad.numpy(), t_leaf.grad.numpy())
