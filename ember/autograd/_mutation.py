@@ -8,7 +8,7 @@ unpacking hands the clone back. Memory that is never written is never copied."""
 import contextlib
 import weakref
 
-from ..ops import _graph
+from ..ops import _graph, _writes
 
 __all__ = ["allow_mutation_on_saved_tensors"]
 
@@ -89,13 +89,13 @@ def allow_mutation_on_saved_tensors():
     ctx = _AllowMutationOnSavedContext()
     pack, unpack, before_write = _hooks(ctx)
     with saved_tensors_hooks(pack, unpack):
-        _graph.write_watchers.append(before_write)
+        _writes.write_watchers.append(before_write)
         try:
             if _enabled[0]:
                 raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
             _enabled[0] = True
             yield ctx
         finally:
-            _graph.write_watchers.remove(before_write)
+            _writes.write_watchers.remove(before_write)
             ctx.clear()
             _enabled[0] = False

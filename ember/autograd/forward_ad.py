@@ -10,7 +10,7 @@ from typing import NamedTuple
 from .._state import autocast as _autocast, forward_ad as _fw, grad as _grad_state
 from .._autograd_meta import forward_grad, set_tangent
 from .._tensor import Tensor
-from ..ops import _dual, _graph
+from ..ops import _dual, _graph, _writes
 from ..ops.creation import zeros as _zeros
 from . import engine as _engine
 from .grad_mode import _DecoratorContextManager
@@ -31,7 +31,7 @@ def enter_dual_level():
     if _fw.level is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _fw.level = _Level()
-    _graph.write_watchers.append(_dual.resolve_pending)
+    _writes.write_watchers.append(_dual.resolve_pending)
     _current_level += 1
     return _current_level
 
@@ -48,8 +48,8 @@ def exit_dual_level(*, level=None):
         raise RuntimeError("Dual level must be a positive number.")
     _fw.level = None
     _dual.forget_pending()
-    if _dual.resolve_pending in _graph.write_watchers:
-        _graph.write_watchers.remove(_dual.resolve_pending)
+    if _dual.resolve_pending in _writes.write_watchers:
+        _writes.write_watchers.remove(_dual.resolve_pending)
     _current_level = level - 1
 
 

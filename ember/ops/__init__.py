@@ -93,7 +93,7 @@ def _bind_family(name, family):
 
 
 _lazy.bind_on_import(sys.modules[__name__], _bind_family)
-from . import _custom, _graph, creation, legacy_constructors, linalg, pointwise  # noqa: E402,I001
+from . import _custom, _writes, creation, legacy_constructors, linalg, pointwise  # noqa: E402,I001
 _EAGER_FAMILIES = tuple(importlib.import_module(f".{name}", __name__)
                         for name in FAMILY_NAMES if name not in _LAZY_FAMILY_NAMES)
 __all__ = sorted({name for family in _EAGER_FAMILIES for name in family.__all__}
@@ -214,9 +214,9 @@ _OPERATORS = {
     "__and__": pointwise.bitwise_and, "__rand__": pointwise.bitwise_and,
     "__or__": pointwise.bitwise_or, "__ror__": pointwise.bitwise_or,
     "__xor__": pointwise.bitwise_xor, "__rxor__": pointwise.bitwise_xor,
-    "__iand__": lambda s, o: _graph.inplace(s, lambda x: pointwise.bitwise_and(x, o), (o,)),
-    "__ior__": lambda s, o: _graph.inplace(s, lambda x: pointwise.bitwise_or(x, o), (o,)),
-    "__ixor__": lambda s, o: _graph.inplace(s, lambda x: pointwise.bitwise_xor(x, o), (o,)),
+    "__iand__": lambda s, o: _writes.inplace(s, lambda x: pointwise.bitwise_and(x, o), (o,)),
+    "__ior__": lambda s, o: _writes.inplace(s, lambda x: pointwise.bitwise_or(x, o), (o,)),
+    "__ixor__": lambda s, o: _writes.inplace(s, lambda x: pointwise.bitwise_xor(x, o), (o,)),
     "__lshift__": pointwise.bitwise_left_shift, "__rshift__": pointwise.bitwise_right_shift,
     "__rlshift__": _reflected(pointwise.bitwise_left_shift),
     "__rrshift__": _reflected(pointwise.bitwise_right_shift),

@@ -9,7 +9,7 @@ import builtins
 import numpy as np
 
 from .._tensor import make_tensor
-from ._graph import warn_expanded
+from ._writes import warn_expanded
 
 
 def fill_mask(index, vals):

@@ -3,7 +3,7 @@
 Each forward computes on backend arrays (float16/bfloat16 in float32, as PyTorch's opmath
 does) and records a node named as PyTorch's; every backward is written with ember ops, so
 second derivatives work. In-place forms (`elu_`, `F.leaky_relu(x, inplace=True)` ...) go
-through `_graph.inplace` and name their node as PyTorch does (`EluBackward1` ...).
+through `_writes.inplace` and name their node as PyTorch does (`EluBackward1` ...).
 
 `erf` is taken from `ember.ops.unary_special` when that family provides it; otherwise a
 local, float64-accurate `_erf_array` (series + continued fraction) serves GELU.
@@ -24,8 +24,9 @@ from .._state import autocast as _autocast, grad as _grad_state
 from . import _device_kernels
 from ._gelu_cpu import _SQRT_2_PI, gelu_single, gelu_single_grad
 from ._autocast import lower
-from ._graph import Node, first_order_arrays, record, write_out, with_out
-from ._graph import inplace as _inplace, inplace_saving_result
+from ._graph import Node, first_order_arrays, record
+from ._writes import write_out, with_out
+from ._writes import inplace as _inplace, inplace_saving_result
 from .pointwise import relu as _relu_op
 from .pointwise import relu_, sigmoid, tanh, where
 from .pointwise._common import as_array

@@ -14,7 +14,8 @@ from .. import dtypes as _dt
 from .._sparse import SparseTensor
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from . import strided as _strided
-from ._graph import Node, grad_disabled, record, write_out
+from ._graph import Node, grad_disabled, record
+from ._writes import write_out
 from ._grid_sample import grid_sampler
 from .conv import conv1d
 from .creation import empty

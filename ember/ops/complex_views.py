@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
-from ._graph import Node, inplace, record
+from ._graph import Node, record
+from ._writes import inplace
 from .shape import make_view_of, select
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "complex", "polar",
@@ -160,7 +161,7 @@ def complex(real, imag, *, out=None):
         res.real, res.imag = a, b
     result = make_tensor(res, real._device)
     if out is not None:
-        from ._graph import write_out
+        from ._writes import write_out
         return write_out(out, result, "complex")
     record(ComplexBackward0, (real, imag), result)
     return result
@@ -188,7 +189,7 @@ def polar(abs, angle, *, out=None):
     res.real, res.imag = r * xp.cos(t), r * xp.sin(t)
     result = make_tensor(res, abs._device)
     if out is not None:
-        from ._graph import write_out
+        from ._writes import write_out
         return write_out(out, result, "polar")
     node = record(PolarBackward0, (abs, angle), result)
     if node is not None:
@@ -213,7 +214,7 @@ def conj_physical(input, *, out=None):
     xp = xp_of(input)
     result = make_tensor(xp.conj(input._array), input._device)
     if out is not None:
-        from ._graph import write_out
+        from ._writes import write_out
         return write_out(out, result, "conj_physical")
     record(ConjPhysicalBackward0, (input,), result)
     return result

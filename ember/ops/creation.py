@@ -508,7 +508,7 @@ def factory_out(out, t, fname):
         out._array = t._array.astype(out._array.dtype, copy=False)
         out._vc.value += 1
         return out
-    from ._graph import write_out
+    from ._writes import write_out
     return write_out(out, t, fname)
 
 
@@ -684,7 +684,7 @@ class FillBackward3(_FillNode):
 
 
 def fill_(input, value):
-    from ._graph import inplace
+    from ._writes import inplace
     if isinstance(value, Tensor):
         if value._array.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -737,5 +737,5 @@ def _copied_in(xp, value, s):
 
 
 def zero_(input):
-    from ._graph import inplace
+    from ._writes import inplace
     return inplace(input, lambda s: _filled_like(s, 0, ZeroBackward0), allow_overlap=True)

@@ -10,7 +10,8 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._memory_format import c_ordered
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, xp_of
-from ._graph import Node, inplace, record, write_out, with_out
+from ._graph import Node, record
+from ._writes import inplace, write_out, with_out
 from .pointwise import logical_xor, scalar_op, where
 from .reduction import _sum_dtype, accumulating, const, return_type
 from .sorting import _no_kernel, scatter_add_along

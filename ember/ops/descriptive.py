@@ -12,7 +12,8 @@ import numpy as np
 from .. import dtypes as _dt
 from .._memory_format import c_ordered
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
-from ._graph import Node, inplace, needs_grad, record, write_out
+from ._graph import Node, needs_grad, record
+from ._writes import inplace, write_out
 from .pointwise import _promoted_dtype, where
 from .reduction import (_check_not_complex, const, dims_of, keep_dims,
                         return_type, tie_weights)

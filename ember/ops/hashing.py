@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, xp_of
-from ._graph import write_out
+from ._writes import write_out
 
 __all__ = ["hash_tensor"]
 METHODS = ["hash_tensor"]

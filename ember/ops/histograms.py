@@ -12,7 +12,8 @@ import numpy as np
 from .._meta import refuse_on_meta
 from .. import dtypes as _dt
 from .._tensor import make_tensor, Tensor, xp_of
-from ._graph import Node, record, write_out
+from ._graph import Node, record
+from ._writes import write_out
 from ._accumulate import bincount_sized
 from .ranges import _line
 from .pointwise import operands

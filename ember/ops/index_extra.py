@@ -13,7 +13,8 @@ from .. import dtypes as _dt
 from .._state import warn_once
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from ..device import checks_on_host
-from ._graph import inplace, record, with_out
+from ._graph import record
+from ._writes import inplace, with_out
 from .shape import NarrowBackward0, narrow
 
 __all__ = ["unravel_index", "narrow_copy", "index_reduce"]

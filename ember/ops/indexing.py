@@ -3,7 +3,7 @@
 Basic indices (ints, slices, None, Ellipsis) make views through a chain of view ops
 (select, slice, unsqueeze), so the result's grad_fn is PyTorch's (`SelectBackward0` for
 `x[:, 1]`). A write `t[idx] = v` is `copy_`/`fill_` on such a view: with autograd, the
-base becomes the output of CopySlices (see `_graph.inplace`).
+base becomes the output of CopySlices (see `_writes.inplace`).
 
 Advanced indices (integer and boolean tensors, lists) follow PyTorch's order: the basic
 items are applied first as views (an int is a `select`, so it never joins the advanced
@@ -24,8 +24,10 @@ from .._meta.array import NONZERO, refuse_masks
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import Tensor, make_tensor
 from ..device import assert_on_device, checks_on_host
-from ._graph import (Node, before_write, check_inference_write, check_no_internal_overlap,
-                     inplace, record, tracks, writable, write_out, write_watchers)
+from ._graph import Node, record
+from ._writes import (
+    before_write, check_inference_write, check_no_internal_overlap, inplace, tracks, writable,
+    write_out, write_watchers)
 from ._index_put_forms import (NUMBERS as _NUMBERS, checked_number as _checked_number,
                                fill_mask, fill_where, put_values, scalar_like as _scalar_like,
                                value_for as _value_for, warn_expanded_put)
@@ -750,7 +752,7 @@ def nonzero(input, *, out=None, as_tuple=False):
         res = xp.stack(arr.nonzero(), axis=1).astype(np.int64, copy=False)
     res = make_tensor(res, input._device)
     if out is not None:
-        from ._graph import write_out
+        from ._writes import write_out
         return write_out(out, res, "nonzero")
     return res
 

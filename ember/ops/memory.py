@@ -93,7 +93,7 @@ def set_(self, *args, **kwargs):
     of it, 1-D), `set_(storage, storage_offset, size, stride=None)`, `set_(tensor)` (the
     tensor's storage, offset, size and strides). The tensor keeps its dtype and version
     counter; ember rebinds this tensor (views made of it earlier keep the old memory)."""
-    from ._graph import _check_leaf_inplace
+    from ._writes import _check_leaf_inplace
     names = ("source", "storage_offset", "size", "stride")
     if len(args) > 4 or builtins.any(k not in names for k in kwargs):
         raise _set_type_error(args, kwargs)

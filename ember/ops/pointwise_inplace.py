@@ -16,8 +16,8 @@ from .._tensor import Tensor, make_tensor
 from . import pointwise as _pw
 from .creation import _filled_like, fill_, zero_, zeros_like
 from .indexing import index_put_
-from ._graph import (Node, _store, before_write, check_no_internal_overlap, inplace, record,
-                     write_watchers)
+from ._graph import Node, record
+from ._writes import _store, before_write, check_no_internal_overlap, inplace, write_watchers
 
 __all__ = ["abs_", "absolute_", "neg_", "negative_", "exp_", "log_", "sqrt_", "sin_", "cos_",
            "tanh_", "sigmoid_", "relu_", "clamp_", "clip_", "clamp_min_", "clamp_max_",

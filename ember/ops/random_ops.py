@@ -8,7 +8,7 @@ serves both. Other distributions are transforms of those draws, done on whole ar
 
 Samplers are not differentiable, but PyTorch still records them: a result computed from a
 tensor that requires grad gets a node (`NormalBackward3`, `UniformBackward0` ...) whose
-gradient is zero. In-place samplers go through `_graph.inplace`, so a leaf that requires
+gradient is zero. In-place samplers go through `_writes.inplace`, so a leaf that requires
 grad is refused outside `no_grad` (inside it, as `nn.init` does, they simply write).
 """
 import builtins
@@ -25,7 +25,8 @@ from . import _torch_stream as _ts
 from ._draws import (_affine_inplace, _integers, _normal_array, _rand_array,
                      _randn_array, _rng, _standard_normal, _uniform01, _width, bernoulli_mask)
 from ._libm import libm
-from ._graph import Node, inplace, record, write_out
+from ._graph import Node, record
+from ._writes import inplace, write_out
 from .creation import (_is_size_int, check_factory_grad, factory_out, resolve_device, size_arg,
                        zeros_like)
 

@@ -13,7 +13,8 @@ from .. import _dtype_casts as _casts, dtypes as _dt
 from .._memory_format import c_ordered, contiguous_format, follow_channels_last, is_dense, suggest
 from .._state import warn_once
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
-from ._graph import Node, grad_disabled, inplace, mark_multi_output_views, record
+from ._graph import Node, grad_disabled, record
+from ._writes import inplace, mark_multi_output_views
 from ._varargs import varargs_or_keyword
 from .shape import (_check_joinable, _infer_size, cat, make_view_of, narrow, shift_empty_view,
                     stack, wrap_dims_once)
@@ -474,7 +475,7 @@ def triu(input, diagonal=0, *, out=None):
 
 
 def _write(out, res, name):
-    from ._graph import write_out
+    from ._writes import write_out
     return write_out(out, res, name)
 
 

@@ -18,7 +18,8 @@ from ..return_types import return_type
 from .._state import autocast as _autocast
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
 from ._autocast import fp32
-from ._graph import Node, first_order_arrays, record, write_out
+from ._graph import Node, first_order_arrays, record
+from ._writes import write_out
 from ._varargs import varargs_or_keyword
 from .pointwise import maximum, minimum, operands, where
 from .pointwise._common import as_array, broadcast_error

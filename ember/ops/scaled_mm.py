@@ -19,7 +19,8 @@ a "NotImplemented" node whose backward raises.
 import numpy as np
 
 from .. import dtypes as _dt
-from ._graph import grad_disabled, write_out
+from ._graph import grad_disabled
+from ._writes import write_out
 from .histograms import _need_tensor, _record_not_implemented
 from .sparse import _no_kernel
 

@@ -9,7 +9,8 @@ view), written with these same ops so it differentiates again.
 import builtins
 
 from .._tensor import make_tensor
-from ._graph import Node, record, writable, with_out
+from ._graph import Node, record
+from ._writes import writable, with_out
 
 __all__ = ["select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter"]
 METHODS = ["select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter"]

@@ -3,7 +3,7 @@ select, unbind, flatten), copies (clone, contiguous) and joins (cat, stack).
 
 A view op returns a tensor over a NumPy/CuPy view of its input's memory, sharing the base
 and version counter, and remembers how to redo itself from the base (`_view_fn`), so an
-in-place write through the view can rewire the base's graph (`_graph.inplace`).
+in-place write through the view can rewire the base's graph (`_writes.inplace`).
 """
 import builtins
 import math
@@ -15,8 +15,8 @@ from .. import _dtype_casts as _casts, _memory_format as _mf, dtypes as _dt
 from .._tensor import Tensor, _make, _wrap_dim, make_tensor, xp_of
 from ..device import backend_of
 from .._state import grad as _grad_state
-from ._graph import (INFERENCE_MODE, NO_GRAD_MODE, Node, first_order_arrays,
-                     mark_multi_output_views, record, write_out)
+from ._graph import Node, first_order_arrays, record
+from ._writes import INFERENCE_MODE, NO_GRAD_MODE, mark_multi_output_views, write_out
 from ._varargs import int_list_error, varargs_or_keyword
 
 __all__ = ["reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t",

@@ -15,7 +15,8 @@ from .._parallel import by_first_dim, parts
 from .._state import grad as _grad_state
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from ._device_kernels import device_sum
-from ._graph import Node, record, write_out
+from ._graph import Node, record
+from ._writes import write_out
 from .activation import _compute, _low_precision
 
 __all__ = ["softmax", "log_softmax"]

@@ -15,7 +15,8 @@ from .._meta import refuse_on_meta
 from .. import _dtype_casts as _casts, dtypes as _dt
 from .._tensor import _wrap_dim, xp_of
 from ..device import backend_of
-from ._graph import Node, record, write_out, with_out
+from ._graph import Node, record
+from ._writes import write_out, with_out
 from ._accumulate import bincount_sized
 from .reduction import (MaxBackward0, MaxBackward1, _check_nonempty, const, return_type,
                         select_result)

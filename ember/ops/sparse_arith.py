@@ -236,7 +236,7 @@ def add_dense_sparse(dense, s, alpha=1):
 def add_dense_sparse_(dense, s, alpha=1):
     """`dense += alpha * s` in place."""
     _check_dense_sparse(dense, s)
-    from ._graph import inplace, tracks
+    from ._writes import inplace, tracks
     from .pointwise import add
     if tracks(dense, (s._val,)) or s.dtype is not dense.dtype:
         return inplace(dense, lambda d: add(d, _to_dense(s), alpha=alpha), (s._val,))

@@ -444,5 +444,5 @@ def _copy(t, out):
     result = t.clone()
     if out is None:
         return result
-    from ._graph import write_out
+    from ._writes import write_out
     return write_out(out, result, "copy")

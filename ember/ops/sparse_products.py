@@ -8,7 +8,8 @@ autograd.
 """
 from .._sparse import SparseTensor, make_sparse
 from .._tensor import make_tensor, xp_of
-from ._graph import grad_disabled, write_out
+from ._graph import grad_disabled
+from ._writes import write_out
 from .sparse import mm
 
 __all__ = ["sspaddmm", "saddmm", "smm", "hspmm", "hsmm", "dsmm", "resize_as_sparse_"]

@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import _wrap_dim, make_tensor, Tensor, xp_of
-from ._graph import Node, record, write_out
+from ._graph import Node, record
+from ._writes import write_out
 
 __all__ = []
 METHODS = []

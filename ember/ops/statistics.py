@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._tensor import _wrap_dim, xp_of
-from ._graph import Node, record, write_out
+from ._graph import Node, record
+from ._writes import write_out
 from .pointwise import where
 from .normalization import _fused
 from .reduction import (_reduced_size, accumulating, as_array, const, dims_of, keep_dims,

@@ -24,7 +24,8 @@ from .._state import grad as _grad_state
 from .._storage import span as _span
 from .._tensor import _wrap_dim, make_tensor, xp_of
 from ._dual import carry_tangent
-from ._graph import Node, _check_leaf_inplace, record
+from ._graph import Node, record
+from ._writes import _check_leaf_inplace
 from ._varargs import varargs_or_keyword
 from .shape import make_view_of, squeeze, transpose, t, unsqueeze, _size_args
 

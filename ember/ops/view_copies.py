@@ -6,7 +6,7 @@ import builtins
 
 from .. import _memory_format as _mf
 from .._tensor import Tensor, _wrap_dim
-from ._graph import write_out
+from ._writes import write_out
 from .complex_views import view_as_complex, view_as_real
 from .rearrange import diagonal, split, split_with_sizes
 from .shape import (clone, permute, select, squeeze, t, transpose, unbind, unsqueeze,

@@ -33,7 +33,7 @@ from .._tensor import Tensor, make_tensor, xp_of
 from .._vml import ufunc as vml_ufunc
 from ..device import is_writeable
 from ..ops._device_kernels import Kernel, usable as _kernels_usable
-from ..ops._graph import before_write, write_watchers
+from ..ops._writes import before_write, write_watchers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _NUMBERS = (builtins.int, builtins.float)

@@ -10,7 +10,7 @@ import numpy as np
 from ..._meta.array import ndarray as MetaArray
 from ..._meta.rules import host_stand_in
 from ..._tensor import make_tensor, xp_of
-from .._graph import write_out
+from .._writes import write_out
 
 # Notes the linalg docstrings share (`torch.linalg.common_notes`): the same keys as PyTorch's,
 # in ember's words; sync_note_has_ex takes the name of the non-synchronizing variant.

@@ -5,7 +5,8 @@
 import numpy as np
 
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from ..._state import warn_once
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _cholesky_info, _const, _first_bad,

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..._tensor import make_tensor, xp_of
 from ...device import _BACKENDS
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from ..reduction import return_type
 from ._common import _check, _eye, _host, _write_tuple
 from .solves import solve

@@ -13,7 +13,8 @@ differentiable again.
 """
 from ..._tensor import make_tensor, xp_of
 from ...return_types import return_type
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from ..shape import cat
 from ._common import _write_tuple
 

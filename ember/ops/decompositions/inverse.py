@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from ..pointwise import where
 from ..shape import ReshapeAliasBackward0, ViewBackward0
 from ..reduction import return_type

@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from ..._tensor import Tensor, make_tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from ..reduction import return_type
 from ._common import _batch_prefix, _check, _const, _first_bad, _host, _write_tuple
 

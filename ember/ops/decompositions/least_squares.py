@@ -7,7 +7,8 @@ import builtins
 import numpy as np
 
 from ..._tensor import make_tensor, Tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from ..reduction import return_type
 from ._common import _const, _needs
 

@@ -4,7 +4,8 @@
 import numpy as np
 
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out, with_out
+from .._graph import Node, record
+from .._writes import write_out, with_out
 from ._common import _check, _const, _eye
 from .inverse import inv
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .._graph import write_out
+from .._writes import write_out
 from .inverse import inv
 from .orthogonal import svdvals
 

@@ -4,7 +4,8 @@ eigendecomposition (`linalg.eigh`, `linalg.eigvalsh`), with their backward nodes
 eigendecomposition is in `eig.py`.
 """
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from ..._state import warn_once
 from ..reduction import return_type
 from ._common import _check, _const, _eye, _write_tuple

@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from ..._state import warn_once
 from ..reduction import return_type
 from ._common import (_LinAlgError, _batch_prefix, _check, _first_bad, _lu_info, _needs,

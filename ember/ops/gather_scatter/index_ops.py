@@ -8,7 +8,8 @@ import numpy as np
 from ... import _state, dtypes as _dt
 from ..._tensor import Tensor, _wrap_dim, make_tensor
 from ...device import assert_on_device, checks_on_host
-from .._graph import Node, inplace, record, warn_expanded, write_out, with_out
+from .._graph import Node, record
+from .._writes import inplace, warn_expanded, write_out, with_out
 from .._accumulate import accumulate_flat, add_along
 from ._common import (_check_long_index, _check_range, _dims1, _index_arr, _scatter_positions,
                       _xp, _zeros)

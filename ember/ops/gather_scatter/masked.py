@@ -10,7 +10,8 @@ from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._memory_format import c_ordered
 from ..._tensor import Tensor, make_tensor
 from ...device import assert_on_device, checks_on_host
-from .._graph import Node, inplace, record, warn_expanded, write_out
+from .._graph import Node, record
+from .._writes import inplace, warn_expanded, write_out
 from ._common import _broadcast, _index_arr, _xp, _zeros
 
 __all__ = [

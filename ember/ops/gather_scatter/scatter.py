@@ -8,7 +8,8 @@ import numpy as np
 from ... import _dtype_casts as _casts
 from ..._state import warn_once
 from ..._tensor import Tensor, _wrap_dim, make_tensor
-from .._graph import Node, inplace, record, write_out
+from .._graph import Node, record
+from .._writes import inplace, write_out
 from .._accumulate import accumulate_flat
 from ._common import (_broadcast, _check_gather_shapes, _check_int_index, _check_range, _dims1,
                       _index_arr, _narrow_to, _reduce_flat, _scatter_positions, _xp, _zeros)

@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..._tensor import Tensor, make_tensor
-from .._graph import write_out
+from .._writes import write_out
 from ._common import _index_arr, _xp
 
 __all__ = [

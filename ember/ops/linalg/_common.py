@@ -55,7 +55,7 @@ def _same_dtype(arr, like):
 def _out(res, out, fname):
     if out is None:
         return res
-    from .._graph import write_out
+    from .._writes import write_out
     return write_out(out, res, fname)
 
 

@@ -175,7 +175,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 def _inplace_apply(fn, self, a, b, beta, alpha):
-    from .._graph import inplace
+    from .._writes import inplace
     if fn is addr and self._array.ndim != 2:
         raise RuntimeError(f"2D tensor expected, got {self._array.ndim}D tensor for input")
 

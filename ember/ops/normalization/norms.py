@@ -607,6 +607,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = norm.clamp_min(eps).expand_as(input)
     res = input / denom
     if out is not None:
-        from .._graph import write_out
+        from .._writes import write_out
         return write_out(out, res, "normalize")
     return res

@@ -8,7 +8,8 @@ channel (dim 1), over every other dim; `invstd` is 1 / sqrt(biased variance + ep
 written with ember ops, so they differentiate like their formulas.
 """
 from ... import dtypes as _dt
-from .._graph import grad_disabled, write_out
+from .._graph import grad_disabled
+from .._writes import write_out
 from ..creation import full
 from ..reduction import mean as _mean, sum as _sum
 from ..unary import rsqrt

@@ -13,7 +13,8 @@ from ..._memory_format import in_iterator_order
 from ..._state import forward_ad as _fw, grad as _grad_state
 from ..._tensor import Tensor, _make, make_tensor
 from ...device import _BACKENDS
-from .._graph import Node, record, record_number, write_out
+from .._graph import Node, record, record_number
+from .._writes import write_out
 from .._dual import on_dual_node
 
 _FROM_NUMPY = _dt.FROM_NUMPY

@@ -4,7 +4,7 @@ bitwise_and/or/xor/not and the shifts): no gradient.
 import numpy as np
 
 from ..._tensor import Tensor, make_tensor
-from .._graph import write_out
+from .._writes import write_out
 from ... import dtypes as _dt
 from ._common import (_barebones_operands, _raise_if_not_broadcastable, binary, common_device,
                       operands)

@@ -11,7 +11,7 @@ import numpy as np
 from ..._sparse import SparseTensor
 from ..._tensor import Tensor, xp_of
 from ...device import is_writeable
-from .._graph import before_write, inplace, inplace_saving_result, tracks, write_watchers
+from .._writes import before_write, inplace, inplace_saving_result, tracks, write_watchers
 from ._common import operands
 from .arithmetic import (_check_alpha, _scale, add, div, floor_divide, mul, pow, remainder,
                          sub)

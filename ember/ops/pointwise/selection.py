@@ -7,7 +7,8 @@ from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._memory_format import in_iterator_order
 from ..._select import select
 from ..._tensor import Tensor, make_tensor, xp_of
-from .._graph import Node, node_of, record, record_number, write_out, with_out
+from .._graph import Node, node_of, record, record_number
+from .._writes import write_out, with_out
 from ._common import (BinaryNode, _as_scalar, _promote, _raise_if_not_broadcastable, binary,
                       common_device, operands)
 

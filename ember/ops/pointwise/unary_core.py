@@ -9,7 +9,8 @@ from ..._state import ThreadLocal
 from ..._tensor import make_tensor, Tensor, xp_of
 from ..._vml import ufunc as vml_ufunc
 from .. import _device_kernels
-from .._graph import Node, first_order_arrays, not_a_tensor, record, write_out, with_out
+from .._graph import Node, first_order_arrays, not_a_tensor, record
+from .._writes import write_out, with_out
 from ._common import as_array, barebones_unary, round_back
 
 __all__ = ["neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "sin", "cos", "tanh",

@@ -10,7 +10,8 @@ from ..._meta import module as meta_module
 from ..._meta.array import ndarray as MetaArray
 from ... import _dtype_casts as _casts, dtypes as _dt
 from ..._tensor import make_tensor, Tensor, xp_of
-from .._graph import record, write_out
+from .._graph import record
+from .._writes import write_out
 from .. import pointwise as _pw
 
 _HALF = (np.dtype(np.float16), _dt.bfloat16.np)

@@ -8,7 +8,8 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import Tensor
-from .._graph import inplace, node_of
+from .._graph import node_of
+from .._writes import inplace
 from .. import pointwise as _pw
 from ..pointwise import BinaryNode, binary, where
 from ._common import (_HALF, _both_tensors, _inplace, _module, _not_implemented, _opmath,

@@ -9,7 +9,8 @@ import math
 
 from ... import dtypes as _dt
 from ..._vml import ufunc as vml_ufunc
-from .._graph import Node, inplace, record
+from .._graph import Node, record
+from .._writes import inplace
 from .. import pointwise as _pw
 from ..pointwise import BinaryNode, binary, where
 from ._common import (_PI, _both_tensors, _inplace, _module, _need_tensor, _not_implemented,

@@ -7,7 +7,8 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, inplace, record, write_out
+from .._graph import Node, record
+from .._writes import inplace, write_out
 from ..pointwise import BinaryNode, binary
 from ...return_types import return_type
 from ._common import (_HALF, _both_tensors, _inplace, _module, _need_tensor, _not_implemented,

@@ -21,7 +21,8 @@ import numpy as np
 from ..._select import select
 from ... import dtypes as _dt
 from ..._tensor import Tensor
-from .._graph import Node, inplace, record, write_out
+from .._graph import Node, record
+from .._writes import inplace, write_out
 from ..pointwise import BinaryNode, binary
 from ._common import _module, _need_tensor, _not_implemented, _promoted
 from ._special_kernels import _coefficients, _horner, _hurwitz_zeta, _lgamma

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..._select import select
 from ... import dtypes as _dt
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from .. import pointwise as _pw
 from ._common import _need_tensor, _not_implemented, _unary
 from ._special_kernels import (_EI_C, _EI_D, _SQRPI, _blockwise, _erf_near_zero, _erfc,

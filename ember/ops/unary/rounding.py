@@ -9,7 +9,8 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..._tensor import make_tensor, xp_of
-from .._graph import Node, record, write_out
+from .._graph import Node, record
+from .._writes import write_out
 from .. import pointwise as _pw
 from ._common import (_HALF, _both_tensors, _compute, _inplace, _need_tensor, _not_implemented,
                       _zeros)

@@ -229,7 +229,7 @@ def _polygamma_method(self, n):
 
 
 def _polygamma_inplace(self, n):
-    from .._graph import inplace
+    from .._writes import inplace
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{self.dtype._scalar_name}")

@@ -8,7 +8,8 @@ import numpy as np
 from ... import dtypes as _dt
 from ..._tensor import Tensor, make_tensor
 from ...device import is_writeable
-from .._graph import Node, before_write, record, tracks, write_out, write_watchers
+from .._graph import Node, record
+from .._writes import before_write, tracks, write_out, write_watchers
 from .. import pointwise as _pw
 from ..pointwise import broadcast_shapes_or_none
 from ._common import _HALF, _inplace, _module, _need_tensor, _not_implemented, _promoted
