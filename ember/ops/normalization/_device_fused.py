@@ -22,6 +22,15 @@ __all__ = ["usable", "statistics_tail", "layer_norm_backward", "scale_shift_", "
            "batch_norm_backward"]
 
 
+def shaped(a, shape):
+    """`a` reshaped to `shape`, with no call (a view's, on a device) when it has it already."""
+    return a if a.shape == shape else a.reshape(shape)
+
+
+def count_over(shape, axes):
+    return math.prod([shape[i] for i in axes])  # (a list: one frame, a generator one a dim)
+
+
 _STATS = Kernel("ember_norm_stats", "T s, T n, T eps, T one", "T var, T invstd",
                 "var = s / n; invstd = one / sqrt(var + eps)")
 _STATS_SCALED = Kernel("ember_norm_stats_scaled", "T s, T n, T eps, T one, T w",
@@ -111,26 +120,20 @@ def layer_norm_backward(xp, g, x, xs, mean, invstd, w, feature_axes, reduce_axes
     statistics; dw and db sum over `reduce_axes` of x's shape (as the CPU's), the rows over
     `feature_axes` of the group view."""
     stats_x = x.shape[:-1] + (1,)
-    m_x, k_x = _shaped(mean, stats_x), _shaped(invstd, stats_x)
+    m_x, k_x = shaped(mean, stats_x), shaped(invstd, stats_x)
     dw = device_normalized_dot(xp, reduce_axes, g, x, m_x, k_x, keepdims=False) \
         if need_w else None
     db = device_sum(xp, reduce_axes, g, keepdims=False) if need_b else None
     dx = None
     if need_x:
-        gs = _shaped(g, xs.shape)
-        wf = _shaped(w, xs.shape[-1:])
+        gs = shaped(g, xs.shape)
+        wf = shaped(w, xs.shape[-1:])
         dot = device_normalized_dot(xp, feature_axes, gs, xs, mean, invstd, wf)
         total = device_product_sum(xp, feature_axes, gs, wf)
         t = dot.dtype.type
         count = xs.size // max(1, dot.size)
         dx = _AFFINE_INPUT_GRAD(xp, xs, mean, invstd, gs, wf, dot, total, t(-count), t(count))
     return dx, dw, db
-
-
-def _shaped(a, shape):
-    """`a` reshaped to `shape`, with no call (a view's, on a device) when it has it already
-    (a contiguous input's group view is the input itself)."""
-    return a if a.shape == shape else a.reshape(shape)
 
 
 def centred_coefficients(xp, dot, total, count):
@@ -175,7 +178,7 @@ def batch_normalize(xp, xs, axes, eps, w, b):
     kernels and no reshape: the statistics over `axes` of xs (the group view) in its
     statistics' shape, y = (xs - mean) * (invstd * w) + b with w and b the (C,) weight and bias
     (or both None). The CPU path's operations in its order (`_fused.normalize_batch_stats`)."""
-    count = math.prod([xs.shape[a] for a in axes])
+    count = count_over(xs.shape, axes)
     mean = device_mean(xp, axes, xs, count)
     squares = device_centred_sum(xp, axes, xs, mean)
     t = squares.dtype.type
@@ -193,7 +196,7 @@ def batch_norm_backward(xp, g, xs, mean, invstd, w, axes, need_w, need_b):
     dx = ((xs - mean) * a + g - t) * coef, the centred input never stored. `mean` and `invstd`
     in the statistics' shape, w (C,) or None; dw and db fresh (C,) arrays (None where not
     needed)."""
-    count = math.prod([xs.shape[a] for a in axes])
+    count = count_over(xs.shape, axes)
     dot = device_centred_sum(xp, axes, xs, mean, g, keepdims=False)
     total = device_sum(xp, axes, g, keepdims=False)
     t = dot.dtype.type

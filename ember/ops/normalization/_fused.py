@@ -8,7 +8,6 @@ An array `xs` here is the input viewed as its "group view": the statistics run o
 `axes` of it, and `stats_shape` is its shape with those axes kept as 1.
 """
 import functools
-import math
 
 import numpy as np
 
@@ -17,6 +16,9 @@ from ..._parallel import map_parts, thread_cuts
 from .._device_kernels import device_centred_sum, device_mean, device_sum
 from .._planes import spread
 from . import _device_fused as device_fused
+# count_over and shaped are defined beside the device kernels (a module below this one); the
+# norms read them as fused.count_over and fused.shaped
+from ._device_fused import count_over, shaped  # noqa: F401
 
 _LETTERS = "abcdefgh"
 MAX_DIMS = len(_LETTERS)  # the most dims these einsums spell out
@@ -45,10 +47,6 @@ def sum_over(xp, axes, a, b=None, keepdims=True):
     return total.reshape(stats_shape) if keepdims else total
 
 
-def count_over(shape, axes):
-    return math.prod([shape[i] for i in axes])  # (a list: one frame, a generator one a dim)
-
-
 def mean_over(xp, axes, a, b=None, keepdims=True):
     """mean(a) or mean(a * b) over `axes`, keeping them as 1s (or dropping them)."""
     count = count_over(a.shape, axes)
@@ -60,11 +58,6 @@ def mean_over(xp, axes, a, b=None, keepdims=True):
 
 
 _as = cast_if_needed  # (no call at all when `a` has the dtype already)
-
-
-def shaped(a, shape):
-    """`a` reshaped to `shape`, with no call when it has it already."""
-    return a if a.shape == shape else a.reshape(shape)
 
 
 def broadcastable(a, shape):
