@@ -310,10 +310,23 @@ def cuda_float32_products(cupy, tf32):
     if types is None:
         return False
     was = types.get_compute_type(np.float32) == types.COMPUTE_TYPE_TF32
-    if tf32 != was and (not tf32 or int(cupy.cuda.Device().compute_capability) >= 80):
+    if tf32 != was and (not tf32 or _has_tf32(cupy)):
         types.set_compute_type(np.float32, types.COMPUTE_TYPE_TF32 if tf32 else
                                types.COMPUTE_TYPE_DEFAULT)
     return was
+
+
+_TF32_DEVICES = {}  # (cupy.cuda, device index) -> compute capability 8.0 or more
+
+
+def _has_tf32(cupy):
+    """Whether the current device computes in TF32 (asked once a device: a convolution's
+    products switch to TF32 and back every call)."""
+    key = (cupy.cuda, cupy.cuda.get_device_id())
+    known = _TF32_DEVICES.get(key)
+    if known is None:
+        known = _TF32_DEVICES[key] = int(cupy.cuda.Device().compute_capability) >= 80
+    return known
 
 
 class _DeviceAsserts:
