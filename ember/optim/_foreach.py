@@ -32,7 +32,7 @@ from .._state import forward_ad as _fw, grad as _grad_state
 from .._tensor import Tensor, make_tensor, xp_of
 from .._vml import ufunc as vml_ufunc
 from ..device import is_writeable
-from ..ops._device_kernels import Kernel, usable as _kernels_usable
+from ..ops._device_kernels import Kernel, trial_verdict, usable as _kernels_usable
 from ..ops._writes import before_write, write_watchers
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -244,6 +244,7 @@ class _Flat:
         self.rows, self.views = [], []
         self.update = xp.empty(self.total, dtype)
         self.update_views = self.split(self.update)
+        self.targets = None  # the parameters' addresses, for the update in one launch
 
     @staticmethod
     def usable(params, row, momentum=1):
@@ -305,6 +306,10 @@ class _Flat:
 
     def add_update(self, params):
         """params[i] += update_views[i], with the write watchers told and versions bumped."""
+        if self._each(params, _ADD_EACH):
+            for p in params:
+                p._vc.value += 1
+            return
         for p, u in zip(params, self.update_views):
             _written(p)
             P = p._array
@@ -314,10 +319,66 @@ class _Flat:
     def write_update(self, params, versions):
         """params[i] = update_views[i] (the new values whole), with the write watchers told
         and versions bumped by as many in-place ops as the update stands for."""
+        if self._each(params, _SET_EACH):
+            for p in params:
+                p._vc.value += versions
+            return
         for p, u in zip(params, self.update_views):
             _written(p)
             p._array[...] = u
             p._vc.value += versions
+
+    def _each(self, params, kernel):
+        """Apply the update to every parameter in one launch of `kernel` (`_Targets`), where
+        it applies; False where not (the caller writes parameter by parameter)."""
+        targets = self.targets
+        if targets is None or not targets.holds(params):
+            targets = self.targets = _Targets.of(self, params)
+        if not targets:
+            return False
+        _written(*params)
+        kernel(self.xp, targets.ptrs, targets.starts, targets.count, targets.steps, self.update)
+        return True
+
+
+class _Targets:
+    """The parameters' device addresses and their starts in the flat update (with its end),
+    for the kernels that write every parameter in one launch (`_ADD_EACH`, `_SET_EACH`), and
+    the arrays they were taken from (held: an address stays theirs while the layout is used).
+    False where those kernels do not apply: the host, kernels off, or parameters that are not
+    contiguous, not on the update's device, or overlapping (two threads would write one
+    address where the loop writes twice)."""
+
+    def __init__(self, arrays, ptrs, starts, count):
+        self.arrays, self.ptrs, self.starts, self.count = arrays, ptrs, starts, count
+        self.steps = (count - 1).bit_length()  # halvings of [0, count) to one parameter
+
+    def holds(self, params):
+        arrays = self.arrays
+        return arrays is None or (len(arrays) == len(params) and all(
+            p._array is a for p, a in zip(params, arrays)))
+
+    def __bool__(self):
+        return self.ptrs is not None
+
+    @classmethod
+    def of(cls, flat, params):
+        arrays = [p._array for p in params]
+        xp, update = flat.xp, flat.update
+        if xp is np or not _kernels_usable(xp, update, *arrays):
+            return cls(None, None, None, 0)
+        spans, where = [], update.device.id
+        for a in arrays:
+            if not a.flags.c_contiguous or a.device.id != where:
+                return cls(arrays, None, None, 0)
+            if a.size:
+                spans.append((a.data.ptr, a.data.ptr + a.nbytes))
+        spans.sort()
+        if any(end > nxt for (_, end), (nxt, _) in zip(spans, spans[1:])):
+            return cls(arrays, None, None, 0)
+        ptrs = np.array([a.data.ptr for a in arrays], np.uint64)
+        starts = np.array([a for a, _ in flat.bounds] + [flat.total], np.int64)
+        return cls(arrays, xp.asarray(ptrs), xp.asarray(starts), len(arrays))
 
 
 def _running_sum(sizes):
@@ -359,6 +420,38 @@ def _sgd_flat(params, grads, buffers, *, weight_decay, momentum, lr, dampening, 
     g = g + B * momentum if nesterov else B
     xp.multiply(g, -lr, out=flat.update)
     flat.add_update(params)
+
+
+# Every parameter's part of the flat update, added to it (`p += u`, one rounding) or set, in
+# one launch: element i belongs to the parameter whose start is the last at or before i,
+# found by halving [0, count) `steps` times; `q` is that parameter's address.
+_FIND_TARGET = ("ptrdiff_t lo = 0; ptrdiff_t hi = count;"
+                "for (int s = 0; s < steps; s++) {"
+                "  ptrdiff_t mid = (lo + hi) / 2;"
+                "  lo = starts[mid] <= i ? mid : lo;"
+                "  hi = starts[mid] <= i ? hi : mid; }"
+                "T* q = (T*)ptrs[lo];")
+_EACH_PARAMS = "raw uint64 ptrs, raw int64 starts, int64 count, int32 steps"
+_ADD_EACH = Kernel("ember_add_each", _EACH_PARAMS, "T u", _FIND_TARGET + "q[i - starts[lo]] += u",
+                   trial=lambda xp, dtype: _each_trial(xp, dtype))
+_SET_EACH = Kernel("ember_set_each", _EACH_PARAMS, "T u", _FIND_TARGET + "q[i - starts[lo]] = u",
+                   trial=lambda xp, dtype: _each_trial(xp, dtype))
+
+
+def _each_trial(xp, dtype):
+    """_ADD_EACH and _SET_EACH on parameters of 2, 0, 1 and 3 elements against NumPy; a
+    difference fails the next read as a device-side assert does (`_device_kernels.Kernel`)."""
+    sizes = (2, 0, 1, 3)
+    arrays = [xp.full(n, 10, dtype) for n in sizes]
+    ptrs = xp.asarray(np.array([a.data.ptr for a in arrays], np.uint64))
+    starts = xp.asarray(np.array([0, 2, 2, 3, 6], np.int64))
+    update = xp.asarray(np.arange(1, 7, dtype=dtype))
+    _ADD_EACH(xp, ptrs, starts, 4, 2, update)
+    added = xp.concatenate(arrays)
+    _SET_EACH(xp, ptrs, starts, 4, 2, update[::-1].copy())
+    bad = xp.concatenate((added != xp.asarray(np.arange(11, 17, dtype=dtype)),
+                          xp.concatenate(arrays) != xp.asarray(np.arange(6, 0, -1, dtype=dtype))))
+    trial_verdict(xp, bad, "ember_add_each", "a loop of adds")
 
 
 # The flat forms' formulas as one kernel each on a device, each operation the loop's in its

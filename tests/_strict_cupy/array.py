@@ -475,3 +475,78 @@ ndarray.view = _view
 ndarray.fill = _fill
 ndarray.sort = _sort
 ndarray.argsort = _argsort
+
+
+# ---- device memory by address (raw pointers: NCCL's buffers, pointers in kernels) ----------
+def _roots():
+    """The NumPy array behind each live device allocation, once each."""
+    seen = set()
+    for owner in list(_OWNERS.values()):
+        root = owner._a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if id(root) not in seen and root.flags.c_contiguous and root.nbytes:
+            seen.add(id(root))
+            yield root
+
+
+def _span(root):
+    return root.__array_interface__["data"][0], root.reshape(-1).view(np.uint8)
+
+
+def allocations():
+    """(start address, flat uint8 view) of every live device allocation, by address."""
+    return sorted(map(_span, _roots()), key=lambda a: a[0])
+
+
+def allocation_at(ptr):
+    """(start, flat uint8 view) of the live allocation holding address `ptr`, or None."""
+    for root in _roots():
+        start = root.__array_interface__["data"][0]
+        if start <= ptr < start + root.nbytes:
+            return _span(root)
+    return None
+
+
+class Cells:
+    """Elements of `dtype` at device addresses (one per kernel element), to read or write.
+    Each must lie inside one live allocation, aligned to its size (an illegal or misaligned
+    address on a GPU is an IndexError here), and a write may not reach one cell twice (two
+    threads racing on a GPU)."""
+
+    def __init__(self, addresses, dtype, write=False):
+        self.dtype, self.n = np.dtype(dtype), addresses.size
+        size = self.dtype.itemsize
+        live = allocations()
+        starts = np.array([s for s, _ in live], np.int64)
+        owner = np.searchsorted(starts, addresses, side="right") - 1
+        # runs of elements in one allocation (a kernel's elements mostly are, in long runs)
+        cuts = np.concatenate(([0], np.flatnonzero(np.diff(owner)) + 1, [self.n]))
+        self.runs, touched = [], {}  # (allocation's cells, cell indices, elements); cells hit
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            k = int(owner[a])
+            start, flat = live[k] if k >= 0 else (0, None)
+            offsets = addresses[a:b] - start
+            if flat is None or offsets.min() < 0 or offsets.max() + size > flat.size:
+                raise IndexError(f"a kernel accessed device address {int(addresses[a]):#x}, "
+                                 f"outside any allocation (an illegal memory access on a GPU)")
+            if np.any(offsets % size) or start % size:
+                raise IndexError("a kernel accessed a misaligned address (an error on a GPU)")
+            typed = flat[:flat.size - flat.size % size].view(self.dtype)
+            cells = offsets // size
+            if write:
+                touched.setdefault(k, np.zeros(typed.size, bool))[cells] = True
+            self.runs.append((typed, cells, slice(a, b)))
+        if write and sum(np.count_nonzero(hit) for hit in touched.values()) != self.n:
+            raise RuntimeError("two elements of a kernel write one address (a race on a GPU)")
+
+    def read(self):
+        out = np.empty(self.n, self.dtype)
+        for typed, cells, elements in self.runs:
+            out[elements] = typed[cells]
+        return out
+
+    def write(self, values):
+        values = np.broadcast_to(values, (self.n,))
+        for typed, cells, elements in self.runs:
+            typed[cells] = values[elements]

@@ -5,9 +5,12 @@ The subset: statements are declarations (`T s = 0`, `ptrdiff_t n = i / rows`), a
 (bounds the same for every element, or each its own). Expressions are integer literals,
 names (parameters, outputs, locals and the loop index `i`), `+ - * / %`, comparisons,
 `&& || !`, the ternary, reads `x[index]` of a `raw` parameter, CUDA's `sqrt`, `exp` and `erf`,
-and the casts `T(v)`, `float(v)` and `double(v)`. Anything else (literals with a fraction, C
-casts, pointers, `if`, other functions) is refused with NotImplementedError, so a kernel the
-stand-in cannot run fails loudly here rather than running differently on a GPU.
+and the casts `T(v)`, `float(v)` and `double(v)`; and pointers into device memory: `T* q =
+(T*)addr;` (addr a device address, a uint64) then reads and writes `q[index]` (`=`, `+=`, ...),
+which must land inside one live allocation, aligned, and no two elements writing one address
+(a race on a GPU). Anything else (literals with a fraction, other C casts, pointer arithmetic,
+`if`, other functions) is refused with NotImplementedError, so a kernel the stand-in cannot run
+fails loudly here rather than running differently on a GPU.
 
 Evaluation follows C: the usual arithmetic conversions (an int with a float is the float's
 type, not float64 as NumPy makes it), integer `/` and `%` truncate toward zero, `int` wraps at
@@ -27,6 +30,7 @@ _TYPES = {"int": np.dtype(np.int32), "long long": np.dtype(np.int64),
           "ptrdiff_t": np.dtype(np.int64), "bool": np.dtype(bool),
           "float": np.dtype(np.float32), "double": np.dtype(np.float64), "T": None}
 _CASTS = ("T", "float", "double")
+_POINTEES = ("T", "float", "double")  # `T*` and the like: what a pointer may point to
 _FUNCTIONS = ("sqrt", "exp", "erf")
 
 
@@ -93,10 +97,24 @@ class _Parser:
             ctype, name = self.take()[1], self.take("word")[1]
             self.take("op", "=")
             node = ("decl", ctype, name, self.expr())
+        elif tok[0] == "word" and tok[1] in _POINTEES and self.peek(1) == ("op", "*"):
+            ctype = self.take()[1] + self.take()[1]
+            name = self.take("word")[1]
+            self.take("op", "=")
+            node = ("decl", ctype, name, self.expr())
         elif tok[0] == "word" and self.peek(1)[0] == "op" and \
                 self.peek(1)[1] in ("=", "+=", "-=", "*="):
             name, op = self.take()[1], self.take()[1]
             node = ("assign", name, op, self.expr())
+        elif tok[0] == "word" and self.peek(1) == ("op", "["):  # q[index] = ...: a store
+            name = self.take()[1]
+            self.take()
+            index = self.expr()
+            self.take("op", "]")
+            op = self.take("op")[1]
+            if op not in ("=", "+=", "-=", "*="):
+                raise refuse(self.text, f"{op!r} after {name}[...]")
+            node = ("store", name, index, op, self.expr())
         else:
             raise refuse(self.text, f"a statement that is not a declaration, an assignment "
                                     f"or a for loop (at {tok[1]!r})")
@@ -157,6 +175,11 @@ class _Parser:
         kind, value = self.take()
         if kind == "num":
             return ("num", value)
+        if kind == "op" and value == "(" and self.peek()[0] == "word" and \
+                self.peek()[1] in _POINTEES and self.peek(1) == ("op", "*"):  # (T*)addr
+            ctype = self.take()[1] + self.take()[1]
+            self.take("op", ")")
+            return ("pointer", ctype, self.unary())
         if kind == "op" and value == "(":
             node = self.expr()
             self.take("op", ")")
@@ -271,17 +294,19 @@ class Evaluation:
     parameters, `t` the dtype bound to T. Inside a branch (`restricted`), a name's elements
     are picked from the enclosing run's when first read."""
 
-    def __init__(self, env, raw, t, n, fixed=frozenset(), outer=None, mask=None):
+    def __init__(self, env, raw, t, n, fixed=frozenset(), outer=None, mask=None, memory=None):
         self.env, self.raw, self.t, self.n, self.fixed = env, raw, t, n, fixed
-        self.outer, self.mask = outer, mask
+        self.outer, self.mask, self.memory = outer, mask, memory
 
     def per_element(self, v):
+        if isinstance(v, Pointer):
+            v = v.addresses
         return isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == self.n
 
     def restricted(self, mask):
         """The evaluation of the elements `mask` picks (booleans, or indices)."""
         n = int(np.count_nonzero(mask)) if mask.dtype == bool else mask.size
-        return Evaluation({}, self.raw, self.t, n, self.fixed, self, mask)
+        return Evaluation({}, self.raw, self.t, n, self.fixed, self, mask, self.memory)
 
     def lookup(self, name):
         if name in self.env:
@@ -289,7 +314,10 @@ class Evaluation:
         if self.outer is None:
             raise NotImplementedError(f"the CuPy stand-in knows no {name!r} here")
         v = self.outer.lookup(name)
-        v = self.env[name] = v[self.mask] if self.outer.per_element(v) else v
+        if self.outer.per_element(v):
+            v = Pointer(v.addresses[self.mask], v.dtype) if isinstance(v, Pointer) else \
+                v[self.mask]
+        self.env[name] = v
         return v
 
     # ---- statements
@@ -301,20 +329,45 @@ class Evaluation:
                 _, ctype, name, expr = s
                 if name in self.fixed or name == "i":
                     raise NotImplementedError(f"the CuPy stand-in does not redeclare {name}")
+                if ctype.endswith("*"):
+                    v = self.value(expr)
+                    if not isinstance(v, Pointer) or v.dtype != self.pointee(ctype):
+                        raise NotImplementedError(f"{name}: a {ctype} is set from a ({ctype}) "
+                                                  f"cast only")
+                    declared[name] = ctype
+                    self.env[name] = v
+                    continue
                 dtype = self.t if ctype == "T" else _TYPES[ctype]
                 declared[name] = dtype
                 self.env[name] = _as(self.value(expr), dtype)
+            elif s[0] == "store":
+                self.store(*s[1:])
             elif s[0] == "assign":
                 _, name, op, expr = s
-                if name not in declared:
+                if name not in declared or isinstance(declared[name], str):
                     raise NotImplementedError(f"the CuPy stand-in assigns only outputs and "
-                                              f"locals, not {name}")
+                                              f"locals (not pointers), not {name}")
                 v = self.value(expr)
                 if op != "=":
                     v = self.arith(op[0], self.lookup(name), v)
                 self.env[name] = _as(v, declared[name])
             else:
                 self.loop(*s[1:], declared)
+
+    def pointee(self, ctype):
+        return self.t if ctype == "T*" else _TYPES[ctype[:-1]]
+
+    def store(self, name, index, op, expr):
+        """name[index] op= expr through a pointer, for every element at once."""
+        q = self.lookup(name)
+        if not isinstance(q, Pointer):
+            raise NotImplementedError(f"the CuPy stand-in writes [] through pointers only, "
+                                      f"not into {name}")
+        cells = q.cells(self.value(index), self.n, self.memory, write=True)
+        v = self.value(expr)
+        if op != "=":
+            v = self.arith(op[0], cells.read(), v)
+        cells.write(_as(v, q.dtype))
 
     def loop(self, var, start, stop, body, declared):
         """for (int var = start; var < stop; var++) { body }: with bounds the same for every
@@ -356,6 +409,12 @@ class Evaluation:
             return self.read(node[1], self.value(node[2]))
         if kind == "call":
             return self.call(node[1], self.value(node[2]))
+        if kind == "pointer":
+            v = self.value(node[2])
+            if _ctype(v) != np.dtype(np.uint64):
+                raise NotImplementedError(f"a ({node[1]}) cast of a {_ctype(v)} value: "
+                                          f"addresses are uint64")
+            return Pointer(v, self.pointee(node[1]))
         if kind == "un":
             v = self.value(node[2])
             if node[1] == "!":
@@ -386,6 +445,10 @@ class Evaluation:
         c = np.asarray(self.value(cond)).astype(bool)
         if not self.per_element(c):
             return self.value(yes if c else no)
+        if yes[0] in ("name", "num") and no[0] in ("name", "num"):  # nothing to fault on
+            a, b = self.value(yes), self.value(no)
+            t = _common(_ctype(a), _ctype(b))
+            return np.where(c, _as(a, t), _as(b, t))
         a = self.restricted(c).value(yes)
         b = self.restricted(~c).value(no)
         out = np.empty(self.n, _common(_ctype(a), _ctype(b)))
@@ -403,6 +466,9 @@ class Evaluation:
 
     def read(self, name, index):
         if name not in self.raw:
+            q = self.lookup(name)
+            if isinstance(q, Pointer):
+                return q.cells(index, self.n, self.memory).read()
             raise NotImplementedError(f"the CuPy stand-in reads [] of raw parameters only, "
                                       f"not {name}")
         if _ctype(index).kind not in "iu":
@@ -421,3 +487,19 @@ class Evaluation:
         if t.kind != "f":
             raise NotImplementedError(f"{name} of a {t} value")
         return {"sqrt": np.sqrt, "exp": np.exp, "erf": _erf}[name](v)
+
+
+class Pointer:
+    """A `T*` local: a device address per element (or one for all), and what it points to."""
+
+    def __init__(self, addresses, dtype):
+        self.addresses, self.dtype = addresses, np.dtype(dtype)
+
+    def cells(self, index, n, memory, write=False):
+        """The cells self[index] of the elements: `memory(addresses, dtype)` finds them in the
+        device's live allocations (and refuses what a GPU would fault on)."""
+        if _ctype(index).kind not in "iu":
+            raise NotImplementedError("a non-integer index through a pointer")
+        offsets = np.asarray(index, np.int64) * self.dtype.itemsize
+        addresses = np.asarray(self.addresses, np.uint64).astype(np.int64) + offsets
+        return memory(np.broadcast_to(addresses, (n,)), self.dtype, write)

@@ -3,7 +3,8 @@
 
 ember writes its kernels in a small subset of C++ (`c_subset`: arithmetic, comparisons, the
 ternary, integer index arithmetic, reads of `raw` arrays, local variables, `for` loops,
-CUDA's sqrt, exp and erf, and the casts `T(v)`, `float(v)` and `double(v)`), with
+CUDA's sqrt, exp and erf, the casts `T(v)`, `float(v)` and `double(v)`, and reads and writes
+through `T*` pointers made from device addresses), with
 every constant but whole numbers a parameter of the kernel's type, so the stand-in can run
 them on the arrays inside, one rounding per operation as NumPy's arithmetic and CUDA's alike;
 anything beyond the subset is refused with NotImplementedError, so a kernel the stand-in cannot
@@ -24,7 +25,7 @@ import re
 import numpy as np
 
 from . import c_subset
-from .array import kernel_dtype, ndarray, unsupported
+from .array import Cells, kernel_dtype, ndarray, unsupported
 
 _RECORD_PREFIX = os.environ.get("EMBER_KERNEL_RECORD")
 _RECORDED = {}  # signature -> its record, written at exit
@@ -226,6 +227,8 @@ class ElementwiseKernel:
             shape = np.broadcast_shapes(*shapes)
         outs, declared = [], {}
         for i, (_, type_name, name) in enumerate(self._out):
+            if given and type(given[i]) is ndarray and len(type_name) == 1:
+                bound.setdefault(type_name, given[i]._a.dtype)  # an output binds it too, as in CuPy
             dtype = np.dtype(type_name) if len(type_name) > 1 else bound.get(type_name)
             if given:
                 out = given[i]
@@ -247,7 +250,8 @@ class ElementwiseKernel:
         env.update({name: np.ravel(o._a).copy() for (_, _, name), o in zip(self._out, outs)})
         env["i"] = np.arange(n, dtype=np.int64)  # CuPy's loop index, a ptrdiff_t
         run = c_subset.Evaluation(env, raw, bound.get("T"), n,
-                                  frozenset(name for _, _, name in self._in + self._out))
+                                  frozenset(name for _, _, name in self._in + self._out),
+                                  memory=Cells)
         with np.errstate(all="ignore"):  # as C arithmetic: inf and NaN, no warnings
             run.run(self._body, declared)
         for (_, _, name), out in zip(self._out, outs):

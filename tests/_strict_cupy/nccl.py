@@ -143,20 +143,12 @@ def _device_bytes(ptr, nbytes):
         raise TypeError(f"an integer is required (got type {type(ptr).__name__})")
     if nbytes == 0:
         return np.empty(0, np.uint8)
-    seen = set()
-    for owner in list(array_parts._OWNERS.values()):
-        root = owner._a
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        if id(root) in seen or not root.flags.c_contiguous:
-            continue
-        seen.add(id(root))
-        start = root.__array_interface__["data"][0]
-        if start <= ptr < start + root.nbytes:
-            if ptr + nbytes > start + root.nbytes:
-                raise NcclError(_CUDA_ERROR)  # an illegal address on a GPU
-            flat = root.reshape(-1).view(np.uint8)
-            return flat[ptr - start:ptr - start + nbytes]
+    found = array_parts.allocation_at(ptr)
+    if found is not None:
+        start, flat = found
+        if ptr + nbytes > start + flat.size:
+            raise NcclError(_CUDA_ERROR)  # an illegal address on a GPU
+        return flat[ptr - start:ptr - start + nbytes]
     raise NcclError(_INVALID_ARGUMENT)  # NCCL's check: not device memory
 
 

@@ -280,6 +280,38 @@ def test_elementwise_kernels_run_index_arithmetic_loops_and_raw_reads_as_c(cp):
     np.testing.assert_array_equal(ragged(cp.asarray(x), size=10).get(), want)
 
 
+def test_elementwise_kernels_read_and_write_through_pointers_as_a_gpu(cp):
+    """`T* q = (T*)addr` from device addresses (`a.data.ptr`, as uint64) reads and writes
+    device memory as a GPU does; an address outside every live allocation, a misaligned one and
+    two elements writing one cell fail as they would on a GPU (a fault, a race), not quietly."""
+    a, b = cp.zeros(3, np.float32), cp.full(2, 10, np.float32)
+    ptrs = cp.asarray(np.array([a.data.ptr, b.data.ptr], np.uint64))
+    scatter = cp.ElementwiseKernel(
+        "raw uint64 ptrs, int64 split", "T u",
+        "ptrdiff_t k = i < split ? 0 : 1; T* q = (T*)ptrs[k]; "
+        "q[i - k * split] += u; u = q[i - k * split] * u", "scatter")
+    u = cp.asarray(np.arange(1, 6, dtype=np.float32))
+    scatter(ptrs, 3, u)
+    np.testing.assert_array_equal(a.get(), [1, 2, 3])
+    np.testing.assert_array_equal(b.get(), [14, 15])
+    np.testing.assert_array_equal(u.get(), [1, 4, 9, 56, 75])  # read back through q
+    at = cp.ElementwiseKernel("raw uint64 ptrs, int64 shift", "T u",
+                              "T* q = (T*)ptrs[0]; q[i + shift] = u", "at")
+    with pytest.raises(IndexError, match="illegal memory access"):
+        at(ptrs, 1, cp.ones(3, np.float32))  # one past a's end
+    with pytest.raises(RuntimeError, match="race"):
+        cp.ElementwiseKernel("raw uint64 ptrs", "T u", "T* q = (T*)ptrs[0]; q[i / 2] = u",
+                             "race")(ptrs, cp.ones(4, np.float32))
+    odd = cp.asarray(np.array([a.data.ptr + 2], np.uint64))
+    with pytest.raises(IndexError, match="misaligned"):
+        at(odd, 0, cp.ones(1, np.float32))
+    for refused in ("T* q = ptrs[0]; u = q[0]", "T* q = (T*)i; u = q[0]",
+                    "T* q = (T*)ptrs[0]; q = q; u = 0"):
+        with pytest.raises(NotImplementedError):
+            cp.ElementwiseKernel("raw uint64 ptrs", "T u", refused, "refused")(
+                ptrs, cp.ones(1, np.float32))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_norms_softmax_and_attention_sum_on_a_device_without_einsum(cp, monkeypatch, dtype):
     """CuPy's einsum parses its subscripts in Python at every call (0.3 ms of an H200 host's

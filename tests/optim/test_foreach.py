@@ -178,6 +178,10 @@ def test_flat_form_on_a_device_gives_the_loops_bits(cls, kw, dtype, fake_cuda, m
               optim.AdamW: "ember_adamw" if kw.get("weight_decay") else "ember_adam"}[cls]
     fused = not (kw.get("nesterov") or kw.get("amsgrad") or kw.get("betas", (0.9,))[0] < 0.5)
     assert (kernel in made) == fused
+    # and every parameter takes its update in the same one launch (AdamW's decay makes it a
+    # write of the new values)
+    each = "ember_set_each" if cls is optim.AdamW else "ember_add_each"
+    assert made.count(each) == expected
     slow, slow_opt = run(foreach=False)
     assert len(taken) == expected
     for a, b in zip(fast, slow):
@@ -189,3 +193,39 @@ def test_flat_form_on_a_device_gives_the_loops_bits(cls, kw, dtype, fake_cuda, m
             v = fs[k][name_]
             np.testing.assert_array_equal(v.cpu().numpy(), w.cpu().numpy(), err_msg=name_)
             assert v._version == w._version and v.device == w.device, name_
+
+
+@pytest.mark.parametrize("cls,kw", [CONFIGS[1], CONFIGS[4], CONFIGS[7]])
+def test_parameters_a_launch_cannot_write_take_the_loops_writes(cls, kw, fake_cuda, monkeypatch):
+    """The one-launch update (`_Targets`) is not taken for parameters that overlap (two
+    threads would write one address: the stand-in fails such a kernel as a race) or are not
+    contiguous; those not taken give the loop's bits (overlapping parameters give no loop's
+    bits to compare with: the flat form computes every update before it writes, as
+    PyTorch's foreach form does)."""
+    from ember._tensor import xp_of
+    from ember.ops import _device_kernels
+    one = ember.ones(1, device="cuda")
+    _device_kernels.usable(xp_of(one), one._array)  # every kernel compiled (and run) first
+    made, inner = [], _device_kernels._compiled
+    monkeypatch.setattr(_device_kernels, "_compiled",
+                        lambda xp, kernel: made.append(kernel.name) or inner(xp, kernel))
+
+    def run(layout, **extra):
+        base = ember.tensor(np.linspace(-1, 1, 24, dtype=np.float32), device="cuda")
+        params = [ember.nn.Parameter(v) for v in layout(base)]
+        opt = cls(params, **kw, **extra)
+        for step in range(3):
+            for p in params:
+                p.grad = ember.full_like(p, 0.25 * (step + 1))
+            opt.step()
+        return base.cpu().numpy()
+
+    layouts = {"overlapping": lambda b: [b[:10], b[6:16].view(2, 5)],
+               "strided": lambda b: [b[:12].view(3, 4).t(), b[12:]],
+               "apart": lambda b: [b[:10], b[12:].view(3, 4)]}
+    for name, layout in layouts.items():
+        del made[:]
+        fast = run(layout)
+        assert any(k.endswith("_each") for k in made) == (name == "apart"), name
+        if name != "overlapping":
+            np.testing.assert_array_equal(fast, run(layout, foreach=False), err_msg=name)
