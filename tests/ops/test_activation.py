@@ -313,3 +313,75 @@ def test_hardtanh_inplace_in_one_pass_masks_as_pytorchs(monkeypatch, bounds):
     (e * ember.tensor(weights)).sum().backward()
     (t * torch.tensor(weights)).sum().backward()
     np.testing.assert_array_equal(e_leaf.grad.numpy(), t_leaf.grad.numpy())
+
+
+@pytest.mark.parametrize("slope", [0.2, 0.0, 1.5])
+def test_leaky_relu_inplace_in_one_pass_as_pytorchs(monkeypatch, slope):
+    """leaky_relu_ (a DCGAN discriminator's activation) writes in place and saves its
+    result, as PyTorch's LeakyReluBackward1 does: PyTorch's values (at 0, -0, NaN and -inf),
+    its gradient from the result's sign, and its error for a negative slope, raised when the
+    gradient is asked for."""
+    from ember.ops import activation
+
+    def general(*a, **k):
+        raise AssertionError("the general in-place path ran")
+    monkeypatch.setattr(activation, "_in_place", general)
+    a = np.array([-2.0, -0.0, 0.0, 0.5, 3.0, -np.inf, np.inf, np.nan], np.float32)
+    e_leaf, t_leaf = _pair(a, True)
+    e, t = e_leaf * 1, t_leaf * 1
+    ptr, version = e.data_ptr(), e._version
+    assert EF.leaky_relu_(e, slope) is e and e.data_ptr() == ptr and e._version == version + 1
+    TF.leaky_relu_(t, slope)
+    assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__ == "LeakyReluBackward1"
+    np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+    np.testing.assert_array_equal(np.signbit(e.detach().numpy()), np.signbit(t.detach().numpy()))
+    weights = np.arange(a.size, dtype=np.float32)
+    (e * ember.tensor(weights)).sum().backward()
+    (t * torch.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(e_leaf.grad.numpy(), t_leaf.grad.numpy())
+    messages = []
+    for lib, F, leaf in ((ember, EF, e_leaf), (torch, TF, t_leaf)):
+        y = F.leaky_relu_(leaf * 1, -slope - 0.1)
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_leaky_relu_on_a_device_is_one_kernel_each_way(fake_cuda):
+    """In place, out of place and backward: one of ember's kernels each, with the CPU's
+    values (the op table holds the rest of leaky_relu on 'cuda' to the CPU)."""
+    from ember._tensor import xp_of
+    from ember.ops import activation, _device_kernels
+    x = ember.randn(4, 8, device=fake_cuda) * ember.ones(1, requires_grad=True, device=fake_cuda)
+    before = x.detach().cpu().numpy()
+    _device_kernels.usable(xp_of(x), x._array)  # every kernel compiled (and run) first
+    made, inner = [], _device_kernels._compiled
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_device_kernels, "_compiled",
+                  lambda xp, kernel: made.append(kernel.name) or inner(xp, kernel))
+        m.setattr(activation, "_in_place", None)  # (the general path would fail)
+        y = EF.leaky_relu(x, 0.2)
+        z = x.detach().clone()
+        EF.leaky_relu_(z, 0.2)
+        assert made == ["ember_leaky_relu"] * 2
+        y.backward(ember.ones_like(y))
+    assert made[2:] == ["ember_leaky_relu_grad"]
+    want = np.where(before > 0, before, before * np.float32(0.2))
+    np.testing.assert_array_equal(z.cpu().numpy(), want)
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("slope", [0.2, 0.0, 1.0, 1.5, 1e-30, 0.9999999, -0.5])
+def test_leaky_relu_values_are_pytorchs_bits(dtype, slope):
+    """leaky_relu's max(x, x * slope) form (min past 1) gives PyTorch's select bit for bit:
+    signed zeros, infinities, NaN, subnormals; a negative slope keeps the select."""
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 1.0, -1.0, 3e38,
+                         -3e38], dtype)
+    a = np.concatenate([specials, np.random.default_rng(5).standard_normal(20000).astype(dtype)])
+    for inplace in (False, True):
+        e, t = ember.tensor(a.copy()), torch.tensor(a.copy())
+        got = EF.leaky_relu(e, slope, inplace).numpy()
+        want = TF.leaky_relu(t, slope, inplace).numpy()
+        np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
