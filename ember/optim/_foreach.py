@@ -428,8 +428,9 @@ def _sgd_flat(params, grads, buffers, *, weight_decay, momentum, lr, dampening, 
 _FIND_TARGET = ("ptrdiff_t lo = 0; ptrdiff_t hi = count;"
                 "for (int s = 0; s < steps; s++) {"
                 "  ptrdiff_t mid = (lo + hi) / 2;"
-                "  lo = starts[mid] <= i ? mid : lo;"
-                "  hi = starts[mid] <= i ? hi : mid; }"
+                "  bool right = starts[mid] <= i;"
+                "  lo = right ? mid : lo;"
+                "  hi = right ? hi : mid; }"
                 "T* q = (T*)ptrs[lo];")
 _EACH_PARAMS = "raw uint64 ptrs, raw int64 starts, int64 count, int32 steps"
 _ADD_EACH = Kernel("ember_add_each", _EACH_PARAMS, "T u", _FIND_TARGET + "q[i - starts[lo]] += u",
