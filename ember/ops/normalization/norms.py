@@ -412,7 +412,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
                                f"got {what} of shape {list(t.shape)} and normalized_shape = {ns}")
     _check_dtypes(input, (weight, bias), (weight, bias))
     lead = input.shape[:input.ndim - k]
-    if k == 1 and xp_of(input) is np and _fw_state.level is None:
+    if k == 1 and xp_of(input) is np and _fw_state.level is None and \
+            input._array.size >= ONEDNN_MIN_ELEMENTS:
         res = _onednn_layer_norm(input, weight, bias, eps)
         if res is not None:
             return res
@@ -429,6 +430,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
     return res
 
 
+# Layer norm by oneDNN's kernel from this many elements: its call costs ~40 us more than the
+# NumPy passes, which are faster up to ~8K elements (fwd+bwd at 1 thread, oneDNN against NumPy:
+# (1, 8, 64) 158 vs 119 us, (4, 32, 64) 165 vs 146, (8, 32, 64) 169 vs 191, (16, 64, 128) 424
+# vs 798; a tiny GPT's step is Python-bound, /work/notes/s34/ln_tiny.py).
+ONEDNN_MIN_ELEMENTS = 1 << 13
 # Layer norm on oneDNN's threads from this many elements, where the products run on OpenMP's
 # threads too (`_gemm.threaded`; see ops/_recurrent_fused's ONEDNN_PARALLEL_MIN_MACS).
 ONEDNN_PARALLEL_MIN_ELEMENTS = 1 << 16
