@@ -12,10 +12,11 @@ SGD and Adam/AdamW run on flat buffers when they can (`_Flat`): the optimiser's 
 (momentum buffers, exp_avg, exp_avg_sq, max_exp_avg_sq) live end to end in one buffer each
 (each state tensor's array a view of it), the gradients are concatenated once, every formula
 is one array call over all parameters (SGD's momentum and Adam/AdamW's whole update one
-kernel of ember's, where its kernels run), and each parameter takes its update in one add:
-about 1 call per parameter instead of 5-14. Elementwise formulas on the concatenation give
-each element the bits the per-parameter form gives it. On the host the same saves calls for
-small parameter lists (`_Flat.CPU_MAX_NUMBERS`).
+kernel of ember's, where its kernels run), and the parameters take their updates in one
+launch that writes each through its address (`_Targets`; one add per parameter where it does
+not apply): 3-4 launches a step where the loop made 5-14 per parameter. Elementwise formulas
+on the concatenation give each element the bits the per-parameter form gives it. On the host
+the same saves calls for small parameter lists (`_Flat.CPU_MAX_NUMBERS`).
 
 `usable` says when this path gives the loop's results: `foreach` not False (or `fused`), not
 `differentiable`, no forward-mode AD, hyperparameters plain numbers, every tensor of a row a
