@@ -229,7 +229,8 @@ def rmsprop(params, grads, square_avgs, grad_avgs, buffers, state_steps, *, lr, 
 class _Flat:
     """One parameter list's state rows end to end: `rows[r]` the flat buffer of state row r
     and `views[r][i]` parameter i's part of it, shaped as the parameter (the array its state
-    tensor holds); `update` a scratch buffer of the same layout with its `update_views`.
+    tensor holds); `update` a scratch buffer of the same layout with its `update_views`
+    (where the kernels that write the parameters themselves do not apply).
     Kept per list (keyed by the first state tensor) while the state tensors still hold these
     views: a state loaded or replaced since is laid out afresh (one copy per tensor)."""
 
@@ -243,9 +244,17 @@ class _Flat:
         self.bounds = [(o - n, o) for o, n in zip(_running_sum(sizes), sizes)]
         self.total = sum(sizes)
         self.rows, self.views = [], []
-        self.update = xp.empty(self.total, dtype)
-        self.update_views = self.split(self.update)
+        self._update = None
         self.targets = None  # the parameters' addresses, for the update in one launch
+
+    @property
+    def update(self):
+        """The scratch buffer of the update (made when first needed: the kernels that write
+        the parameters themselves need none, and it is as large as all the parameters)."""
+        if self._update is None:
+            self._update = self.xp.empty(self.total, self.dtype)
+            self.update_views = self.split(self._update)
+        return self._update
 
     @staticmethod
     def usable(params, row, momentum=1):
@@ -307,7 +316,11 @@ class _Flat:
 
     def add_update(self, params):
         """params[i] += update_views[i], with the write watchers told and versions bumped."""
-        if self._each(params, _ADD_EACH):
+        update, targets = self.update, self.targets_for(params)
+        if targets is not None:
+            _written(*params)
+            _ADD_EACH(self.xp, *targets.args, update)
+            self._update = None  # (kept only for the parameter-by-parameter writes)
             for p in params:
                 p._vc.value += 1
             return
@@ -320,7 +333,11 @@ class _Flat:
     def write_update(self, params, versions):
         """params[i] = update_views[i] (the new values whole), with the write watchers told
         and versions bumped by as many in-place ops as the update stands for."""
-        if self._each(params, _SET_EACH):
+        update, targets = self.update, self.targets_for(params)
+        if targets is not None:
+            _written(*params)
+            _SET_EACH(self.xp, *targets.args, update)
+            self._update = None
             for p in params:
                 p._vc.value += versions
             return
@@ -329,30 +346,27 @@ class _Flat:
             p._array[...] = u
             p._vc.value += versions
 
-    def _each(self, params, kernel):
-        """Apply the update to every parameter in one launch of `kernel` (`_Targets`), where
-        it applies; False where not (the caller writes parameter by parameter)."""
+    def targets_for(self, params):
+        """The parameters' `_Targets`, for a kernel that writes them all in one launch; None
+        where that does not apply (the caller writes parameter by parameter)."""
         targets = self.targets
         if targets is None or not targets.holds(params):
             targets = self.targets = _Targets.of(self, params)
-        if not targets:
-            return False
-        _written(*params)
-        kernel(self.xp, targets.ptrs, targets.starts, targets.count, targets.steps, self.update)
-        return True
+        return targets if targets else None
 
 
 class _Targets:
     """The parameters' device addresses and their starts in the flat update (with its end),
-    for the kernels that write every parameter in one launch (`_ADD_EACH`, `_SET_EACH`), and
+    for the kernels that write every parameter in one launch (`_EACH_PARAMS`), and
     the arrays they were taken from (held: an address stays theirs while the layout is used).
     False where those kernels do not apply: the host, kernels off, or parameters that are not
-    contiguous, not on the update's device, or overlapping (two threads would write one
+    contiguous, not on the state's device, or overlapping (two threads would write one
     address where the loop writes twice)."""
 
     def __init__(self, arrays, ptrs, starts, count):
-        self.arrays, self.ptrs, self.starts, self.count = arrays, ptrs, starts, count
-        self.steps = (count - 1).bit_length()  # halvings of [0, count) to one parameter
+        self.arrays, self.ptrs = arrays, ptrs
+        # the kernels' `_EACH_PARAMS`: `steps` halvings of [0, count) find one parameter
+        self.args = (ptrs, starts, count, (count - 1).bit_length())
 
     def holds(self, params):
         arrays = self.arrays
@@ -365,10 +379,10 @@ class _Targets:
     @classmethod
     def of(cls, flat, params):
         arrays = [p._array for p in params]
-        xp, update = flat.xp, flat.update
-        if xp is np or not _kernels_usable(xp, update, *arrays):
+        xp, row = flat.xp, flat.rows[0]
+        if xp is np or not _kernels_usable(xp, row, *arrays):
             return cls(None, None, None, 0)
-        spans, where = [], update.device.id
+        spans, where = [], row.device.id
         for a in arrays:
             if not a.flags.c_contiguous or a.device.id != where:
                 return cls(arrays, None, None, 0)
@@ -380,6 +394,11 @@ class _Targets:
         ptrs = np.array([a.data.ptr for a in arrays], np.uint64)
         starts = np.array([a for a, _ in flat.bounds] + [flat.total], np.int64)
         return cls(arrays, xp.asarray(ptrs), xp.asarray(starts), len(arrays))
+
+
+def _bump(tensors, versions):
+    for t in tensors:
+        t._vc.value += versions
 
 
 def _running_sum(sizes):
@@ -406,9 +425,16 @@ def _sgd_flat(params, grads, buffers, *, weight_decay, momentum, lr, dampening, 
     if not first_step and not nesterov and _kernels_usable(xp, g, B):
         _written(*buffers)
         t = g.dtype.type
-        _SGD_MOMENTUM(xp, g, t(momentum), t(1 - dampening), t(-lr), B, flat.update)
-        for buf in buffers:
-            buf._vc.value += 2
+        numbers = (t(momentum), t(1 - dampening), t(-lr))
+        targets = flat.targets_for(params)
+        if targets is not None:  # the parameters written by the same launch
+            _written(*params)
+            _SGD_MOMENTUM_EACH(xp, g, *numbers, *targets.args, B)
+            _bump(buffers, 2)
+            _bump(params, 1)
+            return
+        _SGD_MOMENTUM(xp, g, *numbers, B, flat.update)
+        _bump(buffers, 2)
         flat.add_update(params)
         return
     if first_step:
@@ -435,25 +461,38 @@ _FIND_TARGET = ("ptrdiff_t lo = 0; ptrdiff_t hi = count;"
                 "T* q = (T*)ptrs[lo];")
 _EACH_PARAMS = "raw uint64 ptrs, raw int64 starts, int64 count, int32 steps"
 _ADD_EACH = Kernel("ember_add_each", _EACH_PARAMS, "T u", _FIND_TARGET + "q[i - starts[lo]] += u",
-                   trial=lambda xp, dtype: _each_trial(xp, dtype))
+                   trial=lambda xp, dtype: _each_trial(xp, dtype, "add"))
 _SET_EACH = Kernel("ember_set_each", _EACH_PARAMS, "T u", _FIND_TARGET + "q[i - starts[lo]] = u",
-                   trial=lambda xp, dtype: _each_trial(xp, dtype))
+                   trial=lambda xp, dtype: _each_trial(xp, dtype, "set"))
 
 
-def _each_trial(xp, dtype):
-    """_ADD_EACH and _SET_EACH on parameters of 2, 0, 1 and 3 elements against NumPy; a
-    difference fails the next read as a device-side assert does (`_device_kernels.Kernel`)."""
-    sizes = (2, 0, 1, 3)
-    arrays = [xp.full(n, 10, dtype) for n in sizes]
-    ptrs = xp.asarray(np.array([a.data.ptr for a in arrays], np.uint64))
-    starts = xp.asarray(np.array([0, 2, 2, 3, 6], np.int64))
-    update = xp.asarray(np.arange(1, 7, dtype=dtype))
-    _ADD_EACH(xp, ptrs, starts, 4, 2, update)
-    added = xp.concatenate(arrays)
-    _SET_EACH(xp, ptrs, starts, 4, 2, update[::-1].copy())
-    bad = xp.concatenate((added != xp.asarray(np.arange(11, 17, dtype=dtype)),
-                          xp.concatenate(arrays) != xp.asarray(np.arange(6, 0, -1, dtype=dtype))))
-    trial_verdict(xp, bad, "ember_add_each", "a loop of adds")
+def _each_trial(xp, dtype, kind):
+    """A kernel of `_EACH_PARAMS` on parameters of 2, 0, 1 and 3 elements, all 10, with
+    numbers whose every step is exact (so a GPU's contracted multiply-adds give the same):
+    each parameter must take its element's update once. A difference fails the next read as
+    a device-side assert does (`_device_kernels.Kernel`)."""
+    arrays = [xp.full(n, 10, dtype) for n in (2, 0, 1, 3)]
+    each = (xp.asarray(np.array([a.data.ptr for a in arrays], np.uint64)),
+            xp.asarray(np.array([0, 2, 2, 3, 6], np.int64)), 4, 2)
+    t, ones = np.dtype(dtype).type, xp.ones(6, dtype)
+    if kind in ("add", "set"):
+        (_ADD_EACH if kind == "add" else _SET_EACH)(xp, *each, xp.arange(1, 7, dtype=dtype))
+        want = np.arange(11, 17) if kind == "add" else np.arange(1, 7)
+    elif kind == "sgd":  # b = 2 * 0.5 + 1 * 1 = 2; p += 2 * -1
+        _SGD_MOMENTUM_EACH(xp, ones, t(0.5), t(1), t(-1), *each, ones * 2)
+        want = np.full(6, 8)
+    else:  # m = 0 + (2 - 0) * 0.5 = 1, v = 0 * 0.5 + 1 * 2 * 2 = 4; step -1 / (2 / 1 + 0)
+        numbers = (t(0.5), t(0.5), t(1), t(-1), t(1), t(0))
+        m, v = xp.zeros(6, dtype), xp.zeros(6, dtype)
+        if kind == "adam":  # p += -0.5
+            _ADAM_EACH(xp, ones * 2, *numbers, *each, m, v)
+            want = np.full(6, 9.5)
+        else:  # p = -0.5 + p * 0.5
+            _ADAMW_EACH(xp, ones * 2, *numbers, t(0.5), *each, m, v)
+            want = np.full(6, 4.5)
+    bad = xp.concatenate(arrays) != xp.asarray(want.astype(dtype))
+    name = {"sgd": "ember_sgd_momentum_each"}.get(kind, f"ember_{kind}_each")
+    trial_verdict(xp, bad, name, "a loop over the parameters")
 
 
 # The flat forms' formulas as one kernel each on a device, each operation the loop's in its
@@ -468,6 +507,22 @@ _ADAM = Kernel("ember_adam", "T g, T w, T b2, T c2, T nstep, T b2s, T eps", "T m
 _ADAMW = Kernel("ember_adamw", "T g, T p, T w, T b2, T c2, T nstep, T b2s, T eps, T keep",
                 "T m, T v, T upd",
                 _ADAM_MOMENTS + "upd = m * nstep / (sqrt(v) / b2s + eps) + p * keep")
+# ... and with the parameters' writes in the same launch, each through its address (the
+# update rounded to T before the add, as the separate kernels store it)
+_SGD_MOMENTUM_EACH = Kernel(
+    "ember_sgd_momentum_each", "T g, T mom, T alpha, T nlr, " + _EACH_PARAMS, "T b",
+    "b = b * mom; b = b + g * alpha; " + _FIND_TARGET + "q[i - starts[lo]] += b * nlr",
+    trial=lambda xp, dtype: _each_trial(xp, dtype, "sgd"))
+_ADAM_EACH = Kernel(
+    "ember_adam_each", "T g, T w, T b2, T c2, T nstep, T b2s, T eps, " + _EACH_PARAMS,
+    "T m, T v", _ADAM_MOMENTS + _FIND_TARGET +
+    "q[i - starts[lo]] += m * nstep / (sqrt(v) / b2s + eps)",
+    trial=lambda xp, dtype: _each_trial(xp, dtype, "adam"))
+_ADAMW_EACH = Kernel(
+    "ember_adamw_each", "T g, T w, T b2, T c2, T nstep, T b2s, T eps, T keep, " + _EACH_PARAMS,
+    "T m, T v", _ADAM_MOMENTS + _FIND_TARGET + "ptrdiff_t j = i - starts[lo];"
+    "q[j] = m * nstep / (sqrt(v) / b2s + eps) + q[j] * keep",
+    trial=lambda xp, dtype: _each_trial(xp, dtype, "adamw"))
 
 
 def _adam_flat(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,
@@ -523,15 +578,23 @@ def _adam_flat(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
 
 def _adam_kernel(flat, params, g, exp_avgs, exp_avg_sqs, t, *, beta1, beta2, lr, weight_decay,
                  eps, decayed):
-    """_adam_flat's moments and update as one kernel (`_ADAM`, `_ADAMW`), then the parameters'
-    writes."""
+    """_adam_flat's moments, update and the parameters' writes as one kernel (`_ADAM_EACH`,
+    `_ADAMW_EACH`), or the moments and update as one (`_ADAM`, `_ADAMW`) and the writes."""
     xp, M, V, T = flat.xp, flat.rows[0], flat.rows[1], g.dtype.type
     for m, v in zip(exp_avgs, exp_avg_sqs):
         m._vc.value += 1
         v._vc.value += 2
     numbers = (T(1 - beta1), T(beta2), T(1 - beta2), T(-(lr / (1 - beta1 ** t))),
                T((1 - beta2 ** t) ** 0.5), T(eps))
-    if decayed:
+    targets = flat.targets_for(params)
+    if targets is not None:  # the parameters read and written by the same launch
+        _written(*params)
+        if decayed:
+            _ADAMW_EACH(xp, g, *numbers, T(1 - lr * weight_decay), *targets.args, M, V)
+        else:
+            _ADAM_EACH(xp, g, *numbers, *targets.args, M, V)
+        _bump(params, 2 if decayed else 1)
+    elif decayed:
         _ADAMW(xp, g, flat.concat([p._array for p in params]), *numbers,
                T(1 - lr * weight_decay), M, V, flat.update)
         flat.write_update(params, versions=2)

@@ -174,14 +174,20 @@ def test_flat_form_on_a_device_gives_the_loops_bits(cls, kw, dtype, fake_cuda, m
     assert len(taken) == expected
     # the formulas run as one kernel where it applies (not nesterov, amsgrad or lerp's other
     # branch), else as array calls
+    # with the parameters' writes in the same launch (each through its address)
     kernel = {optim.SGD: "ember_sgd_momentum", optim.Adam: "ember_adam",
               optim.AdamW: "ember_adamw" if kw.get("weight_decay") else "ember_adam"}[cls]
     fused = not (kw.get("nesterov") or kw.get("amsgrad") or kw.get("betas", (0.9,))[0] < 0.5)
-    assert (kernel in made) == fused
-    # and every parameter takes its update in the same one launch (AdamW's decay makes it a
-    # write of the new values)
+    assert (kernel + "_each" in made) == fused and kernel not in made
+    # where not, every parameter takes its update in one launch of its own (AdamW's decay
+    # makes it a write of the new values); SGD's first step makes its buffers, not a kernel
     each = "ember_set_each" if cls is optim.AdamW else "ember_add_each"
-    assert made.count(each) == expected
+    assert made.count(each) == (1 if cls is optim.SGD else 0) if fused else expected
+    # and no scratch buffer as large as the parameters is kept between steps
+    first_state = next(iter(fast_opt.state[fast[0]].values()))
+    if first_state.dim() == 0:  # Adam's step count comes first
+        first_state = fast_opt.state[fast[0]]["exp_avg"]
+    assert _foreach._Flat._kept[id(first_state)][1]._update is None
     slow, slow_opt = run(foreach=False)
     assert len(taken) == expected
     for a, b in zip(fast, slow):
