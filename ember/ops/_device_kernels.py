@@ -121,6 +121,20 @@ def _sum_kernel(xp, product):
     return xp.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "ember_sum")
 
 
+def device_norm2(xp, axes, a, keepdims=True):
+    """sqrt(sum(a * a)) over `axes` in one reduction kernel (the sum of squares and the sqrt
+    took two calls: a gradient clipping's per-tensor norms, one a parameter every step); None
+    where `device_sum` does not apply."""
+    if xp is np or a.dtype not in KERNEL_DTYPES or not hasattr(xp, "ReductionKernel"):
+        return None
+    return _norm2_kernel(xp)(a, axis=axes, keepdims=keepdims)
+
+
+@functools.lru_cache(maxsize=8)
+def _norm2_kernel(xp):
+    return xp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "ember_norm2")
+
+
 def device_mean(xp, axes, a, count, keepdims=True):
     """sum(a) / count over `axes` in one reduction kernel (the sum and the division took two
     calls; the division rounds as the CPU's sum / count does); None where `device_sum` does

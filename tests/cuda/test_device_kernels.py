@@ -415,3 +415,33 @@ def test_a_wrong_nll_rows_kernel_fails_its_first_read(monkeypatch):
                 out.item()
     finally:
         _device_kernels._compiled.cache_clear()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gradient_clipping_norms_each_gradient_in_one_kernel_with_the_cpus_bits(dtype):
+    """clip_grad_norm_'s per-gradient 2-norms (HF's Trainer and nanoGPT clip every step) are
+    one reduction kernel each on a device, sqrt on the way out, where the sum of squares and
+    the sqrt took two; the norms along dims too (vector_norm with dim and keepdim)."""
+    from ember.ops import _device_kernels
+    rng = np.random.default_rng(4)
+    shapes = [(6, 5), (5,), (), (3, 4, 2)]
+    grads = [rng.standard_normal(s).astype(dtype) * 3 for s in shapes]
+
+    def clip(device):
+        params = [ember.zeros(s, dtype=getattr(ember, dtype), device=device, requires_grad=True)
+                  for s in shapes]
+        for p, g in zip(params, grads):
+            p.grad = ember.tensor(g, device=device)
+        total = ember.nn.utils.clip_grad_norm_(params, 1.0)
+        x = ember.tensor(grads[3], device=device)
+        along = [ember.linalg.vector_norm(x, dim=d, keepdim=k) for d, k in ((1, False),
+                                                                           ((0, 2), True))]
+        return [t.cpu().numpy() for t in [total, *along, *(p.grad for p in params)]]
+    real, calls = _device_kernels._norm2_kernel, []
+    with strict_cupy(), pytest.MonkeyPatch.context() as m:
+        m.setattr(_device_kernels, "_norm2_kernel", lambda xp: calls.append(1) or real(xp))
+        got = clip("cuda")
+    want = clip("cpu")
+    for g, c in zip(got, want):
+        _same(g, c)
+    assert len(calls) == len(shapes) + 1 + 2  # each gradient, their stack, the two along dims
